@@ -1,0 +1,3 @@
+module github.com/commcost/commcost
+
+go 1.26.8

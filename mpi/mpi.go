@@ -1,0 +1,282 @@
+// Package mpi defines the message-passing interface every commcost pattern,
+// library and application is written against (DESIGN.md, contract 1).
+//
+// Two backends implement Comm:
+//   - mpi/native: a cgo binding to the system MPI (Open MPI or MPICH), run
+//     under mpirun or srun. Every time commcost reports as a network
+//     measurement comes from it.
+//   - mpi/local: n goroutine ranks inside one process, for unit tests (with
+//     -race) and count-based studies at scale. Its times are never network
+//     measurements; records name the backend they came from.
+//
+// Units: buffers are bytes, counts in Status are bytes, times are seconds.
+//
+// Semantics follow MPI: point-to-point messages between one (source, tag,
+// communicator) triple are non-overtaking; AnySource and AnyTag match any
+// sender or tag; a receive buffer longer than the message is legal (Status
+// tells the received byte count), shorter is an error (MPI_ERR_TRUNCATE).
+// Buffers passed to non-blocking calls must not be touched until the request
+// completes; the backends keep them alive and pinned until then.
+//
+// Errors: every failure is returned as *Error (operation, MPI error class and
+// the library's error string); no call aborts the job on bad arguments.
+//
+// Concurrency: a Comm is used by one goroutine at a time, like an MPI
+// communicator under MPI_THREAD_SERIALIZED. Each rank of mpi/local is its
+// own goroutine.
+package mpi
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Wildcards for receive and probe.
+const (
+	AnySource = -1
+	AnyTag    = -1
+)
+
+// MaxCount is the largest element count one MPI call can carry (the C int
+// count argument). Larger buffers are rejected with ErrCount, never truncated.
+const MaxCount = 1<<31 - 1
+
+// Op is a reduction operation.
+type Op int
+
+// Reduction operations supported by the typed reductions.
+const (
+	OpSum Op = iota
+	OpMin
+	OpMax
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpSum:
+		return "sum"
+	case OpMin:
+		return "min"
+	case OpMax:
+		return "max"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// Status describes a received or probed message.
+type Status struct {
+	Source int // rank of the sender in the communicator
+	Tag    int
+	Count  int // bytes
+}
+
+// Request is an outstanding non-blocking operation.
+type Request interface {
+	// Wait blocks until the operation completes.
+	Wait() (Status, error)
+	// Test reports whether the operation has completed, without blocking.
+	Test() (done bool, st Status, err error)
+}
+
+// Comm is a communicator.
+type Comm interface {
+	Rank() int
+	Size() int
+	// Backend names the implementation: "native" or "local".
+	Backend() string
+
+	// Wtime is a wall clock in seconds (MPI_Wtime); Wtick its resolution.
+	Wtime() float64
+	Wtick() float64
+
+	Barrier() error
+
+	// Point-to-point. dest/source are ranks in this communicator.
+	Send(buf []byte, dest, tag int) error
+	Ssend(buf []byte, dest, tag int) error
+	Recv(buf []byte, source, tag int) (Status, error)
+	Sendrecv(sendBuf []byte, dest, sendTag int, recvBuf []byte, source, recvTag int) (Status, error)
+	Isend(buf []byte, dest, tag int) (Request, error)
+	Irecv(buf []byte, source, tag int) (Request, error)
+	Probe(source, tag int) (Status, error)
+	Iprobe(source, tag int) (found bool, st Status, err error)
+
+	// Collectives on bytes. Sizes follow MPI: Gather's recv at the root holds
+	// Size()*len(send) bytes, rank i's block at offset i*len(send); the v
+	// variants take per-rank byte counts and displacements.
+	Bcast(buf []byte, root int) error
+	Gather(send, recv []byte, root int) error
+	Gatherv(send, recv []byte, counts, displs []int, root int) error
+	Allgather(send, recv []byte) error
+	Allgatherv(send, recv []byte, counts, displs []int) error
+	Scatter(send, recv []byte, root int) error
+	Scatterv(send []byte, counts, displs []int, recv []byte, root int) error
+	Alltoall(send, recv []byte) error
+	Alltoallv(send []byte, sendCounts, sendDispls []int, recv []byte, recvCounts, recvDispls []int) error
+
+	// Typed reductions. recv is only read at the root for Reduce.
+	ReduceFloat64s(send, recv []float64, op Op, root int) error
+	AllreduceFloat64s(send, recv []float64, op Op) error
+	ReduceInt64s(send, recv []int64, op Op, root int) error
+	AllreduceInt64s(send, recv []int64, op Op) error
+
+	// Split and Dup create new communicators (collective); Free releases one.
+	// A color < 0 (Undefined) yields a nil Comm for that rank.
+	Split(color, key int) (Comm, error)
+	Dup() (Comm, error)
+	Free() error
+}
+
+// Undefined is the color for Split that excludes the caller (MPI_UNDEFINED).
+const Undefined = -1
+
+// Waitall waits for every request and returns their statuses. It waits for
+// all of them even after an error, and returns the first error.
+func Waitall(reqs []Request) ([]Status, error) {
+	sts := make([]Status, len(reqs))
+	var first error
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		st, err := r.Wait()
+		sts[i] = st
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return sts, first
+}
+
+// Error is an MPI failure: the operation, the MPI error class and code, and
+// the library's text for it (MPI_Error_string).
+type Error struct {
+	Op    string // e.g. "MPI_Send"
+	Class int    // MPI error class (ErrRank, ...), or 0 when not an MPI error
+	Code  int    // the raw code returned by the library
+	Msg   string // MPI_Error_string text or a description
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: %s (class %d, code %d)", e.Op, e.Msg, e.Class, e.Code)
+}
+
+// Is lets errors.Is match on the error class: errors.Is(err, &Error{Class: ErrRank}).
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Op == "" && t.Class == e.Class
+}
+
+// MPI standard error classes (the values are those of the MPI standard,
+// shared by Open MPI and MPICH for the classes below).
+const (
+	ErrSuccess  = 0
+	ErrBuffer   = 1
+	ErrCount    = 2
+	ErrType     = 3
+	ErrTag      = 4
+	ErrComm     = 5
+	ErrRank     = 6
+	ErrRequest  = 7
+	ErrRoot     = 8
+	ErrGroup    = 9
+	ErrOp       = 10
+	ErrTopology = 11
+	ErrDims     = 12
+	ErrArg      = 13
+	ErrUnknown  = 14
+	ErrTruncate = 15
+	ErrOther    = 16
+	ErrIntern   = 17
+)
+
+// Float64Bytes views a []float64 as bytes without copying (same host
+// representation on every rank is assumed, as MPI_BYTE transfer would).
+func Float64Bytes(v []float64) []byte {
+	if len(v) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*8)
+}
+
+// Int64Bytes views a []int64 as bytes without copying.
+func Int64Bytes(v []int64) []byte {
+	if len(v) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*8)
+}
+
+// SendFloat64s sends float64 values.
+func SendFloat64s(c Comm, v []float64, dest, tag int) error {
+	return c.Send(Float64Bytes(v), dest, tag)
+}
+
+// RecvFloat64s receives float64 values into v; Status.Count is in bytes.
+func RecvFloat64s(c Comm, v []float64, source, tag int) (Status, error) {
+	return c.Recv(Float64Bytes(v), source, tag)
+}
+
+// SendInt64s sends int64 values.
+func SendInt64s(c Comm, v []int64, dest, tag int) error { return c.Send(Int64Bytes(v), dest, tag) }
+
+// RecvInt64s receives int64 values into v; Status.Count is in bytes.
+func RecvInt64s(c Comm, v []int64, source, tag int) (Status, error) {
+	return c.Recv(Int64Bytes(v), source, tag)
+}
+
+// BcastFloat64s broadcasts float64 values from root.
+func BcastFloat64s(c Comm, v []float64, root int) error { return c.Bcast(Float64Bytes(v), root) }
+
+// BcastInt64s broadcasts int64 values from root.
+func BcastInt64s(c Comm, v []int64, root int) error { return c.Bcast(Int64Bytes(v), root) }
+
+// AllgatherFloat64s gathers len(send) values from every rank into recv on all ranks.
+func AllgatherFloat64s(c Comm, send, recv []float64) error {
+	return c.Allgather(Float64Bytes(send), Float64Bytes(recv))
+}
+
+// AllgatherInt64s gathers len(send) values from every rank into recv on all ranks.
+func AllgatherInt64s(c Comm, send, recv []int64) error {
+	return c.Allgather(Int64Bytes(send), Int64Bytes(recv))
+}
+
+// GatherFloat64s gathers len(send) values from every rank at root.
+func GatherFloat64s(c Comm, send, recv []float64, root int) error {
+	return c.Gather(Float64Bytes(send), Float64Bytes(recv), root)
+}
+
+// AlltoallInt64s exchanges len(send)/Size() values with every rank.
+func AlltoallInt64s(c Comm, send, recv []int64) error {
+	return c.Alltoall(Int64Bytes(send), Int64Bytes(recv))
+}
+
+// Kernels is implemented by backends that run the micro-benchmark inner
+// loops inside the MPI library's language, one foreign call per timed batch
+// (MEASURE.md: a cgo crossing costs about half a shared-memory ping-pong).
+// Patterns use it when present and fall back to Go loops otherwise.
+type Kernels interface {
+	// PingPong runs iters blocking round trips of len(buf) bytes with peer.
+	// The initiator sends first. It returns the elapsed seconds measured
+	// on this rank around the whole loop (Wtime).
+	PingPong(buf []byte, peer, tag, iters int, initiator bool) (float64, error)
+	// Bandwidth runs iters windows: the sender posts window Isends of
+	// len(buf) bytes and waits for a 4-byte ack; the receiver posts window
+	// Irecvs, waits, and sends the ack. Elapsed seconds on this rank.
+	Bandwidth(buf []byte, peer, tag, window, iters int, sender bool) (float64, error)
+}
+
+// Info describes the process's MPI environment; both backends provide it
+// through the optional Describer interface.
+type Info struct {
+	Library        string // e.g. "Open MPI v4.1.4, ..." (MPI_Get_library_version, first line)
+	Version        string // MPI standard version, e.g. "3.1"
+	Processor      string // MPI_Get_processor_name
+	ThreadLevel    string // provided thread level
+	Implementation string // "openmpi", "mpich", "local", ...
+}
+
+// Describer is implemented by backends that can describe their library.
+type Describer interface {
+	Info() Info
+}
