@@ -1,0 +1,13 @@
+// Command commcost measures communication costs on an MPI cluster, fits cost
+// models to the measurements and compares their predictions with real
+// parallel programs. Run it under mpirun or srun; see README.md.
+package main
+
+import (
+	"os"
+)
+
+func main() {
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	os.Exit(exitCode(err, os.Stderr))
+}
