@@ -1,0 +1,42 @@
+# commcost: thin wrappers over scripts/ and go. `make run` and `make test` do
+# all set-up on a fresh Debian/Ubuntu machine (see README.md).
+
+GO      ?= go
+TAGS    ?=            # -tags mpich to build against MPICH
+BIN     := bin/commcost
+NP      ?= 2
+
+# Open MPI refuses to run as root unless told; CI and containers run as root.
+ifeq ($(shell id -u),0)
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+endif
+
+.PHONY: all setup build run test unit bench lint clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	$(GO) build $(TAGS) -o $(BIN) ./cmd/commcost
+
+# The main job: a quick default measurement on this machine with NP ranks.
+run: build
+	scripts/run.sh $(NP)
+
+# Unit tests, conformance on both backends, CLI golden and bad-input tests,
+# integration tests under real mpirun.
+test: setup
+	scripts/test.sh
+
+bench: build
+	scripts/bench_vs_c.sh
+
+lint:
+	gofmt -l . | (! grep .)
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin
