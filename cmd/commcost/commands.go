@@ -50,6 +50,14 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 2
 	}
+	var q *quietError
+	if errors.As(err, &q) {
+		// Another rank printed the message.
+		if q.usage {
+			return 2
+		}
+		return 1
+	}
 	fmt.Fprintln(stderr, "commcost:", err)
 	if isUsage(err) {
 		return 2
@@ -109,4 +117,3 @@ func parseFlags(fs *flag.FlagSet, args []string, allowArgs bool) error {
 	}
 	return nil
 }
-

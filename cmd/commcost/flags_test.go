@@ -1,0 +1,84 @@
+package main
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestParseSizes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+		bad  bool
+	}{
+		{in: "1:8", want: []int{1, 2, 4, 8}},
+		{in: "0:4", want: []int{0, 1, 2, 4}},
+		{in: "1K:4K", want: []int{1024, 2048, 4096}},
+		{in: "1:4M", want: func() []int {
+			var v []int
+			for s := 1; s <= 4<<20; s *= 2 {
+				v = append(v, s)
+			}
+			return v
+		}()},
+		{in: "3:16", want: []int{3, 6, 12, 16}},
+		{in: "8,1K,1M", want: []int{8, 1024, 1 << 20}},
+		{in: "8", want: []int{8}},
+		{in: "0", want: []int{0}},
+		{in: "2k", want: []int{2048}},
+		{in: "1:abc", bad: true},
+		{in: "4K:1K", bad: true},
+		{in: "1:2:3", bad: true},
+		{in: "-1", bad: true},
+		{in: "8,4", bad: true},
+		{in: "8,8", bad: true},
+		{in: "", bad: true},
+		{in: "3G", bad: true},
+		{in: "1.5K", bad: true},
+	}
+	for _, tt := range tests {
+		got, err := parseSizes("sizes", tt.in)
+		if tt.bad {
+			if err == nil || !isUsage(err) {
+				t.Errorf("parseSizes(%q) = %v, %v; want a usage error", tt.in, got, err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("parseSizes(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseIntGrid(t *testing.T) {
+	got, err := parseIntGrid("l", "64:256,1K", 0)
+	if err != nil || !reflect.DeepEqual(got, []int{64, 128, 256, 1024}) {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	if _, err := parseIntGrid("k", "0,1", 1); err == nil {
+		t.Fatal("k=0 accepted")
+	}
+}
+
+func FuzzParseSizes(f *testing.F) {
+	for _, s := range []string{"1:4M", "8,1K,1M", "0:0", "4K:1K", "1:abc", "2G"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseSizes("sizes", s)
+		if err != nil {
+			if !isUsage(err) {
+				t.Fatalf("non-usage error %v", err)
+			}
+			return
+		}
+		if len(got) == 0 {
+			t.Fatalf("%q: no sizes and no error", s)
+		}
+		for i, v := range got {
+			if v < 0 || v > maxSizeBytes || (i > 0 && v <= got[i-1]) {
+				t.Fatalf("%q: bad sizes %v", s, got)
+			}
+		}
+	})
+}

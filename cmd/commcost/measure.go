@@ -1,0 +1,203 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// measureFlags are the flags every measuring subcommand shares: repetitions,
+// output and backend. Pattern subcommands embed them.
+type measureFlags struct {
+	iters    int
+	warmup   int
+	relCI    float64
+	minReps  int
+	maxReps  int
+	maxTime  float64
+	validate bool
+	samples  bool
+	format   results.Format
+	out      string
+	backend  string
+	np       int
+	set      map[string]bool // flags given on the command line
+}
+
+func (m *measureFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&m.iters, "iters", 0, "iterations per timed repetition (default: OSU counts / 10: 1000 up to 8K, 100 above)")
+	fs.IntVar(&m.warmup, "warmup", 0, "untimed warm-up iterations (default: OSU skip counts, 100 up to 8K, 10 above)")
+	fs.Float64Var(&m.relCI, "rel-ci", patterns.DefaultRelCI, "repeat until the 95% CI of the median is within this fraction of the median")
+	fs.IntVar(&m.minReps, "min-reps", patterns.DefaultMinReps, "minimum timed repetitions per point")
+	fs.IntVar(&m.maxReps, "max-reps", patterns.DefaultMaxReps, "maximum timed repetitions per point")
+	fs.Float64Var(&m.maxTime, "max-time", patterns.DefaultMaxTimeSec, "seconds of timed repetitions per point before stopping")
+	fs.BoolVar(&m.validate, "validate", false, "fill and check every buffer; a mismatch is an error")
+	fs.BoolVar(&m.samples, "samples", false, "keep every repetition's time in the records")
+	fs.Var(&m.format, "format", "output `format` on stdout: "+results.FormatNames)
+	fs.StringVar(&m.out, "out", "", "append records to this JSON Lines `file`, flushed one record at a time")
+	fs.StringVar(&m.backend, "backend", backendNative, "native (system MPI, under mpirun) or local (goroutine ranks; not a network measurement)")
+	fs.IntVar(&m.np, "np", 2, "ranks for --backend local")
+}
+
+// check validates the values after parsing; every message names the flag
+// and the accepted form.
+func (m *measureFlags) check(fs *flag.FlagSet) error {
+	m.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { m.set[f.Name] = true })
+	if m.set["iters"] && m.iters < 1 {
+		return usagef("--iters %d: iterations must be an integer >= 1", m.iters)
+	}
+	if m.set["warmup"] && m.warmup < 0 {
+		return usagef("--warmup %d: warm-up iterations must be an integer >= 0", m.warmup)
+	}
+	if !(m.relCI > 0 && m.relCI < 1) {
+		return usagef("--rel-ci %v: the target must be a fraction in (0, 1), e.g. 0.03", m.relCI)
+	}
+	if m.minReps < 1 {
+		return usagef("--min-reps %d: must be an integer >= 1", m.minReps)
+	}
+	if m.maxReps < m.minReps {
+		return usagef("--max-reps %d: must be an integer >= --min-reps (%d)", m.maxReps, m.minReps)
+	}
+	if !(m.maxTime > 0) || math.IsInf(m.maxTime, 0) {
+		return usagef("--max-time %v: must be a positive number of seconds", m.maxTime)
+	}
+	if m.backend != backendNative && m.backend != backendLocal {
+		return usagef("--backend %q: accepted values are native and local", m.backend)
+	}
+	if m.np < 1 || m.np > 4096 {
+		return usagef("--np %d: the local backend takes 1 to 4096 ranks", m.np)
+	}
+	return nil
+}
+
+// warmupIters is the untimed iteration count: an explicit --warmup 0 means
+// none; unset means the OSU default.
+func (m *measureFlags) warmupIters() int {
+	if m.set["warmup"] && m.warmup == 0 {
+		return -1
+	}
+	return m.warmup
+}
+
+func (m *measureFlags) reps() patterns.Reps {
+	return patterns.Reps{MinReps: m.minReps, MaxReps: m.maxReps, MaxTime: m.maxTime, RelCI: m.relCI}
+}
+
+// sink is where rank 0 sends records: the --out file and stdout in the
+// chosen format. Other ranks get a sink that drops everything.
+type sink struct {
+	writers []results.RecordWriter
+	closers []func() error
+	keep    bool // keep raw samples
+	recs    []results.Record
+}
+
+// openSink opens the outputs on rank 0; the result on every rank is agreed,
+// so a bad --out fails everywhere before anything is measured.
+func openSink(c mpi.Comm, mf *measureFlags, stdout io.Writer) (*sink, error) {
+	s := &sink{keep: mf.samples}
+	var err error
+	if c.Rank() == 0 {
+		if mf.out != "" {
+			var jw *results.JSONLWriter
+			jw, err = results.AppendJSONL(mf.out)
+			if err != nil {
+				err = usagef("--out %s: %v (the directory must exist and the file be writable)", mf.out, err)
+			} else {
+				s.writers = append(s.writers, jw)
+				s.closers = append(s.closers, jw.Close)
+			}
+		}
+		w := mf.format.NewWriter(stdout, results.TableOptions{})
+		s.writers = append(s.writers, w)
+		s.closers = append(s.closers, w.Close)
+	}
+	if err := agree(c, err); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// write hands one finished record to every output; each flushes it at once.
+func (s *sink) write(rec results.Record) error {
+	if !s.keep {
+		rec.Samples = nil
+	}
+	s.recs = append(s.recs, rec)
+	var errs []error
+	for _, w := range s.writers {
+		errs = append(errs, w.Write(rec))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *sink) close() error {
+	var errs []error
+	for _, c := range s.closers {
+		errs = append(errs, c())
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+// needRanks refuses a world of the wrong size with a usage error (exit 2)
+// that says how to start the program right.
+func needRanks(c mpi.Comm, what string, ok func(n int) bool, want string) error {
+	if ok(c.Size()) {
+		return nil
+	}
+	hint := ""
+	if c.Size() == 1 && c.Backend() == backendNative {
+		hint = " (started without mpirun? run: mpirun -np 2 commcost " + what + ")"
+	}
+	return usagef("%s needs %s, got %d%s", what, want, c.Size(), hint)
+}
+
+// runMeasured is the skeleton of a measuring subcommand: check the rank
+// count, open the outputs, fill the metadata, then call body with a function
+// that writes one record; outputs are closed at the end on rank 0.
+func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) error,
+	body func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error) error {
+	return withWorld(mf.backend, mf.np, func(c mpi.Comm) error {
+		if err := agree(c, rankCheck(c)); err != nil {
+			return err
+		}
+		meta, err := newMeta(c)
+		if err != nil {
+			return err
+		}
+		s, err := openSink(c, mf, stdout)
+		if err != nil {
+			return err
+		}
+		err = body(c, meta, func(rec results.Record) error {
+			if c.Rank() != 0 {
+				return nil
+			}
+			return s.write(rec)
+		})
+		if cerr := s.close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// fmtBytes names a byte count for messages.
+func fmtBytes(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dM", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dK", n>>10)
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"io"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// Default sweeps of the OSU-style benchmarks.
+const (
+	defaultLatencySizes   = "0:4M"
+	defaultBandwidthSizes = "1:4M"
+)
+
+func init() {
+	register(command{name: "pingpong", summary: "OSU-style latency: half round trip of a blocking ping-pong (2 ranks)", run: runPingPong})
+	register(command{name: "bandwidth", summary: "OSU-style bandwidth: window of 64 Isends + 4-byte ack (2 ranks)", run: runBandwidth})
+}
+
+type pt2ptFlags struct {
+	measureFlags
+	sizes  []int
+	window int
+}
+
+func parsePt2pt(name string, args []string, stderr io.Writer, defSizes string) (*pt2ptFlags, error) {
+	fs := newFlagSet(name, stderr)
+	var f pt2ptFlags
+	f.register(fs)
+	sizes := fs.String("sizes", defSizes, "message sizes: LO:HI powers of two (1:4M) or a list (8,1K,1M); K = 1024")
+	if name == "bandwidth" {
+		fs.IntVar(&f.window, "window", patterns.OSUWindow, "messages in flight per window")
+	}
+	if err := parseFlags(fs, args, false); err != nil {
+		return nil, err
+	}
+	if err := f.check(fs); err != nil {
+		return nil, err
+	}
+	if name == "bandwidth" && f.window < 1 {
+		return nil, usagef("--window %d: must be an integer >= 1", f.window)
+	}
+	var err error
+	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+func twoRanks(what string) func(c mpi.Comm) error {
+	return func(c mpi.Comm) error {
+		return needRanks(c, what, func(n int) bool { return n == 2 }, "exactly 2 ranks")
+	}
+}
+
+func runPingPong(args []string, stdout, stderr io.Writer) error {
+	f, err := parsePt2pt("pingpong", args, stderr, defaultLatencySizes)
+	if err != nil {
+		return err
+	}
+	return runMeasured(&f.measureFlags, stdout, twoRanks("pingpong"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return pingPongSweep(c, f, meta, emit)
+	})
+}
+
+func pingPongSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	for _, n := range f.sizes {
+		p := patterns.PingPong{Bytes: n, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
+		m, err := p.Run(c)
+		if err != nil {
+			return err
+		}
+		iters, _ := patterns.Iterations(n, f.iters, f.warmup)
+		rec := m.Record("pingpong", results.Params{"bytes": n, "iters": iters}, c.Size(), meta)
+		rec.Derived = map[string]float64{"round_trip_s": 2 * m.Summary.Median}
+		if err := emit(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runBandwidth(args []string, stdout, stderr io.Writer) error {
+	f, err := parsePt2pt("bandwidth", args, stderr, defaultBandwidthSizes)
+	if err != nil {
+		return err
+	}
+	return runMeasured(&f.measureFlags, stdout, twoRanks("bandwidth"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return bandwidthSweep(c, f, meta, emit)
+	})
+}
+
+func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	for _, n := range f.sizes {
+		b := patterns.Bandwidth{Bytes: n, Window: f.window, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
+		m, err := b.Run(c)
+		if err != nil {
+			return err
+		}
+		iters, _ := patterns.Iterations(n, f.iters, f.warmup)
+		rec := bandwidthRecord(m, b.Volume(), results.Params{"bytes": n, "window": f.window, "iters": iters}, c.Size(), meta)
+		if err := emit(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bandwidthRecord converts a measurement of repetition times into a record
+// of bandwidths in B/s: each repetition's bandwidth is volume / time, so the
+// summary (median, CI, percentiles) is that of the bandwidth sample itself.
+func bandwidthRecord(m patterns.Measurement, volume float64, params results.Params, ranks int, meta results.Meta) results.Record {
+	bw := make([]float64, len(m.Samples))
+	for i, t := range m.Samples {
+		bw[i] = volume / t
+	}
+	rec := m.Record("bandwidth", params, ranks, meta)
+	rec.Unit = "B/s"
+	rec.Summary = results.Summarize(bw)
+	rec.Samples = bw
+	rec.RankMin, rec.RankAvg, rec.RankMax = 0, 0, 0 // two-party: rank 0's time only
+	rec.Derived = map[string]float64{"rep_time_s": m.Summary.Median}
+	return rec
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/mpi/native"
+	"github.com/commcost/commcost/results"
+)
+
+// Backends a subcommand can run on.
+const (
+	backendNative = "native" // the system MPI, under mpirun or srun
+	backendLocal  = "local"  // goroutine ranks in this process: counts, never network times
+)
+
+var nativeOnce struct {
+	sync.Mutex
+	started bool
+	err     error
+}
+
+// startNative initialises the system MPI once per process. MPI can be
+// initialised only once, so the CLI tests that run several subcommands in one
+// process share one initialisation; finalisation happens at process exit
+// through stopNative.
+func startNative() (mpi.Comm, error) {
+	nativeOnce.Lock()
+	defer nativeOnce.Unlock()
+	if !nativeOnce.started {
+		nativeOnce.started = true
+		nativeOnce.err = native.Start(native.ThreadSerialized)
+	}
+	if nativeOnce.err != nil {
+		return nil, nativeOnce.err
+	}
+	return native.World(), nil
+}
+
+// stopNative finalises MPI if this process started it.
+func stopNative() {
+	nativeOnce.Lock()
+	defer nativeOnce.Unlock()
+	if nativeOnce.started && nativeOnce.err == nil && native.Initialized() {
+		_ = native.Stop()
+	}
+}
+
+// withWorld runs fn on every rank of the chosen backend: for "native" on
+// this process's rank of MPI_COMM_WORLD, for "local" on np goroutine ranks.
+// Errors of the ranks are combined; a usage error on any rank stays a usage
+// error, reported once (by the lowest failing rank).
+func withWorld(backend string, np int, fn func(c mpi.Comm) error) error {
+	switch backend {
+	case backendNative:
+		c, err := startNative()
+		if err != nil {
+			return err
+		}
+		return fn(c)
+	case backendLocal:
+		if np < 1 {
+			return usagef("--np %d: the local backend needs --np N with N >= 1", np)
+		}
+		errs := make([]error, np)
+		runErr := local.Run(np, func(c mpi.Comm) error {
+			errs[c.Rank()] = fn(c)
+			return errs[c.Rank()]
+		})
+		// Report the error a rank meant to print (agree makes exactly one
+		// rank return a non-quiet error); fall back to the joined errors.
+		var quiet error
+		for _, e := range errs {
+			var q *quietError
+			switch {
+			case e == nil:
+			case errors.As(e, &q):
+				if quiet == nil {
+					quiet = e
+				}
+			default:
+				return e
+			}
+		}
+		if runErr != nil && quiet == nil {
+			return runErr
+		}
+		return quiet
+	}
+	return usagef("--backend %q: accepted values are native (the system MPI, under mpirun) and local (goroutine ranks, needs --np)", backend)
+}
+
+// quietError is an error already reported by another rank: it carries the
+// exit status but prints nothing, so a bad input under mpirun -np 8 prints
+// one message, not eight.
+type quietError struct {
+	err   error
+	usage bool
+}
+
+func (q *quietError) Error() string { return q.err.Error() }
+func (q *quietError) Unwrap() error { return q.err }
+
+// agree makes every rank return the same verdict after a step that may fail
+// on some ranks only (e.g. a rank-count check or opening the output file on
+// rank 0). It is collective. The lowest failing rank returns its error, which
+// main prints; the others return a quietError with the same exit status, so a
+// bad input under mpirun -np 8 prints one message, not eight.
+func agree(c mpi.Comm, err error) error {
+	var flags [2]int64 // failed, usage
+	lowest := []int64{int64(c.Size())}
+	if err != nil {
+		flags[0] = 1
+		if isUsage(err) {
+			flags[1] = 1
+		}
+		lowest[0] = int64(c.Rank())
+	}
+	var any [2]int64
+	if aerr := c.AllreduceInt64s(flags[:], any[:], mpi.OpMax); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	if any[0] == 0 {
+		return nil
+	}
+	low := []int64{0}
+	if aerr := c.AllreduceInt64s(lowest, low, mpi.OpMin); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	if err != nil && low[0] == int64(c.Rank()) {
+		return err
+	}
+	if err == nil {
+		err = fmt.Errorf("rank %d failed", low[0])
+	}
+	return &quietError{err: err, usage: any[1] == 1}
+}
+
+// hostLayout gathers every rank's processor name and returns the distinct
+// hosts in order of first appearance and the number of ranks on each.
+func hostLayout(c mpi.Comm) ([]string, []int, error) {
+	const nameLen = 256
+	name := processorName(c)
+	send := make([]byte, nameLen)
+	copy(send, name)
+	recv := make([]byte, nameLen*c.Size())
+	if err := c.Allgather(send, recv); err != nil {
+		return nil, nil, err
+	}
+	var hosts []string
+	count := map[string]int{}
+	for r := 0; r < c.Size(); r++ {
+		h := string(bytes.TrimRight(recv[r*nameLen:(r+1)*nameLen], "\x00"))
+		if count[h] == 0 {
+			hosts = append(hosts, h)
+		}
+		count[h]++
+	}
+	per := make([]int, len(hosts))
+	for i, h := range hosts {
+		per[i] = count[h]
+	}
+	return hosts, per, nil
+}
+
+func processorName(c mpi.Comm) string {
+	if d, ok := c.(mpi.Describer); ok {
+		if p := d.Info().Processor; p != "" {
+			return p
+		}
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+// newMeta fills the record metadata (collective: it gathers host names).
+func newMeta(c mpi.Comm) (results.Meta, error) {
+	m := results.NewMeta(c.Backend())
+	if d, ok := c.(mpi.Describer); ok {
+		inf := d.Info()
+		m.MPILibrary = inf.Library
+		m.MPIVersion = inf.Version
+	}
+	hosts, per, err := hostLayout(c)
+	if err != nil {
+		return m, err
+	}
+	m.Hosts, m.RanksPerHost = hosts, per
+	return m, nil
+}
+
+// shortHost is the host part used in run-directory names.
+func shortHost(hosts []string) string {
+	if len(hosts) == 0 {
+		return "unknown"
+	}
+	h := strings.SplitN(hosts[0], ".", 2)[0]
+	if len(hosts) > 1 {
+		s := append([]string(nil), hosts...)
+		sort.Strings(s)
+		h = fmt.Sprintf("%s+%d", h, len(hosts)-1)
+	}
+	return h
+}

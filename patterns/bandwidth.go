@@ -1,0 +1,114 @@
+package patterns
+
+import (
+	"fmt"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// Bandwidth configures the OSU-style streaming bandwidth benchmark (osu_bw)
+// from rank 0 to rank 1.
+type Bandwidth struct {
+	Bytes    int
+	Window   int // messages in flight per window; 0 = OSUWindow (64)
+	Iters    int // windows per timed repetition; 0 = OSU-derived default
+	Warmup   int // untimed windows; 0 = OSU default
+	Validate bool
+	Reps     Reps
+}
+
+// Run measures bandwidth: rank 0 posts Window non-blocking sends of Bytes,
+// waits for all, and receives a 4-byte acknowledgement; rank 1 posts the
+// matching receives and sends the acknowledgement. A repetition is Iters
+// windows; its sample is rank 0's elapsed time, and the bandwidth of the
+// repetition is Bytes*Window*Iters / time (Volume). Collective over exactly
+// two ranks.
+func (b Bandwidth) Run(c mpi.Comm) (Measurement, error) {
+	if c.Size() != 2 {
+		return Measurement{}, fmt.Errorf("bandwidth needs exactly 2 ranks, got %d", c.Size())
+	}
+	window := b.window()
+	iters, warmup := Iterations(b.Bytes, b.Iters, b.Warmup)
+	buf := make([]byte, b.Bytes)
+	touch(buf)
+	sender := c.Rank() == 0
+	peer := 1 - c.Rank()
+	loop := func(n int) (float64, error) {
+		if k, ok := c.(mpi.Kernels); ok {
+			return k.Bandwidth(buf, peer, bandwidthTag, window, n, sender)
+		}
+		return goBandwidth(c, buf, peer, window, n, sender)
+	}
+	if err := c.Barrier(); err != nil {
+		return Measurement{}, err
+	}
+	if _, err := loop(warmup); err != nil {
+		return Measurement{}, err
+	}
+	if b.Validate {
+		if err := validateExchange(c, b.Bytes, peer); err != nil {
+			return Measurement{}, err
+		}
+	}
+	reps := b.Reps
+	reps.Aggregate = AggRoot
+	return Measure(c, reps, func() (float64, error) {
+		if b.Validate {
+			prepareCheck(buf, sender, b.Bytes)
+		}
+		t, err := loop(iters)
+		if err != nil {
+			return 0, err
+		}
+		if b.Validate && !sender {
+			if err := checkPattern(buf, b.Bytes, "bandwidth"); err != nil {
+				return 0, err
+			}
+		}
+		return t, nil
+	})
+}
+
+func (b Bandwidth) window() int {
+	if b.Window <= 0 {
+		return OSUWindow
+	}
+	return b.Window
+}
+
+// Volume is the number of bytes one timed repetition moves.
+func (b Bandwidth) Volume() float64 {
+	iters, _ := Iterations(b.Bytes, b.Iters, b.Warmup)
+	return float64(b.Bytes) * float64(b.window()) * float64(iters)
+}
+
+// goBandwidth is the Go loop for backends without native kernels.
+func goBandwidth(c mpi.Comm, buf []byte, peer, window, iters int, sender bool) (float64, error) {
+	ack := make([]byte, bandwidthAckSize)
+	reqs := make([]mpi.Request, window)
+	t0 := c.Wtime()
+	for i := 0; i < iters; i++ {
+		for w := range reqs {
+			var err error
+			if sender {
+				reqs[w], err = c.Isend(buf, peer, bandwidthTag)
+			} else {
+				reqs[w], err = c.Irecv(buf, peer, bandwidthTag)
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+		if _, err := mpi.Waitall(reqs); err != nil {
+			return 0, err
+		}
+		if sender {
+			if _, err := c.Recv(ack, peer, bandwidthTag+1); err != nil {
+				return 0, err
+			}
+		} else if err := c.Send(ack, peer, bandwidthTag+1); err != nil {
+			return 0, err
+		}
+	}
+	return c.Wtime() - t0, nil
+}

@@ -1,0 +1,193 @@
+package patterns
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// OSU Micro-Benchmarks iteration counts (osu_pt2pt.h): small messages get
+// more iterations, large ones fewer.
+const (
+	OSULargeMessage  = 8192 // bytes; above this the "large" counts apply
+	OSUItersSmall    = 10000
+	OSUItersLarge    = 1000
+	OSUSkipSmall     = 100
+	OSUSkipLarge     = 10
+	OSUWindow        = 64 // bandwidth window
+	repsPerOSURun    = 10 // a repetition is 1/repsPerOSURun of an OSU run
+	pingPongTag      = 1
+	bandwidthTag     = 2
+	bandwidthAckSize = 4
+)
+
+// Iterations returns the per-repetition iteration count and the untimed
+// warm-up iteration count for a message of the given size when the user set
+// none (iters/warmup 0): the OSU counts spread over repsPerOSURun
+// repetitions, so MinReps repetitions time as many round trips as one OSU run.
+func Iterations(bytes, iters, warmup int) (int, int) {
+	if iters <= 0 {
+		iters = OSUItersSmall / repsPerOSURun
+		if bytes > OSULargeMessage {
+			iters = OSUItersLarge / repsPerOSURun
+		}
+	}
+	if warmup <= 0 {
+		warmup = OSUSkipSmall
+		if bytes > OSULargeMessage {
+			warmup = OSUSkipLarge
+		}
+	}
+	return iters, warmup
+}
+
+// PingPong configures the OSU-style latency benchmark between ranks 0 and 1.
+type PingPong struct {
+	Bytes    int
+	Iters    int  // round trips per timed repetition; 0 = OSU-derived default
+	Warmup   int  // untimed round trips before timing; 0 = OSU default
+	Validate bool // fill and check buffers around every repetition
+	Reps     Reps
+}
+
+// Run measures one-way latency = half the round-trip time of a blocking
+// ping-pong (OSU osu_latency). Each sample is one repetition's elapsed time
+// on rank 0 divided by 2*Iters. The inner loop runs in the backend's
+// language when it implements mpi.Kernels (no cgo crossing per message).
+// It is collective over exactly two ranks.
+func (p PingPong) Run(c mpi.Comm) (Measurement, error) {
+	if c.Size() != 2 {
+		return Measurement{}, fmt.Errorf("pingpong needs exactly 2 ranks, got %d", c.Size())
+	}
+	iters, warmup := Iterations(p.Bytes, p.Iters, p.Warmup)
+	buf := make([]byte, p.Bytes)
+	touch(buf)
+	me, peer := c.Rank(), 1-c.Rank()
+	initiator := me == 0
+	loop := func(n int) (float64, error) {
+		if k, ok := c.(mpi.Kernels); ok {
+			return k.PingPong(buf, peer, pingPongTag, n, initiator)
+		}
+		return goPingPong(c, buf, peer, n, initiator)
+	}
+	if err := c.Barrier(); err != nil {
+		return Measurement{}, err
+	}
+	if _, err := loop(warmup); err != nil {
+		return Measurement{}, err
+	}
+	if p.Validate {
+		if err := validateExchange(c, p.Bytes, peer); err != nil {
+			return Measurement{}, err
+		}
+	}
+	reps := p.Reps
+	reps.Aggregate = AggRoot
+	m, err := Measure(c, reps, func() (float64, error) {
+		if p.Validate {
+			prepareCheck(buf, initiator, p.Bytes)
+		}
+		t, err := loop(iters)
+		if err != nil {
+			return 0, err
+		}
+		if p.Validate && !initiator {
+			// The responder's buffer must hold the initiator's bytes.
+			if err := checkPattern(buf, p.Bytes, "pingpong"); err != nil {
+				return 0, err
+			}
+		}
+		return t / float64(2*iters), nil
+	})
+	return m, err
+}
+
+// goPingPong is the Go loop for backends without native kernels (mpi/local).
+func goPingPong(c mpi.Comm, buf []byte, peer, iters int, initiator bool) (float64, error) {
+	t0 := c.Wtime()
+	for i := 0; i < iters; i++ {
+		if initiator {
+			if err := c.Send(buf, peer, pingPongTag); err != nil {
+				return 0, err
+			}
+			if _, err := c.Recv(buf, peer, pingPongTag); err != nil {
+				return 0, err
+			}
+		} else {
+			if _, err := c.Recv(buf, peer, pingPongTag); err != nil {
+				return 0, err
+			}
+			if err := c.Send(buf, peer, pingPongTag); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return c.Wtime() - t0, nil
+}
+
+// touch writes every page of buf so the first timed message does not pay
+// for page faults (OSU touches its buffers too).
+func touch(buf []byte) {
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+}
+
+// pattern is the byte expected at index i of a validated n-byte message.
+func pattern(i, n int) byte { return byte(i*7 + n*13 + 1) }
+
+// prepareCheck fills the sender's buffer with the pattern and clears the
+// receiver's, so a message that never arrived cannot pass the check.
+func prepareCheck(buf []byte, sender bool, n int) {
+	for i := range buf {
+		if sender {
+			buf[i] = pattern(i, n)
+		} else {
+			buf[i] = 0
+		}
+	}
+}
+
+// ErrValidation is returned when received bytes differ from the sent ones.
+var ErrValidation = errors.New("validation failed")
+
+func checkPattern(buf []byte, n int, what string) error {
+	for i := range buf {
+		if buf[i] != pattern(i, n) {
+			return fmt.Errorf("%s: %w: %d-byte message, byte %d is %#x, want %#x",
+				what, ErrValidation, n, i, buf[i], pattern(i, n))
+		}
+	}
+	return nil
+}
+
+// validateExchange sends a pattern each way between rank 0 and peer, outside
+// any timed region, and checks it on arrival.
+func validateExchange(c mpi.Comm, n, peer int) error {
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = pattern(i, n)
+	}
+	got := make([]byte, n)
+	if c.Rank() == 0 {
+		if err := c.Send(want, peer, pingPongTag); err != nil {
+			return err
+		}
+		if _, err := c.Recv(got, peer, pingPongTag); err != nil {
+			return err
+		}
+	} else {
+		if _, err := c.Recv(got, 0, pingPongTag); err != nil {
+			return err
+		}
+		if err := c.Send(want, 0, pingPongTag); err != nil {
+			return err
+		}
+	}
+	if !bytes.Equal(got, want) {
+		return checkPattern(got, n, "validation exchange")
+	}
+	return nil
+}
