@@ -28,7 +28,7 @@ func (b Bandwidth) Run(c mpi.Comm) (Measurement, error) {
 		return Measurement{}, fmt.Errorf("bandwidth needs exactly 2 ranks, got %d", c.Size())
 	}
 	window := b.window()
-	iters, warmup := Iterations(b.Bytes, b.Iters, b.Warmup)
+	iters, warmup := BandwidthIterations(b.Bytes, b.Iters, b.Warmup)
 	buf := make([]byte, b.Bytes)
 	touch(buf)
 	sender := c.Rank() == 0
@@ -78,7 +78,7 @@ func (b Bandwidth) window() int {
 
 // Volume is the number of bytes one timed repetition moves.
 func (b Bandwidth) Volume() float64 {
-	iters, _ := Iterations(b.Bytes, b.Iters, b.Warmup)
+	iters, _ := BandwidthIterations(b.Bytes, b.Iters, b.Warmup)
 	return float64(b.Bytes) * float64(b.window()) * float64(iters)
 }
 

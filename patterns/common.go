@@ -302,11 +302,11 @@ type syncClock struct {
 
 // Clock synchronisation parameters.
 const (
-	clockPingPongs = 20     // round trips per rank for the offset estimate
-	minGuardSec    = 50e-6  // earliest start after the agreement
-	maxGuardSec    = 50e-3  // cap of the adaptive guard
-	bcastsToTime   = 5      // broadcasts timed to size the guard
-	clockTag       = 32001  // tag of clock-sync messages
+	clockPingPongs = 20    // round trips per rank for the offset estimate
+	minGuardSec    = 50e-6 // earliest start after the agreement
+	maxGuardSec    = 50e-3 // cap of the adaptive guard
+	bcastsToTime   = 5     // broadcasts timed to size the guard
+	clockTag       = 32001 // tag of clock-sync messages
 )
 
 // newSyncClock estimates every rank's clock offset against rank 0 from the

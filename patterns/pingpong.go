@@ -17,6 +17,10 @@ const (
 	OSUSkipSmall     = 100
 	OSUSkipLarge     = 10
 	OSUWindow        = 64 // bandwidth window
+	OSUBwItersSmall  = 100
+	OSUBwItersLarge  = 20
+	OSUBwSkipSmall   = 10
+	OSUBwSkipLarge   = 2
 	repsPerOSURun    = 10 // a repetition is 1/repsPerOSURun of an OSU run
 	pingPongTag      = 1
 	bandwidthTag     = 2
@@ -27,6 +31,8 @@ const (
 // warm-up iteration count for a message of the given size when the user set
 // none (iters/warmup 0): the OSU counts spread over repsPerOSURun
 // repetitions, so MinReps repetitions time as many round trips as one OSU run.
+//
+// A negative warmup means none.
 func Iterations(bytes, iters, warmup int) (int, int) {
 	if iters <= 0 {
 		iters = OSUItersSmall / repsPerOSURun
@@ -34,10 +40,34 @@ func Iterations(bytes, iters, warmup int) (int, int) {
 			iters = OSUItersLarge / repsPerOSURun
 		}
 	}
-	if warmup <= 0 {
+	switch {
+	case warmup < 0:
+		warmup = 0
+	case warmup == 0:
 		warmup = OSUSkipSmall
 		if bytes > OSULargeMessage {
 			warmup = OSUSkipLarge
+		}
+	}
+	return iters, warmup
+}
+
+// BandwidthIterations is Iterations for the bandwidth benchmark, whose OSU
+// counts are windows, not round trips (osu_bw: 100/10 up to 8K, 20/2 above).
+func BandwidthIterations(bytes, iters, warmup int) (int, int) {
+	if iters <= 0 {
+		iters = OSUBwItersSmall / repsPerOSURun
+		if bytes > OSULargeMessage {
+			iters = OSUBwItersLarge / repsPerOSURun
+		}
+	}
+	switch {
+	case warmup < 0:
+		warmup = 0
+	case warmup == 0:
+		warmup = OSUBwSkipSmall
+		if bytes > OSULargeMessage {
+			warmup = OSUBwSkipLarge
 		}
 	}
 	return iters, warmup
