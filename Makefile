@@ -4,6 +4,9 @@
 GO      ?= go
 TAGS    ?=            # -tags mpich to build against MPICH
 BIN     := bin/commcost
+# Records name the commit; builds here run with -buildvcs=false, so stamp it.
+COMMIT  := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/commcost/commcost/results.buildCommit=$(COMMIT)
 NP      ?= 2
 
 # Open MPI refuses to run as root unless told; CI and containers run as root.
@@ -20,7 +23,7 @@ setup:
 	@scripts/setup.sh
 
 build: setup
-	$(GO) build $(TAGS) -o $(BIN) ./cmd/commcost
+	$(GO) build $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/commcost
 
 # The main job: a quick default measurement on this machine with NP ranks.
 run: build

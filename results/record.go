@@ -1,12 +1,44 @@
 // Package results holds commcost's measurement record (DESIGN.md contract 3),
 // its summary statistics, the writers (JSON Lines, CSV, Go benchmark format,
-// tables) and the reader. results/README.md documents every field.
+// terminal and markdown tables) and the reader. results/README.md documents
+// every field, the schema version policy, the file formats and the run
+// directory layout.
 //
-// Units: times are seconds unless Unit says otherwise; sizes are bytes.
+// Units: times are seconds and sizes are bytes unless a record's Unit says
+// otherwise; bandwidths are bytes per second in records and are only scaled
+// (MB = 10^6 bytes, labelled) when rendered for people.
+//
+// Invariants:
+//   - A Record is the unit of durability: writers emit and flush one whole
+//     record at a time, so an interrupted run keeps every record it finished.
+//   - Nothing is dropped silently: Summary.Dropped counts trimmed outliers and
+//     Summary.Invalid counts non-finite samples left out of the statistics.
+//   - Everything a report shows can be regenerated from the JSON Lines file.
 package results
 
-// SchemaVersion is written into every record; readers refuse newer majors.
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+)
+
+// SchemaVersion is written into every record; readers refuse newer versions.
+// Adding an optional field does not change it; renaming or removing a field,
+// or changing a field's meaning or unit, does (README.md "Schema versions").
 const SchemaVersion = 1
+
+// Units for Record.Unit. Other strings are allowed (no spaces); these are the
+// ones the renderers know how to scale.
+const (
+	UnitSeconds     = "s"     // a time in seconds
+	UnitBytesPerSec = "B/s"   // a bandwidth in bytes per second
+	UnitBytes       = "B"     // a size in bytes
+	UnitCount       = "count" // a dimensionless count
+)
 
 // Record is one measurement: one benchmark at one parameter point.
 type Record struct {
@@ -35,11 +67,15 @@ type Record struct {
 }
 
 // Params holds parameter values: numbers, strings or bools (JSON scalars).
+//
+// Numbers read back from JSON are int when their value is integral and fits
+// in an int64, and float64 otherwise; so Params{"bytes": 8} survives a round
+// trip unchanged, and a record read from a file re-encodes to the same bytes.
 type Params map[string]any
 
 // Summary is the statistics of one sample (MEASURE.md "Repetitions and
 // statistics"): CI95 is the nonparametric 95% confidence interval of the
-// median from order statistics.
+// median from order statistics. Summarize documents every field.
 type Summary struct {
 	N       int        `json:"n"`
 	Min     float64    `json:"min"`
@@ -50,6 +86,9 @@ type Summary struct {
 	P99     float64    `json:"p99"`
 	CI95    [2]float64 `json:"ci95"`
 	Dropped int        `json:"dropped,omitempty"` // outliers removed, never silently
+	// Invalid counts NaN and ±Inf samples left out of every statistic (they
+	// are not part of N). Added in schema 1 as an optional field.
+	Invalid int `json:"invalid,omitempty"`
 }
 
 // Meta is what is needed to repeat the run.
@@ -65,4 +104,121 @@ type Meta struct {
 	Date         string   `json:"date"`    // RFC 3339, UTC
 	Command      []string `json:"command"`
 	Seed         int64    `json:"seed,omitempty"`
+	// Toolchain and machine of the process that wrote the record (rank 0);
+	// optional fields added in schema 1, filled by NewMeta.
+	GOOS      string `json:"goos,omitempty"`
+	GOARCH    string `json:"goarch,omitempty"`
+	GoVersion string `json:"go_version,omitempty"`
+	CPU       string `json:"cpu,omitempty"` // CPU model name from /proc/cpuinfo
+}
+
+// Validate reports the first reason r cannot be written or trusted: an empty
+// bench or unit, a schema newer than SchemaVersion, negative counts, or a
+// parameter that is not a JSON scalar. A zero Schema is allowed here because
+// writers stamp SchemaVersion on records that leave it unset.
+func (r *Record) Validate() error {
+	switch {
+	case r.Bench == "":
+		return errors.New("record has no bench name")
+	case r.Unit == "":
+		return fmt.Errorf("record %s has no unit", r.Bench)
+	case r.Schema > SchemaVersion:
+		return fmt.Errorf("record %s has schema %d, newer than this reader's %d (upgrade commcost)", r.Bench, r.Schema, SchemaVersion)
+	case r.Schema < 0:
+		return fmt.Errorf("record %s has negative schema %d", r.Bench, r.Schema)
+	case r.Ranks < 0:
+		return fmt.Errorf("record %s has negative ranks %d", r.Bench, r.Ranks)
+	case r.N < 0 || r.Dropped < 0 || r.Invalid < 0:
+		return fmt.Errorf("record %s has a negative count (n=%d dropped=%d invalid=%d)", r.Bench, r.N, r.Dropped, r.Invalid)
+	}
+	for k, v := range r.Params {
+		if k == "" {
+			return fmt.Errorf("record %s has a parameter with an empty name", r.Bench)
+		}
+		if !isScalar(v) {
+			return fmt.Errorf("record %s: parameter %q is %T; want a number, string or bool", r.Bench, k, v)
+		}
+	}
+	return nil
+}
+
+// isScalar reports whether v is a value Params may hold.
+func isScalar(v any) bool {
+	switch x := v.(type) {
+	case string, bool:
+		return true
+	case float32:
+		return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0)
+	}
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
+}
+
+// UnmarshalJSON decodes a parameter object, refusing nested values, and
+// canonicalises numbers (see Params) so that read, write, read is stable.
+func (p *Params) UnmarshalJSON(data []byte) error {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		*p = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return fmt.Errorf("params: %w", err)
+	}
+	out := make(Params, len(raw))
+	for k, v := range raw {
+		switch x := v.(type) {
+		case json.Number:
+			n, err := canonicalNumber(string(x))
+			if err != nil {
+				return fmt.Errorf("params: %q: %w", k, err)
+			}
+			out[k] = n
+		case string, bool:
+			out[k] = x
+		case nil:
+			return fmt.Errorf("params: %q is null; want a number, string or bool", k)
+		default:
+			return fmt.Errorf("params: %q is a JSON %s; want a number, string or bool", k, jsonKind(x))
+		}
+	}
+	*p = out
+	return nil
+}
+
+// canonicalNumber turns a JSON number literal into int when its value is
+// integral and fits in an int64, else float64. Deciding on the value rather
+// than the spelling makes 8, 8.0 and 8e0 all read as int 8, which is what a
+// re-encoded 8.0 ("8") reads as too.
+func canonicalNumber(s string) (any, error) {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return int(i), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, err
+	}
+	// -2^63 is exactly representable; 2^63 is not an int64.
+	if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
+		return int(int64(f)), nil
+	}
+	return f, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
+	}
+	return fmt.Sprintf("%T", v)
 }

@@ -115,9 +115,11 @@ func openSink(c mpi.Comm, mf *measureFlags, stdout io.Writer) (*sink, error) {
 				s.closers = append(s.closers, jw.Close)
 			}
 		}
-		w := mf.format.NewWriter(stdout, results.TableOptions{})
-		s.writers = append(s.writers, w)
-		s.closers = append(s.closers, w.Close)
+		if err == nil {
+			w := mf.format.NewWriter(stdout, results.TableOptions{})
+			s.writers = append(s.writers, w)
+			s.closers = append(s.closers, w.Close)
+		}
 	}
 	if err := agree(c, err); err != nil {
 		s.close()

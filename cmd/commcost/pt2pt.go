@@ -99,7 +99,7 @@ func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(resu
 		if err != nil {
 			return err
 		}
-		iters, _ := patterns.Iterations(n, f.iters, f.warmup)
+		iters, _ := patterns.BandwidthIterations(n, f.iters, f.warmup)
 		rec := bandwidthRecord(m, b.Volume(), results.Params{"bytes": n, "window": f.window, "iters": iters}, c.Size(), meta)
 		if err := emit(rec); err != nil {
 			return err

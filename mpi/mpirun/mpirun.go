@@ -82,7 +82,12 @@ func BuildCommcost(dir string) (string, error) {
 		}
 	}
 	out := filepath.Join(dir, "commcost")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/commcost/commcost/cmd/commcost")
+	commit := "unknown"
+	if rev, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		commit = strings.TrimSpace(string(rev))
+	}
+	cmd := exec.Command("go", "build", "-ldflags", "-X github.com/commcost/commcost/results.buildCommit="+commit,
+		"-o", out, "github.com/commcost/commcost/cmd/commcost")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build cmd/commcost: %v\n%s", err, msg)
 	}

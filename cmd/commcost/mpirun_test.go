@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/results"
+)
+
+// commcostBinary builds the CLI for tests that run it under real mpirun.
+func commcostBinary(t *testing.T) string {
+	t.Helper()
+	if err := mpirun.Available(); err != nil {
+		t.Skipf("integration test needs mpirun: %v", err)
+	}
+	bin, err := mpirun.BuildCommcost(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+type cmdResult struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCmd(t *testing.T, cmd *exec.Cmd) cmdResult {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %v", cmd.Args, err)
+	}
+	return cmdResult{code, out.String(), errb.String()}
+}
+
+func underMPI(t *testing.T, np int, bin string, args ...string) cmdResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	cmd, err := mpirun.Command(ctx, np, bin, args...)
+	if err != nil {
+		t.Skip(err)
+	}
+	return runCmd(t, cmd)
+}
+
+// TestMPIRunPt2pt runs ping-pong and bandwidth under real mpirun with two
+// ranks, validating every buffer, and checks the JSONL they append.
+func TestMPIRunPt2pt(t *testing.T) {
+	bin := commcostBinary(t)
+	out := filepath.Join(t.TempDir(), "pt2pt.jsonl")
+	r := underMPI(t, 2, bin, "pingpong", "--sizes", "0,8,64K,1M", "--validate", "--out", out, "--max-time", "2")
+	if r.code != 0 {
+		t.Fatalf("pingpong exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = underMPI(t, 2, bin, "bandwidth", "--sizes", "8,1M", "--validate", "--out", out, "--max-time", "2")
+	if r.code != 0 {
+		t.Fatalf("bandwidth exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	recs, err := results.ReadJSONLFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 6 {
+		t.Fatalf("%d records, want 4 pingpong + 2 bandwidth", len(recs))
+	}
+	for _, rec := range recs {
+		if rec.Meta.Backend != "native" || rec.Ranks != 2 || rec.N < 1 || !(rec.Median > 0) {
+			t.Errorf("bad record %+v", rec)
+		}
+		if !strings.Contains(rec.Meta.MPILibrary, "MPI") || len(rec.Meta.Hosts) == 0 || rec.Meta.Command == nil {
+			t.Errorf("metadata incomplete: %+v", rec.Meta)
+		}
+		if rec.CI95[0] > rec.Median || rec.CI95[1] < rec.Median {
+			t.Errorf("CI %v does not hold the median %g", rec.CI95, rec.Median)
+		}
+	}
+	if recs[0].Unit != "s" || recs[5].Unit != "B/s" {
+		t.Errorf("units %q %q", recs[0].Unit, recs[5].Unit)
+	}
+}
+
+// TestMPIRunWrongRanks: one message, exit 2, nothing written, under mpirun
+// with 3 ranks and when started without mpirun at all.
+func TestMPIRunWrongRanks(t *testing.T) {
+	bin := commcostBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.jsonl")
+	r := underMPI(t, 3, bin, "pingpong", "--sizes", "8", "--out", out)
+	if r.code != 2 || strings.Count(r.stderr, "commcost: pingpong needs exactly 2 ranks, got 3") != 1 {
+		t.Errorf("np 3: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = runCmd(t, exec.Command(bin, "pingpong", "--sizes", "8", "--out", out))
+	if r.code != 2 || !strings.Contains(r.stderr, "got 1") || !strings.Contains(r.stderr, "mpirun") {
+		t.Errorf("singleton: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s was written", out)
+	}
+}
+
+// TestMPIRunInfoAndSuite: info describes the world; suite writes a run
+// directory whose JSONL is valid and whose report renders it.
+func TestMPIRunInfoAndSuite(t *testing.T) {
+	bin := commcostBinary(t)
+	r := underMPI(t, 2, bin, "info")
+	if r.code != 0 || !strings.Contains(r.stdout, "ranks") || !strings.Contains(r.stdout, "Open MPI") && !strings.Contains(r.stdout, "MPICH") {
+		t.Fatalf("info exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	base := t.TempDir()
+	r = underMPI(t, 2, bin, "suite", "--rundir", base, "--sizes", "8,1K", "--max-time", "1")
+	if r.code != 0 {
+		t.Fatalf("suite exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	runs, _ := filepath.Glob(filepath.Join(base, "*", results.RecordsFile))
+	if len(runs) != 1 {
+		t.Fatalf("run directories: %v", runs)
+	}
+	recs, err := results.ReadJSONLFile(runs[0])
+	if err != nil || len(recs) != 4 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+	report, err := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), results.ReportFile))
+	if err != nil || !strings.Contains(string(report), "pingpong") || !strings.Contains(string(report), "bandwidth") {
+		t.Fatalf("report: %v\n%s", err, report)
+	}
+}

@@ -1,0 +1,272 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// RecordWriter is what every streaming writer offers: Write emits one whole
+// record (and makes it durable where the destination allows) before it
+// returns; Close emits whatever the format still owes and releases the
+// destination.
+type RecordWriter interface {
+	Write(rec Record) error
+	Close() error
+}
+
+// flusher and syncer are the optional capabilities writers use to push each
+// record out: bufio.Writer flushes, os.File syncs.
+type flusher interface{ Flush() error }
+type syncer interface{ Sync() error }
+
+// flushAndSync pushes what has been written to w towards stable storage.
+func flushAndSync(w io.Writer) error {
+	if f, ok := w.(flusher); ok {
+		if err := f.Flush(); err != nil {
+			return err
+		}
+	}
+	if s, ok := w.(syncer); ok {
+		if err := s.Sync(); err != nil {
+			// Pipes and terminals cannot sync (EINVAL); that loses nothing.
+			if errors.Is(err, syscall.EINVAL) || errors.Is(err, errors.ErrUnsupported) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// JSONLWriter writes the canonical format: one record per line as a JSON
+// object (README.md "records.jsonl"). Each Write marshals the record first
+// and hands the whole line to the destination in one write call, then
+// flushes and fsyncs it, so a record is either completely in the file or
+// not at all; with AppendJSONL's O_APPEND, lines from several processes
+// appending to one local file do not interleave.
+type JSONLWriter struct {
+	w      io.Writer
+	closer io.Closer // nil when the caller owns w
+	name   string    // for error messages
+}
+
+// NewJSONLWriter writes records to w, flushing (bufio.Writer) and syncing
+// (os.File) after each one. Close does not close w.
+func NewJSONLWriter(w io.Writer) *JSONLWriter {
+	return &JSONLWriter{w: w, name: "JSON Lines output"}
+}
+
+// AppendJSONL opens path for appending (O_APPEND|O_CREATE|O_WRONLY, mode
+// 0644) and returns a writer that owns the file. It fails before anything is
+// written when the directory is missing, path is a directory, the file
+// cannot be opened for writing, or the file ends in a truncated record
+// (appending would glue the new record onto the fragment and corrupt both),
+// with an error that says which.
+func AppendJSONL(path string) (*JSONLWriter, error) {
+	f, err := openAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTerminated(path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &JSONLWriter{w: f, closer: f, name: path}, nil
+}
+
+// checkTerminated fails if the file at path is non-empty and does not end
+// in a newline.
+func checkTerminated(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		// Write-only files cannot be checked; appending is still allowed.
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return nil
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
+		return fmt.Errorf("results: cannot check the end of %s: %w", path, err)
+	}
+	if last[0] != '\n' {
+		return fmt.Errorf("results: cannot append to %s: it ends in a truncated record (no final newline); remove the partial last line or write to a new file", path)
+	}
+	return nil
+}
+
+// openAppend opens path for appending, explaining the usual failures in
+// terms of what the user has to fix.
+func openAppend(path string) (*os.File, error) {
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("results: cannot write %s: directory %s does not exist", path, dir)
+		}
+		return nil, fmt.Errorf("results: cannot write %s: %w", path, err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("results: cannot write %s: %s is not a directory", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("results: cannot write %s: it is a directory", path)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("results: cannot write %s: permission denied", path)
+		}
+		return nil, fmt.Errorf("results: cannot write %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Write validates rec, stamps SchemaVersion if rec.Schema is 0, and appends
+// it as one line. A record that cannot be encoded (e.g. a NaN in Samples or
+// Derived) is an error and nothing of it is written.
+func (jw *JSONLWriter) Write(rec Record) error {
+	line, err := MarshalRecord(rec)
+	if err != nil {
+		return err
+	}
+	if _, err := jw.w.Write(line); err != nil {
+		return fmt.Errorf("results: writing %s: %w", jw.name, err)
+	}
+	if err := flushAndSync(jw.w); err != nil {
+		return fmt.Errorf("results: flushing %s: %w", jw.name, err)
+	}
+	return nil
+}
+
+// Close closes the file opened by AppendJSONL; for NewJSONLWriter it only
+// flushes.
+func (jw *JSONLWriter) Close() error {
+	if jw.closer == nil {
+		return flushAndSync(jw.w)
+	}
+	return jw.closer.Close()
+}
+
+// MarshalRecord is the JSON Lines encoding of rec: one JSON object and a
+// trailing newline, with Schema stamped to SchemaVersion when it is 0.
+func MarshalRecord(rec Record) ([]byte, error) {
+	if rec.Schema == 0 {
+		rec.Schema = SchemaVersion
+	}
+	if err := rec.Validate(); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("results: encoding record %s %s: %w", rec.Bench, paramString(rec.Params), err)
+	}
+	return append(line, '\n'), nil
+}
+
+// ErrTruncated marks a final line that ends without a newline and does not
+// parse: the signature of a writer interrupted mid-record.
+var ErrTruncated = errors.New("truncated final line (the writer was probably interrupted)")
+
+// LineError is a problem on one line of a JSON Lines file; Line is 1-based.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ReadJSONL reads records written by JSONLWriter. Blank lines are skipped;
+// unknown fields are ignored (they come from newer writers of the same
+// schema version). Every line must be a record with a schema version between
+// 1 and SchemaVersion, a bench and a unit, and parameters that are JSON
+// scalars.
+//
+// Errors name the 1-based line. Any bad line fails the whole read (nil
+// records), except one case: a last line with no terminating newline that
+// does not parse is what an interrupted writer leaves behind, so ReadJSONL
+// returns every record before it together with a *LineError wrapping
+// ErrTruncated. Callers that accept such a file must check for it
+// (errors.Is(err, ErrTruncated)) and should say that the last record was
+// lost. An unterminated last line that does parse is accepted without error.
+func ReadJSONL(r io.Reader) ([]Record, error) {
+	br := bufio.NewReader(r)
+	var recs []Record
+	for lineNo := 1; ; lineNo++ {
+		// ReadBytes has no line-length limit: records with raw samples can
+		// be megabytes long.
+		line, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return nil, &LineError{Line: lineNo, Err: err}
+		}
+		terminated := err == nil
+		if len(bytes.TrimSpace(line)) > 0 {
+			rec, perr := parseRecordLine(line)
+			if perr != nil {
+				if !terminated {
+					return recs, &LineError{Line: lineNo, Err: fmt.Errorf("%w: %v", ErrTruncated, perr)}
+				}
+				return nil, &LineError{Line: lineNo, Err: perr}
+			}
+			recs = append(recs, rec)
+		}
+		if !terminated {
+			return recs, nil
+		}
+	}
+}
+
+// ReadJSONLFile is ReadJSONL on the file at path, with the path in errors.
+func ReadJSONLFile(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	defer f.Close()
+	recs, err := ReadJSONL(f)
+	if err != nil {
+		err = fmt.Errorf("results: %s: %w", path, err)
+	}
+	return recs, err
+}
+
+// parseRecordLine decodes and checks one line.
+func parseRecordLine(line []byte) (Record, error) {
+	var rec Record
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if err := dec.Decode(&rec); err != nil {
+		return Record{}, fmt.Errorf("not a JSON record: %w", err)
+	}
+	// One object per line: anything after it means two records were glued
+	// together or the line is corrupt.
+	if len(bytes.TrimSpace(line[dec.InputOffset():])) > 0 {
+		return Record{}, errors.New("not a JSON record: extra data after the object")
+	}
+	if rec.Schema == 0 {
+		return Record{}, errors.New("record has no schema version")
+	}
+	if err := rec.Validate(); err != nil {
+		return Record{}, err
+	}
+	return rec, nil
+}
+
+// paramString formats params as "k=v k=v" in key order, for messages.
+func paramString(p Params) string {
+	keys := sortedKeys(p)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + formatParam(p[k])
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,148 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+)
+
+// buildCommit, when set at link time, wins over the build info's VCS stamp:
+//
+//	go build -ldflags "-X github.com/commcost/commcost/results.buildCommit=$(git rev-parse --short HEAD)"
+//
+// It exists because binaries built with -buildvcs=false (or by "go run" and
+// "go test", which never stamp) carry no revision.
+var buildCommit string
+
+// NewMeta fills the fields of Meta this process can know by itself: Commit,
+// Date (now, UTC), GOMAXPROCS, Command (os.Args), Binding, GOOS, GOARCH,
+// GoVersion and CPU, with Backend set to backend ("native" or "local").
+// MPILibrary, MPIVersion, Hosts and RanksPerHost come from MPI and are the
+// caller's to fill; Seed too when the run uses one.
+func NewMeta(backend string) Meta {
+	return Meta{
+		Commit:     BuildCommit(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Binding:    Binding(),
+		Backend:    backend,
+		Date:       FormatDate(time.Now()),
+		Command:    slices.Clone(os.Args),
+		GOOS:       runtime.GOOS,
+		GOARCH:     runtime.GOARCH,
+		GoVersion:  runtime.Version(),
+		CPU:        cpuModel(),
+	}
+}
+
+// FormatDate is the Meta.Date form of t: RFC 3339 in UTC, to the second.
+func FormatDate(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
+}
+
+// BuildCommit identifies the source the running binary was built from: the
+// link-time value of buildCommit if set, else the first 12 hex digits of the
+// build info's vcs.revision with "-dirty" appended when vcs.modified is true,
+// else "unknown". It never runs git: the working directory of a job on a
+// cluster node need not be the checkout the binary came from.
+func BuildCommit() string {
+	if buildCommit != "" {
+		return buildCommit
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	return commitFromSettings(info.Settings)
+}
+
+func commitFromSettings(settings []debug.BuildSetting) string {
+	var rev string
+	var dirty bool
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "unknown"
+	}
+	// 12 digits, as in Go pseudo-versions: unique in any real repository
+	// and accepted by git wherever a commit is expected.
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
+}
+
+// bindingEnv lists, in output order, the environment variables that describe
+// where an MPI launcher placed and bound this process. Each one set is
+// recorded as key=value under a short key.
+var bindingEnv = []struct{ key, env string }{
+	{"ompi_local_rank", "OMPI_COMM_WORLD_LOCAL_RANK"},   // Open MPI mpirun
+	{"ompi_bind", "OMPI_MCA_hwloc_base_binding_policy"}, // Open MPI --bind-to (hwloc)
+	{"ompi_map", "OMPI_MCA_rmaps_base_mapping_policy"},  // Open MPI --map-by
+	{"mpich_local_rank", "MPI_LOCALRANKID"},             // MPICH Hydra
+	{"hydra_bind", "HYDRA_BINDING"},                     // MPICH mpiexec -bind-to
+	{"slurm_local_id", "SLURM_LOCALID"},                 // srun
+	{"slurm_cpu_bind", "SLURM_CPU_BIND"},                // srun --cpu-bind
+}
+
+// Binding describes this process's CPU binding as space-separated key=value
+// pairs: "cpus=<Cpus_allowed_list>" from /proc/self/status (the CPUs the
+// kernel lets this process run on, e.g. "0-3" or "2"), then, for each of
+// the launcher variables that is set, its value under a short key:
+// ompi_local_rank, ompi_bind (OMPI_MCA_hwloc_base_binding_policy), ompi_map,
+// mpich_local_rank, hydra_bind, slurm_local_id, slurm_cpu_bind (README.md
+// lists the variables). It is "unknown" when nothing is available,
+// e.g. off Linux outside a launcher.
+func Binding() string {
+	status, _ := os.ReadFile("/proc/self/status")
+	return bindingFrom(status, os.Getenv)
+}
+
+func bindingFrom(status []byte, getenv func(string) string) string {
+	var parts []string
+	if cpus := procField(status, "Cpus_allowed_list"); cpus != "" {
+		parts = append(parts, "cpus="+cpus)
+	}
+	for _, b := range bindingEnv {
+		if v := getenv(b.env); v != "" {
+			// Values with spaces would break the key=value split.
+			parts = append(parts, b.key+"="+strings.Join(strings.Fields(v), ","))
+		}
+	}
+	if len(parts) == 0 {
+		return "unknown"
+	}
+	return strings.Join(parts, " ")
+}
+
+// procField returns the value of "key:" in a /proc "key:\tvalue" file.
+func procField(data []byte, key string) string {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// cpuModel is the first "model name" of /proc/cpuinfo, or "" off Linux or
+// on architectures whose cpuinfo has no such line.
+func cpuModel() string {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	return procField(data, "model name")
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# check_benchstat.sh: check that commcost's Go benchmark output (results
+# package, GoBenchWriter) is read by benchstat.
+#
+#   scripts/check_benchstat.sh [FILE...]
+#
+# With no FILE it generates one from the results package's tests
+# (TestGoBenchBenchstat with COMMCOST_GOBENCH_OUT). It fails if benchstat
+# exits non-zero, prints anything on stderr (benchstat reports lines it
+# cannot parse there), or prints no result rows.
+#
+# benchstat is installed from the Go module proxy into a temporary GOBIN
+# (golang.org/x/perf/cmd/benchstat@$BENCHSTAT_VERSION, default latest) rather
+# than run with "go run": that keeps go's own download messages out of the
+# stderr we check, and leaves the project's go.mod alone.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+version=${BENCHSTAT_VERSION:-latest}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then
+	files=("$tmp/bench.txt")
+	(cd "$repo" && COMMCOST_GOBENCH_OUT="${files[0]}" go test -count=1 -run '^TestGoBenchBenchstat$' ./results/ >/dev/null)
+fi
+for f in "${files[@]}"; do
+	[ -s "$f" ] || { echo "check_benchstat: $f is missing or empty" >&2; exit 1; }
+done
+
+# Outside the module (cd $tmp) so that nothing touches go.mod or go.sum.
+(cd "$tmp" && GOBIN="$tmp/bin" GOFLAGS= go install "golang.org/x/perf/cmd/benchstat@$version")
+
+status=0
+"$tmp/bin/benchstat" "${files[@]}" >"$tmp/out" 2>"$tmp/err" || status=$?
+cat "$tmp/out"
+if [ $status -ne 0 ]; then
+	cat "$tmp/err" >&2
+	echo "check_benchstat: benchstat exited with status $status" >&2
+	exit 1
+fi
+if [ -s "$tmp/err" ]; then
+	cat "$tmp/err" >&2
+	echo "check_benchstat: benchstat reported problems (above)" >&2
+	exit 1
+fi
+# Every result row carries a value and its CI ("1.520µ ± 5%", or "± ∞"
+# when there are too few samples for one); no such row means benchstat
+# parsed no results.
+rows=$(grep -c '±' "$tmp/out" || true)
+if [ "$rows" -eq 0 ]; then
+	echo "check_benchstat: benchstat printed no results for ${files[*]}" >&2
+	exit 1
+fi
+echo "check_benchstat: ok (${files[*]}: $rows result rows)"
