@@ -9,5 +9,10 @@ import (
 
 func main() {
 	err := run(os.Args[1:], os.Stdout, os.Stderr)
-	os.Exit(exitCode(err, os.Stderr))
+	code := exitCode(err, os.Stderr)
+	// MPI requires every process that initialised it to finalise before
+	// exiting, whatever the outcome; otherwise mpirun reports an abnormal
+	// termination on top of our message.
+	stopNative()
+	os.Exit(code)
 }
