@@ -1,0 +1,341 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/results"
+)
+
+// synthRec is a time record with median y (as a pattern would write it).
+func synthRec(bench string, params results.Params, ranks int, y float64) results.Record {
+	return results.Record{
+		Bench: bench, Params: params, Ranks: ranks, Unit: "s",
+		Summary: results.Summary{N: 5, Min: y, Median: y, Mean: y, Max: y, P90: y, P99: y, CI95: [2]float64{y * 0.99, y * 1.01}},
+		Meta:    results.Meta{Backend: "synthetic"},
+	}
+}
+
+func pow2(lo, hi int) []float64 {
+	var out []float64
+	for e := lo; e <= hi; e++ {
+		out = append(out, math.Ldexp(1, e))
+	}
+	return out
+}
+
+// synthetic returns fixed-seed records for each model kind, generated
+// from known parameters with 1% relative noise.
+func synthetic(kind string) []results.Record {
+	rng := rand.New(rand.NewPCG(42, 7))
+	noise := func(y float64) float64 { return y * (1 + 0.01*rng.NormFloat64()) }
+	var recs []results.Record
+	switch kind {
+	case "hockney", "piecewise":
+		for _, m := range pow2(0, 22) {
+			y := 0.5e-6 + 0.2e-9*m
+			if kind == "piecewise" && m >= 8192 {
+				y = 4e-6 + 0.08e-9*m
+			}
+			recs = append(recs, synthRec("pingpong", results.Params{"bytes": m}, 2, noise(y)))
+		}
+	case "loggp":
+		L, os, or, g, G := 1.5e-6, 0.4e-6, 0.6e-6, 0.5e-6, 0.1e-9
+		rt := func(s float64) float64 { return 2 * (os + L + math.Max(s-1, 0)*G + or) }
+		for _, s := range pow2(0, 16) {
+			p1 := rt(s)
+			gap := g + math.Max(s-1, 0)*G
+			recs = append(recs,
+				synthRec("prtt", results.Params{"bytes": s, "n": 1, "delay_s": 0}, 2, p1),
+				synthRec("prtt", results.Params{"bytes": s, "n": 10, "delay_s": 0}, 2, p1+9*math.Max(os, gap)),
+				synthRec("prtt", results.Params{"bytes": s, "n": 10, "delay_s": p1}, 2, p1+9*math.Max(os+p1, gap)),
+				synthRec("prtt", results.Params{"bytes": s, "n": 10, "delay_s": p1, "side": "server"}, 2, 9*(p1+or)))
+		}
+	case "hyperbolic":
+		w, c := model.Block{A: 750e-6, B: 1.05e-6}, model.Block{A: 250e-6, B: 0.95e-6} // paper 001 eq. 6
+		for _, x := range pow2(0, 16) {
+			recs = append(recs, synthRec("roundtrip", results.Params{"bytes": x}, 2, noise(2*model.EndToEnd(w, c).Time(x))))
+			for n := 3; n <= 6; n++ {
+				recs = append(recs, synthRec("alltoall", results.Params{"bytes": x}, n, noise(model.AllToAll(w, c, n).Time(x))))
+			}
+		}
+	case "trilinear":
+		c := [8]float64{0.519, 102.2, 4.989, 2.341, 382.4, 15.23, -51.73, 1242} // paper 000 Table 1, BF(3)
+		for _, k := range []float64{1, 2, 4, 8} {
+			for _, l := range pow2(6, 14) {
+				for _, r := range []float64{0.25, 0.5, 0.75, 1} {
+					y := (c[0]*k*l*r + c[1]*k*r + c[2]*k*l + c[3]*l*r + c[4]*k + c[5]*l + c[6]*r + c[7]) * 1e-6
+					recs = append(recs, synthRec("kkaccess", results.Params{"k": k, "l": l, "r": r, "op": "read"}, 8, noise(y)))
+				}
+			}
+		}
+	case "twolevel", "bsp":
+		ts, tw := 20e-6, 0.5e-9
+		for _, p := range []int{4, 8} {
+			for _, op := range []string{"bcast", "allgather", "scatter", "alltoall", "qshift", "news"} {
+				for _, m := range pow2(10, 18) {
+					M := m
+					switch op {
+					case "allgather", "scatter", "alltoall":
+						M = float64(p-1) * m
+					case "news":
+						M = 4 * m
+					}
+					y := ts + tw*M
+					if op == "alltoall" || op == "qshift" {
+						y = ts + tw*M*float64(p)/2 // bisection width c = 2
+					}
+					recs = append(recs, synthRec("aggregate", results.Params{"op": op, "impl": "mpi", "bytes": m}, p, noise(y)))
+				}
+			}
+		}
+	}
+	return recs
+}
+
+func writeJSONL(t *testing.T, path string, recs []results.Record) {
+	t.Helper()
+	var buf bytes.Buffer
+	w := results.NewJSONLWriter(&buf)
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFitGolden checks the shape of every model's table output.
+func TestFitGolden(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		kind  string
+		extra []string
+	}{
+		{"hockney", nil},
+		{"piecewise", nil},
+		{"loggp", nil},
+		{"hyperbolic", nil},
+		{"trilinear", []string{"--split", "10000"}},
+		{"twolevel", nil},
+		{"bsp", nil},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			file := filepath.Join(dir, tc.kind+".jsonl")
+			writeJSONL(t, file, synthetic(tc.kind))
+			// Flags after the positional arguments, as people type them.
+			code, out, errs := runCLI(t, append([]string{"fit", tc.kind, file}, tc.extra...)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			golden(t, "fit_"+tc.kind, shape(out))
+		})
+	}
+}
+
+// TestFitJSONAndPredict fits, prints JSON, reads it back and predicts.
+func TestFitJSONAndPredict(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		kind    string
+		check   map[string]float64 // parameter -> true value (relative tolerance 5%)
+		predict []string
+		want    float64
+	}{
+		{"hockney", map[string]float64{"t_s": 0.5e-6, "t_w": 0.2e-9}, []string{"pingpong", "bytes=1M"}, 0.5e-6 + 0.2e-9*(1<<20)},
+		{"piecewise", map[string]float64{"t_w[2]": 0.08e-9}, []string{"roundtrip", "bytes=65536"}, 2 * (4e-6 + 0.08e-9*65536)},
+		{"loggp", map[string]float64{"L": 1.5e-6, "o_s": 0.4e-6, "o_r": 0.6e-6, "g": 0.5e-6, "G": 0.1e-9}, []string{"pingpong", "bytes=1"}, 0.4e-6 + 1.5e-6 + 0.6e-6},
+		{"hyperbolic", map[string]float64{"a_w": 750e-6, "a_c": 250e-6, "b_c": 0.95e-6}, []string{"alltoall", "bytes=0", "ranks=8"}, 4*7*750e-6 + 56*250e-6},
+		{"trilinear", map[string]float64{"c0": 1242e-6, "c5": 4.989e-6}, []string{"kkaccess", "k=1", "l=0", "r=1", "op=read"}, (102.2 + 382.4 - 51.73 + 1242) * 1e-6},
+		{"twolevel", map[string]float64{"t_w": 0.5e-9, "c@8": 2}, []string{"aggregate", "op=alltoall", "bytes=1K", "--ranks", "8"}, 20e-6 + 0.5e-9*7*1024*4},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			file := filepath.Join(dir, tc.kind+".jsonl")
+			writeJSONL(t, file, synthetic(tc.kind))
+			code, out, errs := runCLI(t, "fit", "--format", "json", tc.kind, file)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			m, val, err := model.Unmarshal([]byte(out))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if val == nil || val.NTest == 0 {
+				t.Errorf("no held-out validation in the JSON")
+			}
+			for name, want := range tc.check {
+				p, ok := model.ParamByName(m, name)
+				if !ok {
+					t.Fatalf("no parameter %s in %v", name, m.Params())
+				}
+				if !scalar.EqualWithinRel(p.Value, want, 0.05) {
+					t.Errorf("%s = %g, want %g", name, p.Value, want)
+				}
+			}
+			mfile := filepath.Join(dir, tc.kind+".json")
+			if err := os.WriteFile(mfile, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errs = runCLI(t, append([]string{"predict", "--format", "json", mfile}, tc.predict...)...)
+			if code != 0 {
+				t.Fatalf("predict exit %d: %s", code, errs)
+			}
+			var res struct{ Predicted float64 }
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatal(err)
+			}
+			if !scalar.EqualWithinRel(res.Predicted, tc.want, 0.05) {
+				t.Errorf("predicted %g, want %g", res.Predicted, tc.want)
+			}
+		})
+	}
+}
+
+func TestFitPlot(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pp.jsonl")
+	writeJSONL(t, file, synthetic("piecewise"))
+	png := filepath.Join(dir, "pp.png")
+	code, _, errs := runCLI(t, "fit", "piecewise", file, "--plot", png, "--holdout", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	data, err := os.ReadFile(png)
+	if err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+		t.Fatalf("plot: %v, %d bytes", err, len(data))
+	}
+}
+
+func TestPredictTable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "h.jsonl")
+	writeJSONL(t, file, synthetic("hockney"))
+	_, out, _ := runCLI(t, "fit", "hockney", file, "--format", "json")
+	mfile := filepath.Join(dir, "h.json")
+	os.WriteFile(mfile, []byte(out), 0o644)
+	code, out, errs := runCLI(t, "predict", mfile, "pingpong", "bytes=64K")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	golden(t, "predict_hockney", shape(out))
+}
+
+// TestFitBadInput: bad input exits 2, names the flag or argument, and
+// writes nothing (no output, no plot file).
+func TestFitBadInput(t *testing.T) {
+	dir := t.TempDir()
+	pp := filepath.Join(dir, "pp.jsonl")
+	writeJSONL(t, pp, synthetic("hockney"))
+	kk := filepath.Join(dir, "kk.jsonl")
+	writeJSONL(t, kk, synthetic("trilinear"))
+	garbage := filepath.Join(dir, "garbage.jsonl")
+	os.WriteFile(garbage, []byte("{not json\n"), 0o644)
+	nan := filepath.Join(dir, "nan.jsonl")
+	os.WriteFile(nan, []byte(`{"schema":1,"bench":"pingpong","params":{"bytes":8},"ranks":2,"unit":"s","n":1,"median":-1,"ci95":[0,0],"meta":{}}`+"\n"), 0o644)
+	mjson := filepath.Join(dir, "m.json")
+	_, out, _ := runCLI(t, "fit", "hockney", pp, "--format", "json")
+	os.WriteFile(mjson, []byte(out), 0o644)
+	plot := filepath.Join(dir, "never.png")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no args", []string{"fit"}, "fit wants MODEL and FILE.jsonl"},
+		{"unknown model", []string{"fit", "amdahl", pp}, `MODEL "amdahl"`},
+		{"missing file", []string{"fit", "hockney", filepath.Join(dir, "none.jsonl")}, "FILE"},
+		{"not JSON Lines", []string{"fit", "hockney", garbage}, "FILE " + garbage},
+		{"wrong pattern", []string{"fit", "hockney", kk, "--plot", plot}, "needs pingpong or roundtrip records; the input has kkaccess"},
+		{"negative median", []string{"fit", "hockney", nan}, "median -1"},
+		{"format", []string{"fit", "hockney", pp, "--format", "xml"}, "--format xml"},
+		{"weighting", []string{"fit", "hockney", pp, "--weighting", "sqrt"}, "--weighting sqrt"},
+		{"holdout", []string{"fit", "hockney", pp, "--holdout", "every:1"}, "--holdout every:1"},
+		{"trim", []string{"fit", "hockney", pp, "--trim", "-2"}, "--trim -2"},
+		{"min-bytes", []string{"fit", "hockney", pp, "--min-bytes", "lots"}, "--min-bytes lots"},
+		{"max below min", []string{"fit", "hockney", pp, "--min-bytes", "4K", "--max-bytes", "1K"}, "--max-bytes 1K"},
+		{"op", []string{"fit", "trilinear", kk, "--op", "rmw"}, "--op rmw"},
+		{"impl", []string{"fit", "twolevel", kk, "--impl", "nccl"}, "--impl nccl"},
+		{"split on hockney", []string{"fit", "hockney", pp, "--split", "1000"}, "--split applies to the trilinear"},
+		{"split zero", []string{"fit", "trilinear", kk, "--split", "0"}, "--split 0"},
+		{"plot extension", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "x.txt")}, "--plot"},
+		{"plot dir missing", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "no", "x.png")}, "does not exist"},
+		{"extra argument", []string{"fit", "hockney", pp, "more"}, "got 3 argument(s)"},
+		{"max-segments", []string{"fit", "piecewise", pp, "--max-segments", "0"}, "--max-segments 0"},
+		{"predict no args", []string{"predict", mjson}, "predict wants MODEL.json and PATTERN"},
+		{"predict bad model", []string{"predict", pp, "pingpong", "bytes=8"}, "MODEL.json " + pp},
+		{"predict bad pair", []string{"predict", mjson, "pingpong", "bytes"}, `"bytes" is not key=value`},
+		{"predict duplicate", []string{"predict", mjson, "pingpong", "bytes=1", "bytes=2"}, "bytes given twice"},
+		{"predict pattern", []string{"predict", mjson, "kkaccess", "bytes=8"}, "PATTERN kkaccess"},
+		{"predict missing param", []string{"predict", mjson, "pingpong", "size=8"}, `no parameter "bytes"`},
+		{"predict ranks", []string{"predict", mjson, "pingpong", "bytes=8", "ranks=0"}, "ranks wants an integer"},
+		{"predict format", []string{"predict", mjson, "pingpong", "bytes=8", "--format", "csv"}, "--format csv"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, tc.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, out, errs)
+			}
+			if out != "" {
+				t.Errorf("wrote to stdout on bad input: %q", out)
+			}
+			if !strings.Contains(errs, tc.want) {
+				t.Errorf("stderr %q does not contain %q", errs, tc.want)
+			}
+			if _, err := os.Stat(plot); err == nil {
+				t.Errorf("plot written on bad input")
+			}
+		})
+	}
+}
+
+// TestFitRefusesIllConditioned: a design with one level of r exits 1
+// and names the missing levels.
+func TestFitRefusesIllConditioned(t *testing.T) {
+	dir := t.TempDir()
+	var oneR []results.Record
+	for _, r := range synthetic("trilinear") {
+		if r.Params["r"].(float64) == 1 {
+			oneR = append(oneR, r)
+		}
+	}
+	file := filepath.Join(dir, "r1.jsonl")
+	writeJSONL(t, file, oneR)
+	code, out, errs := runCLI(t, "fit", "trilinear", file)
+	if code != 1 || out != "" || !strings.Contains(errs, "r has 1 level(s) (r = 1)") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+}
+
+func FuzzParseAssignments(f *testing.F) {
+	for _, s := range []string{"bytes=8", "k=4 l=1K r=0.5 op=read", "ranks=8", "x=", "=1", "a=1 a=2", "bytes=NaN", "b=1e400"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, ranks, err := parseAssignments(strings.Fields(s))
+		if err != nil {
+			return
+		}
+		if ranks < 0 {
+			t.Fatalf("ranks %d", ranks)
+		}
+		for k, v := range p {
+			if k == "" || k == "ranks" {
+				t.Fatalf("key %q accepted", k)
+			}
+			if x, ok := v.(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
+				t.Fatalf("%s = %v accepted", k, x)
+			}
+		}
+	})
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/results"
+)
+
+func init() {
+	register(command{
+		name:    "predict",
+		summary: "predict a pattern instance's time from a fitted model (JSON from 'fit --format json')",
+		run:     runPredict,
+	})
+}
+
+const predictUsage = `usage: commcost predict MODEL.json PATTERN [key=value ...] [flags]
+
+MODEL.json is the output of 'commcost fit MODEL FILE --format json'.
+PATTERN is a record bench name (pingpong, roundtrip, prtt, bandwidth,
+alltoall, pairwise, rowcontention, kkaccess, aggregate); key=value pairs are
+its parameters as the records carry them (numbers, or strings such as
+op=read), e.g.
+
+  commcost predict hockney.json pingpong bytes=65536
+  commcost predict tri.json kkaccess k=4 l=1024 r=1 op=read
+  commcost predict twolevel.json aggregate op=alltoall bytes=4096 ranks=8
+
+ranks=N (or --ranks N) sets the number of ranks.
+
+flags:
+`
+
+// parseAssignments parses key=value pairs: numbers become float64, other
+// values strings; "ranks" is returned separately. Keys must be non-empty
+// identifiers and appear once.
+func parseAssignments(args []string) (results.Params, int, error) {
+	p := results.Params{}
+	ranks := 0
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" || v == "" {
+			return nil, 0, fmt.Errorf("%q is not key=value", a)
+		}
+		for _, c := range k {
+			if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+				return nil, 0, fmt.Errorf("%q: key %q must be letters, digits and _", a, k)
+			}
+		}
+		if _, dup := p[k]; dup || (k == "ranks" && ranks != 0) {
+			return nil, 0, fmt.Errorf("%q: %s given twice", a, k)
+		}
+		if k == "ranks" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 1<<24 {
+				return nil, 0, fmt.Errorf("%q: ranks wants an integer from 1 to %d", a, 1<<24)
+			}
+			ranks = n
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, 0, fmt.Errorf("%q: %s must be finite", a, k)
+			}
+			p[k] = f
+			continue
+		}
+		if n, err := parseSize(v); err == nil {
+			p[k] = float64(n) // 64K, 1M
+			continue
+		}
+		p[k] = v
+	}
+	return p, ranks, nil
+}
+
+func runPredict(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("predict", stderr)
+	format := fs.String("format", "table", "output: table or json")
+	ranksFlag := fs.Int("ranks", 0, "number of ranks of the instance (alltoall, aggregate, ...)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), predictUsage)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if *format != "table" && *format != "json" {
+		return usagef("--format %s: want table or json", *format)
+	}
+	if len(pos) < 2 {
+		return usagef("predict wants MODEL.json and PATTERN, got %d argument(s); usage: commcost predict MODEL.json PATTERN [key=value ...]", len(pos))
+	}
+	path, pattern := pos[0], pos[1]
+	params, ranks, err := parseAssignments(pos[2:])
+	if err != nil {
+		return usagef("parameter %v; want key=value, e.g. bytes=1024 or op=read", err)
+	}
+	if *ranksFlag != 0 {
+		if *ranksFlag < 1 || *ranksFlag > 1<<24 {
+			return usagef("--ranks %d: want 1 to %d", *ranksFlag, 1<<24)
+		}
+		if ranks != 0 && ranks != *ranksFlag {
+			return usagef("--ranks %d and ranks=%d disagree", *ranksFlag, ranks)
+		}
+		ranks = *ranksFlag
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return usagef("MODEL.json %s: %v", path, err)
+	}
+	m, _, err := model.Unmarshal(data)
+	if err != nil {
+		return usagef("MODEL.json %s: %v", path, err)
+	}
+	in := model.Instance{Pattern: pattern, Params: params, Ranks: ranks}
+	v, err := m.Predict(in)
+	if err != nil {
+		if errors.Is(err, model.ErrUnsupportedPattern) || errors.Is(err, model.ErrBadRecord) {
+			return usagef("PATTERN %s %s: %v", pattern, paramList(params), err)
+		}
+		return err
+	}
+	unit := "s"
+	if pattern == "bandwidth" {
+		unit = "B/s"
+	}
+	var out bytes.Buffer
+	if *format == "json" {
+		b, err := json.MarshalIndent(struct {
+			Model     string         `json:"model"`
+			Instance  model.Instance `json:"instance"`
+			Predicted float64        `json:"predicted"`
+			Unit      string         `json:"unit"`
+		}{m.Kind(), in, v, unit}, "", "  ")
+		if err != nil {
+			return err
+		}
+		out.Write(b)
+		out.WriteByte('\n')
+	} else {
+		val, u := fmtValue(v, unit)
+		if unit == "B/s" {
+			val, u = strconv.FormatFloat(v/1e6, 'g', 4, 64), "MB/s (10^6 B)"
+		}
+		rk := "-"
+		if ranks > 0 {
+			rk = strconv.Itoa(ranks)
+		}
+		if err := renderTable(&out, []string{"model", "pattern", "params", "ranks", "predicted", "unit"},
+			[][]string{{m.Kind(), pattern, paramList(params), rk, val, u}}); err != nil {
+			return err
+		}
+	}
+	_, err = stdout.Write(out.Bytes())
+	return err
+}
+
+func paramList(p results.Params) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	s := make([]string, len(keys))
+	for i, k := range keys {
+		s[i] = fmt.Sprintf("%s=%v", k, p[k])
+	}
+	return strings.Join(s, " ")
+}

@@ -1,0 +1,277 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/commcost/commcost/results"
+)
+
+// Model is a fitted (or derived) cost model.
+type Model interface {
+	// Kind is the model's name as used by Fit and the CLI, e.g. "hockney".
+	Kind() string
+	// Params lists the model's parameters in a stable order.
+	Params() []Param
+	// Quality describes the fit; derived models return the quality of the
+	// fit they were derived from.
+	Quality() Quality
+	// Patterns lists the pattern (record bench) names Predict accepts.
+	Patterns() []string
+	// Predict returns the model's value for one pattern instance, in the
+	// unit of that pattern's records (seconds for every pattern except
+	// "bandwidth", which is bytes per second). A pattern the model does not
+	// describe gives an error wrapping ErrUnsupportedPattern.
+	Predict(in Instance) (float64, error)
+}
+
+// Param is one named model parameter with its uncertainty. SE is zero and
+// CI95 equals [Value, Value] when the parameter is not estimated with an
+// uncertainty (e.g. a configured constant); Fixed says so.
+type Param struct {
+	Name  string     `json:"name"`
+	Unit  string     `json:"unit"`
+	Value float64    `json:"value"`
+	SE    float64    `json:"se"`
+	CI95  [2]float64 `json:"ci95"`
+	Fixed bool       `json:"fixed,omitempty"`
+}
+
+// Quality is the fit quality of a model (MEASURE.md "Fitting").
+type Quality struct {
+	// N is the number of fitted points (per-point medians) after trimming,
+	// DoF the residual degrees of freedom.
+	N   int `json:"n"`
+	DoF int `json:"dof"`
+	// Trimmed counts the one-sided outliers dropped before the final fit;
+	// TrimmedPoints names them.
+	Trimmed       int      `json:"trimmed"`
+	TrimmedPoints []string `json:"trimmed_points,omitempty"`
+	// RSE is the residual standard error of the weighted fit. With the
+	// default relative weighting it is a relative error (0.01 = 1%).
+	RSE     float64 `json:"rse"`
+	RSEUnit string  `json:"rse_unit"`
+	AdjR2   float64 `json:"adj_r2"`
+	// Cond is the 2-norm condition number of the weighted design with unit
+	// column norms (Jacobian at the solution for nonlinear fits). Scaling
+	// the columns first makes it independent of the units of the
+	// predictors, so it measures collinearity, not the size of l in bytes.
+	Cond      float64 `json:"cond"`
+	Weighting string  `json:"weighting"`
+	// Notes are warnings returned next to the result (e.g. a parameter
+	// shadowed by another, a limit that has not converged).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Instance is one pattern instance: the pattern's bench name, its
+// parameters (the keys its records carry) and the number of ranks.
+type Instance struct {
+	Pattern string         `json:"pattern"`
+	Params  results.Params `json:"params"`
+	Ranks   int            `json:"ranks,omitempty"`
+}
+
+// InstanceOf returns the pattern instance a record measured.
+func InstanceOf(r results.Record) Instance {
+	return Instance{Pattern: r.Bench, Params: r.Params, Ranks: r.Ranks}
+}
+
+// Num returns the numeric parameter key of the instance.
+func (in Instance) Num(key string) (float64, error) {
+	return numParam(in.Params, key, in.Pattern)
+}
+
+// Str returns the string parameter key of the instance ("" if absent).
+func (in Instance) Str(key string) string {
+	s, _ := in.Params[key].(string)
+	return s
+}
+
+// Errors callers may test with errors.Is.
+var (
+	ErrNoRecords          = errors.New("no records")
+	ErrUnsupportedPattern = errors.New("pattern not described by this model")
+	ErrIllConditioned     = errors.New("design is rank-deficient or ill-conditioned")
+	ErrBadRecord          = errors.New("bad record")
+)
+
+// MaxCondition is the largest condition number of the (column-scaled,
+// weighted) design that a fit accepts; MEASURE.md: refuse ill-conditioned
+// designs rather than print meaningless coefficients.
+const MaxCondition = 1e10
+
+// Weighting selects the least-squares row weights.
+type Weighting int
+
+const (
+	// WeightRelative weights row i by 1/y_i, i.e. minimises relative error
+	// (the default: times span orders of magnitude).
+	WeightRelative Weighting = iota
+	// WeightNone minimises absolute error.
+	WeightNone
+	// WeightCI weights row i by 1/sigma_i with sigma_i = (CI95 width)/(2*1.96),
+	// the standard error implied by the record's confidence interval of the
+	// median. Falls back to WeightRelative (with a note) when any record lacks
+	// a usable interval.
+	WeightCI
+)
+
+func (w Weighting) String() string {
+	switch w {
+	case WeightRelative:
+		return "relative"
+	case WeightNone:
+		return "none"
+	case WeightCI:
+		return "ci"
+	}
+	return fmt.Sprintf("Weighting(%d)", int(w))
+}
+
+// ParseWeighting parses "relative", "none" or "ci".
+func ParseWeighting(s string) (Weighting, error) {
+	switch s {
+	case "relative", "":
+		return WeightRelative, nil
+	case "none":
+		return WeightNone, nil
+	case "ci":
+		return WeightCI, nil
+	}
+	return 0, fmt.Errorf("weighting %q: want relative, none or ci", s)
+}
+
+// Options configures a fit. The zero value means the documented defaults.
+type Options struct {
+	Weighting Weighting
+	// TrimSigma is the one-sided outlier threshold in robust standard
+	// deviations (1.4826 * MAD of the weighted residuals): points whose
+	// residual lies more than TrimSigma above the fit are dropped and
+	// counted. Zero means 5; negative disables trimming.
+	TrimSigma float64
+	// MaxTrimFraction caps the share of points trimming may drop.
+	// Zero means 0.1.
+	MaxTrimFraction float64
+	// MinBytes and MaxBytes restrict message-size models to sizes in
+	// [MinBytes, MaxBytes]; zero means no bound. (A shaped link's slope is
+	// best fitted over large messages only, ENVIRONMENT.md.)
+	MinBytes, MaxBytes float64
+	// Op selects the k-k-access operation ("read" or "write"); empty means
+	// the only operation present in the records.
+	Op string
+	// Impl selects the aggregate-operation implementation ("mpi" or
+	// "textbook"); empty means the only one present in the records.
+	Impl string
+	// MaxSegments bounds the piecewise Hockney segmentation; zero means 4.
+	MaxSegments int
+	// MinSegmentPoints is the fewest sizes a piecewise segment may hold;
+	// zero means 3 (two coefficients plus one degree of freedom).
+	MinSegmentPoints int
+	// PacketBytes is the LogP packet size w (a message of s bytes is
+	// ceil(s/w) LogP messages); zero means the smallest PRTT size, at
+	// least 1.
+	PacketBytes float64
+}
+
+func (o Options) trimSigma() float64 {
+	switch {
+	case o.TrimSigma == 0:
+		return 5
+	case o.TrimSigma < 0:
+		return math.Inf(1)
+	}
+	return o.TrimSigma
+}
+
+func (o Options) maxTrimFraction() float64 {
+	if o.MaxTrimFraction == 0 {
+		return 0.1
+	}
+	return o.MaxTrimFraction
+}
+
+func (o Options) maxSegments() int {
+	if o.MaxSegments <= 0 {
+		return 4
+	}
+	return o.MaxSegments
+}
+
+func (o Options) minSegmentPoints() int {
+	if o.MinSegmentPoints <= 0 {
+		return 3
+	}
+	return o.MinSegmentPoints
+}
+
+// Fitter fits one kind of model from records.
+type Fitter func(recs []results.Record, opt Options) (Model, error)
+
+var fitters = map[string]Fitter{
+	"hockney":    func(r []results.Record, o Options) (Model, error) { return FitHockney(r, o) },
+	"piecewise":  func(r []results.Record, o Options) (Model, error) { return FitPiecewise(r, o) },
+	"loggp":      func(r []results.Record, o Options) (Model, error) { return FitLogGP(r, o) },
+	"logp":       func(r []results.Record, o Options) (Model, error) { return FitLogP(r, o) },
+	"postal":     func(r []results.Record, o Options) (Model, error) { return FitPostal(r, o) },
+	"hyperbolic": func(r []results.Record, o Options) (Model, error) { return FitHyperbolic(r, o) },
+	"trilinear":  func(r []results.Record, o Options) (Model, error) { return FitTrilinear(r, o) },
+	"twolevel":   func(r []results.Record, o Options) (Model, error) { return FitTwoLevel(r, o) },
+	"bsp":        func(r []results.Record, o Options) (Model, error) { return FitBSP(r, o) },
+}
+
+// Kinds lists the model kinds Fit accepts, sorted.
+func Kinds() []string {
+	ks := make([]string, 0, len(fitters))
+	for k := range fitters {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// Fit fits the model of the given kind to recs.
+func Fit(kind string, recs []results.Record, opt Options) (Model, error) {
+	f, ok := fitters[kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown model %q (want one of %s)", kind, strings.Join(Kinds(), ", "))
+	}
+	return f(recs, opt)
+}
+
+func unsupported(kind, pattern string, patterns []string) error {
+	return fmt.Errorf("%w: %s predicts %s, not %q", ErrUnsupportedPattern, kind, strings.Join(patterns, ", "), pattern)
+}
+
+// PredictSum predicts a communication expressed as a sum of pattern
+// instances (DESIGN.md contract 4: applications describe their
+// communication this way, so every model can predict every application).
+// The first instance the model cannot predict is an error naming it.
+func PredictSum(m Model, ins []Instance) (float64, error) {
+	var sum float64
+	for i, in := range ins {
+		v, err := m.Predict(in)
+		if err != nil {
+			return 0, fmt.Errorf("instance %d (%s %s): %w", i+1, in.Pattern, paramString(in.Params), err)
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// ParamByName returns the parameter called name, or false.
+func ParamByName(m Model, name string) (Param, bool) {
+	for _, p := range m.Params() {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+// fixedParam is a parameter without an uncertainty.
+func fixedParam(name, unit string, v float64) Param {
+	return Param{Name: name, Unit: unit, Value: v, CI95: [2]float64{v, v}, Fixed: true}
+}

@@ -1,0 +1,211 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/commcost/commcost/results"
+)
+
+// maxLegendSeries bounds the legend; more series are drawn unlabelled.
+const maxLegendSeries = 12
+
+// xParam is the parameter a pattern's curves run along: the message size
+// (the packet size l for k-k-accesses).
+func xParam(in Instance) string {
+	if _, ok := in.Params["bytes"]; ok {
+		return "bytes"
+	}
+	if _, ok := in.Params["l"]; ok {
+		return "l"
+	}
+	return ""
+}
+
+type plotSeries struct {
+	label string
+	base  Instance // the series' instance with the x parameter to be set
+	x, y  []float64
+}
+
+// Plot draws the measured per-point medians of recs the model predicts
+// (points) and the model's prediction along the message size (lines), one
+// series per pattern and combination of the other parameters, and writes
+// it to path (the format follows the extension: .png, .svg, .pdf). Axes are
+// logarithmic where the values are positive and span more than a decade.
+func Plot(m Model, recs []results.Record, path, title string) error {
+	cmp := Compare(m, recs)
+	by := map[string]*plotSeries{}
+	var order []string
+	for _, c := range cmp {
+		xk := xParam(c.Instance)
+		if xk == "" {
+			continue
+		}
+		x, err := c.Instance.Num(xk)
+		if err != nil {
+			continue
+		}
+		rest := results.Params{}
+		for k, v := range c.Instance.Params {
+			if k != xk {
+				rest[k] = v
+			}
+		}
+		label := strings.TrimSpace(c.Instance.Pattern + " " + paramString(rest))
+		if c.Instance.Ranks > 0 {
+			label += fmt.Sprintf(" ranks=%d", c.Instance.Ranks)
+		}
+		s, ok := by[label]
+		if !ok {
+			s = &plotSeries{label: label, base: Instance{Pattern: c.Instance.Pattern, Params: rest, Ranks: c.Instance.Ranks}}
+			s.base.Params[xk] = 0.0
+			by[label] = s
+			order = append(order, label)
+		}
+		s.x = append(s.x, x)
+		s.y = append(s.y, c.Measured)
+	}
+	if len(order) == 0 {
+		return fmt.Errorf("plot: none of the %d records is a pattern %s predicts along a message size (%s)", len(recs), m.Kind(), strings.Join(m.Patterns(), ", "))
+	}
+	sort.Strings(order)
+
+	// Axis ranges over all series decide log or linear axes.
+	minX, maxX, minY, maxY := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, s := range by {
+		for i := range s.x {
+			minX, maxX = math.Min(minX, s.x[i]), math.Max(maxX, s.x[i])
+			minY, maxY = math.Min(minY, s.y[i]), math.Max(maxY, s.y[i])
+		}
+	}
+	logX := maxX > 10*math.Max(minX, 0) && maxX > 0
+	logY := minY > 0 && maxY > 10*minY
+
+	p := plot.New()
+	p.Title.Text = title
+	unit := "time (s)"
+	if _, ok := by[order[0]]; ok && by[order[0]].base.Pattern == "bandwidth" {
+		unit = "bandwidth (B/s)"
+	}
+	p.Y.Label.Text = unit
+	p.X.Label.Text = "message size (bytes)"
+	if xParam(by[order[0]].base) == "l" {
+		p.X.Label.Text = "packet size l (bytes)"
+	}
+	if logX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = shortTicks{plot.LogTicks{Prec: -1}}
+	}
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = shortTicks{plot.LogTicks{Prec: -1}}
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	dropped := 0
+	for i, label := range order {
+		s := by[label]
+		var pts plotter.XYs
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for j := range s.x {
+			if logX && s.x[j] <= 0 {
+				dropped++
+				continue
+			}
+			pts = append(pts, plotter.XY{X: s.x[j], Y: s.y[j]})
+			lo, hi = math.Min(lo, s.x[j]), math.Max(hi, s.x[j])
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		sc.GlyphStyle.Color = plotutil.Color(i)
+		// Colours repeat after 7 series; the glyph shape tells them apart.
+		sc.GlyphStyle.Shape = plotutil.Shape(i / 7)
+		sc.GlyphStyle.Radius = vg.Points(2.5)
+		p.Add(sc)
+		curve := predictCurve(m, s, lo, hi, logX, logY)
+		if len(curve) > 1 {
+			ln, err := plotter.NewLine(curve)
+			if err != nil {
+				return fmt.Errorf("plot: %w", err)
+			}
+			ln.LineStyle.Color = plotutil.Color(i)
+			ln.LineStyle.Width = vg.Points(1.2)
+			p.Add(ln)
+			if i < maxLegendSeries {
+				p.Legend.Add(label, sc, ln)
+			}
+		} else if i < maxLegendSeries {
+			p.Legend.Add(label, sc)
+		}
+	}
+	if dropped > 0 {
+		p.Title.Text += fmt.Sprintf(" (%d zero-size points not on the log axis)", dropped)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png", ".svg", ".pdf", ".jpg", ".jpeg", ".eps", ".tif", ".tiff":
+	default:
+		return errors.New("plot: file name must end in .png, .svg, .pdf, .eps, .jpg or .tif")
+	}
+	if err := p.Save(8*vg.Inch, 6*vg.Inch, path); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
+
+// predictCurve evaluates the model along x in [lo, hi] (200 points,
+// geometric on a log axis) for the series' other parameters. Points the
+// model cannot predict or that are not positive on a log axis are skipped.
+func predictCurve(m Model, s *plotSeries, lo, hi float64, logX, logY bool) plotter.XYs {
+	const n = 200
+	xk := xParam(s.base)
+	var out plotter.XYs
+	for i := 0; i <= n; i++ {
+		f := float64(i) / n
+		x := lo + f*(hi-lo)
+		if logX {
+			x = lo * math.Pow(hi/lo, f)
+		}
+		in := s.base
+		in.Params = results.Params{}
+		for k, v := range s.base.Params {
+			in.Params[k] = v
+		}
+		in.Params[xk] = x
+		y, err := m.Predict(in)
+		if err != nil || math.IsNaN(y) || math.IsInf(y, 0) || (logY && y <= 0) {
+			continue
+		}
+		out = append(out, plotter.XY{X: x, Y: y})
+	}
+	return out
+}
+
+// shortTicks relabels ticks with three significant digits: decades such as
+// 1e-05 computed as 9.999999999999999e-06 print as 1e-05.
+type shortTicks struct{ plot.Ticker }
+
+func (s shortTicks) Ticks(min, max float64) []plot.Tick {
+	ts := s.Ticker.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 3, 64)
+		}
+	}
+	return ts
+}

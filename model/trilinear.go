@@ -1,0 +1,296 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/commcost/commcost/results"
+)
+
+// Trilinear is the k-k-access cost model of paper 000, section 4:
+//
+//	T(k, l, r) = c7 klr + c6 kr + c5 kl + c4 lr + c3 k + c2 l + c1 r + c0
+//
+// with k the send hot spot (packets per accessing rank), l the packet size
+// in bytes and r the portion of ranks accessing. The coefficients are fitted
+// by least squares (the paper's method) via QR on per-cell medians with
+// relative weights. Params lists c7..c0 in the column order of the paper's
+// Table 1.
+type Trilinear struct {
+	Op string `json:"op,omitempty"`
+	// C holds c7, c6, ..., c0 (C[0] is c7: Table 1 order).
+	C [8]Param `json:"c"`
+	// Cov is the covariance of C, in the same order.
+	Cov [][]float64 `json:"cov"`
+	// KLevels, LLevels, RLevels are the fitted design levels.
+	KLevels []float64 `json:"k_levels"`
+	LLevels []float64 `json:"l_levels"`
+	RLevels []float64 `json:"r_levels"`
+	Fit     Quality   `json:"quality"`
+}
+
+// trilinearNames are the coefficient names in Table 1 order and the
+// matching monomials.
+var trilinearNames = []string{"c7", "c6", "c5", "c4", "c3", "c2", "c1", "c0"}
+var trilinearTerms = []string{"klr", "kr", "kl", "lr", "k", "l", "r", "1"}
+var trilinearUnits = []string{"s/B", "s", "s/B", "s/B", "s", "s/B", "s", "s"}
+
+// trilinearRow is the design row (klr, kr, kl, lr, k, l, r, 1).
+func trilinearRow(k, l, r float64) []float64 {
+	return []float64{k * l * r, k * r, k * l, l * r, k, l, r, 1}
+}
+
+var trilinearPatterns = []string{"kkaccess"}
+
+func (t *Trilinear) Kind() string       { return "trilinear" }
+func (t *Trilinear) Params() []Param    { return t.C[:] }
+func (t *Trilinear) Quality() Quality   { return t.Fit }
+func (t *Trilinear) Patterns() []string { return trilinearPatterns }
+
+// Coef returns c_i (i = 0..7, the paper's index).
+func (t *Trilinear) Coef(i int) float64 { return t.C[7-i].Value }
+
+// Time evaluates T(k, l, r).
+func (t *Trilinear) Time(k, l, r float64) float64 {
+	var s float64
+	for j, v := range trilinearRow(k, l, r) {
+		s += v * t.C[j].Value
+	}
+	return s
+}
+
+// Predict gives the time of one k-k-access (params k, l, r; op must match
+// the fitted op when both are given).
+func (t *Trilinear) Predict(in Instance) (float64, error) {
+	if in.Pattern != "kkaccess" {
+		return 0, unsupported(t.Kind(), in.Pattern, trilinearPatterns)
+	}
+	if op := in.Str("op"); op != "" && t.Op != "" && op != t.Op {
+		return 0, fmt.Errorf("%w: trilinear model fitted for op %q, asked for op %q", ErrUnsupportedPattern, t.Op, op)
+	}
+	var v [3]float64
+	for i, key := range []string{"k", "l", "r"} {
+		x, err := in.Num(key)
+		if err != nil {
+			return 0, err
+		}
+		v[i] = x
+	}
+	return t.Time(v[0], v[1], v[2]), nil
+}
+
+// selectOp keeps the k-k-access records of opt.Op, or of the only op
+// present.
+func selectOp(recs []results.Record, opt Options) ([]results.Record, string, error) {
+	ops := map[string]int{}
+	for _, r := range recs {
+		op, _ := r.Params["op"].(string)
+		ops[op]++
+	}
+	op := opt.Op
+	if op == "" {
+		if len(ops) > 1 {
+			var names []string
+			for o := range ops {
+				names = append(names, strconv.Quote(o))
+			}
+			return nil, "", fmt.Errorf("%w: kkaccess records mix ops %s; choose one (Options.Op, --op read|write)", ErrBadRecord, strings.Join(sortedStrings(names), ", "))
+		}
+		for o := range ops {
+			op = o
+		}
+	}
+	var out []results.Record
+	for _, r := range recs {
+		if o, _ := r.Params["op"].(string); o == op {
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		return nil, "", fmt.Errorf("%w: no kkaccess records with op %q", ErrNoRecords, op)
+	}
+	return out, op, nil
+}
+
+// FitTrilinear fits the eight coefficients of paper 000's cost function to
+// "kkaccess" records. The design needs at least two levels of each of k, l
+// and r (otherwise products such as klr and kl are the same column up to a
+// constant) and more cells than coefficients; a design that fails either, or
+// whose condition number exceeds MaxCondition, is refused with an error that
+// names the missing levels.
+func FitTrilinear(recs []results.Record, opt Options) (*Trilinear, error) {
+	sel, err := selectRecords(recs, "trilinear", "kkaccess")
+	if err != nil {
+		return nil, err
+	}
+	sel, op, err := selectOp(sel, opt)
+	if err != nil {
+		return nil, err
+	}
+	pts, err := aggregate(sel, "k", "l", "r")
+	if err != nil {
+		return nil, err
+	}
+	pts = filterBytes(pts, 1, opt)
+	lk, ll, lr := levels(pts, 0), levels(pts, 1), levels(pts, 2)
+	var missing []string
+	for i, lv := range [][]float64{lk, ll, lr} {
+		name := []string{"k", "l", "r"}[i]
+		if len(lv) < 2 {
+			missing = append(missing, fmt.Sprintf("%s has %d level(s) (%s = %s), needs at least 2", name, len(lv), name, formatLevels(lv)))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("%w: trilinear design is rank-deficient: %s", ErrIllConditioned, strings.Join(missing, "; "))
+	}
+	if len(pts) <= 8 {
+		return nil, fmt.Errorf("%w: trilinear needs more than 8 (k, l, r) cells to estimate 8 coefficients with uncertainties; have %d (k = %s; l = %s; r = %s)",
+			ErrIllConditioned, len(pts), formatLevels(lk), formatLevels(ll), formatLevels(lr))
+	}
+	rows := make([][]float64, len(pts))
+	ys := make([]float64, len(pts))
+	labels := make([]string, len(pts))
+	for i, p := range pts {
+		if p.x[0] < 1 || p.x[1] < 0 || p.x[2] <= 0 || p.x[2] > 1 {
+			return nil, fmt.Errorf("%w: kkaccess cell %s outside k >= 1, l >= 0, 0 < r <= 1", ErrBadRecord, p.label())
+		}
+		rows[i] = trilinearRow(p.x[0], p.x[1], p.x[2])
+		ys[i] = p.y
+		labels[i] = p.label()
+	}
+	w, note := weights(pts, ys, opt)
+	tr, err := fitLinearTrimmed(rows, ys, w, trilinearNames, labels, opt)
+	if err != nil {
+		return nil, fmt.Errorf("trilinear (k = %s; l = %s; r = %s): %w", formatLevels(lk), formatLevels(ll), formatLevels(lr), err)
+	}
+	t := &Trilinear{Op: op, KLevels: lk, LLevels: ll, RLevels: lr}
+	for j := range trilinearNames {
+		t.C[j] = tr.fit.param(j, trilinearUnits[j])
+	}
+	t.Cov = make([][]float64, 8)
+	for i := range t.Cov {
+		t.Cov[i] = make([]float64, 8)
+		for j := range t.Cov[i] {
+			t.Cov[i][j] = tr.fit.cov.At(i, j)
+		}
+	}
+	t.Fit = tr.fit.quality(effectiveWeighting(opt, note), tr.trimmed)
+	if note != "" {
+		t.Fit.Notes = append(t.Fit.Notes, note)
+	}
+	return t, nil
+}
+
+// Split is the optimal split of an access to D bytes into k0 packets of l0
+// bytes (paper 000, section 7).
+type Split struct {
+	DataBytes float64 `json:"data_bytes"`
+	// A3..A0 are the r = 1 coefficients: T = a3 kl + a2 l + a1 k + a0.
+	A3 float64 `json:"a3"`
+	A2 float64 `json:"a2"`
+	A1 float64 `json:"a1"`
+	A0 float64 `json:"a0"`
+	// K0 and L0 are the real optimum, with delta-method standard errors.
+	K0   float64 `json:"k0"`
+	K0SE float64 `json:"k0_se"`
+	L0   float64 `json:"l0"`
+	L0SE float64 `json:"l0_se"`
+	// PredictedSec is T(k0, l0, 1) = a3 D + 2 sqrt(a1 a2 D) + a0.
+	PredictedSec float64 `json:"predicted_s"`
+	// KInt is the better of floor(k0) and ceil(k0) within [1, D] (packets
+	// are whole), LInt = D/KInt, PredictedIntSec = T(KInt, LInt, 1).
+	KInt            int     `json:"k_int"`
+	LInt            float64 `json:"l_int"`
+	PredictedIntSec float64 `json:"predicted_int_s"`
+}
+
+// OptimalSplit implements paper 000, section 7: with r = 1 the trilinear
+// function reduces to T(k, l, 1) = a3 kl + a2 l + a1 k + a0 with
+//
+//	a3 = c7 + c5,  a2 = c4 + c2,  a1 = c6 + c3,  a0 = c1 + c0,
+//
+// and for a fixed data volume D = kl, T(D/l, l, 1) = a3 D + a2 l + a1 D/l + a0
+// has its minimum where dT/dl = a2 - a1 D/l^2 = 0:
+//
+//	k0 = sqrt(a2/a1 * D),  l0 = sqrt(a1/a2 * D).
+//
+// It needs a1 > 0 and a2 > 0 (otherwise the minimum is at an end of the
+// range, not inside it).
+func OptimalSplit(t *Trilinear, dataBytes float64) (*Split, error) {
+	if !(dataBytes > 0) || math.IsInf(dataBytes, 0) {
+		return nil, fmt.Errorf("optimal split: data volume D = %v bytes, want a positive finite number", dataBytes)
+	}
+	c := func(i int) float64 { return t.Coef(i) }
+	s := &Split{DataBytes: dataBytes, A3: c(7) + c(5), A2: c(4) + c(2), A1: c(6) + c(3), A0: c(1) + c(0)}
+	if s.A1 <= 0 || s.A2 <= 0 {
+		return nil, fmt.Errorf("optimal split: no interior optimum, need a1 = c6 + c3 = %.4g s and a2 = c4 + c2 = %.4g s/B both positive (paper 000, section 7)", s.A1, s.A2)
+	}
+	D := dataBytes
+	s.K0 = math.Sqrt(s.A2 / s.A1 * D)
+	s.L0 = math.Sqrt(s.A1 / s.A2 * D)
+	s.PredictedSec = s.A3*D + 2*math.Sqrt(s.A1*s.A2*D) + s.A0
+	// Delta method on the coefficient covariance: k0 depends on a2 (c4, c2)
+	// and a1 (c6, c3); index j in C is c_{7-j}.
+	if len(t.Cov) == 8 {
+		grad := func(da1, da2 float64) []float64 {
+			g := make([]float64, 8)
+			g[7-6], g[7-3] = da1, da1
+			g[7-4], g[7-2] = da2, da2
+			return g
+		}
+		quad := func(g []float64) float64 {
+			var v float64
+			for i := range g {
+				for j := range g {
+					v += g[i] * t.Cov[i][j] * g[j]
+				}
+			}
+			return math.Sqrt(math.Max(v, 0))
+		}
+		s.K0SE = quad(grad(-s.K0/(2*s.A1), s.K0/(2*s.A2)))
+		s.L0SE = quad(grad(s.L0/(2*s.A1), -s.L0/(2*s.A2)))
+	}
+	at := func(k float64) float64 { return t.Time(k, D/k, 1) }
+	best := math.Inf(1)
+	for _, k := range []float64{math.Floor(s.K0), math.Ceil(s.K0)} {
+		k = math.Min(math.Max(k, 1), math.Max(math.Floor(D), 1))
+		if v := at(k); v < best {
+			best, s.KInt, s.LInt, s.PredictedIntSec = v, int(k), D/k, v
+		}
+	}
+	return s, nil
+}
+
+// TrilinearTable lays fits out like Table 1 of paper 000: one row per fit
+// (the label in the first column, the paper's "network"), the coefficients
+// c7..c0 in microseconds (per byte for c7, c5, c4, c2), and under each row
+// a row of standard errors and a row of 95% confidence intervals.
+func TrilinearTable(labels []string, fits []*Trilinear) (header []string, rows [][]string) {
+	header = append([]string{"fit"}, trilinearNames...)
+	for i, t := range fits {
+		v := []string{labels[i]}
+		se := []string{"  SE"}
+		ci := []string{"  95% CI"}
+		for j := range trilinearNames {
+			p := t.C[j]
+			v = append(v, fmtMicro(p.Value))
+			se = append(se, fmtMicro(p.SE))
+			ci = append(ci, "["+fmtMicro(p.CI95[0])+", "+fmtMicro(p.CI95[1])+"]")
+		}
+		rows = append(rows, v, se, ci)
+	}
+	return header, rows
+}
+
+// fmtMicro formats seconds as microseconds with 4 significant digits, as
+// Table 1 of paper 000 prints them.
+func fmtMicro(s float64) string { return strconv.FormatFloat(s*1e6, 'g', 4, 64) }
+
+func sortedStrings(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}

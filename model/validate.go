@@ -1,0 +1,512 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/commcost/commcost/results"
+)
+
+// Holdout selects the points cross-validation holds out.
+type Holdout struct {
+	// Every > 1 holds out one point in Every of each pattern: interleaved
+	// message sizes (never the first or last size, so held-out points test
+	// interpolation), or for patterns with several parameters a fixed-seed
+	// random 1/Every of the cells (held-out (k, l, r) cells); see
+	// holdoutSet.
+	Every int
+	// LeaveOneOut refits once per point, holding out that point.
+	LeaveOneOut bool
+}
+
+// String formats h as ParseHoldout reads it.
+func (h Holdout) String() string {
+	switch {
+	case h.LeaveOneOut:
+		return "loo"
+	case h.Every > 1:
+		return "every:" + strconv.Itoa(h.Every)
+	}
+	return "none"
+}
+
+// ParseHoldout parses "none", "loo" or "every:N" (N >= 2).
+func ParseHoldout(s string) (Holdout, error) {
+	switch {
+	case s == "none" || s == "":
+		return Holdout{}, nil
+	case s == "loo":
+		return Holdout{LeaveOneOut: true}, nil
+	case strings.HasPrefix(s, "every:"):
+		n, err := strconv.Atoi(strings.TrimPrefix(s, "every:"))
+		if err != nil || n < 2 || n > 1000 {
+			return Holdout{}, fmt.Errorf("holdout %q: want every:N with 2 <= N <= 1000", s)
+		}
+		return Holdout{Every: n}, nil
+	}
+	return Holdout{}, fmt.Errorf("holdout %q: want none, loo or every:N", s)
+}
+
+// Validation is the result of cross-validation on held-out points.
+type Validation struct {
+	Scheme       string         `json:"scheme"`
+	NTrain       int            `json:"n_train"`
+	NTest        int            `json:"n_test"`
+	Failed       int            `json:"failed,omitempty"` // refits that failed (leave-one-out)
+	FailReason   string         `json:"fail_reason,omitempty"`
+	MedianRelErr float64        `json:"median_rel_err"`
+	P95RelErr    float64        `json:"p95_rel_err"`
+	MaxRelErr    float64        `json:"max_rel_err"`
+	Points       []HeldOutPoint `json:"points"`
+}
+
+// HeldOutPoint is one held-out point's measurement and prediction.
+type HeldOutPoint struct {
+	Point     string  `json:"point"`
+	Measured  float64 `json:"measured"`
+	Predicted float64 `json:"predicted"`
+	RelErr    float64 `json:"rel_err"` // |predicted - measured| / measured
+}
+
+// fitBenches are the patterns each model kind is fitted from.
+var fitBenches = map[string][]string{
+	"hockney":    {"pingpong", "roundtrip"},
+	"piecewise":  {"pingpong", "roundtrip"},
+	"loggp":      {"prtt"},
+	"logp":       {"prtt"},
+	"postal":     {"prtt"},
+	"hyperbolic": {"pingpong", "roundtrip", "alltoall", "pairwise", "rowcontention"},
+	"trilinear":  {"kkaccess"},
+	"twolevel":   {"aggregate"},
+	"bsp":        {"alltoall", "pairwise", "rowcontention", "kkaccess", "aggregate", "pingpong"},
+}
+
+// cvPoint is a parameter point for cross-validation: all records of one
+// bench, parameter set and rank count.
+type cvPoint struct {
+	key  string
+	inst Instance
+	recs []results.Record
+	y    float64
+}
+
+// cvPoints groups the records the kind is fitted from into points, keeps
+// those the full model predicts, and sorts them per bench by parameter
+// values (numerically where both are numbers).
+func cvPoints(kind string, full Model, recs []results.Record) []cvPoint {
+	want := map[string]bool{}
+	for _, b := range fitBenches[kind] {
+		want[b] = true
+	}
+	by := map[string]*cvPoint{}
+	var order []string
+	for _, r := range recs {
+		if !want[r.Bench] {
+			continue
+		}
+		k := fmt.Sprintf("%s %s ranks=%d", r.Bench, paramString(r.Params), r.Ranks)
+		p, ok := by[k]
+		if !ok {
+			p = &cvPoint{key: k, inst: InstanceOf(r)}
+			by[k] = p
+			order = append(order, k)
+		}
+		p.recs = append(p.recs, r)
+	}
+	var pts []cvPoint
+	for _, k := range order {
+		p := by[k]
+		var ms []float64
+		for _, r := range p.recs {
+			ms = append(ms, r.Median)
+		}
+		p.y = median(ms)
+		if _, err := full.Predict(p.inst); err != nil {
+			continue
+		}
+		if checkRecord(0, p.recs[0]) != nil {
+			continue
+		}
+		pts = append(pts, *p)
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return lessInstance(pts[i].inst, pts[j].inst) })
+	return pts
+}
+
+// lessInstance orders instances by pattern, then string parameters (op,
+// impl, side) by name, then ranks, then numeric parameters by name, so that
+// tables group by operation and rank count and run along the sizes.
+func lessInstance(a, b Instance) bool {
+	if a.Pattern != b.Pattern {
+		return a.Pattern < b.Pattern
+	}
+	keys := map[string]bool{}
+	for k := range a.Params {
+		keys[k] = true
+	}
+	for k := range b.Params {
+		keys[k] = true
+	}
+	var ks []string
+	for k := range keys {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	var numeric []string
+	for _, k := range ks {
+		_, ea := numParam(a.Params, k, "")
+		_, eb := numParam(b.Params, k, "")
+		if ea == nil && eb == nil {
+			numeric = append(numeric, k)
+			continue
+		}
+		sa, sb := fmt.Sprint(a.Params[k]), fmt.Sprint(b.Params[k])
+		if sa != sb {
+			return sa < sb
+		}
+	}
+	if a.Ranks != b.Ranks {
+		return a.Ranks < b.Ranks
+	}
+	for _, k := range numeric {
+		fa, _ := numParam(a.Params, k, "")
+		fb, _ := numParam(b.Params, k, "")
+		if fa != fb {
+			return fa < fb
+		}
+	}
+	return false
+}
+
+// CrossValidate fits the model kind on the points h does not hold out and
+// reports the relative errors of its predictions for the held-out points:
+// median and 95th percentile (MEASURE.md "Validate on held-out points").
+func CrossValidate(kind string, recs []results.Record, opt Options, h Holdout) (*Validation, error) {
+	if h.Every <= 1 && !h.LeaveOneOut {
+		return nil, errors.New("cross-validation: no holdout scheme (want every:N or loo)")
+	}
+	full, err := Fit(kind, recs, opt)
+	if err != nil {
+		return nil, err
+	}
+	pts := cvPoints(kind, full, recs)
+	v := &Validation{Scheme: h.String()}
+	var errs []float64
+	predict := func(train []cvPoint, test []cvPoint) error {
+		var tr []results.Record
+		for _, p := range train {
+			tr = append(tr, p.recs...)
+		}
+		m, err := Fit(kind, tr, opt)
+		if err != nil {
+			return err
+		}
+		for _, p := range test {
+			pred, err := m.Predict(p.inst)
+			if err != nil {
+				return err
+			}
+			re := math.Abs(pred-p.y) / p.y
+			v.Points = append(v.Points, HeldOutPoint{Point: p.key, Measured: p.y, Predicted: pred, RelErr: re})
+			errs = append(errs, re)
+		}
+		return nil
+	}
+	if h.LeaveOneOut {
+		for i := range pts {
+			train := append(append([]cvPoint(nil), pts[:i]...), pts[i+1:]...)
+			if err := predict(train, pts[i:i+1]); err != nil {
+				v.Failed++
+				v.FailReason = err.Error()
+			}
+		}
+		v.NTrain = len(pts) - 1
+		v.NTest = len(errs)
+	} else {
+		var train, test []cvPoint
+		for i := 0; i < len(pts); {
+			j := i
+			for j < len(pts) && pts[j].inst.Pattern == pts[i].inst.Pattern {
+				j++
+			}
+			hold := holdoutSet(pts[i:j], h.Every)
+			for k := i; k < j; k++ {
+				if hold[k-i] {
+					test = append(test, pts[k])
+				} else {
+					train = append(train, pts[k])
+				}
+			}
+			i = j
+		}
+		if len(test) == 0 {
+			return nil, fmt.Errorf("cross-validation %s: %d points leave nothing to hold out", h, len(pts))
+		}
+		if err := predict(train, test); err != nil {
+			return nil, fmt.Errorf("cross-validation %s (%d training points): %w", h, len(train), err)
+		}
+		v.NTrain, v.NTest = len(train), len(test)
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("cross-validation %s: no held-out point could be predicted: %s", h, v.FailReason)
+	}
+	v.MedianRelErr = median(errs)
+	v.P95RelErr = quantile(errs, 0.95)
+	for _, e := range errs {
+		v.MaxRelErr = math.Max(v.MaxRelErr, e)
+	}
+	return v, nil
+}
+
+// holdoutSet marks the points of one pattern (sorted) to hold out, about
+// one in every. Along a single varying parameter (message sizes) it
+// interleaves: every every-th point, never the first or last, so held-out
+// points test interpolation. Over a grid of several parameters ((k, l, r)
+// cells) a regular stride would alias with the grid (every 4th cell of a
+// grid with 4 levels of r is always the same r), so a fixed-seed random
+// choice of len/every cells is held out instead.
+func holdoutSet(pts []cvPoint, every int) []bool {
+	hold := make([]bool, len(pts))
+	if varyingParams(pts) <= 1 {
+		for k := 1; k < len(pts)-1; k++ {
+			if k%every == every/2 {
+				hold[k] = true
+			}
+		}
+		return hold
+	}
+	rng := rand.New(rand.NewPCG(uint64(every), 0x5eed))
+	for _, k := range rng.Perm(len(pts))[:len(pts)/every] {
+		hold[k] = true
+	}
+	return hold
+}
+
+// varyingParams counts the parameters (and ranks) that take more than one
+// value across pts.
+func varyingParams(pts []cvPoint) int {
+	vals := map[string]map[string]bool{}
+	for _, p := range pts {
+		for k, v := range p.inst.Params {
+			if vals[k] == nil {
+				vals[k] = map[string]bool{}
+			}
+			vals[k][fmt.Sprint(v)] = true
+		}
+		if vals["\x00ranks"] == nil {
+			vals["\x00ranks"] = map[string]bool{}
+		}
+		vals["\x00ranks"][strconv.Itoa(p.inst.Ranks)] = true
+	}
+	n := 0
+	for _, v := range vals {
+		if len(v) > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// Comparison is one record's measurement beside a model's prediction.
+type Comparison struct {
+	Instance  Instance `json:"instance"`
+	Measured  float64  `json:"measured"`
+	Predicted float64  `json:"predicted"`
+	RelErr    float64  `json:"rel_err"`
+}
+
+// Compare predicts every record the model describes (others are skipped)
+// and returns measured vs predicted, one entry per parameter point (the
+// median of the records there), in sorted parameter order.
+func Compare(m Model, recs []results.Record) []Comparison {
+	by := map[string][]results.Record{}
+	var keys []string
+	for _, r := range recs {
+		k := fmt.Sprintf("%s %s ranks=%d", r.Bench, paramString(r.Params), r.Ranks)
+		if _, ok := by[k]; !ok {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	var out []Comparison
+	for _, k := range keys {
+		g := by[k]
+		in := InstanceOf(g[0])
+		pred, err := m.Predict(in)
+		if err != nil {
+			continue
+		}
+		var ms []float64
+		for _, r := range g {
+			ms = append(ms, r.Median)
+		}
+		y := median(ms)
+		if !(y > 0) || math.IsInf(y, 0) {
+			continue
+		}
+		out = append(out, Comparison{Instance: in, Measured: y, Predicted: pred, RelErr: math.Abs(pred-y) / y})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return lessInstance(out[i].Instance, out[j].Instance) })
+	return out
+}
+
+// envelope is the JSON form of a model: its kind, the parameters (a
+// convenience for readers; the model body is authoritative), the model
+// body and the optional validation.
+type envelope struct {
+	Model      string          `json:"model"`
+	Params     []Param         `json:"params,omitempty"`
+	Fit        json.RawMessage `json:"fit"`
+	Validation *Validation     `json:"validation,omitempty"`
+}
+
+// newModel returns an empty model of the kind.
+func newModel(kind string) (Model, error) {
+	switch kind {
+	case "hockney":
+		return &Hockney{}, nil
+	case "piecewise":
+		return &Piecewise{}, nil
+	case "loggp":
+		return &LogGP{}, nil
+	case "logp":
+		return &LogP{}, nil
+	case "postal":
+		return &Postal{}, nil
+	case "hyperbolic":
+		return &Hyperbolic{}, nil
+	case "trilinear":
+		return &Trilinear{}, nil
+	case "twolevel":
+		return &TwoLevel{}, nil
+	case "bsp":
+		return &BSP{}, nil
+	case "aggregate-table":
+		return &AggregateTable{}, nil
+	}
+	return nil, fmt.Errorf("unknown model %q (want one of %s, aggregate-table)", kind, strings.Join(Kinds(), ", "))
+}
+
+// Marshal encodes a model (and optionally its validation) as JSON, the
+// form `commcost fit --format json` prints and `commcost predict` reads.
+func Marshal(m Model, v *Validation) ([]byte, error) {
+	if err := checkFinite(reflect.ValueOf(m), m.Kind()); err != nil {
+		return nil, err
+	}
+	if v != nil {
+		if err := checkFinite(reflect.ValueOf(v), "validation"); err != nil {
+			return nil, err
+		}
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(envelope{Model: m.Kind(), Params: m.Params(), Fit: body, Validation: v}, "", "  ")
+}
+
+// Unmarshal decodes what Marshal wrote and checks the model is usable:
+// finite parameters and the structure Predict relies on.
+func Unmarshal(data []byte) (Model, *Validation, error) {
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %w", err)
+	}
+	if env.Model == "" {
+		return nil, nil, errors.New(`model JSON: no "model" field (want the output of commcost fit --format json)`)
+	}
+	m, err := newModel(env.Model)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %w", err)
+	}
+	if len(env.Fit) == 0 {
+		return nil, nil, fmt.Errorf(`model JSON: %s has no "fit" body`, env.Model)
+	}
+	if err := json.Unmarshal(env.Fit, m); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %s body: %w", env.Model, err)
+	}
+	if err := checkUsable(m); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+	}
+	return m, env.Validation, nil
+}
+
+// checkFinite walks v and reports the first NaN or Inf float (JSON cannot
+// carry them, and a model holding one predicts nonsense).
+func checkFinite(v reflect.Value, path string) error {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return checkFinite(v.Elem(), path)
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < v.NumField(); i++ {
+			if !t.Field(i).IsExported() {
+				continue
+			}
+			if err := checkFinite(v.Field(i), path+"."+t.Field(i).Name); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			if err := checkFinite(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Float64, reflect.Float32:
+		if f := v.Float(); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("model %s is %v", path, f)
+		}
+	}
+	return nil
+}
+
+// checkUsable verifies what Predict relies on after decoding.
+func checkUsable(m Model) error {
+	if err := checkFinite(reflect.ValueOf(m), m.Kind()); err != nil {
+		return err
+	}
+	switch t := m.(type) {
+	case *Piecewise:
+		if len(t.Segments) == 0 {
+			return errors.New("no segments")
+		}
+		for i := 1; i < len(t.Segments); i++ {
+			if t.Segments[i].FromBytes <= t.Segments[i-1].FromBytes {
+				return fmt.Errorf("segment %d starts at %g bytes, not after segment %d (%g)", i+1, t.Segments[i].FromBytes, i, t.Segments[i-1].FromBytes)
+			}
+		}
+	case *LogP:
+		if !(t.PacketBytes > 0) {
+			return fmt.Errorf("packet_bytes = %g, want > 0", t.PacketBytes)
+		}
+	case *Postal:
+		if !(t.PacketBytes > 0) || !(t.Unit.Value > 0) {
+			return fmt.Errorf("packet_bytes = %g and unit = %g, want both > 0", t.PacketBytes, t.Unit.Value)
+		}
+	case *Trilinear:
+		if t.Cov != nil && len(t.Cov) != 8 {
+			return fmt.Errorf("cov has %d rows, want 8", len(t.Cov))
+		}
+		for i, r := range t.Cov {
+			if len(r) != 8 {
+				return fmt.Errorf("cov row %d has %d columns, want 8", i, len(r))
+			}
+		}
+	case *AggregateTable:
+		if _, err := AggregateCost("bcast", t.Topology, 2, 0, 0, 0, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,229 @@
+package model
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/results"
+)
+
+func TestCrossValidateHockney(t *testing.T) {
+	recs := hockneyRecords(2e-6, 1e-9, 0.01, 3, "pingpong")
+	for _, h := range []Holdout{{Every: 2}, {Every: 4}, {LeaveOneOut: true}} {
+		v, err := CrossValidate("hockney", recs, Options{}, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: train %d test %d median %.4f p95 %.4f", v.Scheme, v.NTrain, v.NTest, v.MedianRelErr, v.P95RelErr)
+		// 1% noise: held-out relative errors of about 1%.
+		if v.MedianRelErr > 0.02 || v.P95RelErr > 0.04 {
+			t.Errorf("%s: median %.4f p95 %.4f", v.Scheme, v.MedianRelErr, v.P95RelErr)
+		}
+		for _, p := range v.Points {
+			if strings.Contains(p.Point, "bytes=1 ") || strings.Contains(p.Point, "bytes=4194304 ") {
+				if !h.LeaveOneOut {
+					t.Errorf("%s held out an end point %s", v.Scheme, p.Point)
+				}
+			}
+		}
+	}
+}
+
+func TestCrossValidateTrilinearCells(t *testing.T) {
+	recs := kkRecords(table1[0].c, 0.03, 5, allR)
+	v, err := CrossValidate("trilinear", recs, Options{}, Holdout{Every: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("trilinear every:4: train %d test %d median %.4f p95 %.4f", v.NTrain, v.NTest, v.MedianRelErr, v.P95RelErr)
+	if v.NTest < 30 || v.MedianRelErr > 0.04 {
+		t.Errorf("%+v", v)
+	}
+	// The held-out cells span every level of r (none is left out).
+	seen := map[string]bool{}
+	for _, p := range v.Points {
+		for _, f := range strings.Fields(p.Point) {
+			if strings.HasPrefix(f, "r=") {
+				seen[f] = true
+			}
+		}
+	}
+	if len(seen) < 3 {
+		t.Errorf("held-out cells cover r levels %v", seen)
+	}
+}
+
+func TestParseHoldout(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Holdout
+		err  bool
+	}{
+		{"none", Holdout{}, false}, {"loo", Holdout{LeaveOneOut: true}, false}, {"every:3", Holdout{Every: 3}, false},
+		{"every:1", Holdout{}, true}, {"every:x", Holdout{}, true}, {"half", Holdout{}, true},
+	} {
+		got, err := ParseHoldout(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("%q: %+v, %v", tc.in, got, err)
+		}
+		if err == nil && got.String() != tc.in {
+			t.Errorf("%q prints as %q", tc.in, got.String())
+		}
+	}
+}
+
+// fittedModels fits every kind on synthetic data.
+func fittedModels(t *testing.T) []Model {
+	t.Helper()
+	var ms []Model
+	add := func(m Model, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	add(FitHockney(hockneyRecords(2e-6, 1e-9, 0.01, 1, "pingpong"), Options{}))
+	add(FitPiecewise(protocolRecords([]float64{4096}, []float64{1e-6, 10e-6}, []float64{1e-9, 0.5e-9}, 0.01, 1), Options{}))
+	lg, err := FitLogGP(prttRecords(trueLogGP(), 10, true), Options{})
+	add(lg, err)
+	lp := LogPFromLogGP(lg, 0)
+	ms = append(ms, lp, PostalFromLogP(lp))
+	add(FitHyperbolic(hyperRecords(ethW, ethC, "alltoall", []int{3, 4, 5}, 0.01, 1), Options{}))
+	add(FitTrilinear(kkRecords(table1[0].c, 0.02, 1, allR), Options{}))
+	tl, err := FitTwoLevel(aggregateRecords(20e-6, 0.5e-9, map[int]float64{4: 1, 8: 2}), Options{})
+	add(tl, err)
+	tab, err := TableFromTwoLevel(tl, "mesh2d", 1e-7)
+	add(tab, err)
+	var bsp []results.Record
+	for _, x := range sizes(4, 18) {
+		bsp = append(bsp, rec("alltoall", results.Params{"bytes": x}, 4, 3e-9*x+40e-6))
+	}
+	add(FitBSP(bsp, Options{}))
+	return ms
+}
+
+func TestMarshalRoundTrip(t *testing.T) {
+	probes := []Instance{
+		{Pattern: "pingpong", Params: results.Params{"bytes": 1000}},
+		{Pattern: "roundtrip", Params: results.Params{"bytes": 1000.0}},
+		{Pattern: "prtt", Params: results.Params{"bytes": 64, "n": 10, "delay_s": 1e-5}},
+		{Pattern: "bandwidth", Params: results.Params{"bytes": 65536, "window": 64}},
+		{Pattern: "alltoall", Params: results.Params{"bytes": 4096}, Ranks: 4},
+		{Pattern: "pairwise", Params: results.Params{"bytes": 4096}, Ranks: 4},
+		{Pattern: "kkaccess", Params: results.Params{"k": 2, "l": 512, "r": 0.5, "op": "read"}},
+		{Pattern: "aggregate", Params: results.Params{"op": "alltoall", "impl": "mpi", "bytes": 2048}, Ranks: 8},
+		{Pattern: "aggregate", Params: results.Params{"op": "bcast", "impl": "mpi", "bytes": 2048}, Ranks: 8},
+	}
+	for _, m := range fittedModels(t) {
+		t.Run(m.Kind(), func(t *testing.T) {
+			data, err := Marshal(m, &Validation{Scheme: "every:2", MedianRelErr: 0.01})
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, v, err := Unmarshal(data)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, data)
+			}
+			if back.Kind() != m.Kind() || v == nil || v.MedianRelErr != 0.01 {
+				t.Fatalf("round trip: kind %s, validation %+v", back.Kind(), v)
+			}
+			n := 0
+			for _, in := range probes {
+				a, errA := m.Predict(in)
+				b, errB := back.Predict(in)
+				if (errA == nil) != (errB == nil) || a != b {
+					t.Errorf("%s: %g/%v after round trip %g/%v", in.Pattern, a, errA, b, errB)
+				}
+				if errA == nil {
+					n++
+				}
+			}
+			if n == 0 {
+				t.Errorf("no probe predicted")
+			}
+			// Every model's Params have names and finite CIs.
+			for _, p := range m.Params() {
+				if p.Name == "" || p.CI95[0] > p.Value || p.CI95[1] < p.Value {
+					t.Errorf("param %+v", p)
+				}
+			}
+		})
+	}
+}
+
+func TestUnmarshalErrors(t *testing.T) {
+	for _, tc := range []struct{ in, msg string }{
+		{`{`, "model JSON"},
+		{`{"fit":{}}`, `no "model" field`},
+		{`{"model":"quantum","fit":{}}`, `unknown model "quantum"`},
+		{`{"model":"hockney"}`, `no "fit" body`},
+		{`{"model":"piecewise","fit":{"segments":[]}}`, "no segments"},
+		{`{"model":"logp","fit":{"packet_bytes":0}}`, "packet_bytes"},
+		{`{"model":"aggregate-table","fit":{"topology":"torus"}}`, "torus"},
+		{`{"model":"trilinear","fit":{"cov":[[1]]}}`, "cov has 1 rows"},
+	} {
+		_, _, err := Unmarshal([]byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: err = %v, want %q", tc.in, err, tc.msg)
+		}
+	}
+}
+
+func FuzzUnmarshal(f *testing.F) {
+	ms := []Model{
+		&Hockney{Ts: Param{Value: 1e-6}, Tw: Param{Value: 1e-9}},
+		&Piecewise{Segments: []Segment{{FromBytes: 1}, {FromBytes: 100}}},
+		&Trilinear{},
+		&LogP{PacketBytes: 8},
+		&Postal{PacketBytes: 8, Unit: Param{Value: 1}},
+		&AggregateTable{Topology: "hypercube"},
+	}
+	for _, m := range ms {
+		data, err := Marshal(m, nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"model":"hyperbolic","fit":{"a":{"value":1},"b":{"value":2},"a_w":{"value":1}}}`))
+	probes := []Instance{
+		{Pattern: "pingpong", Params: results.Params{"bytes": 1000}},
+		{Pattern: "alltoall", Params: results.Params{"bytes": 10}, Ranks: 3},
+		{Pattern: "kkaccess", Params: results.Params{"k": 2, "l": 512, "r": 0.5}},
+		{Pattern: "aggregate", Params: results.Params{"op": "bcast", "bytes": 1}, Ranks: 1 << 20},
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, _, err := Unmarshal(data)
+		if err != nil {
+			return
+		}
+		for _, in := range probes {
+			m.Predict(in) // must not panic
+		}
+		if _, err := Marshal(m, nil); err != nil {
+			t.Fatalf("decoded model does not re-encode: %v", err)
+		}
+		_ = json.Valid(data)
+	})
+}
+
+func FuzzParseHoldout(f *testing.F) {
+	for _, s := range []string{"none", "loo", "every:4", "every:", "every:-1", "every:99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := ParseHoldout(s)
+		if err != nil {
+			return
+		}
+		back, err := ParseHoldout(h.String())
+		if err != nil || back != h {
+			t.Fatalf("%q -> %+v prints %q -> %+v, %v", s, h, h.String(), back, err)
+		}
+		if h.Every == 1 || h.Every < 0 {
+			t.Fatalf("%q accepted as every:%d", s, h.Every)
+		}
+	})
+}
