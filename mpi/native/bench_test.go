@@ -1,0 +1,154 @@
+package native
+
+import (
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// The binding's own overhead, per call, on rank 0 of a run with no more
+// ranks than cores (other ranks skip, so their idle loops do not compete):
+//
+//	go test -run '^$' -bench . ./mpi/native
+//
+// Each rank's benchmark loop is local: b.Loop picks its own iteration
+// count per process, so no benchmark here may communicate.
+
+func benchRank0(b *testing.B) {
+	b.Helper()
+	needMPI(b)
+	if WorldRank() != 0 {
+		b.Skip("runs on rank 0 only")
+	}
+	if os.Getenv(oversubEnv) != "" {
+		b.Skipf("%d ranks share the cores: timings would be of an oversubscribed machine", WorldSize())
+	}
+}
+
+// BenchmarkCgoCall is one Go->C crossing into an empty C function.
+func BenchmarkCgoCall(b *testing.B) {
+	benchRank0(b)
+	for b.Loop() {
+		cgoNoop()
+	}
+}
+
+// BenchmarkWtime is Comm.Wtime: a cgo crossing plus MPI_Wtime.
+func BenchmarkWtime(b *testing.B) {
+	benchRank0(b)
+	c := world()
+	var sum float64
+	for b.Loop() {
+		sum += c.Wtime()
+	}
+	runtime.KeepAlive(sum)
+}
+
+// BenchmarkGuard is the SERIALIZED check every MPI call pays (enter+leave).
+func BenchmarkGuard(b *testing.B) {
+	benchRank0(b)
+	for b.Loop() {
+		if enter("bench") == nil {
+			leave()
+		}
+	}
+}
+
+// BenchmarkIprobe is a whole binding call that does not communicate:
+// argument checks, guard, cgo crossing, MPI_Iprobe finding nothing.
+func BenchmarkIprobe(b *testing.B) {
+	benchRank0(b)
+	c := world()
+	for b.Loop() {
+		if _, _, err := c.Iprobe(mpi.AnySource, 999); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestKernelFigures logs the kernels' figures against a Go loop of Send and
+// Recv (one cgo crossing per message) with 2 ranks, so `go test -v` shows
+// what the binding costs: 8 B half round trip, 1 MiB half round trip and
+// 1 MiB bandwidth (window 64, MB = 10^6 bytes). Each figure is the minimum
+// over up to maxBatches timed batches after a warm-up batch; rank 0 stops
+// a figure early once it has spent figureBudget on it and tells rank 1 by
+// Bcast, so a loaded machine cannot stretch the test much. It asserts only
+// success: timings depend on the machine. For published figures use the
+// suite's own measurements, not this smoke report.
+func TestKernelFigures(t *testing.T) {
+	needMPI(t)
+	c := world()
+	if c.Size() != 2 {
+		t.Skip("figures are taken with exactly 2 ranks")
+	}
+	if testing.Short() {
+		t.Skip("timing report skipped in -short mode")
+	}
+	peer := 1 - c.Rank()
+	first := c.Rank() == 0
+	const (
+		maxBatches   = 5
+		figureBudget = 0.5 // seconds
+	)
+	best := func(f func() (float64, error)) float64 {
+		t.Helper()
+		min := 0.0
+		start := c.Wtime()
+		for i := 0; ; i++ {
+			if err := c.Barrier(); err != nil {
+				t.Fatal(err)
+			}
+			sec, err := f()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 && (min == 0 || sec < min) {
+				min = sec
+			}
+			more := []byte{0}
+			if i < maxBatches && (i == 0 || c.Wtime()-start < figureBudget) {
+				more[0] = 1
+			}
+			if err := c.Bcast(more, 0); err != nil {
+				t.Fatal(err)
+			}
+			if more[0] == 0 {
+				return min
+			}
+		}
+	}
+	small, large := make([]byte, 8), make([]byte, 1<<20)
+	const smallIters, largeIters, window, bwIters = 10000, 200, 64, 20
+
+	kSmall := best(func() (float64, error) { return c.PingPong(small, peer, 1, smallIters, first) })
+	goSmall := best(func() (float64, error) {
+		t0 := c.Wtime()
+		for range smallIters {
+			var err error
+			if first {
+				if err = c.Send(small, peer, 2); err == nil {
+					_, err = c.Recv(small, peer, 2)
+				}
+			} else {
+				if _, err = c.Recv(small, peer, 2); err == nil {
+					err = c.Send(small, peer, 2)
+				}
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+		return c.Wtime() - t0, nil
+	})
+	kLarge := best(func() (float64, error) { return c.PingPong(large, peer, 3, largeIters, first) })
+	kBW := best(func() (float64, error) { return c.Bandwidth(large, peer, 4, window, bwIters, first) })
+	if first {
+		half := func(sec float64, iters int) float64 { return sec / float64(2*iters) * 1e6 }
+		t.Logf("8 B half round trip: kernel %.3f us, Go Send/Recv loop %.3f us (difference %.0f ns per message)",
+			half(kSmall, smallIters), half(goSmall, smallIters), (half(goSmall, smallIters)-half(kSmall, smallIters))*1e3)
+		t.Logf("1 MiB half round trip: kernel %.1f us", half(kLarge, largeIters))
+		t.Logf("1 MiB bandwidth, window %d: kernel %.0f MB/s (MB = 10^6 B)", window, float64(len(large))*window*bwIters/kBW/1e6)
+	}
+}

@@ -1,0 +1,74 @@
+// Package native is the cgo binding to the system MPI library: it implements
+// mpi.Comm (and mpi.Describer, mpi.Kernels) for programs run under mpirun or
+// srun. Every time commcost reports as a network measurement comes from here.
+//
+// The library is found with pkg-config: Open MPI (ompi-c) by default, MPICH
+// (mpich) with the build tag "mpich". This is the only package of commcost
+// that imports "C"; the C side lives in shim.c/shim.h.
+//
+// # Life cycle
+//
+// A program calls Start once, uses World (and communicators made from it by
+// Split and Dup), and calls Stop before exiting, from the same goroutine as
+// Start (ideally main). The API follows gompi where that is cheap:
+//
+//	if err := native.Start(native.ThreadSerialized); err != nil { ... }
+//	defer native.Stop()
+//	c := native.World()
+//
+// # Thread level: MPI_THREAD_SERIALIZED
+//
+// Go does not keep a goroutine on one OS thread: between two MPI calls the
+// scheduler may move it, and `go test` runs every test function on a new
+// goroutine, never the one that called Start. MPI_THREAD_FUNNELED (only the
+// thread that initialised MPI may call it) therefore does not fit Go, and
+// MPI_THREAD_MULTIPLE costs a lock inside the library on every call.
+// MPI_THREAD_SERIALIZED is the level commcost uses: any OS thread may call
+// MPI, one at a time. That is exactly the mpi.Comm rule "one goroutine at a
+// time", extended to the whole process: under SERIALIZED no two MPI calls may
+// overlap, even on different communicators. The binding checks this rule
+// with an atomic flag (a few ns per call) and returns an *mpi.Error with
+// class mpi.ErrOther instead of letting two calls corrupt the library's
+// state; with ThreadMultiple provided the check is off. The ordering between
+// goroutines that the rule requires is given by whatever Go synchronisation
+// hands the Comm from one goroutine to the next (channel, WaitGroup, mutex).
+// Wtime and Wtick are exempt (they only read a clock).
+//
+// Start locks its goroutine to its OS thread (runtime.LockOSThread), because
+// MPI wants MPI_Finalize on the thread that called MPI_Init_thread, and
+// because under ThreadSingle or ThreadFunneled every call must come from that
+// thread: with those levels only the goroutine that called Start may use MPI.
+//
+// # Errors
+//
+// MPI_ERRORS_RETURN is set on MPI_COMM_WORLD, MPI_COMM_SELF and every
+// communicator this package creates, so a bad rank, tag, root or count comes
+// back as *mpi.Error{Op: "MPI_Send", Class, Code, Msg} and never aborts the
+// job. Class is translated to the mpi.Err* numbering by name, because the
+// libraries number their classes differently (MPICH's MPI_ERR_ROOT is 7,
+// Open MPI's 8). Arguments the library cannot see correctly are checked
+// here first and reported with the library's code and text for the class:
+// negative ranks (their values are the library's MPI_ANY_SOURCE,
+// MPI_PROC_NULL or MPI_ROOT), byte counts above mpi.MaxCount (the C int
+// count argument; never truncated), and the lengths and bounds of the
+// counts/displacements of the v-collectives against Size() and the buffers.
+// Such local checks return before any communication; in a collective the
+// other ranks may then wait for the failing one, as in MPI itself.
+//
+// # Buffers
+//
+// Units are bytes for buffers, counts and displacements, elements for the
+// typed reductions, seconds for times. A blocking call passes &buf[0] to C
+// for the duration of the call (cgo rules allow it). A non-blocking call
+// pins its buffer with a runtime.Pinner and keeps the request in a
+// package-level table until Wait or Test reports completion, so the buffer
+// stays reachable and in place while MPI may still read or write it, even if
+// the caller drops every reference to the request. Zero-length buffers are
+// legal (a valid static C address is passed with count 0).
+//
+// # Kernels
+//
+// PingPong and Bandwidth run their whole timed loop in C, one cgo call per
+// batch, timed with MPI_Wtime inside C (MEASURE.md: a cgo crossing, about
+// 50 ns, is half of a shared-memory ping-pong).
+package native

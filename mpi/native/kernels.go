@@ -1,0 +1,82 @@
+package native
+
+// #include "shim.h"
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// PingPong runs iters blocking round trips of len(buf) bytes with peer, the
+// whole loop in C (one cgo call), and returns the seconds MPI_Wtime measured
+// around the loop on this rank. The initiator sends then receives, the peer
+// receives then sends (OSU osu_latency); both use buf for both directions.
+// Half round-trip latency = seconds / (2*iters). There is no barrier inside:
+// synchronise before the batch and discard warm-up batches.
+func (c *Comm) PingPong(buf []byte, peer, tag, iters int, initiator bool) (float64, error) {
+	const op = "PingPong"
+	if err := c.kernelArgs(op, buf, peer, iters); err != nil {
+		return 0, err
+	}
+	if err := enter(op); err != nil {
+		return 0, err
+	}
+	r := C.cc_pingpong(c.h, ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag), C.int(iters), cbool(initiator))
+	leave()
+	if r.rc != 0 {
+		return float64(r.seconds), newError(op, r.rc)
+	}
+	return float64(r.seconds), nil
+}
+
+// Bandwidth runs iters windows in C: the sender posts window MPI_Isend of
+// len(buf) bytes, MPI_Waitall, and receives a 4-byte ack; the receiver posts
+// window MPI_Irecv into buf, MPI_Waitall, and sends the ack (OSU osu_bw).
+// It returns the seconds around the loop on this rank; bandwidth =
+// len(buf)*window*iters / seconds on the sender.
+func (c *Comm) Bandwidth(buf []byte, peer, tag, window, iters int, sender bool) (float64, error) {
+	const op = "Bandwidth"
+	if err := c.kernelArgs(op, buf, peer, iters); err != nil {
+		return 0, err
+	}
+	if window < 1 || window > 1<<20 {
+		return 0, classError(op, mpi.ErrArg, fmt.Sprintf("window %d outside [1, %d]", window, 1<<20))
+	}
+	if err := enter(op); err != nil {
+		return 0, err
+	}
+	r := C.cc_bandwidth(c.h, ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag), C.int(window), C.int(iters), cbool(sender))
+	leave()
+	if r.rc != 0 {
+		return float64(r.seconds), newError(op, r.rc)
+	}
+	return float64(r.seconds), nil
+}
+
+// kernelArgs validates what the C loops cannot report cleanly: the peer is
+// another rank of this communicator (a blocking ping-pong with oneself
+// deadlocks once messages stop being buffered) and iters fits a C int.
+func (c *Comm) kernelArgs(op string, buf []byte, peer, iters int) error {
+	if err := c.usable(op); err != nil {
+		return err
+	}
+	if err := checkCount(op, "buffer", len(buf)); err != nil {
+		return err
+	}
+	if peer < 0 || peer >= c.size || peer == c.rank {
+		return classError(op, mpi.ErrRank, fmt.Sprintf("peer %d must be another rank in [0, %d), not %d", peer, c.size, c.rank))
+	}
+	if iters < 0 || iters > mpi.MaxCount {
+		return classError(op, mpi.ErrArg, fmt.Sprintf("iters %d outside [0, %d]", iters, mpi.MaxCount))
+	}
+	return nil
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,322 @@
+package native
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The tests of this package run under mpirun, but `go test ./mpi/native`
+// must work without one: when childEnv is unset, TestMain re-executes this
+// test binary under mpirun (2 ranks, then 4 oversubscribed ranks) with
+// childEnv=1 and the user's test flags, streams the ranks' output, and fails
+// if a run fails or outlives its deadline. In a child, TestMain starts MPI,
+// runs the tests, and finalises.
+const (
+	childEnv = "COMMCOST_MPI_CHILD"
+	// npEnv overrides the rank counts of the child runs, e.g. "2" or "2,4,8".
+	npEnv = "COMMCOST_MPI_NP"
+	// launcherEnv overrides the mpirun program (default: the linked
+	// library's own launcher, mpirun.openmpi or mpirun.mpich, else mpirun).
+	launcherEnv = "COMMCOST_MPIRUN"
+	// deadlineEnv overrides the deadline of one child run (default 5m).
+	deadlineEnv = "COMMCOST_MPI_DEADLINE"
+	// oversubEnv tells the children that they share cores (more ranks than
+	// cores), so benchmarks skip; a bound child's runtime.NumCPU is 1 and
+	// cannot tell.
+	oversubEnv = "COMMCOST_MPI_OVERSUBSCRIBED"
+)
+
+// runDeadline bounds one mpirun of the tests; the children get a slightly
+// shorter -test.timeout so a hang prints its goroutines before the kill.
+var runDeadline = 5 * time.Minute
+
+const (
+	childMargin = 30 * time.Second
+	killGrace   = 10 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if os.Getenv(childEnv) == "" {
+		os.Exit(parentMain(m))
+	}
+	if err := Start(ThreadSerialized); err != nil {
+		fmt.Fprintln(os.Stderr, "native.Start:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if code != 0 {
+		// A rank whose tests failed may have left its peers waiting in a
+		// collective that will never complete; MPI_Finalize would then
+		// hang too. Abort takes the whole job down at once.
+		os.Stdout.Sync()
+		os.Stderr.Sync()
+		time.Sleep(200 * time.Millisecond) // let mpirun forward the last output
+		Abort(code)
+	}
+	if err := Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "native.Stop:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// needMPI skips tests that need an initialised MPI when this process is not
+// an MPI child (only possible when mpirun is missing).
+func needMPI(t testing.TB) {
+	t.Helper()
+	if !Initialized() {
+		t.Skip("needs MPI: runs in the mpirun children that TestMain starts")
+	}
+}
+
+func parentMain(m *testing.M) int {
+	if s := os.Getenv(deadlineEnv); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= childMargin {
+			fmt.Printf("mpi/native: %s=%q: want a duration above %v, like 10m\n", deadlineEnv, s, childMargin)
+			return 2
+		}
+		runDeadline = d
+	}
+	launcher, err := findLauncher()
+	if err != nil {
+		fmt.Printf("mpi/native: SKIP all MPI tests: %v\n", err)
+		fmt.Println("mpi/native: install MPI (scripts/setup.sh) or set " + launcherEnv + "; tests that need no MPI run below")
+		return m.Run()
+	}
+	nps, err := rankCounts()
+	if err != nil {
+		fmt.Println("mpi/native:", err)
+		return 2
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	deadline, childArgs := childFlags()
+	failed := false
+	for _, np := range nps {
+		args := append(launchArgs(np), exe)
+		args = append(args, childArgs...)
+		fmt.Printf("=== mpi/native: %s %s\n", launcher, strings.Join(args, " "))
+		start := time.Now()
+		env := append(os.Environ(), childEnv+"=1")
+		if np > runtime.NumCPU() {
+			env = append(env, oversubEnv+"=1")
+		}
+		if err := runChild(launcher, args, env, deadline); err != nil {
+			fmt.Printf("--- FAIL: mpi/native under %d ranks (%.1fs): %v\n", np, time.Since(start).Seconds(), err)
+			failed = true
+			continue
+		}
+		fmt.Printf("--- ok: mpi/native under %d ranks (%.1fs)\n", np, time.Since(start).Seconds())
+	}
+	if failed {
+		fmt.Println("FAIL")
+		return 1
+	}
+	fmt.Println("PASS")
+	return 0
+}
+
+func findLauncher() (string, error) {
+	if l := os.Getenv(launcherEnv); l != "" {
+		return exec.LookPath(l)
+	}
+	// The launcher must belong to the library this binary links: Open
+	// MPI's mpirun cannot start MPICH processes and vice versa, and
+	// update-alternatives may point mpirun at the other one.
+	if p, err := exec.LookPath("mpirun." + Implementation()); err == nil {
+		return p, nil
+	}
+	p, err := exec.LookPath("mpirun")
+	if err != nil {
+		return "", errors.New("mpirun is not on PATH")
+	}
+	return p, nil
+}
+
+func rankCounts() ([]int, error) {
+	s := os.Getenv(npEnv)
+	if s == "" {
+		return []int{2, 4}, nil
+	}
+	var nps []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s=%q: want a comma-separated list of rank counts like 2,4", npEnv, s)
+		}
+		nps = append(nps, n)
+	}
+	return nps, nil
+}
+
+// launchArgs are the launcher flags for np ranks: rank-tagged output, and
+// with more ranks than cores Open MPI's oversubscription and yielding
+// (ENVIRONMENT.md: spinning ranks otherwise starve each other).
+func launchArgs(np int) []string {
+	n := strconv.Itoa(np)
+	over := np > runtime.NumCPU()
+	if Implementation() == "mpich" {
+		args := []string{"-np", n, "-prepend-rank", "-genv", childEnv, "1"}
+		if over {
+			args = append(args, "-genv", oversubEnv, "1")
+		}
+		return args
+	}
+	args := []string{"-np", n, "--tag-output", "-x", childEnv + "=1"}
+	if over {
+		args = append(args, "-x", oversubEnv+"=1", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1")
+	}
+	return args
+}
+
+// forwardFlags are the test flags the children inherit; the rest
+// (-test.testlogfile, profiles, -test.paniconexit0, ...) concern the parent
+// process only, and several ranks writing one file would corrupt it.
+var forwardFlags = map[string]bool{
+	"test.run": true, "test.skip": true, "test.count": true, "test.short": true,
+	"test.failfast": true, "test.bench": true, "test.benchtime": true,
+	"test.benchmem": true, "test.cpu": true, "test.list": true, "test.fullpath": true,
+}
+
+// childFlags returns the deadline of one child run and the children's
+// flags: the forwarded ones, -test.v (output only shows on failure or with
+// -v, and then it should say which subtest), a -test.timeout inside the
+// deadline, and a fixed shuffle seed (every rank must run the tests in the
+// same order).
+func childFlags() (time.Duration, []string) {
+	deadline := runDeadline
+	var args []string
+	flag.Visit(func(f *flag.Flag) {
+		switch {
+		case forwardFlags[f.Name]:
+			args = append(args, "-"+f.Name+"="+f.Value.String())
+		case f.Name == "test.shuffle" && f.Value.String() != "off":
+			seed := f.Value.String()
+			if seed == "on" {
+				seed = strconv.FormatInt(rand.Int64(), 10)
+			}
+			args = append(args, "-test.shuffle="+seed)
+		}
+	})
+	// Benchmarks run as long as the user allows (go test's -timeout).
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		if tf := flag.Lookup("test.timeout"); tf != nil {
+			if d, err := time.ParseDuration(tf.Value.String()); err == nil && d > 0 {
+				deadline = d + childMargin
+			} else if err == nil && d == 0 {
+				deadline = 24 * time.Hour
+			}
+		}
+	}
+	args = append(args, "-test.v=true", "-test.timeout="+(deadline-childMargin).String())
+	return deadline, args
+}
+
+// runChild runs the launcher, streams its output with rank labels, and
+// kills the whole process group if it outlives deadline.
+func runChild(launcher string, args, env []string, deadline time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, launcher, args...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// mpirun forwards SIGTERM to its ranks and cleans up.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	}
+	cmd.WaitDelay = killGrace
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		return err
+	}
+	pw.Close()
+	copied := make(chan struct{})
+	go func() {
+		relabel(os.Stdout, pr)
+		close(copied)
+	}()
+	err = cmd.Wait()
+	// Anything the ranks left behind in the group goes now.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-copied:
+	case <-time.After(killGrace):
+	}
+	pr.Close()
+	if ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("killed after the %v deadline (a rank hung?)", deadline)
+	}
+	return err
+}
+
+// Open MPI's --tag-output prefixes "[jobid,rank]<stdout>:", MPICH's
+// -prepend-rank "[rank] ".
+var rankTag = regexp.MustCompile(`^\[(?:\d+,)?(\d+)\](?:<std(?:out|err)>:|\s)`)
+
+// midTag is an Open MPI tag inside a line: it tags every chunk it forwards,
+// and a benchmark prints its name and its result in two writes.
+var midTag = regexp.MustCompile(`\[\d+,\d+\]<std(?:out|err)>:`)
+
+// relabel copies the launcher's output line by line: rank 0's lines
+// unchanged, so go test's and benchstat's parsers read them as usual;
+// other ranks' lines behind "rank N: ", except their test progress lines
+// (=== RUN, --- PASS, PASS), which repeat rank 0's. Their failures and logs
+// all show.
+func relabel(w io.Writer, r io.Reader) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			if m := rankTag.FindStringSubmatchIndex(line); m != nil {
+				rank := line[m[2]:m[3]]
+				rest := midTag.ReplaceAllString(line[m[1]:], "")
+				switch {
+				case rank == "0":
+					line = rest
+				case progressLine(rest):
+					line = ""
+				default:
+					line = "rank " + rank + ": " + rest
+				}
+			}
+			io.WriteString(w, line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func progressLine(s string) bool {
+	s = strings.TrimSpace(s)
+	for _, p := range []string{"=== RUN", "=== PAUSE", "=== CONT", "=== NAME", "--- PASS"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return s == "PASS"
+}

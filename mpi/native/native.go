@@ -1,0 +1,302 @@
+package native
+
+// #include "shim.h"
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// ThreadLevel is an MPI thread support level (MPI_THREAD_*).
+type ThreadLevel int
+
+// Thread levels, in increasing order of support. See the package comment
+// for why commcost uses ThreadSerialized.
+const (
+	ThreadSingle ThreadLevel = iota
+	ThreadFunneled
+	ThreadSerialized
+	ThreadMultiple
+)
+
+func (l ThreadLevel) String() string {
+	switch l {
+	case ThreadSingle:
+		return "MPI_THREAD_SINGLE"
+	case ThreadFunneled:
+		return "MPI_THREAD_FUNNELED"
+	case ThreadSerialized:
+		return "MPI_THREAD_SERIALIZED"
+	case ThreadMultiple:
+		return "MPI_THREAD_MULTIPLE"
+	}
+	return fmt.Sprintf("ThreadLevel(%d)", int(l))
+}
+
+// state is what Start learned; written once by Start, read-only afterwards
+// until Stop.
+var state struct {
+	sync.Mutex
+	started  bool
+	stopped  bool
+	provided ThreadLevel
+	initTID  int // OS thread that called MPI_Init_thread
+	world    *Comm
+	info     mpi.Info
+}
+
+// Start initialises MPI (MPI_Init_thread) requesting level, sets
+// MPI_ERRORS_RETURN on MPI_COMM_WORLD and MPI_COMM_SELF, and locks the
+// calling goroutine to its OS thread; call Stop from the same goroutine.
+// It returns an error if MPI is already initialised or finalised, if
+// initialisation fails, or if the library provides a lower level than
+// requested; in the last case MPI stays initialised (call Stop or Abort).
+func Start(level ThreadLevel) error {
+	if level < ThreadSingle || level > ThreadMultiple {
+		return fmt.Errorf("native.Start: thread level %d outside [%d, %d]", int(level), ThreadSingle, ThreadMultiple)
+	}
+	state.Lock()
+	defer state.Unlock()
+	if state.started || C.cc_initialized() != 0 {
+		return errors.New("native.Start: MPI is already initialised (Start may be called once per process)")
+	}
+	if C.cc_finalized() != 0 {
+		return errors.New("native.Start: MPI was finalised; it cannot be initialised again")
+	}
+	runtime.LockOSThread()
+	r := C.cc_init_thread(C.int(level))
+	if r.rc != 0 {
+		runtime.UnlockOSThread()
+		return newError("MPI_Init_thread", r.rc)
+	}
+	state.started = true
+	state.provided = ThreadLevel(r.provided)
+	state.initTID = syscall.Gettid()
+	checkConcurrency.Store(state.provided < ThreadMultiple)
+
+	w, err := newComm("MPI_Comm_rank", C.cc_comm_setup(C.cc_comm_world()))
+	if err != nil {
+		return err
+	}
+	w.world = true
+	state.world = w
+	state.info = mpi.Info{
+		Library:        firstLine(LibraryVersion()),
+		Version:        mpiVersion(),
+		Processor:      ProcessorName(),
+		ThreadLevel:    state.provided.String(),
+		Implementation: Implementation(),
+	}
+	if state.provided < level {
+		return fmt.Errorf("native.Start: requested %v, the library provides %v", level, state.provided)
+	}
+	return nil
+}
+
+// Stop finalises MPI (MPI_Finalize) and unlocks the goroutine Start locked.
+// Every rank must call it after its last MPI call. Requests still outstanding
+// stay pinned (MPI may no longer complete them).
+func Stop() error {
+	state.Lock()
+	defer state.Unlock()
+	if !state.started {
+		return errors.New("native.Stop: MPI was not started with native.Start")
+	}
+	if state.stopped {
+		return errors.New("native.Stop: MPI is already finalised")
+	}
+	if err := enter("MPI_Finalize"); err != nil {
+		return err
+	}
+	finalized.Store(true)
+	rc := C.cc_finalize()
+	leave()
+	state.stopped = true
+	if syscall.Gettid() == state.initTID {
+		// Same thread, so (being locked) the goroutine that called Start.
+		runtime.UnlockOSThread()
+	}
+	if rc != 0 {
+		return newError("MPI_Finalize", rc)
+	}
+	return nil
+}
+
+// Initialized reports whether MPI is initialised and not yet finalised.
+func Initialized() bool {
+	return C.cc_initialized() != 0 && C.cc_finalized() == 0
+}
+
+// Abort terminates every process of MPI_COMM_WORLD with the given exit code
+// (MPI_Abort). Without an initialised MPI it exits this process.
+func Abort(code int) {
+	if Initialized() {
+		C.cc_abort(C.int(code))
+	}
+	os.Exit(code)
+}
+
+// World returns MPI_COMM_WORLD. It panics if Start has not succeeded (a
+// programming error: there is no world to return).
+func World() mpi.Comm {
+	return world()
+}
+
+func world() *Comm {
+	state.Lock()
+	defer state.Unlock()
+	if state.world == nil {
+		panic("native.World: MPI not initialised; call native.Start first")
+	}
+	return state.world
+}
+
+// WorldRank is this process's rank in MPI_COMM_WORLD (panics before Start).
+func WorldRank() int { return world().rank }
+
+// WorldSize is the number of processes in MPI_COMM_WORLD (panics before Start).
+func WorldSize() int { return world().size }
+
+// Provided is the thread level the library provided at Start.
+func Provided() ThreadLevel {
+	state.Lock()
+	defer state.Unlock()
+	return state.provided
+}
+
+// LibraryVersion is MPI_Get_library_version (callable before Start).
+func LibraryVersion() string {
+	buf := make([]byte, 8192)
+	if rc := C.cc_library_version((*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf))); rc != 0 {
+		return ""
+	}
+	return strings.TrimRight(cString(buf), "\n")
+}
+
+// ProcessorName is MPI_Get_processor_name; before Start (or after Stop) it
+// falls back to os.Hostname, since MPI may not be called then.
+func ProcessorName() string {
+	if !Initialized() {
+		h, _ := os.Hostname()
+		return h
+	}
+	buf := make([]byte, C.MPI_MAX_PROCESSOR_NAME+1)
+	if rc := C.cc_processor_name((*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf))); rc != 0 {
+		return ""
+	}
+	return cString(buf)
+}
+
+// Implementation is "openmpi" or "mpich": the library this binary is linked
+// against (known at compile time, so it is valid before Start).
+func Implementation() string { return C.GoString(C.cc_implementation()) }
+
+func mpiVersion() string {
+	var major, minor C.int
+	if C.cc_version(&major, &minor) != 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d.%d", int(major), int(minor))
+}
+
+func cString(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// firstLine is the first line of s with runs of white space made single
+// spaces (MPICH's version line has a tab), for one-line tables.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// checkConcurrency is true when the provided level forbids overlapping MPI
+// calls; inCall is 1 while a goroutine is inside one. finalized is set by
+// Stop: a call after MPI_Finalize would abort the process in the library.
+var (
+	checkConcurrency atomic.Bool
+	inCall           atomic.Int32
+	finalized        atomic.Bool
+)
+
+// enter marks the start of an MPI call, or reports that another goroutine
+// is inside one, which MPI_THREAD_SERIALIZED forbids (the library would
+// corrupt its queues silently). One CAS costs a few ns, well under the cgo
+// crossing around it.
+func enter(op string) error {
+	if finalized.Load() {
+		return classError(op, mpi.ErrOther, "MPI is finalised (native.Stop was called)")
+	}
+	if !checkConcurrency.Load() {
+		return nil
+	}
+	if inCall.CompareAndSwap(0, 1) {
+		return nil
+	}
+	return &mpi.Error{Op: op, Class: mpi.ErrOther, Code: int(C.cc_native_class(C.int(mpi.ErrOther))),
+		Msg: "another goroutine is inside an MPI call: under " + ThreadSerialized.String() +
+			" MPI calls must not overlap (hand the Comm over with Go synchronisation, or Start with ThreadMultiple)"}
+}
+
+func leave() {
+	if checkConcurrency.Load() {
+		inCall.Store(0)
+	}
+}
+
+// newError converts a non-success return code of op into *mpi.Error.
+func newError(op string, rc C.int) error {
+	e := &mpi.Error{Op: op, Code: int(rc), Class: mpi.ErrOther}
+	if cls := int(C.cc_error_class_std(rc)); cls >= 0 {
+		e.Class = cls
+	}
+	e.Msg = errorString(rc)
+	return e
+}
+
+// classError builds the error MPI would return for a standard class, for
+// arguments checked on the Go side; detail says what was wrong.
+func classError(op string, class int, detail string) error {
+	code := C.cc_native_class(C.int(class))
+	msg := errorString(code)
+	if detail != "" {
+		msg += ": " + detail
+	}
+	return &mpi.Error{Op: op, Class: class, Code: int(code), Msg: msg}
+}
+
+func errorString(code C.int) string {
+	if finalized.Load() {
+		// MPI_Error_string may not be called after MPI_Finalize.
+		return fmt.Sprintf("MPI error code %d", int(code))
+	}
+	buf := make([]byte, C.MPI_MAX_ERROR_STRING+1)
+	if C.cc_error_string(code, (*C.char)(unsafe.Pointer(&buf[0])), C.int(len(buf))) != 0 {
+		return fmt.Sprintf("MPI error code %d", int(code))
+	}
+	return cString(buf)
+}
+
+// cgoNoop is one cgo crossing into an empty C function, to measure the
+// binding's own overhead.
+func cgoNoop() { C.cc_noop() }
+
+// errorFromCode is newError for callers without cgo (the tests).
+func errorFromCode(op string, code int) error { return newError(op, C.int(code)) }

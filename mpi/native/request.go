@@ -1,0 +1,155 @@
+package native
+
+// #include "shim.h"
+import "C"
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// request is an outstanding MPI_Isend or MPI_Irecv. From posting until
+// completion it holds its buffer pinned and is itself held by live, so
+// neither the buffer nor the pinner can be collected while MPI may still use
+// the memory, whatever the caller does with the request. (A runtime.Pinner
+// collected with pinned objects is a fatal error, and an unpinned buffer
+// collected under a pending receive would be overwritten memory.)
+type request struct {
+	h    C.MPI_Request
+	op   string // "MPI_Isend" or "MPI_Irecv"
+	recv bool
+	buf  []byte
+	pin  runtime.Pinner
+	done bool
+	st   mpi.Status
+	err  error
+}
+
+// live holds every request between posting and completion.
+var live struct {
+	sync.Mutex
+	m map[*request]struct{}
+}
+
+func track(r *request) {
+	live.Lock()
+	if live.m == nil {
+		live.m = make(map[*request]struct{})
+	}
+	live.m[r] = struct{}{}
+	live.Unlock()
+}
+
+// outstanding is the number of posted, not yet completed requests.
+func outstanding() int {
+	live.Lock()
+	defer live.Unlock()
+	return len(live.m)
+}
+
+// finish records completion by op (MPI_Wait or MPI_Test) and releases the
+// buffer.
+func (r *request) finish(op string, s C.cc_status) {
+	r.done = true
+	r.h = C.cc_request_null()
+	if r.recv {
+		r.st = mpi.Status{Source: int(s.source), Tag: int(s.tag), Count: int(s.count)}
+	}
+	// A send's status carries nothing (MPI leaves its fields undefined).
+	if s.rc != 0 {
+		r.err = newError(op, s.rc)
+	}
+	r.pin.Unpin()
+	r.buf = nil
+	live.Lock()
+	delete(live.m, r)
+	live.Unlock()
+}
+
+func waitOp(op string) string { return "MPI_Wait(" + op + ")" }
+
+// Wait is MPI_Wait. After completion it returns the same result again.
+func (r *request) Wait() (mpi.Status, error) {
+	if r.done {
+		return r.st, r.err
+	}
+	op := waitOp(r.op)
+	if err := enter(op); err != nil {
+		return mpi.Status{}, err
+	}
+	s := C.cc_wait(r.h)
+	leave()
+	r.finish(op, s)
+	return r.st, r.err
+}
+
+// Test is MPI_Test.
+func (r *request) Test() (bool, mpi.Status, error) {
+	if r.done {
+		return true, r.st, r.err
+	}
+	op := "MPI_Test(" + r.op + ")"
+	if err := enter(op); err != nil {
+		return false, mpi.Status{}, err
+	}
+	t := C.cc_test(r.h)
+	leave()
+	if t.flag == 0 {
+		if t.rc != 0 {
+			return false, mpi.Status{}, newError(op, t.rc)
+		}
+		return false, mpi.Status{}, nil
+	}
+	r.finish(op, t.st)
+	return true, r.st, r.err
+}
+
+func (c *Comm) post(op string, buf []byte, peer, tag int, recv bool) (mpi.Request, error) {
+	if err := c.usable(op); err != nil {
+		return nil, err
+	}
+	if err := checkCount(op, "buffer", len(buf)); err != nil {
+		return nil, err
+	}
+	if err := c.checkPeer(op, peer, recv); err != nil {
+		return nil, err
+	}
+	r := &request{op: op, recv: recv}
+	if len(buf) > 0 {
+		// Pinning keeps the memory in place and, with live, reachable;
+		// cgo's rules require it since C keeps the address past the call.
+		r.pin.Pin(&buf[0])
+		r.buf = buf
+	}
+	if err := enter(op); err != nil {
+		r.pin.Unpin()
+		return nil, err
+	}
+	var res C.cc_req_result
+	if recv {
+		res = C.cc_irecv(c.h, rptr(buf), C.int(len(buf)), C.int(peer), C.int(tag))
+	} else {
+		res = C.cc_isend(c.h, ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag))
+	}
+	leave()
+	if res.rc != 0 {
+		r.pin.Unpin()
+		return nil, newError(op, res.rc)
+	}
+	r.h = res.req
+	track(r)
+	return r, nil
+}
+
+// Isend is MPI_Isend. buf must not be modified until the request completes.
+func (c *Comm) Isend(buf []byte, dest, tag int) (mpi.Request, error) {
+	return c.post("MPI_Isend", buf, dest, tag, false)
+}
+
+// Irecv is MPI_Irecv. buf must not be read or written until the request
+// completes.
+func (c *Comm) Irecv(buf []byte, source, tag int) (mpi.Request, error) {
+	return c.post("MPI_Irecv", buf, source, tag, true)
+}

@@ -1,0 +1,497 @@
+/* shim.c: see shim.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+char cc_zero_buf[8];
+
+/* The ack of the bandwidth kernel (MEASURE.md, OSU osu_bw.c). */
+#define CC_ACK_BYTES 4
+
+static int src(int s) { return s == CC_ANY_SOURCE ? MPI_ANY_SOURCE : s; }
+static int tg(int t) { return t == CC_ANY_TAG ? MPI_ANY_TAG : t; }
+
+static void fill_status(cc_status *out, int rc, const MPI_Status *st)
+{
+    out->rc = rc;
+    out->source = st->MPI_SOURCE;
+    out->tag = st->MPI_TAG;
+    out->count = 0;
+    int n = 0;
+    if (MPI_Get_count(st, MPI_BYTE, &n) == MPI_SUCCESS && n != MPI_UNDEFINED)
+        out->count = n;
+    if (out->source == MPI_ANY_SOURCE || out->source == MPI_PROC_NULL)
+        out->source = CC_ANY_SOURCE;
+    if (out->tag == MPI_ANY_TAG)
+        out->tag = CC_ANY_TAG;
+}
+
+const char *cc_implementation(void)
+{
+#if defined(OPEN_MPI)
+    return "openmpi";
+#elif defined(MPICH)
+    return "mpich";
+#else
+    return "unknown";
+#endif
+}
+
+static int level_native(int std)
+{
+    switch (std) {
+    case 0: return MPI_THREAD_SINGLE;
+    case 1: return MPI_THREAD_FUNNELED;
+    case 2: return MPI_THREAD_SERIALIZED;
+    default: return MPI_THREAD_MULTIPLE;
+    }
+}
+
+int cc_thread_level_std(int provided)
+{
+    if (provided == MPI_THREAD_MULTIPLE) return 3;
+    if (provided == MPI_THREAD_SERIALIZED) return 2;
+    if (provided == MPI_THREAD_FUNNELED) return 1;
+    return 0;
+}
+
+cc_init_result cc_init_thread(int level)
+{
+    cc_init_result r;
+    r.provided = MPI_THREAD_SINGLE;
+    r.rc = MPI_Init_thread(NULL, NULL, level_native(level), &r.provided);
+    if (r.rc != MPI_SUCCESS)
+        return r;
+    r.provided = cc_thread_level_std(r.provided);
+    /* Errors come back as return codes from here on (MPI_Init_thread itself
+     * can only use the default, fatal handler). */
+    r.rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (r.rc == MPI_SUCCESS)
+        r.rc = MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    return r;
+}
+
+int cc_finalize(void) { return MPI_Finalize(); }
+
+int cc_initialized(void)
+{
+    int flag = 0;
+    MPI_Initialized(&flag);
+    return flag;
+}
+
+int cc_finalized(void)
+{
+    int flag = 0;
+    MPI_Finalized(&flag);
+    return flag;
+}
+
+void cc_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
+
+int cc_library_version(char *out, int outlen)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    int rc = MPI_Get_library_version(v, &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (n >= outlen)
+        n = outlen - 1;
+    memcpy(out, v, (size_t)n);
+    out[n] = '\0';
+    return MPI_SUCCESS;
+}
+
+int cc_processor_name(char *out, int outlen)
+{
+    char v[MPI_MAX_PROCESSOR_NAME];
+    int n = 0;
+    int rc = MPI_Get_processor_name(v, &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (n >= outlen)
+        n = outlen - 1;
+    memcpy(out, v, (size_t)n);
+    out[n] = '\0';
+    return MPI_SUCCESS;
+}
+
+int cc_version(int *major, int *minor) { return MPI_Get_version(major, minor); }
+
+void cc_noop(void) {}
+
+/* The class numbers differ between libraries (MPICH: MPI_ERR_ROOT is 7,
+ * MPI_ERR_TRUNCATE 14; Open MPI: 8 and 15), so translate by name to the
+ * numbering of the mpi package, which is Open MPI's. */
+int cc_error_class_std(int code)
+{
+    int cls = 0;
+    if (MPI_Error_class(code, &cls) != MPI_SUCCESS)
+        return -1;
+    if (cls == MPI_SUCCESS) return 0;
+    if (cls == MPI_ERR_BUFFER) return 1;
+    if (cls == MPI_ERR_COUNT) return 2;
+    if (cls == MPI_ERR_TYPE) return 3;
+    if (cls == MPI_ERR_TAG) return 4;
+    if (cls == MPI_ERR_COMM) return 5;
+    if (cls == MPI_ERR_RANK) return 6;
+    if (cls == MPI_ERR_REQUEST) return 7;
+    if (cls == MPI_ERR_ROOT) return 8;
+    if (cls == MPI_ERR_GROUP) return 9;
+    if (cls == MPI_ERR_OP) return 10;
+    if (cls == MPI_ERR_TOPOLOGY) return 11;
+    if (cls == MPI_ERR_DIMS) return 12;
+    if (cls == MPI_ERR_ARG) return 13;
+    if (cls == MPI_ERR_UNKNOWN) return 14;
+    if (cls == MPI_ERR_TRUNCATE) return 15;
+    if (cls == MPI_ERR_OTHER) return 16;
+    if (cls == MPI_ERR_INTERN) return 17;
+    return -1;
+}
+
+int cc_native_class(int std)
+{
+    static const int table[] = {
+        MPI_SUCCESS, MPI_ERR_BUFFER, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_TAG,
+        MPI_ERR_COMM, MPI_ERR_RANK, MPI_ERR_REQUEST, MPI_ERR_ROOT, MPI_ERR_GROUP,
+        MPI_ERR_OP, MPI_ERR_TOPOLOGY, MPI_ERR_DIMS, MPI_ERR_ARG, MPI_ERR_UNKNOWN,
+        MPI_ERR_TRUNCATE, MPI_ERR_OTHER, MPI_ERR_INTERN,
+    };
+    if (std < 0 || std >= (int)(sizeof table / sizeof table[0]))
+        return MPI_ERR_OTHER;
+    return table[std];
+}
+
+int cc_error_string(int code, char *out, int outlen)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    int rc = MPI_Error_string(code, s, &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (n >= outlen)
+        n = outlen - 1;
+    memcpy(out, s, (size_t)n);
+    out[n] = '\0';
+    return MPI_SUCCESS;
+}
+
+MPI_Comm cc_comm_world(void) { return MPI_COMM_WORLD; }
+MPI_Comm cc_comm_null(void) { return MPI_COMM_NULL; }
+MPI_Request cc_request_null(void) { return MPI_REQUEST_NULL; }
+
+cc_comm_result cc_comm_setup(MPI_Comm comm)
+{
+    cc_comm_result r;
+    r.comm = comm;
+    r.rank = -1;
+    r.size = 0;
+    /* Every communicator returns errors instead of aborting; new ones inherit
+     * the parent's handler, but say so explicitly rather than rely on it. */
+    r.rc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (r.rc == MPI_SUCCESS)
+        r.rc = MPI_Comm_rank(comm, &r.rank);
+    if (r.rc == MPI_SUCCESS)
+        r.rc = MPI_Comm_size(comm, &r.size);
+    return r;
+}
+
+cc_comm_result cc_comm_split(MPI_Comm comm, int color, int key)
+{
+    cc_comm_result r;
+    MPI_Comm nc = MPI_COMM_NULL;
+    r.rc = MPI_Comm_split(comm, color < 0 ? MPI_UNDEFINED : color, key, &nc);
+    r.comm = nc;
+    r.rank = -1;
+    r.size = 0;
+    if (r.rc != MPI_SUCCESS || nc == MPI_COMM_NULL)
+        return r;
+    return cc_comm_setup(nc);
+}
+
+cc_comm_result cc_comm_dup(MPI_Comm comm)
+{
+    cc_comm_result r;
+    MPI_Comm nc = MPI_COMM_NULL;
+    r.rc = MPI_Comm_dup(comm, &nc);
+    r.comm = nc;
+    r.rank = -1;
+    r.size = 0;
+    if (r.rc != MPI_SUCCESS)
+        return r;
+    return cc_comm_setup(nc);
+}
+
+int cc_comm_free(MPI_Comm comm) { return MPI_Comm_free(&comm); }
+
+double cc_wtime(void) { return MPI_Wtime(); }
+double cc_wtick(void) { return MPI_Wtick(); }
+
+int cc_send(MPI_Comm comm, void *buf, int count, int dest, int tag)
+{
+    return MPI_Send(buf, count, MPI_BYTE, dest, tag, comm);
+}
+
+int cc_ssend(MPI_Comm comm, void *buf, int count, int dest, int tag)
+{
+    return MPI_Ssend(buf, count, MPI_BYTE, dest, tag, comm);
+}
+
+cc_status cc_recv(MPI_Comm comm, void *buf, int count, int source, int tag)
+{
+    cc_status r;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    int rc = MPI_Recv(buf, count, MPI_BYTE, src(source), tg(tag), comm, &st);
+    fill_status(&r, rc, &st);
+    return r;
+}
+
+cc_status cc_sendrecv(MPI_Comm comm, void *sbuf, int scount, int dest, int stag,
+                      void *rbuf, int rcount, int source, int rtag)
+{
+    cc_status r;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    int rc = MPI_Sendrecv(sbuf, scount, MPI_BYTE, dest, stag,
+                          rbuf, rcount, MPI_BYTE, src(source), tg(rtag), comm, &st);
+    fill_status(&r, rc, &st);
+    return r;
+}
+
+cc_req_result cc_isend(MPI_Comm comm, void *buf, int count, int dest, int tag)
+{
+    cc_req_result r;
+    r.req = MPI_REQUEST_NULL;
+    r.rc = MPI_Isend(buf, count, MPI_BYTE, dest, tag, comm, &r.req);
+    return r;
+}
+
+cc_req_result cc_irecv(MPI_Comm comm, void *buf, int count, int source, int tag)
+{
+    cc_req_result r;
+    r.req = MPI_REQUEST_NULL;
+    r.rc = MPI_Irecv(buf, count, MPI_BYTE, src(source), tg(tag), comm, &r.req);
+    return r;
+}
+
+cc_status cc_wait(MPI_Request req)
+{
+    cc_status r;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    int rc = MPI_Wait(&req, &st);
+    fill_status(&r, rc, &st);
+    return r;
+}
+
+cc_test_result cc_test(MPI_Request req)
+{
+    cc_test_result r;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    r.flag = 0;
+    int rc = MPI_Test(&req, &r.flag, &st);
+    fill_status(&r.st, rc, &st);
+    r.rc = rc;
+    r.req = req;
+    return r;
+}
+
+cc_status cc_probe(MPI_Comm comm, int source, int tag)
+{
+    cc_status r;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    int rc = MPI_Probe(src(source), tg(tag), comm, &st);
+    fill_status(&r, rc, &st);
+    return r;
+}
+
+cc_test_result cc_iprobe(MPI_Comm comm, int source, int tag)
+{
+    cc_test_result r;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    r.flag = 0;
+    int rc = MPI_Iprobe(src(source), tg(tag), comm, &r.flag, &st);
+    fill_status(&r.st, rc, &st);
+    r.rc = rc;
+    r.req = MPI_REQUEST_NULL;
+    return r;
+}
+
+int cc_barrier(MPI_Comm comm) { return MPI_Barrier(comm); }
+
+int cc_bcast(MPI_Comm comm, void *buf, int count, int root)
+{
+    return MPI_Bcast(buf, count, MPI_BYTE, root, comm);
+}
+
+int cc_gather(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root)
+{
+    return MPI_Gather(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, root, comm);
+}
+
+int cc_gatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs, int root)
+{
+    return MPI_Gatherv(sbuf, scount, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, root, comm);
+}
+
+int cc_allgather(MPI_Comm comm, void *sbuf, int count, void *rbuf)
+{
+    return MPI_Allgather(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, comm);
+}
+
+int cc_allgatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs)
+{
+    return MPI_Allgatherv(sbuf, scount, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, comm);
+}
+
+int cc_scatter(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root)
+{
+    return MPI_Scatter(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, root, comm);
+}
+
+int cc_scatterv(MPI_Comm comm, void *sbuf, int *counts, int *displs, void *rbuf, int rcount, int root)
+{
+    return MPI_Scatterv(sbuf, counts, displs, MPI_BYTE, rbuf, rcount, MPI_BYTE, root, comm);
+}
+
+int cc_alltoall(MPI_Comm comm, void *sbuf, int count, void *rbuf)
+{
+    return MPI_Alltoall(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, comm);
+}
+
+int cc_alltoallv(MPI_Comm comm, void *sbuf, int *scounts, int *sdispls,
+                 void *rbuf, int *rcounts, int *rdispls)
+{
+    return MPI_Alltoallv(sbuf, scounts, sdispls, MPI_BYTE, rbuf, rcounts, rdispls, MPI_BYTE, comm);
+}
+
+static MPI_Datatype dtype_of(int d) { return d == CC_INT64 ? MPI_INT64_T : MPI_DOUBLE; }
+
+static MPI_Op op_of(int op)
+{
+    switch (op) {
+    case CC_MIN: return MPI_MIN;
+    case CC_MAX: return MPI_MAX;
+    default: return MPI_SUM;
+    }
+}
+
+int cc_reduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int root, int in_place)
+{
+    return MPI_Reduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, dtype_of(dtype), op_of(op), root, comm);
+}
+
+int cc_allreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int in_place)
+{
+    return MPI_Allreduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, dtype_of(dtype), op_of(op), comm);
+}
+
+/* OSU latency inner loop: the initiator sends then receives, the peer
+ * receives then sends; one buffer for both directions. No barrier: the
+ * caller synchronises before the batch. */
+cc_time_result cc_pingpong(MPI_Comm comm, void *buf, int count, int peer, int tag,
+                           int iters, int initiator)
+{
+    cc_time_result r;
+    r.rc = MPI_SUCCESS;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        if (initiator) {
+            r.rc = MPI_Send(buf, count, MPI_BYTE, peer, tag, comm);
+            if (r.rc != MPI_SUCCESS)
+                break;
+            r.rc = MPI_Recv(buf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+        } else {
+            r.rc = MPI_Recv(buf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+            if (r.rc != MPI_SUCCESS)
+                break;
+            r.rc = MPI_Send(buf, count, MPI_BYTE, peer, tag, comm);
+        }
+        if (r.rc != MPI_SUCCESS)
+            break;
+    }
+    r.seconds = MPI_Wtime() - t0;
+    return r;
+}
+
+/* abandon completes the first n requests of a window that failed part way,
+ * so no MPI operation still refers to the Go buffer after the call returns:
+ * cancel (honoured for receives) and wait. */
+static void abandon(MPI_Request *reqs, int n)
+{
+    for (int j = 0; j < n; j++) {
+        if (reqs[j] == MPI_REQUEST_NULL)
+            continue;
+        MPI_Cancel(&reqs[j]);
+        MPI_Wait(&reqs[j], MPI_STATUS_IGNORE);
+    }
+}
+
+/* MPICH defines MPI_STATUSES_IGNORE as (MPI_Status *)1, which GCC's
+ * -Wstringop-overflow takes for a zero-size array. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+static int waitall_ignore(int n, MPI_Request *reqs)
+{
+    return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/* OSU bandwidth inner loop: per iteration the sender posts window Isends of
+ * the same buffer, waits for all, then receives a 4-byte ack; the receiver
+ * posts window Irecvs into the same buffer (as osu_bw does), waits, and sends
+ * the ack. The ack travels the other way, so it can share the data tag. */
+cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int tag,
+                            int window, int iters, int sender)
+{
+    cc_time_result r;
+    char ack[CC_ACK_BYTES];
+    memset(ack, 0, sizeof ack);
+    r.seconds = 0.0;
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)window);
+    if (reqs == NULL) {
+        r.rc = MPI_ERR_NO_MEM;
+        return r;
+    }
+    r.rc = MPI_SUCCESS;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters && r.rc == MPI_SUCCESS; i++) {
+        int posted = 0;
+        for (int w = 0; w < window; w++) {
+            reqs[w] = MPI_REQUEST_NULL;
+            if (sender)
+                r.rc = MPI_Isend(buf, count, MPI_BYTE, peer, tag, comm, &reqs[w]);
+            else
+                r.rc = MPI_Irecv(buf, count, MPI_BYTE, peer, tag, comm, &reqs[w]);
+            if (r.rc != MPI_SUCCESS)
+                break;
+            posted++;
+        }
+        if (r.rc != MPI_SUCCESS) {
+            abandon(reqs, posted);
+            break;
+        }
+        r.rc = waitall_ignore(window, reqs);
+        if (r.rc != MPI_SUCCESS) {
+            abandon(reqs, window);
+            break;
+        }
+        if (sender)
+            r.rc = MPI_Recv(ack, CC_ACK_BYTES, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+        else
+            r.rc = MPI_Send(ack, CC_ACK_BYTES, MPI_BYTE, peer, tag, comm);
+    }
+    r.seconds = MPI_Wtime() - t0;
+    free(reqs);
+    return r;
+}

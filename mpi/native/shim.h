@@ -1,0 +1,135 @@
+/*
+ * shim.h: the C side of package native. Every MPI call the Go code makes goes
+ * through one of these wrappers, for three reasons:
+ *   - MPI handles and constants are macros or pointers in Open MPI and ints
+ *     in MPICH (MPI_COMM_WORLD, MPI_BYTE, MPI_ANY_SOURCE...); cgo cannot use
+ *     the pointer macros, and the wrappers hide the difference.
+ *   - Results come back as small structs by value, so a hot call allocates
+ *     nothing on the Go side (a Go pointer passed to C escapes to the heap).
+ *   - The benchmark kernels run their whole timed loop here, one cgo
+ *     crossing per batch.
+ * The wildcards and error classes at this interface are the mpi package's
+ * (CC_ANY_SOURCE, CC_ANY_TAG, the standard class numbers 0..17), translated
+ * to the linked library's values here.
+ */
+#ifndef COMMCOST_NATIVE_SHIM_H
+#define COMMCOST_NATIVE_SHIM_H
+
+#include <mpi.h>
+
+/* Wildcards as the Go package spells them (mpi.AnySource, mpi.AnyTag). */
+#define CC_ANY_SOURCE (-1)
+#define CC_ANY_TAG (-1)
+
+/* Datatypes and operations of the typed reductions. */
+enum { CC_FLOAT64 = 0, CC_INT64 = 1 };
+enum { CC_SUM = 0, CC_MIN = 1, CC_MAX = 2 };
+
+/* A valid address for zero-length buffers: some MPI argument checks reject
+ * NULL even with count 0, and a Go pointer to a zero-size object is best kept
+ * away from C. */
+extern char cc_zero_buf[8];
+
+typedef struct {
+    int rc;
+    int provided;
+} cc_init_result;
+
+typedef struct {
+    int rc;
+    int source;
+    int tag;
+    int count; /* bytes (MPI_Get_count on MPI_BYTE) */
+} cc_status;
+
+typedef struct {
+    int rc;
+    MPI_Request req;
+} cc_req_result;
+
+typedef struct {
+    int rc;
+    int flag;
+    cc_status st;
+    MPI_Request req; /* MPI_REQUEST_NULL once complete */
+} cc_test_result;
+
+typedef struct {
+    int rc;
+    MPI_Comm comm; /* MPI_COMM_NULL for MPI_UNDEFINED colors */
+    int rank;
+    int size;
+} cc_comm_result;
+
+typedef struct {
+    int rc;
+    double seconds;
+} cc_time_result;
+
+/* Environment. */
+const char *cc_implementation(void);
+cc_init_result cc_init_thread(int level);
+int cc_finalize(void);
+int cc_initialized(void);
+int cc_finalized(void);
+void cc_abort(int code);
+int cc_thread_level_std(int provided);
+int cc_library_version(char *out, int outlen);
+int cc_processor_name(char *out, int outlen);
+int cc_version(int *major, int *minor);
+void cc_noop(void);
+
+/* Errors: standard class of a code (-1 if not one of 0..17), text, and the
+ * library's own class value for a standard class. */
+int cc_error_class_std(int code);
+int cc_error_string(int code, char *out, int outlen);
+int cc_native_class(int std);
+
+/* Communicators. */
+MPI_Comm cc_comm_world(void);
+MPI_Comm cc_comm_null(void);
+MPI_Request cc_request_null(void);
+cc_comm_result cc_comm_setup(MPI_Comm comm);
+cc_comm_result cc_comm_split(MPI_Comm comm, int color, int key);
+cc_comm_result cc_comm_dup(MPI_Comm comm);
+int cc_comm_free(MPI_Comm comm);
+double cc_wtime(void);
+double cc_wtick(void);
+
+/* Point-to-point on MPI_BYTE. */
+int cc_send(MPI_Comm comm, void *buf, int count, int dest, int tag);
+int cc_ssend(MPI_Comm comm, void *buf, int count, int dest, int tag);
+cc_status cc_recv(MPI_Comm comm, void *buf, int count, int source, int tag);
+cc_status cc_sendrecv(MPI_Comm comm, void *sbuf, int scount, int dest, int stag,
+                      void *rbuf, int rcount, int source, int rtag);
+cc_req_result cc_isend(MPI_Comm comm, void *buf, int count, int dest, int tag);
+cc_req_result cc_irecv(MPI_Comm comm, void *buf, int count, int source, int tag);
+cc_status cc_wait(MPI_Request req);
+cc_test_result cc_test(MPI_Request req);
+cc_status cc_probe(MPI_Comm comm, int source, int tag);
+cc_test_result cc_iprobe(MPI_Comm comm, int source, int tag);
+
+/* Collectives on MPI_BYTE. */
+int cc_barrier(MPI_Comm comm);
+int cc_bcast(MPI_Comm comm, void *buf, int count, int root);
+int cc_gather(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root);
+int cc_gatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs, int root);
+int cc_allgather(MPI_Comm comm, void *sbuf, int count, void *rbuf);
+int cc_allgatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs);
+int cc_scatter(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root);
+int cc_scatterv(MPI_Comm comm, void *sbuf, int *counts, int *displs, void *rbuf, int rcount, int root);
+int cc_alltoall(MPI_Comm comm, void *sbuf, int count, void *rbuf);
+int cc_alltoallv(MPI_Comm comm, void *sbuf, int *scounts, int *sdispls,
+                 void *rbuf, int *rcounts, int *rdispls);
+/* Reductions; in_place uses MPI_IN_PLACE for the send buffer (root only for
+ * reduce). */
+int cc_reduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int root, int in_place);
+int cc_allreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int in_place);
+
+/* Benchmark kernels (OSU methodology); seconds on this rank around the loop. */
+cc_time_result cc_pingpong(MPI_Comm comm, void *buf, int count, int peer, int tag,
+                           int iters, int initiator);
+cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int tag,
+                            int window, int iters, int sender);
+
+#endif
