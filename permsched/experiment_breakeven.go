@@ -1,0 +1,340 @@
+package permsched
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/commcost/commcost/results"
+)
+
+// Experiment 3 (paper Section 5.1): when does CGM beat LP? The paper models
+//
+//	T_LP  = n tau + C1 d M phi
+//	T_CGM = C2 d n ln d + C3 d (tau + M phi)
+//
+// (scheduling included, schedule used once) and derives CGM <= LP when
+// d ln d <= tau / C2 for small messages (eq. 5) and when
+// ln d <= (C1 - C3)/C2 * M phi / n for large ones (eq. 6). Breakeven fits
+// the constants to experiment 2's records and solves both the simplified
+// conditions and the full inequality.
+//
+// Two departures, both because the measurements ask for them:
+//   - LP's fixed cost is fitted as A (alpha) instead of assumed to be n tau:
+//     an LP that skips empty steps (ours, like Fig. 3, exchanges only where
+//     COM says so) need not pay tau per step; the per-step cost
+//     tau_LP = A / n takes tau's place in eq. 5.
+//   - Runtime scheduling is fitted as G + C2 d n ln d: G is the
+//     concatenation of the rows (an Allgatherv), which on a real machine
+//     costs as much as the masking itself; the paper folds it into O(dn).
+//     With a single measured d, G cannot be told apart and is taken as 0.
+
+// CostModel holds the fitted constants, with standard errors.
+type CostModel struct {
+	N              int     // ranks the measurements used
+	Tau, Phi       float64 // one permutation: tau + M phi (Table 1), s and s/B
+	TauSE, PhiSE   float64
+	Alpha, AlphaSE float64 // LP fixed cost (the paper's n tau), s
+	C1, C1SE       float64 // LP: per byte of d M phi
+	G, GSE         float64 // CGM scheduling: concatenation (Allgatherv), s
+	C2, C2SE       float64 // CGM scheduling: s per unit of d n ln d
+	C3, C3SE       float64 // CGM communication: per d (tau + M phi)
+	Reuse          float64 // times a schedule is used (divides C2's term); 1 in the paper
+	Fits           map[string]*Fit
+}
+
+// FitCostModel fits the model to records of experiment 2 (BenchPerm1 for
+// tau and phi, BenchComm of LP and CGM, BenchSchedule of CGM). reuse >= 1
+// is the number of times a schedule is used.
+func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
+	if reuse < 1 {
+		reuse = 1
+	}
+	cm := &CostModel{Reuse: reuse, Fits: map[string]*Fit{}}
+	var pRows, lRows, cRows, sRows [][]float64
+	var pY, lY, cY, sY []float64
+	for _, r := range recs {
+		if r.Ranks > 0 {
+			cm.N = r.Ranks
+		}
+	}
+	n := float64(cm.N)
+	for _, r := range recs {
+		b, _ := paramInt(r, "bytes")
+		if r.Bench == BenchPerm1 && r.Median > 0 {
+			pRows = append(pRows, []float64{1, float64(b)})
+			pY = append(pY, r.Median)
+		}
+	}
+	if len(pRows) < 2 {
+		return nil, errors.New("permsched: break-even: need sched.perm1 records at two or more message sizes (run `commcost sched comm` without --no-perm1)")
+	}
+	f, err := fitRelative([]string{"tau_s", "phi_s_per_B"}, pRows, pY)
+	if err != nil {
+		return nil, fmt.Errorf("break-even: tau and phi: %w", err)
+	}
+	cm.Fits["perm1"] = f
+	cm.Tau, cm.Phi, cm.TauSE, cm.PhiSE = f.Coef[0], f.Coef[1], f.SE[0], f.SE[1]
+	for _, r := range recs {
+		d, _ := paramInt(r, "d")
+		b, _ := paramInt(r, "bytes")
+		name := paramString(r, "scheduler")
+		if r.Median <= 0 || d < 1 {
+			continue
+		}
+		fd, fb := float64(d), float64(b)
+		switch {
+		case r.Bench == BenchComm && name == "LP":
+			lRows = append(lRows, []float64{1, fd * fb * cm.Phi})
+			lY = append(lY, r.Median)
+		case r.Bench == BenchComm && name == "CGM":
+			cRows = append(cRows, []float64{fd * (cm.Tau + fb*cm.Phi)})
+			cY = append(cY, r.Median)
+		case r.Bench == BenchSchedule && name == "CGM" && d >= 2:
+			sRows = append(sRows, []float64{1, fd * n * math.Log(fd)})
+			sY = append(sY, r.Median)
+		}
+	}
+	if f, err = fitRelative([]string{"alpha_s", "C1"}, lRows, lY); err != nil {
+		return nil, fmt.Errorf("break-even: LP (sched.comm records of LP at several d and sizes): %w", err)
+	}
+	cm.Fits["LP"] = f
+	cm.Alpha, cm.C1, cm.AlphaSE, cm.C1SE = f.Coef[0], f.Coef[1], f.SE[0], f.SE[1]
+	if f, err = fitRelative([]string{"C3"}, cRows, cY); err != nil {
+		return nil, fmt.Errorf("break-even: CGM communication (sched.comm records of CGM): %w", err)
+	}
+	cm.Fits["CGM"] = f
+	cm.C3, cm.C3SE = f.Coef[0], f.SE[0]
+	if f, err = fitRelative([]string{"G_s", "C2_s"}, sRows, sY); err == nil {
+		cm.G, cm.GSE, cm.C2, cm.C2SE = f.Coef[0], f.SE[0], f.Coef[1], f.SE[1]
+	} else {
+		// One density only: the paper's form, C2 d n ln d alone.
+		for i := range sRows {
+			sRows[i] = sRows[i][1:]
+		}
+		if f, err = fitRelative([]string{"C2_s"}, sRows, sY); err != nil {
+			return nil, fmt.Errorf("break-even: CGM scheduling (sched.schedule records of CGM with d >= 2): %w", err)
+		}
+		cm.C2, cm.C2SE = f.Coef[0], f.SE[0]
+	}
+	cm.Fits["CGM sched"] = f
+	return cm, nil
+}
+
+// LP is the modelled LP time at density d and message size m bytes.
+func (cm *CostModel) LP(d, m float64) float64 { return cm.Alpha + cm.C1*d*m*cm.Phi }
+
+// CGM is the modelled CGM time, scheduling (concatenation G included,
+// divided by Reuse) included.
+func (cm *CostModel) CGM(d, m float64) float64 {
+	lnd := 0.0
+	if d > 1 {
+		lnd = math.Log(d)
+	}
+	return (cm.G+cm.C2*d*float64(cm.N)*lnd)/cm.Reuse + cm.C3*d*(cm.Tau+m*cm.Phi)
+}
+
+// BreakevenSmall solves eq. 5 with tau_LP = Alpha/n: the largest real d
+// with d ln d <= tau_LP * Reuse / C2 (0 if none, +Inf if C2 <= 0).
+func (cm *CostModel) BreakevenSmall() float64 {
+	if cm.C2 <= 0 {
+		return math.Inf(1)
+	}
+	rhs := cm.Alpha / float64(cm.N) * cm.Reuse / cm.C2
+	return solveIncreasing(func(d float64) float64 { return d * math.Log(d) }, rhs)
+}
+
+// BreakevenLarge solves eq. 6 at message size m: the largest d with
+// ln d <= (C1 - C3)/C2 * Reuse * M phi / n, i.e. exp of the right side;
+// 0 when C1 <= C3 (CGM's per-byte cost is not lower than LP's).
+func (cm *CostModel) BreakevenLarge(m float64) float64 {
+	if cm.C1 <= cm.C3 {
+		return 0
+	}
+	if cm.C2 <= 0 {
+		return math.Inf(1)
+	}
+	return math.Exp((cm.C1 - cm.C3) / cm.C2 * cm.Reuse * m * cm.Phi / float64(cm.N))
+}
+
+// BreakevenFull returns the densities 1 <= d <= n-1 where the full model
+// says CGM (scheduling included) is at least as fast as LP at size m, as
+// ranges [lo, hi].
+func (cm *CostModel) BreakevenFull(m float64) [][2]int {
+	var out [][2]int
+	for d := 1; d < max(2, cm.N); d++ {
+		if cm.CGM(float64(d), m) <= cm.LP(float64(d), m) {
+			if len(out) > 0 && out[len(out)-1][1] == d-1 {
+				out[len(out)-1][1] = d
+			} else {
+				out = append(out, [2]int{d, d})
+			}
+		}
+	}
+	return out
+}
+
+// solveIncreasing returns the largest x >= 1 with f(x) <= y for f
+// increasing on [1, inf) (bisection).
+func solveIncreasing(f func(float64) float64, y float64) float64 {
+	if f(1) > y {
+		return 0
+	}
+	lo, hi := 1.0, 2.0
+	for f(hi) <= y && hi < 1e12 {
+		lo, hi = hi, hi*2
+	}
+	for i := 0; i < 100; i++ {
+		mid := (lo + hi) / 2
+		if f(mid) <= y {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// WriteBreakeven prints the fitted constants, the break-even densities by
+// message size (eq. 5, eq. 6 and the full inequality) and, for every
+// measured (d, size), which of LP and CGM was faster with scheduling
+// included.
+func WriteBreakeven(w io.Writer, cm *CostModel, recs []results.Record, markdown bool) error {
+	fmt.Fprintf(w, "Break-even LP vs CGM (paper Section 5.1), %d ranks, schedule used %g time(s)\n", cm.N, cm.Reuse)
+	fmt.Fprintf(w, "  one permutation: tau = %s us (± %.2g), phi = %.4g ns/B (± %.2g)  [%.0f MB/s]\n",
+		fmtUs(cm.Tau), cm.TauSE*1e6, cm.Phi*1e9, cm.PhiSE*1e9, 1e-6/cm.Phi)
+	fmt.Fprintf(w, "  LP:  T = A + C1 d M phi, A = %s us (± %.2g; the paper's n tau = %s us), C1 = %.3g (± %.2g)\n",
+		fmtUs(cm.Alpha), cm.AlphaSE*1e6, fmtUs(float64(cm.N)*cm.Tau), cm.C1, cm.C1SE)
+	fmt.Fprintf(w, "  CGM: T = G + C2 d n ln d + C3 d (tau + M phi), G = %s us (± %.2g; concatenation), C2 = %.3g ns (± %.2g), C3 = %.3g (± %.2g)\n",
+		fmtUs(cm.G), cm.GSE*1e6, cm.C2*1e9, cm.C2SE*1e9, cm.C3, cm.C3SE)
+	for _, name := range []string{"perm1", "LP", "CGM", "CGM sched"} {
+		if f := cm.Fits[name]; f != nil {
+			fmt.Fprintf(w, "    fit %-9s %d points, relative RSE %.1f%%, R^2 %.3f\n", name, f.N, 100*f.RSE, f.R2)
+		}
+	}
+	if cm.C2 <= 0 || cm.C2 < 2*cm.C2SE {
+		fmt.Fprintf(w, "  note: C2 is not resolved (%.3g ± %.2g ns): at n = %d the masking cost hides in the noise of the concatenation G, so eq. 5 and eq. 6 have no finite bound; measure more ranks or densities\n",
+			cm.C2*1e9, cm.C2SE*1e9, cm.N)
+	}
+	small := cm.BreakevenSmall()
+	fmt.Fprintf(w, "  small messages (eq. 5, d ln d <= tau_LP/C2; the paper's simplification, without G): CGM wins for d <= %.3g\n\n", small)
+
+	var sizes []int
+	for _, r := range recs {
+		if r.Bench == BenchComm {
+			if b, ok := paramInt(r, "bytes"); ok && !slices.Contains(sizes, b) {
+				sizes = append(sizes, b)
+			}
+		}
+	}
+	slices.Sort(sizes)
+	header := []string{"bytes", "eq. 6: d <=", "full model: CGM wins for d in"}
+	var rows [][]string
+	for _, b := range sizes {
+		rng := cm.BreakevenFull(float64(b))
+		s := "none"
+		if len(rng) > 0 {
+			s = ""
+			for i, r := range rng {
+				if i > 0 {
+					s += ", "
+				}
+				s += fmt.Sprintf("[%d, %d]", r[0], r[1])
+			}
+		}
+		eq6 := cm.BreakevenLarge(float64(b))
+		e6 := fmt.Sprintf("%.3g", eq6)
+		if eq6 >= float64(cm.N-1) {
+			e6 = fmt.Sprintf("all (%s >= n-1)", e6)
+		}
+		rows = append(rows, []string{fmtBytes(b), e6, s})
+	}
+	if err := writeTable(w, header, rows, markdown); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+
+	// Measured: LP comm vs CGM comm + scheduling.
+	type key struct{ d, b int }
+	lp, cg := map[key][]float64{}, map[key][]float64{}
+	var ds []int
+	for _, r := range recs {
+		if r.Bench != BenchComm {
+			continue
+		}
+		d, _ := paramInt(r, "d")
+		b, _ := paramInt(r, "bytes")
+		switch paramString(r, "scheduler") {
+		case "LP":
+			lp[key{d, b}] = append(lp[key{d, b}], r.Median)
+		case "CGM":
+			cg[key{d, b}] = append(cg[key{d, b}], r.Median+r.Derived["sched_s"]/cm.Reuse)
+		}
+		if !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	slices.Sort(ds)
+	fmt.Fprintln(w, "Measured: LP communication vs CGM communication + scheduling (ms); model predictions in brackets")
+	header = []string{"d", "bytes", "LP", "CGM+sched", "faster"}
+	rows = rows[:0]
+	for _, d := range ds {
+		for _, b := range sizes {
+			l, c := lp[key{d, b}], cg[key{d, b}]
+			if len(l) == 0 || len(c) == 0 {
+				continue
+			}
+			win := "LP"
+			if mean(c) <= mean(l) {
+				win = "CGM"
+			}
+			rows = append(rows, []string{fmt.Sprint(d), fmtBytes(b),
+				fmt.Sprintf("%s [%s]", fmtMs(mean(l)), fmtMs(cm.LP(float64(d), float64(b)))),
+				fmt.Sprintf("%s [%s]", fmtMs(mean(c)), fmtMs(cm.CGM(float64(d), float64(b)))), win})
+		}
+	}
+	return writeTable(w, header, rows, markdown)
+}
+
+func fmtUs(sec float64) string { return fmt.Sprintf("%.3g", sec*1e6) }
+
+// Records turns the model into records: one BenchCostFit record with every
+// constant in Derived, and one BenchBreak record per message size.
+func (cm *CostModel) Records(sizes []int, meta results.Meta) []results.Record {
+	one := func(v float64) results.Summary {
+		return results.Summary{N: 1, Min: v, Median: v, Mean: v, Max: v, P90: v, P99: v, CI95: [2]float64{v, v}}
+	}
+	out := []results.Record{{
+		Schema: results.SchemaVersion, Bench: BenchCostFit, Params: results.Params{"reuse": cm.Reuse},
+		Ranks: cm.N, Unit: "s", Summary: one(cm.C2), Stop: "fixed", Meta: meta,
+		Derived: map[string]float64{
+			"tau_s": cm.Tau, "tau_se_s": cm.TauSE, "phi_s_per_B": cm.Phi, "phi_se_s_per_B": cm.PhiSE,
+			"alpha_s": cm.Alpha, "alpha_se_s": cm.AlphaSE, "C1": cm.C1, "C1_se": cm.C1SE,
+			"G_s": cm.G, "G_se_s": cm.GSE, "C2_s": cm.C2, "C2_se_s": cm.C2SE, "C3": cm.C3, "C3_se": cm.C3SE,
+			"breakeven_small_d": finite(cm.BreakevenSmall()),
+		},
+	}}
+	for _, b := range sizes {
+		full := 0.0
+		if r := cm.BreakevenFull(float64(b)); len(r) > 0 {
+			full = float64(r[len(r)-1][1])
+		}
+		out = append(out, results.Record{
+			Schema: results.SchemaVersion, Bench: BenchBreak, Params: results.Params{"bytes": b, "reuse": cm.Reuse},
+			Ranks: cm.N, Unit: results.UnitCount, Summary: one(full), Stop: "fixed", Meta: meta,
+			Derived: map[string]float64{"eq6_d": finite(cm.BreakevenLarge(float64(b))), "full_max_d": full},
+		})
+	}
+	return out
+}
+
+// finite maps +Inf (no bound) to the largest float so records stay valid
+// JSON.
+func finite(v float64) float64 {
+	if math.IsInf(v, 1) {
+		return math.MaxFloat64
+	}
+	return v
+}
