@@ -1,6 +1,19 @@
 // Package patterns holds commcost's communication patterns, one file each,
 // written against mpi.Comm, and the repetition harness they share (this
-// file), which applies the timing rules of MEASURE.md:
+// file). The patterns, by paper (../shared/papers):
+//
+//   - pingpong.go, bandwidth.go: OSU-style latency and bandwidth;
+//   - kkaccess.go, kaccess.go (engine in access.go): the k-k-access
+//     (Definition 2) and the k-access with receive hot spot and asynchrony
+//     (section 5) of paper 000;
+//   - roundtrip.go, alltoall.go, pairwise.go, rowcontention.go: the
+//     measurement patterns of the hyperbolic model, paper 001 section 3;
+//   - prtt.go: netgauge's parametrised round trips for LogGP;
+//   - permutations.go: the random permutations of paper 002, Table 1;
+//   - aggregate.go: the aggregate operations of paper 003, through MPI's
+//     collectives and through the algorithms of its cost table.
+//
+// The harness applies the timing rules of MEASURE.md:
 //
 //   - untimed warm-up repetitions first;
 //   - adaptive repetitions: repeat until the nonparametric 95% confidence
@@ -11,7 +24,11 @@
 //     one side as OSU does (AggRoot), or, with the synchronised window start,
 //     the latest end minus the common start on a synchronised clock;
 //   - every repetition's time is kept; ranks' per-rank medians are reported
-//     as min/avg/max across ranks.
+//     as min/avg/max across the ranks that take part.
+//
+// Patterns that also count their traffic report it per rank and repetition
+// in Counts and reduce it over ranks with CountersOf; Result carries both
+// next to the Measurement.
 //
 // Units: seconds and bytes.
 package patterns
@@ -147,7 +164,12 @@ type Measurement struct {
 }
 
 // Rep is one repetition on this rank; it returns this rank's duration in
-// seconds (0 for ranks that do not take part).
+// seconds (0 for ranks that do not take part). The duration is measured from
+// the start of the call: with SyncWindow the rank's end on the synchronised
+// clock is its start plus this duration, so work a Rep does after taking its
+// time (validation, preparing the next repetition) is not counted. A pattern
+// that times a batch and reports a per-operation time therefore returns the
+// batch time and scales the Measurement afterwards (Measurement.Scaled).
 type Rep func() (float64, error)
 
 // Measure runs warm-up and timed repetitions of rep on every rank of c and
@@ -164,7 +186,8 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 		}
 	}
 	for i := 0; i < cfg.Warmup; i++ {
-		if _, _, err := oneRep(c, clock, rep); err != nil {
+		_, _, err := oneRep(c, clock, rep)
+		if err := collectiveFailure(c, err); err != nil {
 			return Measurement{}, err
 		}
 	}
@@ -178,11 +201,10 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 	var own []float64
 	start := c.Wtime()
 	for {
-		mine, late, err := oneRep(c, clock, rep)
-		if err != nil {
-			return Measurement{}, err
+		mine, late, repErr := oneRep(c, clock, rep)
+		if mine > 0 { // the repetitions this rank took part in
+			own = append(own, mine)
 		}
-		own = append(own, mine)
 		contrib := mine
 		if clock != nil {
 			contrib = late.end
@@ -193,10 +215,20 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 		if late.late {
 			lateFlag = 1
 		}
-		in := []float64{contrib, c.Wtime() - start, lateFlag}
-		out := make([]float64, 3)
+		failed := 0.0
+		if repErr != nil {
+			failed = 1
+		}
+		in := []float64{contrib, c.Wtime() - start, lateFlag, failed}
+		out := make([]float64, len(in))
 		if err := c.AllreduceFloat64s(in, out, mpi.OpMax); err != nil {
-			return Measurement{}, err
+			return Measurement{}, errors.Join(repErr, err)
+		}
+		if repErr != nil {
+			return Measurement{}, repErr
+		}
+		if out[3] > 0 {
+			return Measurement{}, ErrPeerFailed
 		}
 		t := out[0]
 		if clock != nil {
@@ -224,19 +256,74 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 		}
 	}
 	m.Summary = results.Summarize(m.Samples)
-	// Ranks' spread: every rank's median own time.
+	// Ranks' spread: every rank's median own time over the repetitions it
+	// took part in (Rep returned > 0). A rank that never took part has
+	// median 0 and is left out, so idle ranks do not pull the minimum and
+	// average to zero.
 	med := []float64{median(own)}
 	all := make([]float64, c.Size())
 	if err := mpi.AllgatherFloat64s(c, med, all); err != nil {
 		return Measurement{}, err
 	}
 	m.RankMin, m.RankMax = math.Inf(1), math.Inf(-1)
+	taking := 0
 	for _, v := range all {
+		if v == 0 {
+			continue
+		}
+		taking++
 		m.RankMin = math.Min(m.RankMin, v)
 		m.RankMax = math.Max(m.RankMax, v)
-		m.RankAvg += v / float64(len(all))
+		m.RankAvg += v
+	}
+	if taking == 0 {
+		m.RankMin, m.RankMax = 0, 0
+	} else {
+		m.RankAvg /= float64(taking)
 	}
 	return m, nil
+}
+
+// Scaled returns m with every time multiplied by f: the samples, their
+// summary and the ranks' spread. Patterns that time a batch of n operations
+// per repetition report Scaled(1/n), the time of one operation.
+func (m Measurement) Scaled(f float64) Measurement {
+	out := m
+	out.Samples = make([]float64, len(m.Samples))
+	for i, v := range m.Samples {
+		out.Samples[i] = v * f
+	}
+	out.Summary = results.Summarize(out.Samples)
+	out.RankMin, out.RankAvg, out.RankMax = m.RankMin*f, m.RankAvg*f, m.RankMax*f
+	return out
+}
+
+// ErrPeerFailed is what Measure returns on the ranks whose repetition went
+// well when another rank's failed (a validation error, say): the failure is
+// made collective at the end of every repetition, so no rank is left
+// waiting in a collective for one that has given up. The failing rank
+// returns its own error. (A rank that fails in the middle of point-to-point
+// traffic can still leave its peers blocked; only the launcher ends that.)
+var ErrPeerFailed = errors.New("another rank failed in the same repetition")
+
+// collectiveFailure tells every rank whether any rank's err is non-nil: the
+// failing ranks get their own error back, the others ErrPeerFailed.
+func collectiveFailure(c mpi.Comm, err error) error {
+	in := []int64{0}
+	if err != nil {
+		in[0] = 1
+	}
+	out := []int64{0}
+	if aerr := c.AllreduceInt64s(in, out, mpi.OpMax); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	switch {
+	case err != nil:
+		return err
+	case out[0] > 0:
+		return ErrPeerFailed
+	}
+	return nil
 }
 
 type repTimes struct {
@@ -258,8 +345,13 @@ func oneRep(c mpi.Comm, clock *syncClock, rep Rep) (float64, repTimes, error) {
 		return 0, repTimes{}, err
 	}
 	late := clock.waitUntil(start)
+	begin := clock.now()
 	d, err := rep()
-	return d, repTimes{start: start, end: clock.now(), late: late}, err
+	end := math.Inf(-1) // a rank that does not take part ends nothing
+	if d > 0 {
+		end = begin + d
+	}
+	return d, repTimes{start: start, end: end, late: late}, err
 }
 
 // Record turns a measurement into a record. Rank 0 normally writes it.
@@ -389,4 +481,165 @@ func (sc *syncClock) waitUntil(start float64) bool {
 	for sc.now() < start {
 	}
 	return false
+}
+
+// RepsPerBudget is how many repetitions a pattern with a default iteration
+// count aims to fit into Reps.MaxTime: CapIters shortens its repetitions
+// when they would be longer than MaxTime/RepsPerBudget, so that a loaded
+// or slow machine still gets enough repetitions for a median and the
+// per-point time stays near MaxTime.
+const RepsPerBudget = 20
+
+// CapIters returns the iterations per repetition, at most iters and at
+// least 1, such that a repetition takes about reps.MaxTime/RepsPerBudget
+// at perIter seconds per iteration (this rank's warm-up estimate; <= 0 when
+// the rank has none). It is collective: all ranks get the smallest cap, so
+// the two sides of an exchange agree.
+func CapIters(c mpi.Comm, reps Reps, iters int, perIter float64) (int, error) {
+	mine := int64(iters)
+	if perIter > 0 {
+		target := reps.withDefaults().MaxTime / RepsPerBudget
+		mine = int64(max(1, min(float64(iters), math.Floor(target/perIter))))
+	}
+	out := []int64{0}
+	if err := c.AllreduceInt64s([]int64{mine}, out, mpi.OpMin); err != nil {
+		return 0, err
+	}
+	return int(out[0]), nil
+}
+
+// WarmupBudgetShare is the share of Reps.MaxTime that the untimed warm-up
+// iterations of a batch-timing pattern may take (warmUp).
+const WarmupBudgetShare = 0.1
+
+// warmUp runs up to total untimed iterations of loop on the ranks where on
+// is true, in doubling chunks (1, 2, 4, ...), and stops early once the
+// warm-up has taken WarmupBudgetShare of reps.MaxTime on any rank; the
+// ranks agree on every chunk (collective), so both sides of an exchange run
+// the same iterations. It returns this rank's pace in the last chunk,
+// seconds per iteration (0 when it ran none): the estimate CapIters needs,
+// taken once the first, slower iterations are over.
+func warmUp(c mpi.Comm, reps Reps, total int, on bool, loop func(k int) (float64, error)) (float64, error) {
+	budget := reps.withDefaults().MaxTime * WarmupBudgetShare
+	pace, spent := 0.0, 0.0
+	for done, chunk := 0, 1; done < total; chunk *= 2 {
+		k := min(chunk, total-done)
+		var err error
+		if on {
+			var t float64
+			if t, err = loop(k); err == nil {
+				pace, spent = t/float64(k), spent+t
+			}
+		}
+		if err := collectiveFailure(c, err); err != nil {
+			return 0, err
+		}
+		done += k
+		out := []float64{0}
+		if err := c.AllreduceFloat64s([]float64{spent}, out, mpi.OpMax); err != nil {
+			return 0, err
+		}
+		if out[0] >= budget {
+			break
+		}
+	}
+	return pace, nil
+}
+
+// Counts is one rank's traffic: messages and bytes it sent and received.
+// Patterns accumulate it over every repetition (warm-up included) and
+// divide by the number of repetitions (PerRep), so it is the traffic of one
+// repetition, averaged where the pattern draws a fresh random instance per
+// repetition.
+type Counts struct {
+	MsgsSent, MsgsRecv   float64
+	BytesSent, BytesRecv float64
+}
+
+// Sent counts one message of n bytes sent.
+func (c *Counts) Sent(n int) { c.MsgsSent++; c.BytesSent += float64(n) }
+
+// Recv counts one message of n bytes received.
+func (c *Counts) Recv(n int) { c.MsgsRecv++; c.BytesRecv += float64(n) }
+
+// PerRep divides the counts by the number of repetitions that made them.
+func (c Counts) PerRep(reps int) Counts {
+	if reps <= 0 {
+		return Counts{}
+	}
+	f := 1 / float64(reps)
+	return Counts{c.MsgsSent * f, c.MsgsRecv * f, c.BytesSent * f, c.BytesRecv * f}
+}
+
+// Counter names written by CountersOf into results.Record.Counters; all are
+// per repetition. The _max values are those of the busiest rank (the h of an
+// h-relation), the _total values sums over ranks.
+const (
+	CounterMsgsSentMax  = "msgs_sent_max"
+	CounterMsgsRecvMax  = "msgs_recv_max"
+	CounterBytesSentMax = "bytes_sent_max"
+	CounterBytesRecvMax = "bytes_recv_max"
+	CounterMsgsTotal    = "msgs_total"
+	CounterBytesTotal   = "bytes_total"
+	// CounterIters is the iterations (round trips, exchanges) per
+	// repetition of the patterns that time a batch.
+	CounterIters = "iters"
+)
+
+// CountersOf reduces every rank's per-repetition Counts to the counters of a
+// record (see the Counter* names). It is collective; every rank gets the
+// same map.
+func CountersOf(c mpi.Comm, mine Counts) (map[string]float64, error) {
+	in := []float64{mine.MsgsSent, mine.MsgsRecv, mine.BytesSent, mine.BytesRecv}
+	mx := make([]float64, len(in))
+	if err := c.AllreduceFloat64s(in, mx, mpi.OpMax); err != nil {
+		return nil, err
+	}
+	sum := make([]float64, len(in))
+	if err := c.AllreduceFloat64s(in, sum, mpi.OpSum); err != nil {
+		return nil, err
+	}
+	return map[string]float64{
+		CounterMsgsSentMax:  mx[0],
+		CounterMsgsRecvMax:  mx[1],
+		CounterBytesSentMax: mx[2],
+		CounterBytesRecvMax: mx[3],
+		CounterMsgsTotal:    sum[0],
+		CounterBytesTotal:   sum[2],
+	}, nil
+}
+
+// Result is what a multi-rank pattern returns: the Measurement, this rank's
+// traffic per repetition, and the counters reduced over ranks (with any
+// pattern-specific entries) for the record.
+type Result struct {
+	Measurement
+	Mine     Counts
+	Counters map[string]float64
+}
+
+// Record is Measurement.Record with the counters attached.
+func (r Result) Record(bench string, params results.Params, ranks int, meta results.Meta) results.Record {
+	rec := r.Measurement.Record(bench, params, ranks, meta)
+	if len(r.Counters) > 0 {
+		rec.Counters = make(map[string]float64, len(r.Counters))
+		for k, v := range r.Counters {
+			rec.Counters[k] = v
+		}
+	}
+	return rec
+}
+
+// finish builds a Result: counts accumulated over reps repetitions become
+// per-repetition counts, reduced over ranks, with extra counters added.
+func finish(c mpi.Comm, m Measurement, total Counts, reps int, extra map[string]float64) (Result, error) {
+	mine := total.PerRep(reps)
+	ctr, err := CountersOf(c, mine)
+	if err != nil {
+		return Result{}, err
+	}
+	for k, v := range extra {
+		ctr[k] = v
+	}
+	return Result{Measurement: m, Mine: mine, Counters: ctr}, nil
 }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// patternFlags are the flags of the multi-rank pattern subcommands (the
+// papers' patterns) on top of measureFlags: how repetitions start, the seed
+// of random instances, and what --iters and --warmup count for the pattern.
+type patternFlags struct {
+	measureFlags
+	syncName string
+	sync     patterns.Sync
+	seed     int64
+	// itersAre says what --iters counts ("" when the pattern has no
+	// iterations and refuses the flag); warmupReps makes --warmup count
+	// untimed repetitions instead of untimed iterations.
+	itersAre   string
+	warmupReps bool
+}
+
+// patternSpec describes a pattern subcommand's flag set.
+type patternSpec struct {
+	name       string
+	sync       bool    // offer --sync barrier|window
+	seed       bool    // offer --seed
+	itersAre   string  // what one --iters iteration is; "" refuses --iters
+	itersDef   string  // the default of --iters, for the help text
+	warmupReps bool    // --warmup counts repetitions, not iterations
+	maxTime    float64 // default --max-time per point, seconds
+}
+
+// defaultSeed makes runs reproducible by default; --seed changes it and the
+// records carry it in meta.seed.
+const defaultSeed = 1
+
+func (f *patternFlags) registerPattern(fs *flag.FlagSet, sp patternSpec) {
+	f.register(fs)
+	f.itersAre, f.warmupReps = sp.itersAre, sp.warmupReps
+	if sp.itersAre != "" {
+		fs.Lookup("iters").Usage = fmt.Sprintf("%s per timed repetition (default: %s)", sp.itersAre, sp.itersDef)
+	} else {
+		fs.Lookup("iters").Usage = "not used: " + sp.name + " times one instance per repetition (use --min-reps/--max-reps)"
+	}
+	if sp.warmupReps {
+		fs.Lookup("warmup").Usage = fmt.Sprintf("untimed warm-up repetitions per point (default %d)", patterns.DefaultWarmupReps)
+	}
+	if sp.maxTime > 0 {
+		f.maxTime = sp.maxTime
+		fs.Lookup("max-time").DefValue = strconv.FormatFloat(sp.maxTime, 'g', -1, 64)
+	}
+	if sp.sync {
+		fs.StringVar(&f.syncName, "sync", "barrier", "start of each repetition: barrier, or window (all ranks start at an agreed time on a clock synchronised from minimum round trips)")
+	}
+	if sp.seed {
+		fs.Int64Var(&f.seed, "seed", defaultSeed, "seed of the random instances (recorded in meta.seed)")
+	}
+}
+
+// checkPattern validates the shared flags after parsing.
+func (f *patternFlags) checkPattern(fs *flag.FlagSet) error {
+	if err := f.check(fs); err != nil {
+		return err
+	}
+	if f.itersAre == "" && f.set["iters"] {
+		return usagef("--iters: %s times one instance per repetition; set the repetitions with --min-reps and --max-reps", strings.TrimPrefix(fs.Name(), "commcost "))
+	}
+	if f.set["seed"] && f.seed == 0 {
+		return usagef("--seed 0: use a non-zero seed (meta.seed records it, and 0 there means none)")
+	}
+	var err error
+	if f.sync, err = patterns.ParseSync(f.syncName); err != nil {
+		return usagef("--sync %s: accepted values are barrier and window", f.syncName)
+	}
+	return nil
+}
+
+// patternReps are the repetition settings: measureFlags' plus the start
+// mode, and --warmup as repetitions where the pattern counts it so.
+func (f *patternFlags) patternReps() patterns.Reps {
+	r := f.reps()
+	r.Sync = f.sync
+	if f.warmupReps && f.set["warmup"] {
+		r.Warmup = f.warmup
+		if f.warmup == 0 {
+			r.Warmup = -1
+		}
+	}
+	return r
+}
+
+// itersOrZero is --iters when given, else 0 (the pattern's default).
+func (f *patternFlags) itersOrZero() int {
+	if f.set["iters"] {
+		return f.iters
+	}
+	return 0
+}
+
+// parseList splits a comma list and parses every item with parse; the
+// error names the flag and the accepted form.
+func parseListOf[T any](flagName, s, form string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for _, item := range strings.Split(s, ",") {
+		v, err := parse(strings.TrimSpace(item))
+		if err != nil {
+			return nil, usagef("--%s %s: %v; accepted form: %s", flagName, s, err, form)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// parseBools parses a comma list of booleans (false,true).
+func parseBoolGrid(flagName, s string) ([]bool, error) {
+	return parseListOf(flagName, s, "a list of false and true", func(v string) (bool, error) {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, fmt.Errorf("%q is not true or false", v)
+		}
+		return b, nil
+	})
+}
+
+// rankRule is a check that needs the number of ranks; it returns a usage
+// error naming the flag.
+type rankRule func(p int) error
+
+// checkRanks runs rules on the world size; agree (in runMeasured) turns a
+// failure on any rank into one message and exit status 2.
+func checkRanks(rules ...rankRule) func(c mpi.Comm) error {
+	return func(c mpi.Comm) error {
+		for _, r := range rules {
+			if err := r(c.Size()); err != nil {
+				if c.Size() == 1 && c.Backend() == backendNative {
+					return usagef("%v (started without mpirun? run: mpirun -np 4 commcost ...)", err)
+				}
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// emitResult writes the record of one parameter point. Writing happens on
+// rank 0 only, so its outcome is agreed: if rank 0 cannot write, every rank
+// stops (one message) instead of the others waiting in the next point.
+func emitResult(c mpi.Comm, emit func(results.Record) error, res patterns.Result, bench string, params results.Params, ranks int, meta results.Meta) error {
+	return emitRecord(c, emit, res.Record(bench, params, ranks, meta))
+}
+
+// emitRecord writes rec and agrees on the outcome (see emitResult).
+func emitRecord(c mpi.Comm, emit func(results.Record) error, rec results.Record) error {
+	return agree(c, emit(rec))
+}
+
+// patternErr keeps a pattern's failure to one message: the ranks that only
+// learnt that another rank failed (patterns.ErrPeerFailed) stay quiet.
+func patternErr(err error) error {
+	if errors.Is(err, patterns.ErrPeerFailed) {
+		return &quietError{err: err}
+	}
+	return err
+}

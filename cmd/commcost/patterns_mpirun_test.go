@@ -1,0 +1,81 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/results"
+)
+
+// TestMPIRunPatterns runs every pattern of the papers under real mpirun with
+// 4 ranks (oversubscribed on 2 cores), small grids and short repetitions,
+// validating every byte, and checks the JSON Lines they append: one record
+// per parameter point, native backend, the pattern's ranks and a time.
+func TestMPIRunPatterns(t *testing.T) {
+	bin := commcostBinary(t)
+	short := []string{"--validate", "--max-time", "0.2", "--min-reps", "5", "--max-reps", "50"}
+	tests := []struct {
+		name  string
+		args  []string
+		count int
+		ranks []int // allowed Record.Ranks
+	}{
+		{"kkaccess", []string{"kkaccess", "--k", "1,4", "--l", "64,4K", "--r", "0.5,1", "--op", "read,write"}, 16, []int{4}},
+		{"kkaccess_window", []string{"kkaccess", "--k", "2", "--l", "16K", "--r", "0.75", "--distinct", "--sync", "window"}, 1, []int{4}},
+		{"kaccess", []string{"kaccess", "--k", "2", "--l", "256", "--h", "1/p,0.5,1", "--a", "1,4"}, 9, []int{4}},
+		{"roundtrip", []string{"roundtrip", "--sizes", "0,64K", "--iters", "50"}, 2, []int{2}},
+		{"alltoall", []string{"alltoall", "--sizes", "8,64K", "--ranks", "2,4"}, 4, []int{2, 4}},
+		{"pairwise", []string{"pairwise", "--sizes", "8,64K", "--iters", "20", "--sync", "window"}, 2, []int{4}},
+		{"rowcontention", []string{"rowcontention", "--sizes", "8,64K", "--iters", "20"}, 2, []int{4}},
+		{"prtt", []string{"prtt", "--sizes", "8,4K,64K", "--n", "1,8", "--iters", "10"}, 12, []int{2}},
+		{"permutations", []string{"permutations", "--sizes", "16,64K", "--count", "50"}, 2, []int{4}},
+		{"aggregate", []string{"aggregate", "--sizes", "8,16K", "--q", "1,3"}, 28, []int{4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), tt.name+".jsonl")
+			args := append(slices.Clone(tt.args), short...)
+			args = append(args, "--out", out, "--format", "csv")
+			r := underMPI(t, 4, bin, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			recs, err := results.ReadJSONLFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != tt.count {
+				t.Fatalf("%d records, want %d", len(recs), tt.count)
+			}
+			for _, rec := range recs {
+				if rec.Meta.Backend != "native" || !slices.Contains(tt.ranks, rec.Ranks) || rec.N < 3 || !(rec.Median > 0) {
+					t.Errorf("bad record %s %v: backend %s ranks %d n %d median %g", rec.Bench, rec.Params, rec.Meta.Backend, rec.Ranks, rec.N, rec.Median)
+				}
+				if !strings.Contains(rec.Meta.MPILibrary, "MPI") {
+					t.Errorf("metadata incomplete: %+v", rec.Meta)
+				}
+			}
+		})
+	}
+}
+
+// TestMPIRunPatternBadInput: under mpirun a bad input found once the ranks
+// are known (pairwise on an odd number of ranks, h below 1/p) prints one
+// message, exits 2 and writes nothing.
+func TestMPIRunPatternBadInput(t *testing.T) {
+	bin := commcostBinary(t)
+	out := filepath.Join(t.TempDir(), "x.jsonl")
+	r := underMPI(t, 3, bin, "pairwise", "--sizes", "8", "--out", out)
+	if r.code != 2 || strings.Count(r.stderr, "commcost: pairwise needs an even number of ranks, got 3") != 1 {
+		t.Errorf("pairwise on 3 ranks: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = underMPI(t, 4, bin, "kaccess", "--h", "0.2", "--out", out)
+	if r.code != 2 || strings.Count(r.stderr, "commcost: --h 0.2") != 1 {
+		t.Errorf("kaccess h = 0.2 on 4 ranks: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if recs, _ := results.ReadJSONLFile(out); len(recs) != 0 {
+		t.Errorf("%s was written", out)
+	}
+}

@@ -1,0 +1,587 @@
+package patterns
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// AggKind is one of the aggregate communication operations of paper 003
+// (Grama, Kumar, Ranka, Singh, file 003_e6d8b5ab6c2aa305.txt), slides "Role
+// of Aggregate Communication Operations" and "A Two-Level Model": one-to-all
+// and all-to-all broadcast, one-to-all and all-to-all personalized
+// communication, the circular q-shift and the NEWS shift.
+type AggKind int
+
+const (
+	AggBcast     AggKind = iota // one-to-all broadcast of m bytes from Root
+	AggAllgather                // all-to-all broadcast: every rank's m bytes to all
+	AggScatter                  // one-to-all personalized: Root sends m distinct bytes to each rank
+	AggAlltoall                 // all-to-all personalized: m distinct bytes between every pair
+	AggQShift                   // circular q-shift: rank i sends m bytes to i+q mod p
+	AggNEWS                     // NEWS shift: m bytes to each of the 4 neighbours on a 2-D torus
+)
+
+var aggNames = []string{"bcast", "allgather", "scatter", "alltoall", "qshift", "news"}
+
+// AggKinds lists every operation in record order.
+var AggKinds = []AggKind{AggBcast, AggAllgather, AggScatter, AggAlltoall, AggQShift, AggNEWS}
+
+func (k AggKind) String() string {
+	if k >= 0 && int(k) < len(aggNames) {
+		return aggNames[k]
+	}
+	return fmt.Sprintf("AggKind(%d)", int(k))
+}
+
+// ParseAggKind parses an operation name as records spell it.
+func ParseAggKind(s string) (AggKind, error) {
+	for i, n := range aggNames {
+		if s == n {
+			return AggKind(i), nil
+		}
+	}
+	return 0, fmt.Errorf("aggregate op %q: accepted values are bcast, allgather, scatter, alltoall, qshift and news", s)
+}
+
+// AggImpl selects how an aggregate operation is carried out.
+type AggImpl int
+
+const (
+	// ImplMPI uses the MPI library's collective: MPI_Bcast, MPI_Allgather,
+	// MPI_Scatter, MPI_Alltoall, and MPI_Alltoallv with only the shift's
+	// blocks non-empty for the q-shift and NEWS shift (MPI's collective
+	// for an arbitrary sparse personalized exchange).
+	ImplMPI AggImpl = iota
+	// ImplTextbook uses the algorithm paper 003's cost table ("Timings for
+	// Various Aggregate Communication Operations") assumes, written with
+	// point-to-point messages; see AggregateOp.
+	ImplTextbook
+)
+
+func (i AggImpl) String() string {
+	if i == ImplTextbook {
+		return "textbook"
+	}
+	return "mpi"
+}
+
+// ParseAggImpl parses "mpi" or "textbook".
+func ParseAggImpl(s string) (AggImpl, error) {
+	switch s {
+	case "mpi":
+		return ImplMPI, nil
+	case "textbook":
+		return ImplTextbook, nil
+	}
+	return 0, fmt.Errorf("aggregate impl %q: accepted values are mpi and textbook", s)
+}
+
+// AggregateOp configures one aggregate operation of paper 003 with message
+// size m = Bytes, in the units of the cost table: the broadcast message,
+// each rank's contribution to an all-to-all broadcast, each block of a
+// personalized operation, the shifted message.
+//
+// The textbook algorithms are those behind the table's hypercube column
+// ("Log P-D Mesh"), which are the ones an MPI program can realise on any
+// network, with the 1-D (ring) column's algorithm where the hypercube one
+// needs p to be a power of two:
+//
+//	op         algorithm                                   rounds     table (hypercube)
+//	bcast      binomial tree (recursive doubling)          ceil lg p  (t_s + t_w m) log p
+//	allgather  recursive doubling, message doubles         lg p       t_s log p + t_w m (p-1)
+//	           (ring, p-1 steps, when p is not 2^d)        p-1        (t_s + t_w m)(p-1)  [1-D]
+//	scatter    binomial tree, halving the data per level   ceil lg p  t_s log p + t_w m (p-1)
+//	alltoall   pairwise exchange with i XOR j (E-cube)     p-1        (t_s + t_w m)(p-1) + (t_h/2) p log p
+//	           (i+j / i-j mod p when p is not 2^d)         p-1
+//	qshift     one direct exchange i -> i+q               1          t_s + t_w m + t_h log p
+//	news       four shifts N, S, W, E on the Grid torus    4          4 (t_s + t_w m) on a 2-D mesh
+//
+// The "textbook_rounds" counter of a record says which one runs. A sample is the
+// maximum over ranks of the time for Iters operations back to back divided
+// by Iters.
+type AggregateOp struct {
+	Op    AggKind
+	Impl  AggImpl
+	Bytes int
+	Root  int    // root of bcast and scatter
+	Q     int    // shift of qshift, 1 <= Q < p
+	Grid  [2]int // rows, cols of the NEWS torus; zero means Dims2(p)
+	Iters int    // operations per repetition; 0 means 1
+	// Validate checks every received byte after each repetition.
+	Validate bool
+	Reps     Reps
+}
+
+// Counters of every aggregate record (the same for both implementations, so
+// a run's records share one set of columns): the two-level model's volume
+// and the rounds of the textbook algorithm for this operation and p (for
+// the MPI implementation a reference: the library's own algorithm and
+// messages are not visible). Result.Mine holds a textbook run's messages.
+const (
+	CounterTextbookRounds = "textbook_rounds" // communication rounds of the textbook algorithm
+	CounterVolumeBytes    = "volume_bytes"    // the two-level model's m: most data into or out of one rank
+)
+
+const aggTag = 360
+
+// Dims2 returns the most nearly square rows x cols = p with rows <= cols,
+// as MPI_Dims_create does for two dimensions.
+func Dims2(p int) [2]int {
+	for r := int(math.Sqrt(float64(p))); r >= 1; r-- {
+		if p%r == 0 {
+			return [2]int{r, p / r}
+		}
+	}
+	return [2]int{1, p}
+}
+
+func (a AggregateOp) grid(p int) [2]int {
+	if a.Grid == [2]int{} {
+		return Dims2(p)
+	}
+	return a.Grid
+}
+
+// Check reports a configuration that cannot run on p ranks.
+func (a AggregateOp) Check(p int) error {
+	switch {
+	case a.Op < AggBcast || a.Op > AggNEWS:
+		return fmt.Errorf("aggregate op %d is not defined", int(a.Op))
+	case a.Bytes < 0:
+		return fmt.Errorf("bytes = %d: must be >= 0", a.Bytes)
+	case a.Iters < 0:
+		return fmt.Errorf("iters = %d: must be >= 1", a.Iters)
+	case (a.Op == AggBcast || a.Op == AggScatter) && (a.Root < 0 || a.Root >= p):
+		return fmt.Errorf("%w: root rank %d, but ranks are 0..%d", ErrTooManyTargets, a.Root, p-1)
+	case a.Op == AggQShift && (a.Q < 1 || a.Q >= p):
+		return fmt.Errorf("%w: q-shift by q = %d needs 1 <= q < p = %d", ErrTooManyTargets, a.Q, p)
+	case a.Op == AggNEWS:
+		if g := a.grid(p); g[0] < 1 || g[1] < 1 || g[0]*g[1] != p {
+			return fmt.Errorf("%w: NEWS grid %dx%d has %d places for %d ranks", ErrTooManyTargets, g[0], g[1], g[0]*g[1], p)
+		}
+	}
+	return a.Reps.Validate()
+}
+
+// Neighbors is the number of NEWS messages per rank that go to another
+// rank: 4 on a torus with at least 2 rows and columns, 2 when one side is 1
+// (the shifts along it stay on the rank).
+func (a AggregateOp) Neighbors(p int) int {
+	g := a.grid(p)
+	n := 0
+	if g[0] > 1 {
+		n += 2
+	}
+	if g[1] > 1 {
+		n += 2
+	}
+	return n
+}
+
+// VolumeBytes is the m of paper 003's two-level model: the most data
+// entering or leaving one rank in the operation.
+func (a AggregateOp) VolumeBytes(p int) int {
+	switch a.Op {
+	case AggAllgather, AggScatter, AggAlltoall:
+		return (p - 1) * a.Bytes
+	case AggNEWS:
+		return a.Neighbors(p) * a.Bytes
+	}
+	return a.Bytes
+}
+
+// Rounds is the number of communication rounds of the textbook algorithm.
+func (a AggregateOp) Rounds(p int) int {
+	lg := bits.Len(uint(p - 1)) // ceil(log2 p)
+	switch a.Op {
+	case AggBcast, AggScatter:
+		return lg
+	case AggAllgather:
+		if isPow2(p) {
+			return lg
+		}
+		return p - 1
+	case AggAlltoall:
+		return p - 1
+	case AggQShift:
+		return 1
+	}
+	return 4
+}
+
+func isPow2(p int) bool { return p > 0 && p&(p-1) == 0 }
+
+// aggRun holds one rank's buffers and counts for an aggregate operation.
+type aggRun struct {
+	a        AggregateOp
+	c        mpi.Comm
+	p, me, m int
+	send     []byte
+	recv     []byte
+	tmp      []byte
+	nb       [4]int // NEWS neighbours N, S, W, E
+	counts   Counts
+}
+
+// Run measures the operation (collective over c).
+func (a AggregateOp) Run(c mpi.Comm) (Result, error) {
+	p := c.Size()
+	if err := a.Check(p); err != nil {
+		return Result{}, err
+	}
+	r := &aggRun{a: a, c: c, p: p, me: c.Rank(), m: a.Bytes}
+	r.setup()
+	iters := max(a.Iters, 1)
+	calls := 0
+	cfg := a.Reps
+	cfg.Aggregate = AggMax
+	meas, err := Measure(c, cfg, func() (float64, error) {
+		calls++
+		t0 := c.Wtime()
+		for i := 0; i < iters; i++ {
+			if err := r.once(); err != nil {
+				return 0, err
+			}
+		}
+		t := c.Wtime() - t0
+		if a.Validate {
+			if err := r.check(); err != nil {
+				return 0, err
+			}
+		}
+		return t, nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{
+		Measurement: meas.Scaled(1 / float64(iters)),
+		Mine:        r.counts.PerRep(calls),
+		Counters: map[string]float64{
+			CounterVolumeBytes:    float64(a.VolumeBytes(p)),
+			CounterTextbookRounds: float64(a.Rounds(p)),
+		},
+	}, nil
+}
+
+// setup allocates and fills the buffers: every block rank s addresses to
+// rank d holds blockByte(s, d, ·); a broadcast's data is the root's block
+// to rank 0, an all-to-all broadcast's the rank's block to rank 0.
+func (r *aggRun) setup() {
+	p, m, me := r.p, r.m, r.me
+	switch r.a.Op {
+	case AggBcast:
+		r.send = make([]byte, m) // the broadcast buffer
+		if me == r.a.Root {
+			fillBlock(r.send, me, 0)
+		}
+	case AggAllgather:
+		r.send = make([]byte, m)
+		fillBlock(r.send, me, 0)
+		r.recv = make([]byte, p*m)
+	case AggScatter:
+		r.send = make([]byte, p*m)
+		if me == r.a.Root {
+			for d := 0; d < p; d++ {
+				fillBlock(r.send[d*m:(d+1)*m], me, d)
+			}
+		}
+		r.recv = make([]byte, m)
+		r.tmp = make([]byte, p*m)
+	case AggAlltoall:
+		r.send = make([]byte, p*m)
+		for d := 0; d < p; d++ {
+			fillBlock(r.send[d*m:(d+1)*m], me, d)
+		}
+		r.recv = make([]byte, p*m)
+	case AggQShift:
+		r.send = make([]byte, m)
+		fillBlock(r.send, me, (me+r.a.Q)%p)
+		r.recv = make([]byte, m)
+	case AggNEWS:
+		g := r.a.grid(p)
+		row, col := me/g[1], me%g[1]
+		at := func(rw, cl int) int { return ((rw+g[0])%g[0])*g[1] + (cl+g[1])%g[1] }
+		r.nb = [4]int{at(row-1, col), at(row+1, col), at(row, col-1), at(row, col+1)}
+		r.send = make([]byte, 4*m) // block d goes to nb[d]
+		for d, n := range r.nb {
+			fillBlock(r.send[d*m:(d+1)*m], me, n)
+		}
+		r.recv = make([]byte, 4*m)
+	}
+}
+
+// opposite is the NEWS direction a shift in direction d receives from.
+var opposite = [4]int{1, 0, 3, 2}
+
+// once runs the operation one time.
+func (r *aggRun) once() error {
+	if r.a.Impl == ImplMPI {
+		return r.mpiOnce()
+	}
+	switch r.a.Op {
+	case AggBcast:
+		return r.binomialBcast()
+	case AggAllgather:
+		return r.allgather()
+	case AggScatter:
+		return r.binomialScatter()
+	case AggAlltoall:
+		return r.pairwiseAlltoall()
+	case AggQShift:
+		return r.sendrecv(r.send, (r.me+r.a.Q)%r.p, r.recv, (r.me-r.a.Q+r.p)%r.p, aggTag)
+	case AggNEWS:
+		m := r.m
+		for d := 0; d < 4; d++ {
+			if err := r.sendrecv(r.send[d*m:(d+1)*m], r.nb[d], r.recv[d*m:(d+1)*m], r.nb[opposite[d]], aggTag+d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (r *aggRun) mpiOnce() error {
+	c := r.c
+	switch r.a.Op {
+	case AggBcast:
+		return c.Bcast(r.send, r.a.Root)
+	case AggAllgather:
+		return c.Allgather(r.send, r.recv)
+	case AggScatter:
+		return c.Scatter(r.send, r.recv, r.a.Root)
+	case AggAlltoall:
+		return c.Alltoall(r.send, r.recv)
+	}
+	// Sparse personalized exchanges: one block per peer, in rank order.
+	sc, sd, rc, rd := r.sparseLayout()
+	return c.Alltoallv(r.sparseSend(sc, sd), sc, sd, r.recv, rc, rd)
+}
+
+// sparseLayout gives the Alltoallv counts and displacements of the q-shift
+// and NEWS shift: m bytes per message, messages to one peer adjacent.
+func (r *aggRun) sparseLayout() (sc, sd, rc, rd []int) {
+	p, m := r.p, r.m
+	sc, sd, rc, rd = make([]int, p), make([]int, p), make([]int, p), make([]int, p)
+	if r.a.Op == AggQShift {
+		sc[(r.me+r.a.Q)%p] = m
+		rc[(r.me-r.a.Q+p)%p] = m
+		return
+	}
+	for d := 0; d < 4; d++ {
+		sc[r.nb[d]] += m
+		rc[r.nb[opposite[d]]] += m
+	}
+	for i := 1; i < p; i++ {
+		sd[i] = sd[i-1] + sc[i-1]
+		rd[i] = rd[i-1] + rc[i-1]
+	}
+	return
+}
+
+// sparseSend is the Alltoallv send buffer: for the q-shift the one block;
+// for NEWS the blocks regrouped by destination rank (tmp, built once).
+func (r *aggRun) sparseSend(sc, sd []int) []byte {
+	if r.a.Op == AggQShift {
+		return r.send
+	}
+	if r.tmp == nil {
+		r.tmp = make([]byte, 4*r.m)
+		at := append([]int(nil), sd...)
+		for d := 0; d < 4; d++ {
+			n := r.nb[d]
+			copy(r.tmp[at[n]:at[n]+r.m], r.send[d*r.m:(d+1)*r.m])
+			at[n] += r.m
+		}
+	}
+	return r.tmp
+}
+
+func (r *aggRun) sendrecv(send []byte, dst int, recv []byte, src, tag int) error {
+	if _, err := r.c.Sendrecv(send, dst, tag, recv, src, tag); err != nil {
+		return err
+	}
+	r.counts.Sent(len(send))
+	r.counts.Recv(len(recv))
+	return nil
+}
+
+func (r *aggRun) sendTo(b []byte, dst int) error {
+	if err := r.c.Send(b, dst, aggTag); err != nil {
+		return err
+	}
+	r.counts.Sent(len(b))
+	return nil
+}
+
+func (r *aggRun) recvFrom(b []byte, src int) error {
+	if _, err := r.c.Recv(b, src, aggTag); err != nil {
+		return err
+	}
+	r.counts.Recv(len(b))
+	return nil
+}
+
+// binomialBcast: relative rank v receives from v - 2^j (its lowest set bit)
+// and sends to v + 2^i for the smaller powers, so the message reaches all p
+// ranks in ceil(lg p) rounds.
+func (r *aggRun) binomialBcast() error {
+	p, root := r.p, r.a.Root
+	rel := (r.me - root + p) % p
+	mask := 1
+	for mask < p {
+		if rel&mask != 0 {
+			if err := r.recvFrom(r.send, (r.me-mask+p)%p); err != nil {
+				return err
+			}
+			break
+		}
+		mask <<= 1
+	}
+	for mask >>= 1; mask > 0; mask >>= 1 {
+		if rel+mask < p {
+			if err := r.sendTo(r.send, (r.me+mask)%p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// binomialScatter: the same tree; each rank receives the blocks of its
+// whole subtree (in relative rank order) and passes the upper part on, so
+// the data halves at every level.
+func (r *aggRun) binomialScatter() error {
+	p, m, root := r.p, r.m, r.a.Root
+	rel := (r.me - root + p) % p
+	cnt := 0 // blocks held, for relative ranks rel, rel+1, ...
+	if rel == 0 {
+		for i := 0; i < p; i++ {
+			copy(r.tmp[i*m:(i+1)*m], r.send[((i+root)%p)*m:((i+root)%p+1)*m])
+		}
+		cnt = p
+	}
+	mask := 1
+	for mask < p {
+		if rel&mask != 0 {
+			cnt = min(mask, p-rel)
+			if err := r.recvFrom(r.tmp[:cnt*m], (r.me-mask+p)%p); err != nil {
+				return err
+			}
+			break
+		}
+		mask <<= 1
+	}
+	for mask >>= 1; mask > 0; mask >>= 1 {
+		if rel+mask < p {
+			if err := r.sendTo(r.tmp[mask*m:cnt*m], (r.me+mask)%p); err != nil {
+				return err
+			}
+			cnt = mask
+		}
+	}
+	copy(r.recv, r.tmp[:m])
+	return nil
+}
+
+// allgather: recursive doubling when p is a power of two (partner me XOR
+// 2^j, the exchanged data doubling each round), else the ring.
+func (r *aggRun) allgather() error {
+	p, m, me := r.p, r.m, r.me
+	copy(r.recv[me*m:(me+1)*m], r.send)
+	if isPow2(p) {
+		for mask := 1; mask < p; mask <<= 1 {
+			mine := me &^ (mask - 1)
+			theirs := mine ^ mask
+			if err := r.sendrecv(r.recv[mine*m:(mine+mask)*m], me^mask, r.recv[theirs*m:(theirs+mask)*m], me^mask, aggTag); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	right, left := (me+1)%p, (me-1+p)%p
+	for s := 0; s < p-1; s++ {
+		out := (me - s + p) % p
+		in := (me - s - 1 + p) % p
+		if err := r.sendrecv(r.recv[out*m:(out+1)*m], right, r.recv[in*m:(in+1)*m], left, aggTag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pairwiseAlltoall: p-1 rounds; in round j rank i exchanges with i XOR j
+// when p is a power of two (E-cube routing on the hypercube), else sends to
+// i+j and receives from i-j.
+func (r *aggRun) pairwiseAlltoall() error {
+	p, m, me := r.p, r.m, r.me
+	copy(r.recv[me*m:(me+1)*m], r.send[me*m:(me+1)*m])
+	for j := 1; j < p; j++ {
+		to, from := (me+j)%p, (me-j+p)%p
+		if isPow2(p) {
+			to, from = me^j, me^j
+		}
+		if err := r.sendrecv(r.send[to*m:(to+1)*m], to, r.recv[from*m:(from+1)*m], from, aggTag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check compares what arrived with what was sent, then clears it.
+func (r *aggRun) check() error {
+	p, m, me := r.p, r.m, r.me
+	what := r.a.Op.String() + "/" + r.a.Impl.String()
+	switch r.a.Op {
+	case AggBcast:
+		if err := checkBlock(r.send, r.a.Root, 0, what); err != nil {
+			return err
+		}
+		if me != r.a.Root {
+			clear(r.send)
+		}
+		return nil
+	case AggAllgather:
+		for s := 0; s < p; s++ {
+			if err := checkBlock(r.recv[s*m:(s+1)*m], s, 0, what); err != nil {
+				return err
+			}
+		}
+	case AggScatter:
+		if err := checkBlock(r.recv, r.a.Root, me, what); err != nil {
+			return err
+		}
+	case AggAlltoall:
+		for s := 0; s < p; s++ {
+			if err := checkBlock(r.recv[s*m:(s+1)*m], s, me, what); err != nil {
+				return err
+			}
+		}
+	case AggQShift:
+		if err := checkBlock(r.recv, (me-r.a.Q+p)%p, me, what); err != nil {
+			return err
+		}
+	case AggNEWS:
+		if r.a.Impl == ImplTextbook {
+			for d := 0; d < 4; d++ {
+				if err := checkBlock(r.recv[d*m:(d+1)*m], r.nb[opposite[d]], me, what); err != nil {
+					return err
+				}
+			}
+		} else {
+			_, _, rc, rd := r.sparseLayout()
+			for s := 0; s < p; s++ {
+				for off := 0; off < rc[s]; off += m {
+					if err := checkBlock(r.recv[rd[s]+off:rd[s]+off+m], s, me, what); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	clear(r.recv)
+	return nil
+}

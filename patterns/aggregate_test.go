@@ -1,0 +1,122 @@
+package patterns
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// TestAggregateRun runs every operation both ways on goroutine ranks with
+// validation, on a power of two and on other rank counts (the textbook
+// algorithms switch there), and checks the textbook message counts against
+// the algorithms of paper 003's cost table.
+func TestAggregateRun(t *testing.T) {
+	const m = 24
+	for _, p := range []int{4, 5, 6} {
+		for _, op := range AggKinds {
+			for _, impl := range []AggImpl{ImplMPI, ImplTextbook} {
+				a := AggregateOp{Op: op, Impl: impl, Bytes: m, Root: p - 1, Q: 2, Iters: 2, Validate: true, Reps: quickReps}
+				t.Run(fmt.Sprintf("p%d_%v_%v", p, op, impl), func(t *testing.T) {
+					rs := runRanks(t, p, func(c mpi.Comm) (Result, error) { return a.Run(c) })
+					checkMeasured(t, rs, quickReps.MinReps)
+					ctr := rs[0].Counters
+					if ctr[CounterVolumeBytes] != float64(a.VolumeBytes(p)) || ctr[CounterTextbookRounds] != float64(a.Rounds(p)) || len(ctr) != 2 {
+						t.Errorf("counters %v, want volume %d and rounds %d", ctr, a.VolumeBytes(p), a.Rounds(p))
+					}
+					var sent, recv float64
+					for _, r := range rs {
+						sent += r.Mine.MsgsSent
+						recv += r.Mine.MsgsRecv
+					}
+					want := 0.0 // an MPI collective's own messages are not visible
+					if impl == ImplTextbook {
+						want = 2 * textbookMessages(op, p) // two operations per repetition
+					}
+					if !near(sent, want) || !near(recv, want) {
+						t.Errorf("%v messages sent, %v received per repetition, want %v", sent, recv, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// textbookMessages is the number of messages one textbook operation sends
+// in total on p ranks.
+func textbookMessages(op AggKind, p int) float64 {
+	lg := 0
+	for 1<<lg < p {
+		lg++
+	}
+	switch op {
+	case AggBcast, AggScatter:
+		return float64(p - 1) // a tree: one message into every rank but the root
+	case AggAllgather:
+		if isPow2(p) {
+			return float64(p * lg)
+		}
+		return float64(p * (p - 1))
+	case AggAlltoall:
+		return float64(p * (p - 1))
+	case AggQShift:
+		return float64(p)
+	}
+	return float64(4 * p)
+}
+
+func TestAggregateNEWSGrid(t *testing.T) {
+	tests := []struct {
+		p         int
+		grid      [2]int
+		neighbors int
+	}{
+		{4, [2]int{2, 2}, 4},
+		{6, [2]int{2, 3}, 4},
+		{7, [2]int{1, 7}, 2},
+		{16, [2]int{4, 4}, 4},
+		{12, [2]int{3, 4}, 4},
+	}
+	for _, tt := range tests {
+		a := AggregateOp{Op: AggNEWS}
+		if g := Dims2(tt.p); g != tt.grid {
+			t.Errorf("Dims2(%d) = %v, want %v", tt.p, g, tt.grid)
+		}
+		if n := a.Neighbors(tt.p); n != tt.neighbors {
+			t.Errorf("p=%d: %d neighbours, want %d", tt.p, n, tt.neighbors)
+		}
+	}
+	// A 1 x 3 grid has a column of one: north and south are the rank itself.
+	rs := runRanks(t, 3, func(c mpi.Comm) (Result, error) {
+		return AggregateOp{Op: AggNEWS, Impl: ImplMPI, Bytes: 5, Grid: [2]int{1, 3}, Validate: true, Reps: quickReps}.Run(c)
+	})
+	checkMeasured(t, rs, quickReps.MinReps)
+}
+
+func TestAggregateCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		a    AggregateOp
+	}{
+		{"qshift q = p", AggregateOp{Op: AggQShift, Q: 4}},
+		{"qshift q = 0", AggregateOp{Op: AggQShift, Q: 0}},
+		{"bcast root = p", AggregateOp{Op: AggBcast, Root: 4}},
+		{"scatter root negative", AggregateOp{Op: AggScatter, Root: -1}},
+		{"news grid", AggregateOp{Op: AggNEWS, Grid: [2]int{3, 3}}},
+	}
+	for _, tt := range tests {
+		if err := tt.a.Check(4); !errors.Is(err, ErrTooManyTargets) {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+	for _, s := range []string{"bcast", "allgather", "scatter", "alltoall", "qshift", "news"} {
+		k, err := ParseAggKind(s)
+		if err != nil || k.String() != s {
+			t.Errorf("ParseAggKind(%q) = %v, %v", s, k, err)
+		}
+	}
+	if _, err := ParseAggImpl("vendor"); err == nil {
+		t.Error("ParseAggImpl accepted vendor")
+	}
+}

@@ -1,0 +1,175 @@
+package patterns
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// KKAccess configures the k-k-access of paper 000 (Fischer, Rethmann,
+// Wachsmann, file 000_fafed09b0c9c663f.txt), Definition 2: a routing
+// function f in F_k (Definition 1) such that for every step j the map
+// f_j(i) = f(i, j) is a permutation of the ranks; with only a portion r of
+// the ranks accessing, each f_j is a partial permutation (the Note after
+// Definition 2). Every accessing rank sends k packets of l bytes, packet j
+// to rank f_j(i), which accesses its global variable and answers (read:
+// the l bytes come back; write: the l bytes are stored and an
+// acknowledgement comes back); the k packets of a rank leave one after
+// another (the send hot spot k). access.go describes the messages.
+//
+// The time of one k-k-access is the maximum over the accessing ranks of the
+// time from the start until a rank has all its k answers; the paper models
+// it with the trilinear function of section 4,
+//
+//	T(k, l, r) = c7 klr + c6 kr + c5 kl + c4 lr + c3 k + c2 l + c1 r + c0,
+//
+// fitted "by measuring the runtimes for several different k-k-accesses"
+// with "k permutations chosen at random" for each: every repetition draws
+// fresh permutations and a fresh set of accessing ranks from the seeded
+// random source, identically on every rank.
+//
+// By default a rank never targets itself: in the paper application
+// processor i and memory module i are distinct nodes of the service network
+// (section 1), whereas an MPI message to oneself is a memory copy. The
+// permutations are then uniform random derangements; Self allows fixed
+// points.
+type KKAccess struct {
+	K  int     // packets per accessing rank (send hot spot), >= 1
+	L  int     // bytes per packet, >= 0
+	R  float64 // portion of ranks accessing, in (0, 1]; AccessingRanks rounds r p
+	Op AccessOp
+	// Distinct makes each rank's k targets pairwise distinct (the setting
+	// of paper 000, section 7: an access split over k distinct memory
+	// modules); it needs k <= p-1 (k <= p with Self). The permutations are
+	// then f_j(i) = s^-1(s(i) + d_j mod p) for a random relabelling s and k
+	// distinct random shifts d_j.
+	Distinct bool
+	Self     bool  // allow f_j(i) = i
+	Seed     int64 // seed of the random permutations (record it in Meta.Seed)
+	Validate bool
+	Reps     Reps
+}
+
+// ErrTooManyTargets is returned when a pattern asks for more distinct
+// targets or ranks than the communicator has.
+var ErrTooManyTargets = errors.New("more targets asked for than ranks exist")
+
+// Check reports a configuration that cannot run on p ranks.
+func (kk KKAccess) Check(p int) error {
+	switch {
+	case kk.K < 1 || kk.K > maxAccessIndex:
+		return fmt.Errorf("k = %d: the send hot spot must be in 1..%d", kk.K, maxAccessIndex)
+	case kk.L < 0:
+		return fmt.Errorf("l = %d: the packet size must be >= 0 bytes", kk.L)
+	case !(kk.R > 0 && kk.R <= 1):
+		return fmt.Errorf("r = %v: the portion of accessing ranks must be in (0, 1]", kk.R)
+	case p < 2 && !kk.Self:
+		return fmt.Errorf("k-k-access needs at least 2 ranks (a rank does not target itself), got %d", p)
+	}
+	if kk.Distinct {
+		most := p - 1
+		if kk.Self {
+			most = p
+		}
+		if kk.K > most {
+			return fmt.Errorf("%w: k = %d distinct targets per rank, but only %d other ranks", ErrTooManyTargets, kk.K, most)
+		}
+	}
+	return kk.Reps.Validate()
+}
+
+// Counters specific to the access patterns, next to CountersOf's.
+const (
+	CounterAccessingRanks = "accessing_ranks" // ranks that access
+	CounterRRealised      = "r_realised"      // accessing_ranks / p
+	CounterHotRanks       = "hot_ranks"       // ranks hitting one module in one step
+	CounterHRealised      = "h_realised"      // largest portion of ranks hitting one module in one step
+)
+
+// Run measures the k-k-access on every rank of c (collective). The sample of
+// a repetition is the maximum over accessing ranks (AggMax, or the latest
+// end on the synchronised clock with SyncWindow), in seconds.
+func (kk KKAccess) Run(c mpi.Comm) (Result, error) {
+	p := c.Size()
+	if err := kk.Check(p); err != nil {
+		return Result{}, err
+	}
+	rng := newRand(kk.Seed)
+	m := AccessingRanks(kk.R, p)
+	draw := func() *accessPlan {
+		pl := newAccessPlan(p, kk.K, 1)
+		drawKK(rng, pl, m, kk.Distinct, kk.Self)
+		return pl
+	}
+	eng := newAccessEngine(c, kk.Op, kk.K, kk.L, kk.Validate)
+	next := draw()
+	reps := 0
+	reps0 := kk.Reps
+	reps0.Aggregate = AggMax
+	meas, err := Measure(c, reps0, func() (float64, error) {
+		d, err := eng.run(next)
+		if err != nil {
+			return 0, err
+		}
+		reps++
+		next = draw() // outside the timed region
+		return d, nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return finish(c, meas, eng.counts, reps, map[string]float64{
+		CounterAccessingRanks: float64(m),
+		CounterRRealised:      float64(m) / float64(p),
+	})
+}
+
+// drawKK fills access 0 of pl with one random k-k-access: a random set of
+// m accessing ranks and, for each step j, a random (partial) permutation
+// f_j restricted to them (paper 000, Definition 2 and its Note).
+func drawKK(rng *rand.Rand, pl *accessPlan, m int, distinct, self bool) {
+	p, k := pl.p, pl.k
+	t := pl.targets[0]
+	for i := range t {
+		t[i] = -1
+	}
+	ranks := rng.Perm(p)[:m] // the accessing ranks
+	perm := make([]int, p)
+	if distinct {
+		// Relabel by s, shift by k distinct d_j: row i gets k distinct
+		// targets, each step a permutation, no fixed point unless d_j = 0.
+		s := rng.Perm(p)
+		inv := make([]int, p)
+		for i, v := range s {
+			inv[v] = i
+		}
+		var shifts []int
+		if self {
+			shifts = rng.Perm(p)[:k]
+		} else {
+			shifts = rng.Perm(p - 1)[:k]
+			for j := range shifts {
+				shifts[j]++
+			}
+		}
+		for j, d := range shifts {
+			for _, i := range ranks {
+				t[i*k+j] = inv[(s[i]+d)%p]
+			}
+		}
+		return
+	}
+	for j := 0; j < k; j++ {
+		derangement(rng, perm, self)
+		for _, i := range ranks {
+			t[i*k+j] = perm[i]
+		}
+	}
+}
+
+// RRealised is the portion of ranks that actually access for asked r.
+func RRealised(r float64, p int) float64 {
+	return float64(AccessingRanks(r, p)) / float64(p)
+}

@@ -1,0 +1,102 @@
+package patterns
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// Pairwise configures the third pattern of paper 001 (file
+// 001_f25f9102f0478dfd.txt), section 3.3 (IBM SP2): of 2n ranks, rank i of
+// the first half exchanges messages with rank n + i of the second half
+// (i = 0..n-1; the paper numbers nodes from 1), all n pairs at once. The
+// hyperbolic model reduces it to eq. 8,
+//
+//	a(n) = 2 a_p + n a_c,   b(n) = max{b_p, n b_c},
+//
+// whose limits over n give the network block (eqs. 9-10).
+//
+// T(x, n), "the service time required to deliver a message of size x from
+// node 1 to node n + 1", is measured as in OSU's latency test: every pair
+// runs blocking round trips concurrently with the others, and a sample is
+// half the round-trip time (the maximum over ranks of one repetition's
+// elapsed time divided by 2 Iters), so the n messages of each direction
+// contend as the pattern intends. Ranks beyond 2n wait.
+type Pairwise struct {
+	Bytes    int
+	Pairs    int // n; 0 means p/2
+	Iters    int // round trips per repetition; 0 = OSU-derived (Iterations), capped by CapIters
+	Warmup   int // untimed round trips; 0 = OSU default, negative = none
+	Validate bool
+	Reps     Reps
+}
+
+// ErrOddRanks is returned by patterns made of rank pairs started on an odd
+// number of ranks.
+var ErrOddRanks = errors.New("needs an even number of ranks")
+
+// checkPairs validates n pairs on p ranks for the named pattern.
+func checkPairs(what string, pairs, p int) error {
+	if p%2 != 0 {
+		return fmt.Errorf("%s %w, got %d", what, ErrOddRanks, p)
+	}
+	if pairs < 0 || 2*pairs > p {
+		return fmt.Errorf("%w: %s with %d pairs needs %d ranks, got %d", ErrTooManyTargets, what, pairs, 2*pairs, p)
+	}
+	return nil
+}
+
+func pairsOrAll(pairs, p int) int {
+	if pairs == 0 {
+		return p / 2
+	}
+	return pairs
+}
+
+// Check reports a configuration that cannot run on p ranks.
+func (pw Pairwise) Check(p int) error { return pw.checkAs("pairwise", p) }
+
+func (pw Pairwise) checkAs(what string, p int) error {
+	if err := checkPairs(what, pw.Pairs, p); err != nil {
+		return err
+	}
+	if pw.Bytes < 0 {
+		return fmt.Errorf("bytes = %d: must be >= 0", pw.Bytes)
+	}
+	return pw.Reps.Validate()
+}
+
+// Run measures T(Bytes, n) (collective over c); Ranks of the record is 2n.
+func (pw Pairwise) Run(c mpi.Comm) (Result, error) {
+	if err := pw.Check(c.Size()); err != nil {
+		return Result{}, err
+	}
+	n := pairsOrAll(pw.Pairs, c.Size())
+	return concurrentPingPongs(c, pw.Bytes, pw.Iters, pw.Warmup, pairwisePairs(n), pw.Validate, pw.Reps)
+}
+
+// pairwisePairs pairs rank i < n with rank n + i; ranks from 2n on wait.
+func pairwisePairs(n int) pairFunc {
+	return func(r int) (int, bool, bool) {
+		switch {
+		case r < n:
+			return n + r, true, true
+		case r < 2*n:
+			return r - n, false, true
+		}
+		return 0, false, false
+	}
+}
+
+// concurrentPingPongs runs pingPongPairs and reports half round trips.
+func concurrentPingPongs(c mpi.Comm, bytes, iters, warmup int, pair pairFunc, validate bool, reps Reps) (Result, error) {
+	capped := iters <= 0
+	iters, warmup = Iterations(bytes, iters, warmup)
+	res, iters, err := pingPongPairs(c, bytes, iters, warmup, capped, pair, validate, reps, AggMax)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Measurement = res.Measurement.Scaled(1 / float64(2*iters))
+	return res, nil
+}

@@ -1,0 +1,136 @@
+package patterns
+
+import (
+	"fmt"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// Permutations configures the random-permutation measurement of paper 002
+// (Ranka, Wang, Fox, file 002_43788f4bf8178574.txt), section 5, Table 1
+// ("Communication cost for one permutation on a 32-node CM-5"): Count
+// random permutations (the paper: 1000) "in which each node sends a data
+// to a random, but different node" (section 2.2), each rank sending Bytes
+// bytes to pi(i) and receiving from pi^-1(i). The paper reports, per
+// message size, the average, maximum and minimum cost and the ratios
+// max/ave and min/ave, which show how little the cost depends on the
+// permutation; the record's summary is over the Count permutations (mean =
+// ave) and its Derived values hold the two ratios.
+//
+// Every repetition is one fresh permutation, a uniformly random
+// derangement drawn from the seeded source identically on every rank, and
+// its sample is the maximum over ranks of the time from the start until a
+// rank has sent and received (the permutation is complete when the last
+// rank is). There are exactly Count repetitions (no adaptive stopping)
+// unless Reps.MaxTime ends them first.
+type Permutations struct {
+	Bytes    int
+	Count    int   // permutations; 0 means DefaultPermutations
+	Iters    int   // times each permutation runs back to back per repetition; 0 means 1
+	Seed     int64 // seed of the permutations (record it in Meta.Seed)
+	Validate bool
+	Reps     Reps // MinReps, MaxReps and RelCI are set from Count
+}
+
+// DefaultPermutations is the paper's number of random permutations (Table 1).
+const DefaultPermutations = 1000
+
+// StopFixed is the stop reason of a measurement with a fixed count.
+const StopFixed = "fixed"
+
+const permutationTag = 350
+
+func (pm Permutations) count() int {
+	if pm.Count == 0 {
+		return DefaultPermutations
+	}
+	return pm.Count
+}
+
+// Check reports a configuration that cannot run on p ranks.
+func (pm Permutations) Check(p int) error {
+	switch {
+	case p < 2:
+		return fmt.Errorf("permutations need at least 2 ranks (each rank sends to a different one), got %d", p)
+	case pm.count() < 1:
+		return fmt.Errorf("count = %d: the number of permutations must be >= 1", pm.Count)
+	case pm.Bytes < 0:
+		return fmt.Errorf("bytes = %d: must be >= 0", pm.Bytes)
+	case pm.Iters < 0:
+		return fmt.Errorf("iters = %d: must be >= 1", pm.Iters)
+	}
+	return pm.Reps.Validate()
+}
+
+// Run measures Count random permutations (collective over c).
+func (pm Permutations) Run(c mpi.Comm) (Result, error) {
+	p := c.Size()
+	if err := pm.Check(p); err != nil {
+		return Result{}, err
+	}
+	me := c.Rank()
+	x := pm.Bytes
+	iters := max(pm.Iters, 1)
+	rng := newRand(pm.Seed)
+	perm := make([]int, p)
+	dst, src := 0, 0
+	draw := func() {
+		derangement(rng, perm, false)
+		dst = perm[me]
+		for i, v := range perm {
+			if v == me {
+				src = i
+			}
+		}
+	}
+	send := make([]byte, x)
+	recv := make([]byte, x)
+	var counts Counts
+	calls := 0
+	draw()
+	cfg := pm.Reps
+	cfg.MinReps, cfg.MaxReps = pm.count(), pm.count()
+	cfg.Aggregate = AggMax
+	m, err := Measure(c, cfg, func() (float64, error) {
+		calls++
+		if pm.Validate {
+			fillBlock(send, me, dst)
+		}
+		t0 := c.Wtime()
+		for i := 0; i < iters; i++ {
+			if _, err := c.Sendrecv(send, dst, permutationTag, recv, src, permutationTag); err != nil {
+				return 0, err
+			}
+		}
+		t := c.Wtime() - t0
+		counts.MsgsSent += float64(iters)
+		counts.MsgsRecv += float64(iters)
+		counts.BytesSent += float64(iters * x)
+		counts.BytesRecv += float64(iters * x)
+		if pm.Validate {
+			if err := checkBlock(recv, src, me, "permutation"); err != nil {
+				return 0, err
+			}
+			clear(recv)
+		}
+		draw() // the next permutation, outside the timed region
+		return t, nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	m = m.Scaled(1 / float64(iters))
+	if m.Stop != StopMaxTime && m.Summary.N == pm.count() {
+		m.Stop = StopFixed
+	}
+	return finish(c, m, counts, calls, nil)
+}
+
+// PermutationRatios are paper 002's Table 1 rows max/ave and min/ave of a
+// permutations measurement.
+func PermutationRatios(m Measurement) (maxOverAve, minOverAve float64) {
+	if m.Summary.Mean == 0 {
+		return 0, 0
+	}
+	return m.Summary.Max / m.Summary.Mean, m.Summary.Min / m.Summary.Mean
+}

@@ -1,0 +1,169 @@
+package patterns
+
+import (
+	"fmt"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// RoundTrip configures the first pattern of paper 001 (Stoica, Sultan,
+// Keyes, file 001_f25f9102f0478dfd.txt), section 3.1: the round-trip time
+// RTT(x) of an x-byte message between two nodes, from which eq. 3 gives
+// the end-to-end block of the hyperbolic model,
+//
+//	a = RTT(0)/2 = 2 a_w + a_c,   b = lim RTT(x)/(2x) = max{b_w, b_c}.
+//
+// Rank 0 and Peer run blocking round trips (a ping-pong); each sample is
+// one repetition's elapsed time on rank 0 divided by the round trips in it:
+// the full RTT(x), not half of it (that is pingpong). Other ranks wait.
+type RoundTrip struct {
+	Bytes int
+	// Peer is the rank that answers rank 0; 0 means the last rank, which
+	// with the usual by-slot placement is on another host when there are
+	// several.
+	Peer     int
+	Iters    int // round trips per repetition; 0 = OSU-derived (Iterations), capped by CapIters
+	Warmup   int // untimed round trips; 0 = OSU default, negative = none
+	Validate bool
+	Reps     Reps
+}
+
+// Tags of the ping-pong based patterns of this file.
+const roundTripTag = 310
+
+// peer returns the answering rank on p ranks.
+func (rt RoundTrip) peer(p int) int {
+	if rt.Peer == 0 {
+		return p - 1
+	}
+	return rt.Peer
+}
+
+// Check reports a configuration that cannot run on p ranks.
+func (rt RoundTrip) Check(p int) error {
+	if p < 2 {
+		return fmt.Errorf("roundtrip needs at least 2 ranks, got %d", p)
+	}
+	if q := rt.peer(p); q < 1 || q >= p {
+		return fmt.Errorf("%w: peer rank %d, but ranks are 0..%d (and the peer is not rank 0)", ErrTooManyTargets, q, p-1)
+	}
+	if rt.Bytes < 0 {
+		return fmt.Errorf("bytes = %d: must be >= 0", rt.Bytes)
+	}
+	return rt.Reps.Validate()
+}
+
+// Run measures RTT(Bytes) (collective over c).
+func (rt RoundTrip) Run(c mpi.Comm) (Result, error) {
+	if err := rt.Check(c.Size()); err != nil {
+		return Result{}, err
+	}
+	q := rt.peer(c.Size())
+	pair := func(r int) (int, bool, bool) {
+		switch r {
+		case 0:
+			return q, true, true
+		case q:
+			return 0, false, true
+		}
+		return 0, false, false
+	}
+	iters, warmup := Iterations(rt.Bytes, rt.Iters, rt.Warmup)
+	res, iters, err := pingPongPairs(c, rt.Bytes, iters, warmup, rt.Iters <= 0, pair, rt.Validate, rt.Reps, AggRoot)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Measurement = res.Measurement.Scaled(1 / float64(iters))
+	return res, nil
+}
+
+// pairFunc tells rank r its partner, whether it sends first, and whether it
+// takes part at all.
+type pairFunc func(r int) (peer int, initiator, ok bool)
+
+// pingPongPairs runs, on every pair pair() defines, iters blocking round
+// trips of n bytes per repetition, all pairs at the same time; a rank's time
+// is its elapsed time for the round trips (not yet divided). The warm-up
+// is bounded in time (warmUp); with capped (the caller chose no iteration
+// count) the warm-up's pace caps iters (CapIters). It returns the round trips per repetition it used. The inner
+// loop runs in the backend's language when it implements mpi.Kernels.
+func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc, validate bool, reps Reps, agg Aggregate) (Result, int, error) {
+	peer, initiator, on := pair(c.Rank())
+	buf := make([]byte, n)
+	touch(buf)
+	loop := func(k int) (float64, error) {
+		if kn, ok := c.(mpi.Kernels); ok {
+			return kn.PingPong(buf, peer, roundTripTag, k, initiator)
+		}
+		return goPingPongTag(c, buf, peer, k, initiator, roundTripTag)
+	}
+	if err := c.Barrier(); err != nil {
+		return Result{}, 0, err
+	}
+	perIter, err := warmUp(c, reps, warmup, on, loop)
+	if err != nil {
+		return Result{}, 0, err
+	}
+	if capped {
+		if iters, err = CapIters(c, reps, iters, perIter); err != nil {
+			return Result{}, 0, err
+		}
+	}
+	var counts Counts
+	calls := 0
+	cfg := reps
+	cfg.Aggregate = agg
+	m, err := Measure(c, cfg, func() (float64, error) {
+		if !on {
+			return 0, nil
+		}
+		calls++
+		if validate {
+			prepareCheck(buf, initiator, n)
+		}
+		t, err := loop(iters)
+		if err != nil {
+			return 0, err
+		}
+		for i := 0; i < iters; i++ {
+			counts.Sent(n)
+			counts.Recv(n)
+		}
+		if validate {
+			// The responder holds the initiator's bytes; the initiator
+			// got them back.
+			if err := checkPattern(buf, n, fmt.Sprintf("round trip %d<->%d", c.Rank(), peer)); err != nil {
+				return 0, err
+			}
+		}
+		return t, nil
+	})
+	if err != nil {
+		return Result{}, 0, err
+	}
+	res, err := finish(c, m, counts, max(calls, 1), map[string]float64{CounterIters: float64(iters)})
+	return res, iters, err
+}
+
+// goPingPongTag is goPingPong with a tag of the caller's choice.
+func goPingPongTag(c mpi.Comm, buf []byte, peer, iters int, initiator bool, tag int) (float64, error) {
+	t0 := c.Wtime()
+	for i := 0; i < iters; i++ {
+		if initiator {
+			if err := c.Send(buf, peer, tag); err != nil {
+				return 0, err
+			}
+			if _, err := c.Recv(buf, peer, tag); err != nil {
+				return 0, err
+			}
+		} else {
+			if _, err := c.Recv(buf, peer, tag); err != nil {
+				return 0, err
+			}
+			if err := c.Send(buf, peer, tag); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return c.Wtime() - t0, nil
+}
