@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/results"
+)
+
+// TestEmulateBadInput: every bad input of the emulate subcommands is a usage
+// error (exit 2) with one message naming the flag, and nothing is written.
+func TestEmulateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.jsonl")
+	local := []string{"--backend", "local", "--out", out, "--min-reps", "1", "--max-reps", "1"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no subcommand", []string{"emulate"}, "emulate needs a subcommand"},
+		{"unknown subcommand", []string{"emulate", "route"}, `emulate "route": unknown subcommand`},
+		{"wrong rank count", append([]string{"emulate", "kk", "--net", "BF(2)", "--np", "8"}, local...), "BF(2) needs 4 application + 12 service ranks = 16, got 8"},
+		{"wrong rank count BF(3)", append([]string{"emulate", "selftest", "--net", "BF(3)", "--np", "16"}, local...), "BF(3) needs 8 application + 32 service ranks = 40, got 16"},
+		{"info wrong rank count", []string{"emulate", "info", "--net", "SE(3)", "--np", "8"}, "--np 8: SE(3) needs 8 application + 8 service ranks = 16, got 8"},
+		{"unknown topology", append([]string{"emulate", "kk", "--net", "ring(4)"}, local...), `--net ring(4)`},
+		{"dimension too large", append([]string{"emulate", "kk", "--net", "BF(12)"}, local...), "dimension out of range; accepted 1..9"},
+		{"dimension too small", append([]string{"emulate", "kaccess", "--net", "CCC(1)"}, local...), "dimension out of range; accepted 2..9"},
+		{"mesh sides", []string{"emulate", "info", "--net", "mesh(0x3)"}, "sides out of range"},
+		{"variable larger than a module", append([]string{"emulate", "kk", "--net", "SE(2)", "--l", "2M", "--module-mem", "1M"}, local...), "does not fit in a module's memory"},
+		{"split variable larger than a module", append([]string{"emulate", "split", "--net", "SE(2)", "--ints", "16,1M", "--module-mem", "1M", "--versions", "1,2"}, local...), "--ints 16,1M"},
+		{"packet length 0", append([]string{"emulate", "kk", "--net", "SE(2)", "--l", "0"}, local...), "--l 0: packet length 0"},
+		{"packet length 0 in a list", append([]string{"emulate", "kaccess", "--net", "SE(2)", "--l", "64,0"}, local...), "packet length 0"},
+		{"version-2 packet 0", append([]string{"emulate", "split", "--net", "SE(2)", "--packet", "0"}, local...), "--packet 0"},
+		{"calibration packet 0", append([]string{"emulate", "split", "--net", "SE(2)", "--calib-l", "0,64"}, local...), "--calib-l 0,64"},
+		{"r out of range", append([]string{"emulate", "kk", "--net", "SE(2)", "--r", "0,1"}, local...), "--r 0,1"},
+		{"h below 1/p", append([]string{"emulate", "kaccess", "--net", "BF(2)", "--h", "0.1"}, local...), "below 1/p; accepted: [1/p, 1] = [0.25, 1] for BF(2)"},
+		{"es not boolean", append([]string{"emulate", "kaccess", "--net", "BF(2)", "--es", "maybe"}, local...), "--es maybe"},
+		{"op unknown", append([]string{"emulate", "kk", "--net", "SE(2)", "--op", "swap"}, local...), "--op swap"},
+		{"version unknown", append([]string{"emulate", "split", "--net", "SE(2)", "--versions", "1,4"}, local...), "--versions 1,4"},
+		{"placement unknown", append([]string{"emulate", "kk", "--net", "SE(2)", "--placement", "random"}, local...), "--placement random"},
+		{"module memory zero", append([]string{"emulate", "kk", "--net", "SE(2)", "--module-mem", "0"}, local...), "--module-mem 0"},
+		{"sync unknown", append([]string{"emulate", "kk", "--net", "SE(2)", "--sync", "clock"}, local...), "--sync clock"},
+		{"link slots zero", append([]string{"emulate", "kk", "--net", "SE(2)", "--link-slots", "0"}, local...), "--link-slots 0"},
+		{"fit file missing", append([]string{"emulate", "split", "--net", "SE(2)", "--fit", filepath.Join(dir, "none.jsonl")}, local...), "--fit"},
+		{"calibration too small", append([]string{"emulate", "split", "--net", "SE(2)", "--calib-r", "1"}, local...), "needs at least 2 levels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := listDir(t, dir)
+			code, stdout, errs := runCLI(t, tt.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, stdout, errs)
+			}
+			if !strings.Contains(errs, tt.want) {
+				t.Errorf("stderr %q does not mention %q", errs, tt.want)
+			}
+			if n := strings.Count(errs, "commcost:"); n != 1 {
+				t.Errorf("want exactly one message, got %d in %q", n, errs)
+			}
+			if stdout != "" {
+				t.Errorf("stdout not empty: %q", stdout)
+			}
+			if after := listDir(t, dir); after != before {
+				t.Errorf("files changed: before %q after %q", before, after)
+			}
+		})
+	}
+}
+
+// TestEmulateInfoGolden: the partition and the network's figures; nothing
+// in it depends on the machine.
+func TestEmulateInfoGolden(t *testing.T) {
+	for _, tc := range []struct{ name, net string }{
+		{"emulate_info_bf2", "BF(2)"},
+		{"emulate_info_se3", "SE(3)"},
+	} {
+		code, out, errs := runCLI(t, "emulate", "info", "--net", tc.net, "--np", "16")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.net, code, errs)
+		}
+		golden(t, tc.name, out)
+	}
+	code, out, _ := runCLI(t, "emulate", "info", "--net", "SE(2)", "--routes")
+	if code != 0 || !strings.Contains(out, "routing tables") {
+		t.Fatalf("--routes: exit %d\n%s", code, out)
+	}
+}
+
+// TestEmulateLocal runs each measuring subcommand on the local backend (an
+// exercise of the CLI path, not a network measurement) and checks what it
+// writes.
+func TestEmulateLocal(t *testing.T) {
+	dir := t.TempDir()
+	quick := []string{"--backend", "local", "--min-reps", "3", "--max-reps", "3", "--warmup", "0", "--format", "jsonl"}
+
+	kk := filepath.Join(dir, "kk.jsonl")
+	code, _, errs := runCLI(t, append([]string{"emulate", "kk", "--net", "SE(2)", "--k", "1,2", "--l", "64,128", "--r", "0.5,1", "--sync", "window", "--out", kk}, quick...)...)
+	if code != 0 {
+		t.Fatalf("kk: exit %d: %s", code, errs)
+	}
+	recs := emuRecords(t, kk)
+	if len(recs) != 8 {
+		t.Fatalf("kk: %d records, want 2 k x 2 l x 2 r = 8", len(recs))
+	}
+	for _, r := range recs {
+		if r.Bench != "kkaccess" || r.Params["network"] != "SE(2)" || r.Params["op"] != "read" || r.Counters["packets"] <= 0 || r.Aggregate != "window-latest-end" {
+			t.Fatalf("kk record: %+v", r)
+		}
+	}
+
+	ka := filepath.Join(dir, "ka.jsonl")
+	code, _, errs = runCLI(t, append([]string{"emulate", "kaccess", "--net", "BF(2)", "--k", "4", "--l", "64", "--h", "1/p,1", "--a", "1,16", "--es", "false,true", "--out", ka}, quick...)...)
+	if code != 0 {
+		t.Fatalf("kaccess: exit %d: %s", code, errs)
+	}
+	// es=false: 2 h x 2 a; es=true: a = 1 is skipped (nothing to keep the
+	// same), so 2 more.
+	if recs := emuRecords(t, ka); len(recs) != 6 || fmt.Sprint(recs[0].Params["h"]) != "0.25" ||
+		fmt.Sprint(recs[5].Params["h"]) != "1" || fmt.Sprint(recs[5].Params["a"]) != "16" || recs[5].Params["es"] != true {
+		t.Fatalf("kaccess: %d records, first %v, last %v", len(recs), recs[0].Params, recs[len(recs)-1].Params)
+	}
+
+	sp := filepath.Join(dir, "split.jsonl")
+	code, _, errs = runCLI(t, append([]string{"emulate", "split", "--net", "BF(2)", "--ints", "16,2K", "--calib-k", "1,2,4", "--calib-l", "64,256,1K", "--calib-r", "0.5,1", "--out", sp}, quick...)...)
+	if code != 0 {
+		t.Fatalf("split: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "trilinear model of BF(2)") {
+		t.Errorf("split: stderr does not show the fitted model: %q", errs)
+	}
+	var split []results.Record
+	for _, r := range emuRecords(t, sp) {
+		if r.Bench == "packetsplit" {
+			split = append(split, r)
+		}
+	}
+	if len(split) != 6 {
+		t.Fatalf("split: %d packetsplit records, want 2 sizes x 3 versions", len(split))
+	}
+	if _, ok := split[4].Derived["speedup_v2_over_v1"]; !ok || fmt.Sprint(split[4].Params["version"]) != "2" {
+		t.Fatalf("split: version-2 record lacks its speedup: %+v", split[4])
+	}
+	if _, ok := split[5].Derived["speedup_total"]; !ok {
+		t.Fatalf("split: version-3 record lacks the total speedup: %+v", split[5])
+	}
+
+	// Version 3 from a fitted file: the kk records of SE(2) above are too few
+	// for eight coefficients, and the error says so.
+	code, _, errs = runCLI(t, append([]string{"emulate", "split", "--net", "SE(2)", "--fit", kk}, quick...)...)
+	if code != 2 || !strings.Contains(errs, "--fit") {
+		t.Fatalf("split --fit with 8 cells: exit %d: %s", code, errs)
+	}
+
+	code, out, errs := runCLI(t, "emulate", "selftest", "--backend", "local", "--net", "CCC(2)")
+	if code != 0 || !strings.Contains(out, "PASS") {
+		t.Fatalf("selftest: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+func emuRecords(t *testing.T, path string) []results.Record {
+	t.Helper()
+	recs, err := results.ReadJSONLFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// TestMPIRunEmulate runs the emulation under real mpirun: BF(2) on
+// 4 application + 12 service ranks (oversubscribed on a small machine).
+// The selftest checks that reads return what was written, barriers hold,
+// a hot spot (h = 1, a = 16) does not hang, and no message is lost; a small
+// k-k-access sweep and a hot-spot k-access sweep write records.
+func TestMPIRunEmulate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the mpirun integration test")
+	}
+	bin := commcostBinary(t)
+	dir := t.TempDir()
+	run := func(np int, args ...string) cmdResult {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd, err := mpirun.Command(ctx, np, bin, args...)
+		if err != nil {
+			t.Skip(err)
+		}
+		r := runCmd(t, cmd)
+		if ctx.Err() != nil {
+			t.Fatalf("%v: hung (killed after 3 minutes)\n%s%s", args, r.stdout, r.stderr)
+		}
+		return r
+	}
+	r := run(16, "emulate", "selftest", "--net", "BF(2)")
+	if r.code != 0 || !strings.Contains(r.stdout, "PASS") {
+		t.Fatalf("selftest BF(2): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	out := filepath.Join(dir, "emu.jsonl")
+	r = run(16, "emulate", "kk", "--net", "BF(2)", "--k", "1,4", "--l", "64,1K", "--r", "0.5,1",
+		"--min-reps", "3", "--max-time", "0.5", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("kk BF(2): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run(16, "emulate", "kaccess", "--net", "BF(2)", "--k", "4", "--l", "256", "--h", "1", "--a", "16", "--es", "true",
+		"--min-reps", "3", "--max-time", "0.5", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("kaccess h=1 a=16 BF(2): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	recs := emuRecords(t, out)
+	if len(recs) != 9 {
+		t.Fatalf("%d records, want 8 kkaccess + 1 kaccess", len(recs))
+	}
+	for _, rec := range recs {
+		if rec.Meta.Backend != "native" || rec.Params["network"] != "BF(2)" || rec.Ranks != 4 || !(rec.Median > 0) {
+			t.Fatalf("record: %+v", rec)
+		}
+	}
+	// A wrong rank count is a usage error on every rank, and nothing is
+	// written.
+	bad := filepath.Join(dir, "bad.jsonl")
+	r = run(8, "emulate", "kk", "--net", "BF(2)", "--out", bad)
+	if r.code != 2 || !strings.Contains(r.stderr, "BF(2) needs 4 application + 12 service ranks = 16, got 8") {
+		t.Fatalf("8 ranks for BF(2): exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Fatalf("%s written on bad input", bad)
+	}
+}
