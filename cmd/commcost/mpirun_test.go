@@ -130,11 +130,27 @@ func TestMPIRunInfoAndSuite(t *testing.T) {
 		t.Fatalf("run directories: %v", runs)
 	}
 	recs, err := results.ReadJSONLFile(runs[0])
-	if err != nil || len(recs) != 4 {
-		t.Fatalf("%d records, %v", len(recs), err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, r := range recs {
+		count[r.Bench]++
+	}
+	// 2 sizes each of ping-pong and bandwidth; k-k-access 4 k x 5 l x 2 r.
+	if count["pingpong"] != 2 || count["bandwidth"] != 2 || count["kkaccess"] != 40 {
+		t.Fatalf("records per bench %v", count)
 	}
 	report, err := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), results.ReportFile))
-	if err != nil || !strings.Contains(string(report), "pingpong") || !strings.Contains(string(report), "bandwidth") {
-		t.Fatalf("report: %v\n%s", err, report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pingpong", "bandwidth", "kkaccess", "trilinear fit", "held-out"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(runs[0]), results.PlotsDir, "trilinear.png")); err != nil {
+		t.Error(err)
 	}
 }

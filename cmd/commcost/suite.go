@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
@@ -17,8 +19,11 @@ func init() {
 }
 
 // runSuite is the main job (make run): ping-pong and bandwidth sweeps over
-// two ranks (the first two when there are more), written to a new run
-// directory base/<host>-<date>/ as records.jsonl plus report.md, and printed.
+// two ranks (the first two when there are more) and a k-k-access sweep over
+// all ranks, written to a new run directory base/<host>-<date>/ as
+// records.jsonl; then the Hockney, piecewise Hockney and trilinear models are
+// fitted and validated on held-out points, and report.md (tables, fits) and
+// plots/*.png are rendered from the records.
 func runSuite(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("suite", stderr)
 	var f pt2ptFlags
@@ -90,6 +95,12 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 			s.close()
 			return err
 		}
+		// The k-k-access sweep runs on every rank (paper 000, Def. 2): the
+		// calibration data of the trilinear model.
+		if err := suiteKKAccess(c, &f, meta, emit); err != nil {
+			s.close()
+			return err
+		}
 		if err := s.close(); err != nil {
 			return err
 		}
@@ -98,6 +109,86 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	})
+}
+
+// The suite's k-k-access grid: every k and l level the trilinear model
+// needs, and every realisable portion r = j/p of up to four levels.
+var (
+	suiteKKK = []int{1, 2, 4, 8}
+	suiteKKL = []int{64, 256, 1024, 4096, 16384}
+)
+
+// suiteKKSeed fixes the k-k-access permutations so runs are comparable.
+const suiteKKSeed = 1
+
+func suiteKKAccess(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	p := c.Size()
+	var rs []float64
+	for j := 1; j <= p; j++ {
+		if p <= 4 || j*4%p == 0 { // at most four levels: p/4, p/2, 3p/4, p
+			rs = append(rs, float64(j)/float64(p))
+		}
+	}
+	meta.Seed = suiteKKSeed
+	reps := f.reps()
+	for _, k := range suiteKKK {
+		for _, l := range suiteKKL {
+			for _, r := range rs {
+				kk := patterns.KKAccess{K: k, L: l, R: r, Op: patterns.AccessRead, Seed: suiteKKSeed, Validate: f.validate, Reps: reps}
+				res, err := kk.Run(c)
+				if err != nil {
+					return patternErr(err)
+				}
+				params := results.Params{"k": k, "l": l, "r": res.Counters[patterns.CounterRRealised], "op": patterns.AccessRead.String()}
+				if err := emitResult(c, emit, res, "kkaccess", params, p, meta); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// suiteFits are the models the report fits, each to the records of its
+// pattern, with held-out validation on every fourth point.
+var suiteFits = []struct{ kind, bench string }{
+	{"hockney", "pingpong"},
+	{"piecewise", "pingpong"},
+	{"trilinear", "kkaccess"},
+}
+
+// writeFits fits the suite's models and renders each fit (coefficients with
+// CIs, fit quality, held-out error) into w and a plot into plotDir. A model
+// that cannot be fitted is reported in w, not fatal: the records stay.
+func writeFits(w io.Writer, recs []results.Record, plotDir string) {
+	hold, _ := model.ParseHoldout("every:4")
+	for _, sf := range suiteFits {
+		var sel []results.Record
+		for _, r := range recs {
+			if r.Bench == sf.bench {
+				sel = append(sel, r)
+			}
+		}
+		fmt.Fprintf(w, "\n## %s model (%s records)\n\n```\n", sf.kind, sf.bench)
+		m, err := model.Fit(sf.kind, sel, model.Options{})
+		if err != nil {
+			fmt.Fprintf(w, "not fitted: %v\n```\n", err)
+			continue
+		}
+		val, verr := model.CrossValidate(sf.kind, sel, model.Options{}, hold)
+		note := ""
+		if verr != nil {
+			val, note = nil, "cross-validation skipped: "+verr.Error()
+		}
+		if err := writeFitTable(w, sf.kind, results.RecordsFile, m, val, note, nil, sel, 0); err != nil {
+			fmt.Fprintf(w, "table: %v\n", err)
+		}
+		fmt.Fprintln(w, "```")
+		png := filepath.Join(plotDir, sf.kind+".png")
+		if err := model.Plot(m, sel, png, "commcost suite: "+sf.kind+" fit, measured (points) vs model (lines)"); err == nil {
+			fmt.Fprintf(w, "\n![%s](%s/%s.png)\n", sf.kind, results.PlotsDir, sf.kind)
+		}
+	}
 }
 
 // writeReport renders report.md from the records and says where the run is.
@@ -117,9 +208,13 @@ func writeReport(dir string, recs []results.Record, stdout io.Writer) error {
 		fh.Close()
 		return err
 	}
+	var fits bytes.Buffer
+	writeFits(&fits, recs, filepath.Join(dir, results.PlotsDir))
+	fh.Write(fits.Bytes())
 	if err := fh.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nrun directory: %s (records.jsonl, report.md)\n", dir)
+	stdout.Write(fits.Bytes())
+	fmt.Fprintf(stdout, "\nrun directory: %s (records.jsonl, report.md, plots/)\n", dir)
 	return nil
 }
