@@ -1,0 +1,437 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/divalib/storecheck"
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+func init() {
+	register(command{name: "dsm", summary: "DIVA global variables (paper 004): check (coherence), matsquare (congestion, time), overhead", run: runDSM})
+}
+
+const dsmUsage = `usage: commcost dsm <check|matsquare> [flags]
+
+  check      the coherence suite on every strategy: randomized reads and
+             writes with versioned values (stale, torn and unknown reads),
+             racing partial writes, a lock-protected counter, the error
+             contract; exit 1 on any violation
+  matsquare  the matrix square A := A*A of paper 004, section 3.1, over each
+             strategy and the hand-optimised message passing: congestion
+             under dimension-order routing on the virtual mesh, and time
+  overhead   the library's own cost per access: cached read, cached write,
+             the store's barrier against MPI's (on idle ranks)
+
+Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any
+tree-L-K with L in {2,4}, K >= L); matsquare also takes hand.
+Examples:
+  commcost dsm check --backend local --np 64
+  mpirun -np 4 --oversubscribe --mca mpi_yield_when_idle 1 commcost dsm check
+  commcost dsm matsquare --backend local --np 1024 --blocks 4096 --kernel sum
+
+'commcost dsm <subcommand> -h' lists its flags.
+`
+
+func runDSM(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, dsmUsage)
+		return usagef("dsm needs a subcommand: check, matsquare or overhead")
+	}
+	switch args[0] {
+	case "check":
+		return runDSMCheck(args[1:], stdout, stderr)
+	case "matsquare":
+		return runDSMMatSquare(args[1:], stdout, stderr)
+	case "overhead":
+		return runDSMOverhead(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, dsmUsage)
+		return nil
+	}
+	return usagef("dsm %q: unknown subcommand; accepted: check, matsquare, overhead", args[0])
+}
+
+// allDSMStrategies is every strategy and variant the paper evaluates.
+const allDSMStrategies = "fixed-home,tree-2,tree-4,tree-16,tree-2-4,tree-4-16"
+
+// dsmFlags are the flags both dsm subcommands share.
+type dsmFlags struct {
+	mf         measureFlags
+	strategies string
+	mesh       string
+	memory     string
+	barrier    string
+	seed       int64
+
+	rows, cols int
+	memBytes   int
+	barKind    divalib.BarrierKind
+	list       []string // strategy names, in order
+}
+
+func (d *dsmFlags) register(fs *flag.FlagSet, defStrategies string, defNP int) {
+	fs.StringVar(&d.strategies, "strategies", defStrategies, "comma `list` of strategies")
+	fs.StringVar(&d.mesh, "mesh", "", "virtual mesh `RxC` (default: the most nearly square shape of the rank count)")
+	fs.StringVar(&d.memory, "memory", "0", "bound on the copy `bytes` one rank holds (K, M, G = 2^10, 2^20, 2^30; 0 = unbounded)")
+	fs.StringVar(&d.barrier, "barrier", "tree", "barrier `algorithm`: tree (access tree), central (flat) or mpi (MPI_Ibarrier, if the binding has it)")
+	fs.Int64Var(&d.seed, "seed", 1, "seed of the random embeddings, homes and workloads")
+	fs.Var(&d.mf.format, "format", "output `format` on stdout: "+results.FormatNames)
+	fs.StringVar(&d.mf.out, "out", "", "append records to this JSON Lines `file`, flushed one record at a time")
+	fs.StringVar(&d.mf.backend, "backend", backendNative, "native (system MPI, under mpirun) or local (goroutine ranks; times are not network measurements)")
+	fs.IntVar(&d.mf.np, "np", defNP, "ranks for --backend local")
+}
+
+// check validates the shared flags: every message names the flag and the
+// accepted form.
+func (d *dsmFlags) check(allowHand bool) error {
+	if d.mf.backend != backendNative && d.mf.backend != backendLocal {
+		return usagef("--backend %q: accepted values are native and local", d.mf.backend)
+	}
+	if d.mf.np < 1 || d.mf.np > 4096 {
+		return usagef("--np %d: the local backend takes 1 to 4096 ranks", d.mf.np)
+	}
+	var err error
+	if d.rows, d.cols, err = divalib.ParseMesh(d.mesh); err != nil {
+		return usagef("--mesh %s: %v", d.mesh, err)
+	}
+	if d.memBytes, err = parseSize(d.memory); err != nil {
+		return usagef("--memory %s: %v", d.memory, err)
+	}
+	if d.barKind, err = divalib.ParseBarrier(d.barrier); err != nil {
+		return usagef("--barrier %s: %v", d.barrier, err)
+	}
+	d.list = nil
+	for _, s := range strings.Split(d.strategies, ",") {
+		s = strings.TrimSpace(s)
+		if s == "hand" && allowHand {
+			d.list = append(d.list, s)
+			continue
+		}
+		if _, _, err := divalib.ParseStrategy(s); err != nil {
+			hand := ""
+			if allowHand {
+				hand = " or hand"
+			}
+			return usagef("--strategies %s: %v%s", d.strategies, err, hand)
+		}
+		d.list = append(d.list, s)
+	}
+	if d.mf.backend == backendLocal && d.rows > 0 && d.rows*d.cols != d.mf.np {
+		return usagef("--mesh %s has %d processors but --np is %d: the mesh must hold exactly one rank per processor", d.mesh, d.rows*d.cols, d.mf.np)
+	}
+	return nil
+}
+
+// rankCheck refuses a world the mesh does not fit (under mpirun the rank
+// count is only known inside the world).
+func (d *dsmFlags) rankCheck(c mpi.Comm) error {
+	if d.rows > 0 && d.rows*d.cols != c.Size() {
+		return usagef("--mesh %s has %d processors but there are %d ranks: the mesh must hold exactly one rank per processor", d.mesh, d.rows*d.cols, c.Size())
+	}
+	if _, ok := c.(divalib.Ibarrierer); d.barKind == divalib.BarrierMPI && !ok {
+		return usagef("--barrier mpi needs MPI_Ibarrier, which the %s backend's binding does not offer; accepted here: tree, central", c.Backend())
+	}
+	return nil
+}
+
+func (d *dsmFlags) config(name string) divalib.Config {
+	st, v, _ := divalib.ParseStrategy(name) // validated in check
+	return divalib.Config{Strategy: st, Variant: v, Rows: d.rows, Cols: d.cols, Seed: d.seed, MemoryBytes: d.memBytes, Barrier: d.barKind}
+}
+
+func runDSMCheck(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("dsm check", stderr)
+	var d dsmFlags
+	d.register(fs, allDSMStrategies, 64)
+	ops := fs.Int("ops", 100000, "coherence operations over all ranks, per strategy")
+	vars := fs.Int("vars", 16, "variables of the coherence workload (few: ranks collide)")
+	slots := fs.Int("slots", 4, "16-byte slots per variable")
+	wf := fs.Float64("write-fraction", 0.3, "share of writes among the coherence operations, in (0, 1)")
+	if err := parseFlags(fs, args, false); err != nil {
+		return err
+	}
+	if err := d.check(false); err != nil {
+		return err
+	}
+	switch {
+	case *ops < 1:
+		return usagef("--ops %d: must be an integer >= 1", *ops)
+	case *vars < 1:
+		return usagef("--vars %d: must be an integer >= 1", *vars)
+	case *slots < 1:
+		return usagef("--slots %d: must be an integer >= 1", *slots)
+	case !(*wf > 0 && *wf < 1):
+		return usagef("--write-fraction %v: must be a fraction in (0, 1), e.g. 0.3", *wf)
+	case d.memBytes > 0 && d.memBytes < 32*16:
+		// The torn-read workload's variable has 32 slots of 16 bytes.
+		return usagef("--memory %s: smaller than one variable of the suite (%d bytes); give at least 512", d.memory, 32*16)
+	case d.memBytes > 0 && d.memBytes < *slots*16:
+		return usagef("--memory %s: smaller than one coherence variable (%d bytes = --slots x 16)", d.memory, *slots*16)
+	}
+	ccfg := storecheck.CoherenceConfig{Ops: *ops, Vars: *vars, Slots: *slots, WriteFraction: *wf, Seed: d.seed}
+	failed := 0
+	err := runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		meta.Seed = d.seed
+		for _, name := range d.list {
+			cfg := d.config(name)
+			works := []struct {
+				name string
+				run  func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error)
+			}{
+				{"coherence", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+					return storecheck.Coherence(c, s, ccfg)
+				}},
+				{"torn-reads", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+					return storecheck.TornReads(c, s, 200, 32, d.seed)
+				}},
+				{"disjoint-writes", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+					return storecheck.DisjointWrites(c, s, 20)
+				}},
+				{"lock-counter", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+					return storecheck.LockCounter(c, s, 30, 3, d.seed)
+				}},
+				{"errors", storecheck.Errors},
+			}
+			for _, w := range works {
+				s, err := divalib.New(c, cfg)
+				if err != nil {
+					return agree(c, usagef("%s: %v", name, err))
+				}
+				t0 := c.Wtime()
+				rep, err := w.run(c, s)
+				if err != nil {
+					return err
+				}
+				if err := s.Close(); err != nil {
+					return err
+				}
+				el := c.Wtime() - t0
+				if c.Rank() != 0 {
+					continue
+				}
+				if rep.Err() != nil {
+					failed++
+					fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", name, w.name, rep.Err())
+				}
+				rec := results.Record{
+					Schema: results.SchemaVersion, Bench: "dsm-check",
+					Params: results.Params{"strategy": name, "workload": w.name, "mesh": cfg.Name() + "@" + s.Mesh().String(), "ops": rep.Ops},
+					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize([]float64{el}), Aggregate: "rank0-wall", Stop: "fixed",
+					Counters: map[string]float64{
+						"ops": float64(rep.Ops), "reads": float64(rep.Reads), "writes": float64(rep.Writes),
+						"stale_reads": float64(rep.StaleReads), "future_reads": float64(rep.FutureReads),
+						"torn_reads": float64(rep.TornReads), "unknown_values": float64(rep.UnknownValues),
+						"mismatches": float64(rep.Mismatches),
+					},
+					Meta: meta,
+				}
+				rec.Params["mesh"] = s.Mesh().String()
+				if d.memBytes > 0 {
+					rec.Params["memory_bytes"] = d.memBytes
+				}
+				if err := emit(rec); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("dsm check: %d workload(s) with violations", failed)
+	}
+	return nil
+}
+
+func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("dsm matsquare", stderr)
+	var d dsmFlags
+	d.register(fs, "hand,fixed-home,tree-2,tree-4,tree-16,tree-2-4", 16)
+	blocks := fs.String("blocks", "4096", "block sizes in 4-byte `ints` (perfect squares), a list (64,256,1024,4096) or range (64:4096)")
+	kernel := fs.String("kernel", "mul", "local computation: mul (the real product) or sum (elementwise sum: same communication, O(m) work)")
+	reps := fs.Int("reps", 3, "measured repetitions (each squares again)")
+	verify := fs.Bool("verify", true, "compare the result with the serial computation on rank 0")
+	if err := parseFlags(fs, args, false); err != nil {
+		return err
+	}
+	if err := d.check(true); err != nil {
+		return err
+	}
+	bl, err := parseIntGrid("blocks", *blocks, 1)
+	if err != nil {
+		return err
+	}
+	for _, m := range bl {
+		if r := isqrtInt(m); r*r != m {
+			return usagef("--blocks %s: %d is not a perfect square; accepted are squares such as 64, 256, 1024, 4096", *blocks, m)
+		}
+		if d.memBytes > 0 && d.memBytes < 4*m {
+			return usagef("--memory %s: smaller than one block variable (%d bytes for %d ints)", d.memory, 4*m, m)
+		}
+	}
+	if *kernel != string(divalib.KernelMul) && *kernel != string(divalib.KernelSum) {
+		return usagef("--kernel %s: accepted values are mul and sum", *kernel)
+	}
+	if *reps < 1 {
+		return usagef("--reps %d: must be an integer >= 1", *reps)
+	}
+	// Ratios are against the hand-optimised run, so it goes first.
+	order := []string{}
+	for _, s := range d.list {
+		if s == "hand" {
+			order = append([]string{"hand"}, order...)
+		} else {
+			order = append(order, s)
+		}
+	}
+	return runMeasured(&d.mf, stdout, func(c mpi.Comm) error {
+		if err := d.rankCheck(c); err != nil {
+			return err
+		}
+		m, err := divalib.NewMesh(d.rows, d.cols, c.Size())
+		if err != nil {
+			return usagef("--mesh: %v", err)
+		}
+		if m.Rows != m.Cols {
+			return usagef("matsquare needs a square mesh (sqrt(P) x sqrt(P) ranks, e.g. 4, 16, 64, 256, 1024); %d ranks give %v", c.Size(), m)
+		}
+		return nil
+	}, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		meta.Seed = d.seed
+		for _, m := range bl {
+			mcfg := divalib.MatSquareConfig{BlockInts: m, Kernel: divalib.Kernel(*kernel), Reps: *reps, Verify: *verify, Seed: d.seed}
+			var hand *divalib.MatSquareResult
+			for _, name := range order {
+				var res divalib.MatSquareResult
+				if name == "hand" {
+					mesh, _ := divalib.NewMesh(d.rows, d.cols, c.Size())
+					if res, err = divalib.MatSquareHand(c, mesh, mcfg); err != nil {
+						return err
+					}
+					r := res
+					hand = &r
+				} else {
+					s, err := divalib.New(c, d.config(name))
+					if err != nil {
+						return err
+					}
+					if res, err = divalib.MatSquareStore(c, s, mcfg); err != nil {
+						return err
+					}
+					if err := s.Close(); err != nil {
+						return err
+					}
+				}
+				rec := matSquareRecord(c, meta, res, hand, mcfg)
+				if err := emit(rec); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// matSquareRecord turns one result into a record: the times are the
+// repetitions (max over ranks), the congestion figures are counters, the
+// ratios against the hand-optimised run are derived values.
+func matSquareRecord(c mpi.Comm, meta results.Meta, res divalib.MatSquareResult, hand *divalib.MatSquareResult, mcfg divalib.MatSquareConfig) results.Record {
+	g := res.Congestion
+	rec := results.Record{
+		Schema: results.SchemaVersion, Bench: "dsm-matsquare",
+		Params: results.Params{"strategy": res.Strategy, "mesh": res.Mesh.String(), "block_ints": res.BlockInts, "kernel": string(mcfg.Kernel)},
+		Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(res.CommSec), Samples: res.CommSec,
+		Aggregate: "max-over-ranks", Stop: "fixed",
+		Counters: map[string]float64{
+			"congestion_bytes": float64(g.MaxLinkBytes), "congestion_messages": float64(g.MaxLinkMessages),
+			"load_bytes": float64(g.LoadBytes), "load_messages": float64(g.LoadMessages),
+			"startups": float64(g.Startups), "max_startups_per_rank": float64(g.MaxStartups), "bytes_sent": float64(g.BytesSent),
+		},
+		Derived: map[string]float64{},
+		Meta:    meta,
+	}
+	if res.Verified {
+		rec.Counters["verified"] = 1
+	}
+	if hand != nil && hand.Congestion.MaxLinkBytes > 0 {
+		rec.Derived["congestion_ratio"] = float64(g.MaxLinkBytes) / float64(hand.Congestion.MaxLinkBytes)
+		hs := results.Summarize(hand.CommSec)
+		if hs.Median > 0 {
+			rec.Derived["time_ratio"] = rec.Median / hs.Median
+		}
+	}
+	return rec
+}
+
+func isqrtInt(n int) int {
+	r := 0
+	for (r+1)*(r+1) <= n {
+		r++
+	}
+	return r
+}
+
+func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("dsm overhead", stderr)
+	var d dsmFlags
+	d.register(fs, "fixed-home,tree-4", 4)
+	iters := fs.Int("iters", 1000000, "cached accesses per timed batch")
+	batches := fs.Int("batches", 7, "timed batches (repetitions)")
+	if err := parseFlags(fs, args, false); err != nil {
+		return err
+	}
+	if err := d.check(false); err != nil {
+		return err
+	}
+	if *iters < 1 {
+		return usagef("--iters %d: must be an integer >= 1", *iters)
+	}
+	if *batches < 1 {
+		return usagef("--batches %d: must be an integer >= 1", *batches)
+	}
+	return runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		meta.Seed = d.seed
+		for _, name := range d.list {
+			cfg := d.config(name)
+			s, err := divalib.New(c, cfg)
+			if err != nil {
+				return err
+			}
+			o, err := divalib.MeasureOverhead(c, s, *iters, *batches)
+			if err != nil {
+				return err
+			}
+			if err := s.Close(); err != nil {
+				return err
+			}
+			for _, m := range []struct {
+				op, agg string
+				v       []float64
+			}{
+				{"cached-read", "rank0", o.CachedReadSec},
+				{"cached-write", "rank0", o.CachedWriteSec},
+				{"barrier-" + cfg.Barrier.String(), "max-over-ranks", o.BarrierSec},
+				{"mpi-barrier", "max-over-ranks", o.MPIBarrierSec},
+			} {
+				rec := results.Record{
+					Schema: results.SchemaVersion, Bench: "dsm-overhead",
+					Params: results.Params{"strategy": name, "op": m.op, "mesh": fmt.Sprintf("%dx%d", s.Mesh().Rows, s.Mesh().Cols)},
+					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(m.v), Samples: m.v, Aggregate: m.agg, Stop: "fixed", Meta: meta,
+				}
+				if err := emit(rec); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}

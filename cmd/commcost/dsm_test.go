@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/results"
+)
+
+// TestDSMBadInput: every bad input of the dsm subcommands is a usage error
+// (exit 2) with one message naming the flag and the accepted form, and
+// nothing is written.
+func TestDSMBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.jsonl")
+	local := []string{"--backend", "local", "--out", out}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand"},
+		{"unknown subcommand", []string{"dsm", "sort"}, `dsm "sort": unknown subcommand`},
+		{"mesh does not match ranks", append([]string{"dsm", "check", "--np", "16", "--mesh", "3x5"}, local...), "--mesh 3x5 has 15 processors but --np is 16"},
+		{"mesh malformed", append([]string{"dsm", "check", "--mesh", "4by4"}, local...), "accepted form is ROWSxCOLS"},
+		{"tree degree 3", append([]string{"dsm", "check", "--strategies", "tree-3"}, local...), `tree degree "3" is not supported`},
+		{"tree 16-64", append([]string{"dsm", "matsquare", "--strategies", "tree-16-64"}, local...), "accepted are 2, 4, 16"},
+		{"unknown strategy", append([]string{"dsm", "check", "--strategies", "home"}, local...), `strategy "home"`},
+		{"hand in check", append([]string{"dsm", "check", "--strategies", "hand"}, local...), `strategy "hand"`},
+		{"memory below one variable", append([]string{"dsm", "matsquare", "--np", "4", "--blocks", "4096", "--memory", "1K"}, local...), "--memory 1K: smaller than one block variable"},
+		{"memory below check variable", append([]string{"dsm", "check", "--memory", "100"}, local...), "--memory 100: smaller than one variable"},
+		{"block not square", append([]string{"dsm", "matsquare", "--blocks", "128"}, local...), "128 is not a perfect square"},
+		{"mesh not square", append([]string{"dsm", "matsquare", "--np", "8"}, local...), "needs a square mesh"},
+		{"kernel", append([]string{"dsm", "matsquare", "--kernel", "fma"}, local...), "--kernel fma"},
+		{"ops", append([]string{"dsm", "check", "--ops", "0"}, local...), "--ops 0"},
+		{"write fraction", append([]string{"dsm", "check", "--write-fraction", "1.5"}, local...), "--write-fraction 1.5"},
+		{"barrier", append([]string{"dsm", "check", "--barrier", "dissemination"}, local...), "--barrier dissemination"},
+		{"mpi barrier on local", append([]string{"dsm", "check", "--np", "4", "--barrier", "mpi"}, local...), "MPI_Ibarrier"},
+		{"backend", []string{"dsm", "check", "--backend", "shm"}, "--backend"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := listDir(t, dir)
+			code, stdout, errs := runCLI(t, tt.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, stdout, errs)
+			}
+			if !strings.Contains(errs, tt.want) {
+				t.Errorf("stderr %q does not mention %q", errs, tt.want)
+			}
+			if n := strings.Count(errs, "commcost:"); n != 1 {
+				t.Errorf("want exactly one message, got %d in %q", n, errs)
+			}
+			if after := listDir(t, dir); after != before {
+				t.Errorf("files changed: before %q after %q", before, after)
+			}
+		})
+	}
+}
+
+// TestDSMLocal runs both subcommands on goroutine ranks and checks the
+// records: zero violations, verified results, congestion ratios present.
+func TestDSMLocal(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "dsm.jsonl")
+	code, stdout, errs := runCLI(t, "dsm", "check", "--backend", "local", "--np", "16", "--ops", "5000", "--strategies", "fixed-home,tree-4", "--out", out, "--format", "csv")
+	if code != 0 {
+		t.Fatalf("check: exit %d\n%s%s", code, stdout, errs)
+	}
+	code, stdout, errs = runCLI(t, "dsm", "matsquare", "--backend", "local", "--np", "16", "--blocks", "64", "--reps", "2", "--strategies", "hand,fixed-home,tree-4", "--out", out)
+	if code != 0 {
+		t.Fatalf("matsquare: exit %d\n%s%s", code, stdout, errs)
+	}
+	recs, err := results.ReadJSONLFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDSMRecords(t, recs, 10, 3, "local", 16)
+}
+
+func checkDSMRecords(t *testing.T, recs []results.Record, wantChecks, wantSquares int, backend string, ranks int) {
+	t.Helper()
+	var checks, squares int
+	for _, rec := range recs {
+		if rec.Meta.Backend != backend || rec.Ranks != ranks {
+			t.Errorf("record %s %v: backend %q ranks %d", rec.Bench, rec.Params, rec.Meta.Backend, rec.Ranks)
+		}
+		switch rec.Bench {
+		case "dsm-check":
+			checks++
+			for _, k := range []string{"stale_reads", "torn_reads", "unknown_values", "future_reads", "mismatches"} {
+				if rec.Counters[k] != 0 {
+					t.Errorf("%v: %s = %v", rec.Params, k, rec.Counters[k])
+				}
+			}
+		case "dsm-matsquare":
+			squares++
+			if rec.Counters["verified"] != 1 || rec.Counters["congestion_bytes"] <= 0 || rec.Derived["congestion_ratio"] <= 0 {
+				t.Errorf("matsquare record %v: counters %v derived %v", rec.Params, rec.Counters, rec.Derived)
+			}
+		}
+	}
+	if checks != wantChecks || squares != wantSquares {
+		t.Fatalf("%d check and %d matsquare records, want %d and %d", checks, squares, wantChecks, wantSquares)
+	}
+}
+
+// TestMPIRunDSM runs the coherence suite at its full default size (10^5
+// operations per strategy and variant) and a matrix square under real
+// mpirun with 4 ranks (a 2x2 mesh).
+func TestMPIRunDSM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the mpirun integration test")
+	}
+	bin := commcostBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "dsm.jsonl")
+	run := func(args ...string) cmdResult {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		defer cancel()
+		cmd, err := mpirun.Command(ctx, 4, bin, args...)
+		if err != nil {
+			t.Skip(err)
+		}
+		r := runCmd(t, cmd)
+		if ctx.Err() != nil {
+			t.Fatalf("%v: hung (killed after 4 minutes)\n%s%s", args, r.stdout, r.stderr)
+		}
+		return r
+	}
+	r := run("dsm", "check", "--out", out, "--format", "csv")
+	if r.code != 0 {
+		t.Fatalf("dsm check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = run("dsm", "matsquare", "--blocks", "64,4096", "--reps", "3", "--out", out, "--format", "csv")
+	if r.code != 0 {
+		t.Fatalf("dsm matsquare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	recs, err := results.ReadJSONLFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDSMRecords(t, recs, 30, 12, "native", 4)
+	for _, rec := range recs {
+		if rec.Bench == "dsm-check" && rec.Params["workload"] == "coherence" && rec.Counters["ops"] != 100000 {
+			t.Errorf("%v: %v operations, want 10^5", rec.Params, rec.Counters["ops"])
+		}
+	}
+	// A mesh that does not fit the world is refused on every rank with one
+	// message, and nothing is written.
+	bad := filepath.Join(dir, "bad.jsonl")
+	r = run("dsm", "check", "--mesh", "3x3", "--out", bad)
+	if r.code != 2 || strings.Count(r.stderr, "--mesh 3x3") != 1 {
+		t.Fatalf("mesh 3x3 on 4 ranks: exit %d\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Fatalf("%s written on bad input", bad)
+	}
+}

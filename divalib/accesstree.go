@@ -1,0 +1,384 @@
+package divalib
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The access-tree strategy (paper 004, section 2). Every variable has an
+// access tree, a copy of the decomposition tree embedded into the mesh; the
+// tree nodes that hold a copy always form a connected component. Each tree
+// node is simulated by the processor it is embedded on and keeps:
+//
+//   - toward: the tree neighbour in the direction of the write token (or
+//     itself at the token holder). Outside the component that is also the
+//     direction of the nearest copy (in a tree, the path from a node to any
+//     node of a connected component enters it at the same, nearest node);
+//   - copy and nbrs: whether it holds a copy, and which neighbours hold one
+//     (the edges of the component at this node).
+//
+// Read from v: the request follows toward pointers to the nearest copy u,
+// which sends the value along the tree path to v; every node on the way
+// keeps a copy (paper: "A copy of x is created on each access tree node on
+// the path from u to v").
+//
+// Write from v: the request follows toward pointers to the token holder t,
+// which multicasts invalidations through the component (each node forwards
+// to its copy neighbours and acknowledges when its subtree has), applies the
+// write to its own copy and sends the new value, with the token, along the
+// tree path to v; the nodes on the way keep copies. Deviation from the
+// paper, for concurrency: the paper lets the nearest copy u perform the
+// write; here the request goes on to the token holder, the one node that
+// serialises the writes of a variable (two writers entering the component at
+// different nodes would otherwise start colliding invalidation waves). The
+// token sits at the last writer, so when a processor writes what it wrote
+// before (matrix square, bitonic sort, the paper's applications) t = u = v
+// and the messages are the paper's.
+//
+// Why no stale read: tree edges map to processor pairs, and MPI does not
+// let messages between one pair overtake each other, so an invalidation
+// sent after a copy always arrives after it. The token holder answers no
+// request while its wave is out (they wait in deferred), and applies the
+// write only when every copy, including copies still travelling, has
+// acknowledged. One race remains: node u sends a copy to y just before y's
+// invalidation reaches u (y forwarded the wave to u and waits for u's
+// acknowledgement, which follows the copy). Versions close it: the token
+// holder numbers its writes, copies carry their version, invalidations the
+// version being produced, and a copy older than the newest invalidation its
+// rank has seen is passed on without being kept (and, since it is not kept,
+// without pointing y back at u, which would close a pointer cycle). The
+// reader still gets that value, which is correct: its read began before the
+// write's wave was acknowledged, so before the write took effect. So once a
+// write has returned, no copy of an older value exists anywhere.
+
+// hopLimit bounds how far a request may chase the token: far more than any
+// legitimate chase, so hitting it means the pointers form a cycle.
+const hopLimit = 1 << 16
+
+// atNode is the state of one access-tree node of one variable.
+type atNode struct {
+	id       int32
+	toward   int32
+	copy     bool
+	nbrs     []int32
+	waveFrom int32 // neighbour an invalidation came from; -1 when none
+	pending  int   // acknowledgements outstanding
+	busy     bool  // token holder: its write's invalidation wave is out
+	write    *msg  // the write being applied
+	deferred []*msg
+}
+
+// atNode returns (creating on first use) the state of node n of x on this
+// rank. Untouched nodes point up: the token starts at the root, which holds
+// the initial zero copy.
+func (s *Store) atNode(x *variable, n int32) *atNode {
+	if st := x.nodes[n]; st != nil {
+		return st
+	}
+	st := &atNode{id: n, waveFrom: -1, toward: s.tree.parent[n]}
+	if n == 0 {
+		st.toward = 0
+		st.copy = true
+		x.copies++
+		s.install(x, make([]byte, x.v.Size), true)
+	}
+	x.nodes[n] = st
+	return st
+}
+
+func (s *Store) atSend(x *variable, m *msg) {
+	m.vr = int32(x.v.ID)
+	s.send(int(x.emb[m.dst]), m)
+}
+
+func (s *Store) atRead(x *variable) ([]byte, error) {
+	leaf := s.tree.leaf[s.rank]
+	n := s.atNode(x, leaf)
+	if n.copy {
+		s.stats.ReadHits++
+		d := x.data // before the poll in cacheHit, which may invalidate it
+		s.cacheHit(x)
+		return d, nil
+	}
+	s.begin(x)
+	s.op.read = true
+	s.atHandleRead(x, n, &msg{kind: kRead, vr: int32(x.v.ID), dst: leaf, src: leaf, origin: int32(s.rank)})
+	return s.await(x)
+}
+
+func (s *Store) atWrite(x *variable, off int, data []byte) error {
+	leaf := s.tree.leaf[s.rank]
+	n := s.atNode(x, leaf)
+	if n.toward == n.id && !n.busy && len(n.nbrs) == 0 {
+		// The only copy and the token are here: a local write.
+		x.data = applyWrite(x.data, off, data)
+		x.ver++
+		x.maxInv = x.ver
+		s.stats.WriteHits++
+		s.cacheHit(x)
+		return nil
+	}
+	s.begin(x)
+	payload := slices.Clone(data) // the caller may reuse data after Write returns
+	if payload == nil {
+		payload = []byte{}
+	}
+	s.atHandleWrite(x, n, &msg{kind: kWrite, vr: int32(x.v.ID), dst: leaf, src: leaf, origin: int32(s.rank), off: int32(off), data: payload})
+	_, err := s.await(x)
+	return err
+}
+
+func (s *Store) atHandle(x *variable, m *msg) {
+	n := s.atNode(x, m.dst)
+	switch m.kind {
+	case kRead:
+		s.atHandleRead(x, n, m)
+	case kWrite:
+		s.atHandleWrite(x, n, m)
+	case kData:
+		s.atData(x, n, m)
+	case kInv:
+		s.atInv(x, n, m)
+	case kAck:
+		s.atAck(x, n)
+	case kDrop:
+		n.nbrs = remove(n.nbrs, m.src)
+	default:
+		s.fail(fmt.Errorf("divalib: access tree: unexpected message kind %d", m.kind))
+	}
+}
+
+func (s *Store) atHandleRead(x *variable, n *atNode, m *msg) {
+	switch {
+	case n.busy:
+		n.deferred = append(n.deferred, m)
+	case n.copy:
+		s.atSendData(x, n, m.origin, x.data, x.ver, fStore)
+	default:
+		if m.b > hopLimit {
+			s.fail(fmt.Errorf("divalib: read of %q by rank %d travelled %d hops: pointer cycle at node %d (toward %d)", x.v.Name, m.origin, m.b, n.id, n.toward))
+			return
+		}
+		s.atSend(x, &msg{kind: kRead, dst: n.toward, src: n.id, origin: m.origin, b: m.b + 1})
+	}
+}
+
+func (s *Store) atHandleWrite(x *variable, n *atNode, m *msg) {
+	switch {
+	case n.busy:
+		n.deferred = append(n.deferred, m)
+	case n.toward != n.id:
+		if m.b > hopLimit {
+			s.fail(fmt.Errorf("divalib: write of %q by rank %d travelled %d hops: pointer cycle at node %d (toward %d)", x.v.Name, m.origin, m.b, n.id, n.toward))
+			return
+		}
+		s.atSend(x, &msg{kind: kWrite, dst: n.toward, src: n.id, origin: m.origin, off: m.off, data: m.data, b: m.b + 1})
+	default:
+		// The token holder: invalidate every other copy first.
+		n.busy, n.write = true, m
+		targets := n.nbrs
+		n.nbrs = nil
+		n.pending = len(targets)
+		for _, t := range targets {
+			s.atSend(x, &msg{kind: kInv, dst: t, src: n.id, a: x.ver + 1})
+		}
+		if n.pending == 0 {
+			s.atFinishWrite(x, n)
+		}
+	}
+}
+
+// atSendData sends a copy from n (which holds one) toward origin's leaf, or
+// delivers it if n is that leaf.
+func (s *Store) atSendData(x *variable, n *atNode, origin int32, data []byte, ver int64, flags uint8) {
+	target := s.tree.leaf[origin]
+	if n.id == target {
+		s.complete(x, data)
+		return
+	}
+	nx := s.tree.next(n.id, target)
+	if flags&fStore != 0 {
+		n.nbrs = addUnique(n.nbrs, nx)
+	}
+	if flags&fToken != 0 {
+		n.toward = nx
+	}
+	s.atSend(x, &msg{kind: kData, flags: flags, dst: nx, src: n.id, origin: origin, data: data, a: ver})
+}
+
+// atData handles a copy travelling to the leaf of m.origin.
+func (s *Store) atData(x *variable, n *atNode, m *msg) {
+	flags := m.flags
+	switch {
+	case flags&fToken != 0:
+		// The answer to a write: the path keeps copies and the token moves
+		// along it; these copies are mandatory (the token holder's is the
+		// last copy until others exist).
+		s.atTakeCopy(x, n, m.data, m.a, true)
+		n.nbrs = addUnique(n.nbrs, m.src)
+	case flags&fStore != 0 && m.a < x.maxInv:
+		// Older than an invalidation this rank has seen: pass it on, keep
+		// nothing (see the race above). The sender's wave reaches this
+		// node anyway, so no Drop is needed.
+		flags &^= fStore
+	case flags&fStore != 0:
+		had := n.copy
+		if s.atTakeCopy(x, n, m.data, m.a, false) {
+			n.nbrs = addUnique(n.nbrs, m.src)
+			if !had {
+				n.toward = m.src
+			}
+		} else {
+			// No room: this node and the rest of the path keep no copy
+			// (the component must stay connected); the sender forgets
+			// the edge.
+			flags &^= fStore
+			s.atSend(x, &msg{kind: kDrop, dst: m.src, src: n.id})
+		}
+	}
+	if n.id == s.tree.leaf[m.origin] {
+		if flags&fToken != 0 {
+			n.toward = n.id
+		}
+		s.complete(x, m.data)
+		return
+	}
+	s.atSendData(x, n, m.origin, m.data, m.a, flags)
+}
+
+// atTakeCopy gives node n a copy of x (the rank's one buffer).
+func (s *Store) atTakeCopy(x *variable, n *atNode, data []byte, ver int64, mandatory bool) bool {
+	if n.copy {
+		s.touch(x)
+		return true
+	}
+	if x.copies == 0 {
+		if !s.install(x, data, mandatory) {
+			return false
+		}
+		x.ver = ver
+	}
+	n.copy = true
+	x.copies++
+	return true
+}
+
+func (s *Store) atDropCopy(x *variable, n *atNode) {
+	if !n.copy {
+		return
+	}
+	n.copy = false
+	x.copies--
+	if x.copies == 0 {
+		s.release(x)
+	}
+}
+
+func (s *Store) atInv(x *variable, n *atNode, m *msg) {
+	n.toward = m.src // the wave comes from the token's side
+	x.maxInv = max(x.maxInv, m.a)
+	s.atDropCopy(x, n)
+	targets := remove(n.nbrs, m.src)
+	n.nbrs = nil
+	if len(targets) == 0 {
+		s.atSend(x, &msg{kind: kAck, dst: m.src, src: n.id})
+		return
+	}
+	n.waveFrom, n.pending = m.src, len(targets)
+	for _, t := range targets {
+		s.atSend(x, &msg{kind: kInv, dst: t, src: n.id, a: m.a})
+	}
+}
+
+func (s *Store) atAck(x *variable, n *atNode) {
+	n.pending--
+	if n.pending > 0 {
+		return
+	}
+	if n.busy {
+		s.atFinishWrite(x, n)
+		return
+	}
+	if n.waveFrom < 0 {
+		s.fail(fmt.Errorf("divalib: access tree %q node %d: acknowledgement without a wave", x.v.Name, n.id))
+		return
+	}
+	s.atSend(x, &msg{kind: kAck, dst: n.waveFrom, src: n.id})
+	n.waveFrom = -1
+}
+
+// atFinishWrite runs at the token holder once every other copy is gone.
+func (s *Store) atFinishWrite(x *variable, n *atNode) {
+	m := n.write
+	n.write, n.busy = nil, false
+	x.data = applyWrite(x.data, int(m.off), m.data)
+	x.ver++
+	x.maxInv = max(x.maxInv, x.ver)
+	s.touch(x)
+	s.atSendData(x, n, m.origin, x.data, x.ver, fStore|fToken)
+	// Requests that waited for the wave now see the new value (reads) or
+	// follow the token (writes).
+	d := n.deferred
+	n.deferred = nil
+	for _, dm := range d {
+		s.atHandle(x, dm)
+	}
+}
+
+// atEvict drops this rank's copies of x if they form a pendant part of the
+// component: no token, exactly one edge to a copy on another processor. The
+// remaining component stays connected, and it is never the last copy.
+func (s *Store) atEvict(x *variable) bool {
+	if x.copies == 0 {
+		return false
+	}
+	ext, extNbr := int32(-1), int32(-1)
+	for id, n := range x.nodes {
+		if !n.copy {
+			continue
+		}
+		if n.toward == id || n.busy {
+			return false
+		}
+		for _, b := range n.nbrs {
+			if int(x.emb[b]) == s.rank {
+				continue
+			}
+			if ext >= 0 {
+				return false
+			}
+			ext, extNbr = id, b
+		}
+	}
+	if ext < 0 {
+		return false
+	}
+	for id, n := range x.nodes {
+		if n.copy {
+			n.copy, n.nbrs = false, nil
+			n.toward = s.tree.next(id, extNbr)
+		}
+	}
+	x.copies = 0
+	s.release(x)
+	s.atSend(x, &msg{kind: kDrop, dst: extNbr, src: ext})
+	return true
+}
+
+func addUnique(s []int32, v int32) []int32 {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}
+
+// remove returns s without v (a new slice: s may be shared).
+func remove(s []int32, v int32) []int32 {
+	out := make([]int32, 0, len(s))
+	for _, e := range s {
+		if e != v {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+// Package divalib is DIVA, the distributed-variables library of paper 004
+// (Krick, Meyer auf der Heide, Räcke, Vöcking, Westermann, "Data Management
+// in Networks: Experimental Evaluation of a Provably Good Strategy";
+// ../shared/papers/004_c5e3b56ad2f7df61.txt): global variables, fully
+// transparent to the caller, kept in the ranks' memories by the access-tree
+// strategy or by the fixed-home strategy. Store implements globalvar.Store
+// (DESIGN.md contract 2), so applications run unchanged over either, and
+// over package emulate.
+//
+// # Strategies (paper 004, section 2)
+//
+//   - Access tree (accesstree.go): the ranks form a virtual Rows x Cols mesh
+//     (Mesh), decomposed recursively by halving the longer side (Tree); every
+//     variable has an access tree, a copy of the decomposition tree embedded
+//     from a random root with the paper's locality-preserving "i mod m1,
+//     j mod m2" rule (Tree.Embedding). Copies form a connected component of
+//     the tree; reads copy the value along the tree path from the nearest
+//     copy, writes invalidate every other copy and leave copies on the path
+//     to the writer. Variants (Variant): 2-, 4- and 16-ary, and l-k-ary.
+//   - Fixed home (fixedhome.go): a random home per variable and the ownership
+//     scheme (owner or main memory; the home invalidates).
+//
+// Memory is optionally bounded per rank with least-recently-used
+// replacement; the last copy of a variable is never dropped (memory.go).
+// Locks are Raymond's token algorithm on the variable's access tree (a star
+// around the home for the fixed-home strategy); the barrier combines and
+// releases along a randomly embedded decomposition tree, or flat through
+// rank 0, or is MPI_Ibarrier where the binding offers it (sync.go).
+//
+// # Progress: one goroutine per rank, polling
+//
+// Every MPI call of a store is made by the rank's one goroutine (MPI_THREAD_
+// SERIALIZED; mpi/native keeps it on one OS thread). There is no helper
+// goroutine: a rank serves other ranks' requests whenever it is inside the
+// library. An access that needs messages sends its request and then runs
+// the progress engine (Store.progress) until its own answer has arrived; the
+// engine only polls (Iprobe on the store's private duplicate of the
+// communicator, Test on outstanding Isends) and handles whatever arrives,
+// its own answers and other ranks' requests alike. Sends are Isends kept
+// until they complete, so a rank never blocks in a send that needs the peer
+// to receive. Hence two ranks that access each other's data at once cannot
+// deadlock: each serves the other while it waits. A cached access polls once
+// every pollEvery accesses, so a rank that only hits its cache still serves
+// others. Barrier, Lock and Close wait the same way, and Close runs a
+// barrier followed by termination detection (sums of protocol messages sent
+// and received, reduced over the barrier tree until they agree) so that it
+// keeps serving until no request of any rank is left in flight. Between
+// library calls (local computation) a rank serves nobody; requests to it wait
+// until its next access, barrier or Close, as on a processor without
+// interrupts.
+//
+// Messages between tree nodes simulated by the same rank go through a local
+// FIFO queue, never through MPI, and cost no startup and no link.
+//
+// # Coherence
+//
+// Per variable the store is linearizable: an access takes effect at one
+// instant inside its call. Writes are serialised (access tree: by the write
+// token, held by the last writer; fixed home: by the home), a write returns
+// only after every other copy has acknowledged its invalidation, copies
+// carry versions so a copy overtaken by an invalidation is never kept, and
+// buffers are immutable once shared, so no read is torn. The argument is in
+// the comments of accesstree.go and fixedhome.go; package storecheck checks
+// it (versioned values and wall-clock stamps: zero stale, torn or unknown
+// reads over 10^5 random operations per strategy, on mpi/local with 64
+// ranks and under mpirun with 4).
+//
+// # Congestion accounting
+//
+// Every message between different ranks is charged, header (headerBytes)
+// and payload, to the directed links of the dimension-order path between
+// them in the virtual mesh (Traffic); congestion is the maximum over links,
+// load the sum; startups are messages sent. The counts depend only on the
+// algorithm, so they are the same on mpi/local (up to 1024 ranks in one
+// process) and on a cluster. MatSquareStore and MatSquareHand repeat the
+// matrix-square experiment of section 3.1 with it.
+//
+// Units: sizes and offsets are bytes (matrix blocks are counted in 4-byte
+// ints, as in the paper), times seconds.
+package divalib

@@ -1,0 +1,270 @@
+package divalib
+
+import (
+	"fmt"
+	"slices"
+)
+
+// The fixed-home strategy with the ownership scheme (paper 004, section 2,
+// "The fixed home strategy"). Each variable has a home processor, chosen
+// uniformly at random, that plays the main memory module: it keeps track of
+// all copies and invalidates them. At any time either the home (main
+// memory) or one processor owns the variable.
+//
+//   - A write by the owner is served locally.
+//   - Any other write assigns ownership to the writer: the home takes the
+//     value back from the previous owner if there is one, invalidates every
+//     other copy, and grants ownership; the writer then holds the only copy.
+//     The request is a small control message; the value travels to the
+//     writer only when it has no copy and writes part of the variable.
+//   - A read by a processor without a copy moves ownership back to main
+//     memory: if a processor owns the variable, the home fetches the value
+//     from it (the owner keeps a copy), then sends a copy to the reader.
+//
+// The home serialises the transactions of its variable (one at a time; the
+// others wait in its queue), and a processor's copy is valid exactly while
+// the home lists it, so a write that has returned has invalidated every
+// older copy. The home's own accesses are served from main memory.
+
+// fhLocal is a processor's state for a variable whose home is elsewhere.
+type fhLocal struct {
+	copy, owner bool
+}
+
+// fhHome is the home's directory entry.
+type fhHome struct {
+	owner   int     // -1: main memory (the home) owns; else the owning rank
+	copyset []int32 // processors other than the home holding a copy
+	busy    bool
+	cur     *msg // transaction in progress
+	pending int
+	queue   []*msg
+}
+
+func (s *Store) fhInitHome(x *variable) {
+	x.home = &fhHome{owner: -1}
+	s.install(x, make([]byte, x.v.Size), true)
+}
+
+func (s *Store) fhSend(rank int, x *variable, m *msg) {
+	m.vr = int32(x.v.ID)
+	s.send(rank, m)
+}
+
+func (s *Store) fhRead(x *variable) ([]byte, error) {
+	if h := x.home; h != nil {
+		if h.owner < 0 && !h.busy {
+			s.stats.ReadHits++
+			d := x.data // before the poll in cacheHit, which may invalidate it
+			s.cacheHit(x)
+			return d, nil
+		}
+	} else if x.fh.copy {
+		s.stats.ReadHits++
+		d := x.data // before the poll in cacheHit, which may invalidate it
+		s.cacheHit(x)
+		return d, nil
+	}
+	s.begin(x)
+	s.op.read = true
+	s.fhSend(x.root, x, &msg{kind: kHRead, origin: int32(s.rank)})
+	return s.await(x)
+}
+
+func (s *Store) fhWrite(x *variable, off int, data []byte) error {
+	if h := x.home; h != nil {
+		if h.owner < 0 && !h.busy && len(h.copyset) == 0 {
+			x.data = applyWrite(x.data, off, data)
+			s.stats.WriteHits++
+			s.cacheHit(x)
+			return nil
+		}
+	} else if x.fh.owner {
+		x.data = applyWrite(x.data, off, data)
+		s.stats.WriteHits++
+		s.cacheHit(x)
+		return nil
+	}
+	s.begin(x)
+	s.op.wOff, s.op.wData = off, data
+	s.fhSend(x.root, x, &msg{kind: kHWrite, origin: int32(s.rank), off: int32(off), a: int64(len(data))})
+	_, err := s.await(x)
+	return err
+}
+
+func (s *Store) fhHandle(x *variable, m *msg) {
+	switch m.kind {
+	// At the home.
+	case kHRead, kHWrite:
+		s.fhRequest(x, m)
+	case kHFetched:
+		s.fhFetched(x, m)
+	case kAck:
+		h := x.home
+		h.pending--
+		if h.pending == 0 {
+			s.fhGrant(x)
+		}
+	case kDrop:
+		x.home.copyset = remove(x.home.copyset, m.origin)
+	// At a processor.
+	case kHFetch:
+		// Ownership goes back to main memory; the old owner keeps a copy.
+		x.fh.owner = false
+		s.fhSend(x.root, x, &msg{kind: kHFetched, flags: fHasData, origin: int32(s.rank), data: x.data})
+	case kHFetchInv:
+		var data []byte
+		fl := uint8(0)
+		if m.flags&fNeedData != 0 {
+			data, fl = x.data, fHasData
+		}
+		x.fh = fhLocal{}
+		s.release(x)
+		s.fhSend(x.root, x, &msg{kind: kHFetched, flags: fl, origin: int32(s.rank), data: data})
+	case kInv:
+		x.fh.copy = false
+		s.release(x)
+		s.fhSend(x.root, x, &msg{kind: kAck, origin: int32(s.rank)})
+	case kHData:
+		if s.install(x, m.data, false) {
+			x.fh.copy = true
+		} else {
+			s.fhSend(x.root, x, &msg{kind: kDrop, origin: int32(s.rank)})
+		}
+		s.complete(x, m.data)
+	case kHGrant:
+		base := x.data
+		switch {
+		case m.flags&fHasData != 0:
+			base = m.data
+		case base == nil && len(s.op.wData) == x.v.Size:
+			base = make([]byte, x.v.Size) // a whole write needs no old value
+		case base == nil:
+			s.fail(fmt.Errorf("divalib: fixed home %q: ownership granted to rank %d without a value", x.v.Name, s.rank))
+			return
+		}
+		s.install(x, applyWrite(base, s.op.wOff, s.op.wData), true) // the owner's copy is the only one
+		x.fh = fhLocal{copy: true, owner: true}
+		s.complete(x, nil)
+	default:
+		s.fail(fmt.Errorf("divalib: fixed home: unexpected message kind %d", m.kind))
+	}
+}
+
+// fhRequest starts (or queues) a transaction at the home.
+func (s *Store) fhRequest(x *variable, m *msg) {
+	h := x.home
+	if h.busy {
+		h.queue = append(h.queue, m)
+		return
+	}
+	h.busy, h.cur = true, m
+	r := int(m.origin)
+	if h.owner >= 0 && h.owner != r || (h.owner == r && m.kind == kHRead) {
+		if m.kind == kHRead {
+			s.fhSend(h.owner, x, &msg{kind: kHFetch})
+		} else {
+			var fl uint8
+			if int(m.a) < x.v.Size && !slices.Contains(h.copyset, m.origin) {
+				fl = fNeedData
+			}
+			s.fhSend(h.owner, x, &msg{kind: kHFetchInv, flags: fl})
+		}
+		return
+	}
+	s.fhProceed(x)
+}
+
+// fhFetched: the previous owner answered; main memory owns again.
+func (s *Store) fhFetched(x *variable, m *msg) {
+	h := x.home
+	if m.flags&fHasData != 0 {
+		s.install(x, m.data, true)
+	}
+	if h.cur.kind == kHWrite {
+		h.copyset = remove(h.copyset, m.origin)
+	}
+	h.owner = -1
+	s.fhProceed(x)
+}
+
+// fhProceed continues the current transaction once main memory owns.
+func (s *Store) fhProceed(x *variable) {
+	h := x.home
+	m := h.cur
+	r := m.origin
+	if m.kind == kHRead {
+		if int(r) != s.rank {
+			h.copyset = addUnique(h.copyset, r)
+			s.fhSend(int(r), x, &msg{kind: kHData, data: x.data})
+		} else {
+			s.complete(x, x.data)
+		}
+		s.fhDone(x)
+		return
+	}
+	// A write: invalidate every copy but the writer's.
+	targets := remove(h.copyset, r)
+	h.pending = len(targets)
+	for _, t := range targets {
+		s.fhSend(int(t), x, &msg{kind: kInv})
+	}
+	if h.pending == 0 {
+		s.fhGrant(x)
+	}
+}
+
+// fhGrant hands ownership to the writer (all other copies are gone).
+func (s *Store) fhGrant(x *variable) {
+	h := x.home
+	m := h.cur
+	r := int(m.origin)
+	if r == s.rank {
+		// The home writes its own main memory. After a whole write took
+		// ownership back without the value, there is none to start from.
+		base := x.data
+		if base == nil {
+			base = make([]byte, x.v.Size)
+		}
+		s.install(x, applyWrite(base, s.op.wOff, s.op.wData), true)
+		h.copyset = h.copyset[:0]
+		s.complete(x, nil)
+		s.fhDone(x)
+		return
+	}
+	// The value travels only if the writer has no copy and overwrites part
+	// of the variable; a whole write needs none.
+	var data []byte
+	var fl uint8
+	if !slices.Contains(h.copyset, m.origin) && int(m.a) < x.v.Size {
+		data, fl = x.data, fHasData
+	}
+	s.fhSend(r, x, &msg{kind: kHGrant, flags: fl, data: data})
+	h.owner = r
+	h.copyset = append(h.copyset[:0], m.origin)
+	// Main memory is stale while a processor owns the variable.
+	s.release(x)
+	s.fhDone(x)
+}
+
+func (s *Store) fhDone(x *variable) {
+	h := x.home
+	h.busy, h.cur = false, nil
+	for !h.busy && len(h.queue) > 0 {
+		m := h.queue[0]
+		h.queue = h.queue[1:]
+		s.fhRequest(x, m)
+	}
+}
+
+// fhEvict drops a cached copy; owners' copies and main memory are never
+// dropped (they may be the last copy).
+func (s *Store) fhEvict(x *variable) bool {
+	if x.home != nil || !x.fh.copy || x.fh.owner {
+		return false
+	}
+	x.fh.copy = false
+	s.release(x)
+	s.fhSend(x.root, x, &msg{kind: kDrop, origin: int32(s.rank)})
+	return true
+}

@@ -1,0 +1,448 @@
+package divalib
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
+)
+
+// The matrix-square experiment of paper 004, section 3.1: A := A*A on a
+// sqrt(P) x sqrt(P) mesh, block A_{i,j} (m = n^2/P entries) on processor
+// p_{i,j}. Read phase: in step k' = 0..sqrt(P)-1, p_{i,j} reads A[i,k] and
+// A[k,j] with k = (k'+i+j) mod sqrt(P) (staggered: at most two processors
+// read one block at a time) and accumulates A_{i,k}*A_{k,j} into H; a
+// barrier; write phase: p_{i,j} writes H into A[i,j]; a barrier. Before the
+// measured repetition p_{i,j} holds the only copy of A[i,j], and after it
+// again, so repetitions measure the steady state of computing powers.
+//
+// Entries are int32 with wrapping arithmetic (the paper's machine multiplied
+// 4-byte integers); the product is exact in Z/2^32, so the distributed result
+// equals the serial one bit for bit.
+
+// Kernel is the local computation of one read step.
+type Kernel string
+
+const (
+	// KernelMul is the real product H += A_{i,k} * A_{k,j}.
+	KernelMul Kernel = "mul"
+	// KernelSum is H += A_{i,k} + A_{k,j} elementwise: the same accesses
+	// and messages with O(m) local work instead of O(m^1.5). The paper
+	// measures "communication time" by removing the local computation;
+	// this keeps a verifiable result while doing so.
+	KernelSum Kernel = "sum"
+)
+
+// MatSquareConfig configures one run. Zero values take the defaults.
+type MatSquareConfig struct {
+	BlockInts int    // m, entries per block; a perfect square (default 4096)
+	Kernel    Kernel // default KernelMul
+	Reps      int    // measured repetitions (default 1); each squares again
+	Verify    bool   // compare with a serial computation at rank 0
+	Seed      int64  // matrix entries
+}
+
+func (c *MatSquareConfig) defaults() error {
+	if c.BlockInts == 0 {
+		c.BlockInts = 4096
+	}
+	if c.Kernel == "" {
+		c.Kernel = KernelMul
+	}
+	if c.Reps <= 0 {
+		c.Reps = 1
+	}
+	b := isqrt(c.BlockInts)
+	if c.BlockInts < 1 || b*b != c.BlockInts {
+		return fmt.Errorf("block size %d ints: must be a perfect square (64, 256, 1024, 4096, ...)", c.BlockInts)
+	}
+	if c.Kernel != KernelMul && c.Kernel != KernelSum {
+		return fmt.Errorf("kernel %q: accepted are mul and sum", c.Kernel)
+	}
+	return nil
+}
+
+// MatSquareResult is one strategy's outcome; figures are global (every
+// rank returns the same).
+type MatSquareResult struct {
+	Strategy   string // "hand", "fixed-home", "tree-4", ...
+	Mesh       Mesh
+	BlockInts  int
+	Congestion Congestion // of the first measured repetition
+	CommSec    []float64  // per repetition, max over ranks of the measured phases
+	Verified   bool       // compared with the serial result and equal
+}
+
+func isqrt(n int) int {
+	r := int(math.Sqrt(float64(n)))
+	for r*r > n {
+		r--
+	}
+	for (r+1)*(r+1) <= n {
+		r++
+	}
+	return r
+}
+
+// squareSide returns sqrt(P) for a square mesh, or an error.
+func squareSide(m Mesh) (int, error) {
+	if m.Rows != m.Cols {
+		return 0, fmt.Errorf("matrix square needs a square mesh (sqrt(P) x sqrt(P)); got %v", m)
+	}
+	return m.Rows, nil
+}
+
+// entry is the initial matrix, a deterministic function of the seed.
+func entry(seed int64, i, j int) int32 {
+	return int32(splitmix64(uint64(seed)^uint64(i)<<32^uint64(j))%7) - 3
+}
+
+func initialBlock(seed int64, bi, bj, b int) []int32 {
+	out := make([]int32, b*b)
+	for r := 0; r < b; r++ {
+		for c := 0; c < b; c++ {
+			out[r*b+c] = entry(seed, bi*b+r, bj*b+c)
+		}
+	}
+	return out
+}
+
+func int32Bytes(v []int32) []byte {
+	out := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(out[4*i:], uint32(x))
+	}
+	return out
+}
+
+func bytesInt32(b []byte, v []int32) {
+	for i := range v {
+		v[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+}
+
+// accumulate adds one step's contribution to h (b x b blocks).
+func accumulate(k Kernel, h, x, y []int32, b int) {
+	if k == KernelSum {
+		for i := range h {
+			h[i] += x[i] + y[i]
+		}
+		return
+	}
+	for r := 0; r < b; r++ {
+		hr := h[r*b : (r+1)*b]
+		for t := 0; t < b; t++ {
+			a := x[r*b+t]
+			if a == 0 {
+				continue
+			}
+			yr := y[t*b : (t+1)*b]
+			for c := range hr {
+				hr[c] += a * yr[c]
+			}
+		}
+	}
+}
+
+// MatSquareStore runs the experiment over a Store (collective). The
+// congestion is that of the first measured repetition's read phase, write
+// phase and both barriers.
+func MatSquareStore(c mpi.Comm, s *Store, cfg MatSquareConfig) (MatSquareResult, error) {
+	if err := cfg.defaults(); err != nil {
+		return MatSquareResult{}, err
+	}
+	q, err := squareSide(s.mesh)
+	if err != nil {
+		return MatSquareResult{}, err
+	}
+	b := isqrt(cfg.BlockInts)
+	res := MatSquareResult{Strategy: s.cfg.Name(), Mesh: s.mesh, BlockInts: cfg.BlockInts}
+	i, j := s.mesh.Coord(c.Rank())
+	vars := make([][]globalvar.Var, q)
+	for bi := range vars {
+		vars[bi] = make([]globalvar.Var, q)
+		for bj := range vars[bi] {
+			v, err := s.Create(fmt.Sprintf("A[%d,%d]", bi, bj), 4*cfg.BlockInts)
+			if err != nil {
+				return res, err
+			}
+			vars[bi][bj] = v
+		}
+	}
+	// p_ij initialises its block: it holds the only copy (paper: "A[i,j]
+	// has been initialized by processor p_ij").
+	if err := s.Write(vars[i][j], 0, int32Bytes(initialBlock(cfg.Seed, i, j, b))); err != nil {
+		return res, err
+	}
+	if err := s.Barrier(); err != nil {
+		return res, err
+	}
+	h := make([]int32, cfg.BlockInts)
+	x := make([]int32, cfg.BlockInts)
+	y := make([]int32, cfg.BlockInts)
+	raw := make([]byte, 4*cfg.BlockInts)
+	for rep := 0; rep < cfg.Reps; rep++ {
+		s.traffic.Reset()
+		if err := s.Barrier(); err != nil {
+			return res, err
+		}
+		t0 := c.Wtime()
+		clear(h)
+		for kk := 0; kk < q; kk++ {
+			k := (kk + i + j) % q
+			if err := s.Read(vars[i][k], 0, raw); err != nil {
+				return res, err
+			}
+			bytesInt32(raw, x)
+			if err := s.Read(vars[k][j], 0, raw); err != nil {
+				return res, err
+			}
+			bytesInt32(raw, y)
+			accumulate(cfg.Kernel, h, x, y, b)
+		}
+		if err := s.Barrier(); err != nil {
+			return res, err
+		}
+		if err := s.Write(vars[i][j], 0, int32Bytes(h)); err != nil {
+			return res, err
+		}
+		if err := s.Barrier(); err != nil {
+			return res, err
+		}
+		el := []float64{c.Wtime() - t0}
+		if rep == 0 {
+			// Every rank is past the barrier and its forwarding is sent:
+			// nobody needs service during the plain allreduce.
+			if res.Congestion, err = s.traffic.Reduce(c); err != nil {
+				return res, err
+			}
+		}
+		if err := c.AllreduceFloat64s(el, el, mpi.OpMax); err != nil {
+			return res, err
+		}
+		res.CommSec = append(res.CommSec, el[0])
+	}
+	if cfg.Verify {
+		if err := s.Read(vars[i][j], 0, raw); err != nil {
+			return res, err
+		}
+		bytesInt32(raw, h)
+		ok, err := verify(c, s.mesh, cfg, h)
+		if err != nil {
+			return res, err
+		}
+		res.Verified = ok
+		if !ok {
+			return res, fmt.Errorf("matsquare %s: result differs from the serial computation", res.Strategy)
+		}
+	}
+	return res, nil
+}
+
+// MatSquareHand is the hand-optimised message-passing version (paper 004,
+// section 3.1): each processor sends its block along its row and its column
+// (toward both ends), every processor passed keeps a copy; no invalidation
+// is needed. The blocks move one mesh link per step, so the congestion is
+// (sqrt(P)-1)*m per directed link, the optimum the paper quotes as m*sqrt(P).
+func MatSquareHand(c mpi.Comm, mesh Mesh, cfg MatSquareConfig) (MatSquareResult, error) {
+	if err := cfg.defaults(); err != nil {
+		return MatSquareResult{}, err
+	}
+	if mesh.Size() != c.Size() {
+		return MatSquareResult{}, fmt.Errorf("mesh %v has %d processors but there are %d ranks", mesh, mesh.Size(), c.Size())
+	}
+	q, err := squareSide(mesh)
+	if err != nil {
+		return MatSquareResult{}, err
+	}
+	dup, err := c.Dup()
+	if err != nil {
+		return MatSquareResult{}, err
+	}
+	defer dup.Free()
+	b := isqrt(cfg.BlockInts)
+	res := MatSquareResult{Strategy: "hand", Mesh: mesh, BlockInts: cfg.BlockInts}
+	tr := NewTraffic(mesh)
+	me := c.Rank()
+	i, j := mesh.Coord(me)
+	own := int32Bytes(initialBlock(cfg.Seed, i, j, b))
+	h := make([]int32, cfg.BlockInts)
+	x := make([]int32, cfg.BlockInts)
+	y := make([]int32, cfg.BlockInts)
+	nb := len(own)
+	for rep := 0; rep < cfg.Reps; rep++ {
+		tr.Reset()
+		if err := c.Barrier(); err != nil {
+			return res, err
+		}
+		t0 := c.Wtime()
+		row := make([][]byte, q) // row[k] = A[i,k]
+		col := make([][]byte, q) // col[k] = A[k,j]
+		row[j], col[i] = own, own
+		for step := 1; step < q; step++ {
+			var reqs []mpi.Request
+			post := func(buf []byte, peer, tag int) error {
+				r, err := dup.Irecv(buf, peer, tag)
+				reqs = append(reqs, r)
+				return err
+			}
+			send := func(buf []byte, peer, tag int) error {
+				tr.Charge(me, peer, len(buf))
+				r, err := dup.Isend(buf, peer, tag)
+				reqs = append(reqs, r)
+				return err
+			}
+			// Tags name the direction of travel, so the four streams
+			// between two neighbours never match each other.
+			type flow struct {
+				recvFrom, recvK, sendTo, sendK int
+				line                           [][]byte
+				tag                            int
+			}
+			flows := []flow{
+				{mesh.Rank(i, j+1), j + step, mesh.Rank(i, j-1), j + step - 1, row, 1}, // westward
+				{mesh.Rank(i, j-1), j - step, mesh.Rank(i, j+1), j - step + 1, row, 2}, // eastward
+				{mesh.Rank(i+1, j), i + step, mesh.Rank(i-1, j), i + step - 1, col, 3}, // northward
+				{mesh.Rank(i-1, j), i - step, mesh.Rank(i+1, j), i - step + 1, col, 4}, // southward
+			}
+			for _, f := range flows {
+				if f.recvK >= 0 && f.recvK < q {
+					f.line[f.recvK] = make([]byte, nb)
+					if err := post(f.line[f.recvK], f.recvFrom, f.tag); err != nil {
+						return res, err
+					}
+				}
+			}
+			lineOf := func(f flow) int { // the coordinate the flow moves along
+				if f.tag <= 2 {
+					return j
+				}
+				return i
+			}
+			for _, f := range flows {
+				pos := lineOf(f)
+				dirOK := (f.tag == 1 || f.tag == 3) && pos > 0 || (f.tag == 2 || f.tag == 4) && pos < q-1
+				if dirOK && f.sendK >= 0 && f.sendK < q {
+					if err := send(f.line[f.sendK], f.sendTo, f.tag); err != nil {
+						return res, err
+					}
+				}
+			}
+			if _, err := mpi.Waitall(reqs); err != nil {
+				return res, err
+			}
+		}
+		clear(h)
+		for kk := 0; kk < q; kk++ {
+			k := (kk + i + j) % q
+			bytesInt32(row[k], x)
+			bytesInt32(col[k], y)
+			accumulate(cfg.Kernel, h, x, y, b)
+		}
+		if err := c.Barrier(); err != nil {
+			return res, err
+		}
+		el := []float64{c.Wtime() - t0}
+		if rep == 0 {
+			if res.Congestion, err = tr.Reduce(c); err != nil {
+				return res, err
+			}
+		}
+		if err := c.AllreduceFloat64s(el, el, mpi.OpMax); err != nil {
+			return res, err
+		}
+		res.CommSec = append(res.CommSec, el[0])
+		own = int32Bytes(h)
+	}
+	if cfg.Verify {
+		ok, err := verify(c, mesh, cfg, h)
+		if err != nil {
+			return res, err
+		}
+		res.Verified = ok
+		if !ok {
+			return res, fmt.Errorf("matsquare hand: result differs from the serial computation")
+		}
+	}
+	return res, nil
+}
+
+// verify gathers the blocks at rank 0 and compares them with the serial
+// computation of cfg.Reps steps; the verdict is broadcast.
+func verify(c mpi.Comm, mesh Mesh, cfg MatSquareConfig, mine []int32) (bool, error) {
+	q := mesh.Rows
+	b := isqrt(cfg.BlockInts)
+	n := q * b
+	send := int32Bytes(mine)
+	var all []byte
+	if c.Rank() == 0 {
+		all = make([]byte, len(send)*c.Size())
+	}
+	if err := c.Gather(send, all, 0); err != nil {
+		return false, err
+	}
+	ok := []int64{1}
+	if c.Rank() == 0 {
+		a := make([]int32, n*n)
+		for r := 0; r < n; r++ {
+			for cc := 0; cc < n; cc++ {
+				a[r*n+cc] = entry(cfg.Seed, r, cc)
+			}
+		}
+		for rep := 0; rep < cfg.Reps; rep++ {
+			a = serialStep(cfg.Kernel, a, n, b)
+		}
+		blk := make([]int32, cfg.BlockInts)
+		for rk := 0; rk < c.Size() && ok[0] == 1; rk++ {
+			bi, bj := mesh.Coord(rk)
+			bytesInt32(all[rk*len(send):], blk)
+			for r := 0; r < b && ok[0] == 1; r++ {
+				for cc := 0; cc < b; cc++ {
+					if blk[r*b+cc] != a[(bi*b+r)*n+bj*b+cc] {
+						ok[0] = 0
+						break
+					}
+				}
+			}
+		}
+	}
+	if err := mpi.BcastInt64s(c, ok, 0); err != nil {
+		return false, err
+	}
+	return ok[0] == 1, nil
+}
+
+// serialStep is one step on the whole n x n matrix: the product A*A, or for
+// KernelSum, block (I,J) := sum over K of (A_{I,K} + A_{K,J}).
+func serialStep(k Kernel, a []int32, n, b int) []int32 {
+	out := make([]int32, n*n)
+	if k == KernelMul {
+		for r := 0; r < n; r++ {
+			for t := 0; t < n; t++ {
+				x := a[r*n+t]
+				if x == 0 {
+					continue
+				}
+				for c := 0; c < n; c++ {
+					out[r*n+c] += x * a[t*n+c]
+				}
+			}
+		}
+		return out
+	}
+	q := n / b
+	for r := 0; r < n; r++ {
+		for c := 0; c < n; c++ {
+			bi, bj := r/b, c/b
+			lr, lc := r%b, c%b
+			var s int32
+			for kk := 0; kk < q; kk++ {
+				s += a[(bi*b+lr)*n+kk*b+lc] + a[(kk*b+lr)*n+bj*b+lc]
+			}
+			out[r*n+c] = s
+		}
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package divalib_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/mpi/local"
+)
+
+// runMatSquare runs one strategy ("hand" or a Config name) on a local world
+// and returns rank 0's result.
+func runMatSquare(t testing.TB, np int, strategy string, mcfg divalib.MatSquareConfig) divalib.MatSquareResult {
+	t.Helper()
+	var mu sync.Mutex
+	var out divalib.MatSquareResult
+	err := local.Run(np, func(c mpi.Comm) error {
+		var res divalib.MatSquareResult
+		var err error
+		if strategy == "hand" {
+			res, err = divalib.MatSquareHand(c, divalib.SquareMesh(np), mcfg)
+		} else {
+			st, v, perr := divalib.ParseStrategy(strategy)
+			if perr != nil {
+				return perr
+			}
+			s, nerr := divalib.New(c, divalib.Config{Strategy: st, Variant: v, Seed: 11})
+			if nerr != nil {
+				return nerr
+			}
+			if res, err = divalib.MatSquareStore(c, s, mcfg); err != nil {
+				return err
+			}
+			err = s.Close()
+		}
+		if c.Rank() == 0 {
+			mu.Lock()
+			out = res
+			mu.Unlock()
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMatSquareVerified checks every strategy's result against the serial
+// product (and the sum kernel against its serial form), over two
+// repetitions so that the second starts from the state the first left.
+func TestMatSquareVerified(t *testing.T) {
+	strategies := []string{"hand", "fixed-home", "tree-2", "tree-4", "tree-16", "tree-2-4", "tree-4-16"}
+	for _, tc := range []struct {
+		np     int
+		block  int
+		kernel divalib.Kernel
+	}{
+		{4, 64, divalib.KernelMul},
+		{16, 16, divalib.KernelMul},
+		{16, 64, divalib.KernelSum},
+	} {
+		for _, st := range strategies {
+			t.Run(fmt.Sprintf("np%d/m%d/%s/%s", tc.np, tc.block, tc.kernel, st), func(t *testing.T) {
+				res := runMatSquare(t, tc.np, st, divalib.MatSquareConfig{BlockInts: tc.block, Kernel: tc.kernel, Reps: 2, Verify: true, Seed: 5})
+				if !res.Verified {
+					t.Fatal("not verified")
+				}
+			})
+		}
+	}
+}
+
+// TestMatSquareHandCongestion checks the hand-optimised congestion against
+// its closed form: every directed link carries sqrt(P)-1 blocks.
+func TestMatSquareHandCongestion(t *testing.T) {
+	for _, np := range []int{4, 16, 64} {
+		const m = 64
+		res := runMatSquare(t, np, "hand", divalib.MatSquareConfig{BlockInts: m, Kernel: divalib.KernelSum})
+		q := divalib.SquareMesh(np).Rows
+		if want := int64((q - 1) * 4 * m); res.Congestion.MaxLinkBytes != want {
+			t.Errorf("np=%d: hand congestion %d bytes, want (sqrt(P)-1)*m*4 = %d", np, res.Congestion.MaxLinkBytes, want)
+		}
+	}
+}
+
+// TestCongestionShape is the paper's Figure 4 shape at sizes that fit a
+// unit test (block 64 ints): the fixed-home congestion ratio grows with the
+// mesh, the 4-ary access tree's stays well below it, and on 16x16 the access
+// tree has at least 3 times less congestion (32x32, 4.2 times, is in
+// STUDY.md: minutes on mpi/local).
+func TestCongestionShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: 256 goroutine ranks")
+	}
+	mcfg := divalib.MatSquareConfig{BlockInts: 64, Kernel: divalib.KernelSum}
+	var lastFixed float64
+	for _, np := range []int{16, 64, 256} {
+		hand := runMatSquare(t, np, "hand", mcfg).Congestion.MaxLinkBytes
+		fixed := float64(runMatSquare(t, np, "fixed-home", mcfg).Congestion.MaxLinkBytes) / float64(hand)
+		tree := float64(runMatSquare(t, np, "tree-4", mcfg).Congestion.MaxLinkBytes) / float64(hand)
+		t.Logf("%v: congestion ratio fixed-home %.2f, tree-4 %.2f", divalib.SquareMesh(np), fixed, tree)
+		if fixed <= lastFixed {
+			t.Errorf("np=%d: fixed-home ratio %.2f did not grow (was %.2f)", np, fixed, lastFixed)
+		}
+		if tree >= fixed {
+			t.Errorf("np=%d: tree-4 ratio %.2f not below fixed-home %.2f", np, tree, fixed)
+		}
+		if np == 256 && fixed/tree < 3 {
+			t.Errorf("16x16: fixed-home / tree-4 congestion %.2f, want >= 3", fixed/tree)
+		}
+		lastFixed = fixed
+	}
+}

@@ -1,0 +1,120 @@
+package divalib
+
+// Bounded memory with least-recently-used replacement (paper 004, section
+// 2: "If the local memory module is full then data objects will be replaced
+// in least recently used fashion"). One rank's copies of a variable are one
+// buffer, however many tree nodes on the rank hold a copy, so memory is
+// counted per (rank, variable). Copies that are the last ones of their
+// variable are "mandatory": they are kept even when they do not fit (and
+// the excess is recorded in Stats.OverflowBytes); optional copies that do
+// not fit are simply not kept.
+
+// install makes data this rank's copy of x. It reports false when an
+// optional copy does not fit.
+func (s *Store) install(x *variable, data []byte, mandatory bool) bool {
+	if x.data != nil {
+		x.data = data
+		s.touch(x)
+		return true
+	}
+	need := len(data)
+	if b := s.cfg.MemoryBytes; b > 0 {
+		for s.resident+need > b && s.evictOne(x) {
+		}
+		if over := s.resident + need - b; over > 0 {
+			if !mandatory {
+				s.stats.Uncached++
+				return false
+			}
+			s.stats.OverflowBytes = max(s.stats.OverflowBytes, over)
+		}
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	x.data = data
+	s.resident += need
+	s.stats.PeakResidentBytes = max(s.stats.PeakResidentBytes, s.resident)
+	s.lruPushFront(x)
+	return true
+}
+
+// release drops this rank's copy of x.
+func (s *Store) release(x *variable) {
+	if x.data == nil {
+		return
+	}
+	s.resident -= len(x.data)
+	x.data = nil
+	s.lruRemove(x)
+}
+
+// evictOne drops the least recently used copy that may be dropped (never
+// except, never the variable of this rank's access in progress, never a
+// last copy). It reports whether one was dropped.
+func (s *Store) evictOne(except *variable) bool {
+	for v := s.lruTail; v != nil; v = v.prev {
+		if v == except || v == s.op.vr {
+			continue
+		}
+		var ok bool
+		if s.cfg.Strategy == AccessTree {
+			ok = s.atEvict(v)
+		} else {
+			ok = s.fhEvict(v)
+		}
+		if ok {
+			s.stats.Evictions++
+			return true
+		}
+	}
+	return false
+}
+
+// touch marks x most recently used.
+func (s *Store) touch(x *variable) {
+	if !x.inLRU || s.lruHead == x {
+		return
+	}
+	s.lruRemove(x)
+	s.lruPushFront(x)
+}
+
+func (s *Store) lruPushFront(x *variable) {
+	x.prev, x.next = nil, s.lruHead
+	if s.lruHead != nil {
+		s.lruHead.prev = x
+	}
+	s.lruHead = x
+	if s.lruTail == nil {
+		s.lruTail = x
+	}
+	x.inLRU = true
+}
+
+func (s *Store) lruRemove(x *variable) {
+	if !x.inLRU {
+		return
+	}
+	if x.prev != nil {
+		x.prev.next = x.next
+	} else {
+		s.lruHead = x.next
+	}
+	if x.next != nil {
+		x.next.prev = x.prev
+	} else {
+		s.lruTail = x.prev
+	}
+	x.prev, x.next, x.inLRU = nil, nil, false
+}
+
+// applyWrite returns a new buffer: old with data written at off. Buffers
+// are immutable once shared, so a write never changes a copy that a message
+// in flight or another node still refers to.
+func applyWrite(old []byte, off int, data []byte) []byte {
+	nb := make([]byte, len(old))
+	copy(nb, old)
+	copy(nb[off:], data)
+	return nb
+}

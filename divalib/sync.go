@@ -1,0 +1,293 @@
+package divalib
+
+import (
+	"fmt"
+
+	"github.com/commcost/commcost/globalvar"
+)
+
+// topo is a tree embedded into the processors: the access tree of a
+// variable, the barrier tree, or the star of the fixed-home strategy.
+type topo interface {
+	rankOf(n int32) int
+	parentOf(n int32) int32 // -1 at the root
+	numChildren(n int32) int
+	childrenOf(n int32) []int32
+	leafOf(r int) int32
+}
+
+// embedded is a decomposition tree with one embedding.
+type embedded struct {
+	t   *Tree
+	emb []int32
+}
+
+func (e embedded) rankOf(n int32) int         { return int(e.emb[n]) }
+func (e embedded) parentOf(n int32) int32     { return e.t.parent[n] }
+func (e embedded) numChildren(n int32) int    { return len(e.t.children[n]) }
+func (e embedded) childrenOf(n int32) []int32 { return e.t.children[n] }
+func (e embedded) leafOf(r int) int32         { return e.t.leaf[r] }
+
+// star is the P-ary tree: node 0 (the root) on processor center, node 1+r
+// the leaf of rank r. It is the flat barrier and the fixed home's lock tree
+// (the fixed-home strategy corresponds to a P-ary access tree, paper 004,
+// section 2).
+type star struct {
+	center, size int
+	kids         []int32
+}
+
+func newStar(center, size int) *star {
+	k := make([]int32, size)
+	for i := range k {
+		k[i] = int32(i + 1)
+	}
+	return &star{center: center, size: size, kids: k}
+}
+
+func (s *star) rankOf(n int32) int {
+	if n == 0 {
+		return s.center
+	}
+	return int(n - 1)
+}
+
+func (s *star) parentOf(n int32) int32 {
+	if n == 0 {
+		return -1
+	}
+	return 0
+}
+
+func (s *star) numChildren(n int32) int {
+	if n == 0 {
+		return s.size
+	}
+	return 0
+}
+
+// childrenOf is only used by the barrier, whose star is built by newStar
+// with the list of leaves; lock stars never need it.
+func (s *star) childrenOf(n int32) []int32 {
+	if n == 0 {
+		return s.kids
+	}
+	return nil
+}
+
+func (s *star) leafOf(r int) int32 { return int32(r + 1) }
+
+// barrier is the tree barrier, also an allreduce of two counters: arrivals
+// are combined up the tree (each node waits for all its children), the root
+// releases down the tree with the sums. Epochs keep consecutive barriers
+// apart: all ranks call barriers in the same order, so epoch numbers agree.
+type barrier struct {
+	s      *Store
+	tp     topo
+	epoch  int32
+	done   int32    // last epoch released at this rank
+	result [2]int64 // sums delivered with the release
+	wait   map[barKey]*barWait
+}
+
+type barKey struct {
+	node  int32
+	epoch int32
+}
+
+type barWait struct {
+	n   int
+	sum [2]int64
+}
+
+func (b *barrier) init(s *Store) {
+	b.s = s
+	b.wait = map[barKey]*barWait{}
+	if s.cfg.Barrier == BarrierCentral {
+		b.tp = newStar(0, s.size)
+		return
+	}
+	// The barrier tree is a decomposition tree embedded from a random root,
+	// like the access tree of a variable with ID -1.
+	b.tp = embedded{t: s.tree, emb: s.tree.Embedding(s.randomRank(-1))}
+}
+
+// reduce enters a barrier contributing vals and returns the sums over all
+// ranks when every rank has entered. It serves requests while waiting.
+func (b *barrier) reduce(vals [2]int64, sum bool) ([2]int64, error) {
+	b.epoch++
+	e := b.epoch
+	var fl uint8
+	if sum {
+		fl = fSum
+	}
+	b.arrive(b.tp.leafOf(b.s.rank), e, vals, fl)
+	err := b.s.progress(func() bool { return b.done >= e })
+	return b.result, err
+}
+
+// arrive counts one arrival at node n (its own for a leaf, a child's
+// otherwise).
+func (b *barrier) arrive(n, e int32, vals [2]int64, fl uint8) {
+	k := barKey{n, e}
+	w := b.wait[k]
+	if w == nil {
+		w = &barWait{}
+		b.wait[k] = w
+	}
+	w.n++
+	w.sum[0] += vals[0]
+	w.sum[1] += vals[1]
+	need := b.tp.numChildren(n)
+	if need == 0 {
+		need = 1 // a leaf: its rank's own arrival
+	}
+	if w.n < need {
+		return
+	}
+	delete(b.wait, k)
+	if p := b.tp.parentOf(n); p >= 0 {
+		b.s.send(b.tp.rankOf(p), &msg{kind: kBarArrive, flags: fl, vr: -1, dst: p, src: n, off: e, a: w.sum[0], b: w.sum[1]})
+		return
+	}
+	b.release(n, e, w.sum, fl)
+}
+
+func (b *barrier) release(n, e int32, sum [2]int64, fl uint8) {
+	kids := b.tp.childrenOf(n)
+	if len(kids) == 0 {
+		b.done, b.result = e, sum
+		return
+	}
+	for _, c := range kids {
+		b.s.send(b.tp.rankOf(c), &msg{kind: kBarRelease, flags: fl, vr: -1, dst: c, src: n, off: e, a: sum[0], b: sum[1]})
+	}
+}
+
+func (b *barrier) handle(m *msg) {
+	if m.kind == kBarArrive {
+		b.arrive(m.dst, m.off, [2]int64{m.a, m.b}, m.flags)
+		return
+	}
+	b.release(m.dst, m.off, [2]int64{m.a, m.b}, m.flags)
+}
+
+// lockNode is one node's state in Raymond's tree-based mutual exclusion
+// (K. Raymond, "A tree-based algorithm for distributed mutual exclusion",
+// ACM TOCS 7(1), 1989), run on the variable's access tree: the paper's
+// locks "that use access trees, too" (paper 004, section 2). The token sits
+// at one node; every other node points (holder) at the neighbour toward it.
+// Requests travel along holder pointers, each node forwarding at most one
+// request at a time (asked); the token travels back along the tree, served
+// in each node's FIFO order, so the lock is free of deadlock and starvation.
+type lockNode struct {
+	holder int32   // neighbour toward the token, or the node itself
+	queue  []int32 // requesting neighbours (the node itself for a leaf's own rank)
+	asked  bool
+	using  bool // the leaf's rank holds the lock
+}
+
+// lockTopo is the tree the locks of x run on: the access tree of x, or for
+// the fixed-home strategy the star centred at x's home.
+func (s *Store) lockTopo(x *variable) topo {
+	if s.cfg.Strategy == AccessTree {
+		return embedded{t: s.tree, emb: x.emb}
+	}
+	return &star{center: x.root, size: s.size}
+}
+
+func (s *Store) lockNodeOf(x *variable, tp topo, n int32) *lockNode {
+	if x.locks == nil {
+		x.locks = map[int32]*lockNode{}
+	}
+	l := x.locks[n]
+	if l == nil {
+		// Initially the token is at the root; everybody points up.
+		l = &lockNode{holder: tp.parentOf(n)}
+		if l.holder < 0 {
+			l.holder = n
+		}
+		x.locks[n] = l
+	}
+	return l
+}
+
+// Lock implements globalvar.Store.
+func (s *Store) Lock(v globalvar.Var) error {
+	x, err := s.lookup(v)
+	if err != nil {
+		return err
+	}
+	if s.closed {
+		return errClosed
+	}
+	tp := s.lockTopo(x)
+	leaf := tp.leafOf(s.rank)
+	l := s.lockNodeOf(x, tp, leaf)
+	if l.using {
+		return fmt.Errorf("divalib: lock of %q is already held by this rank (locks are not reentrant)", v.Name)
+	}
+	s.stats.Locks++
+	l.queue = append(l.queue, leaf)
+	s.lockAssign(x, tp, leaf, l)
+	s.lockMakeRequest(x, tp, leaf, l)
+	return s.progress(func() bool { return l.using })
+}
+
+// Unlock implements globalvar.Store.
+func (s *Store) Unlock(v globalvar.Var) error {
+	x, err := s.lookup(v)
+	if err != nil {
+		return err
+	}
+	if s.closed {
+		return errClosed
+	}
+	tp := s.lockTopo(x)
+	leaf := tp.leafOf(s.rank)
+	l := s.lockNodeOf(x, tp, leaf)
+	if !l.using {
+		return fmt.Errorf("%w: %q", globalvar.ErrNotLocked, v.Name)
+	}
+	l.using = false
+	s.lockAssign(x, tp, leaf, l)
+	s.lockMakeRequest(x, tp, leaf, l)
+	// Hand the token on now rather than at this rank's next access.
+	return s.progress(func() bool { return true })
+}
+
+// lockAssign is Raymond's ASSIGN_PRIVILEGE.
+func (s *Store) lockAssign(x *variable, tp topo, n int32, l *lockNode) {
+	if l.holder != n || l.using || len(l.queue) == 0 {
+		return
+	}
+	l.holder = l.queue[0]
+	l.queue = l.queue[1:]
+	l.asked = false
+	if l.holder == n {
+		l.using = true // only a leaf enqueues itself
+		return
+	}
+	s.send(tp.rankOf(l.holder), &msg{kind: kLockTok, vr: int32(x.v.ID), dst: l.holder, src: n})
+}
+
+// lockMakeRequest is Raymond's MAKE_REQUEST.
+func (s *Store) lockMakeRequest(x *variable, tp topo, n int32, l *lockNode) {
+	if l.holder == n || len(l.queue) == 0 || l.asked {
+		return
+	}
+	l.asked = true
+	s.send(tp.rankOf(l.holder), &msg{kind: kLockReq, vr: int32(x.v.ID), dst: l.holder, src: n})
+}
+
+func (s *Store) lockHandle(x *variable, m *msg) {
+	tp := s.lockTopo(x)
+	l := s.lockNodeOf(x, tp, m.dst)
+	if m.kind == kLockReq {
+		l.queue = append(l.queue, m.src)
+	} else {
+		l.holder = m.dst
+	}
+	s.lockAssign(x, tp, m.dst, l)
+	s.lockMakeRequest(x, tp, m.dst, l)
+}

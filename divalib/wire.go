@@ -1,0 +1,89 @@
+package divalib
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Message kinds. Every protocol message names the tree node it is addressed
+// to (dst) and the one that sent it (src); for the fixed-home strategy the
+// nodes are those of a star (node 0 the home, node 1+r rank r).
+const (
+	kRead       uint8 = iota + 1 // access tree: read request travelling toward the nearest copy
+	kWrite                       // access tree: write request travelling toward the token holder
+	kData                        // access tree: a copy travelling to the requester's leaf
+	kInv                         // invalidation (both strategies)
+	kAck                         // invalidation acknowledgement (both strategies)
+	kDrop                        // a copy was evicted: forget the edge / the copy holder
+	kHRead                       // fixed home: read request to the home
+	kHWrite                      // fixed home: write request to the home
+	kHFetch                      // fixed home: home asks the owner for the value (read: owner keeps a copy)
+	kHFetchInv                   // fixed home: home takes value and ownership from the owner (write)
+	kHFetched                    // fixed home: owner's answer to a fetch
+	kHData                       // fixed home: home sends a copy to a reader
+	kHGrant                      // fixed home: home grants ownership to a writer
+	kLockReq                     // Raymond's lock: request travelling toward the token
+	kLockTok                     // Raymond's lock: the token
+	kBarArrive                   // barrier / tree reduction: a subtree has arrived
+	kBarRelease                  // barrier: release travelling down
+)
+
+// Flags.
+const (
+	fStore    uint8 = 1 << iota // kData: nodes on the way keep copies
+	fToken                      // kData: carries the write token (answer to a write)
+	fNeedData                   // kHFetchInv: the writer needs the value
+	fHasData                    // kHGrant, kHFetched: the payload is the value
+	fSum                        // kBarArrive, kBarRelease: a termination count wave
+)
+
+// headerBytes is the fixed header in front of every payload.
+const headerBytes = 40
+
+// msg is a decoded protocol message. data is immutable once a message is
+// built: copies are stored by reference, writes build new buffers.
+type msg struct {
+	kind, flags uint8
+	vr          int32 // variable ID (-1 for barriers)
+	dst, src    int32 // tree nodes
+	origin      int32 // rank that issued the access
+	off         int32 // byte offset of a write
+	a, b        int64 // barrier epoch / counts
+	data        []byte
+}
+
+func (m *msg) encode() []byte {
+	buf := make([]byte, headerBytes+len(m.data))
+	buf[0], buf[1] = m.kind, m.flags
+	le := binary.LittleEndian
+	le.PutUint32(buf[4:], uint32(m.vr))
+	le.PutUint32(buf[8:], uint32(m.dst))
+	le.PutUint32(buf[12:], uint32(m.src))
+	le.PutUint32(buf[16:], uint32(m.origin))
+	le.PutUint32(buf[20:], uint32(m.off))
+	le.PutUint64(buf[24:], uint64(m.a))
+	le.PutUint64(buf[32:], uint64(m.b))
+	copy(buf[headerBytes:], m.data)
+	return buf
+}
+
+func decode(buf []byte) (*msg, error) {
+	if len(buf) < headerBytes {
+		return nil, fmt.Errorf("divalib: short protocol message (%d bytes)", len(buf))
+	}
+	le := binary.LittleEndian
+	m := &msg{
+		kind: buf[0], flags: buf[1],
+		vr:     int32(le.Uint32(buf[4:])),
+		dst:    int32(le.Uint32(buf[8:])),
+		src:    int32(le.Uint32(buf[12:])),
+		origin: int32(le.Uint32(buf[16:])),
+		off:    int32(le.Uint32(buf[20:])),
+		a:      int64(le.Uint64(buf[24:])),
+		b:      int64(le.Uint64(buf[32:])),
+	}
+	if len(buf) > headerBytes {
+		m.data = buf[headerBytes:]
+	}
+	return m, nil
+}
