@@ -1,0 +1,323 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/results"
+)
+
+// Ground truth on a shaped multi-host cluster built from network namespaces
+// by scripts/testcluster.sh (issue 4): the models must recover link rates
+// that were configured, not measured. The checks need root, ip netns, tc
+// tbf and mpirun, and skip with the reason otherwise (and under -short).
+//
+// Everything the script creates is removed by its own trap (EXIT, INT,
+// TERM, HUP); the script also stops COMMAND after --timeout, gets SIGTERM
+// when this test process dies (Pdeathsig) or its context ends, and
+// t.Cleanup runs `testcluster.sh --cleanup` for the case it was killed
+// outright. A run that crashed anyway is cleaned up by the next one (same
+// prefix).
+
+const (
+	clusterPrefix = "cct-" // not the script's default, so a user's cc- cluster is never touched
+	clusterMTU    = 1500   // veth default
+)
+
+var clusterScript = filepath.Join("..", "..", "scripts", "testcluster.sh")
+
+// clusterRounds: each sweep runs this many times, each round under its own
+// mpirun, some seconds apart, so that a burst of load from other work on
+// the machine cannot spoil every repetition of a point.
+const clusterRounds = 3
+
+// rounds repeats a shell command clusterRounds times, stopping at the
+// first failure.
+func rounds(cmd string) string {
+	return fmt.Sprintf("for round in %s; do %s || exit 1; done", strings.TrimSpace(strings.Repeat("x ", clusterRounds)), cmd)
+}
+
+// testClusterBinary skips unless this machine can host a test cluster and
+// returns the commcost binary to run on it.
+func testClusterBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("test cluster: skipped under -short (builds network namespaces and runs mpirun, about 2 minutes)")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("test cluster: needs root (ip netns, tc and /etc/hosts); run go test as root or in CI")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("test cluster: ip (iproute2) not found, so no ip netns")
+	}
+	if err := mpirun.Available(); err != nil {
+		t.Skipf("test cluster: %v", err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(clusterScript, "--check", "--prefix", clusterPrefix)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 3 {
+			t.Skipf("test cluster: %s", strings.TrimSpace(out.String()))
+		}
+		t.Fatalf("%s --check: %v\n%s", clusterScript, err, out.String())
+	}
+	return commcostBinary(t)
+}
+
+// runCluster runs command on a cluster built with the given options and
+// returns its output; a non-zero exit fails the test.
+func runCluster(t *testing.T, limit time.Duration, opts []string, command string) string {
+	t.Helper()
+	if dl, ok := t.Deadline(); ok {
+		if left := time.Until(dl) - 30*time.Second; left < limit {
+			limit = left
+		}
+		if limit < 60*time.Second {
+			t.Fatalf("test cluster: only %v left before go test's -timeout; raise -timeout", limit)
+		}
+	}
+	t.Cleanup(func() {
+		// Idempotent; waits for the run's lock if the script is still
+		// stopping.
+		out, err := exec.Command(clusterScript, "--cleanup", "--prefix", clusterPrefix, "--lock-wait", "60", "-q").CombinedOutput()
+		if err != nil {
+			t.Errorf("%s --cleanup: %v\n%s", clusterScript, err, out)
+		}
+	})
+	// The script's own watchdog stops COMMAND first; the context is the
+	// backstop for a script that does not return.
+	const lockWait = 120 * time.Second // another cluster (another go test) may be running
+	ctx, cancel := context.WithTimeout(context.Background(), lockWait+limit+45*time.Second)
+	defer cancel()
+	args := append([]string{"--prefix", clusterPrefix, "--timeout", fmt.Sprint(int(limit.Seconds())),
+		"--lock-wait", fmt.Sprint(int(lockWait.Seconds())), "--stats"}, opts...)
+	args = append(args, "--", command)
+	cmd := exec.CommandContext(ctx, clusterScript, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // let the trap clean up
+	cmd.WaitDelay = 30 * time.Second
+	// If this process dies (a panic on -timeout, a kill), the script gets
+	// SIGTERM and cleans up. Pdeathsig follows the thread that started the
+	// child, so keep this goroutine on it until the script has ended.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("testcluster.sh %s (%.0f s):\n%s", strings.Join(opts, " "), time.Since(start).Seconds(), out.String())
+	if err != nil {
+		t.Fatalf("testcluster.sh %s -- %s: %v", strings.Join(opts, " "), command, err)
+	}
+	return out.String()
+}
+
+// fitJSON runs `commcost fit KIND FILE ARGS... --format json` and decodes
+// the model; the table form goes to the test log.
+func fitJSON(t *testing.T, kind, file string, args ...string) model.Model {
+	t.Helper()
+	base := append([]string{"fit", kind, file}, args...)
+	code, table, stderr := runCLI(t, base...)
+	t.Logf("commcost %s:\n%s%s", strings.Join(base, " "), table, stderr)
+	code, out, stderr := runCLI(t, append(base, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("commcost fit %s: exit %d\n%s", kind, code, stderr)
+	}
+	m, _, err := model.Unmarshal([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// rateFromTw is the link rate in bit/s whose wire time per TCP payload byte
+// is tw (the inverse of model.TCPWireSecPerByte).
+func rateFromTw(tw float64) float64 { return model.TCPWireSecPerByte(1, clusterMTU) / tw }
+
+// lowerEnvelope writes src's records to a new file, one per point (bench,
+// ranks, parameters), the one with the smallest minimum over all rounds,
+// with that minimum as its median: the fastest of all repetitions.
+//
+// Why the minimum: a tbf-shaped link is a hard cap, so no repetition can
+// beat the wire time (but for the bucket, 1 ms of data, which shifts the
+// intercept, not the slope), while everything else on a loaded 2-core
+// machine only adds time: ranks that do not get a core in time leave the
+// link idle (zero windows, late rendezvous answers). The fastest
+// repetition is the one closest to what the network alone allows; the
+// medians, which commcost fit uses as MEASURE.md says, are fitted too and
+// logged for comparison.
+func lowerEnvelope(t *testing.T, src string) string {
+	t.Helper()
+	recs, err := results.ReadJSONLFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := map[string]int{}
+	var order []string
+	for i, r := range recs {
+		keys := make([]string, 0, len(r.Params))
+		for k, v := range r.Params {
+			keys = append(keys, fmt.Sprintf("%s=%v", k, v))
+		}
+		sort.Strings(keys)
+		key := fmt.Sprintf("%s ranks=%d %s", r.Bench, r.Ranks, strings.Join(keys, " "))
+		j, ok := best[key]
+		if !ok {
+			order = append(order, key)
+		}
+		if !ok || r.Min < recs[j].Min {
+			best[key] = i
+		}
+	}
+	out := make([]results.Record, 0, len(order))
+	for _, k := range order {
+		r := recs[best[k]]
+		r.Median, r.CI95 = r.Min, [2]float64{r.Min, r.Min}
+		out = append(out, r)
+	}
+	dst := strings.TrimSuffix(src, ".jsonl") + "-min.jsonl"
+	writeJSONL(t, dst, out)
+	return dst
+}
+
+// TestTestCluster runs both ground-truth checks with one build of the
+// binary (a build lives in the building test's temporary directory).
+func TestTestCluster(t *testing.T) {
+	bin := testClusterBinary(t)
+	t.Run("Hockney", func(t *testing.T) { testClusterHockney(t, bin) })
+	t.Run("AllToAllBus", func(t *testing.T) { testClusterAllToAllBus(t, bin) })
+}
+
+// testClusterHockney: a ping-pong between two hosts whose links are
+// shaped to R = 200 Mbit/s. Hockney fitted over 64 KiB..2 MiB (smaller
+// messages ride the tbf bucket) must give t_w within 5% of the wire time
+// per payload byte, 8/R x 1514/1448 (a 1500-byte MTU frame is 1514 bytes
+// on the wire, Ethernet header included, and carries 1448 bytes of TCP
+// payload; ENVIRONMENT.md measured that slope to 0.1%). Asserted on the
+// lower envelope (see lowerEnvelope); the fit of the medians is logged.
+func testClusterHockney(t *testing.T, bin string) {
+	const rate = 200e6
+	file := filepath.Join(t.TempDir(), "pingpong.jsonl")
+	runCluster(t, 150*time.Second, []string{"--hosts", "2", "--rate", "200mbit"},
+		rounds(fmt.Sprintf("$CC_MPIRUN %s pingpong --sizes 64K:2M --iters 1 --warmup 1 --min-reps 10 --max-reps 40 --max-time 3 --out %s", bin, file)))
+	want := model.TCPWireSecPerByte(rate, clusterMTU)
+	med := fitJSON(t, "hockney", file, "--min-bytes", "64K").(*model.Hockney)
+	env := fitJSON(t, "hockney", lowerEnvelope(t, file), "--min-bytes", "64K").(*model.Hockney)
+	for _, f := range []struct {
+		name string
+		h    *model.Hockney
+	}{{"fastest repetitions (asserted)", env}, {"medians (for comparison)", med}} {
+		got := f.h.Tw.Value
+		t.Logf("%s: configured %.1f Mbit/s, t_w = 8/R x 1514/1448 = %.3f ns/B; fitted %.3f ns/B (95%% CI %.3f..%.3f), error %+.2f%%; recovered rate %.1f Mbit/s",
+			f.name, rate/1e6, want*1e9, got*1e9, f.h.Tw.CI95[0]*1e9, f.h.Tw.CI95[1]*1e9, 100*(got/want-1), rateFromTw(got)/1e6)
+	}
+	if relErr := env.Tw.Value/want - 1; math.Abs(relErr) > 0.05 {
+		t.Errorf("t_w = %.3f ns/B is %+.1f%% from the wire time %.3f ns/B of %g Mbit/s (tolerance 5%%)",
+			env.Tw.Value*1e9, 100*relErr, want*1e9, rate/1e6)
+	}
+}
+
+// testClusterAllToAllBus: four hosts (links 1 Gbit/s) behind one shared
+// medium of C = 200 Mbit/s (--groups 1: every packet between any two hosts
+// leaves one router through one tbf queue), the Ethernet case of paper 001.
+// All-to-all over the first n = 2, 3, 4 hosts puts n(n-1) messages through
+// the network block, so eq. 4 predicts
+//
+//	b(n) = max{2(n-1) b_w, n(n-1) b_c},  b_c = 8/C x 1514/1448,
+//	b_w = 8/(1 Gbit/s) x 1514/1448 = b_c/5,
+//
+// i.e. b(n) = n(n-1) b_c here: 2, 6, 12 times b_c (a switched network would
+// grow as n-1). The per-n hyperbolic fits T(x; a(n), b(n)) of the fastest
+// repetitions (see lowerEnvelope) must match it:
+//
+//   - b(n) / eq. 4 within [0.95, 1.10]. Below: tbf is a hard cap; only its
+//     bucket can make the network look faster: 1 ms of data passes at
+//     link speed, a constant that the hyperbola (asymptote through the
+//     origin) turns into a lower b, by 1 ms / T(512 KiB) = 2.3% at n = 2
+//     (0.8% at n = 3), plus fit noise. Above, known excess: TCP ACKs cross
+//     the same medium (about 1-2% of the bytes), the hyperbola's asymptote
+//     runs through the origin so b(n) absorbs a(n)/T at the largest size
+//     (about 1% at n = 2), rendezvous round trips in Open MPI's TCP
+//     transport, and ranks that miss their turn on 2 cores shared by four
+//     hosts and by other work.
+//   - the growth b(n)/b(2) within 10% of eq. 4's n(n-1)/2 = 3 and 6 (the
+//     common excess cancels; a switched network gives 2 and 3);
+//   - b_c, which the model takes as b(4)/12, recovers C within the first
+//     bound.
+//
+// The fit of the medians is logged next to it.
+func testClusterAllToAllBus(t *testing.T, bin string) {
+	const hostRate, busRate = 1e9, 200e6
+	file := filepath.Join(t.TempDir(), "bus.jsonl")
+	reps := "--min-reps 5 --max-reps 30 --max-time 2"
+	runCluster(t, 200*time.Second, []string{"--hosts", "4", "--rate", "1gbit", "--bottleneck", "200mbit", "--groups", "1"},
+		fmt.Sprintf("$CC_MPIRUN %[1]s roundtrip --sizes 0,128K,512K --iters 1 %[2]s --out %[3]s && ", bin, reps, file)+
+			rounds(fmt.Sprintf("$CC_MPIRUN %[1]s alltoall --ranks 2,3,4 --sizes 0,128K,256K,512K %[2]s --out %[3]s", bin, reps, file)))
+	w := model.Block{B: model.TCPWireSecPerByte(hostRate, clusterMTU)}
+	c := model.Block{B: model.TCPWireSecPerByte(busRate, clusterMTU)}
+	med := fitJSON(t, "hyperbolic", file, "--holdout", "none").(*model.Hyperbolic)
+	env := fitJSON(t, "hyperbolic", lowerEnvelope(t, file), "--holdout", "none").(*model.Hyperbolic)
+	t.Logf("hosts %g Mbit/s behind one %g Mbit/s medium; eq. 4: b(n) = max{2(n-1) b_w, n(n-1) b_c}, b_w = %.3f, b_c = %.3f ns/B",
+		hostRate/1e6, busRate/1e6, w.B*1e9, c.B*1e9)
+	for _, f := range []struct {
+		name   string
+		h      *model.Hyperbolic
+		assert bool
+	}{{"fastest repetitions (asserted)", env, true}, {"medians (for comparison)", med, false}} {
+		errorf := t.Errorf
+		if !f.assert {
+			errorf = func(string, ...any) {}
+		}
+		fitted := map[int]float64{}
+		for _, cv := range f.h.Curves {
+			fitted[cv.N] = cv.B.Value
+		}
+		if fitted[2] <= 0 || f.h.Bc == nil {
+			errorf("%s: no all-to-all fit at n = 2 or no b_c: %+v", f.name, f.h)
+			continue
+		}
+		var rep strings.Builder
+		fmt.Fprintf(&rep, "%s:\n  n  b(n) fitted   b(n) eq. 4   ratio  b(n)/b(2)  eq. 4\n", f.name)
+		for _, n := range []int{2, 3, 4} {
+			got, ok := fitted[n]
+			if !ok {
+				errorf("%s: no all-to-all fit at n = %d", f.name, n)
+				continue
+			}
+			pred := model.AllToAll(w, c, n).B
+			growth, predGrowth := got/fitted[2], pred/model.AllToAll(w, c, 2).B
+			fmt.Fprintf(&rep, "  %d  %7.2f ns/B  %7.2f ns/B  %.3f  %6.3f     %.0f\n", n, got*1e9, pred*1e9, got/pred, growth, predGrowth)
+			if r := got / pred; r < 0.95 || r > 1.10 {
+				errorf("%s: n = %d: b(n) = %.2f ns/B is %.3f x eq. 4's %.2f ns/B (want 0.95..1.10)", f.name, n, got*1e9, r, pred*1e9)
+			}
+			if n > 2 && math.Abs(growth/predGrowth-1) > 0.10 {
+				errorf("%s: n = %d: b(n)/b(2) = %.3f, eq. 4 predicts %.0f (tolerance 10%%)", f.name, n, growth, predGrowth)
+			}
+		}
+		bc := f.h.Bc.Value
+		fmt.Fprintf(&rep, "  b_c fitted %.3f ns/B (n = %d) vs configured %.3f ns/B: ratio %.3f; recovered medium rate %.1f Mbit/s (configured %g)",
+			bc*1e9, f.h.Curves[len(f.h.Curves)-1].N, c.B*1e9, bc/c.B, rateFromTw(bc)/1e6, busRate/1e6)
+		t.Log(rep.String())
+		if r := bc / c.B; r < 0.95 || r > 1.10 {
+			errorf("%s: b_c = %.3f ns/B is %.3f x the configured %.3f ns/B (want 0.95..1.10)", f.name, bc*1e9, r, c.B*1e9)
+		}
+	}
+}
