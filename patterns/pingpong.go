@@ -27,50 +27,50 @@ const (
 	bandwidthAckSize = 4
 )
 
-// Iterations returns the per-repetition iteration count and the untimed
-// warm-up iteration count for a message of the given size when the user set
-// none (iters/warmup 0): the OSU counts spread over repsPerOSURun
-// repetitions, so MinReps repetitions time as many round trips as one OSU run.
-//
-// A negative warmup means none.
-func Iterations(bytes, iters, warmup int) (int, int) {
+// osuCounts are an OSU benchmark's timed and untimed iteration counts for
+// messages up to OSULargeMessage (small) and above it (large).
+type osuCounts struct{ itersSmall, itersLarge, skipSmall, skipLarge int }
+
+var (
+	osuLatency   = osuCounts{OSUItersSmall, OSUItersLarge, OSUSkipSmall, OSUSkipLarge}
+	osuBandwidth = osuCounts{OSUBwItersSmall, OSUBwItersLarge, OSUBwSkipSmall, OSUBwSkipLarge}
+)
+
+// resolve returns the per-repetition iteration count and the untimed
+// warm-up count for a message of the given size when the user set none
+// (iters/warmup 0): the OSU counts spread over repsPerOSURun repetitions, so
+// MinReps repetitions time as many iterations as one OSU run. A negative
+// warmup means none.
+func (o osuCounts) resolve(bytes, iters, warmup int) (int, int) {
+	large := bytes > OSULargeMessage
 	if iters <= 0 {
-		iters = OSUItersSmall / repsPerOSURun
-		if bytes > OSULargeMessage {
-			iters = OSUItersLarge / repsPerOSURun
+		iters = o.itersSmall / repsPerOSURun
+		if large {
+			iters = o.itersLarge / repsPerOSURun
 		}
 	}
 	switch {
 	case warmup < 0:
 		warmup = 0
 	case warmup == 0:
-		warmup = OSUSkipSmall
-		if bytes > OSULargeMessage {
-			warmup = OSUSkipLarge
+		warmup = o.skipSmall
+		if large {
+			warmup = o.skipLarge
 		}
 	}
 	return iters, warmup
 }
 
-// BandwidthIterations is Iterations for the bandwidth benchmark, whose OSU
-// counts are windows, not round trips (osu_bw: 100/10 up to 8K, 20/2 above).
+// Iterations resolves ping-pong round-trip counts (osu_latency: 10000/100
+// up to 8K, 1000/10 above).
+func Iterations(bytes, iters, warmup int) (int, int) {
+	return osuLatency.resolve(bytes, iters, warmup)
+}
+
+// BandwidthIterations resolves bandwidth window counts (osu_bw: 100/10 up
+// to 8K, 20/2 above).
 func BandwidthIterations(bytes, iters, warmup int) (int, int) {
-	if iters <= 0 {
-		iters = OSUBwItersSmall / repsPerOSURun
-		if bytes > OSULargeMessage {
-			iters = OSUBwItersLarge / repsPerOSURun
-		}
-	}
-	switch {
-	case warmup < 0:
-		warmup = 0
-	case warmup == 0:
-		warmup = OSUBwSkipSmall
-		if bytes > OSULargeMessage {
-			warmup = OSUBwSkipLarge
-		}
-	}
-	return iters, warmup
+	return osuBandwidth.resolve(bytes, iters, warmup)
 }
 
 // PingPong configures the OSU-style latency benchmark between ranks 0 and 1.

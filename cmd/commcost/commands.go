@@ -67,11 +67,12 @@ func exitCode(err error, stderr io.Writer) int {
 
 // run is the whole program: main only maps its error to an exit status.
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		usage(stderr)
+		return usagef("no subcommand given")
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
-		if len(args) == 0 {
-			return usagef("no subcommand given")
-		}
 		return nil
 	}
 	c, ok := commands[args[0]]

@@ -45,20 +45,7 @@ func TestDSMBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			before := listDir(t, dir)
-			code, stdout, errs := runCLI(t, tt.args...)
-			if code != 2 {
-				t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, stdout, errs)
-			}
-			if !strings.Contains(errs, tt.want) {
-				t.Errorf("stderr %q does not mention %q", errs, tt.want)
-			}
-			if n := strings.Count(errs, "commcost:"); n != 1 {
-				t.Errorf("want exactly one message, got %d in %q", n, errs)
-			}
-			if after := listDir(t, dir); after != before {
-				t.Errorf("files changed: before %q after %q", before, after)
-			}
+			checkUsageError(t, dir, tt.args, tt.want)
 		})
 	}
 }

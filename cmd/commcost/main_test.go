@@ -134,24 +134,32 @@ func TestBadInput(t *testing.T) {
 			if tt.skip {
 				t.Skip("root can write a read-only file")
 			}
-			before := listDir(t, dir)
-			code, out, errs := runCLI(t, tt.args...)
-			if code != 2 {
-				t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, out, errs)
-			}
-			if !strings.Contains(errs, tt.want) {
-				t.Errorf("stderr %q does not mention %q", errs, tt.want)
-			}
-			if n := strings.Count(errs, "commcost:"); n != 1 {
-				t.Errorf("want exactly one message, got %d in %q", n, errs)
-			}
-			if tt.name != "no subcommand" && out != "" {
-				t.Errorf("stdout not empty: %q", out)
-			}
-			if after := listDir(t, dir); after != before {
-				t.Errorf("files changed: before %q after %q", before, after)
-			}
+			checkUsageError(t, dir, tt.args, tt.want)
 		})
+	}
+}
+
+// checkUsageError runs the CLI with args and checks the bad-input contract:
+// exit status 2, exactly one message and it mentions want, nothing on
+// stdout, and no file under dir created or changed.
+func checkUsageError(t *testing.T, dir string, args []string, want string) {
+	t.Helper()
+	before := listDir(t, dir)
+	code, stdout, errs := runCLI(t, args...)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, stdout, errs)
+	}
+	if !strings.Contains(errs, want) {
+		t.Errorf("stderr %q does not mention %q", errs, want)
+	}
+	if n := strings.Count(errs, "commcost:"); n != 1 {
+		t.Errorf("want exactly one message, got %d in %q", n, errs)
+	}
+	if stdout != "" {
+		t.Errorf("stdout not empty: %q", stdout)
+	}
+	if after := listDir(t, dir); after != before {
+		t.Errorf("files changed: before %q after %q", before, after)
 	}
 }
 

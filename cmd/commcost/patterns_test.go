@@ -1,11 +1,9 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/commcost/commcost/results"
@@ -184,22 +182,7 @@ func TestPatternBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, tt.args...)
-			if code != 2 {
-				t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, stdout, stderr)
-			}
-			if !strings.Contains(stderr, tt.want) {
-				t.Errorf("stderr %q does not mention %q", stderr, tt.want)
-			}
-			if n := strings.Count(stderr, "commcost:"); n != 1 {
-				t.Errorf("want exactly one message, got %d in %q", n, stderr)
-			}
-			if stdout != "" {
-				t.Errorf("stdout not empty: %q", stdout)
-			}
-			if _, err := os.Stat(out); !os.IsNotExist(err) {
-				t.Errorf("%s was written", out)
-			}
+			checkUsageError(t, dir, tt.args, tt.want)
 		})
 	}
 }
