@@ -167,8 +167,9 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Op == "" && t.Class == e.Class
 }
 
-// MPI standard error classes (the values are those of the MPI standard,
-// shared by Open MPI and MPICH for the classes below).
+// Error classes. The numbering is commcost's own (it happens to be Open
+// MPI's); the libraries differ (MPICH 4.0.2 has ROOT 7, TRUNCATE 14), so
+// mpi/native translates each library class to these by name.
 const (
 	ErrSuccess  = 0
 	ErrBuffer   = 1
@@ -256,10 +257,13 @@ func AlltoallInt64s(c Comm, send, recv []int64) error {
 // (MEASURE.md: a cgo crossing costs about half a shared-memory ping-pong).
 // Patterns use it when present and fall back to Go loops otherwise.
 type Kernels interface {
-	// PingPong runs iters blocking round trips of len(buf) bytes with peer.
-	// The initiator sends first. It returns the elapsed seconds measured
-	// on this rank around the whole loop (Wtime).
-	PingPong(buf []byte, peer, tag, iters int, initiator bool) (float64, error)
+	// PingPong runs iters blocking round trips of len(send) bytes with
+	// peer. The initiator sends first. Both ranks send from send and
+	// receive into recv (len(recv) >= len(send)), separate buffers as in
+	// OSU's s_buf/r_buf: receiving into the buffer just sent from costs
+	// about 50% more at 1 MiB on shared memory. It returns the elapsed
+	// seconds measured on this rank around the whole loop (Wtime).
+	PingPong(send, recv []byte, peer, tag, iters int, initiator bool) (float64, error)
 	// Bandwidth runs iters windows: the sender posts window Isends of
 	// len(buf) bytes and waits for a 4-byte ack; the receiver posts window
 	// Irecvs, waits, and sends the ack. Elapsed seconds on this rank.

@@ -92,15 +92,13 @@ func (p PingPong) Run(c mpi.Comm) (Measurement, error) {
 		return Measurement{}, fmt.Errorf("pingpong needs exactly 2 ranks, got %d", c.Size())
 	}
 	iters, warmup := Iterations(p.Bytes, p.Iters, p.Warmup)
-	buf := make([]byte, p.Bytes)
-	touch(buf)
+	send, recv := make([]byte, p.Bytes), make([]byte, p.Bytes)
+	touch(send)
+	touch(recv)
 	me, peer := c.Rank(), 1-c.Rank()
 	initiator := me == 0
 	loop := func(n int) (float64, error) {
-		if k, ok := c.(mpi.Kernels); ok {
-			return k.PingPong(buf, peer, pingPongTag, n, initiator)
-		}
-		return goPingPong(c, buf, peer, n, initiator)
+		return pingPongLoop(c, send, recv, peer, pingPongTag, n, initiator)
 	}
 	if err := c.Barrier(); err != nil {
 		return Measurement{}, err
@@ -117,15 +115,16 @@ func (p PingPong) Run(c mpi.Comm) (Measurement, error) {
 	reps.Aggregate = AggRoot
 	m, err := Measure(c, reps, func() (float64, error) {
 		if p.Validate {
-			prepareCheck(buf, initiator, p.Bytes)
+			prepareCheck(send, true, p.Bytes)
+			prepareCheck(recv, false, p.Bytes)
 		}
 		t, err := loop(iters)
 		if err != nil {
 			return 0, err
 		}
-		if p.Validate && !initiator {
-			// The responder's buffer must hold the initiator's bytes.
-			if err := checkPattern(buf, p.Bytes, "pingpong"); err != nil {
+		if p.Validate {
+			// Each side must have received the other's bytes.
+			if err := checkPattern(recv, p.Bytes, "pingpong"); err != nil {
 				return 0, err
 			}
 		}
@@ -134,22 +133,28 @@ func (p PingPong) Run(c mpi.Comm) (Measurement, error) {
 	return m, err
 }
 
-// goPingPong is the Go loop for backends without native kernels (mpi/local).
-func goPingPong(c mpi.Comm, buf []byte, peer, iters int, initiator bool) (float64, error) {
+// pingPongLoop runs iters blocking round trips, sending from send and
+// receiving into recv: in the backend's language when it implements
+// mpi.Kernels, else as a Go loop (mpi/local). It returns the elapsed seconds
+// on this rank.
+func pingPongLoop(c mpi.Comm, send, recv []byte, peer, tag, iters int, initiator bool) (float64, error) {
+	if k, ok := c.(mpi.Kernels); ok {
+		return k.PingPong(send, recv, peer, tag, iters, initiator)
+	}
 	t0 := c.Wtime()
 	for i := 0; i < iters; i++ {
 		if initiator {
-			if err := c.Send(buf, peer, pingPongTag); err != nil {
+			if err := c.Send(send, peer, tag); err != nil {
 				return 0, err
 			}
-			if _, err := c.Recv(buf, peer, pingPongTag); err != nil {
+			if _, err := c.Recv(recv, peer, tag); err != nil {
 				return 0, err
 			}
 		} else {
-			if _, err := c.Recv(buf, peer, pingPongTag); err != nil {
+			if _, err := c.Recv(recv, peer, tag); err != nil {
 				return 0, err
 			}
-			if err := c.Send(buf, peer, pingPongTag); err != nil {
+			if err := c.Send(send, peer, tag); err != nil {
 				return 0, err
 			}
 		}

@@ -89,13 +89,11 @@ type pairFunc func(r int) (peer int, initiator, ok bool)
 // loop runs in the backend's language when it implements mpi.Kernels.
 func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc, validate bool, reps Reps, agg Aggregate) (Result, int, error) {
 	peer, initiator, on := pair(c.Rank())
-	buf := make([]byte, n)
-	touch(buf)
+	send, recv := make([]byte, n), make([]byte, n)
+	touch(send)
+	touch(recv)
 	loop := func(k int) (float64, error) {
-		if kn, ok := c.(mpi.Kernels); ok {
-			return kn.PingPong(buf, peer, roundTripTag, k, initiator)
-		}
-		return goPingPongTag(c, buf, peer, k, initiator, roundTripTag)
+		return pingPongLoop(c, send, recv, peer, roundTripTag, k, initiator)
 	}
 	if err := c.Barrier(); err != nil {
 		return Result{}, 0, err
@@ -119,7 +117,8 @@ func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc,
 		}
 		calls++
 		if validate {
-			prepareCheck(buf, initiator, n)
+			prepareCheck(send, true, n)
+			prepareCheck(recv, false, n)
 		}
 		t, err := loop(iters)
 		if err != nil {
@@ -130,9 +129,8 @@ func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc,
 			counts.Recv(n)
 		}
 		if validate {
-			// The responder holds the initiator's bytes; the initiator
-			// got them back.
-			if err := checkPattern(buf, n, fmt.Sprintf("round trip %d<->%d", c.Rank(), peer)); err != nil {
+			// Each side received the other's pattern.
+			if err := checkPattern(recv, n, fmt.Sprintf("round trip %d<->%d", c.Rank(), peer)); err != nil {
 				return 0, err
 			}
 		}
@@ -143,27 +141,4 @@ func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc,
 	}
 	res, err := finish(c, m, counts, max(calls, 1), map[string]float64{CounterIters: float64(iters)})
 	return res, iters, err
-}
-
-// goPingPongTag is goPingPong with a tag of the caller's choice.
-func goPingPongTag(c mpi.Comm, buf []byte, peer, iters int, initiator bool, tag int) (float64, error) {
-	t0 := c.Wtime()
-	for i := 0; i < iters; i++ {
-		if initiator {
-			if err := c.Send(buf, peer, tag); err != nil {
-				return 0, err
-			}
-			if _, err := c.Recv(buf, peer, tag); err != nil {
-				return 0, err
-			}
-		} else {
-			if _, err := c.Recv(buf, peer, tag); err != nil {
-				return 0, err
-			}
-			if err := c.Send(buf, peer, tag); err != nil {
-				return 0, err
-			}
-		}
-	}
-	return c.Wtime() - t0, nil
 }

@@ -120,9 +120,10 @@ func TestKernelFigures(t *testing.T) {
 		}
 	}
 	small, large := make([]byte, 8), make([]byte, 1<<20)
+	smallRecv, largeRecv := make([]byte, len(small)), make([]byte, len(large))
 	const smallIters, largeIters, window, bwIters = 10000, 200, 64, 20
 
-	kSmall := best(func() (float64, error) { return c.PingPong(small, peer, 1, smallIters, first) })
+	kSmall := best(func() (float64, error) { return c.PingPong(small, smallRecv, peer, 1, smallIters, first) })
 	goSmall := best(func() (float64, error) {
 		t0 := c.Wtime()
 		for range smallIters {
@@ -142,7 +143,7 @@ func TestKernelFigures(t *testing.T) {
 		}
 		return c.Wtime() - t0, nil
 	})
-	kLarge := best(func() (float64, error) { return c.PingPong(large, peer, 3, largeIters, first) })
+	kLarge := best(func() (float64, error) { return c.PingPong(large, largeRecv, peer, 3, largeIters, first) })
 	kBW := best(func() (float64, error) { return c.Bandwidth(large, peer, 4, window, bwIters, first) })
 	if first {
 		half := func(sec float64, iters int) float64 { return sec / float64(2*iters) * 1e6 }

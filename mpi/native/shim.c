@@ -393,9 +393,9 @@ int cc_allreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, in
 }
 
 /* OSU latency inner loop: the initiator sends then receives, the peer
- * receives then sends; one buffer for both directions. No barrier: the
- * caller synchronises before the batch. */
-cc_time_result cc_pingpong(MPI_Comm comm, void *buf, int count, int peer, int tag,
+ * receives then sends; both send from sbuf and receive into rbuf (OSU's
+ * s_buf and r_buf). No barrier: the caller synchronises before the batch. */
+cc_time_result cc_pingpong(MPI_Comm comm, void *sbuf, void *rbuf, int count, int peer, int tag,
                            int iters, int initiator)
 {
     cc_time_result r;
@@ -403,15 +403,15 @@ cc_time_result cc_pingpong(MPI_Comm comm, void *buf, int count, int peer, int ta
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++) {
         if (initiator) {
-            r.rc = MPI_Send(buf, count, MPI_BYTE, peer, tag, comm);
+            r.rc = MPI_Send(sbuf, count, MPI_BYTE, peer, tag, comm);
             if (r.rc != MPI_SUCCESS)
                 break;
-            r.rc = MPI_Recv(buf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+            r.rc = MPI_Recv(rbuf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
         } else {
-            r.rc = MPI_Recv(buf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+            r.rc = MPI_Recv(rbuf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
             if (r.rc != MPI_SUCCESS)
                 break;
-            r.rc = MPI_Send(buf, count, MPI_BYTE, peer, tag, comm);
+            r.rc = MPI_Send(sbuf, count, MPI_BYTE, peer, tag, comm);
         }
         if (r.rc != MPI_SUCCESS)
             break;

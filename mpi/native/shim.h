@@ -127,7 +127,7 @@ int cc_reduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int o
 int cc_allreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int in_place);
 
 /* Benchmark kernels (OSU methodology); seconds on this rank around the loop. */
-cc_time_result cc_pingpong(MPI_Comm comm, void *buf, int count, int peer, int tag,
+cc_time_result cc_pingpong(MPI_Comm comm, void *sbuf, void *rbuf, int count, int peer, int tag,
                            int iters, int initiator);
 cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int tag,
                             int window, int iters, int sender);
