@@ -85,34 +85,41 @@ func (t *Trilinear) Predict(in Instance) (float64, error) {
 // selectOp keeps the k-k-access records of opt.Op, or of the only op
 // present.
 func selectOp(recs []results.Record, opt Options) ([]results.Record, string, error) {
-	ops := map[string]int{}
+	return selectByParam(recs, "kkaccess", "op", "ops", opt.Op, "Options.Op, --op read|write")
+}
+
+// selectByParam keeps the records whose string parameter key equals want,
+// or, with want empty, the records of the only value present; records that
+// mix values are refused, naming them and how to choose (choice). bench and
+// plural only word the errors.
+func selectByParam(recs []results.Record, bench, key, plural, want, choice string) ([]results.Record, string, error) {
+	seen := map[string]bool{}
 	for _, r := range recs {
-		op, _ := r.Params["op"].(string)
-		ops[op]++
+		v, _ := r.Params[key].(string)
+		seen[v] = true
 	}
-	op := opt.Op
-	if op == "" {
-		if len(ops) > 1 {
+	if want == "" {
+		if len(seen) > 1 {
 			var names []string
-			for o := range ops {
-				names = append(names, strconv.Quote(o))
+			for v := range seen {
+				names = append(names, strconv.Quote(v))
 			}
-			return nil, "", fmt.Errorf("%w: kkaccess records mix ops %s; choose one (Options.Op, --op read|write)", ErrBadRecord, strings.Join(sortedStrings(names), ", "))
+			return nil, "", fmt.Errorf("%w: %s records mix %s %s; choose one (%s)", ErrBadRecord, bench, plural, strings.Join(sortedStrings(names), ", "), choice)
 		}
-		for o := range ops {
-			op = o
+		for v := range seen {
+			want = v
 		}
 	}
 	var out []results.Record
 	for _, r := range recs {
-		if o, _ := r.Params["op"].(string); o == op {
+		if v, _ := r.Params[key].(string); v == want {
 			out = append(out, r)
 		}
 	}
 	if len(out) == 0 {
-		return nil, "", fmt.Errorf("%w: no kkaccess records with op %q", ErrNoRecords, op)
+		return nil, "", fmt.Errorf("%w: no %s records with %s %q", ErrNoRecords, bench, key, want)
 	}
-	return out, op, nil
+	return out, want, nil
 }
 
 // FitTrilinear fits the eight coefficients of paper 000's cost function to

@@ -131,34 +131,7 @@ func (t *TwoLevel) Predict(in Instance) (float64, error) {
 
 // selectImpl keeps the aggregate records of opt.Impl or of the only impl.
 func selectImpl(recs []results.Record, opt Options) ([]results.Record, string, error) {
-	impls := map[string]bool{}
-	for _, r := range recs {
-		s, _ := r.Params["impl"].(string)
-		impls[s] = true
-	}
-	impl := opt.Impl
-	if impl == "" {
-		if len(impls) > 1 {
-			var names []string
-			for s := range impls {
-				names = append(names, strconv.Quote(s))
-			}
-			return nil, "", fmt.Errorf("%w: aggregate records mix impls %s; choose one (Options.Impl, --impl mpi|textbook)", ErrBadRecord, strings.Join(sortedStrings(names), ", "))
-		}
-		for s := range impls {
-			impl = s
-		}
-	}
-	var out []results.Record
-	for _, r := range recs {
-		if s, _ := r.Params["impl"].(string); s == impl {
-			out = append(out, r)
-		}
-	}
-	if len(out) == 0 {
-		return nil, "", fmt.Errorf("%w: no aggregate records with impl %q", ErrNoRecords, impl)
-	}
-	return out, impl, nil
+	return selectByParam(recs, "aggregate", "impl", "impls", opt.Impl, "Options.Impl, --impl mpi|textbook")
 }
 
 // FitTwoLevel fits t_s, t_w and t_w p/c to "aggregate" records.

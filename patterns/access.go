@@ -490,3 +490,23 @@ func derangement(rng *rand.Rand, perm []int, self bool) {
 func AccessingRanks(r float64, p int) int {
 	return min(p, max(1, int(math.Round(r*float64(p)))))
 }
+
+// measure times repetitions of the engine with Measure (max over ranks),
+// each on a fresh plan from draw; the next plan is drawn after the
+// repetition's time is taken, so drawing is never timed. It returns the
+// measurement and the number of repetitions run (warm-up included).
+func (e *accessEngine) measure(reps Reps, draw func() *accessPlan) (Measurement, int, error) {
+	next := draw()
+	n := 0
+	reps.Aggregate = AggMax
+	m, err := Measure(e.c, reps, func() (float64, error) {
+		d, err := e.run(next)
+		if err != nil {
+			return 0, err
+		}
+		n++
+		next = draw()
+		return d, nil
+	})
+	return m, n, err
+}

@@ -93,19 +93,7 @@ func (ka KAccess) Run(c mpi.Comm) (Result, error) {
 		return pl
 	}
 	eng := newAccessEngine(c, ka.Op, ka.K, ka.L, ka.Validate)
-	next := draw()
-	reps := 0
-	cfg := ka.Reps
-	cfg.Aggregate = AggMax
-	meas, err := Measure(c, cfg, func() (float64, error) {
-		d, err := eng.run(next)
-		if err != nil {
-			return 0, err
-		}
-		reps++
-		next = draw() // outside the timed region
-		return d, nil
-	})
+	meas, reps, err := eng.measure(ka.Reps, draw)
 	if err != nil {
 		return Result{}, err
 	}

@@ -104,19 +104,7 @@ func (kk KKAccess) Run(c mpi.Comm) (Result, error) {
 		return pl
 	}
 	eng := newAccessEngine(c, kk.Op, kk.K, kk.L, kk.Validate)
-	next := draw()
-	reps := 0
-	reps0 := kk.Reps
-	reps0.Aggregate = AggMax
-	meas, err := Measure(c, reps0, func() (float64, error) {
-		d, err := eng.run(next)
-		if err != nil {
-			return 0, err
-		}
-		reps++
-		next = draw() // outside the timed region
-		return d, nil
-	})
+	meas, reps, err := eng.measure(kk.Reps, draw)
 	if err != nil {
 		return Result{}, err
 	}
