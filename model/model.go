@@ -165,6 +165,11 @@ type Options struct {
 	// Impl selects the aggregate-operation implementation ("mpi" or
 	// "textbook"); empty means the only one present in the records.
 	Impl string
+	// Network selects k-k-access records of one emulated service network
+	// (param "network", e.g. "BF(2)"); empty means the only network present,
+	// where direct MPI records count as network "". Mixing networks in one
+	// trilinear fit would average different machines.
+	Network string
 	// MaxSegments bounds the piecewise Hockney segmentation; zero means 4.
 	MaxSegments int
 	// MinSegmentPoints is the fewest sizes a piecewise segment may hold;

@@ -137,6 +137,9 @@ func FitTrilinear(recs []results.Record, opt Options) (*Trilinear, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sel, _, err = selectByParam(sel, "kkaccess", "network", "networks", opt.Network, "Options.Network, --network NAME"); err != nil {
+		return nil, err
+	}
 	pts, err := aggregate(sel, "k", "l", "r")
 	if err != nil {
 		return nil, err

@@ -181,3 +181,31 @@ func TestTrilinearTableLayout(t *testing.T) {
 		t.Errorf("rows %v", rows)
 	}
 }
+
+// TestFitTrilinearRefusesMixedNetworks: k-k-access records of two emulated
+// networks are two machines; the fit must be told which one.
+func TestFitTrilinearRefusesMixedNetworks(t *testing.T) {
+	var recs []results.Record
+	for _, net := range []string{"BF(2)", "SE(2)"} {
+		for _, k := range []int{1, 2, 4} {
+			for _, l := range []int{64, 256, 1024} {
+				for _, r := range []float64{0.5, 1} {
+					y := 1e-6 * (1 + float64(k) + float64(l)/100 + r)
+					recs = append(recs, results.Record{Schema: results.SchemaVersion, Bench: "kkaccess", Unit: "s",
+						Params:  results.Params{"k": k, "l": l, "r": r, "op": "read", "network": net},
+						Summary: results.Summary{N: 10, Median: y, Min: y, Max: y, Mean: y}})
+				}
+			}
+		}
+	}
+	if _, err := FitTrilinear(recs, Options{}); err == nil || !strings.Contains(err.Error(), "mix networks") {
+		t.Fatalf("mixed networks: err = %v, want a refusal naming them", err)
+	}
+	tr, err := FitTrilinear(recs, Options{Network: "SE(2)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Fit.N != 18 {
+		t.Errorf("fitted %d points, want the 18 of SE(2)", tr.Fit.N)
+	}
+}

@@ -52,6 +52,7 @@ type fitFlags struct {
 	minBytes    string
 	maxBytes    string
 	op          string
+	network     string
 	impl        string
 	packetBytes string
 	maxSegments int
@@ -68,6 +69,7 @@ func (f *fitFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.minBytes, "min-bytes", "", "fit only message sizes >= this (e.g. 64K)")
 	fs.StringVar(&f.maxBytes, "max-bytes", "", "fit only message sizes <= this (e.g. 4M)")
 	fs.StringVar(&f.op, "op", "", "trilinear: k-k-access op, read or write (default: the only one present)")
+	fs.StringVar(&f.network, "network", "", "trilinear: emulated network of the k-k-access records, e.g. 'BF(2)' (default: the only one present)")
 	fs.StringVar(&f.impl, "impl", "", "twolevel: aggregate implementation, mpi or textbook (default: the only one present)")
 	fs.StringVar(&f.packetBytes, "packet-bytes", "", "logp, postal: LogP packet size (default: the smallest PRTT size)")
 	fs.IntVar(&f.maxSegments, "max-segments", 4, "piecewise: most segments to consider")
@@ -148,6 +150,7 @@ func (f *fitFlags) options() (model.Options, model.Holdout, error) {
 	default:
 		return o, h, usagef("--op %s: want read or write", f.op)
 	}
+	o.Network = f.network
 	switch f.impl {
 	case "", "mpi", "textbook":
 		o.Impl = f.impl
