@@ -38,7 +38,16 @@ const (
 	// cores), so benchmarks skip; a bound child's runtime.NumCPU is 1 and
 	// cannot tell.
 	oversubEnv = "COMMCOST_MPI_OVERSUBSCRIBED"
+	// levelEnv selects the children's thread level: unset for
+	// ThreadSerialized (the tests run on goroutines other than Start's),
+	// "single" for the thread-bound run, which checks that calls from other
+	// threads are refused (boundTests) after TestMain has used MPI on its
+	// own thread (boundSelfTest).
+	levelEnv = "COMMCOST_MPI_LEVEL"
 )
+
+// boundTests are the tests of the thread-bound child run.
+const boundTests = "^TestThreadBound$"
 
 // runDeadline bounds one mpirun of the tests; the children get a slightly
 // shorter -test.timeout so a hang prints its goroutines before the kill.
@@ -54,11 +63,24 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "" {
 		os.Exit(parentMain(m))
 	}
-	if err := Start(ThreadSerialized); err != nil {
+	level := ThreadSerialized
+	if os.Getenv(levelEnv) == "single" {
+		level = ThreadSingle
+	}
+	if err := Start(level); err != nil {
 		fmt.Fprintln(os.Stderr, "native.Start:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := 0
+	if level == ThreadSingle {
+		if err := boundSelfTest(); err != nil {
+			fmt.Fprintln(os.Stderr, "--- FAIL: thread-bound self-test on the init thread:", err)
+			code = 1
+		}
+	}
+	if code == 0 {
+		code = m.Run()
+	}
 	if code != 0 {
 		// A rank whose tests failed may have left its peers waiting in a
 		// collective that will never complete; MPI_Finalize would then
@@ -126,12 +148,57 @@ func parentMain(m *testing.M) int {
 		}
 		fmt.Printf("--- ok: mpi/native under %d ranks (%.1fs)\n", np, time.Since(start).Seconds())
 	}
+	if !failed && len(nps) > 0 && wantsBoundRun() {
+		// The thread-bound run: 2 ranks (1 if that is all the user asked
+		// for) under ThreadSingle, only the tests that need it.
+		np := min(nps[0], 2)
+		args := append(launchArgs(np), exe)
+		args = append(args, childArgs...)
+		args = append(args, "-test.run="+boundTests, "-test.bench=^$")
+		fmt.Printf("=== mpi/native (%s=single): %s %s\n", levelEnv, launcher, strings.Join(args, " "))
+		start := time.Now()
+		env := append(os.Environ(), childEnv+"=1", levelEnv+"=single")
+		if err := runChild(launcher, args, env, deadline); err != nil {
+			fmt.Printf("--- FAIL: mpi/native thread-bound run under %d ranks (%.1fs): %v\n", np, time.Since(start).Seconds(), err)
+			failed = true
+		} else {
+			fmt.Printf("--- ok: mpi/native thread-bound run under %d ranks (%.1fs)\n", np, time.Since(start).Seconds())
+		}
+	}
 	if failed {
 		fmt.Println("FAIL")
 		return 1
 	}
 	fmt.Println("PASS")
 	return 0
+}
+
+// wantsBoundRun reports whether the user's -run/-skip/-bench flags leave
+// the thread-bound test selected: a plain `go test` does, `-run TestKernels`
+// or a benchmark-only run does not.
+func wantsBoundRun() bool {
+	const name = "TestThreadBound"
+	match := func(flagName string) (set bool, ok bool) {
+		f := flag.Lookup(flagName)
+		if f == nil || f.Value.String() == "" {
+			return false, false
+		}
+		re, err := regexp.Compile(f.Value.String())
+		if err != nil {
+			return true, false
+		}
+		return true, re.MatchString(name)
+	}
+	if set, ok := match("test.run"); set && !ok {
+		return false
+	}
+	if set, ok := match("test.skip"); set && ok {
+		return false
+	}
+	if f := flag.Lookup("test.list"); f != nil && f.Value.String() != "" {
+		return false
+	}
+	return true
 }
 
 func findLauncher() (string, error) {

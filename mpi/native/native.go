@@ -21,7 +21,7 @@ import (
 type ThreadLevel int
 
 // Thread levels, in increasing order of support. See the package comment
-// for why commcost uses ThreadSerialized.
+// for what each level allows and why commcost uses ThreadSingle.
 const (
 	ThreadSingle ThreadLevel = iota
 	ThreadFunneled
@@ -114,6 +114,9 @@ func Stop() error {
 	}
 	if state.stopped {
 		return errors.New("native.Stop: MPI is already finalised")
+	}
+	if state.provided < ThreadSerialized && syscall.Gettid() != state.initTID {
+		return wrongThread("MPI_Finalize")
 	}
 	if err := enter("MPI_Finalize"); err != nil {
 		return err
@@ -237,7 +240,7 @@ var (
 )
 
 // enter marks the start of an MPI call, or reports that another goroutine
-// is inside one, which MPI_THREAD_SERIALIZED forbids (the library would
+// is inside one, which every level below MPI_THREAD_MULTIPLE forbids (the library would
 // corrupt its queues silently). One CAS costs a few ns, well under the cgo
 // crossing around it.
 func enter(op string) error {
@@ -251,7 +254,7 @@ func enter(op string) error {
 		return nil
 	}
 	return &mpi.Error{Op: op, Class: mpi.ErrOther, Code: int(C.cc_native_class(C.int(mpi.ErrOther))),
-		Msg: "another goroutine is inside an MPI call: under " + ThreadSerialized.String() +
+		Msg: "another goroutine is inside an MPI call: under " + state.provided.String() +
 			" MPI calls must not overlap (hand the Comm over with Go synchronisation, or Start with ThreadMultiple)"}
 }
 
@@ -261,8 +264,21 @@ func leave() {
 	}
 }
 
+// wrongThread is the error of a call made, under a thread-bound level
+// (ThreadSingle, ThreadFunneled), from another OS thread than the one that
+// called Start; the C side refused it without entering MPI.
+func wrongThread(op string) error {
+	return &mpi.Error{Op: op, Class: mpi.ErrOther, Code: int(C.cc_native_class(C.int(mpi.ErrOther))),
+		Msg: "called from another OS thread than the one that initialised MPI under " + state.provided.String() +
+			": only the goroutine that called native.Start may use MPI (Start locked it to its thread); " +
+			"Start with ThreadSerialized to call MPI from other goroutines"}
+}
+
 // newError converts a non-success return code of op into *mpi.Error.
 func newError(op string, rc C.int) error {
+	if rc == C.CC_ERR_WRONG_THREAD {
+		return wrongThread(op)
+	}
 	e := &mpi.Error{Op: op, Code: int(rc), Class: mpi.ErrOther}
 	if cls := int(C.cc_error_class_std(rc)); cls >= 0 {
 		e.Class = cls

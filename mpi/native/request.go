@@ -81,6 +81,10 @@ func (r *request) Wait() (mpi.Status, error) {
 	}
 	s := C.cc_wait(r.h)
 	leave()
+	if s.rc == C.CC_ERR_WRONG_THREAD {
+		// Refused before MPI saw it: the request is still in flight.
+		return mpi.Status{}, wrongThread(op)
+	}
 	r.finish(op, s)
 	return r.st, r.err
 }

@@ -9,6 +9,20 @@ char cc_zero_buf[8];
 /* The ack of the bandwidth kernel (MEASURE.md, OSU osu_bw.c). */
 #define CC_ACK_BYTES 4
 
+/* Thread-bound levels. Under MPI_THREAD_SINGLE and MPI_THREAD_FUNNELED only
+ * the thread that initialised MPI may call it. cc_init_thread marks that
+ * thread in a thread-local flag, and every wrapper that enters the MPI
+ * library checks it first (a thread-local load, about a nanosecond) and
+ * returns CC_ERR_WRONG_THREAD instead of calling MPI from another thread.
+ * Under SERIALIZED and MULTIPLE any thread may call and the check is off.
+ * Exempt: clocks, error strings and classes, versions, processor name,
+ * Initialized/Finalized and Abort (local queries or a last resort). */
+static _Thread_local int on_init_thread;
+static int thread_bound;
+#define WRONG_THREAD() (thread_bound && !on_init_thread)
+#define GUARD_INT() do { if (WRONG_THREAD()) return CC_ERR_WRONG_THREAD; } while (0)
+#define GUARD_STRUCT(type) do { if (WRONG_THREAD()) { type w_; memset(&w_, 0, sizeof w_); w_.rc = CC_ERR_WRONG_THREAD; return w_; } } while (0)
+
 static int src(int s) { return s == CC_ANY_SOURCE ? MPI_ANY_SOURCE : s; }
 static int tg(int t) { return t == CC_ANY_TAG ? MPI_ANY_TAG : t; }
 
@@ -64,6 +78,8 @@ cc_init_result cc_init_thread(int level)
     if (r.rc != MPI_SUCCESS)
         return r;
     r.provided = cc_thread_level_std(r.provided);
+    on_init_thread = 1;
+    thread_bound = r.provided < 2; /* SINGLE or FUNNELED */
     /* Errors come back as return codes from here on (MPI_Init_thread itself
      * can only use the default, fatal handler). */
     r.rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -72,7 +88,11 @@ cc_init_result cc_init_thread(int level)
     return r;
 }
 
-int cc_finalize(void) { return MPI_Finalize(); }
+int cc_finalize(void)
+{
+    GUARD_INT();
+    return MPI_Finalize();
+}
 
 int cc_initialized(void)
 {
@@ -184,6 +204,7 @@ MPI_Request cc_request_null(void) { return MPI_REQUEST_NULL; }
 
 cc_comm_result cc_comm_setup(MPI_Comm comm)
 {
+    GUARD_STRUCT(cc_comm_result);
     cc_comm_result r;
     r.comm = comm;
     r.rank = -1;
@@ -200,6 +221,7 @@ cc_comm_result cc_comm_setup(MPI_Comm comm)
 
 cc_comm_result cc_comm_split(MPI_Comm comm, int color, int key)
 {
+    GUARD_STRUCT(cc_comm_result);
     cc_comm_result r;
     MPI_Comm nc = MPI_COMM_NULL;
     r.rc = MPI_Comm_split(comm, color < 0 ? MPI_UNDEFINED : color, key, &nc);
@@ -213,6 +235,7 @@ cc_comm_result cc_comm_split(MPI_Comm comm, int color, int key)
 
 cc_comm_result cc_comm_dup(MPI_Comm comm)
 {
+    GUARD_STRUCT(cc_comm_result);
     cc_comm_result r;
     MPI_Comm nc = MPI_COMM_NULL;
     r.rc = MPI_Comm_dup(comm, &nc);
@@ -224,23 +247,30 @@ cc_comm_result cc_comm_dup(MPI_Comm comm)
     return cc_comm_setup(nc);
 }
 
-int cc_comm_free(MPI_Comm comm) { return MPI_Comm_free(&comm); }
+int cc_comm_free(MPI_Comm comm)
+{
+    GUARD_INT();
+    return MPI_Comm_free(&comm);
+}
 
 double cc_wtime(void) { return MPI_Wtime(); }
 double cc_wtick(void) { return MPI_Wtick(); }
 
 int cc_send(MPI_Comm comm, void *buf, int count, int dest, int tag)
 {
+    GUARD_INT();
     return MPI_Send(buf, count, MPI_BYTE, dest, tag, comm);
 }
 
 int cc_ssend(MPI_Comm comm, void *buf, int count, int dest, int tag)
 {
+    GUARD_INT();
     return MPI_Ssend(buf, count, MPI_BYTE, dest, tag, comm);
 }
 
 cc_status cc_recv(MPI_Comm comm, void *buf, int count, int source, int tag)
 {
+    GUARD_STRUCT(cc_status);
     cc_status r;
     MPI_Status st;
     memset(&st, 0, sizeof st);
@@ -252,6 +282,7 @@ cc_status cc_recv(MPI_Comm comm, void *buf, int count, int source, int tag)
 cc_status cc_sendrecv(MPI_Comm comm, void *sbuf, int scount, int dest, int stag,
                       void *rbuf, int rcount, int source, int rtag)
 {
+    GUARD_STRUCT(cc_status);
     cc_status r;
     MPI_Status st;
     memset(&st, 0, sizeof st);
@@ -263,6 +294,7 @@ cc_status cc_sendrecv(MPI_Comm comm, void *sbuf, int scount, int dest, int stag,
 
 cc_req_result cc_isend(MPI_Comm comm, void *buf, int count, int dest, int tag)
 {
+    GUARD_STRUCT(cc_req_result);
     cc_req_result r;
     r.req = MPI_REQUEST_NULL;
     r.rc = MPI_Isend(buf, count, MPI_BYTE, dest, tag, comm, &r.req);
@@ -271,6 +303,7 @@ cc_req_result cc_isend(MPI_Comm comm, void *buf, int count, int dest, int tag)
 
 cc_req_result cc_irecv(MPI_Comm comm, void *buf, int count, int source, int tag)
 {
+    GUARD_STRUCT(cc_req_result);
     cc_req_result r;
     r.req = MPI_REQUEST_NULL;
     r.rc = MPI_Irecv(buf, count, MPI_BYTE, src(source), tg(tag), comm, &r.req);
@@ -279,6 +312,7 @@ cc_req_result cc_irecv(MPI_Comm comm, void *buf, int count, int source, int tag)
 
 cc_status cc_wait(MPI_Request req)
 {
+    GUARD_STRUCT(cc_status);
     cc_status r;
     MPI_Status st;
     memset(&st, 0, sizeof st);
@@ -289,6 +323,7 @@ cc_status cc_wait(MPI_Request req)
 
 cc_test_result cc_test(MPI_Request req)
 {
+    GUARD_STRUCT(cc_test_result);
     cc_test_result r;
     MPI_Status st;
     memset(&st, 0, sizeof st);
@@ -302,6 +337,7 @@ cc_test_result cc_test(MPI_Request req)
 
 cc_status cc_probe(MPI_Comm comm, int source, int tag)
 {
+    GUARD_STRUCT(cc_status);
     cc_status r;
     MPI_Status st;
     memset(&st, 0, sizeof st);
@@ -312,6 +348,7 @@ cc_status cc_probe(MPI_Comm comm, int source, int tag)
 
 cc_test_result cc_iprobe(MPI_Comm comm, int source, int tag)
 {
+    GUARD_STRUCT(cc_test_result);
     cc_test_result r;
     MPI_Status st;
     memset(&st, 0, sizeof st);
@@ -323,51 +360,64 @@ cc_test_result cc_iprobe(MPI_Comm comm, int source, int tag)
     return r;
 }
 
-int cc_barrier(MPI_Comm comm) { return MPI_Barrier(comm); }
+int cc_barrier(MPI_Comm comm)
+{
+    GUARD_INT();
+    return MPI_Barrier(comm);
+}
 
 int cc_bcast(MPI_Comm comm, void *buf, int count, int root)
 {
+    GUARD_INT();
     return MPI_Bcast(buf, count, MPI_BYTE, root, comm);
 }
 
 int cc_gather(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root)
 {
+    GUARD_INT();
     return MPI_Gather(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, root, comm);
 }
 
 int cc_gatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs, int root)
 {
+    GUARD_INT();
     return MPI_Gatherv(sbuf, scount, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, root, comm);
 }
 
 int cc_allgather(MPI_Comm comm, void *sbuf, int count, void *rbuf)
 {
+    GUARD_INT();
     return MPI_Allgather(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, comm);
 }
 
 int cc_allgatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs)
 {
+    GUARD_INT();
     return MPI_Allgatherv(sbuf, scount, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, comm);
 }
 
 int cc_scatter(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root)
 {
+    GUARD_INT();
     return MPI_Scatter(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, root, comm);
 }
 
 int cc_scatterv(MPI_Comm comm, void *sbuf, int *counts, int *displs, void *rbuf, int rcount, int root)
 {
+    GUARD_INT();
     return MPI_Scatterv(sbuf, counts, displs, MPI_BYTE, rbuf, rcount, MPI_BYTE, root, comm);
 }
 
 int cc_alltoall(MPI_Comm comm, void *sbuf, int count, void *rbuf)
 {
+    GUARD_INT();
     return MPI_Alltoall(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, comm);
 }
 
 int cc_alltoallv(MPI_Comm comm, void *sbuf, int *scounts, int *sdispls,
                  void *rbuf, int *rcounts, int *rdispls)
 {
+    GUARD_INT();
     return MPI_Alltoallv(sbuf, scounts, sdispls, MPI_BYTE, rbuf, rcounts, rdispls, MPI_BYTE, comm);
 }
 
@@ -384,11 +434,13 @@ static MPI_Op op_of(int op)
 
 int cc_reduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int root, int in_place)
 {
+    GUARD_INT();
     return MPI_Reduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, dtype_of(dtype), op_of(op), root, comm);
 }
 
 int cc_allreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int in_place)
 {
+    GUARD_INT();
     return MPI_Allreduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, dtype_of(dtype), op_of(op), comm);
 }
 
@@ -398,6 +450,7 @@ int cc_allreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, in
 cc_time_result cc_pingpong(MPI_Comm comm, void *sbuf, void *rbuf, int count, int peer, int tag,
                            int iters, int initiator)
 {
+    GUARD_STRUCT(cc_time_result);
     cc_time_result r;
     r.rc = MPI_SUCCESS;
     double t0 = MPI_Wtime();
@@ -454,6 +507,7 @@ static int waitall_ignore(int n, MPI_Request *reqs)
 cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int tag,
                             int window, int iters, int sender)
 {
+    GUARD_STRUCT(cc_time_result);
     cc_time_result r;
     char ack[CC_ACK_BYTES];
     memset(ack, 0, sizeof ack);

@@ -21,6 +21,11 @@
 #define CC_ANY_SOURCE (-1)
 #define CC_ANY_TAG (-1)
 
+/* Returned as rc by every wrapper that enters MPI when it is called from
+ * another thread than the one that initialised MPI under MPI_THREAD_SINGLE or
+ * MPI_THREAD_FUNNELED. Negative, so it is never an MPI error code. */
+#define CC_ERR_WRONG_THREAD (-1000)
+
 /* Datatypes and operations of the typed reductions. */
 enum { CC_FLOAT64 = 0, CC_INT64 = 1 };
 enum { CC_SUM = 0, CC_MIN = 1, CC_MAX = 2 };
