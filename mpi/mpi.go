@@ -28,6 +28,7 @@ package mpi
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
@@ -146,6 +147,51 @@ func Waitall(reqs []Request) ([]Status, error) {
 		}
 	}
 	return sts, first
+}
+
+// AnyWaiter is implemented by the requests of a backend that can wait for
+// the first of several requests in one call (native: MPI_Waitany), which
+// Waitany then uses instead of polling.
+type AnyWaiter interface {
+	// WaitanyOf is Waitany for reqs; ok is false when some request of reqs
+	// belongs to another backend, and then nothing was waited for.
+	WaitanyOf(reqs []Request) (index int, st Status, err error, ok bool)
+}
+
+// Waitany waits until one of reqs completes and returns its index, status
+// and error (MPI_Waitany). Nil entries are skipped; a request that completed
+// earlier is returned at once, so set an entry to nil once it has been
+// returned. With no non-nil entry it returns index -1 and no error (MPI's
+// MPI_UNDEFINED). Requests of a backend implementing AnyWaiter are waited
+// for in one call; otherwise Waitany polls Test, yielding between rounds.
+func Waitany(reqs []Request) (int, Status, error) {
+	first := -1
+	for i, r := range reqs {
+		if r != nil {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return -1, Status{}, nil
+	}
+	if aw, ok := reqs[first].(AnyWaiter); ok {
+		if i, st, err, ok := aw.WaitanyOf(reqs); ok {
+			return i, st, err
+		}
+	}
+	for {
+		for i, r := range reqs {
+			if r == nil {
+				continue
+			}
+			done, st, err := r.Test()
+			if err != nil || done {
+				return i, st, err
+			}
+		}
+		runtime.Gosched()
+	}
 }
 
 // Error is an MPI failure: the operation, the MPI error class and code, and

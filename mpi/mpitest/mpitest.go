@@ -49,6 +49,7 @@ func Cases() []Case {
 		{"SendrecvRing", 1, sendrecvRing},
 		{"IsendIrecvWaitall", 1, isendIrecvWaitall},
 		{"TestPolling", 2, testPolling},
+		{"Waitany", 2, waitany},
 		{"NonOvertaking", 2, nonOvertaking},
 		{"NonOvertakingAnyTag", 2, nonOvertakingAnyTag},
 		{"NonOvertakingAnySource", 2, nonOvertakingAnySource},

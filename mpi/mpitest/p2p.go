@@ -972,3 +972,88 @@ func checkChurn(ck *checker, churn [][]byte) {
 		}
 	}
 }
+
+// waitany checks mpi.Waitany: it returns the one receive whose message was
+// sent (the others wait for a go-ahead), returns a completed request again
+// at once, skips nil entries, then returns the two others in some order,
+// and reports -1 when nothing is left.
+func waitany(c mpi.Comm) error {
+	const tagGo = 9
+	tags := []int{10, 11, 12}
+	sizes := []int{0, 100, 5000}
+	peer, first, ok := pairPeer(c)
+	if !ok {
+		return nil
+	}
+	ck := newChecker(c)
+	if first {
+		if err := c.Send(pattern(sizes[1], tags[1]), peer, tags[1]); err != nil {
+			return failf("Send: %w", err)
+		}
+		if _, err := c.Recv(nil, peer, tagGo); err != nil {
+			return failf("Recv: %w", err)
+		}
+		for _, i := range []int{2, 0} {
+			if err := c.Send(pattern(sizes[i], tags[i]), peer, tags[i]); err != nil {
+				return failf("Send: %w", err)
+			}
+		}
+		return ck.err()
+	}
+	// Entry 0 stays nil throughout; receive i sits at entry i+1.
+	reqs := make([]mpi.Request, len(tags)+1)
+	bufs := make([][]byte, len(tags))
+	for i, tag := range tags {
+		bufs[i] = make([]byte, sizes[i])
+		r, err := c.Irecv(bufs[i], peer, tag)
+		if err != nil {
+			return failf("Irecv: %w", err)
+		}
+		reqs[i+1] = r
+	}
+	got := func(idx int, st mpi.Status) {
+		i := idx - 1
+		if i < 0 || i >= len(tags) {
+			ck.errorf("Waitany returned index %d, want 1..%d", idx, len(tags))
+			return
+		}
+		ck.status(fmt.Sprintf("Waitany (tag %d)", tags[i]), st, peer, tags[i], sizes[i])
+		ck.equal(fmt.Sprintf("Waitany (tag %d)", tags[i]), bufs[i], pattern(sizes[i], tags[i]))
+	}
+	idx, st, err := mpi.Waitany(reqs)
+	if err != nil {
+		return failf("Waitany: %w", err)
+	}
+	if idx != 2 {
+		ck.errorf("Waitany returned index %d before the go-ahead, want 2 (tag %d, the only message sent)", idx, tags[1])
+	}
+	got(idx, st)
+	if again, _, err := mpi.Waitany(reqs); err != nil || again != idx {
+		ck.errorf("Waitany with the completed request still in place: index %d, %v; want %d at once", again, err, idx)
+	}
+	if idx >= 0 && idx < len(reqs) {
+		reqs[idx] = nil
+	}
+	if err := c.Send(nil, peer, tagGo); err != nil {
+		return failf("Send: %w", err)
+	}
+	seen := map[int]bool{}
+	for range 2 {
+		idx, st, err := mpi.Waitany(reqs)
+		if err != nil {
+			return failf("Waitany: %w", err)
+		}
+		if seen[idx] || idx == 2 {
+			ck.errorf("Waitany returned index %d twice", idx)
+		}
+		seen[idx] = true
+		got(idx, st)
+		if idx >= 0 && idx < len(reqs) {
+			reqs[idx] = nil
+		}
+	}
+	if idx, _, err := mpi.Waitany(reqs); idx != -1 || err != nil {
+		ck.errorf("Waitany over nil entries: %d, %v; want -1, nil", idx, err)
+	}
+	return ck.err()
+}

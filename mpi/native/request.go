@@ -89,6 +89,51 @@ func (r *request) Wait() (mpi.Status, error) {
 	return r.st, r.err
 }
 
+// WaitanyOf implements mpi.AnyWaiter with one MPI_Waitany over reqs (nil
+// entries are passed as MPI_REQUEST_NULL, which MPI skips). ok is false if
+// some request is not a native one.
+func (r *request) WaitanyOf(reqs []mpi.Request) (int, mpi.Status, error, bool) {
+	handles := make([]C.MPI_Request, len(reqs))
+	nat := make([]*request, len(reqs))
+	for i, q := range reqs {
+		handles[i] = C.cc_request_null()
+		if q == nil {
+			continue
+		}
+		nr, ok := q.(*request)
+		if !ok {
+			return 0, mpi.Status{}, nil, false
+		}
+		if nr.done {
+			return i, nr.st, nr.err, true
+		}
+		nat[i] = nr
+		handles[i] = nr.h
+	}
+	const op = "MPI_Waitany"
+	if len(reqs) > mpi.MaxCount {
+		return -1, mpi.Status{}, classError(op, mpi.ErrCount, "more requests than a C int counts"), true
+	}
+	if err := enter(op); err != nil {
+		return -1, mpi.Status{}, err, true
+	}
+	res := C.cc_waitany(C.int(len(handles)), &handles[0])
+	leave()
+	if res.rc == C.CC_ERR_WRONG_THREAD {
+		return -1, mpi.Status{}, wrongThread(op), true
+	}
+	i := int(res.index)
+	if i < 0 || i >= len(nat) || nat[i] == nil {
+		if res.rc != 0 {
+			return -1, mpi.Status{}, newError(op, res.rc), true
+		}
+		return -1, mpi.Status{}, nil, true
+	}
+	q := nat[i]
+	q.finish(waitOp(q.op), res.st)
+	return i, q.st, q.err, true
+}
+
 // Test is MPI_Test.
 func (r *request) Test() (bool, mpi.Status, error) {
 	if r.done {

@@ -321,6 +321,19 @@ cc_status cc_wait(MPI_Request req)
     return r;
 }
 
+cc_any_result cc_waitany(int n, MPI_Request *reqs)
+{
+    GUARD_STRUCT(cc_any_result);
+    cc_any_result r;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    int idx = MPI_UNDEFINED;
+    r.rc = MPI_Waitany(n, reqs, &idx, &st);
+    fill_status(&r.st, r.rc, &st);
+    r.index = idx == MPI_UNDEFINED ? -1 : idx;
+    return r;
+}
+
 cc_test_result cc_test(MPI_Request req)
 {
     GUARD_STRUCT(cc_test_result);

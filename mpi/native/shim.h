@@ -61,6 +61,12 @@ typedef struct {
 
 typedef struct {
     int rc;
+    int index; /* -1 for MPI_UNDEFINED */
+    cc_status st;
+} cc_any_result;
+
+typedef struct {
+    int rc;
     MPI_Comm comm; /* MPI_COMM_NULL for MPI_UNDEFINED colors */
     int rank;
     int size;
@@ -111,6 +117,7 @@ cc_req_result cc_isend(MPI_Comm comm, void *buf, int count, int dest, int tag);
 cc_req_result cc_irecv(MPI_Comm comm, void *buf, int count, int source, int tag);
 cc_status cc_wait(MPI_Request req);
 cc_test_result cc_test(MPI_Request req);
+cc_any_result cc_waitany(int n, MPI_Request *reqs);
 cc_status cc_probe(MPI_Comm comm, int source, int tag);
 cc_test_result cc_iprobe(MPI_Comm comm, int source, int tag);
 
