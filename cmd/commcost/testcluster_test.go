@@ -198,6 +198,11 @@ func lowerEnvelope(t *testing.T, src string) string {
 	return dst
 }
 
+// clusterSizes are the ping-pong sizes on the shaped link: powers of two
+// and the midpoints between them, 64 KiB to 2 MiB, so that holding out
+// every fourth leaves points on both sides of each held-out one.
+const clusterSizes = "64K,96K,128K,192K,256K,384K,512K,768K,1M,1536K,2M"
+
 // TestTestCluster runs both ground-truth checks with one build of the
 // binary (a build lives in the building test's temporary directory).
 func TestTestCluster(t *testing.T) {
@@ -217,7 +222,7 @@ func testClusterHockney(t *testing.T, bin string) {
 	const rate = 200e6
 	file := filepath.Join(t.TempDir(), "pingpong.jsonl")
 	runCluster(t, 150*time.Second, []string{"--hosts", "2", "--rate", "200mbit"},
-		rounds(fmt.Sprintf("$CC_MPIRUN %s pingpong --sizes 64K:2M --iters 1 --warmup 1 --min-reps 10 --max-reps 40 --max-time 3 --out %s", bin, file)))
+		rounds(fmt.Sprintf("$CC_MPIRUN %s pingpong --sizes %s --iters 1 --warmup 1 --min-reps 10 --max-reps 40 --max-time 3 --out %s", bin, clusterSizes, file)))
 	want := model.TCPWireSecPerByte(rate, clusterMTU)
 	med := fitJSON(t, "hockney", file, "--min-bytes", "64K").(*model.Hockney)
 	env := fitJSON(t, "hockney", lowerEnvelope(t, file), "--min-bytes", "64K").(*model.Hockney)
@@ -228,6 +233,22 @@ func testClusterHockney(t *testing.T, bin string) {
 		got := f.h.Tw.Value
 		t.Logf("%s: configured %.1f Mbit/s, t_w = 8/R x 1514/1448 = %.3f ns/B; fitted %.3f ns/B (95%% CI %.3f..%.3f), error %+.2f%%; recovered rate %.1f Mbit/s",
 			f.name, rate/1e6, want*1e9, got*1e9, f.h.Tw.CI95[0]*1e9, f.h.Tw.CI95[1]*1e9, 100*(got/want-1), rateFromTw(got)/1e6)
+	}
+	// Held-out prediction (issue 4's goal for Hockney: median relative
+	// error <= 3%) on the medians: every fourth size is predicted from a
+	// fit of the others.
+	recs, err := results.ReadJSONLFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := model.CrossValidate("hockney", recs, model.Options{MinBytes: 64 << 10}, model.Holdout{Every: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Hockney held-out (%s): %d points predicted from %d, median relative error %.2f%%, p95 %.2f%%, max %.2f%%",
+		v.Scheme, v.NTest, v.NTrain, 100*v.MedianRelErr, 100*v.P95RelErr, 100*v.MaxRelErr)
+	if v.NTest < 2 || v.MedianRelErr > 0.03 {
+		t.Errorf("Hockney held-out median relative error %.2f%% over %d points; want <= 3%% over at least 2", 100*v.MedianRelErr, v.NTest)
 	}
 	if relErr := env.Tw.Value/want - 1; math.Abs(relErr) > 0.05 {
 		t.Errorf("t_w = %.3f ns/B is %+.1f%% from the wire time %.3f ns/B of %g Mbit/s (tolerance 5%%)",
