@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -215,7 +216,14 @@ type Split struct {
 	KInt            int     `json:"k_int"`
 	LInt            float64 `json:"l_int"`
 	PredictedIntSec float64 `json:"predicted_int_s"`
+	// Boundary is set by BestSplit when the model has no interior optimum
+	// and the split is the better end of the k range; K0 = KInt, L0 = LInt
+	// and the standard errors are zero then.
+	Boundary bool `json:"boundary,omitempty"`
 }
+
+// ErrNoInteriorOptimum is OptimalSplit's error when a1 <= 0 or a2 <= 0.
+var ErrNoInteriorOptimum = errors.New("no interior optimum")
 
 // OptimalSplit implements paper 000, section 7: with r = 1 the trilinear
 // function reduces to T(k, l, 1) = a3 kl + a2 l + a1 k + a0 with
@@ -236,7 +244,7 @@ func OptimalSplit(t *Trilinear, dataBytes float64) (*Split, error) {
 	c := func(i int) float64 { return t.Coef(i) }
 	s := &Split{DataBytes: dataBytes, A3: c(7) + c(5), A2: c(4) + c(2), A1: c(6) + c(3), A0: c(1) + c(0)}
 	if s.A1 <= 0 || s.A2 <= 0 {
-		return nil, fmt.Errorf("optimal split: no interior optimum, need a1 = c6 + c3 = %.4g s and a2 = c4 + c2 = %.4g s/B both positive (paper 000, section 7)", s.A1, s.A2)
+		return nil, fmt.Errorf("optimal split: %w, need a1 = c6 + c3 = %.4g s and a2 = c4 + c2 = %.4g s/B both positive (paper 000, section 7)", ErrNoInteriorOptimum, s.A1, s.A2)
 	}
 	D := dataBytes
 	s.K0 = math.Sqrt(s.A2 / s.A1 * D)
@@ -271,6 +279,33 @@ func OptimalSplit(t *Trilinear, dataBytes float64) (*Split, error) {
 			best, s.KInt, s.LInt, s.PredictedIntSec = v, int(k), D/k, v
 		}
 	}
+	return s, nil
+}
+
+// BestSplit is OptimalSplit when the model has an interior optimum. When it
+// has none (a1 <= 0 or a2 <= 0), T(D/l, l, 1) = a3 D + a2 D/k + a1 k + a0
+// has no stationary point with both terms positive, so over whole packets
+// k in [1, min(D, maxK)] the minimum lies at an end: k = 1 when a2 <= 0 <
+// a1 (more packets only add per-packet cost), the largest k when a1 <= 0 <
+// a2; BestSplit returns the better end with Boundary set. That is what a
+// shared-memory node often gives, where the per-byte cost does not depend
+// on how the bytes are split.
+func BestSplit(t *Trilinear, dataBytes float64, maxK int) (*Split, error) {
+	s, err := OptimalSplit(t, dataBytes)
+	if !errors.Is(err, ErrNoInteriorOptimum) {
+		return s, err
+	}
+	c := func(i int) float64 { return t.Coef(i) }
+	s = &Split{DataBytes: dataBytes, A3: c(7) + c(5), A2: c(4) + c(2), A1: c(6) + c(3), A0: c(1) + c(0), Boundary: true}
+	hi := max(1, min(math.Floor(dataBytes), float64(maxK)))
+	best := math.Inf(1)
+	for _, k := range []float64{1, hi} {
+		if v := t.Time(k, dataBytes/k, 1); v < best {
+			best, s.KInt, s.LInt = v, int(k), dataBytes/k
+		}
+	}
+	s.K0, s.L0 = float64(s.KInt), s.LInt
+	s.PredictedSec, s.PredictedIntSec = best, best
 	return s, nil
 }
 

@@ -163,8 +163,26 @@ func TestOptimalSplit(t *testing.T) {
 	// No interior optimum when a1 <= 0.
 	neg := *tl
 	neg.C[1].Value, neg.C[4].Value = -1, 0 // c6, c3
-	if _, err := OptimalSplit(&neg, D); err == nil || !strings.Contains(err.Error(), "a1 = c6 + c3") {
+	if _, err := OptimalSplit(&neg, D); err == nil || !strings.Contains(err.Error(), "a1 = c6 + c3") || !errors.Is(err, ErrNoInteriorOptimum) {
 		t.Errorf("err = %v", err)
+	}
+	// BestSplit: the interior optimum where there is one, else the better
+	// end of [1, maxK]: with a1 <= 0 < a2, T falls with k, so the top end.
+	if b, err := BestSplit(tl, D, 1<<16); err != nil || b.Boundary || b.K0 != s.K0 {
+		t.Errorf("BestSplit with an interior optimum = %+v, %v; want OptimalSplit's %+v", b, err, s)
+	}
+	b, err := BestSplit(&neg, D, 100)
+	if err != nil || !b.Boundary || b.KInt != 100 || b.K0 != 100 || b.LInt != D/100 {
+		t.Fatalf("BestSplit with a1 <= 0: %+v, %v; want the boundary k = 100", b, err)
+	}
+	if want := neg.Time(100, D/100, 1); b.PredictedSec != want || !(want < neg.Time(1, D, 1)) {
+		t.Errorf("boundary time %g, want T(100) = %g below T(1) = %g", b.PredictedSec, want, neg.Time(1, D, 1))
+	}
+	// a2 <= 0 < a1: one packet is best.
+	flat := *tl
+	flat.C[3].Value, flat.C[5].Value = -1e-9, 0 // c4, c2
+	if b, err := BestSplit(&flat, D, 100); err != nil || !b.Boundary || b.KInt != 1 || b.LInt != D {
+		t.Errorf("BestSplit with a2 <= 0: %+v, %v; want k = 1", b, err)
 	}
 }
 
