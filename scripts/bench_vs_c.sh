@@ -37,7 +37,7 @@ lat_med=$(median "${lat_ratios[@]}")
 bw_med=$(median "${bw_ratios[@]}")
 echo "median latency ratio commcost/C at ${lat_size} B: ${lat_med} (target <= 1.05)"
 echo "median bandwidth ratio commcost/C at 1 MiB:   ${bw_med} (target >= 0.97)"
-printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(git describe --always --dirty 2>/dev/null || echo unknown)" \
 	"$(mpirun --version | head -n1)" "$lat_med" "$bw_med" >> results/bench/bench_vs_c.tsv
 ok=$(awk -v l="$lat_med" -v b="$bw_med" 'BEGIN{print (l<=1.05 && b>=0.97) ? 1 : 0}')
 if [ "$ok" != 1 ] && [ -z "${BENCH_NO_FAIL:-}" ]; then
