@@ -225,6 +225,13 @@ type Split struct {
 // ErrNoInteriorOptimum is OptimalSplit's error when a1 <= 0 or a2 <= 0.
 var ErrNoInteriorOptimum = errors.New("no interior optimum")
 
+// atR1 is a Split of dataBytes holding only the model's r = 1 coefficients
+// a3..a0 (see OptimalSplit).
+func atR1(t *Trilinear, dataBytes float64) *Split {
+	c := func(i int) float64 { return t.Coef(i) }
+	return &Split{DataBytes: dataBytes, A3: c(7) + c(5), A2: c(4) + c(2), A1: c(6) + c(3), A0: c(1) + c(0)}
+}
+
 // OptimalSplit implements paper 000, section 7: with r = 1 the trilinear
 // function reduces to T(k, l, 1) = a3 kl + a2 l + a1 k + a0 with
 //
@@ -241,8 +248,7 @@ func OptimalSplit(t *Trilinear, dataBytes float64) (*Split, error) {
 	if !(dataBytes > 0) || math.IsInf(dataBytes, 0) {
 		return nil, fmt.Errorf("optimal split: data volume D = %v bytes, want a positive finite number", dataBytes)
 	}
-	c := func(i int) float64 { return t.Coef(i) }
-	s := &Split{DataBytes: dataBytes, A3: c(7) + c(5), A2: c(4) + c(2), A1: c(6) + c(3), A0: c(1) + c(0)}
+	s := atR1(t, dataBytes)
 	if s.A1 <= 0 || s.A2 <= 0 {
 		return nil, fmt.Errorf("optimal split: %w, need a1 = c6 + c3 = %.4g s and a2 = c4 + c2 = %.4g s/B both positive (paper 000, section 7)", ErrNoInteriorOptimum, s.A1, s.A2)
 	}
@@ -295,8 +301,8 @@ func BestSplit(t *Trilinear, dataBytes float64, maxK int) (*Split, error) {
 	if !errors.Is(err, ErrNoInteriorOptimum) {
 		return s, err
 	}
-	c := func(i int) float64 { return t.Coef(i) }
-	s = &Split{DataBytes: dataBytes, A3: c(7) + c(5), A2: c(4) + c(2), A1: c(6) + c(3), A0: c(1) + c(0), Boundary: true}
+	s = atR1(t, dataBytes)
+	s.Boundary = true
 	hi := max(1, min(math.Floor(dataBytes), float64(maxK)))
 	best := math.Inf(1)
 	for _, k := range []float64{1, hi} {

@@ -370,9 +370,23 @@ func fmtNum(v float64) string {
 
 // renderTable draws one table with tablewriter, headers as given.
 func renderTable(w io.Writer, header []string, rows [][]string) error {
+	return renderRightAligned(w, header, rows, 0)
+}
+
+// renderRightAligned is renderTable with the first numeric columns
+// right-aligned, as results' record tables align numbers.
+func renderRightAligned(w io.Writer, header []string, rows [][]string, numeric int) error {
+	align := make([]tw.Align, len(header))
+	for i := range align {
+		align[i] = tw.AlignLeft
+		if i < numeric {
+			align[i] = tw.AlignRight
+		}
+	}
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -528,32 +526,6 @@ func writeOptimizeReport(w io.Writer, f *optFlags, m *optModel, points []optPoin
 	}
 	_, err := fmt.Fprintln(w, optimizeVerdict(points, s.KInt))
 	return err
-}
-
-// renderRightAligned draws a table whose first numeric columns are
-// right-aligned, as results' record tables align numbers.
-func renderRightAligned(w io.Writer, header []string, rows [][]string, numeric int) error {
-	align := make([]tw.Align, len(header))
-	for i := range align {
-		align[i] = tw.AlignLeft
-		if i < numeric {
-			align[i] = tw.AlignRight
-		}
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	)
-	t.Header(header)
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
-			return err
-		}
-	}
-	return t.Render()
 }
 
 // bestPoint is the index of the least measured median (the first of

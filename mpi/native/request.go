@@ -94,7 +94,6 @@ func (r *request) Wait() (mpi.Status, error) {
 // some request is not a native one.
 func (r *request) WaitanyOf(reqs []mpi.Request) (int, mpi.Status, error, bool) {
 	handles := make([]C.MPI_Request, len(reqs))
-	nat := make([]*request, len(reqs))
 	for i, q := range reqs {
 		handles[i] = C.cc_request_null()
 		if q == nil {
@@ -107,7 +106,6 @@ func (r *request) WaitanyOf(reqs []mpi.Request) (int, mpi.Status, error, bool) {
 		if nr.done {
 			return i, nr.st, nr.err, true
 		}
-		nat[i] = nr
 		handles[i] = nr.h
 	}
 	const op = "MPI_Waitany"
@@ -123,13 +121,13 @@ func (r *request) WaitanyOf(reqs []mpi.Request) (int, mpi.Status, error, bool) {
 		return -1, mpi.Status{}, wrongThread(op), true
 	}
 	i := int(res.index)
-	if i < 0 || i >= len(nat) || nat[i] == nil {
+	if i < 0 || i >= len(reqs) || reqs[i] == nil {
 		if res.rc != 0 {
 			return -1, mpi.Status{}, newError(op, res.rc), true
 		}
 		return -1, mpi.Status{}, nil, true
 	}
-	q := nat[i]
+	q := reqs[i].(*request) // checked above
 	q.finish(waitOp(q.op), res.st)
 	return i, q.st, q.err, true
 }
