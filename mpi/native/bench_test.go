@@ -153,3 +153,64 @@ func TestKernelFigures(t *testing.T) {
 		t.Logf("1 MiB bandwidth, window %d: kernel %.0f MB/s (MB = 10^6 B)", window, float64(len(large))*window*bwIters/kBW/1e6)
 	}
 }
+
+// BenchmarkSelfRoundTrip is one message to this rank itself through the
+// request path: Irecv, Isend, then Wait on both (two posts, two waits).
+func BenchmarkSelfRoundTrip(b *testing.B) {
+	benchRank0(b)
+	c := world()
+	me := c.Rank()
+	out, in := make([]byte, 8), make([]byte, 8)
+	for b.Loop() {
+		rr, err := c.Irecv(in, me, 5)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sr, err := c.Isend(out, me, 5)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := mpi.Waitall([]mpi.Request{rr, sr}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWaitany8 is the access engine's inner loop in miniature: 8
+// receives and 8 sends to this rank itself, then one Waitany per receive
+// over the 8 (completed entries set to nil) and a Waitall of the sends. Its
+// time per receive should not grow with the number waited on.
+func BenchmarkWaitany8(b *testing.B) {
+	benchRank0(b)
+	c := world()
+	me := c.Rank()
+	const k = 8
+	bufs, out := make([][]byte, k), make([]byte, 8)
+	for i := range bufs {
+		bufs[i] = make([]byte, 8)
+	}
+	recvs, sends := make([]mpi.Request, k), make([]mpi.Request, k)
+	for b.Loop() {
+		var err error
+		for i := range recvs {
+			if recvs[i], err = c.Irecv(bufs[i], me, 6+i); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := range sends {
+			if sends[i], err = c.Isend(out, me, 6+i); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for range k {
+			i, _, err := mpi.Waitany(recvs)
+			if err != nil || i < 0 {
+				b.Fatal(i, err)
+			}
+			recvs[i] = nil
+		}
+		if _, err := mpi.Waitall(sends); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
