@@ -316,6 +316,110 @@ type Kernels interface {
 	Bandwidth(buf []byte, peer, tag, window, iters int, sender bool) (float64, error)
 }
 
+// AccessKernel is implemented by backends that run one repetition of paper
+// 000's global-variable access engine (package patterns, access.go) inside
+// the MPI library's language, one foreign call per repetition, so the time
+// of a k-k-access or k-access is MPI's and not the binding's (a Go request
+// costs several times what MPI takes per message). Patterns use it when
+// present and fall back to the same protocol in Go otherwise.
+type AccessKernel interface {
+	// NewAccess allocates the buffers of the protocol described by spec;
+	// Close releases them.
+	NewAccess(spec AccessSpec) (AccessRunner, error)
+}
+
+// AccessSpec fixes the shape of an access engine on one rank.
+type AccessSpec struct {
+	Write    bool // write access: the request carries L bytes, an ack comes back
+	K, L     int  // packets per access, packet bytes
+	Slots    int  // slots of L bytes in this rank's global variable
+	MaxSteps int  // accesses per repetition at most (the a of a k-access)
+	// KeepReplies gives every access of a repetition its own answer
+	// buffers (MaxSteps*K of them), so all answers can be checked after
+	// the repetition; otherwise the K buffers are reused by every access.
+	KeepReplies bool
+	ReqTag      int // tag of requests
+	ReplyTag    int // tag of answers
+}
+
+// AccessHeaderBytes is the request header: the slot (uint64) and the
+// sequence number (uint64), little endian. An answer to a write is the
+// request's header.
+const AccessHeaderBytes = 16
+
+// AccessBuffers are a runner's buffers, owned by the runner until Close.
+type AccessBuffers struct {
+	Mem     []byte // the global variable: Slots*L bytes
+	ReqMsgs []byte // K requests of AccessHeaderBytes (+L for a write) each
+	Replies []byte // answers: K (or MaxSteps*K) of L (or AccessHeaderBytes) bytes each
+}
+
+// AccessServed is one request a rank served, in serving order.
+type AccessServed struct {
+	Source int
+	Slot   uint64
+	Seq    uint64
+}
+
+// AccessRun is one repetition on one rank.
+type AccessRun struct {
+	// Targets has one row of K ranks per access; a row starting with -1
+	// means this rank does not access in that step.
+	Targets  []int
+	Slot     int    // this rank's slot at its targets (written into every header)
+	Incoming int    // requests this rank serves in the repetition
+	Rep      uint64 // sequence numbers are Rep<<32 | access<<16 | packet
+	// CheckSlot makes a served request addressing another slot than its
+	// source's own (source mod Slots) a fault.
+	CheckSlot bool
+}
+
+// AccessRunner runs repetitions of one AccessSpec.
+type AccessRunner interface {
+	Buffers() AccessBuffers
+	// Run performs one repetition and returns this rank's own time: from
+	// the call until the answers of its last access are in (0 when it
+	// accesses nothing). It returns once it has served Incoming requests
+	// and all its messages are complete. A protocol violation is returned
+	// as an *AccessFault; after any error the runner must not be used.
+	Run(run AccessRun) (float64, error)
+	// Served lists the requests served in the last Run.
+	Served() []AccessServed
+	Close()
+}
+
+// AccessFaultKind is what an access kernel found wrong.
+type AccessFaultKind int
+
+const (
+	FaultRequestLength AccessFaultKind = iota + 1 // a request of the wrong length
+	FaultAnswerLength                             // an answer of the wrong length
+	FaultSlotRange                                // a request for a slot >= Slots
+	FaultSlotOwn                                  // with CheckSlot: a request for another rank's slot
+)
+
+// AccessFault is a protocol violation seen by an access kernel.
+type AccessFault struct {
+	Kind        AccessFaultKind
+	Rank        int    // the peer: source of the request or of the answer
+	Count, Want int    // message bytes received and expected (length faults)
+	Slot        uint64 // the slot asked for (slot faults)
+}
+
+func (f *AccessFault) Error() string {
+	switch f.Kind {
+	case FaultRequestLength:
+		return fmt.Sprintf("request of %d bytes from rank %d, want %d", f.Count, f.Rank, f.Want)
+	case FaultAnswerLength:
+		return fmt.Sprintf("answer of %d bytes from rank %d, want %d", f.Count, f.Rank, f.Want)
+	case FaultSlotRange:
+		return fmt.Sprintf("rank %d asked for slot %d of %d", f.Rank, f.Slot, f.Want)
+	case FaultSlotOwn:
+		return fmt.Sprintf("rank %d addressed slot %d, want its own slot %d", f.Rank, f.Slot, f.Want)
+	}
+	return fmt.Sprintf("access fault %d from rank %d", f.Kind, f.Rank)
+}
+
 // Info describes the process's MPI environment; both backends provide it
 // through the optional Describer interface.
 type Info struct {

@@ -75,7 +75,7 @@ func ParseAccessOp(s string) (AccessOp, error) {
 }
 
 const (
-	accessHeaderBytes = 16
+	accessHeaderBytes = mpi.AccessHeaderBytes
 	accessReqTag      = 300
 	accessReplyTag    = 301
 	// maxVariableBytes bounds one rank's global variable; with more ranks
@@ -157,18 +157,23 @@ type writer struct {
 	rep uint64
 }
 
-// accessEngine runs access plans on one rank.
+// accessEngine runs access plans on one rank: in the backend's own language
+// when it implements mpi.AccessKernel (native: one cgo crossing per
+// repetition, so the time is MPI's), else with the Go loop of run below.
+// Both run the same protocol on the same buffer layout.
 type accessEngine struct {
 	c        mpi.Comm
 	op       AccessOp
 	l, k     int
 	validate bool
 	slots    int
-	mem      []byte   // this rank's global variable
-	reqBuf   []byte   // the one posted request receive
-	reqMsgs  [][]byte // this rank's k outgoing requests
-	replies  [][]byte // answers to them
-	acks     [][]byte // acknowledgements of served writes, one per request served
+	runner   mpi.AccessRunner // the backend's kernel, or nil
+	rows     []int            // this rank's targets of a repetition, for the kernel
+	mem      []byte           // this rank's global variable
+	reqBuf   []byte           // the one posted request receive
+	reqMsgs  [][]byte         // this rank's k outgoing requests
+	replies  [][]byte         // answers to them (k, or k per access with a kernel that keeps them)
+	acks     [][]byte         // acknowledgements of served writes, one per request served
 	replyReq []mpi.Request
 	waits    []mpi.Request // the request receive, then the k answers' receives
 	reqSend  []mpi.Request
@@ -178,33 +183,69 @@ type accessEngine struct {
 	counts   Counts // accumulated over every repetition
 }
 
-func newAccessEngine(c mpi.Comm, op AccessOp, k, l int, validate bool) *accessEngine {
+// useAccessKernels lets tests run the Go loop on a backend with a kernel.
+var useAccessKernels = true
+
+// maxKeptReplies bounds the answer buffers a validating kernel keeps for a
+// whole repetition (a*k answers); beyond it the Go loop, which checks after
+// every access, validates instead.
+const maxKeptReplies = 64 << 20
+
+// newAccessEngine prepares an engine for plans of at most steps accesses of
+// k packets of l bytes. Call close when done.
+func newAccessEngine(c mpi.Comm, op AccessOp, k, l, steps int, validate bool) (*accessEngine, error) {
 	p := c.Size()
 	slots := p
 	if l > 0 && p*l > maxVariableBytes {
 		slots = max(1, maxVariableBytes/l)
 	}
 	e := &accessEngine{c: c, op: op, l: l, k: k, validate: validate, slots: slots}
-	e.mem = make([]byte, slots*l)
+	reqLen, replyLen := e.msgLens()
+	var bufs mpi.AccessBuffers
+	keep := 1
+	if ak, ok := c.(mpi.AccessKernel); ok && useAccessKernels && (!validate || steps*k*replyLen <= maxKeptReplies) {
+		if validate {
+			keep = steps
+		}
+		r, err := ak.NewAccess(mpi.AccessSpec{Write: op == AccessWrite, K: k, L: l, Slots: slots, MaxSteps: steps,
+			KeepReplies: validate, ReqTag: accessReqTag, ReplyTag: accessReplyTag})
+		if err != nil {
+			return nil, err
+		}
+		e.runner = r
+		bufs = r.Buffers()
+	} else {
+		bufs = mpi.AccessBuffers{Mem: make([]byte, slots*l), ReqMsgs: make([]byte, k*reqLen), Replies: make([]byte, k*replyLen)}
+	}
+	e.mem = bufs.Mem
 	if op == AccessRead {
 		for i := range e.mem {
 			e.mem[i] = memByte(c.Rank(), i)
 		}
 	}
-	reqLen, replyLen := e.msgLens()
 	e.reqBuf = make([]byte, reqLen)
 	e.reqMsgs = make([][]byte, k)
-	e.replies = make([][]byte, k)
 	for j := range e.reqMsgs {
-		e.reqMsgs[j] = make([]byte, reqLen)
-		e.replies[j] = make([]byte, replyLen)
+		e.reqMsgs[j] = bufs.ReqMsgs[j*reqLen : (j+1)*reqLen]
+	}
+	e.replies = make([][]byte, k*keep)
+	for j := range e.replies {
+		e.replies[j] = bufs.Replies[j*replyLen : (j+1)*replyLen]
 	}
 	e.replyReq = make([]mpi.Request, k)
 	e.waits = make([]mpi.Request, k+1)
 	e.reqSend = make([]mpi.Request, k)
 	e.writers = make([]writer, slots)
 	e.prepare()
-	return e
+	return e, nil
+}
+
+// close releases the kernel's buffers.
+func (e *accessEngine) close() {
+	if e.runner != nil {
+		e.runner.Close()
+		e.runner = nil
+	}
 }
 
 // msgLens are the byte lengths of a request and of its answer.
@@ -250,6 +291,9 @@ func (e *accessEngine) prepare() {
 // nothing). It returns only when it has also served every request addressed
 // to it and all its messages are complete.
 func (e *accessEngine) run(pl *accessPlan) (float64, error) {
+	if e.runner != nil {
+		return e.runKernel(pl)
+	}
 	c := e.c
 	me := c.Rank()
 	k := e.k
@@ -328,7 +372,7 @@ func (e *accessEngine) run(pl *accessPlan) (float64, error) {
 				waits[0] = reqRecv
 			case i > 0:
 				if st.Count != replyLen {
-					return 0, fmt.Errorf("%s access: answer of %d bytes from rank %d, want %d", e.op, st.Count, row[i-1], replyLen)
+					return 0, e.fault(&mpi.AccessFault{Kind: mpi.FaultAnswerLength, Rank: row[i-1], Count: st.Count, Want: replyLen})
 				}
 				e.counts.Recv(st.Count)
 				waits[i] = nil
@@ -345,7 +389,7 @@ func (e *accessEngine) run(pl *accessPlan) (float64, error) {
 			own = c.Wtime() - t0
 		}
 		if e.validate && e.op == AccessRead {
-			if err := e.checkReads(row, mySlot); err != nil {
+			if err := e.checkReads(row, mySlot, e.replies); err != nil {
 				return 0, err
 			}
 		}
@@ -380,17 +424,16 @@ func (e *accessEngine) run(pl *accessPlan) (float64, error) {
 func (e *accessEngine) serve(st mpi.Status, n int) error {
 	reqLen, _ := e.msgLens()
 	if st.Count != reqLen {
-		return fmt.Errorf("%s access: request of %d bytes from rank %d, want %d", e.op, st.Count, st.Source, reqLen)
+		return e.fault(&mpi.AccessFault{Kind: mpi.FaultRequestLength, Rank: st.Source, Count: st.Count, Want: reqLen})
 	}
 	e.counts.Recv(st.Count)
 	slot := binary.LittleEndian.Uint64(e.reqBuf[0:8])
 	seq := binary.LittleEndian.Uint64(e.reqBuf[8:16])
 	if slot >= uint64(e.slots) {
-		return fmt.Errorf("%s access: rank %d asked for slot %d of %d", e.op, st.Source, slot, e.slots)
+		return e.fault(&mpi.AccessFault{Kind: mpi.FaultSlotRange, Rank: st.Source, Slot: slot, Want: e.slots})
 	}
 	if e.validate && int(slot) != st.Source%e.slots {
-		return fmt.Errorf("%s access: %w: rank %d addressed slot %d, want its own slot %d",
-			e.op, ErrValidation, st.Source, slot, st.Source%e.slots)
+		return e.fault(&mpi.AccessFault{Kind: mpi.FaultSlotOwn, Rank: st.Source, Slot: slot, Want: st.Source % e.slots})
 	}
 	region := e.mem[int(slot)*e.l : int(slot+1)*e.l]
 	var answer []byte
@@ -411,10 +454,68 @@ func (e *accessEngine) serve(st mpi.Status, n int) error {
 	return nil
 }
 
+// fault is the error of a protocol violation, from either engine; a
+// request for another rank's slot is a validation failure.
+func (e *accessEngine) fault(f *mpi.AccessFault) error {
+	if f.Kind == mpi.FaultSlotOwn {
+		return fmt.Errorf("%s access: %w: %v", e.op, ErrValidation, f)
+	}
+	return fmt.Errorf("%s access: %w", e.op, f)
+}
+
+// runKernel runs one repetition's plan with the backend's kernel; it
+// counts and validates as run does.
+func (e *accessEngine) runKernel(pl *accessPlan) (float64, error) {
+	me := e.c.Rank()
+	e.rep++
+	e.rows = e.rows[:0]
+	for x := range pl.targets {
+		e.rows = append(e.rows, pl.row(x, me)...)
+	}
+	incoming := pl.incoming(me)
+	own, err := e.runner.Run(mpi.AccessRun{Targets: e.rows, Slot: me % e.slots, Incoming: incoming, Rep: e.rep, CheckSlot: e.validate})
+	if err != nil {
+		e.runner = nil // broken: it must not run again
+		if f, ok := err.(*mpi.AccessFault); ok {
+			return 0, e.fault(f)
+		}
+		return 0, err
+	}
+	reqLen, replyLen := e.msgLens()
+	for x := range pl.targets {
+		if pl.row(x, me)[0] < 0 {
+			continue
+		}
+		for range e.k {
+			e.counts.Sent(reqLen)
+			e.counts.Recv(replyLen)
+		}
+		if e.validate && e.op == AccessRead {
+			if err := e.checkReads(pl.row(x, me), me%e.slots, e.replies[x*e.k:(x+1)*e.k]); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for _, s := range e.runner.Served() {
+		e.counts.Recv(reqLen)
+		e.counts.Sent(replyLen)
+		if e.op == AccessWrite {
+			e.writers[s.Slot] = writer{src: s.Source, seq: s.Seq, rep: e.rep}
+		}
+	}
+	if e.validate && e.op == AccessWrite {
+		if err := e.checkWrites(); err != nil {
+			return 0, err
+		}
+	}
+	e.prepare()
+	return own, nil
+}
+
 // checkReads compares the answers of one access with the holders' bytes.
-func (e *accessEngine) checkReads(row []int, slot int) error {
+func (e *accessEngine) checkReads(row []int, slot int, replies [][]byte) error {
 	for j, t := range row {
-		got := e.replies[j]
+		got := replies[j]
 		for i := range got {
 			if want := memByte(t, slot*e.l+i); got[i] != want {
 				return fmt.Errorf("read access: %w: packet %d from rank %d, byte %d is %#x, want %#x",

@@ -92,7 +92,11 @@ func (ka KAccess) Run(c mpi.Comm) (Result, error) {
 		share = math.Max(share, pl.maxShare())
 		return pl
 	}
-	eng := newAccessEngine(c, ka.Op, ka.K, ka.L, ka.Validate)
+	eng, err := newAccessEngine(c, ka.Op, ka.K, ka.L, ka.A, ka.Validate)
+	if err != nil {
+		return Result{}, err
+	}
+	defer eng.close()
 	meas, reps, err := eng.measure(ka.Reps, draw)
 	if err != nil {
 		return Result{}, err

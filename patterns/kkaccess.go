@@ -103,7 +103,11 @@ func (kk KKAccess) Run(c mpi.Comm) (Result, error) {
 		drawKK(rng, pl, m, kk.Distinct, kk.Self)
 		return pl
 	}
-	eng := newAccessEngine(c, kk.Op, kk.K, kk.L, kk.Validate)
+	eng, err := newAccessEngine(c, kk.Op, kk.K, kk.L, 1, kk.Validate)
+	if err != nil {
+		return Result{}, err
+	}
+	defer eng.close()
 	meas, reps, err := eng.measure(kk.Reps, draw)
 	if err != nil {
 		return Result{}, err

@@ -201,11 +201,11 @@ func TestAccessValidationDetects(t *testing.T) {
 	for i := range e.replies[0] {
 		e.replies[0][i] = memByte(1, 4+i)
 	}
-	if err := e.checkReads([]int{1}, 1); err != nil {
+	if err := e.checkReads([]int{1}, 1, e.replies); err != nil {
 		t.Fatalf("correct answer: %v", err)
 	}
 	e.replies[0][2] ^= 1
-	if err := e.checkReads([]int{1}, 1); !errors.Is(err, ErrValidation) {
+	if err := e.checkReads([]int{1}, 1, e.replies); !errors.Is(err, ErrValidation) {
 		t.Errorf("corrupt answer: %v", err)
 	}
 	w := &accessEngine{l: 3, slots: 2, op: AccessWrite, rep: 5, mem: make([]byte, 6), writers: make([]writer, 2)}

@@ -23,6 +23,8 @@ static int thread_bound;
 #define GUARD_INT() do { if (WRONG_THREAD()) return CC_ERR_WRONG_THREAD; } while (0)
 #define GUARD_STRUCT(type) do { if (WRONG_THREAD()) { type w_; memset(&w_, 0, sizeof w_); w_.rc = CC_ERR_WRONG_THREAD; return w_; } } while (0)
 
+int cc_wrong_thread(void) { return WRONG_THREAD(); }
+
 static int src(int s) { return s == CC_ANY_SOURCE ? MPI_ANY_SOURCE : s; }
 static int tg(int t) { return t == CC_ANY_TAG ? MPI_ANY_TAG : t; }
 

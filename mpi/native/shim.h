@@ -144,4 +144,50 @@ cc_time_result cc_pingpong(MPI_Comm comm, void *sbuf, void *rbuf, int count, int
 cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int tag,
                             int window, int iters, int sender);
 
+/* The access engine of paper 000 (package patterns, access.go), one
+ * repetition per call. All buffers are C memory owned by the cc_access, so
+ * requests left in flight by an error never point into Go memory. */
+/* Request header: slot and sequence number, uint64 little endian each. */
+#define CC_ACCESS_HEADER 16
+
+/* 1 when the calling thread may not enter MPI (see shim.c). */
+int cc_wrong_thread(void);
+
+enum { CC_FAULT_REQ_LEN = 1, CC_FAULT_REPLY_LEN = 2, CC_FAULT_SLOT_RANGE = 3, CC_FAULT_SLOT_OWN = 4 };
+
+typedef struct {
+    int source;
+    unsigned long long slot;
+    unsigned long long seq;
+} cc_served;
+
+typedef struct {
+    MPI_Comm comm;
+    int write, k, l, slots, max_steps, keep_replies, req_tag, reply_tag;
+    int req_len, reply_len;
+    char *mem, *req_msgs, *replies, *req_buf;
+    MPI_Request *waits; /* k+1: the request receive, then the k answers */
+    MPI_Request *req_sends; /* k */
+    int cap; /* capacity of acks, sends and served */
+    char *acks;
+    MPI_Request *sends;
+    cc_served *served;
+    int nserved;
+    int broken; /* an error left requests in flight: never free the buffers */
+} cc_access;
+
+typedef struct {
+    int rc;
+    double seconds;
+    int fault; /* CC_FAULT_*, 0 for none */
+    int rank, count, want;
+    unsigned long long slot;
+} cc_access_result;
+
+cc_access *cc_access_new(MPI_Comm comm, int write, int k, int l, int slots, int max_steps,
+                         int keep_replies, int req_tag, int reply_tag);
+void cc_access_free(cc_access *a);
+cc_access_result cc_access_run(cc_access *a, const int *targets, int steps, int my_slot,
+                               int incoming, unsigned long long rep, int check_slot);
+
 #endif

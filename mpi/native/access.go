@@ -1,0 +1,129 @@
+package native
+
+// #include "shim.h"
+// #cgo noescape cc_access_run
+// #cgo nocallback cc_access_run
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// access runs repetitions of paper 000's access engine in C (access.c),
+// one cgo crossing per repetition: the Go request path costs several times
+// what MPI takes per message (BenchmarkSelfRoundTrip: 650 ns against 99 ns
+// for the same loop in C), which a k-k-access pays on every packet.
+type access struct {
+	c       *Comm
+	a       *C.cc_access
+	spec    mpi.AccessSpec
+	bufs    mpi.AccessBuffers
+	targets []C.int
+	served  []mpi.AccessServed
+}
+
+// NewAccess implements mpi.AccessKernel.
+func (c *Comm) NewAccess(spec mpi.AccessSpec) (mpi.AccessRunner, error) {
+	const op = "NewAccess"
+	if err := c.usable(op); err != nil {
+		return nil, err
+	}
+	reqLen, replyLen := mpi.AccessHeaderBytes, spec.L
+	if spec.Write {
+		reqLen, replyLen = mpi.AccessHeaderBytes+spec.L, mpi.AccessHeaderBytes
+	}
+	steps := 1
+	if spec.KeepReplies {
+		steps = spec.MaxSteps
+	}
+	switch {
+	case spec.K < 1 || spec.L < 0 || spec.Slots < 1 || spec.MaxSteps < 1:
+		return nil, classError(op, mpi.ErrArg, fmt.Sprintf("k %d, l %d, slots %d, steps %d: need k, slots, steps >= 1 and l >= 0", spec.K, spec.L, spec.Slots, spec.MaxSteps))
+	case reqLen > mpi.MaxCount || int64(spec.Slots)*int64(spec.L) > 1<<40 || int64(spec.K)*int64(replyLen)*int64(steps) > 1<<40:
+		return nil, classError(op, mpi.ErrCount, fmt.Sprintf("k %d, l %d, slots %d: buffers too large", spec.K, spec.L, spec.Slots))
+	}
+	a := C.cc_access_new(c.h, cbool(spec.Write), C.int(spec.K), C.int(spec.L), C.int(spec.Slots), C.int(spec.MaxSteps),
+		cbool(spec.KeepReplies), C.int(spec.ReqTag), C.int(spec.ReplyTag))
+	if a == nil {
+		return nil, classError(op, mpi.ErrOther, "out of memory for the access buffers")
+	}
+	// The buffers are C memory: Go may read and write them through these
+	// views, and no cgo pointer rule applies to what MPI keeps.
+	view := func(p *C.char, n int) []byte {
+		if n == 0 {
+			return []byte{}
+		}
+		return unsafe.Slice((*byte)(unsafe.Pointer(p)), n)
+	}
+	return &access{
+		c:    c,
+		a:    a,
+		spec: spec,
+		bufs: mpi.AccessBuffers{
+			Mem:     view(a.mem, spec.Slots*spec.L),
+			ReqMsgs: view(a.req_msgs, spec.K*reqLen),
+			Replies: view(a.replies, spec.K*replyLen*steps),
+		},
+	}, nil
+}
+
+func (x *access) Buffers() mpi.AccessBuffers { return x.bufs }
+
+func (x *access) Served() []mpi.AccessServed { return x.served }
+
+// Close frees the buffers, unless an error left requests in flight on them
+// (then they stay allocated, as MPI may still write them).
+func (x *access) Close() {
+	if x.a != nil {
+		C.cc_access_free(x.a)
+		x.a = nil
+		x.bufs = mpi.AccessBuffers{}
+	}
+}
+
+// Run implements mpi.AccessRunner.
+func (x *access) Run(run mpi.AccessRun) (float64, error) {
+	const op = "Access"
+	if x.a == nil {
+		return 0, classError(op, mpi.ErrOther, "the access runner is closed or broken")
+	}
+	k := x.spec.K
+	if len(run.Targets)%k != 0 || len(run.Targets)/k > x.spec.MaxSteps || len(run.Targets) == 0 {
+		return 0, classError(op, mpi.ErrArg, fmt.Sprintf("%d targets: want a whole number of rows of k = %d, at most %d rows", len(run.Targets), k, x.spec.MaxSteps))
+	}
+	if run.Incoming < 0 || run.Incoming > mpi.MaxCount {
+		return 0, classError(op, mpi.ErrArg, fmt.Sprintf("incoming %d outside [0, %d]", run.Incoming, mpi.MaxCount))
+	}
+	x.targets = x.targets[:0]
+	for _, t := range run.Targets {
+		if t >= x.c.size {
+			return 0, classError(op, mpi.ErrRank, fmt.Sprintf("target %d outside [0, %d)", t, x.c.size))
+		}
+		x.targets = append(x.targets, C.int(t))
+	}
+	if err := enter(op); err != nil {
+		return 0, err
+	}
+	r := C.cc_access_run(x.a, &x.targets[0], C.int(len(run.Targets)/k), C.int(run.Slot), C.int(run.Incoming),
+		C.ulonglong(run.Rep), cbool(run.CheckSlot))
+	leave()
+	if r.rc == C.CC_ERR_WRONG_THREAD {
+		return 0, wrongThread(op)
+	}
+	if r.rc != 0 || r.fault != 0 {
+		x.a = nil // broken: its buffers stay allocated
+		if r.rc != 0 {
+			return 0, newError(op, r.rc)
+		}
+		return 0, &mpi.AccessFault{Kind: mpi.AccessFaultKind(r.fault), Rank: int(r.rank), Count: int(r.count), Want: int(r.want), Slot: uint64(r.slot)}
+	}
+	served := unsafe.Slice(x.a.served, int(x.a.nserved))
+	x.served = x.served[:0]
+	for _, s := range served {
+		x.served = append(x.served, mpi.AccessServed{Source: int(s.source), Slot: uint64(s.slot), Seq: uint64(s.seq)})
+	}
+	return float64(r.seconds), nil
+}

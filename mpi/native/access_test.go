@@ -1,0 +1,119 @@
+package native
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+// TestAccessKernel runs the C access engine between partners: two accesses
+// of k = 3 packets each to the partner, reads then writes, and checks the
+// answers, the served requests and the partner's memory; then a request
+// for another rank's slot (to itself, so no peer waits) is a fault that
+// breaks the runner, and bad arguments are refused.
+func TestAccessKernel(t *testing.T) {
+	needMPI(t)
+	c := world()
+	if _, err := c.NewAccess(mpi.AccessSpec{K: 0, L: 8, Slots: 1, MaxSteps: 1}); !errors.Is(err, &mpi.Error{Class: mpi.ErrArg}) {
+		t.Errorf("k = 0: %v", err)
+	}
+	const k, l, steps = 3, 40, 2
+	peer, ok := partner(c)
+	me := c.Rank()
+	if ok {
+		for _, write := range []bool{false, true} {
+			x, err := c.NewAccess(mpi.AccessSpec{Write: write, K: k, L: l, Slots: c.Size(), MaxSteps: steps, KeepReplies: true, ReqTag: 70, ReplyTag: 71})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := x.Buffers()
+			for i := range b.Mem {
+				b.Mem[i] = byte(me*17 + i)
+			}
+			reqLen := mpi.AccessHeaderBytes
+			if write {
+				reqLen += l
+				for j := range k {
+					for i := range l {
+						b.ReqMsgs[j*reqLen+mpi.AccessHeaderBytes+i] = byte(me*5 + j*3 + i)
+					}
+				}
+			}
+			targets := []int{peer, peer, peer, peer, peer, peer}
+			sec, err := x.Run(mpi.AccessRun{Targets: targets, Slot: me, Incoming: k * steps, Rep: 9, CheckSlot: true})
+			if err != nil || sec <= 0 {
+				t.Fatalf("write %v: %g s, %v", write, sec, err)
+			}
+			served := x.Served()
+			if len(served) != k*steps {
+				t.Fatalf("write %v: served %d, want %d", write, len(served), k*steps)
+			}
+			seen := map[uint64]bool{}
+			for _, s := range served {
+				if s.Source != peer || s.Slot != uint64(peer) || s.Seq>>32 != 9 {
+					t.Errorf("write %v: served %+v", write, s)
+				}
+				seen[s.Seq] = true
+			}
+			if len(seen) != k*steps {
+				t.Errorf("write %v: %d distinct sequence numbers, want %d", write, len(seen), k*steps)
+			}
+			for s := range steps {
+				for j := range k {
+					if write {
+						ack := b.Replies[(s*k+j)*mpi.AccessHeaderBytes:][:mpi.AccessHeaderBytes]
+						if ack[0] != byte(me) || ack[8] != byte(j) || ack[10] != byte(s) {
+							t.Errorf("ack of access %d packet %d: % x", s, j, ack)
+						}
+						continue
+					}
+					got := b.Replies[(s*k+j)*l:][:l]
+					for i := range got {
+						if got[i] != byte(peer*17+me*l+i) {
+							t.Fatalf("read access %d packet %d byte %d: %#x, want %#x", s, j, i, got[i], byte(peer*17+me*l+i))
+						}
+					}
+				}
+			}
+			if write {
+				// The partner wrote its last packet (j = k-1) into slot peer.
+				want := make([]byte, l)
+				for i := range want {
+					want[i] = byte(peer*5 + (k-1)*3 + i)
+				}
+				if got := b.Mem[peer*l:][:l]; !bytes.Equal(got, want) {
+					t.Errorf("slot %d holds % x, want % x", peer, got, want)
+				}
+			}
+			x.Close()
+		}
+		if err := c.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := c.NewAccess(mpi.AccessSpec{K: 1, L: 8, Slots: c.Size(), MaxSteps: 1, ReqTag: 72, ReplyTag: 73})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if _, err := x.Run(mpi.AccessRun{Targets: []int{me, me}, Slot: me, Incoming: 1}); !errors.Is(err, &mpi.Error{Class: mpi.ErrArg}) {
+		t.Errorf("2 rows of k = 1 with MaxSteps 1: %v", err)
+	}
+	if _, err := x.Run(mpi.AccessRun{Targets: []int{c.Size()}, Slot: me}); !errors.Is(err, &mpi.Error{Class: mpi.ErrRank}) {
+		t.Errorf("target = size: %v", err)
+	}
+	other := (me + 1) % c.Size()
+	if c.Size() == 1 {
+		t.Skip("the slot fault needs another rank's slot")
+	}
+	_, err = x.Run(mpi.AccessRun{Targets: []int{me}, Slot: other, Incoming: 1, CheckSlot: true})
+	var f *mpi.AccessFault
+	if !errors.As(err, &f) || f.Kind != mpi.FaultSlotOwn || f.Rank != me || f.Slot != uint64(other) || f.Want != me {
+		t.Fatalf("request for slot %d of rank %d: %v", other, me, err)
+	}
+	if _, err := x.Run(mpi.AccessRun{Targets: []int{me}, Slot: me, Incoming: 1}); err == nil {
+		t.Error("a broken runner ran again")
+	}
+}
