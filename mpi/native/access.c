@@ -216,7 +216,7 @@ cc_access_result cc_access_run(cc_access *a, const int *targets, int steps, int 
             pending--;
         }
         /* Every request was answered, so its send is complete. */
-        r.rc = MPI_Waitall(k, a->req_sends, MPI_STATUSES_IGNORE);
+        r.rc = cc_waitall_ignore(k, a->req_sends);
         if (r.rc != MPI_SUCCESS)
             goto broken;
         if (x == last)
@@ -228,7 +228,7 @@ cc_access_result cc_access_run(cc_access *a, const int *targets, int steps, int 
         if (r.rc != MPI_SUCCESS || !serve(a, &st, check_slot, &nsends, &r) || !repost(a, incoming, &r))
             goto broken;
     }
-    r.rc = MPI_Waitall(nsends, a->sends, MPI_STATUSES_IGNORE);
+    r.rc = cc_waitall_ignore(nsends, a->sends);
     if (r.rc != MPI_SUCCESS)
         goto broken;
     return r;

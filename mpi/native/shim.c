@@ -507,7 +507,7 @@ static void abandon(MPI_Request *reqs, int n)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #endif
-static int waitall_ignore(int n, MPI_Request *reqs)
+int cc_waitall_ignore(int n, MPI_Request *reqs)
 {
     return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
 }
@@ -550,7 +550,7 @@ cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int t
             abandon(reqs, posted);
             break;
         }
-        r.rc = waitall_ignore(window, reqs);
+        r.rc = cc_waitall_ignore(window, reqs);
         if (r.rc != MPI_SUCCESS) {
             abandon(reqs, window);
             break;

@@ -152,6 +152,8 @@ cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int t
 
 /* 1 when the calling thread may not enter MPI (see shim.c). */
 int cc_wrong_thread(void);
+/* MPI_Waitall with MPI_STATUSES_IGNORE (see shim.c for why a function). */
+int cc_waitall_ignore(int n, MPI_Request *reqs);
 
 enum { CC_FAULT_REQ_LEN = 1, CC_FAULT_REPLY_LEN = 2, CC_FAULT_SLOT_RANGE = 3, CC_FAULT_SLOT_OWN = 4 };
 
