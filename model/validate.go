@@ -97,10 +97,20 @@ type cvPoint struct {
 	y    float64
 }
 
+// sizeParam is the message-size parameter of a bench that Options.MinBytes
+// and MaxBytes restrict: a k-k-access's packet size l, else bytes.
+func sizeParam(bench string) string {
+	if bench == "kkaccess" {
+		return "l"
+	}
+	return "bytes"
+}
+
 // cvPoints groups the records the kind is fitted from into points, keeps
-// those the full model predicts, and sorts them per bench by parameter
+// those the full model predicts and whose size lies in opt's range (the
+// points the fit itself may use), and sorts them per bench by parameter
 // values (numerically where both are numbers).
-func cvPoints(kind string, full Model, recs []results.Record) []cvPoint {
+func cvPoints(kind string, full Model, recs []results.Record, opt Options) []cvPoint {
 	want := map[string]bool{}
 	for _, b := range fitBenches[kind] {
 		want[b] = true
@@ -109,6 +119,9 @@ func cvPoints(kind string, full Model, recs []results.Record) []cvPoint {
 	var order []string
 	for _, r := range recs {
 		if !want[r.Bench] {
+			continue
+		}
+		if b, err := numParam(r.Params, sizeParam(r.Bench), ""); err == nil && (b < opt.MinBytes || (opt.MaxBytes > 0 && b > opt.MaxBytes)) {
 			continue
 		}
 		k := fmt.Sprintf("%s %s ranks=%d", r.Bench, paramString(r.Params), r.Ranks)
@@ -196,7 +209,7 @@ func CrossValidate(kind string, recs []results.Record, opt Options, h Holdout) (
 	if err != nil {
 		return nil, err
 	}
-	pts := cvPoints(kind, full, recs)
+	pts := cvPoints(kind, full, recs, opt)
 	v := &Validation{Scheme: h.String()}
 	var errs []float64
 	predict := func(train []cvPoint, test []cvPoint) error {

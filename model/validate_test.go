@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,6 +52,36 @@ func TestCrossValidateTrilinearCells(t *testing.T) {
 	}
 	if len(seen) < 3 {
 		t.Errorf("held-out cells cover r levels %v", seen)
+	}
+}
+
+// TestCrossValidateSizeRange: with MinBytes/MaxBytes the held-out points
+// come from the same range as the fit (a model of large packets was once
+// scored on the small ones it never saw).
+func TestCrossValidateSizeRange(t *testing.T) {
+	recs := kkRecords(table1[0].c, 0.01, 7, allR)
+	// Below 1 KiB the machine "switches protocol": ten times slower.
+	for i, r := range recs {
+		if l, _ := numParam(r.Params, "l", ""); l < 1024 {
+			recs[i].Median *= 10
+		}
+	}
+	opt := Options{MinBytes: 1024, MaxBytes: 8192}
+	v, err := CrossValidate("trilinear", recs, opt, Holdout{Every: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range v.Points {
+		for _, f := range strings.Fields(p.Point) {
+			if ls, ok := strings.CutPrefix(f, "l="); ok {
+				if l, err := strconv.ParseFloat(ls, 64); err != nil || l < 1024 || l > 8192 {
+					t.Errorf("held-out point %s outside l in [1024, 8192]", p.Point)
+				}
+			}
+		}
+	}
+	if v.NTest == 0 || v.MedianRelErr > 0.03 {
+		t.Errorf("range 1K..8K: %d held out, median %.4f", v.NTest, v.MedianRelErr)
 	}
 }
 
