@@ -240,11 +240,12 @@ func newAccessEngine(c mpi.Comm, op AccessOp, k, l, steps int, validate bool) (*
 	return e, nil
 }
 
-// close releases the kernel's buffers.
+// close releases the kernel's buffers; the engine's views of them go too.
 func (e *accessEngine) close() {
 	if e.runner != nil {
 		e.runner.Close()
 		e.runner = nil
+		e.mem, e.reqMsgs, e.replies = nil, nil, nil
 	}
 }
 
@@ -475,7 +476,7 @@ func (e *accessEngine) runKernel(pl *accessPlan) (float64, error) {
 	incoming := pl.incoming(me)
 	own, err := e.runner.Run(mpi.AccessRun{Targets: e.rows, Slot: me % e.slots, Incoming: incoming, Rep: e.rep, CheckSlot: e.validate})
 	if err != nil {
-		e.runner = nil // broken: it must not run again
+		e.close() // it must not run again
 		if f, ok := err.(*mpi.AccessFault); ok {
 			return 0, e.fault(f)
 		}

@@ -228,9 +228,11 @@ cc_access_result cc_access_run(cc_access *a, const int *targets, int steps, int 
         if (r.rc != MPI_SUCCESS || !serve(a, &st, check_slot, &nsends, &r) || !repost(a, incoming, &r))
             goto broken;
     }
-    r.rc = cc_waitall_ignore(nsends, a->sends);
-    if (r.rc != MPI_SUCCESS)
-        goto broken;
+    if (nsends > 0) {
+        r.rc = cc_waitall_ignore(nsends, a->sends);
+        if (r.rc != MPI_SUCCESS)
+            goto broken;
+    }
     return r;
 broken:
     a->broken = 1;

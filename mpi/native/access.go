@@ -31,7 +31,7 @@ func (c *Comm) NewAccess(spec mpi.AccessSpec) (mpi.AccessRunner, error) {
 	if err := c.usable(op); err != nil {
 		return nil, err
 	}
-	reqLen, replyLen := mpi.AccessHeaderBytes, spec.L
+	reqLen, replyLen := mpi.AccessHeaderBytes, spec.L // int: no overflow before the check below
 	if spec.Write {
 		reqLen, replyLen = mpi.AccessHeaderBytes+spec.L, mpi.AccessHeaderBytes
 	}
@@ -39,11 +39,18 @@ func (c *Comm) NewAccess(spec mpi.AccessSpec) (mpi.AccessRunner, error) {
 	if spec.KeepReplies {
 		steps = spec.MaxSteps
 	}
+	// Every value must fit a C int before it is converted, and k and the
+	// steps the 16 bits the sequence number gives them; sizes are checked
+	// in float64 so that no product can wrap.
+	const maxIndex = 1<<16 - 1
 	switch {
-	case spec.K < 1 || spec.L < 0 || spec.Slots < 1 || spec.MaxSteps < 1:
-		return nil, classError(op, mpi.ErrArg, fmt.Sprintf("k %d, l %d, slots %d, steps %d: need k, slots, steps >= 1 and l >= 0", spec.K, spec.L, spec.Slots, spec.MaxSteps))
-	case reqLen > mpi.MaxCount || int64(spec.Slots)*int64(spec.L) > 1<<40 || int64(spec.K)*int64(replyLen)*int64(steps) > 1<<40:
-		return nil, classError(op, mpi.ErrCount, fmt.Sprintf("k %d, l %d, slots %d: buffers too large", spec.K, spec.L, spec.Slots))
+	case spec.K < 1 || spec.K > maxIndex || spec.MaxSteps < 1 || spec.MaxSteps > maxIndex || spec.Slots < 1 || spec.Slots > mpi.MaxCount || spec.L < 0:
+		return nil, classError(op, mpi.ErrArg, fmt.Sprintf("k %d, l %d, slots %d, steps %d: need k and steps in 1..%d, slots in 1..%d and l >= 0",
+			spec.K, spec.L, spec.Slots, spec.MaxSteps, maxIndex, mpi.MaxCount))
+	case spec.L > mpi.MaxCount-mpi.AccessHeaderBytes ||
+		float64(spec.Slots)*float64(spec.L) > 1<<40 || float64(spec.K)*float64(replyLen)*float64(steps) > 1<<40:
+		return nil, classError(op, mpi.ErrCount, fmt.Sprintf("k %d, l %d, slots %d, steps %d: a message over mpi.MaxCount or buffers over 1 TiB",
+			spec.K, spec.L, spec.Slots, steps))
 	}
 	a := C.cc_access_new(c.h, cbool(spec.Write), C.int(spec.K), C.int(spec.L), C.int(spec.Slots), C.int(spec.MaxSteps),
 		cbool(spec.KeepReplies), C.int(spec.ReqTag), C.int(spec.ReplyTag))
@@ -97,12 +104,18 @@ func (x *access) Run(run mpi.AccessRun) (float64, error) {
 	if run.Incoming < 0 || run.Incoming > mpi.MaxCount {
 		return 0, classError(op, mpi.ErrArg, fmt.Sprintf("incoming %d outside [0, %d]", run.Incoming, mpi.MaxCount))
 	}
+	// A row is idle (its first entry negative; the kernel reads no more of
+	// it) or all ranks of the communicator: a negative rank would reach MPI
+	// as a wildcard or MPI_PROC_NULL.
 	x.targets = x.targets[:0]
-	for _, t := range run.Targets {
-		if t >= x.c.size {
-			return 0, classError(op, mpi.ErrRank, fmt.Sprintf("target %d outside [0, %d)", t, x.c.size))
+	for i := 0; i < len(run.Targets); i += k {
+		row := run.Targets[i : i+k]
+		for _, t := range row {
+			if row[0] >= 0 && (t < 0 || t >= x.c.size) {
+				return 0, classError(op, mpi.ErrRank, fmt.Sprintf("target %d outside [0, %d) in access %d", t, x.c.size, i/k))
+			}
+			x.targets = append(x.targets, C.int(t))
 		}
-		x.targets = append(x.targets, C.int(t))
 	}
 	if err := enter(op); err != nil {
 		return 0, err
@@ -114,7 +127,11 @@ func (x *access) Run(run mpi.AccessRun) (float64, error) {
 		return 0, wrongThread(op)
 	}
 	if r.rc != 0 || r.fault != 0 {
-		x.a = nil // broken: its buffers stay allocated
+		// A broken runner keeps its buffers (MPI may still use them);
+		// otherwise nothing is in flight and they are freed.
+		C.cc_access_free(x.a)
+		x.a = nil
+		x.bufs = mpi.AccessBuffers{}
 		if r.rc != 0 {
 			return 0, newError(op, r.rc)
 		}

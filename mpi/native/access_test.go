@@ -117,3 +117,34 @@ func TestAccessKernel(t *testing.T) {
 		t.Error("a broken runner ran again")
 	}
 }
+
+// TestAccessKernelArgs: sizes that would wrap a C int and negative ranks in
+// an active row are refused before C sees them.
+func TestAccessKernelArgs(t *testing.T) {
+	needMPI(t)
+	c := world()
+	for _, spec := range []mpi.AccessSpec{
+		{K: 1 << 16, L: 8, Slots: 1, MaxSteps: 1},
+		{K: 1, L: 8, Slots: 1, MaxSteps: 1 << 16},
+		{K: 1, L: -1, Slots: 1, MaxSteps: 1},
+	} {
+		if _, err := c.NewAccess(spec); !errors.Is(err, &mpi.Error{Class: mpi.ErrArg}) {
+			t.Errorf("%+v: %v", spec, err)
+		}
+	}
+	if _, err := c.NewAccess(mpi.AccessSpec{K: 1, L: 1<<32 + 64, Slots: 1, MaxSteps: 1}); !errors.Is(err, &mpi.Error{Class: mpi.ErrCount}) {
+		t.Errorf("l = 4 GiB + 64: %v", err)
+	}
+	x, err := c.NewAccess(mpi.AccessSpec{K: 2, L: 8, Slots: c.Size(), MaxSteps: 2, ReqTag: 74, ReplyTag: 75})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if _, err := x.Run(mpi.AccessRun{Targets: []int{c.Rank(), -1}}); !errors.Is(err, &mpi.Error{Class: mpi.ErrRank}) {
+		t.Errorf("rank -1 in an active row: %v", err)
+	}
+	// An idle row, then nothing to serve: returns at once with time 0.
+	if sec, err := x.Run(mpi.AccessRun{Targets: []int{-1, -1}}); err != nil || sec != 0 {
+		t.Errorf("idle: %g, %v", sec, err)
+	}
+}

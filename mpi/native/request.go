@@ -68,8 +68,9 @@ type request struct {
 // Pinner keeps (or takes back from the runtime's per-P cache) its internal
 // state, so pinning is then only the pin itself.
 type holder struct {
-	pin runtime.Pinner
-	buf []byte
+	pin   runtime.Pinner
+	buf   []byte
+	inUse bool // guarded by holders
 }
 
 // holders is every holder ever made (which keeps the in-use ones reachable
@@ -94,6 +95,7 @@ func hold(buf []byte) *holder {
 		h = new(holder)
 		holders.all = append(holders.all, h)
 	}
+	h.inUse = true
 	holders.Unlock()
 	if len(buf) > 0 {
 		// cgo's rules require pinning since C keeps the address past the
@@ -104,15 +106,22 @@ func hold(buf []byte) *holder {
 	return h
 }
 
-// release unpins h's buffer and returns h to the free list.
+// release unpins h's buffer and returns h to the free list. Releasing a
+// holder twice (one request completed twice, which MPI forbids) would hand
+// one Pinner to two live requests and unpin a buffer MPI still uses, so it
+// panics instead.
 func (h *holder) release() {
+	holders.Lock()
+	defer holders.Unlock()
+	if !h.inUse {
+		panic("native: a request was completed twice (from two goroutines at once?)")
+	}
+	h.inUse = false
 	if h.buf != nil {
 		h.pin.Unpin()
 		h.buf = nil
 	}
-	holders.Lock()
 	holders.free = append(holders.free, h)
-	holders.Unlock()
 }
 
 // outstanding is the number of posted, not yet completed requests.
