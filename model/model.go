@@ -223,8 +223,11 @@ var fitters = map[string]Fitter{
 	"postal":     func(r []results.Record, o Options) (Model, error) { return FitPostal(r, o) },
 	"hyperbolic": func(r []results.Record, o Options) (Model, error) { return FitHyperbolic(r, o) },
 	"trilinear":  func(r []results.Record, o Options) (Model, error) { return FitTrilinear(r, o) },
-	"twolevel":   func(r []results.Record, o Options) (Model, error) { return FitTwoLevel(r, o) },
-	"bsp":        func(r []results.Record, o Options) (Model, error) { return FitBSP(r, o) },
+	"trilinear-piecewise": func(r []results.Record, o Options) (Model, error) {
+		return FitPiecewiseTrilinear(r, o)
+	},
+	"twolevel": func(r []results.Record, o Options) (Model, error) { return FitTwoLevel(r, o) },
+	"bsp":      func(r []results.Record, o Options) (Model, error) { return FitBSP(r, o) },
 }
 
 // Kinds lists the model kinds Fit accepts, sorted.

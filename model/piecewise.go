@@ -135,17 +135,21 @@ const segmentPenalty = 2
 // split. Calibrated on 23 sizes (1 B .. 4 MiB) with 2% relative noise over
 // 300 seeds: plain BIC split a straight line 29% of the time, the doubled
 // penalty 0.7%, while still finding a 50% start-up jump at 4 KiB in 99%
-// of the seeds. The floor, n (1e-7 m)^2 with m the median weighted value,
-// stops the criterion from rewarding splits that only chase rounding noise
-// once a segmentation is exact.
+// of the seeds. chooseSegments does the search and the choice.
 func segmentation(xs, ys, ws []float64, maxK, minPts int) ([]int, []SegmentationCandidate) {
 	n := len(xs)
 	inf := math.Inf(1)
+	// A segment may only start where the size changes, so equal sizes
+	// (a ping-pong and a round trip at the same m) stay together.
+	canStart := func(i int) bool { return i == 0 || xs[i] != xs[i-1] }
 	cost := make([][]float64, n)
 	for i := 0; i < n; i++ {
 		cost[i] = make([]float64, n+1)
 		for j := range cost[i] {
 			cost[i][j] = inf
+		}
+		if !canStart(i) {
+			continue
 		}
 		var s segStats
 		distinct := 0
@@ -154,14 +158,33 @@ func segmentation(xs, ys, ws []float64, maxK, minPts int) ([]int, []Segmentation
 				distinct++
 			}
 			s.add(xs[j], ys[j], ws[j]*ws[j])
-			if distinct >= minPts {
+			if distinct >= minPts && (j+1 == n || canStart(j+1)) {
 				cost[i][j+1] = s.sse()
 			}
 		}
 	}
-	// A segment may only start where the size changes, so equal sizes
-	// (a ping-pong and a round trip at the same m) stay together.
-	canStart := func(i int) bool { return i == 0 || xs[i] != xs[i-1] }
+	var wy []float64
+	for i := range ys {
+		wy = append(wy, math.Abs(ws[i]*ys[i]))
+	}
+	return chooseSegments(n, n, 2, maxK, median(wy), func(i, j int) float64 { return cost[i][j] })
+}
+
+// chooseSegments splits units 0..n-1 into contiguous segments [i, j) of
+// weighted residual sum of squares cost(i, j) (+Inf where a segment may not
+// be [i, j)): for each K = 1..maxK the split of least total cost, by exact
+// dynamic programming, then the K minimising
+//
+//	C(K) = nObs ln(max(SSE_K, floor)/nObs) + segmentPenalty ((coefs+1) K - 1) ln nObs
+//
+// (coefs coefficients per segment plus K-1 breakpoints): BIC with the
+// penalty doubled, see segmentation. The floor, nObs (1e-7 m)^2 with m the
+// median weighted value, stops the criterion from rewarding splits that
+// only chase rounding noise once a segmentation is exact. It returns the
+// start unit of every chosen segment (nil if no K is feasible) and every
+// K's candidate.
+func chooseSegments(n, nObs, coefs, maxK int, m float64, cost func(i, j int) float64) ([]int, []SegmentationCandidate) {
+	inf := math.Inf(1)
 	best := make([][]float64, maxK+1)
 	from := make([][]int, maxK+1)
 	for k := range best {
@@ -174,32 +197,24 @@ func segmentation(xs, ys, ws []float64, maxK, minPts int) ([]int, []Segmentation
 	best[0][0] = 0
 	for k := 1; k <= maxK; k++ {
 		for j := 1; j <= n; j++ {
-			if j < n && !canStart(j) {
-				continue
-			}
 			for i := 0; i < j; i++ {
-				if best[k-1][i] == inf || !canStart(i) || cost[i][j] == inf {
+				if best[k-1][i] == inf {
 					continue
 				}
-				if c := best[k-1][i] + cost[i][j]; c < best[k][j] {
+				if c := best[k-1][i] + cost(i, j); c < best[k][j] {
 					best[k][j], from[k][j] = c, i
 				}
 			}
 		}
 	}
-	var wy []float64
-	for i := range ys {
-		wy = append(wy, math.Abs(ws[i]*ys[i]))
-	}
-	m := median(wy)
-	floor := float64(n) * (1e-7 * m) * (1e-7 * m)
+	floor := float64(nObs) * (1e-7 * m) * (1e-7 * m)
 	var cands []SegmentationCandidate
 	bestK, bestBIC := 0, inf
 	for k := 1; k <= maxK; k++ {
 		if best[k][n] == inf {
 			continue
 		}
-		bic := float64(n)*math.Log(math.Max(best[k][n], floor)/float64(n)) + segmentPenalty*float64(3*k-1)*math.Log(float64(n))
+		bic := float64(nObs)*math.Log(math.Max(best[k][n], floor)/float64(nObs)) + segmentPenalty*float64((coefs+1)*k-1)*math.Log(float64(nObs))
 		cands = append(cands, SegmentationCandidate{K: k, SSE: best[k][n], BIC: bic})
 		if bic < bestBIC {
 			bestK, bestBIC = k, bic
@@ -244,8 +259,7 @@ func FitPiecewise(recs []results.Record, opt Options) (*Piecewise, error) {
 		return nil, fmt.Errorf("%w: piecewise: no segmentation with at least %d sizes per segment", ErrIllConditioned, minPts)
 	}
 	pw := &Piecewise{Candidates: cands}
-	var sse, sumW, sumWy float64
-	var conds []float64
+	var qs []Quality
 	for k, s := range starts {
 		e := len(pts)
 		if k+1 < len(starts) {
@@ -259,46 +273,56 @@ func FitPiecewise(recs []results.Record, opt Options) (*Piecewise, error) {
 		if k > 0 {
 			pw.Breakpoints = append(pw.Breakpoints, xs[s])
 		}
-		pw.Fit.Trimmed += h.Fit.Trimmed
-		pw.Fit.TrimmedPoints = append(pw.Fit.TrimmedPoints, h.Fit.TrimmedPoints...)
-		pw.Fit.N += h.Fit.N
-		conds = append(conds, h.Fit.Cond)
-		sse += h.Fit.RSE * h.Fit.RSE * float64(h.Fit.DoF)
+		qs = append(qs, h.Fit)
 	}
-	// Overall quality over the kept points of all segments: SSE is the sum
-	// of the segments' SSEs, and the parameters are 2K coefficients plus
-	// K-1 breakpoints.
-	nPar := 3*len(starts) - 1
-	pw.Fit.DoF = pw.Fit.N - nPar
+	pw.Fit = combineSegments(qs, ys, ws, 2, opt, note)
+	return pw, nil
+}
+
+// combineSegments is the quality of a segmented fit over the kept points
+// of all segments: the SSE is the sum of the segments' SSEs, the
+// parameters are coefs per segment plus the breakpoints, the condition
+// number the worst segment's; note (the weighting's) and the segments'
+// own notes are kept.
+func combineSegments(qs []Quality, ys, ws []float64, coefs int, opt Options, note string) Quality {
+	var q Quality
+	var sse float64
+	for _, s := range qs {
+		q.Trimmed += s.Trimmed
+		q.TrimmedPoints = append(q.TrimmedPoints, s.TrimmedPoints...)
+		q.N += s.N
+		q.Cond = max(q.Cond, s.Cond)
+		sse += s.RSE * s.RSE * float64(s.DoF)
+	}
+	q.DoF = q.N - ((coefs+1)*len(qs) - 1)
+	var sumW, sumWy, sst float64
 	for i := range ys {
 		sumW += ws[i] * ws[i]
 		sumWy += ws[i] * ws[i] * ys[i]
 	}
 	ybar := sumWy / sumW
-	var sst float64
 	for i := range ys {
 		sst += ws[i] * ws[i] * (ys[i] - ybar) * (ys[i] - ybar)
 	}
-	if pw.Fit.DoF > 0 {
-		pw.Fit.RSE = math.Sqrt(sse / float64(pw.Fit.DoF))
+	if q.DoF > 0 {
+		q.RSE = math.Sqrt(sse / float64(q.DoF))
 		if sst > 0 {
-			pw.Fit.AdjR2 = 1 - (sse/sst)*float64(pw.Fit.N-1)/float64(pw.Fit.DoF)
+			q.AdjR2 = 1 - (sse/sst)*float64(q.N-1)/float64(q.DoF)
 		}
 	}
-	for _, c := range conds {
-		pw.Fit.Cond = max(pw.Fit.Cond, c)
+	q.Weighting = effectiveWeighting(opt, note)
+	if len(qs) > 0 {
+		q.RSEUnit = qs[0].RSEUnit
 	}
-	pw.Fit.Weighting = effectiveWeighting(opt, note)
-	pw.Fit.RSEUnit = pw.Segments[0].Fit.RSEUnit
 	if note != "" {
-		pw.Fit.Notes = append(pw.Fit.Notes, note)
+		q.Notes = append(q.Notes, note)
 	}
-	for i, s := range pw.Segments {
-		for _, n := range s.Fit.Notes {
+	for i, s := range qs {
+		for _, n := range s.Notes {
 			if n != note {
-				pw.Fit.Notes = append(pw.Fit.Notes, fmt.Sprintf("segment %d: %s", i+1, n))
+				q.Notes = append(q.Notes, fmt.Sprintf("segment %d: %s", i+1, n))
 			}
 		}
 	}
-	return pw, nil
+	return q
 }

@@ -130,22 +130,36 @@ func selectByParam(recs []results.Record, bench, key, plural, want, choice strin
 // whose condition number exceeds MaxCondition, is refused with an error that
 // names the missing levels.
 func FitTrilinear(recs []results.Record, opt Options) (*Trilinear, error) {
-	sel, err := selectRecords(recs, "trilinear", "kkaccess")
+	pts, op, err := trilinearCells(recs, "trilinear", opt)
 	if err != nil {
 		return nil, err
+	}
+	return fitTrilinearCells(pts, op, opt)
+}
+
+// trilinearCells selects the k-k-access records of one op and network and
+// merges them into (k, l, r) cells, within opt's packet-size range.
+func trilinearCells(recs []results.Record, kind string, opt Options) ([]point, string, error) {
+	sel, err := selectRecords(recs, kind, "kkaccess")
+	if err != nil {
+		return nil, "", err
 	}
 	sel, op, err := selectOp(sel, opt)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if sel, _, err = selectByParam(sel, "kkaccess", "network", "networks", opt.Network, "Options.Network, --network NAME"); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	pts, err := aggregate(sel, "k", "l", "r")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	pts = filterBytes(pts, 1, opt)
+	return filterBytes(pts, 1, opt), op, nil
+}
+
+// fitTrilinearCells fits the eight coefficients to (k, l, r) cells.
+func fitTrilinearCells(pts []point, op string, opt Options) (*Trilinear, error) {
 	lk, ll, lr := levels(pts, 0), levels(pts, 1), levels(pts, 2)
 	var missing []string
 	for i, lv := range [][]float64{lk, ll, lr} {

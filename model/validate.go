@@ -77,15 +77,16 @@ type HeldOutPoint struct {
 
 // fitBenches are the patterns each model kind is fitted from.
 var fitBenches = map[string][]string{
-	"hockney":    {"pingpong", "roundtrip"},
-	"piecewise":  {"pingpong", "roundtrip"},
-	"loggp":      {"prtt"},
-	"logp":       {"prtt"},
-	"postal":     {"prtt"},
-	"hyperbolic": {"pingpong", "roundtrip", "alltoall", "pairwise", "rowcontention"},
-	"trilinear":  {"kkaccess"},
-	"twolevel":   {"aggregate"},
-	"bsp":        {"alltoall", "pairwise", "rowcontention", "kkaccess", "aggregate", "pingpong"},
+	"hockney":             {"pingpong", "roundtrip"},
+	"piecewise":           {"pingpong", "roundtrip"},
+	"loggp":               {"prtt"},
+	"logp":                {"prtt"},
+	"postal":              {"prtt"},
+	"hyperbolic":          {"pingpong", "roundtrip", "alltoall", "pairwise", "rowcontention"},
+	"trilinear":           {"kkaccess"},
+	"trilinear-piecewise": {"kkaccess"},
+	"twolevel":            {"aggregate"},
+	"bsp":                 {"alltoall", "pairwise", "rowcontention", "kkaccess", "aggregate", "pingpong"},
 }
 
 // cvPoint is a parameter point for cross-validation: all records of one
@@ -397,6 +398,8 @@ func newModel(kind string) (Model, error) {
 		return &Hyperbolic{}, nil
 	case "trilinear":
 		return &Trilinear{}, nil
+	case "trilinear-piecewise":
+		return &PiecewiseTrilinear{}, nil
 	case "twolevel":
 		return &TwoLevel{}, nil
 	case "bsp":

@@ -434,7 +434,9 @@ func writeQuality(w io.Writer, q model.Quality) {
 func writeFitTable(w io.Writer, kind, path string, m model.Model, val *model.Validation, valNote string,
 	splits []*model.Split, recs []results.Record, hopSec float64) error {
 	fmt.Fprintf(w, "%s fit of %s\n", kind, filepath.Base(path))
-	if _, tri := m.(*model.Trilinear); !tri { // Table 1 layout below instead
+	switch m.(type) {
+	case *model.Trilinear, *model.PiecewiseTrilinear: // Table 1 layout below instead
+	default:
 		if err := renderTable(w, []string{"parameter", "value", "SE", "95% CI", "unit"}, paramRows(m.Params())); err != nil {
 			return err
 		}
@@ -476,6 +478,27 @@ func writeFitTable(w io.Writer, kind, path string, m model.Model, val *model.Val
 			if err := renderTable(w, []string{"D bytes", "k0", "l0 bytes", "T us", "k (whole)", "l bytes", "T us (whole)"}, rows); err != nil {
 				return err
 			}
+		}
+	case *model.PiecewiseTrilinear:
+		var labels []string
+		var fits []*model.Trilinear
+		for _, s := range t.Segments {
+			labels = append(labels, "l "+fmtBytesF(s.FromBytes)+".."+fmtBytesF(s.ToBytes))
+			fits = append(fits, s.Model)
+		}
+		fmt.Fprintf(w, "kkaccess %s: one trilinear fit per packet-size regime (breakpoints chosen by penalised BIC); coefficients in the layout of paper 000, Table 1 (us; c7, c5, c4, c2 per byte):\n", t.Op)
+		h, rows := model.TrilinearTable(labels, fits)
+		if err := renderTable(w, h, rows); err != nil {
+			return err
+		}
+		var srows [][]string
+		for i, s := range t.Segments {
+			q := s.Model.Fit
+			srows = append(srows, []string{strconv.Itoa(i + 1), fmtBytesF(s.FromBytes), fmtBytesF(s.ToBytes),
+				"k = " + joinF(s.Model.KLevels) + "; r = " + joinF(s.Model.RLevels), strconv.Itoa(q.N), pct(q.RSE), fmt.Sprintf("%.3g", q.Cond)})
+		}
+		if err := renderTable(w, []string{"segment", "l from", "l to", "levels", "cells", "RSE", "cond"}, srows); err != nil {
+			return err
 		}
 	case *model.Hyperbolic:
 		if len(t.Curves) > 0 {

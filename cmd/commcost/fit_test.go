@@ -68,12 +68,15 @@ func synthetic(kind string) []results.Record {
 				recs = append(recs, synthRec("alltoall", results.Params{"bytes": x}, n, noise(model.AllToAll(w, c, n).Time(x))))
 			}
 		}
-	case "trilinear":
+	case "trilinear", "trilinear-piecewise":
 		c := [8]float64{0.519, 102.2, 4.989, 2.341, 382.4, 15.23, -51.73, 1242} // paper 000 Table 1, BF(3)
 		for _, k := range []float64{1, 2, 4, 8} {
 			for _, l := range pow2(6, 14) {
 				for _, r := range []float64{0.25, 0.5, 0.75, 1} {
 					y := (c[0]*k*l*r + c[1]*k*r + c[2]*k*l + c[3]*l*r + c[4]*k + c[5]*l + c[6]*r + c[7]) * 1e-6
+					if kind == "trilinear-piecewise" && l >= 1024 {
+						y += (2*c[4]*k + 0.5*c[5]*l + 2000) * 1e-6 // a protocol switch at 1 KiB
+					}
 					recs = append(recs, synthRec("kkaccess", results.Params{"k": k, "l": l, "r": r, "op": "read"}, 8, noise(y)))
 				}
 			}
@@ -128,6 +131,7 @@ func TestFitGolden(t *testing.T) {
 		{"loggp", nil},
 		{"hyperbolic", nil},
 		{"trilinear", []string{"--split", "10000"}},
+		{"trilinear-piecewise", nil},
 		{"twolevel", nil},
 		{"bsp", nil},
 	} {

@@ -137,15 +137,15 @@ func TestMPIRunInfoAndSuite(t *testing.T) {
 	for _, r := range recs {
 		count[r.Bench]++
 	}
-	// 2 sizes each of ping-pong and bandwidth; k-k-access 4 k x 5 l x 2 r.
-	if count["pingpong"] != 2 || count["bandwidth"] != 2 || count["kkaccess"] != 40 {
+	// 2 sizes each of ping-pong and bandwidth; k-k-access 4 k x 9 l x 2 r.
+	if count["pingpong"] != 2 || count["bandwidth"] != 2 || count["kkaccess"] != 72 {
 		t.Fatalf("records per bench %v", count)
 	}
 	report, err := os.ReadFile(filepath.Join(filepath.Dir(runs[0]), results.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"pingpong", "bandwidth", "kkaccess", "trilinear fit", "held-out"} {
+	for _, want := range []string{"pingpong", "bandwidth", "kkaccess", "trilinear fit", "trilinear-piecewise fit", "held-out"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

@@ -21,9 +21,10 @@ func init() {
 // runSuite is the main job (make run): ping-pong and bandwidth sweeps over
 // two ranks (the first two when there are more) and a k-k-access sweep over
 // all ranks, written to a new run directory base/<host>-<date>/ as
-// records.jsonl; then the Hockney, piecewise Hockney and trilinear models are
-// fitted and validated on held-out points, and report.md (tables, fits) and
-// plots/*.png are rendered from the records.
+// records.jsonl; then the Hockney, piecewise Hockney, trilinear and
+// piecewise trilinear models are fitted and validated on held-out points,
+// and report.md (tables, fits) and plots/*.png are rendered from the
+// records.
 func runSuite(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("suite", stderr)
 	var f pt2ptFlags
@@ -112,10 +113,13 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 }
 
 // The suite's k-k-access grid: every k and l level the trilinear model
-// needs, and every realisable portion r = j/p of up to four levels.
+// needs, and every realisable portion r = j/p of up to four levels. Every
+// power of two in l, so each protocol regime of the piecewise trilinear
+// model (eager up to 2 KiB, rendezvous from 4 KiB on shared memory) holds
+// the three sizes a segment needs.
 var (
 	suiteKKK = []int{1, 2, 4, 8}
-	suiteKKL = []int{64, 256, 1024, 4096, 16384}
+	suiteKKL = []int{64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
 )
 
 // suiteKKSeed fixes the k-k-access permutations so runs are comparable.
@@ -155,6 +159,7 @@ var suiteFits = []struct{ kind, bench string }{
 	{"hockney", "pingpong"},
 	{"piecewise", "pingpong"},
 	{"trilinear", "kkaccess"},
+	{"trilinear-piecewise", "kkaccess"},
 }
 
 // writeFits fits the suite's models and renders each fit (coefficients with
