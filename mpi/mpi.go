@@ -316,6 +316,21 @@ type Kernels interface {
 	Bandwidth(buf []byte, peer, tag, window, iters int, sender bool) (float64, error)
 }
 
+// PRTTKernel is implemented by backends that run netgauge's PRTT(n, d, s)
+// exchanges (patterns.PRTT, the LogGP measurement) in the MPI library's
+// language, so the overheads o_s and o_r it measures are MPI's and not the
+// binding's per-call cost.
+type PRTTKernel interface {
+	// PRTT runs iters exchanges with peer: the client sends n messages of
+	// len(buf) bytes, waiting delay seconds (busy, on Wtime) between
+	// consecutive sends, and receives one answer of len(buf) bytes; the
+	// server receives n, waiting delay before each after the first when
+	// serverDelay, and answers. It returns the elapsed seconds on this
+	// rank around the loop and, on the server, the sum over exchanges of
+	// the time from the first message's arrival to the last's.
+	PRTT(buf []byte, peer, tag, n int, delay float64, iters int, client, serverDelay bool) (elapsed, arrivals float64, err error)
+}
+
 // AccessKernel is implemented by backends that run one repetition of paper
 // 000's global-variable access engine (package patterns, access.go) inside
 // the MPI library's language, one foreign call per repetition, so the time

@@ -32,9 +32,10 @@ import (
 //
 // A repetition is Iters exchanges back to back (by default the OSU counts
 // divided by n, capped by CapIters from the warm-up's pace); a sample is the
-// elapsed time divided by the exchanges. The exchanges run in Go, so each MPI call also pays one
-// cgo crossing (about 50 ns, ENVIRONMENT.md), which lands in the
-// overheads o_s and o_r and in g, the same for every n.
+// elapsed time divided by the exchanges. On a backend with mpi.PRTTKernel
+// (native) the exchanges run in C, one cgo call per repetition; otherwise
+// in Go, where each MPI call also pays the binding's cost, which would land
+// in the overheads o_s and o_r and in g.
 type PRTT struct {
 	Bytes    int
 	N        int     // messages from client to server, >= 1
@@ -112,7 +113,15 @@ func (pr PRTT) Run(c mpi.Comm) (Result, error) {
 	}
 	// exchanges runs k exchanges and returns this side's elapsed time and,
 	// on the server, the sum of its first-to-last arrival times.
+	kern, _ := c.(mpi.PRTTKernel)
 	exchanges := func(k int) (elapsed, total float64, err error) {
+		if kern != nil && (client || server) {
+			peer := q
+			if server {
+				peer = 0
+			}
+			return kern.PRTT(buf, peer, prttTag, n, d, k, client, pr.Server)
+		}
 		t0 := c.Wtime()
 		for e := 0; e < k; e++ {
 			switch {

@@ -3,6 +3,7 @@ package native
 import (
 	"bytes"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/commcost/commcost/mpi"
@@ -146,5 +147,50 @@ func TestAccessKernelArgs(t *testing.T) {
 	// An idle row, then nothing to serve: returns at once with time 0.
 	if sec, err := x.Run(mpi.AccessRun{Targets: []int{-1, -1}}); err != nil || sec != 0 {
 		t.Errorf("idle: %g, %v", sec, err)
+	}
+}
+
+// TestPRTTKernel: netgauge's exchanges in C between partners take at least
+// the delays they spin, the server's arrival span includes its own delays
+// in the o_r run, the server receives the client's bytes, and bad n or
+// delay are refused.
+func TestPRTTKernel(t *testing.T) {
+	needMPI(t)
+	c := world()
+	other := (c.Rank() + 1) % c.Size()
+	if c.Size() > 1 {
+		for _, bad := range []struct {
+			n     int
+			delay float64
+		}{{0, 0}, {1, -1}, {2, math.NaN()}, {2, math.Inf(1)}} {
+			if _, _, err := c.PRTT(nil, other, 80, bad.n, bad.delay, 1, true, false); !errors.Is(err, &mpi.Error{Class: mpi.ErrArg}) {
+				t.Errorf("n %d delay %g: %v", bad.n, bad.delay, err)
+			}
+		}
+	}
+	peer, ok := partner(c)
+	if !ok {
+		return
+	}
+	client := c.Rank()%2 == 0
+	const n, iters, delay = 3, 4, 200e-6
+	for _, serverDelay := range []bool{false, true} {
+		buf := bytes.Repeat([]byte{0x11}, 100)
+		if !client {
+			buf = bytes.Repeat([]byte{0x22}, 100)
+		}
+		sec, arrivals, err := c.PRTT(buf, peer, 81, n, delay, iters, client, serverDelay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spun := float64(iters*(n-1)) * delay
+		switch {
+		case client && sec < spun:
+			t.Errorf("client, server delay %v: %g s for %g s of delays", serverDelay, sec, spun)
+		case !client && serverDelay && arrivals < spun:
+			t.Errorf("server o_r run: arrivals span %g s, less than its own %g s of delays", arrivals, spun)
+		case !client && (arrivals <= 0 || arrivals > sec || buf[0] != 0x11):
+			t.Errorf("server: arrivals %g s of %g s, last byte %#x", arrivals, sec, buf[0])
+		}
 	}
 }

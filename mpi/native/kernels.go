@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/commcost/commcost/mpi"
 )
@@ -58,6 +59,31 @@ func (c *Comm) Bandwidth(buf []byte, peer, tag, window, iters int, sender bool) 
 		return float64(r.seconds), newError(op, r.rc)
 	}
 	return float64(r.seconds), nil
+}
+
+// PRTT runs iters of netgauge's PRTT(n, d, s) exchanges with peer in C (one
+// cgo call): the client sends n messages of len(buf) bytes, spinning delay
+// seconds on MPI_Wtime between consecutive sends, and receives one answer;
+// the server receives n, spinning delay before each after the first when
+// serverDelay, and answers. It returns the seconds around the loop on this
+// rank and, on the server, the sum of the first-to-last arrival times.
+func (c *Comm) PRTT(buf []byte, peer, tag, n int, delay float64, iters int, client, serverDelay bool) (float64, float64, error) {
+	const op = "PRTT"
+	if err := c.kernelArgs(op, buf, peer, iters); err != nil {
+		return 0, 0, err
+	}
+	if n < 1 || n > mpi.MaxCount || !(delay >= 0) || math.IsInf(delay, 0) {
+		return 0, 0, classError(op, mpi.ErrArg, fmt.Sprintf("n %d, delay %g: need n in [1, %d] and a finite delay >= 0", n, delay, mpi.MaxCount))
+	}
+	if err := enter(op); err != nil {
+		return 0, 0, err
+	}
+	r := C.cc_prtt(c.h, ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag), C.int(n), C.double(delay), C.int(iters), cbool(client), cbool(serverDelay))
+	leave()
+	if r.rc != 0 {
+		return float64(r.seconds), float64(r.arrivals), newError(op, r.rc)
+	}
+	return float64(r.seconds), float64(r.arrivals), nil
 }
 
 // kernelArgs validates what the C loops cannot report cleanly: the peer is

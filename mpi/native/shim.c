@@ -564,3 +564,51 @@ cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int t
     free(reqs);
     return r;
 }
+
+/* spin busy-waits sec seconds on MPI_Wtime (netgauge's delay d). */
+static void spin(double sec)
+{
+    if (sec <= 0)
+        return;
+    double until = MPI_Wtime() + sec;
+    while (MPI_Wtime() < until)
+        ;
+}
+
+/* netgauge's PRTT(n, d, s) exchanges (patterns/prtt.go): the client sends n
+ * messages, spinning delay between consecutive sends, and receives one
+ * answer; the server receives n, spinning delay before each after the
+ * first when server_delay (the o_r run), and answers. arrivals sums the
+ * server's first-to-last arrival times. */
+cc_prtt_result cc_prtt(MPI_Comm comm, void *buf, int count, int peer, int tag, int n, double delay,
+                       int iters, int client, int server_delay)
+{
+    GUARD_STRUCT(cc_prtt_result);
+    cc_prtt_result r;
+    memset(&r, 0, sizeof r);
+    double t0 = MPI_Wtime();
+    for (int e = 0; e < iters && r.rc == MPI_SUCCESS; e++) {
+        if (client) {
+            for (int i = 0; i < n && r.rc == MPI_SUCCESS; i++) {
+                if (i > 0)
+                    spin(delay);
+                r.rc = MPI_Send(buf, count, MPI_BYTE, peer, tag, comm);
+            }
+            if (r.rc == MPI_SUCCESS)
+                r.rc = MPI_Recv(buf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+            continue;
+        }
+        r.rc = MPI_Recv(buf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+        double first = MPI_Wtime();
+        for (int i = 1; i < n && r.rc == MPI_SUCCESS; i++) {
+            if (server_delay)
+                spin(delay);
+            r.rc = MPI_Recv(buf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+        }
+        r.arrivals += MPI_Wtime() - first;
+        if (r.rc == MPI_SUCCESS)
+            r.rc = MPI_Send(buf, count, MPI_BYTE, peer, tag, comm);
+    }
+    r.seconds = MPI_Wtime() - t0;
+    return r;
+}

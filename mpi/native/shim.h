@@ -144,6 +144,14 @@ cc_time_result cc_pingpong(MPI_Comm comm, void *sbuf, void *rbuf, int count, int
 cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int tag,
                             int window, int iters, int sender);
 
+typedef struct {
+    int rc;
+    double seconds;  /* this rank, around the whole loop */
+    double arrivals; /* server: sum of first-to-last arrival times */
+} cc_prtt_result;
+cc_prtt_result cc_prtt(MPI_Comm comm, void *buf, int count, int peer, int tag, int n, double delay,
+                       int iters, int client, int server_delay);
+
 /* The access engine of paper 000 (package patterns, access.go), one
  * repetition per call. All buffers are C memory owned by the cc_access, so
  * requests left in flight by an error never point into Go memory. */
