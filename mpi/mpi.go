@@ -331,6 +331,18 @@ type PRTTKernel interface {
 	PRTT(buf []byte, peer, tag, n int, delay float64, iters int, client, serverDelay bool) (elapsed, arrivals float64, err error)
 }
 
+// AllToAllKernel is implemented by backends that run the point-to-point
+// personalised all-to-all of patterns.AllToAll (paper 001's all-to-all)
+// in the MPI library's language, one foreign call per batch.
+type AllToAllKernel interface {
+	// AllToAllPt2Pt runs iters exchanges among ranks 0..n-1 (only they
+	// call it): block bytes from send[d*block:] to every other rank d,
+	// into recv[s*block:] from every other rank s, receives and sends
+	// posted in the order me-1, me-2, ... and me+1, me+2, ..., then
+	// waited for together. It returns the seconds around the loop.
+	AllToAllPt2Pt(send, recv []byte, block, n, tag, iters int) (float64, error)
+}
+
 // AccessKernel is implemented by backends that run one repetition of paper
 // 000's global-variable access engine (package patterns, access.go) inside
 // the MPI library's language, one foreign call per repetition, so the time

@@ -86,6 +86,35 @@ func (c *Comm) PRTT(buf []byte, peer, tag, n int, delay float64, iters int, clie
 	return float64(r.seconds), float64(r.arrivals), nil
 }
 
+// AllToAllPt2Pt runs iters personalised all-to-all exchanges among ranks
+// 0..n-1 in C (one cgo call): receives of block bytes from every other rank
+// into recv[src*block:], sends from send[dst*block:], posted in the order
+// me-1, me-2, ... and me+1, me+2, ..., then one MPI_Waitall. Only ranks
+// below n call it. It returns the seconds around the loop on this rank.
+func (c *Comm) AllToAllPt2Pt(send, recv []byte, block, n, tag, iters int) (float64, error) {
+	const op = "AllToAllPt2Pt"
+	if err := c.usable(op); err != nil {
+		return 0, err
+	}
+	switch {
+	case n < 1 || n > c.size || c.rank >= n:
+		return 0, classError(op, mpi.ErrRank, fmt.Sprintf("rank %d of %d among n = %d: need 1 <= n <= size and rank < n", c.rank, c.size, n))
+	case block < 0 || block > mpi.MaxCount || len(send) < n*block || len(recv) < n*block:
+		return 0, classError(op, mpi.ErrCount, fmt.Sprintf("block %d bytes for %d ranks with buffers of %d and %d bytes", block, n, len(send), len(recv)))
+	case iters < 0 || iters > mpi.MaxCount:
+		return 0, classError(op, mpi.ErrArg, fmt.Sprintf("iters %d outside [0, %d]", iters, mpi.MaxCount))
+	}
+	if err := enter(op); err != nil {
+		return 0, err
+	}
+	r := C.cc_alltoall_pt2pt(c.h, (*C.char)(ptr(send)), (*C.char)(rptr(recv)), C.int(block), C.int(n), C.int(c.rank), C.int(tag), C.int(iters))
+	leave()
+	if r.rc != 0 {
+		return float64(r.seconds), newError(op, r.rc)
+	}
+	return float64(r.seconds), nil
+}
+
 // kernelArgs validates what the C loops cannot report cleanly: the peer is
 // another rank of this communicator (a blocking ping-pong with oneself
 // deadlocks once messages stop being buffered) and iters fits a C int.

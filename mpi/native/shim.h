@@ -144,6 +144,9 @@ cc_time_result cc_pingpong(MPI_Comm comm, void *sbuf, void *rbuf, int count, int
 cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int tag,
                             int window, int iters, int sender);
 
+cc_time_result cc_alltoall_pt2pt(MPI_Comm comm, char *send, char *recv, int block, int n, int me,
+                                 int tag, int iters);
+
 typedef struct {
     int rc;
     double seconds;  /* this rank, around the whole loop */

@@ -194,3 +194,44 @@ func TestPRTTKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestAllToAllKernel: every rank's block reaches every other rank, for an
+// exchange among all ranks and among the first two; a rank outside n and
+// short buffers are refused.
+func TestAllToAllKernel(t *testing.T) {
+	needMPI(t)
+	c := world()
+	me, p := c.Rank(), c.Size()
+	const block = 24
+	fill := func(src, dst int) byte { return byte(src*16 + dst + 1) }
+	for _, n := range []int{p, min(2, p)} {
+		send, recv := make([]byte, p*block), make([]byte, p*block)
+		for d := 0; d < p; d++ {
+			for i := 0; i < block; i++ {
+				send[d*block+i] = fill(me, d)
+			}
+		}
+		if me < n {
+			sec, err := c.AllToAllPt2Pt(send, recv, block, n, 90, 3)
+			if err != nil || sec <= 0 {
+				t.Fatalf("n = %d: %g s, %v", n, sec, err)
+			}
+			for s := 0; s < n; s++ {
+				if s == me {
+					continue
+				}
+				if got := recv[s*block : (s+1)*block]; !bytes.Equal(got, bytes.Repeat([]byte{fill(s, me)}, block)) {
+					t.Errorf("n = %d: block from %d is % x", n, s, got[:4])
+				}
+			}
+		} else if _, err := c.AllToAllPt2Pt(send, recv, block, n, 90, 1); !errors.Is(err, &mpi.Error{Class: mpi.ErrRank}) {
+			t.Errorf("rank %d outside n = %d: %v", me, n, err)
+		}
+		if err := c.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.AllToAllPt2Pt(make([]byte, block), make([]byte, p*block), block, p, 91, 1); p > 1 && !errors.Is(err, &mpi.Error{Class: mpi.ErrCount}) {
+		t.Errorf("send buffer of one block for %d ranks: %v", p, err)
+	}
+}
