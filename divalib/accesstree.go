@@ -50,6 +50,14 @@ import (
 // reader still gets that value, which is correct: its read began before the
 // write's wave was acknowledged, so before the write took effect. So once a
 // write has returned, no copy of an older value exists anywhere.
+//
+// Replacement (atEvict) drops a pendant part of the component and sends a
+// Drop over its one external edge, so the neighbour forgets the edge. A
+// copy that neighbour sent on the edge before the Drop arrived is still in
+// flight, and re-creates the dropped copy on arrival; if the neighbour
+// forgot the edge, no invalidation would reach that copy. Copies are
+// therefore numbered per edge, a Drop names the last one received, and the
+// neighbour forgets the edge only when it has sent no later one (atDrop).
 
 // hopLimit bounds how far a request may chase the token: far more than any
 // legitimate chase, so hitting it means the pointers form a cycle.
@@ -66,6 +74,12 @@ type atNode struct {
 	busy     bool  // token holder: its write's invalidation wave is out
 	write    *msg  // the write being applied
 	deferred []*msg
+	// Copies sent to / received from each neighbour (kData with fStore),
+	// numbered per edge; a Drop names the last one its sender received,
+	// so that the receiver can tell whether copies are still in flight
+	// on the edge (see atDrop).
+	sentCopies map[int32]int64
+	gotCopies  map[int32]int64
 }
 
 // atNode returns (creating on first use) the state of node n of x on this
@@ -142,7 +156,7 @@ func (s *Store) atHandle(x *variable, m *msg) {
 	case kAck:
 		s.atAck(x, n)
 	case kDrop:
-		n.nbrs = remove(n.nbrs, m.src)
+		s.atDrop(n, m)
 	default:
 		s.fail(fmt.Errorf("divalib: access tree: unexpected message kind %d", m.kind))
 	}
@@ -197,18 +211,30 @@ func (s *Store) atSendData(x *variable, n *atNode, origin int32, data []byte, ve
 		return
 	}
 	nx := s.tree.next(n.id, target)
+	var seq int64
 	if flags&fStore != 0 {
 		n.nbrs = addUnique(n.nbrs, nx)
+		if n.sentCopies == nil {
+			n.sentCopies = map[int32]int64{}
+		}
+		n.sentCopies[nx]++
+		seq = n.sentCopies[nx]
 	}
 	if flags&fToken != 0 {
 		n.toward = nx
 	}
-	s.atSend(x, &msg{kind: kData, flags: flags, dst: nx, src: n.id, origin: origin, data: data, a: ver})
+	s.atSend(x, &msg{kind: kData, flags: flags, dst: nx, src: n.id, origin: origin, data: data, a: ver, b: seq})
 }
 
 // atData handles a copy travelling to the leaf of m.origin.
 func (s *Store) atData(x *variable, n *atNode, m *msg) {
 	flags := m.flags
+	if flags&fStore != 0 {
+		if n.gotCopies == nil {
+			n.gotCopies = map[int32]int64{}
+		}
+		n.gotCopies[m.src] = m.b
+	}
 	switch {
 	case flags&fToken != 0:
 		// The answer to a write: the path keeps copies and the token moves
@@ -233,7 +259,7 @@ func (s *Store) atData(x *variable, n *atNode, m *msg) {
 			// (the component must stay connected); the sender forgets
 			// the edge.
 			flags &^= fStore
-			s.atSend(x, &msg{kind: kDrop, dst: m.src, src: n.id})
+			s.atSend(x, &msg{kind: kDrop, dst: m.src, src: n.id, b: m.b})
 		}
 	}
 	if n.id == s.tree.leaf[m.origin] {
@@ -361,8 +387,23 @@ func (s *Store) atEvict(x *variable) bool {
 	}
 	x.copies = 0
 	s.release(x)
-	s.atSend(x, &msg{kind: kDrop, dst: extNbr, src: ext})
+	s.atSend(x, &msg{kind: kDrop, dst: extNbr, src: ext, b: x.nodes[ext].gotCopies[extNbr]})
 	return true
+}
+
+// atDrop handles neighbour m.src's Drop (its copy was evicted or not
+// kept). m.b is the number of copies it had received from n on the edge;
+// if n has sent more, they were in flight when the neighbour dropped its
+// copy, and the first of them will make it a copy holder again, attached to
+// n. Forgetting the edge now would leave that copy outside every later
+// invalidation wave: a stale copy. So n keeps the edge. If the neighbour
+// does not keep that copy either, it sends another Drop (no room), or the
+// copy is older than a wave that is still to reach n and clears the edge.
+func (s *Store) atDrop(n *atNode, m *msg) {
+	if m.b != n.sentCopies[m.src] {
+		return
+	}
+	n.nbrs = remove(n.nbrs, m.src)
 }
 
 func addUnique(s []int32, v int32) []int32 {
