@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"os"
+	"runtime"
 	"testing"
 
 	"github.com/commcost/commcost/mpi"
@@ -233,5 +235,17 @@ func TestAllToAllKernel(t *testing.T) {
 	}
 	if _, err := c.AllToAllPt2Pt(make([]byte, block), make([]byte, p*block), block, p, 91, 1); p > 1 && !errors.Is(err, &mpi.Error{Class: mpi.ErrCount}) {
 		t.Errorf("send buffer of one block for %d ranks: %v", p, err)
+	}
+}
+
+// TestSpareP: after Start a rank bound to one core still has a second P
+// (keepSpareP), unless the environment chose GOMAXPROCS.
+func TestSpareP(t *testing.T) {
+	needMPI(t)
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS set in the environment")
+	}
+	if got := runtime.GOMAXPROCS(0); got < minProcs {
+		t.Errorf("GOMAXPROCS = %d after Start, want at least %d", got, minProcs)
 	}
 }
