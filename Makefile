@@ -36,6 +36,7 @@ test: setup
 
 bench: build
 	scripts/bench_vs_c.sh
+	scripts/bench_kk_vs_c.sh
 
 lint:
 	gofmt -l . | (! grep .)
