@@ -111,7 +111,7 @@ func FitBSP(recs []results.Record, opt Options) (*BSP, error) {
 		if err != nil {
 			return nil, err
 		}
-		if (opt.MinBytes > 0 && h < opt.MinBytes) || (opt.MaxBytes > 0 && h > opt.MaxBytes) {
+		if !opt.inRange(h) {
 			continue
 		}
 		var ms []float64

@@ -170,10 +170,13 @@ type Options struct {
 	// where direct MPI records count as network "". Mixing networks in one
 	// trilinear fit would average different machines.
 	Network string
-	// MaxSegments bounds the piecewise Hockney segmentation; zero means 4.
+	// MaxSegments bounds the segmentation of piecewise Hockney and of
+	// trilinear-piecewise; zero means 4.
 	MaxSegments int
-	// MinSegmentPoints is the fewest sizes a piecewise segment may hold;
-	// zero means 3 (two coefficients plus one degree of freedom).
+	// MinSegmentPoints is the fewest sizes a segment may hold (message
+	// sizes for piecewise Hockney, packet sizes l for trilinear-piecewise);
+	// zero or less than 3 means 3 (two coefficients in the size plus one
+	// degree of freedom).
 	MinSegmentPoints int
 	// PacketBytes is the LogP packet size w (a message of s bytes is
 	// ceil(s/w) LogP messages); zero means the smallest PRTT size, at
@@ -198,6 +201,12 @@ func (o Options) maxTrimFraction() float64 {
 	return o.MaxTrimFraction
 }
 
+// inRange reports whether a size lies within [MinBytes, MaxBytes] (no
+// upper bound when MaxBytes is 0).
+func (o Options) inRange(b float64) bool {
+	return b >= o.MinBytes && (o.MaxBytes <= 0 || b <= o.MaxBytes)
+}
+
 func (o Options) maxSegments() int {
 	if o.MaxSegments <= 0 {
 		return 4
@@ -206,10 +215,7 @@ func (o Options) maxSegments() int {
 }
 
 func (o Options) minSegmentPoints() int {
-	if o.MinSegmentPoints <= 0 {
-		return 3
-	}
-	return o.MinSegmentPoints
+	return max(3, o.MinSegmentPoints)
 }
 
 // Fitter fits one kind of model from records.

@@ -163,11 +163,17 @@ func segmentation(xs, ys, ws []float64, maxK, minPts int) ([]int, []Segmentation
 			}
 		}
 	}
-	var wy []float64
+	return chooseSegments(n, n, 2, maxK, medianWeighted(ws, ys), func(i, j int) float64 { return cost[i][j] })
+}
+
+// medianWeighted is the median of |w_i y_i|, the scale of chooseSegments'
+// floor.
+func medianWeighted(ws, ys []float64) float64 {
+	wy := make([]float64, len(ys))
 	for i := range ys {
-		wy = append(wy, math.Abs(ws[i]*ys[i]))
+		wy[i] = math.Abs(ws[i] * ys[i])
 	}
-	return chooseSegments(n, n, 2, maxK, median(wy), func(i, j int) float64 { return cost[i][j] })
+	return median(wy)
 }
 
 // chooseSegments splits units 0..n-1 into contiguous segments [i, j) of
@@ -241,9 +247,6 @@ func FitPiecewise(recs []results.Record, opt Options) (*Piecewise, error) {
 		return nil, err
 	}
 	minPts := opt.minSegmentPoints()
-	if minPts < 3 {
-		minPts = 3
-	}
 	lv := levels(pts, 0)
 	if len(lv) < minPts {
 		return nil, fmt.Errorf("%w: piecewise needs at least %d distinct message sizes; the records have bytes = %s",

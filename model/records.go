@@ -225,11 +225,9 @@ func filterBytes(pts []point, idx int, opt Options) []point {
 	}
 	var out []point
 	for _, p := range pts {
-		b := p.x[idx]
-		if b < opt.MinBytes || (opt.MaxBytes > 0 && b > opt.MaxBytes) {
-			continue
+		if opt.inRange(p.x[idx]) {
+			out = append(out, p)
 		}
-		out = append(out, p)
 	}
 	return out
 }

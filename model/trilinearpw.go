@@ -88,7 +88,11 @@ func (p *PiecewiseTrilinear) Predict(in Instance) (float64, error) {
 // opt.MaxSegments regimes) and fits the trilinear model in each. A split is
 // kept only where it pays for its 8 coefficients and breakpoint under the
 // criterion of chooseSegments; records without a protocol switch get one
-// segment, the plain trilinear fit.
+// segment, the plain trilinear fit. The search compares untrimmed fits (so
+// every candidate is scored on every cell, as the criterion counts them);
+// the chosen regimes are then fitted with opt's outlier trimming. The
+// weights are decided once for all cells: when CI weighting must fall back
+// to relative weights for some cell, every regime uses relative weights.
 func FitPiecewiseTrilinear(recs []results.Record, opt Options) (*PiecewiseTrilinear, error) {
 	const kind = "trilinear-piecewise"
 	pts, op, err := trilinearCells(recs, kind, opt)
@@ -97,12 +101,21 @@ func FitPiecewiseTrilinear(recs []results.Record, opt Options) (*PiecewiseTrilin
 	}
 	sort.SliceStable(pts, func(i, j int) bool { return pts[i].x[1] < pts[j].x[1] })
 	ls := levels(pts, 1)
-	minLv := opt.minSegmentPoints()
 	if len(ls) < 2 {
 		// Let the plain fit name the missing levels.
 		_, err := fitTrilinearCells(pts, op, opt)
 		return nil, err
 	}
+	ys := make([]float64, len(pts))
+	for i, p := range pts {
+		ys[i] = p.y
+	}
+	ws, note := weights(pts, ys, opt)
+	if note != "" {
+		opt.Weighting = WeightRelative
+	}
+	search := opt
+	search.TrimSigma = -1
 	// first[i] is the index in pts of the first cell of size ls[i].
 	first := make([]int, len(ls)+1)
 	for i, j := 0, 0; i < len(pts); i++ {
@@ -112,39 +125,34 @@ func FitPiecewiseTrilinear(recs []results.Record, opt Options) (*PiecewiseTrilin
 		}
 	}
 	first[len(ls)] = len(pts)
-	inf := math.Inf(1)
-	fits := map[[2]int]*Trilinear{}
+	minLv := opt.minSegmentPoints()
+	whole := func(i, j int) bool { return i == 0 && j == len(ls) }
+	type fit struct {
+		t   *Trilinear
+		err error
+	}
+	fits := map[[2]int]fit{}
 	cost := func(i, j int) float64 {
-		if j-i < minLv && !(i == 0 && j == len(ls)) {
-			return inf
+		if j-i < minLv && !whole(i, j) {
+			return math.Inf(1)
 		}
-		t, ok := fits[[2]int{i, j}]
+		f, ok := fits[[2]int{i, j}]
 		if !ok {
-			t, _ = fitTrilinearCells(pts[first[i]:first[j]], op, opt)
-			fits[[2]int{i, j}] = t
+			f.t, f.err = fitTrilinearCells(pts[first[i]:first[j]], op, search)
+			fits[[2]int{i, j}] = f
 		}
-		if t == nil {
-			return inf
+		if f.err != nil {
+			return math.Inf(1)
 		}
-		return t.Fit.RSE * t.Fit.RSE * float64(t.Fit.DoF)
+		return f.t.Fit.RSE * f.t.Fit.RSE * float64(f.t.Fit.DoF)
 	}
-	ys := make([]float64, len(pts))
-	for i, p := range pts {
-		ys[i] = p.y
-	}
-	ws, _ := weights(pts, ys, opt)
-	var wy []float64
-	for i := range ys {
-		wy = append(wy, math.Abs(ws[i]*ys[i]))
-	}
-	starts, cands := chooseSegments(len(ls), len(pts), 8, opt.maxSegments(), median(wy), cost)
+	starts, cands := chooseSegments(len(ls), len(pts), 8, opt.maxSegments(), medianWeighted(ws, ys), cost)
 	if starts == nil {
-		// No split fits, not even one segment: the plain fit says why.
-		_, err := fitTrilinearCells(pts, op, opt)
-		if err == nil {
-			err = fmt.Errorf("%w: %s: no segmentation of l = %s with at least %d sizes per segment", ErrIllConditioned, kind, formatLevels(ls), minLv)
+		// Not even one segment fits: the whole range's error says why.
+		if err := fits[[2]int{0, len(ls)}].err; err != nil {
+			return nil, err
 		}
-		return nil, err
+		return nil, fmt.Errorf("%w: %s: no segmentation of l = %s", ErrIllConditioned, kind, formatLevels(ls))
 	}
 	pt := &PiecewiseTrilinear{Op: op, Candidates: cands}
 	var qs []Quality
@@ -153,13 +161,16 @@ func FitPiecewiseTrilinear(recs []results.Record, opt Options) (*PiecewiseTrilin
 		if s+1 < len(starts) {
 			j = starts[s+1]
 		}
-		t := fits[[2]int{i, j}]
+		t, err := fitTrilinearCells(pts[first[i]:first[j]], op, opt)
+		if err != nil {
+			return nil, fmt.Errorf("%s segment %d (l = %g..%g): %w", kind, s+1, ls[i], ls[j-1], err)
+		}
 		pt.Segments = append(pt.Segments, TrilinearSegment{FromBytes: ls[i], ToBytes: ls[j-1], Model: t})
 		if s > 0 {
 			pt.Breakpoints = append(pt.Breakpoints, ls[i])
 		}
 		qs = append(qs, t.Fit)
 	}
-	pt.Fit = combineSegments(qs, ys, ws, 8, opt, "")
+	pt.Fit = combineSegments(qs, ys, ws, 8, opt, note)
 	return pt, nil
 }

@@ -145,3 +145,32 @@ func TestPiecewiseTrilinearRefuses(t *testing.T) {
 		t.Error("no records were fitted")
 	}
 }
+
+// TestPiecewiseTrilinearJSONChecked: a model file without usable segments
+// is refused when read, not a panic in Predict.
+func TestPiecewiseTrilinearJSONChecked(t *testing.T) {
+	for _, body := range []string{
+		`{"model":"trilinear-piecewise","fit":{"segments":[]}}`,
+		`{"model":"trilinear-piecewise","fit":{"segments":[{"from_bytes":64,"model":null}]}}`,
+		`{"model":"trilinear-piecewise","fit":{"segments":[{"from_bytes":4096,"model":{"c":[]}},{"from_bytes":64,"model":{"c":[]}}]}}`,
+	} {
+		if m, _, err := Unmarshal([]byte(body)); err == nil {
+			t.Errorf("%s was accepted as %+v", body, m)
+		}
+	}
+}
+
+// TestCVSizeBSP: BSP's size range applies to the h-relation, as in its fit.
+func TestCVSizeBSP(t *testing.T) {
+	r := rec("alltoall", results.Params{"bytes": 1024.0}, 4, 1e-5)
+	h, err := HRelationBytes(InstanceOf(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := cvSize("bsp", r); !ok || got != h || h == 1024 {
+		t.Errorf("bsp size %g (%v), want the h-relation %g", got, ok, h)
+	}
+	if got, ok := cvSize("hyperbolic", r); !ok || got != 1024 {
+		t.Errorf("hyperbolic size %g (%v), want 1024", got, ok)
+	}
+}

@@ -98,13 +98,21 @@ type cvPoint struct {
 	y    float64
 }
 
-// sizeParam is the message-size parameter of a bench that Options.MinBytes
-// and MaxBytes restrict: a k-k-access's packet size l, else bytes.
-func sizeParam(bench string) string {
-	if bench == "kkaccess" {
-		return "l"
+// cvSize is the size of a record that Options.MinBytes and MaxBytes
+// restrict in the fit of kind: BSP's h-relation (HRelationBytes), a
+// k-k-access's packet size l, else the message size bytes. ok is false
+// when the record has none (then no range applies).
+func cvSize(kind string, r results.Record) (size float64, ok bool) {
+	if kind == "bsp" {
+		h, err := HRelationBytes(InstanceOf(r))
+		return h, err == nil
 	}
-	return "bytes"
+	key := "bytes"
+	if r.Bench == "kkaccess" {
+		key = "l"
+	}
+	b, err := numParam(r.Params, key, "")
+	return b, err == nil
 }
 
 // cvPoints groups the records the kind is fitted from into points, keeps
@@ -122,7 +130,7 @@ func cvPoints(kind string, full Model, recs []results.Record, opt Options) []cvP
 		if !want[r.Bench] {
 			continue
 		}
-		if b, err := numParam(r.Params, sizeParam(r.Bench), ""); err == nil && (b < opt.MinBytes || (opt.MaxBytes > 0 && b > opt.MaxBytes)) {
+		if b, ok := cvSize(kind, r); ok && !opt.inRange(b) {
 			continue
 		}
 		k := fmt.Sprintf("%s %s ranks=%d", r.Bench, paramString(r.Params), r.Ranks)
@@ -517,6 +525,21 @@ func checkUsable(m Model) error {
 		for i, r := range t.Cov {
 			if len(r) != 8 {
 				return fmt.Errorf("cov row %d has %d columns, want 8", i, len(r))
+			}
+		}
+	case *PiecewiseTrilinear:
+		if len(t.Segments) == 0 {
+			return errors.New("no segments")
+		}
+		for i, s := range t.Segments {
+			if s.Model == nil {
+				return fmt.Errorf("segment %d has no model", i+1)
+			}
+			if err := checkUsable(s.Model); err != nil {
+				return fmt.Errorf("segment %d: %w", i+1, err)
+			}
+			if i > 0 && s.FromBytes <= t.Segments[i-1].FromBytes {
+				return fmt.Errorf("segment %d starts at l = %g bytes, not after segment %d (%g)", i+1, s.FromBytes, i, t.Segments[i-1].FromBytes)
 			}
 		}
 	case *AggregateTable:

@@ -486,7 +486,8 @@ func writeFitTable(w io.Writer, kind, path string, m model.Model, val *model.Val
 			labels = append(labels, "l "+fmtBytesF(s.FromBytes)+".."+fmtBytesF(s.ToBytes))
 			fits = append(fits, s.Model)
 		}
-		fmt.Fprintf(w, "kkaccess %s: one trilinear fit per packet-size regime (breakpoints chosen by penalised BIC); coefficients in the layout of paper 000, Table 1 (us; c7, c5, c4, c2 per byte):\n", t.Op)
+		fmt.Fprintf(w, "%s: one trilinear fit per packet-size regime (breakpoints chosen by penalised BIC); coefficients in the layout of paper 000, Table 1 (us; c7, c5, c4, c2 per byte):\n",
+			strings.TrimSpace("kkaccess "+t.Op))
 		h, rows := model.TrilinearTable(labels, fits)
 		if err := renderTable(w, h, rows); err != nil {
 			return err
