@@ -156,6 +156,7 @@ type kaFlags struct {
 	k, l, a []int
 	h       []hotSpec
 	es      []bool
+	ops     []patterns.AccessOp
 }
 
 // hotSpec is one --h value: a number, or "1/p" (no hot spot, whatever p).
@@ -197,6 +198,7 @@ func parseKA(args []string, stderr io.Writer) (*kaFlags, error) {
 	h := fs.String("h", defaultKAH, "receive hot spots h in [1/p, 1]: the portion of ranks addressing one module in a step; 1/p is none")
 	a := fs.String("a", defaultKAA, "k-accesses between synchronisations a (asynchrony): a list or a power-of-two range")
 	es := fs.String("es", defaultKAES, "same hot spots in all a k-accesses (the paper's \"es\" curves): false, true or false,true (true is skipped for a = 1)")
+	op := fs.String("op", defaultKKOp, "access kinds: read (the l bytes come back), write (they are stored, an ack comes back), or read,write")
 	if err := parseFlags(fs, args, false); err != nil {
 		return nil, err
 	}
@@ -219,6 +221,9 @@ func parseKA(args []string, stderr io.Writer) (*kaFlags, error) {
 	if f.es, err = parseBoolGrid("es", *es); err != nil {
 		return nil, err
 	}
+	if f.ops, err = parseAccessOps(*op); err != nil {
+		return nil, err
+	}
 	return &f, nil
 }
 
@@ -238,25 +243,27 @@ func runKAccess(args []string, stdout, stderr io.Writer) error {
 	return runMeasured(&f.measureFlags, stdout, checkRanks(hRule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = f.seed
 		p := c.Size()
-		for _, k := range f.k {
-			for _, l := range f.l {
-				for _, h := range f.h {
-					for _, a := range f.a {
-						for _, es := range f.es {
-							if es && a == 1 && slices.Contains(f.es, false) {
-								continue // one k-access: the same with and without es
-							}
-							ka := patterns.KAccess{K: k, L: l, H: h.value(p), A: a, ES: es, Op: patterns.AccessRead,
-								Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-							res, err := ka.Run(c)
-							if err != nil {
-								return patternErr(err)
-							}
-							// h is the realised hot spot H/p; the asked one is a counter.
-							params := results.Params{"k": k, "l": l, "h": res.Counters[patterns.CounterHRealised], "a": a, "es": es}
-							res.Counters[counterHAsked] = h.value(p)
-							if err := emitResult(c, emit, res, "kaccess", params, p, meta); err != nil {
-								return err
+		for _, op := range f.ops {
+			for _, k := range f.k {
+				for _, l := range f.l {
+					for _, h := range f.h {
+						for _, a := range f.a {
+							for _, es := range f.es {
+								if es && a == 1 && slices.Contains(f.es, false) {
+									continue // one k-access: the same with and without es
+								}
+								ka := patterns.KAccess{K: k, L: l, H: h.value(p), A: a, ES: es, Op: op,
+									Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
+								res, err := ka.Run(c)
+								if err != nil {
+									return patternErr(err)
+								}
+								// h is the realised hot spot H/p; the asked one is a counter.
+								params := results.Params{"k": k, "l": l, "h": res.Counters[patterns.CounterHRealised], "a": a, "es": es, "op": op.String()}
+								res.Counters[counterHAsked] = h.value(p)
+								if err := emitResult(c, emit, res, "kaccess", params, p, meta); err != nil {
+									return err
+								}
 							}
 						}
 					}
