@@ -183,9 +183,6 @@ type accessEngine struct {
 	counts   Counts // accumulated over every repetition
 }
 
-// useAccessKernels lets tests run the Go loop on a backend with a kernel.
-var useAccessKernels = true
-
 // maxKeptReplies bounds the answer buffers a validating kernel keeps for a
 // whole repetition (a*k answers); beyond it the Go loop, which checks after
 // every access, validates instead.
@@ -203,7 +200,7 @@ func newAccessEngine(c mpi.Comm, op AccessOp, k, l, steps int, validate bool) (*
 	reqLen, replyLen := e.msgLens()
 	var bufs mpi.AccessBuffers
 	keep := 1
-	if ak, ok := c.(mpi.AccessKernel); ok && useAccessKernels && (!validate || steps*k*replyLen <= maxKeptReplies) {
+	if ak, ok := c.(mpi.AccessKernel); ok && (!validate || steps*k*replyLen <= maxKeptReplies) {
 		if validate {
 			keep = steps
 		}
