@@ -154,3 +154,20 @@ func TestMPIRunInfoAndSuite(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestMPIRunOneRankFails: an error on one rank alone ends the whole job at
+// once (MPI_Abort) instead of leaving the other ranks blocked and this one
+// waiting for them in MPI_Finalize until mpirun's timeout. Here rank 1
+// answers the ping-pong with 16 bytes into rank 0's 8-byte buffer (two
+// programs, MPMD), so only rank 0 sees MPI_ERR_TRUNCATE. Before the abort
+// the job hung (30 s timeout hit).
+func TestMPIRunOneRankFails(t *testing.T) {
+	bin := commcostBinary(t)
+	start := time.Now()
+	r := underMPI(t, 1, bin, "pingpong", "--sizes", "8", "--max-time", "2",
+		":", "-np", "1", bin, "pingpong", "--sizes", "16", "--max-time", "2")
+	took := time.Since(start)
+	if r.code == 0 || !strings.Contains(r.stderr, "MPI_ERR_TRUNCATE") || took > time.Minute {
+		t.Errorf("exit %d after %.1f s, want a failure naming MPI_ERR_TRUNCATE within a minute\n%s%s", r.code, took.Seconds(), r.stdout, r.stderr)
+	}
+}

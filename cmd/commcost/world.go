@@ -103,6 +103,36 @@ func withWorld(backend string, np int, fn func(c mpi.Comm) error) error {
 	return usagef("--backend %q: accepted values are native (the system MPI, under mpirun) and local (goroutine ranks, needs --np)", backend)
 }
 
+// agreedError is the error agree returns on the lowest failing rank. Every
+// rank returned from agree with this verdict, so MPI can be finalised.
+type agreedError struct{ err error }
+
+func (a *agreedError) Error() string { return a.err.Error() }
+func (a *agreedError) Unwrap() error { return a.err }
+
+// collective reports whether err is a verdict every rank reached (agree).
+// Any other error may be this rank's alone, with peers blocked in a call it
+// will never make; MPI_Finalize would then wait for them until mpirun's
+// timeout (a ping-pong whose answer was truncated on one rank hung 30 s
+// and more), so main aborts the job instead (abortNative).
+func collective(err error) bool {
+	var a *agreedError
+	var q *quietError
+	return errors.As(err, &a) || errors.As(err, &q)
+}
+
+// abortNative ends the whole job with MPI_Abort (exit status code) if this
+// process initialised MPI and has not finalised it; otherwise it does
+// nothing.
+func abortNative(code int) {
+	nativeOnce.Lock()
+	started := nativeOnce.started && nativeOnce.err == nil
+	nativeOnce.Unlock()
+	if started && native.Initialized() {
+		native.Abort(code)
+	}
+}
+
 // quietError is an error already reported by another rank: it carries the
 // exit status but prints nothing, so a bad input under mpirun -np 8 prints
 // one message, not eight.
@@ -141,7 +171,7 @@ func agree(c mpi.Comm, err error) error {
 		return errors.Join(err, aerr)
 	}
 	if err != nil && low[0] == int64(c.Rank()) {
-		return err
+		return &agreedError{err}
 	}
 	if err == nil {
 		err = fmt.Errorf("rank %d failed", low[0])
