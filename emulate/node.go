@@ -204,7 +204,7 @@ func (n *node) serve() error {
 			} else if n.busy() && now.Sub(n.lastChange) > n.cfg.StallTimeout {
 				err := fmt.Errorf("emulate: service node %d (%s) stalled for %v: %s (deadlock in the service network or a failed rank)",
 					n.u, n.t.Node(n.u).Label, n.cfg.StallTimeout, n.describe())
-				abortAll(n.c, n.pool.get(headerBytes))
+				abortAll(n.c, n.pool.get(headerBytes), abortStall)
 				return err
 			}
 		}
@@ -250,7 +250,7 @@ func (n *node) receive(st mpi.Status) error {
 	if st.Tag == tagAbort {
 		var b [headerBytes]byte
 		_, _ = n.c.Recv(b[:], st.Source, st.Tag)
-		return fmt.Errorf("emulate: service node %d: %w (from rank %d)", n.u, ErrAborted, st.Source)
+		return abortedBy(fmt.Sprintf("service node %d", n.u), st.Source, b[0])
 	}
 	pi, ok := n.byRank[st.Source]
 	if !ok || st.Tag != packetTag || st.Count < n.prefix {
@@ -720,9 +720,29 @@ func (n *node) report(app int, reset bool) error {
 // detected stall) and told every rank to stop.
 var ErrAborted = errors.New("emulate: aborted by another rank")
 
-// abortAll tells every other rank of c to stop, out of band. It does not
-// wait for the sends: the ranks may already be gone.
-func abortAll(c mpi.Comm, buf []byte) {
+// abortedBy is the error of who (a node or application) stopped by rank
+// src's abort message: ErrAborted, and ErrStalled too when src stopped for a
+// stall.
+func abortedBy(who string, src int, reason byte) error {
+	if reason == abortStall {
+		return fmt.Errorf("emulate: %s: %w (from rank %d, which %w)", who, ErrAborted, src, ErrStalled)
+	}
+	return fmt.Errorf("emulate: %s: %w (from rank %d)", who, ErrAborted, src)
+}
+
+// Why a rank aborts, in the first byte of the abort message, so the ranks
+// it stops can say so (a stall found on one rank is then reported as a
+// stall by whichever rank's error a caller sees first).
+const (
+	abortError byte = 1 // an application error
+	abortStall byte = 2 // a stall (deadlock or a failed rank)
+)
+
+// abortAll tells every other rank of c to stop, out of band, for reason
+// (abortError or abortStall). It does not wait for the sends: the ranks
+// may already be gone.
+func abortAll(c mpi.Comm, buf []byte, reason byte) {
+	buf[0] = reason
 	for r := range c.Size() {
 		if r != c.Rank() {
 			_, _ = c.Isend(buf[:headerBytes], r, tagAbort)

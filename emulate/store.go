@@ -299,7 +299,7 @@ func (s *Store) waitOne(timed bool) error {
 			if start.IsZero() {
 				start = time.Now()
 			} else if time.Since(start) > s.cfg.StallTimeout {
-				abortAll(s.c, make([]byte, headerBytes))
+				abortAll(s.c, make([]byte, headerBytes), abortStall)
 				return fmt.Errorf("%w: application %d waited %v for %d replies", ErrStalled, s.me, s.cfg.StallTimeout, s.inflight)
 			}
 		}
@@ -312,7 +312,7 @@ func (s *Store) receive(st mpi.Status) error {
 	case tagAbort:
 		var b [headerBytes]byte
 		_, _ = s.c.Recv(b[:], st.Source, st.Tag)
-		return fmt.Errorf("emulate: application %d: %w (from rank %d)", s.me, ErrAborted, st.Source)
+		return abortedBy(fmt.Sprintf("application %d", s.me), st.Source, b[0])
 	case tagStats:
 		b := make([]byte, st.Count)
 		if _, err := s.c.Recv(b, st.Source, st.Tag); err != nil {
@@ -504,7 +504,7 @@ func (s *Store) Close() error {
 // abort tells every rank to stop after an application error.
 func (s *Store) abort() {
 	s.closed = true
-	abortAll(s.c, make([]byte, headerBytes))
+	abortAll(s.c, make([]byte, headerBytes), abortError)
 }
 
 var _ globalvar.Store = (*Store)(nil)
