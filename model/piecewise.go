@@ -163,7 +163,7 @@ func segmentation(xs, ys, ws []float64, maxK, minPts int) ([]int, []Segmentation
 			}
 		}
 	}
-	return chooseSegments(n, n, 2, maxK, medianWeighted(ws, ys), func(i, j int) float64 { return cost[i][j] })
+	return chooseSegments(n, n, 2, maxK, segmentPenalty, medianWeighted(ws, ys), func(i, j int) float64 { return cost[i][j] })
 }
 
 // medianWeighted is the median of |w_i y_i|, the scale of chooseSegments'
@@ -181,15 +181,16 @@ func medianWeighted(ws, ys []float64) float64 {
 // be [i, j)): for each K = 1..maxK the split of least total cost, by exact
 // dynamic programming, then the K minimising
 //
-//	C(K) = nObs ln(max(SSE_K, floor)/nObs) + segmentPenalty ((coefs+1) K - 1) ln nObs
+//	C(K) = nObs ln(max(SSE_K, floor)/nObs) + penalty ((coefs+1) K - 1) ln nObs
 //
-// (coefs coefficients per segment plus K-1 breakpoints): BIC with the
-// penalty doubled, see segmentation. The floor, nObs (1e-7 m)^2 with m the
+// (coefs coefficients per segment plus K-1 breakpoints): BIC with its
+// penalty multiplied by penalty (segmentPenalty = 2 for piecewise Hockney,
+// see segmentation). The floor, nObs (1e-7 m)^2 with m the
 // median weighted value, stops the criterion from rewarding splits that
 // only chase rounding noise once a segmentation is exact. It returns the
 // start unit of every chosen segment (nil if no K is feasible) and every
 // K's candidate.
-func chooseSegments(n, nObs, coefs, maxK int, m float64, cost func(i, j int) float64) ([]int, []SegmentationCandidate) {
+func chooseSegments(n, nObs, coefs, maxK int, penalty, m float64, cost func(i, j int) float64) ([]int, []SegmentationCandidate) {
 	inf := math.Inf(1)
 	best := make([][]float64, maxK+1)
 	from := make([][]int, maxK+1)
@@ -220,7 +221,7 @@ func chooseSegments(n, nObs, coefs, maxK int, m float64, cost func(i, j int) flo
 		if best[k][n] == inf {
 			continue
 		}
-		bic := float64(nObs)*math.Log(math.Max(best[k][n], floor)/float64(nObs)) + segmentPenalty*float64((coefs+1)*k-1)*math.Log(float64(nObs))
+		bic := float64(nObs)*math.Log(math.Max(best[k][n], floor)/float64(nObs)) + penalty*float64((coefs+1)*k-1)*math.Log(float64(nObs))
 		cands = append(cands, SegmentationCandidate{K: k, SSE: best[k][n], BIC: bic})
 		if bic < bestBIC {
 			bestK, bestBIC = k, bic

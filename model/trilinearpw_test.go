@@ -174,3 +174,26 @@ func TestCVSizeBSP(t *testing.T) {
 		t.Errorf("hyperbolic size %g (%v), want 1024", got, ok)
 	}
 }
+
+// TestPiecewiseTrilinearWeakSwitch: a switch of 30% in c0 and 20% in the
+// per-byte terms (c2, c5) at 1 KiB is found under 5% noise.
+func TestPiecewiseTrilinearWeakSwitch(t *testing.T) {
+	weak := pwLo
+	weak[7] *= 1.3
+	weak[2] *= 1.2
+	weak[5] *= 1.2
+	found := 0
+	const seeds = 20
+	for seed := range uint64(seeds) {
+		pw, err := FitPiecewiseTrilinear(kkSwitchRecords(pwLo, weak, 1024, 0.05, seed+5000, allR), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pw.Breakpoints) == 1 && pw.Breakpoints[0] == 1024 {
+			found++
+		}
+	}
+	if found < seeds-1 {
+		t.Errorf("weak switch found in %d of %d sweeps", found, seeds)
+	}
+}
