@@ -58,17 +58,24 @@ func (p *Piecewise) Params() []Param {
 	return out
 }
 
-// segmentFor returns the segment describing a message of m bytes. A size
-// between the last measured size of one segment and the first of the next
-// belongs to the lower segment: the switch is somewhere in that gap and the
-// records cannot say where.
+// segmentFor returns the segment describing a message of m bytes (see
+// segmentAt).
 func (p *Piecewise) segmentFor(m float64) Segment {
-	for i := len(p.Segments) - 1; i > 0; i-- {
-		if m >= p.Segments[i].FromBytes {
-			return p.Segments[i]
+	return p.Segments[segmentAt(len(p.Segments), func(i int) float64 { return p.Segments[i].FromBytes }, m)]
+}
+
+// segmentAt is the index of the segment, of n > 0 whose first measured
+// sizes from(0) < from(1) < ... ascend, that describes size x: the last one
+// starting at or below x. A size between the last measured size of one
+// segment and the first of the next belongs to the lower segment: the
+// switch is somewhere in that gap and the records cannot say where.
+func segmentAt(n int, from func(i int) float64, x float64) int {
+	for i := n - 1; i > 0; i-- {
+		if x >= from(i) {
+			return i
 		}
 	}
-	return p.Segments[0]
+	return 0
 }
 
 // OneWay returns the segment's t_s + t_w m.

@@ -53,15 +53,9 @@ func (p *PiecewiseTrilinear) Params() []Param {
 	return out
 }
 
-// segmentFor is the segment of packet size l; a size between two segments'
-// measured sizes belongs to the lower one, as in Piecewise.
+// segmentFor is the model of packet size l (see segmentAt).
 func (p *PiecewiseTrilinear) segmentFor(l float64) *Trilinear {
-	for i := len(p.Segments) - 1; i > 0; i-- {
-		if l >= p.Segments[i].FromBytes {
-			return p.Segments[i].Model
-		}
-	}
-	return p.Segments[0].Model
+	return p.Segments[segmentAt(len(p.Segments), func(i int) float64 { return p.Segments[i].FromBytes }, l)].Model
 }
 
 // Time evaluates T(k, l, r) with the segment of l.

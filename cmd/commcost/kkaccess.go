@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -45,11 +46,36 @@ func init() {
 	register(command{name: "kaccess", summary: "k-access of paper 000 (sec. 5): receive hot spot h, a accesses between syncs, es", run: runKAccess})
 }
 
+// accessGrid is the grid of send hot spots k, packet sizes l and access
+// kinds that both access patterns sweep.
+type accessGrid struct {
+	k, l               []int
+	ops                []patterns.AccessOp
+	kArg, lArg, opsArg *string
+}
+
+func (g *accessGrid) register(fs *flag.FlagSet, kDefault, kHelp, lDefault, lHelp string) {
+	g.kArg = fs.String("k", kDefault, kHelp)
+	g.lArg = fs.String("l", lDefault, lHelp)
+	g.opsArg = fs.String("op", defaultKKOp, "access kinds: read (the l bytes come back), write (they are stored, an ack comes back), or read,write")
+}
+
+func (g *accessGrid) parse() error {
+	var err error
+	if g.k, err = parseIntGrid("k", *g.kArg, 1); err != nil {
+		return err
+	}
+	if g.l, err = parseIntGrid("l", *g.lArg, 0); err != nil {
+		return err
+	}
+	g.ops, err = parseAccessOps(*g.opsArg)
+	return err
+}
+
 type kkFlags struct {
 	patternFlags
-	k, l     []int
+	accessGrid
 	r        []float64
-	ops      []patterns.AccessOp
 	distinct bool
 	self     bool
 }
@@ -68,10 +94,9 @@ func parseKK(args []string, stderr io.Writer) (*kkFlags, error) {
 	fs := newFlagSet("kkaccess", stderr)
 	var f kkFlags
 	f.registerPattern(fs, patternSpec{name: "kkaccess", sync: true, seed: true, warmupReps: true, maxTime: defaultKKMaxTime})
-	k := fs.String("k", defaultKKK, "send hot spots k (packets per accessing rank): a list (1,2,4,8) or a power-of-two range (1:8)")
-	l := fs.String("l", defaultKKL, "packet sizes l in bytes: a list (64,1K,16K) or a power-of-two range (64:16K); K = 1024")
+	f.accessGrid.register(fs, defaultKKK, "send hot spots k (packets per accessing rank): a list (1,2,4,8) or a power-of-two range (1:8)",
+		defaultKKL, "packet sizes l in bytes: a list (64,1K,16K) or a power-of-two range (64:16K); K = 1024")
 	r := fs.String("r", defaultKKR, "portions r of accessing ranks, each in (0, 1]: a list (0.25,0.5,0.75,1); r p is rounded to whole ranks (at least 1), and records carry the realised r")
-	op := fs.String("op", defaultKKOp, "access kinds: read (the l bytes come back), write (they are stored, an ack comes back), or read,write")
 	fs.BoolVar(&f.distinct, "distinct", false, "each rank's k targets are distinct ranks (paper 000, section 7); needs k <= ranks-1")
 	fs.BoolVar(&f.self, "self", false, "let a rank access its own memory through MPI (off: targets are derangements)")
 	if err := parseFlags(fs, args, false); err != nil {
@@ -80,17 +105,11 @@ func parseKK(args []string, stderr io.Writer) (*kkFlags, error) {
 	if err := f.checkPattern(fs); err != nil {
 		return nil, err
 	}
+	if err := f.accessGrid.parse(); err != nil {
+		return nil, err
+	}
 	var err error
-	if f.k, err = parseIntGrid("k", *k, 1); err != nil {
-		return nil, err
-	}
-	if f.l, err = parseIntGrid("l", *l, 0); err != nil {
-		return nil, err
-	}
 	if f.r, err = parseFloatList("r", *r, func(v float64) bool { return v > 0 && v <= 1 }, "(0, 1]"); err != nil {
-		return nil, err
-	}
-	if f.ops, err = parseAccessOps(*op); err != nil {
 		return nil, err
 	}
 	return &f, nil
@@ -153,10 +172,10 @@ func runKKAccess(args []string, stdout, stderr io.Writer) error {
 
 type kaFlags struct {
 	patternFlags
-	k, l, a []int
-	h       []hotSpec
-	es      []bool
-	ops     []patterns.AccessOp
+	accessGrid
+	a  []int
+	h  []hotSpec
+	es []bool
 }
 
 // hotSpec is one --h value: a number, or "1/p" (no hot spot, whatever p).
@@ -193,25 +212,21 @@ func parseKA(args []string, stderr io.Writer) (*kaFlags, error) {
 	fs := newFlagSet("kaccess", stderr)
 	var f kaFlags
 	f.registerPattern(fs, patternSpec{name: "kaccess", sync: true, seed: true, warmupReps: true, maxTime: defaultKAMaxTime})
-	k := fs.String("k", defaultKAK, "send hot spots k (packets per rank and k-access): a list or a power-of-two range")
-	l := fs.String("l", defaultKAL, "packet sizes l in bytes: a list or a power-of-two range; K = 1024")
+	f.accessGrid.register(fs, defaultKAK, "send hot spots k (packets per rank and k-access): a list or a power-of-two range",
+		defaultKAL, "packet sizes l in bytes: a list or a power-of-two range; K = 1024")
 	h := fs.String("h", defaultKAH, "receive hot spots h in [1/p, 1]: the portion of ranks addressing one module in a step; 1/p is none")
 	a := fs.String("a", defaultKAA, "k-accesses between synchronisations a (asynchrony): a list or a power-of-two range")
 	es := fs.String("es", defaultKAES, "same hot spots in all a k-accesses (the paper's \"es\" curves): false, true or false,true (true is skipped for a = 1)")
-	op := fs.String("op", defaultKKOp, "access kinds: read (the l bytes come back), write (they are stored, an ack comes back), or read,write")
 	if err := parseFlags(fs, args, false); err != nil {
 		return nil, err
 	}
 	if err := f.checkPattern(fs); err != nil {
 		return nil, err
 	}
+	if err := f.accessGrid.parse(); err != nil {
+		return nil, err
+	}
 	var err error
-	if f.k, err = parseIntGrid("k", *k, 1); err != nil {
-		return nil, err
-	}
-	if f.l, err = parseIntGrid("l", *l, 0); err != nil {
-		return nil, err
-	}
 	if f.a, err = parseIntGrid("a", *a, 1); err != nil {
 		return nil, err
 	}
@@ -219,9 +234,6 @@ func parseKA(args []string, stderr io.Writer) (*kaFlags, error) {
 		return nil, err
 	}
 	if f.es, err = parseBoolGrid("es", *es); err != nil {
-		return nil, err
-	}
-	if f.ops, err = parseAccessOps(*op); err != nil {
 		return nil, err
 	}
 	return &f, nil

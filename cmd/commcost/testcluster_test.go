@@ -234,18 +234,27 @@ func testClusterTrilinear(t *testing.T, bin string) {
 	perByte := tr.Coef(5) + tr.Coef(7)/4
 	t.Logf("r = 1/4: c5 + c7/4 = %.2f ns/B, wire time %.2f ns/B (%+.1f%%), recovered rate %.1f Mbit/s",
 		perByte*1e9, wire*1e9, 100*(perByte/wire-1), rateFromTw(perByte)/1e6)
+	heldOut(t, "trilinear", file, model.Options{}, 0.07, 5)
+}
+
+// heldOut checks issue 4's held-out goal for kind on the medians of file:
+// every fourth point predicted from a fit of the others, at least minTest
+// of them, with a median relative error of at most maxMedian.
+func heldOut(t *testing.T, kind, file string, opt model.Options, maxMedian float64, minTest int) {
+	t.Helper()
 	recs, err := results.ReadJSONLFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := model.CrossValidate("trilinear", recs, model.Options{}, model.Holdout{Every: 4})
+	v, err := model.CrossValidate(kind, recs, opt, model.Holdout{Every: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("trilinear held-out (%s): %d cells predicted from %d, median relative error %.2f%%, p95 %.2f%%, max %.2f%%",
-		v.Scheme, v.NTest, v.NTrain, 100*v.MedianRelErr, 100*v.P95RelErr, 100*v.MaxRelErr)
-	if v.NTest < 5 || v.MedianRelErr > 0.07 {
-		t.Errorf("trilinear held-out median relative error %.2f%% over %d cells; want <= 7%% over at least 5", 100*v.MedianRelErr, v.NTest)
+	t.Logf("%s held-out (%s): %d points predicted from %d, median relative error %.2f%%, p95 %.2f%%, max %.2f%%",
+		kind, v.Scheme, v.NTest, v.NTrain, 100*v.MedianRelErr, 100*v.P95RelErr, 100*v.MaxRelErr)
+	if v.NTest < minTest || v.MedianRelErr > maxMedian {
+		t.Errorf("%s held-out median relative error %.2f%% over %d points; want <= %g%% over at least %d",
+			kind, 100*v.MedianRelErr, v.NTest, 100*maxMedian, minTest)
 	}
 }
 
@@ -273,21 +282,8 @@ func testClusterHockney(t *testing.T, bin string) {
 			f.name, rate/1e6, want*1e9, got*1e9, f.h.Tw.CI95[0]*1e9, f.h.Tw.CI95[1]*1e9, 100*(got/want-1), rateFromTw(got)/1e6)
 	}
 	// Held-out prediction (issue 4's goal for Hockney: median relative
-	// error <= 3%) on the medians: every fourth size is predicted from a
-	// fit of the others.
-	recs, err := results.ReadJSONLFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := model.CrossValidate("hockney", recs, model.Options{MinBytes: 64 << 10}, model.Holdout{Every: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("Hockney held-out (%s): %d points predicted from %d, median relative error %.2f%%, p95 %.2f%%, max %.2f%%",
-		v.Scheme, v.NTest, v.NTrain, 100*v.MedianRelErr, 100*v.P95RelErr, 100*v.MaxRelErr)
-	if v.NTest < 2 || v.MedianRelErr > 0.03 {
-		t.Errorf("Hockney held-out median relative error %.2f%% over %d points; want <= 3%% over at least 2", 100*v.MedianRelErr, v.NTest)
-	}
+	// error <= 3%) on the medians.
+	heldOut(t, "hockney", file, model.Options{MinBytes: 64 << 10}, 0.03, 2)
 	if relErr := env.Tw.Value/want - 1; math.Abs(relErr) > 0.05 {
 		t.Errorf("t_w = %.3f ns/B is %+.1f%% from the wire time %.3f ns/B of %g Mbit/s (tolerance 5%%)",
 			env.Tw.Value*1e9, 100*relErr, want*1e9, rate/1e6)
