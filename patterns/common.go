@@ -105,6 +105,10 @@ const (
 	DefaultRelCI      = 0.03
 )
 
+// Defaults returns r with every zero field replaced by its documented
+// default (the values every measurement loop uses).
+func (r Reps) Defaults() Reps { return r.withDefaults() }
+
 func (r Reps) withDefaults() Reps {
 	if r.Warmup == 0 {
 		r.Warmup = DefaultWarmupReps

@@ -62,8 +62,12 @@ type Record struct {
 	Derived map[string]float64 `json:"derived,omitempty"`
 	// Extra per-record counters (messages, bytes, link loads, ...).
 	Counters map[string]float64 `json:"counters,omitempty"`
-	Samples  []float64          `json:"samples,omitempty"` // raw repetitions, when kept
-	Meta     Meta               `json:"meta"`
+	// Workload is the communication of an application phase as pattern
+	// instances with counts (WorkItem), so any model can predict it from
+	// the record alone. Empty for pattern measurements.
+	Workload []WorkItem `json:"workload,omitempty"`
+	Samples  []float64  `json:"samples,omitempty"` // raw repetitions, when kept
+	Meta     Meta       `json:"meta"`
 }
 
 // Params holds parameter values: numbers, strings or bools (JSON scalars).
@@ -130,6 +134,11 @@ func (r *Record) Validate() error {
 		return fmt.Errorf("record %s has negative ranks %d", r.Bench, r.Ranks)
 	case r.N < 0 || r.Dropped < 0 || r.Invalid < 0:
 		return fmt.Errorf("record %s has a negative count (n=%d dropped=%d invalid=%d)", r.Bench, r.N, r.Dropped, r.Invalid)
+	}
+	for i, w := range r.Workload {
+		if err := w.Validate(); err != nil {
+			return fmt.Errorf("record %s: workload item %d: %w", r.Bench, i+1, err)
+		}
 	}
 	for k, v := range r.Params {
 		if k == "" {

@@ -1,0 +1,47 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/commcost/commcost/results"
+)
+
+// InstanceOfItem returns the pattern instance one workload item counts.
+func InstanceOfItem(w results.WorkItem) Instance {
+	return Instance{Pattern: w.Bench, Params: w.Params, Ranks: w.Ranks}
+}
+
+// PredictWorkload predicts a program phase whose communication is given as
+// pattern instances with counts (results.WorkItem; DESIGN.md contract 4):
+//
+//	T_pred = sum_i Count_i * m.Predict(instance_i).
+//
+// This is how every model predicts every application: the application
+// states its phases' communication (e.g. paper 000, section 6:
+// T_MM = (p+2) ceil(n^2/(p k l)) T_kk(k, l, 1) is one item of count
+// (p+2) ceil(n^2/(p k l)) at the kkaccess point (k, l, r = 1)), and no
+// application computes a prediction by hand. The first item the model cannot
+// predict is an error naming it (wrapping ErrUnsupportedPattern when the
+// model does not describe that pattern), never a silent zero. An empty
+// workload predicts 0.
+func PredictWorkload(m Model, w []results.WorkItem) (float64, error) {
+	var sum float64
+	for i, it := range w {
+		if err := it.Validate(); err != nil {
+			return 0, fmt.Errorf("workload item %d: %w", i+1, err)
+		}
+		if it.Count == 0 {
+			continue
+		}
+		v, err := m.Predict(InstanceOfItem(it))
+		if err != nil {
+			return 0, fmt.Errorf("workload item %d (%s %s): %w", i+1, it.Bench, paramString(it.Params), err)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, fmt.Errorf("workload item %d (%s %s): %s predicts %v", i+1, it.Bench, paramString(it.Params), m.Kind(), v)
+		}
+		sum += it.Count * v
+	}
+	return sum, nil
+}

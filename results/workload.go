@@ -1,0 +1,39 @@
+package results
+
+import "fmt"
+
+// WorkItem is Count instances of one pattern point: one term of a program
+// phase's communication (DESIGN.md contract 4). An application record
+// carries its phase's communication as a list of WorkItems (Record.Workload),
+// so that any fitted model predicts the phase from the records alone:
+// T_pred = sum over items of Count x Predict(Bench, Params, Ranks).
+//
+// Bench and Params name a point exactly as the pattern's own records do
+// (e.g. bench "kkaccess", params {"k": 4, "l": 1024, "r": 1, "op": "read"}),
+// so a model fitted on those records reads the item without translation.
+type WorkItem struct {
+	Count  float64 `json:"count"`
+	Bench  string  `json:"bench"`
+	Params Params  `json:"params"`
+	Ranks  int     `json:"ranks,omitempty"`
+}
+
+// Validate reports an item no model could predict: a count that is negative
+// or not finite, an empty bench, or a parameter that is not a JSON scalar.
+func (w WorkItem) Validate() error {
+	if w.Bench == "" {
+		return fmt.Errorf("workload item has no bench name")
+	}
+	if !isScalar(w.Count) || w.Count < 0 {
+		return fmt.Errorf("workload item %s has count %v; want a finite number >= 0", w.Bench, w.Count)
+	}
+	if w.Ranks < 0 {
+		return fmt.Errorf("workload item %s has negative ranks %d", w.Bench, w.Ranks)
+	}
+	for k, v := range w.Params {
+		if k == "" || !isScalar(v) {
+			return fmt.Errorf("workload item %s: parameter %q is %T; want a number, string or bool", w.Bench, k, v)
+		}
+	}
+	return nil
+}
