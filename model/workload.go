@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/commcost/commcost/results"
 )
@@ -33,6 +34,9 @@ func PredictWorkload(m Model, w []results.WorkItem) (float64, error) {
 		}
 		if it.Count == 0 {
 			continue
+		}
+		if !slices.Contains(m.Patterns(), it.Bench) {
+			return 0, fmt.Errorf("workload item %d: %w", i+1, unsupported(m.Kind(), it.Bench, m.Patterns()))
 		}
 		v, err := m.Predict(InstanceOfItem(it))
 		if err != nil {
