@@ -38,8 +38,13 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 		mine := fmt.Sprintf("%s\t%s\t%d", processorName(c), results.Binding(), runtime.GOMAXPROCS(0))
 		send := make([]byte, infoFieldLen)
 		copy(send, mine)
-		all := make([]byte, infoFieldLen*c.Size())
-		if err := c.Allgather(send, all); err != nil {
+		// Only rank 0 prints, so only it holds the P fields (an Allgather
+		// would cost P^2 bytes over the local backend's ranks).
+		var all []byte
+		if c.Rank() == 0 {
+			all = make([]byte, infoFieldLen*c.Size())
+		}
+		if err := c.Gather(send, all, 0); err != nil {
 			return err
 		}
 		if c.Rank() != 0 {
