@@ -132,8 +132,9 @@ func TestRouting(t *testing.T) {
 	tr.Charge(0, 3, 100)
 	tr.Charge(1, 2, 10)
 	tr.Charge(2, 2, 1000) // to oneself: free
-	if tr.startups != 2 || tr.linkBytes[linkID(1, dirEast)] != 110 || tr.linkMsgs[linkID(1, dirEast)] != 2 {
-		t.Fatalf("counters: startups %d, link 1E %d bytes %d msgs", tr.startups, tr.linkBytes[linkID(1, dirEast)], tr.linkMsgs[linkID(1, dirEast)])
+	lb, lm := m.links(tr.flows)
+	if tr.startups != 2 || lb[linkID(1, dirEast)] != 110 || lm[linkID(1, dirEast)] != 2 {
+		t.Fatalf("counters: startups %d, link 1E %d bytes %d msgs", tr.startups, lb[linkID(1, dirEast)], lm[linkID(1, dirEast)])
 	}
 }
 
