@@ -19,6 +19,9 @@ type shared struct {
 
 	collMu sync.Mutex
 	cur    *round // the collective being joined, nil between collectives
+
+	valuesMu sync.Mutex
+	values   map[any]any // ProcessShared
 }
 
 func (w *world) newShared(wranks []int) *shared {
@@ -36,9 +39,29 @@ type comm struct {
 }
 
 var (
-	_ mpi.Comm      = (*comm)(nil)
-	_ mpi.Describer = (*comm)(nil)
+	_ mpi.Comm          = (*comm)(nil)
+	_ mpi.Describer     = (*comm)(nil)
+	_ mpi.ProcessShared = (*comm)(nil)
+	_ mpi.RefSender     = (*comm)(nil)
 )
+
+// ProcessShared implements mpi.ProcessShared: one value per key and
+// communicator, made by the first rank that asks. All ranks of a local
+// world are in this process, so every member gets the same value.
+func (c *comm) ProcessShared(key any, mk func() any) any {
+	s := c.s
+	s.valuesMu.Lock()
+	defer s.valuesMu.Unlock()
+	if v, ok := s.values[key]; ok {
+		return v
+	}
+	if s.values == nil {
+		s.values = map[any]any{}
+	}
+	v := mk()
+	s.values[key] = v
+	return v
+}
 
 func (c *comm) Rank() int       { return c.rank }
 func (c *comm) Size() int       { return c.s.size }

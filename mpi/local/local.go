@@ -26,6 +26,17 @@
 // unexpected messages without consuming them. Iprobe and Test yield the
 // processor when they find nothing, as MPI's polling calls drive progress.
 //
+// # Sharing within the process
+//
+// All ranks live in one address space, which two optional interfaces of
+// package mpi expose for count-based studies at thousands of ranks:
+// IsendRef (mpi.RefSender) queues a message's body by reference, so a
+// payload that nobody modifies (a divalib copy forwarded along an access
+// tree) exists once however many ranks receive it, and RecvRef hands it
+// over without a copy; ProcessShared gives the ranks of a communicator one
+// value per key (divalib's catalogue of variable names), instead of one
+// per rank.
+//
 // # Collectives
 //
 // Collectives never touch the point-to-point queues (MPI's separate

@@ -28,6 +28,7 @@ const (
 type msg struct {
 	src, tag int
 	data     []byte     // a copy, or for Ssend the sender's own buffer
+	body     []byte     // IsendRef: the rest of the message, by reference
 	ssend    *waitPoint // Ssend only: fired when a receive takes the message
 	next     [nLists]*msg
 	prev     [nLists]*msg
@@ -281,12 +282,14 @@ type recvReq struct {
 	err      *mpi.Error // without Op: it is reported by the call that returns it
 }
 
-// deliver copies a message into buf. The result's error has no Op yet.
-func deliver(src, tag int, data, buf []byte) (mpi.Status, *mpi.Error) {
+// deliver copies a message (data followed by body) into buf. The result's
+// error has no Op yet.
+func deliver(src, tag int, data, body, buf []byte) (mpi.Status, *mpi.Error) {
 	n := copy(buf, data)
+	n += copy(buf[n:], body)
 	st := mpi.Status{Source: src, Tag: tag, Count: n}
-	if len(data) > len(buf) {
-		e := errorf("", mpi.ErrTruncate, "message truncated: %d bytes from rank %d with tag %d, receive buffer %d bytes", len(data), src, tag, len(buf))
+	if size := len(data) + len(body); size > len(buf) {
+		e := errorf("", mpi.ErrTruncate, "message truncated: %d bytes from rank %d with tag %d, receive buffer %d bytes", size, src, tag, len(buf))
 		return st, e
 	}
 	return st, nil
@@ -303,8 +306,9 @@ func withOp(e *mpi.Error, op string) error {
 
 func (c *comm) box() *mailbox { return &c.s.boxes[c.rank] }
 
-// send is Send, Isend and Ssend: buffered unless sync.
-func (c *comm) send(op string, buf []byte, dest, tag int, sync bool) error {
+// send is Send, Isend, Ssend and IsendRef: buffered unless sync; body (only
+// without sync) follows buf and is passed by reference.
+func (c *comm) send(op string, buf, body []byte, dest, tag int, sync bool) error {
 	if err := c.check(op); err != nil {
 		return err
 	}
@@ -314,14 +318,14 @@ func (c *comm) send(op string, buf []byte, dest, tag int, sync bool) error {
 	if err := checkTag(op, tag, false); err != nil {
 		return err
 	}
-	if err := checkCount(op, len(buf)); err != nil {
+	if err := checkCount(op, len(buf)+len(body)); err != nil {
 		return err
 	}
 	w := c.s.w
 	b := &c.s.boxes[dest]
 	b.mu.Lock()
 	if r := b.match(c.rank, tag); r != nil {
-		r.st, r.err = deliver(c.rank, tag, buf, r.buf)
+		r.st, r.err = deliver(c.rank, tag, buf, body, r.buf)
 		w.fire(&r.wp)
 		b.mu.Unlock()
 		return nil
@@ -331,6 +335,7 @@ func (c *comm) send(op string, buf []byte, dest, tag int, sync bool) error {
 		if len(buf) > 0 {
 			m.data = append([]byte(nil), buf...)
 		}
+		m.body = body
 		b.enqueue(w, m)
 		b.mu.Unlock()
 		return nil
@@ -355,12 +360,12 @@ func (c *comm) send(op string, buf []byte, dest, tag int, sync bool) error {
 
 // Send is MPI_Send, buffered: it copies buf and returns.
 func (c *comm) Send(buf []byte, dest, tag int) error {
-	return c.send("MPI_Send", buf, dest, tag, false)
+	return c.send("MPI_Send", buf, nil, dest, tag, false)
 }
 
 // Ssend is MPI_Ssend: it returns once a receive has taken the message.
 func (c *comm) Ssend(buf []byte, dest, tag int) error {
-	return c.send("MPI_Ssend", buf, dest, tag, true)
+	return c.send("MPI_Ssend", buf, nil, dest, tag, true)
 }
 
 // sentReq is a completed buffered send.
@@ -372,10 +377,70 @@ func (sentReq) Test() (bool, mpi.Status, error) { return true, mpi.Status{}, nil
 // Isend is MPI_Isend, buffered: the data is copied and the request is
 // already complete.
 func (c *comm) Isend(buf []byte, dest, tag int) (mpi.Request, error) {
-	if err := c.send("MPI_Isend", buf, dest, tag, false); err != nil {
+	if err := c.send("MPI_Isend", buf, nil, dest, tag, false); err != nil {
 		return nil, err
 	}
 	return sentReq{}, nil
+}
+
+// IsendRef implements mpi.RefSender: head is copied, body is queued by
+// reference (every receiver of the message may get the same memory).
+func (c *comm) IsendRef(head, body []byte, dest, tag int) (mpi.Request, error) {
+	if err := c.send("MPI_Isend", head, body, dest, tag, false); err != nil {
+		return nil, err
+	}
+	return sentReq{}, nil
+}
+
+// RecvRef implements mpi.RefSender. It probes for the message (so it
+// blocks like Recv) and then takes it: nobody else receives from this
+// rank's mailbox, and a message that found no posted receive stays there
+// until this rank takes it.
+func (c *comm) RecvRef(head []byte, source, tag int) ([]byte, mpi.Status, error) {
+	const op = "MPI_Recv"
+	if _, err := c.Probe(source, tag); err != nil {
+		return nil, mpi.Status{}, withOpErr(err, op)
+	}
+	b := c.box()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.find(source, tag)
+	if m == nil {
+		return nil, mpi.Status{}, errorf(op, mpi.ErrIntern, "local: probed message from %d tag %d vanished", source, tag)
+	}
+	b.take(m)
+	if m.ssend != nil {
+		c.s.w.fire(m.ssend)
+	}
+	st := mpi.Status{Source: m.src, Tag: m.tag, Count: len(m.data) + len(m.body)}
+	if len(m.data) < len(head) {
+		// head takes all of data and the start of body; the rest of body
+		// is passed on by reference.
+		n := copy(head, m.data)
+		k := copy(head[n:], m.body)
+		return m.body[k:], st, nil
+	}
+	copy(head, m.data)
+	if len(m.data) == len(head) {
+		return m.body, st, nil
+	}
+	// The sender's part that is copied anyway ends after head: the rest
+	// of it and body are joined in a new buffer.
+	rest := make([]byte, 0, st.Count-len(head))
+	rest = append(rest, m.data[len(head):]...)
+	rest = append(rest, m.body...)
+	return rest, st, nil
+}
+
+// withOpErr renames the operation of a backend error (a probe inside a
+// receive is reported as the receive).
+func withOpErr(err error, op string) error {
+	if e, ok := err.(*mpi.Error); ok {
+		c := *e
+		c.Op = op
+		return &c
+	}
+	return err
 }
 
 // irecv starts a receive: it completes at once from an unexpected message,
@@ -414,7 +479,7 @@ func (c *comm) takeLocked(buf []byte, src, tag int) (mpi.Status, *mpi.Error, boo
 		return mpi.Status{}, nil, false
 	}
 	b.take(m)
-	st, e := deliver(m.src, m.tag, m.data, buf)
+	st, e := deliver(m.src, m.tag, m.data, m.body, buf)
 	if m.ssend != nil {
 		c.s.w.fire(m.ssend)
 	}
@@ -522,7 +587,7 @@ func (c *comm) Sendrecv(sendBuf []byte, dest, sendTag int, recvBuf []byte, sourc
 	if err != nil {
 		return mpi.Status{}, err
 	}
-	if err := c.send(op, sendBuf, dest, sendTag, false); err != nil {
+	if err := c.send(op, sendBuf, nil, dest, sendTag, false); err != nil {
 		b := c.box()
 		b.mu.Lock()
 		if !r.wp.fired {
@@ -547,7 +612,7 @@ func (c *comm) Probe(source, tag int) (mpi.Status, error) {
 	defer b.mu.Unlock()
 	for {
 		if m := b.find(source, tag); m != nil {
-			return mpi.Status{Source: m.src, Tag: m.tag, Count: len(m.data)}, nil
+			return mpi.Status{Source: m.src, Tag: m.tag, Count: len(m.data) + len(m.body)}, nil
 		}
 		if w.aborted.Load() {
 			return mpi.Status{}, c.abortError(op)
@@ -582,7 +647,7 @@ func (c *comm) Iprobe(source, tag int) (bool, mpi.Status, error) {
 	m := b.find(source, tag)
 	var st mpi.Status
 	if m != nil {
-		st = mpi.Status{Source: m.src, Tag: m.tag, Count: len(m.data)}
+		st = mpi.Status{Source: m.src, Tag: m.tag, Count: len(m.data) + len(m.body)}
 	}
 	b.mu.Unlock()
 	if m == nil {
