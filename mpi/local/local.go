@@ -13,9 +13,9 @@
 // matching message. Messages from one source on one communicator are therefore
 // non-overtaking, with or without wildcards. Matching costs O(1) per message
 // whatever the number of ranks, pending messages or distinct tags: pending
-// messages are indexed in arrival order and by (source, tag), and, from the
-// first receive with one wildcard on, by source or by tag; posted receives
-// are indexed by their (possibly wildcard) pattern.
+// messages are listed in arrival order and, from the first receive or probe
+// that needs the index on, indexed by (source, tag), by source or by tag;
+// posted receives are indexed by their (possibly wildcard) pattern.
 //
 // Send and Isend are buffered: they copy the data and return at once (an
 // Isend request is complete when returned), so, unlike in MPI, no program

@@ -24,12 +24,17 @@ const (
 	nLists
 )
 
+// smallMsg is the longest copied message kept inside its msg (a protocol
+// header): most messages of a count-based run are that short.
+const smallMsg = 48
+
 // msg is a sent message waiting in its destination's mailbox.
 type msg struct {
 	src, tag int
-	data     []byte     // a copy, or for Ssend the sender's own buffer
-	body     []byte     // IsendRef: the rest of the message, by reference
-	ssend    *waitPoint // Ssend only: fired when a receive takes the message
+	data     []byte         // a copy, or for Ssend the sender's own buffer
+	body     []byte         // IsendRef: the rest of the message, by reference
+	small    [smallMsg]byte // data of a short message, saving an allocation
+	ssend    *waitPoint     // Ssend only: fired when a receive takes the message
 	next     [nLists]*msg
 	prev     [nLists]*msg
 }
@@ -109,12 +114,14 @@ func (q *fifo[T]) removeFunc(f func(T) bool) bool {
 type mailbox struct {
 	mu sync.Mutex
 
-	// Unexpected messages, in arrival order and per (source, tag). The
-	// per-source and per-tag indexes cost two more map updates per message,
-	// so each is built only when the first receive or probe that needs it
-	// (source with AnyTag, AnySource with a tag) comes, and kept from then
-	// on. Map values are list headers by value, deleted when empty, so a
-	// mailbox holds no state for patterns with nothing pending.
+	// Unexpected messages, in arrival order and per (source, tag). Each
+	// index costs a map update per message, so each is built only when the
+	// first receive or probe that needs it (source and tag, source with
+	// AnyTag, AnySource with a tag) comes, and kept from then on; a rank
+	// that only receives with both wildcards (divalib on its private
+	// communicator) keeps none. Map values are list headers by value,
+	// deleted when empty, so a mailbox holds no state for patterns with
+	// nothing pending.
 	arrival msgList
 	keys    map[key]msgList
 	sources map[int]msgList // nil until needed
@@ -141,11 +148,10 @@ func matches(src, tag int, m *msg) bool {
 
 // enqueue stores an unexpected message and wakes the probes it matches.
 func (b *mailbox) enqueue(w *world, m *msg) {
-	if b.keys == nil {
-		b.keys = map[key]msgList{}
-	}
 	b.arrival.push(m, byArrival)
-	link(b.keys, pack(m.src, m.tag), m, byKey)
+	if b.keys != nil {
+		link(b.keys, pack(m.src, m.tag), m, byKey)
+	}
 	if b.sources != nil {
 		link(b.sources, m.src, m, bySource)
 	}
@@ -188,13 +194,21 @@ func (b *mailbox) find(src, tag int) *msg {
 		}
 		return b.sources[src].head
 	}
+	if b.keys == nil {
+		b.keys = map[key]msgList{}
+		for m := b.arrival.head; m != nil; m = m.next[byArrival] {
+			link(b.keys, pack(m.src, m.tag), m, byKey)
+		}
+	}
 	return b.keys[pack(src, tag)].head
 }
 
 // take removes m from the unexpected messages.
 func (b *mailbox) take(m *msg) {
 	b.arrival.remove(m, byArrival)
-	unlink(b.keys, pack(m.src, m.tag), m, byKey)
+	if b.keys != nil {
+		unlink(b.keys, pack(m.src, m.tag), m, byKey)
+	}
 	if b.sources != nil {
 		unlink(b.sources, m.src, m, bySource)
 	}
@@ -332,8 +346,11 @@ func (c *comm) send(op string, buf, body []byte, dest, tag int, sync bool) error
 	}
 	m := &msg{src: c.rank, tag: tag}
 	if !sync {
-		if len(buf) > 0 {
+		switch {
+		case len(buf) > smallMsg:
 			m.data = append([]byte(nil), buf...)
+		case len(buf) > 0:
+			m.data = m.small[:copy(m.small[:], buf)]
 		}
 		m.body = body
 		b.enqueue(w, m)
@@ -398,13 +415,21 @@ func (c *comm) IsendRef(head, body []byte, dest, tag int) (mpi.Request, error) {
 // until this rank takes it.
 func (c *comm) RecvRef(head []byte, source, tag int) ([]byte, mpi.Status, error) {
 	const op = "MPI_Recv"
-	if _, err := c.Probe(source, tag); err != nil {
-		return nil, mpi.Status{}, withOpErr(err, op)
+	if err := c.checkProbe(op, source, tag); err != nil {
+		return nil, mpi.Status{}, err
 	}
 	b := c.box()
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	m := b.find(source, tag)
+	if m == nil {
+		b.mu.Unlock()
+		if _, err := c.Probe(source, tag); err != nil {
+			return nil, mpi.Status{}, withOpErr(err, op)
+		}
+		b.mu.Lock()
+		m = b.find(source, tag)
+	}
+	defer b.mu.Unlock()
 	if m == nil {
 		return nil, mpi.Status{}, errorf(op, mpi.ErrIntern, "local: probed message from %d tag %d vanished", source, tag)
 	}
