@@ -86,8 +86,10 @@ type atNode struct {
 // rank. Untouched nodes point up: the token starts at the root, which holds
 // the initial zero copy.
 func (s *Store) atNode(x *variable, n int32) *atNode {
-	if st := x.nodes[n]; st != nil {
-		return st
+	for i, id := range x.nodeIDs {
+		if id == n {
+			return x.nodes[i]
+		}
 	}
 	st := &atNode{id: n, waveFrom: -1, toward: s.tree.parent[n]}
 	if n == 0 {
@@ -96,7 +98,8 @@ func (s *Store) atNode(x *variable, n int32) *atNode {
 		x.copies++
 		s.install(x, make([]byte, x.v.Size), true)
 	}
-	x.nodes[n] = st
+	x.nodes = append(x.nodes, st)
+	x.nodeIDs = append(x.nodeIDs, n)
 	return st
 }
 
@@ -359,11 +362,12 @@ func (s *Store) atEvict(x *variable) bool {
 		return false
 	}
 	ext, extNbr := int32(-1), int32(-1)
-	for id, n := range x.nodes {
+	var extNode *atNode
+	for _, n := range x.nodes {
 		if !n.copy {
 			continue
 		}
-		if n.toward == id || n.busy {
+		if n.toward == n.id || n.busy {
 			return false
 		}
 		for _, b := range n.nbrs {
@@ -373,21 +377,21 @@ func (s *Store) atEvict(x *variable) bool {
 			if ext >= 0 {
 				return false
 			}
-			ext, extNbr = id, b
+			ext, extNbr, extNode = n.id, b, n
 		}
 	}
 	if ext < 0 {
 		return false
 	}
-	for id, n := range x.nodes {
+	for _, n := range x.nodes {
 		if n.copy {
 			n.copy, n.nbrs = false, nil
-			n.toward = s.tree.next(id, extNbr)
+			n.toward = s.tree.next(n.id, extNbr)
 		}
 	}
 	x.copies = 0
 	s.release(x)
-	s.atSend(x, &msg{kind: kDrop, dst: extNbr, src: ext, b: x.nodes[ext].gotCopies[extNbr]})
+	s.atSend(x, &msg{kind: kDrop, dst: extNbr, src: ext, b: extNode.gotCopies[extNbr]})
 	return true
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
@@ -134,6 +133,12 @@ var ErrMemory = errors.New("divalib: memory bound smaller than one variable")
 // duplicate of the communicator (so it never matches application traffic).
 const protoTag = 0x5d1a
 
+// engineInlineBytes is the largest payload that travels in its header's
+// message through an mpi.Engine (copied once into C memory); a longer one
+// is sent from the Go buffer in a message of its own and received straight
+// into a buffer of its size.
+const engineInlineBytes = 8 << 10
+
 // pollEvery is how many cached accesses run between two polls of the
 // network: a rank that only hits its cache still serves others now and then,
 // at a cost of one Iprobe per pollEvery accesses.
@@ -151,13 +156,29 @@ type Store struct {
 	tree       *Tree // access-tree shape, also the barrier tree
 	traffic    *Traffic
 
-	vars   []*variable
-	byName map[string]int
+	// vars holds this rank's state of each variable by ID, nil until the
+	// rank touches the variable (only the root or home gets state at
+	// Create): with P variables and P ranks, untouched variables must cost
+	// a rank no more than this pointer. Names and sizes are in cat.
+	vars []*variable
+	cat  *catalogue
 
 	localq  []*msg // messages between tree nodes on this rank, FIFO
 	localHd int
 	sends   []mpi.Request
-	err     error // sticky failure of the progress engine
+	// ref is the comm's by-reference path, nil where there is none
+	// (mpi/native); sendHdr and recvHdr are its header buffers.
+	ref              mpi.RefSender
+	sendHdr, recvHdr [headerBytes]byte
+	// probeTag is the tag polls look for: protoTag, or any tag with ref,
+	// where the store's duplicate carries nothing else and mpi/local then
+	// keeps no per-tag index of pending messages.
+	probeTag int
+	// eng is the library's message engine (mpi.EngineKernel: the C
+	// transport of mpi/native), nil where there is none. With it every
+	// protocol message and the barrier go through eng.
+	eng mpi.Engine
+	err error // sticky failure of the progress engine
 
 	op op // this rank's access in progress
 
@@ -198,11 +219,16 @@ type variable struct {
 	// a new slice, so messages and copies can share it without copying.
 	data []byte
 
-	// Access tree: states of the tree nodes of this variable on this rank.
-	nodes  map[int32]*atNode
-	copies int   // nodes here that hold a copy (all share data)
-	ver    int64 // version of data (writes are numbered by the token holder)
-	maxInv int64 // newest version an invalidation seen here announced
+	// Access tree: states of the tree nodes of this variable on this rank,
+	// made on first use. They lie on the path from this rank's leaf to the
+	// root (a node sits on a processor of its own submesh), so there are
+	// at most height+1 of them: a short list beats a map. nodeIDs holds
+	// their IDs in one cache line, so a search touches no node state.
+	nodes   []*atNode
+	nodeIDs []int32
+	copies  int   // nodes here that hold a copy (all share data)
+	ver     int64 // version of data (writes are numbered by the token holder)
+	maxInv  int64 // newest version an invalidation seen here announced
 
 	// Fixed home.
 	fh   fhLocal
@@ -253,7 +279,7 @@ func New(c mpi.Comm, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{rank: c.Rank(), size: c.Size(), cfg: cfg, mesh: m, tree: t,
-		traffic: NewTraffic(m), byName: map[string]int{}}
+		traffic: NewTraffic(m)}
 	switch cfg.Barrier {
 	case BarrierTree, BarrierCentral:
 	case BarrierMPI:
@@ -268,6 +294,12 @@ func New(c mpi.Comm, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.comm = dup
+	s.cat = catalogueFor(dup)
+	s.ref, _ = dup.(mpi.RefSender)
+	s.probeTag = protoTag
+	if s.ref != nil {
+		s.probeTag = mpi.AnyTag
+	}
 	if cfg.Barrier == BarrierMPI {
 		ib, ok := dup.(Ibarrierer)
 		if !ok {
@@ -277,6 +309,14 @@ func New(c mpi.Comm, cfg Config) (*Store, error) {
 		s.ibarr = ib
 	}
 	s.bar.init(s)
+	if ek, ok := dup.(mpi.EngineKernel); ok && cfg.Barrier != BarrierMPI {
+		eng, err := ek.NewEngine(mpi.EngineSpec{Tag: protoTag, HeadBytes: headerBytes, InlineBytes: engineInlineBytes, Barrier: s.bar.schedule()})
+		if err != nil {
+			dup.Free()
+			return nil, err
+		}
+		s.eng = eng
+	}
 	return s, nil
 }
 
@@ -311,11 +351,10 @@ func (s *Store) ResetStats() {
 // Home returns the processor of v's access-tree root (access tree) or home
 // (fixed home).
 func (s *Store) Home(v globalvar.Var) (int, error) {
-	x, err := s.lookup(v)
-	if err != nil {
+	if err := s.check(v); err != nil {
 		return 0, err
 	}
-	return x.root, nil
+	return s.randomRank(v.ID), nil
 }
 
 // CongestionReport is a collective: a store barrier (so that no rank waits
@@ -343,7 +382,8 @@ func splitmix64(x uint64) uint64 {
 
 // Create implements globalvar.Store. It is collective but needs no
 // communication: IDs are dense in creation order and the random root/home
-// is a hash of the seed and the ID.
+// is a hash of the seed and the ID. Only the root (home) makes state for
+// the variable now, to hold its initial copy; other ranks do on first use.
 func (s *Store) Create(name string, size int) (globalvar.Var, error) {
 	if s.closed {
 		return globalvar.Var{}, errClosed
@@ -351,19 +391,32 @@ func (s *Store) Create(name string, size int) (globalvar.Var, error) {
 	if size < 0 || size > mpi.MaxCount-headerBytes {
 		return globalvar.Var{}, fmt.Errorf("divalib: variable %q: size %d bytes outside 0..%d", name, size, mpi.MaxCount-headerBytes)
 	}
-	if _, dup := s.byName[name]; dup {
-		return globalvar.Var{}, fmt.Errorf("divalib: variable %q created twice", name)
-	}
 	if s.cfg.MemoryBytes > 0 && size > s.cfg.MemoryBytes {
 		return globalvar.Var{}, fmt.Errorf("%w: variable %q has %d bytes, the bound is %d bytes per rank", ErrMemory, name, size, s.cfg.MemoryBytes)
 	}
 	id := len(s.vars)
-	x := &variable{v: globalvar.Var{ID: id, Name: name, Size: size}, root: s.randomRank(id)}
-	s.vars = append(s.vars, x)
-	s.byName[name] = id
+	e, err := s.cat.create(id, name, size)
+	if err != nil {
+		return globalvar.Var{}, err
+	}
+	s.vars = append(s.vars, nil)
+	if s.randomRank(id) == s.rank {
+		s.state(id)
+	}
+	return globalvar.Var{ID: id, Name: e.name, Size: size}, nil
+}
+
+// state returns (making on first use) this rank's state of variable id,
+// which the rank has created.
+func (s *Store) state(id int) *variable {
+	if x := s.vars[id]; x != nil {
+		return x
+	}
+	e := s.cat.entry(id)
+	x := &variable{v: globalvar.Var{ID: id, Name: e.name, Size: e.size}, root: s.randomRank(id)}
+	s.vars[id] = x
 	if s.cfg.Strategy == AccessTree {
 		x.emb = s.tree.Embedding(x.root)
-		x.nodes = map[int32]*atNode{}
 		if x.root == s.rank {
 			// The root holds the initial (zero) copy and the write token.
 			s.atNode(x, 0)
@@ -371,20 +424,38 @@ func (s *Store) Create(name string, size int) (globalvar.Var, error) {
 	} else if x.root == s.rank {
 		s.fhInitHome(x)
 	}
-	return x.v, nil
+	return x
 }
 
 var errClosed = errors.New("divalib: store is closed")
 
-func (s *Store) lookup(v globalvar.Var) (*variable, error) {
+// check reports whether v is a handle this store gave out.
+func (s *Store) check(v globalvar.Var) error {
 	if v.ID < 0 || v.ID >= len(s.vars) {
-		return nil, fmt.Errorf("%w: %q (ID %d)", globalvar.ErrUnknownVar, v.Name, v.ID)
+		return fmt.Errorf("%w: %q (ID %d)", globalvar.ErrUnknownVar, v.Name, v.ID)
 	}
-	x := s.vars[v.ID]
-	if x.v != v {
-		return nil, fmt.Errorf("%w: %q (ID %d) does not match %q of this store", globalvar.ErrUnknownVar, v.Name, v.ID, x.v.Name)
+	if x := s.vars[v.ID]; x != nil {
+		if x.v != v {
+			return fmt.Errorf("%w: %q (ID %d) does not match %q of this store", globalvar.ErrUnknownVar, v.Name, v.ID, x.v.Name)
+		}
+		return nil
 	}
-	return x, nil
+	if e := s.cat.entry(v.ID); e.name != v.Name || e.size != v.Size {
+		return fmt.Errorf("%w: %q (ID %d) does not match %q of this store", globalvar.ErrUnknownVar, v.Name, v.ID, e.name)
+	}
+	return nil
+}
+
+func (s *Store) lookup(v globalvar.Var) (*variable, error) {
+	if v.ID >= 0 && v.ID < len(s.vars) {
+		if x := s.vars[v.ID]; x != nil && x.v == v {
+			return x, nil // the common case, one comparison
+		}
+	}
+	if err := s.check(v); err != nil {
+		return nil, err
+	}
+	return s.state(v.ID), nil
 }
 
 // Read implements globalvar.Store.
@@ -482,24 +553,46 @@ func (s *Store) fail(err error) {
 
 // send delivers m to the processor simulating its destination node: on this
 // rank through the local queue (no startup, no link), otherwise with Isend.
+// On a backend with mpi.RefSender the payload goes by reference: payloads
+// are immutable, so the receiving rank may keep the sender's memory as its
+// copy (mpi/local: one buffer per value however many ranks hold a copy).
 func (s *Store) send(rank int, m *msg) {
 	if rank == s.rank {
 		s.localq = append(s.localq, m)
 		return
 	}
-	buf := m.encode()
-	s.traffic.Charge(s.rank, rank, len(buf))
-	s.stats.Messages++
-	s.stats.Bytes += int64(len(buf))
+	s.charge(rank, headerBytes+len(m.data))
 	if m.kind != kBarArrive && m.kind != kBarRelease {
 		s.sent++
 	}
+	switch {
+	case s.eng != nil:
+		m.putHeader(s.sendHdr[:])
+		if err := s.eng.Send(s.sendHdr[:], m.data, rank); err != nil {
+			s.fail(err)
+		}
+		return
+	case s.ref != nil:
+		m.putHeader(s.sendHdr[:])
+		if _, err := s.ref.IsendRef(s.sendHdr[:], m.data, rank, protoTag); err != nil {
+			s.fail(err)
+		}
+		return
+	}
+	buf := m.encode()
 	req, err := s.comm.Isend(buf, rank, protoTag)
 	if err != nil {
 		s.fail(err)
 		return
 	}
 	s.sends = append(s.sends, req)
+}
+
+// charge accounts a message of n bytes from this rank to rank.
+func (s *Store) charge(rank, n int) {
+	s.traffic.Charge(s.rank, rank, n)
+	s.stats.Messages++
+	s.stats.Bytes += int64(n)
 }
 
 // pollOnce handles one pending message, local ones first; it reports whether
@@ -515,7 +608,18 @@ func (s *Store) pollOnce() bool {
 		s.handle(m)
 		return true
 	}
-	found, st, err := s.comm.Iprobe(mpi.AnySource, protoTag)
+	if s.eng != nil {
+		em, ok, err := s.eng.Next(false)
+		if err != nil {
+			s.fail(err)
+			return true
+		}
+		if ok {
+			s.handleEngine(em)
+		}
+		return ok
+	}
+	found, st, err := s.comm.Iprobe(mpi.AnySource, s.probeTag)
 	if err != nil {
 		s.fail(err)
 		return true
@@ -523,21 +627,55 @@ func (s *Store) pollOnce() bool {
 	if !found {
 		return false
 	}
-	buf := make([]byte, st.Count)
-	if _, err := s.comm.Recv(buf, st.Source, protoTag); err != nil {
-		s.fail(err)
-		return true
+	s.receive(st)
+	return true
+}
+
+// handleEngine handles a message the engine received.
+func (s *Store) handleEngine(em mpi.EngineMessage) {
+	m := decodeHeader(em.Head)
+	if len(em.Body) > 0 {
+		m.data = em.Body
 	}
-	m, err := decode(buf)
-	if err != nil {
-		s.fail(err)
-		return true
+	s.recvd++
+	s.handle(m)
+}
+
+// receive takes the probed message st and handles it.
+func (s *Store) receive(st mpi.Status) {
+	var m *msg
+	if s.ref != nil {
+		// The earliest message, which is the one probed: nobody else
+		// receives on this rank's side of the store's communicator.
+		body, rst, err := s.ref.RecvRef(s.recvHdr[:], mpi.AnySource, s.probeTag)
+		if err != nil {
+			s.fail(err)
+			return
+		}
+		if rst.Count < headerBytes {
+			s.fail(fmt.Errorf("divalib: short protocol message (%d bytes) from rank %d", rst.Count, rst.Source))
+			return
+		}
+		m = decodeHeader(s.recvHdr[:])
+		if len(body) > 0 {
+			m.data = body
+		}
+	} else {
+		buf := make([]byte, st.Count)
+		if _, err := s.comm.Recv(buf, st.Source, protoTag); err != nil {
+			s.fail(err)
+			return
+		}
+		var err error
+		if m, err = decode(buf); err != nil {
+			s.fail(err)
+			return
+		}
 	}
 	if m.kind != kBarArrive && m.kind != kBarRelease {
 		s.recvd++
 	}
 	s.handle(m)
-	return true
 }
 
 // reapSends completes finished Isends so their buffers can be collected.
@@ -559,27 +697,56 @@ func (s *Store) reapSends() {
 
 // progress is the rank's progress engine: it serves every message that
 // arrives (its own protocol and other ranks' requests alike) until done
-// reports true. It never blocks in MPI: Iprobe and Test only, so a rank
-// waiting for its own access keeps serving the accesses of others.
+// reports true. done may change only when a message is handled, so with
+// nothing left to handle the rank blocks in Probe until the next message
+// arrives: a rank that waits costs nothing (mpi/local parks its goroutine
+// instead of spinning thousands of ranks on two cores; under mpirun the
+// library polls in C instead of a Go loop of Iprobe calls that yields the
+// locked OS thread). Probe does not receive, so a rank still never blocks
+// where a peer would need it to receive first; its own Isends progress
+// inside the library meanwhile.
 func (s *Store) progress(done func() bool) error {
-	spins := 0
-	var t0 time.Time
-	if debugStall != nil {
-		t0 = time.Now()
-	}
+	return s.progressPoll(done, true)
+}
+
+// progressPoll is progress; block false is for conditions that change
+// without a message (a request to Test): it polls, yielding in between.
+func (s *Store) progressPoll(done func() bool, block bool) error {
 	for s.err == nil && !done() {
-		if spins++; debugStall != nil && spins%1024 == 0 && time.Since(t0) > 5*time.Second {
-			debugStall(s)
-			t0 = time.Now().Add(time.Hour)
-		}
 		if s.pollOnce() {
 			continue
 		}
 		s.reapSends()
-		// Nothing to do: let other goroutine ranks (mpi/local) run. Under
-		// mpirun with oversubscription, --mca mpi_yield_when_idle 1 makes the
-		// empty Iprobe yield the processor.
-		runtime.Gosched()
+		if done() {
+			// The engine's barrier may complete inside a poll that
+			// delivered no message.
+			break
+		}
+		if !block {
+			// Under mpirun with oversubscription, --mca
+			// mpi_yield_when_idle 1 makes the empty Iprobe yield the
+			// processor; on mpi/local Iprobe yields.
+			runtime.Gosched()
+			continue
+		}
+		if s.eng != nil {
+			// Returns with a message, or when the barrier completed.
+			em, ok, err := s.eng.Next(true)
+			if err != nil {
+				s.fail(err)
+				break
+			}
+			if ok {
+				s.handleEngine(em)
+			}
+			continue
+		}
+		st, err := s.comm.Probe(mpi.AnySource, s.probeTag)
+		if err != nil {
+			s.fail(err)
+			break
+		}
+		s.receive(st)
 	}
 	// Finish local work so forwarded requests of others do not wait for this
 	// rank's next access.
@@ -593,10 +760,6 @@ func (s *Store) progress(done func() bool) error {
 // debugCheck, when set (by tests), checks the store's invariants after
 // every message.
 var debugCheck func(s *Store, m *msg)
-
-// debugStall, when set (by tests), is called once when a rank has polled
-// in vain for a long time.
-var debugStall func(s *Store)
 
 // handle dispatches one message.
 func (s *Store) handle(m *msg) {
@@ -632,7 +795,7 @@ func (s *Store) msgVar(m *msg) (*variable, bool) {
 		s.fail(fmt.Errorf("divalib: rank %d: message for variable %d, which this rank has not created (Create must be called by every rank in the same order)", s.rank, m.vr))
 		return nil, false
 	}
-	return s.vars[m.vr], true
+	return s.state(int(m.vr)), true
 }
 
 // Barrier implements globalvar.Store. Writes are synchronous (they return
@@ -649,14 +812,14 @@ func (s *Store) Barrier() error {
 			return err
 		}
 		var werr error
-		err = s.progress(func() bool {
+		err = s.progressPoll(func() bool {
 			done, _, e := req.Test()
 			if e != nil {
 				werr = e
 				return true
 			}
 			return done
-		})
+		}, false)
 		if werr != nil {
 			return werr
 		}
@@ -692,6 +855,11 @@ func (s *Store) Close() error {
 			return s.err
 		}
 		runtime.Gosched()
+	}
+	if s.eng != nil {
+		if err := s.eng.Close(); err != nil {
+			return err
+		}
 	}
 	s.closed = true
 	return s.comm.Free()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
 )
 
 // topo is a tree embedded into the processors: the access tree of a
@@ -88,6 +89,7 @@ type barrier struct {
 	done   int32    // last epoch released at this rank
 	result [2]int64 // sums delivered with the release
 	wait   map[barKey]*barWait
+	sched  []mpi.BarrierNode // this rank's nodes, for an mpi.Engine
 }
 
 type barKey struct {
@@ -105,16 +107,70 @@ func (b *barrier) init(s *Store) {
 	b.wait = map[barKey]*barWait{}
 	if s.cfg.Barrier == BarrierCentral {
 		b.tp = newStar(0, s.size)
-		return
+	} else {
+		// The barrier tree is a decomposition tree embedded from a random
+		// root, like the access tree of a variable with ID -1.
+		b.tp = embedded{t: s.tree, emb: s.tree.Embedding(s.randomRank(-1))}
 	}
-	// The barrier tree is a decomposition tree embedded from a random root,
-	// like the access tree of a variable with ID -1.
-	b.tp = embedded{t: s.tree, emb: s.tree.Embedding(s.randomRank(-1))}
+	b.sched = b.schedule()
+}
+
+// schedule is this rank's part of the barrier tree for an mpi.Engine: the
+// nodes it simulates, from its leaf up. They all lie on the path from its
+// leaf to the root (a node sits on a processor of its own submesh), so a
+// node whose parent is on this rank too has that parent next in the list.
+func (b *barrier) schedule() []mpi.BarrierNode {
+	me := b.s.rank
+	var out []mpi.BarrierNode
+	for n := b.tp.leafOf(me); n >= 0; n = b.tp.parentOf(n) {
+		if b.tp.rankOf(n) != me {
+			continue
+		}
+		bn := mpi.BarrierNode{ID: n, Need: b.tp.numChildren(n), Parent: b.tp.parentOf(n), ParentRank: me}
+		if bn.Need == 0 {
+			bn.Need = 1 // a leaf: its rank's own arrival
+		}
+		if bn.Parent >= 0 {
+			bn.ParentRank = b.tp.rankOf(bn.Parent)
+		}
+		for _, k := range b.tp.childrenOf(n) {
+			if r := b.tp.rankOf(k); r != me {
+				bn.Kids = append(bn.Kids, k)
+				bn.KidRanks = append(bn.KidRanks, r)
+			}
+		}
+		out = append(out, bn)
+	}
+	return out
 }
 
 // reduce enters a barrier contributing vals and returns the sums over all
 // ranks when every rank has entered. It serves requests while waiting.
 func (b *barrier) reduce(vals [2]int64, sum bool) ([2]int64, error) {
+	if eng := b.s.eng; eng != nil {
+		// The same tree barrier, run by the engine in C. Its messages are
+		// charged here, all at once: they are the ones the Go barrier
+		// below sends, and congestion counts must not depend on the
+		// backend.
+		for _, n := range b.sched {
+			if n.Parent >= 0 && n.ParentRank != b.s.rank {
+				b.s.charge(n.ParentRank, headerBytes)
+			}
+			for _, r := range n.KidRanks {
+				b.s.charge(r, headerBytes)
+			}
+		}
+		if err := eng.BarrierStart(vals[0], vals[1]); err != nil {
+			return vals, err
+		}
+		var out [2]int64
+		err := b.s.progress(func() bool {
+			a, c, done := eng.BarrierDone()
+			out = [2]int64{a, c}
+			return done
+		})
+		return out, err
+	}
 	b.epoch++
 	e := b.epoch
 	var fl uint8

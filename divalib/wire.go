@@ -54,7 +54,15 @@ type msg struct {
 
 func (m *msg) encode() []byte {
 	buf := make([]byte, headerBytes+len(m.data))
-	buf[0], buf[1] = m.kind, m.flags
+	m.putHeader(buf)
+	copy(buf[headerBytes:], m.data)
+	return buf
+}
+
+// putHeader writes m's header into buf[:headerBytes].
+func (m *msg) putHeader(buf []byte) {
+	_ = buf[headerBytes-1]
+	buf[0], buf[1], buf[2], buf[3] = m.kind, m.flags, 0, 0
 	le := binary.LittleEndian
 	le.PutUint32(buf[4:], uint32(m.vr))
 	le.PutUint32(buf[8:], uint32(m.dst))
@@ -63,16 +71,24 @@ func (m *msg) encode() []byte {
 	le.PutUint32(buf[20:], uint32(m.off))
 	le.PutUint64(buf[24:], uint64(m.a))
 	le.PutUint64(buf[32:], uint64(m.b))
-	copy(buf[headerBytes:], m.data)
-	return buf
 }
 
 func decode(buf []byte) (*msg, error) {
 	if len(buf) < headerBytes {
 		return nil, fmt.Errorf("divalib: short protocol message (%d bytes)", len(buf))
 	}
+	m := decodeHeader(buf)
+	if len(buf) > headerBytes {
+		m.data = buf[headerBytes:]
+	}
+	return m, nil
+}
+
+// decodeHeader reads a header of headerBytes bytes.
+func decodeHeader(buf []byte) *msg {
+	_ = buf[headerBytes-1]
 	le := binary.LittleEndian
-	m := &msg{
+	return &msg{
 		kind: buf[0], flags: buf[1],
 		vr:     int32(le.Uint32(buf[4:])),
 		dst:    int32(le.Uint32(buf[8:])),
@@ -82,8 +98,4 @@ func decode(buf []byte) (*msg, error) {
 		a:      int64(le.Uint64(buf[24:])),
 		b:      int64(le.Uint64(buf[32:])),
 	}
-	if len(buf) > headerBytes {
-		m.data = buf[headerBytes:]
-	}
-	return m, nil
 }

@@ -386,8 +386,25 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 	d.register(fs, "fixed-home,tree-4", 4)
 	iters := fs.Int("iters", 1000000, "cached accesses per timed batch")
 	batches := fs.Int("batches", 7, "timed batches (repetitions)")
+	sizes := fs.String("sizes", "8,4K,64K", "`bytes` of the uncached remote reads (the k-k-access C kernel's l at k = 1, r = 1); \"\" for none")
+	reads := fs.Int("reads", 1000, "timed uncached remote reads per size and rank")
 	if err := parseFlags(fs, args, false); err != nil {
 		return err
+	}
+	var readSizes []int
+	if *sizes != "" {
+		var err error
+		if readSizes, err = parseSizes("sizes", *sizes); err != nil {
+			return err
+		}
+		for _, l := range readSizes {
+			if l < 1 {
+				return usagef("--sizes %s: a remote read needs at least 1 byte", *sizes)
+			}
+		}
+	}
+	if *reads < 1 {
+		return usagef("--reads %d: must be an integer >= 1", *reads)
 	}
 	if err := d.check(false); err != nil {
 		return err
@@ -410,6 +427,15 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
+			remote := make([][]float64, len(readSizes))
+			for i, l := range readSizes {
+				if c.Size() < 2 {
+					break
+				}
+				if remote[i], err = divalib.MeasureRemoteRead(c, s, divalib.RemoteReadConfig{Bytes: l, Reps: *reads, Seed: d.seed}); err != nil {
+					return err
+				}
+			}
 			if err := s.Close(); err != nil {
 				return err
 			}
@@ -426,6 +452,19 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 					Schema: results.SchemaVersion, Bench: "dsm-overhead",
 					Params: results.Params{"strategy": name, "op": m.op, "mesh": fmt.Sprintf("%dx%d", s.Mesh().Rows, s.Mesh().Cols)},
 					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(m.v), Samples: m.v, Aggregate: m.agg, Stop: "fixed", Meta: meta,
+				}
+				if err := emit(rec); err != nil {
+					return err
+				}
+			}
+			for i, l := range readSizes {
+				if remote[i] == nil {
+					continue
+				}
+				rec := results.Record{
+					Schema: results.SchemaVersion, Bench: "dsm-overhead",
+					Params: results.Params{"strategy": name, "op": "remote-read", "bytes": l, "mesh": fmt.Sprintf("%dx%d", s.Mesh().Rows, s.Mesh().Cols)},
+					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(remote[i]), Samples: remote[i], Aggregate: "max-over-ranks", Stop: "fixed", Meta: meta,
 				}
 				if err := emit(rec); err != nil {
 					return err

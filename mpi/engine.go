@@ -1,0 +1,69 @@
+package mpi
+
+// EngineKernel is implemented by communicators that can run a message
+// protocol's transport in the MPI library's own language (mpi/native): a
+// library that serves other ranks' requests while it waits (package
+// divalib) otherwise pays a cgo crossing for every Isend, Iprobe, Recv and
+// Test, and a Go polling loop, per message; the engine polls, receives,
+// sends, completes sends and runs a combining-tree barrier in C and
+// returns to Go once per message. Callers fall back to plain Comm calls on
+// backends without it.
+type EngineKernel interface {
+	NewEngine(spec EngineSpec) (Engine, error)
+}
+
+// EngineSpec configures an Engine.
+type EngineSpec struct {
+	// Tag carries every message of the engine, on a communicator the
+	// caller uses for nothing else while the engine is open.
+	Tag int
+	// HeadBytes is the fixed header of every message.
+	HeadBytes int
+	// InlineBytes: a body up to this many bytes travels in its header's
+	// message (copied); a longer one follows in a message of its own, sent
+	// from the caller's memory and received into a buffer of its size.
+	InlineBytes int
+	// Barrier is this rank's part of a combining-tree barrier, the nodes it
+	// simulates from its leaf upward; empty when the engine has no barrier.
+	Barrier []BarrierNode
+}
+
+// BarrierNode is one node of a combining-tree barrier that this rank
+// simulates. Arrivals combine up the tree (a node is complete when Need
+// arrivals, with their sums, are in; a leaf's one arrival is its rank's
+// own), the root releases down it with the sums.
+type BarrierNode struct {
+	ID         int32
+	Need       int   // arrivals that complete the node: its children, or 1 at a leaf
+	Parent     int32 // parent node, -1 at the root
+	ParentRank int   // the rank simulating Parent (this rank: the next node of the list)
+	Kids       []int32
+	KidRanks   []int // children simulated by other ranks, released by message
+}
+
+// EngineMessage is a message an Engine received.
+type EngineMessage struct {
+	Source int
+	Head   []byte // HeadBytes, valid until the engine's next call
+	Body   []byte // a new slice, the caller's
+}
+
+// Engine is a message protocol's transport. Its methods are called by one
+// goroutine, the rank's.
+type Engine interface {
+	// Send sends head (HeadBytes) followed by body to dest. head is
+	// copied; body may be sent from its own memory after Send returns, so
+	// nobody may modify it afterwards.
+	Send(head, body []byte, dest int) error
+	// Next returns the next message. Without block it only checks; with
+	// block it waits until a message arrives or the barrier completes.
+	// ok is false when there was no message.
+	Next(block bool) (m EngineMessage, ok bool, err error)
+	// BarrierStart enters the next barrier, contributing a and b to its
+	// sums; Next progresses it, and BarrierDone reports the sums once it
+	// has completed at this rank.
+	BarrierStart(a, b int64) error
+	BarrierDone() (a, b int64, done bool)
+	// Close waits for the engine's sends to complete and releases it.
+	Close() error
+}

@@ -1,0 +1,456 @@
+/* engine.c: see engine.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+static void put32(char *p, int v) { memcpy(p, &v, 4); }
+static int get32(const char *p) { int v; memcpy(&v, p, 4); return v; }
+static void put64(char *p, long long v) { memcpy(p, &v, 8); }
+static long long get64(const char *p) { long long v; memcpy(&v, p, 8); return v; }
+
+static int *dupints(const int *src, int n)
+{
+    int *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (p != NULL && n > 0)
+        memcpy(p, src, (size_t)n * sizeof *p);
+    return p;
+}
+
+cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int nb,
+                   const int *id, const int *need, const int *pid, const int *prank,
+                   const int *koff, const int *kid, const int *krank)
+{
+    cc_eng *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return NULL;
+    e->comm = comm;
+    e->tag = tag;
+    e->head = head;
+    e->me = me;
+    e->rcap = CC_ENG_PREFIX + head + inline_max;
+    if (e->rcap < CC_ENG_BARMSG)
+        e->rcap = CC_ENG_BARMSG;
+    e->rbuf = malloc((size_t)e->rcap);
+    e->nb = nb;
+    int nk = nb > 0 ? koff[nb] : 0;
+    e->b_id = dupints(id, nb);
+    e->b_need = dupints(need, nb);
+    e->b_pid = dupints(pid, nb);
+    e->b_prank = dupints(prank, nb);
+    e->b_koff = dupints(koff, nb + 1);
+    e->b_kid = dupints(kid, nk);
+    e->b_krank = dupints(krank, nk);
+    for (int p = 0; p < 2; p++) {
+        e->b_cnt[p] = calloc((size_t)nb + 1, sizeof(int));
+        e->b_sum[p] = calloc(2 * (size_t)nb + 2, sizeof(long long));
+    }
+    if (!e->rbuf || !e->b_id || !e->b_need || !e->b_pid || !e->b_prank || !e->b_koff || !e->b_kid ||
+        !e->b_krank || !e->b_cnt[0] || !e->b_cnt[1] || !e->b_sum[0] || !e->b_sum[1]) {
+        cc_eng_free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void cc_eng_free(cc_eng *e)
+{
+    if (e == NULL || e->broken)
+        return; /* MPI may still hold the buffers of a broken engine */
+    for (int i = 0; i < e->ns; i++)
+        free(e->sbuf[i]);
+    for (int i = 0; i < e->nfree; i++)
+        free(e->freebuf[i]);
+    free(e->rbuf);
+    free(e->sreq);
+    free(e->sbuf);
+    free(e->sbuflen);
+    free(e->stok);
+    free(e->sidx);
+    free(e->freebuf);
+    free(e->freelen);
+    free(e->ct);
+    free(e->b_id);
+    free(e->b_need);
+    free(e->b_pid);
+    free(e->b_prank);
+    free(e->b_koff);
+    free(e->b_kid);
+    free(e->b_krank);
+    for (int p = 0; p < 2; p++) {
+        free(e->b_cnt[p]);
+        free(e->b_sum[p]);
+    }
+    free(e);
+}
+
+/* slot makes room for one more outstanding send. */
+static int slot(cc_eng *e)
+{
+    if (e->ns < e->scap)
+        return MPI_SUCCESS;
+    int n = e->scap ? 2 * e->scap : 16;
+    MPI_Request *r = realloc(e->sreq, (size_t)n * sizeof *r);
+    if (r == NULL)
+        return MPI_ERR_NO_MEM;
+    e->sreq = r;
+    char **b = realloc(e->sbuf, (size_t)n * sizeof *b);
+    if (b == NULL)
+        return MPI_ERR_NO_MEM;
+    e->sbuf = b;
+    int *bl = realloc(e->sbuflen, (size_t)n * sizeof *bl);
+    if (bl == NULL)
+        return MPI_ERR_NO_MEM;
+    e->sbuflen = bl;
+    long long *t = realloc(e->stok, (size_t)n * sizeof *t);
+    if (t == NULL)
+        return MPI_ERR_NO_MEM;
+    e->stok = t;
+    int *x = realloc(e->sidx, (size_t)n * sizeof *x);
+    if (x == NULL)
+        return MPI_ERR_NO_MEM;
+    e->sidx = x;
+    e->scap = n;
+    return MPI_SUCCESS;
+}
+
+/* getbuf returns a C send buffer of at least n bytes (reused if one is free). */
+static char *getbuf(cc_eng *e, int n, int *cap)
+{
+    for (int i = e->nfree - 1; i >= 0; i--) {
+        if (e->freelen[i] >= n) {
+            char *b = e->freebuf[i];
+            *cap = e->freelen[i];
+            e->nfree--;
+            e->freebuf[i] = e->freebuf[e->nfree];
+            e->freelen[i] = e->freelen[e->nfree];
+            return b;
+        }
+    }
+    *cap = n < 64 ? 64 : n;
+    return malloc((size_t)*cap);
+}
+
+/* putbuf keeps a finished send buffer for reuse (a few small ones only). */
+static void putbuf(cc_eng *e, char *b, int cap)
+{
+    if (b == NULL)
+        return;
+    if (e->nfree == e->freecap) {
+        if (e->nfree >= 64) {
+            free(b);
+            return;
+        }
+        int n = e->freecap ? 2 * e->freecap : 8;
+        char **fb = realloc(e->freebuf, (size_t)n * sizeof *fb);
+        int *fl = fb ? realloc(e->freelen, (size_t)n * sizeof *fl) : NULL;
+        if (fb) e->freebuf = fb;
+        if (fl == NULL) {
+            free(b);
+            return;
+        }
+        e->freelen = fl;
+        e->freecap = n;
+    }
+    e->freebuf[e->nfree] = b;
+    e->freelen[e->nfree] = cap;
+    e->nfree++;
+}
+
+static int note_token(cc_eng *e, long long tok)
+{
+    if (e->nct == e->ctcap) {
+        int n = e->ctcap ? 2 * e->ctcap : 16;
+        long long *c = realloc(e->ct, (size_t)n * sizeof *c);
+        if (c == NULL)
+            return MPI_ERR_NO_MEM;
+        e->ct = c;
+        e->ctcap = n;
+    }
+    e->ct[e->nct++] = tok;
+    return MPI_SUCCESS;
+}
+
+/* reap completes finished sends (all of them when wait). */
+static int reap(cc_eng *e, int wait)
+{
+    if (e->ns == 0)
+        return MPI_SUCCESS;
+    int n = 0, rc;
+    if (wait) {
+        rc = cc_waitall_ignore(e->ns, e->sreq);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        for (int i = 0; i < e->ns; i++)
+            e->sidx[i] = i;
+        n = e->ns;
+    } else {
+        rc = MPI_Testsome(e->ns, e->sreq, &n, e->sidx, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (n == MPI_UNDEFINED || n == 0)
+            return MPI_SUCCESS;
+    }
+    for (int k = 0; k < n; k++) {
+        int i = e->sidx[k];
+        if (e->stok[i] >= 0) {
+            rc = note_token(e, e->stok[i]);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        } else {
+            putbuf(e, e->sbuf[i], e->sbuflen[i]);
+        }
+        e->sreq[i] = MPI_REQUEST_NULL;
+    }
+    int j = 0;
+    for (int i = 0; i < e->ns; i++) {
+        if (e->sreq[i] != MPI_REQUEST_NULL) {
+            e->sreq[j] = e->sreq[i];
+            e->sbuf[j] = e->sbuf[i];
+            e->sbuflen[j] = e->sbuflen[i];
+            e->stok[j] = e->stok[i];
+            j++;
+        }
+    }
+    e->ns = j;
+    return MPI_SUCCESS;
+}
+
+/* post sends n bytes from buf (a C buffer of capacity cap, or a Go body
+ * named by token >= 0). */
+static int post(cc_eng *e, int dest, char *buf, int n, int cap, long long token)
+{
+    int rc = slot(e);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = MPI_Isend(buf, n, MPI_BYTE, dest, e->tag, e->comm, &e->sreq[e->ns]);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    e->sbuf[e->ns] = token >= 0 ? NULL : buf;
+    e->sbuflen[e->ns] = cap;
+    e->stok[e->ns] = token;
+    e->ns++;
+    return MPI_SUCCESS;
+}
+
+int cc_eng_send(cc_eng *e, int dest, const char *head, const char *body, int blen, int inline_max,
+                long long token)
+{
+    if (cc_wrong_thread())
+        return CC_ERR_WRONG_THREAD;
+    int sep = blen > inline_max ? blen : 0;
+    int n = CC_ENG_PREFIX + e->head + (sep ? 0 : blen), cap = 0;
+    char *b = getbuf(e, n, &cap);
+    if (b == NULL)
+        return MPI_ERR_NO_MEM;
+    put32(b, CC_ENG_USER);
+    put32(b + 4, sep);
+    memcpy(b + CC_ENG_PREFIX, head, (size_t)e->head);
+    if (!sep && blen > 0)
+        memcpy(b + CC_ENG_PREFIX + e->head, body, (size_t)blen);
+    int rc = post(e, dest, b, n, cap, -1);
+    if (rc != MPI_SUCCESS) {
+        free(b);
+        e->broken = 1;
+        return rc;
+    }
+    if (sep) {
+        rc = post(e, dest, (char *)body, blen, 0, token);
+        if (rc != MPI_SUCCESS) {
+            e->broken = 1;
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static int bar_send(cc_eng *e, int kind, int dest, int node, int epoch, long long a, long long b)
+{
+    int cap = 0;
+    char *m = getbuf(e, CC_ENG_BARMSG, &cap);
+    if (m == NULL)
+        return MPI_ERR_NO_MEM;
+    put32(m, kind);
+    put32(m + 4, 0);
+    put32(m + 8, node);
+    put32(m + 12, epoch);
+    put64(m + 16, a);
+    put64(m + 24, b);
+    int rc = post(e, dest, m, CC_ENG_BARMSG, cap, -1);
+    if (rc != MPI_SUCCESS)
+        free(m);
+    return rc;
+}
+
+/* bar_release releases local node i: its remote children by message, its
+ * local child (the previous entry, if that one's parent is i) directly. */
+static int bar_release(cc_eng *e, int i, int epoch, long long a, long long b)
+{
+    for (;;) {
+        for (int k = e->b_koff[i]; k < e->b_koff[i + 1]; k++) {
+            int rc = bar_send(e, CC_ENG_RELEASE, e->b_krank[k], e->b_kid[k], epoch, a, b);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        if (i == 0) {
+            e->b_done = epoch;
+            e->b_res[0] = a;
+            e->b_res[1] = b;
+            return MPI_SUCCESS;
+        }
+        if (e->b_prank[i - 1] != e->me)
+            return MPI_SUCCESS; /* its release comes by message */
+        i--;
+    }
+}
+
+/* bar_arrive counts one arrival (with its sums) at local node i. */
+static int bar_arrive(cc_eng *e, int i, int epoch, long long a, long long b)
+{
+    for (;;) {
+        int p = epoch & 1;
+        e->b_cnt[p][i]++;
+        e->b_sum[p][2 * i] += a;
+        e->b_sum[p][2 * i + 1] += b;
+        if (e->b_cnt[p][i] < e->b_need[i])
+            return MPI_SUCCESS;
+        a = e->b_sum[p][2 * i];
+        b = e->b_sum[p][2 * i + 1];
+        e->b_cnt[p][i] = 0;
+        e->b_sum[p][2 * i] = e->b_sum[p][2 * i + 1] = 0;
+        if (e->b_pid[i] < 0)
+            return bar_release(e, i, epoch, a, b);
+        if (e->b_prank[i] != e->me)
+            return bar_send(e, CC_ENG_ARRIVE, e->b_prank[i], e->b_pid[i], epoch, a, b);
+        i++; /* the parent is the next node of this rank */
+    }
+}
+
+static int bar_index(cc_eng *e, int node)
+{
+    for (int i = 0; i < e->nb; i++)
+        if (e->b_id[i] == node)
+            return i;
+    return -1;
+}
+
+int cc_eng_barrier_start(cc_eng *e, long long a, long long b)
+{
+    if (cc_wrong_thread())
+        return CC_ERR_WRONG_THREAD;
+    if (e->nb == 0)
+        return MPI_ERR_ARG;
+    e->b_epoch++;
+    int rc = bar_arrive(e, 0, e->b_epoch, a, b);
+    if (rc != MPI_SUCCESS)
+        e->broken = 1;
+    return rc;
+}
+
+cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone)
+{
+    cc_eng_event ev;
+    memset(&ev, 0, sizeof ev);
+    if (cc_wrong_thread()) {
+        ev.rc = CC_ERR_WRONG_THREAD;
+        return ev;
+    }
+    int was_done = e->b_done;
+    for (;;) {
+        ev.rc = reap(e, 0);
+        if (ev.rc != MPI_SUCCESS)
+            goto broken;
+        int flag = 0;
+        MPI_Status st;
+        if (block) /* the library polls; sends complete inside it */
+            ev.rc = MPI_Probe(MPI_ANY_SOURCE, e->tag, e->comm, &st), flag = 1;
+        else
+            ev.rc = MPI_Iprobe(MPI_ANY_SOURCE, e->tag, e->comm, &flag, &st);
+        if (ev.rc != MPI_SUCCESS)
+            goto broken;
+        if (!flag) {
+            if (!block)
+                break;
+            continue;
+        }
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        if (count > e->rcap) {
+            char *nb = realloc(e->rbuf, (size_t)count);
+            if (nb == NULL) {
+                ev.rc = MPI_ERR_NO_MEM;
+                goto broken;
+            }
+            e->rbuf = nb;
+            e->rcap = count;
+        }
+        ev.rc = MPI_Recv(e->rbuf, count, MPI_BYTE, st.MPI_SOURCE, e->tag, e->comm, MPI_STATUS_IGNORE);
+        if (ev.rc != MPI_SUCCESS)
+            goto broken;
+        int kind = count >= CC_ENG_PREFIX ? get32(e->rbuf) : 0;
+        if (kind == CC_ENG_USER && count >= CC_ENG_PREFIX + e->head) {
+            ev.what = 1;
+            ev.source = st.MPI_SOURCE;
+            ev.count = count;
+            ev.sep = get32(e->rbuf + 4);
+            break;
+        }
+        if ((kind == CC_ENG_ARRIVE || kind == CC_ENG_RELEASE) && count == CC_ENG_BARMSG) {
+            int i = bar_index(e, get32(e->rbuf + 8));
+            int epoch = get32(e->rbuf + 12);
+            if (i < 0 || epoch < e->b_done + 1 || epoch > e->b_done + 2) {
+                ev.rc = MPI_ERR_INTERN; /* a barrier message this rank cannot place */
+                ev.source = st.MPI_SOURCE;
+                goto broken;
+            }
+            long long a = get64(e->rbuf + 16), b = get64(e->rbuf + 24);
+            ev.rc = kind == CC_ENG_ARRIVE ? bar_arrive(e, i, epoch, a, b) : bar_release(e, i, epoch, a, b);
+            if (ev.rc != MPI_SUCCESS)
+                goto broken;
+            if (e->b_done != was_done) {
+                ev.what = 2;
+                break;
+            }
+            continue;
+        }
+        ev.rc = MPI_ERR_INTERN; /* not a message of this engine */
+        ev.source = st.MPI_SOURCE;
+        ev.count = count;
+        goto broken;
+    }
+    while (ev.ndone < maxdone && e->nct > 0)
+        done[ev.ndone++] = e->ct[--e->nct];
+    return ev;
+broken:
+    e->broken = 1;
+    return ev;
+}
+
+int cc_eng_recv_body(cc_eng *e, int source, char *buf, int len)
+{
+    if (cc_wrong_thread())
+        return CC_ERR_WRONG_THREAD;
+    MPI_Status st;
+    int rc = MPI_Recv(buf, len, MPI_BYTE, source, e->tag, e->comm, &st);
+    if (rc != MPI_SUCCESS)
+        e->broken = 1;
+    return rc;
+}
+
+cc_eng_event cc_eng_drain(cc_eng *e, long long *done, int maxdone)
+{
+    cc_eng_event ev;
+    memset(&ev, 0, sizeof ev);
+    if (cc_wrong_thread()) {
+        ev.rc = CC_ERR_WRONG_THREAD;
+        return ev;
+    }
+    ev.rc = reap(e, 1);
+    if (ev.rc != MPI_SUCCESS) {
+        e->broken = 1;
+        return ev;
+    }
+    while (ev.ndone < maxdone && e->nct > 0)
+        done[ev.ndone++] = e->ct[--e->nct];
+    return ev;
+}

@@ -1,0 +1,233 @@
+package native
+
+// #include "engine.h"
+// #cgo noescape cc_eng_next
+// #cgo nocallback cc_eng_next
+// #cgo noescape cc_eng_send
+// #cgo nocallback cc_eng_send
+// #cgo noescape cc_eng_recv_body
+// #cgo nocallback cc_eng_recv_body
+// #cgo noescape cc_eng_drain
+// #cgo nocallback cc_eng_drain
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/commcost/commcost/mpi"
+)
+
+var _ mpi.EngineKernel = (*Comm)(nil)
+
+// engine is mpi.Engine over engine.c: one cgo crossing per message sent
+// and per message received (two for a body over InlineBytes), none per
+// poll, and a barrier that runs entirely in C unless a message for the
+// caller arrives meanwhile.
+type engine struct {
+	c      *Comm
+	e      *C.cc_eng
+	spec   mpi.EngineSpec
+	pinned map[int64]*holder // bodies MPI is sending from Go memory, by token
+	token  int64
+	done   [64]C.longlong
+	epoch  int32
+}
+
+// NewEngine implements mpi.EngineKernel.
+func (c *Comm) NewEngine(spec mpi.EngineSpec) (mpi.Engine, error) {
+	const op = "NewEngine"
+	if err := c.usable(op); err != nil {
+		return nil, err
+	}
+	if spec.Tag < 0 || spec.HeadBytes < 0 || spec.InlineBytes < 0 || spec.HeadBytes+spec.InlineBytes > 1<<24 {
+		return nil, classError(op, mpi.ErrArg, fmt.Sprintf("tag %d, head %d bytes, inline %d bytes", spec.Tag, spec.HeadBytes, spec.InlineBytes))
+	}
+	nb := len(spec.Barrier)
+	ids, need, pid, prank := make([]C.int, nb+1), make([]C.int, nb+1), make([]C.int, nb+1), make([]C.int, nb+1)
+	koff := make([]C.int, nb+1)
+	kid, krank := []C.int{0}, []C.int{0}
+	kid, krank = kid[:0], krank[:0]
+	for i, n := range spec.Barrier {
+		if len(n.Kids) != len(n.KidRanks) || n.Need < 1 || n.ParentRank < 0 || n.ParentRank >= c.size {
+			return nil, classError(op, mpi.ErrArg, fmt.Sprintf("barrier node %d: %d kids with %d ranks, need %d, parent rank %d", n.ID, len(n.Kids), len(n.KidRanks), n.Need, n.ParentRank))
+		}
+		ids[i], need[i], pid[i], prank[i] = C.int(n.ID), C.int(n.Need), C.int(n.Parent), C.int(n.ParentRank)
+		koff[i] = C.int(len(kid))
+		for k := range n.Kids {
+			if n.KidRanks[k] < 0 || n.KidRanks[k] >= c.size {
+				return nil, classError(op, mpi.ErrRank, fmt.Sprintf("barrier node %d: kid rank %d", n.ID, n.KidRanks[k]))
+			}
+			kid = append(kid, C.int(n.Kids[k]))
+			krank = append(krank, C.int(n.KidRanks[k]))
+		}
+	}
+	koff[nb] = C.int(len(kid))
+	kid, krank = append(kid, 0), append(krank, 0) // never empty: &kid[0] below
+	if err := enter(op); err != nil {
+		return nil, err
+	}
+	e := C.cc_eng_new(c.h, C.int(spec.Tag), C.int(spec.HeadBytes), C.int(spec.InlineBytes), C.int(c.rank), C.int(nb),
+		&ids[0], &need[0], &pid[0], &prank[0], &koff[0], &kid[0], &krank[0])
+	leave()
+	if e == nil {
+		return nil, classError(op, mpi.ErrOther, "out of memory for the engine")
+	}
+	return &engine{c: c, e: e, spec: spec, pinned: map[int64]*holder{}}, nil
+}
+
+func (x *engine) usable(op string) error {
+	if x.e == nil {
+		return classError(op, mpi.ErrOther, "the engine is closed or broken")
+	}
+	return x.c.usable(op)
+}
+
+// fail gives up the engine after an MPI error: its C side keeps what MPI
+// may still hold, and so do the pinned bodies (never unpinned).
+func (x *engine) fail(op string, rc C.int) error {
+	x.e = nil
+	return newError(op, rc)
+}
+
+// Send implements mpi.Engine.
+func (x *engine) Send(head, body []byte, dest int) error {
+	const op = "Engine.Send"
+	if err := x.usable(op); err != nil {
+		return err
+	}
+	if len(head) != x.spec.HeadBytes {
+		return classError(op, mpi.ErrArg, fmt.Sprintf("head of %d bytes, the engine's is %d", len(head), x.spec.HeadBytes))
+	}
+	if dest < 0 || dest >= x.c.size {
+		return classError(op, mpi.ErrRank, fmt.Sprintf("invalid rank %d, communicator size %d", dest, x.c.size))
+	}
+	if err := checkCount(op, "body", len(body)); err != nil {
+		return err
+	}
+	tok := int64(-1)
+	if len(body) > x.spec.InlineBytes {
+		// MPI sends the body from Go memory after the call: pinned until
+		// the engine reports the send complete.
+		x.token++
+		tok = x.token
+		x.pinned[tok] = hold(body)
+	}
+	if err := enter(op); err != nil {
+		if tok >= 0 {
+			x.pinned[tok].release()
+			delete(x.pinned, tok)
+		}
+		return err
+	}
+	rc := C.cc_eng_send(x.e, C.int(dest), (*C.char)(ptr(head)), (*C.char)(ptr(body)), C.int(len(body)), C.int(x.spec.InlineBytes), C.longlong(tok))
+	leave()
+	if rc != 0 {
+		return x.fail(op, rc)
+	}
+	return nil
+}
+
+// unpin releases the bodies whose sends completed.
+func (x *engine) unpin(n C.int) {
+	for _, t := range x.done[:n] {
+		if h := x.pinned[int64(t)]; h != nil {
+			h.release()
+			delete(x.pinned, int64(t))
+		}
+	}
+}
+
+// Next implements mpi.Engine.
+func (x *engine) Next(block bool) (mpi.EngineMessage, bool, error) {
+	const op = "Engine.Next"
+	if err := x.usable(op); err != nil {
+		return mpi.EngineMessage{}, false, err
+	}
+	if err := enter(op); err != nil {
+		return mpi.EngineMessage{}, false, err
+	}
+	ev := C.cc_eng_next(x.e, cbool(block), &x.done[0], C.int(len(x.done)))
+	leave()
+	x.unpin(ev.ndone)
+	if ev.rc != 0 {
+		return mpi.EngineMessage{}, false, x.fail(op, ev.rc)
+	}
+	if ev.what != 1 {
+		return mpi.EngineMessage{}, false, nil
+	}
+	head := C.CC_ENG_PREFIX
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(x.e.rbuf)), int(ev.count))
+	m := mpi.EngineMessage{Source: int(ev.source), Head: raw[head : head+x.spec.HeadBytes]}
+	if inline := raw[head+x.spec.HeadBytes:]; len(inline) > 0 {
+		m.Body = append([]byte(nil), inline...)
+	}
+	if sep := int(ev.sep); sep > 0 {
+		m.Body = make([]byte, sep)
+		if err := enter(op); err != nil {
+			return mpi.EngineMessage{}, false, err
+		}
+		rc := C.cc_eng_recv_body(x.e, ev.source, (*C.char)(rptr(m.Body)), C.int(sep))
+		leave()
+		if rc != 0 {
+			return mpi.EngineMessage{}, false, x.fail(op, rc)
+		}
+	}
+	return m, true, nil
+}
+
+// BarrierStart implements mpi.Engine.
+func (x *engine) BarrierStart(a, b int64) error {
+	const op = "Engine.BarrierStart"
+	if err := x.usable(op); err != nil {
+		return err
+	}
+	if len(x.spec.Barrier) == 0 {
+		return classError(op, mpi.ErrArg, "the engine was made without a barrier")
+	}
+	if x.e.b_done != x.e.b_epoch {
+		return classError(op, mpi.ErrOther, "the previous barrier has not completed")
+	}
+	if err := enter(op); err != nil {
+		return err
+	}
+	rc := C.cc_eng_barrier_start(x.e, C.longlong(a), C.longlong(b))
+	leave()
+	if rc != 0 {
+		return x.fail(op, rc)
+	}
+	return nil
+}
+
+// BarrierDone implements mpi.Engine.
+func (x *engine) BarrierDone() (int64, int64, bool) {
+	if x.e == nil || x.e.b_done != x.e.b_epoch {
+		return 0, 0, false
+	}
+	return int64(x.e.b_res[0]), int64(x.e.b_res[1]), true
+}
+
+// Close implements mpi.Engine: it waits for the sends and frees the engine.
+func (x *engine) Close() error {
+	const op = "Engine.Close"
+	if err := x.usable(op); err != nil {
+		return err
+	}
+	for {
+		if err := enter(op); err != nil {
+			return err
+		}
+		ev := C.cc_eng_drain(x.e, &x.done[0], C.int(len(x.done)))
+		leave()
+		x.unpin(ev.ndone)
+		if ev.rc != 0 {
+			return x.fail(op, ev.rc)
+		}
+		if ev.ndone == 0 {
+			break
+		}
+	}
+	C.cc_eng_free(x.e)
+	x.e = nil
+	return nil
+}

@@ -1,0 +1,83 @@
+/*
+ * engine.h: a message protocol's transport in C (package native, engine.go;
+ * the interface is mpi.EngineKernel). A library that serves other ranks'
+ * requests while it waits (divalib) spends most of a message in the Go
+ * request path: Isend, Iprobe, Recv and Test are a cgo crossing each, and a
+ * Go polling loop yields its locked OS thread. The engine does the polling,
+ * receiving, sending, completion of sends and a combining-tree barrier
+ * here, and returns to Go once per protocol message.
+ *
+ * Wire format, every message on one tag of the engine's communicator:
+ *   prefix (CC_ENG_PREFIX bytes): kind (int32), sep (int32)
+ *   kind CC_ENG_USER: head (head bytes), then the body inline; sep > 0 says
+ *     that the body, sep bytes, follows as the next message from the same
+ *     sender on the tag (non-overtaking keeps the two together)
+ *   kind CC_ENG_ARRIVE / CC_ENG_RELEASE: node (int32), epoch (int32), a, b
+ *     (int64): the barrier.
+ */
+#ifndef COMMCOST_NATIVE_ENGINE_H
+#define COMMCOST_NATIVE_ENGINE_H
+
+#include "shim.h"
+
+#define CC_ENG_PREFIX 8
+enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3 };
+#define CC_ENG_BARMSG (CC_ENG_PREFIX + 24)
+
+typedef struct {
+    MPI_Comm comm;
+    int tag, head, me;
+    /* receive buffer: prefix, head and an inline body */
+    char *rbuf;
+    int rcap;
+    /* outstanding sends; token >= 0 names a body in Go memory, pinned by
+     * Go until the engine reports the token complete */
+    int ns, scap;
+    MPI_Request *sreq;
+    char **sbuf; /* C buffer of the slot (NULL for a Go body) */
+    long long *stok;
+    int *sidx; /* scratch for MPI_Testsome */
+    /* C send buffers free for reuse, with their capacities */
+    int nfree, freecap;
+    char **freebuf;
+    int *freelen;
+    int *sbuflen;
+    /* completed tokens not yet reported */
+    int nct, ctcap;
+    long long *ct;
+    /* barrier: this rank's nodes, leaf first */
+    int nb;
+    int *b_id, *b_need, *b_pid, *b_prank, *b_koff, *b_kid, *b_krank;
+    int *b_cnt[2];
+    long long *b_sum[2];
+    int b_epoch;     /* epoch of the barrier this rank entered last */
+    int b_done;      /* epoch completed last at this rank */
+    long long b_res[2];
+    int broken;      /* an error left MPI holding buffers: never free them */
+} cc_eng;
+
+typedef struct {
+    int rc;
+    int what;   /* 0: nothing, 1: a user message, 2: the barrier completed */
+    int source;
+    int count;  /* bytes of the message (prefix included) */
+    int sep;    /* bytes of the body that follows in its own message */
+    int ndone;  /* tokens written to the caller's array */
+} cc_eng_event;
+
+cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int nb,
+                   const int *id, const int *need, const int *pid, const int *prank,
+                   const int *koff, const int *kid, const int *krank);
+void cc_eng_free(cc_eng *e);
+/* Send head (e->head bytes) and body; bodies over inline_max go in a
+ * message of their own from the caller's (pinned) memory, named by token. */
+int cc_eng_send(cc_eng *e, int dest, const char *head, const char *body, int blen, int inline_max,
+                long long token);
+cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone);
+/* Receive the separate body announced by the last event. */
+int cc_eng_recv_body(cc_eng *e, int source, char *buf, int len);
+int cc_eng_barrier_start(cc_eng *e, long long a, long long b);
+/* Wait for every send; returns the number of tokens written (call until 0). */
+cc_eng_event cc_eng_drain(cc_eng *e, long long *done, int maxdone);
+
+#endif
