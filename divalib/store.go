@@ -39,6 +39,15 @@ const (
 	// BarrierCentral is the flat barrier: every rank reports to rank 0,
 	// which releases everybody (the P-ary tree).
 	BarrierCentral
+	// BarrierDissemination is the dissemination barrier (Hensgen, Finkel
+	// and Manber, "Two algorithms for barrier synchronization", IJPP
+	// 17(1), 1988): in round k = 0..ceil(log2 P)-1 every rank notifies
+	// rank me + 2^k mod P and waits for the notice of me - 2^k. Each round
+	// costs one message latency, where the tree needs one up and one down
+	// per level, so it is the fast barrier on few ranks; it sends
+	// P*ceil(log2 P) messages against the tree's 2(P-1), which the
+	// congestion counts show.
+	BarrierDissemination
 	// BarrierMPI uses MPI_Ibarrier and serves requests while it completes.
 	// It needs a Comm with an Ibarrier method (see Ibarrierer); New refuses
 	// it otherwise. A blocking MPI_Barrier cannot be used inside a store: a
@@ -53,21 +62,25 @@ func (b BarrierKind) String() string {
 		return "central"
 	case BarrierMPI:
 		return "mpi"
+	case BarrierDissemination:
+		return "dissemination"
 	}
 	return "tree"
 }
 
-// ParseBarrier parses "tree", "central" or "mpi".
+// ParseBarrier parses "tree", "central", "dissemination" or "mpi".
 func ParseBarrier(s string) (BarrierKind, error) {
 	switch s {
 	case "tree", "":
 		return BarrierTree, nil
 	case "central":
 		return BarrierCentral, nil
+	case "dissemination":
+		return BarrierDissemination, nil
 	case "mpi":
 		return BarrierMPI, nil
 	}
-	return 0, fmt.Errorf("barrier %q: accepted are tree, central and mpi", s)
+	return 0, fmt.Errorf("barrier %q: accepted are tree, central, dissemination and mpi", s)
 }
 
 // Ibarrierer is the optional non-blocking barrier a Comm may offer
@@ -281,7 +294,7 @@ func New(c mpi.Comm, cfg Config) (*Store, error) {
 	s := &Store{rank: c.Rank(), size: c.Size(), cfg: cfg, mesh: m, tree: t,
 		traffic: NewTraffic(m)}
 	switch cfg.Barrier {
-	case BarrierTree, BarrierCentral:
+	case BarrierTree, BarrierCentral, BarrierDissemination:
 	case BarrierMPI:
 		if _, ok := c.(Ibarrierer); !ok {
 			return nil, fmt.Errorf("divalib: barrier mpi needs MPI_Ibarrier, which the %s backend's Comm does not offer; use tree or central", c.Backend())
@@ -562,7 +575,7 @@ func (s *Store) send(rank int, m *msg) {
 		return
 	}
 	s.charge(rank, headerBytes+len(m.data))
-	if m.kind != kBarArrive && m.kind != kBarRelease {
+	if !m.barrierKind() {
 		s.sent++
 	}
 	switch {
@@ -672,7 +685,7 @@ func (s *Store) receive(st mpi.Status) {
 			return
 		}
 	}
-	if m.kind != kBarArrive && m.kind != kBarRelease {
+	if !m.barrierKind() {
 		s.recvd++
 	}
 	s.handle(m)
@@ -770,6 +783,9 @@ func (s *Store) handle(m *msg) {
 	case kBarArrive, kBarRelease:
 		s.bar.handle(m)
 		return
+	case kDis:
+		s.bar.disHandle(m)
+		return
 	case kLockReq, kLockTok:
 		x, ok := s.msgVar(m)
 		if ok {
@@ -824,6 +840,9 @@ func (s *Store) Barrier() error {
 			return werr
 		}
 		return err
+	}
+	if s.cfg.Barrier == BarrierDissemination {
+		return s.bar.dissemination()
 	}
 	_, err := s.bar.reduce([2]int64{}, false)
 	return err

@@ -90,6 +90,14 @@ type barrier struct {
 	result [2]int64 // sums delivered with the release
 	wait   map[barKey]*barWait
 	sched  []mpi.BarrierNode // this rank's nodes, for an mpi.Engine
+
+	// Dissemination barrier: epoch entered last, round reached, whether
+	// this round's notice is sent, and notices received by (epoch, round)
+	// (a peer one epoch ahead may notify early).
+	disEpoch, disRound int32
+	disSent            bool
+	disDone            int32
+	disGot             map[[2]int32]int
 }
 
 type barKey struct {
@@ -144,6 +152,75 @@ func (b *barrier) schedule() []mpi.BarrierNode {
 	return out
 }
 
+// disRounds is ceil(log2 P).
+func (b *barrier) disRounds() int32 {
+	r := int32(0)
+	for 1<<r < b.s.size {
+		r++
+	}
+	return r
+}
+
+// dissemination is the dissemination barrier (BarrierDissemination). It
+// serves requests while waiting.
+func (b *barrier) dissemination() error {
+	if eng := b.s.eng; eng != nil {
+		// The same messages, sent by the engine: charged here.
+		for k := int32(0); k < b.disRounds(); k++ {
+			b.s.charge((b.s.rank+1<<k)%b.s.size, headerBytes)
+		}
+		em, ok, err := eng.Dissemination()
+		if err != nil {
+			b.s.fail(err)
+			return err
+		}
+		if ok {
+			b.s.handleEngine(em)
+		}
+		return b.s.progress(eng.DisseminationDone)
+	}
+	b.disEpoch++
+	b.disRound, b.disSent = 0, false
+	b.disAdvance()
+	e := b.disEpoch
+	return b.s.progress(func() bool { return b.disDone >= e })
+}
+
+// disAdvance runs the rounds whose notice has arrived, sending each
+// round's notice on entering it.
+func (b *barrier) disAdvance() {
+	if b.disGot == nil {
+		b.disGot = map[[2]int32]int{}
+	}
+	for r := b.disRounds(); b.disRound < r; {
+		if !b.disSent {
+			to := (b.s.rank + 1<<b.disRound) % b.s.size
+			b.s.send(to, &msg{kind: kDis, vr: -1, off: b.disEpoch, a: int64(b.disRound)})
+			b.disSent = true
+		}
+		k := [2]int32{b.disEpoch, b.disRound}
+		if b.disGot[k] == 0 {
+			return
+		}
+		if b.disGot[k]--; b.disGot[k] == 0 {
+			delete(b.disGot, k)
+		}
+		b.disRound++
+		b.disSent = false
+	}
+	b.disDone = b.disEpoch
+}
+
+func (b *barrier) disHandle(m *msg) {
+	if b.disGot == nil {
+		b.disGot = map[[2]int32]int{}
+	}
+	b.disGot[[2]int32{m.off, int32(m.a)}]++
+	if m.off == b.disEpoch && b.disDone < b.disEpoch {
+		b.disAdvance()
+	}
+}
+
 // reduce enters a barrier contributing vals and returns the sums over all
 // ranks when every rank has entered. It serves requests while waiting.
 func (b *barrier) reduce(vals [2]int64, sum bool) ([2]int64, error) {
@@ -160,11 +237,16 @@ func (b *barrier) reduce(vals [2]int64, sum bool) ([2]int64, error) {
 				b.s.charge(r, headerBytes)
 			}
 		}
-		if err := eng.BarrierStart(vals[0], vals[1]); err != nil {
+		em, ok, err := eng.Barrier(vals[0], vals[1])
+		if err != nil {
+			b.s.fail(err)
 			return vals, err
 		}
+		if ok {
+			b.s.handleEngine(em)
+		}
 		var out [2]int64
-		err := b.s.progress(func() bool {
+		err = b.s.progress(func() bool {
 			a, c, done := eng.BarrierDone()
 			out = [2]int64{a, c}
 			return done

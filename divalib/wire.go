@@ -26,7 +26,14 @@ const (
 	kLockTok                     // Raymond's lock: the token
 	kBarArrive                   // barrier / tree reduction: a subtree has arrived
 	kBarRelease                  // barrier: release travelling down
+	kDis                         // dissemination barrier: round a of epoch off
 )
+
+// barrierKind reports whether m belongs to a barrier (not counted by the
+// termination detection of Close, which runs on barriers itself).
+func (m *msg) barrierKind() bool {
+	return m.kind == kBarArrive || m.kind == kBarRelease || m.kind == kDis
+}
 
 // Flags.
 const (

@@ -59,11 +59,20 @@ type Engine interface {
 	// block it waits until a message arrives or the barrier completes.
 	// ok is false when there was no message.
 	Next(block bool) (m EngineMessage, ok bool, err error)
-	// BarrierStart enters the next barrier, contributing a and b to its
-	// sums; Next progresses it, and BarrierDone reports the sums once it
-	// has completed at this rank.
-	BarrierStart(a, b int64) error
+	// Barrier enters the next barrier, contributing a and b to its sums,
+	// and waits as Next(true) does: it returns when the barrier completed
+	// at this rank (ok false) or a message arrived first (ok true; then
+	// Next progresses the barrier). BarrierDone reports the sums once it
+	// has completed.
+	Barrier(a, b int64) (m EngineMessage, ok bool, err error)
 	BarrierDone() (a, b int64, done bool)
+	// Dissemination is a barrier without sums by the dissemination
+	// algorithm (ceil(log2 P) rounds; in round k every rank notifies rank
+	// me + 2^k mod P and waits for me - 2^k): one message latency per round
+	// where the tree needs two per level. It waits like Barrier;
+	// DisseminationDone reports completion.
+	Dissemination() (m EngineMessage, ok bool, err error)
+	DisseminationDone() bool
 	// Close waits for the engine's sends to complete and releases it.
 	Close() error
 }

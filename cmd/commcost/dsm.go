@@ -80,7 +80,7 @@ func (d *dsmFlags) register(fs *flag.FlagSet, defStrategies string, defNP int) {
 	fs.StringVar(&d.strategies, "strategies", defStrategies, "comma `list` of strategies")
 	fs.StringVar(&d.mesh, "mesh", "", "virtual mesh `RxC` (default: the most nearly square shape of the rank count)")
 	fs.StringVar(&d.memory, "memory", "0", "bound on the copy `bytes` one rank holds (K, M, G = 2^10, 2^20, 2^30; 0 = unbounded)")
-	fs.StringVar(&d.barrier, "barrier", "tree", "barrier `algorithm`: tree (access tree), central (flat) or mpi (MPI_Ibarrier, if the binding has it)")
+	fs.StringVar(&d.barrier, "barrier", "tree", "barrier `algorithm`: tree (access tree), central (flat), dissemination (log2 P rounds of one message) or mpi (MPI_Ibarrier, if the binding has it)")
 	fs.Int64Var(&d.seed, "seed", 1, "seed of the random embeddings, homes and workloads")
 	fs.Var(&d.mf.format, "format", "output `format` on stdout: "+results.FormatNames)
 	fs.StringVar(&d.mf.out, "out", "", "append records to this JSON Lines `file`, flushed one record at a time")

@@ -17,7 +17,7 @@ static int *dupints(const int *src, int n)
     return p;
 }
 
-cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int nb,
+cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int p, int nb,
                    const int *id, const int *need, const int *pid, const int *prank,
                    const int *koff, const int *kid, const int *krank)
 {
@@ -28,6 +28,9 @@ cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int
     e->tag = tag;
     e->head = head;
     e->me = me;
+    e->p = p;
+    while ((1 << e->d_rounds) < p)
+        e->d_rounds++;
     e->rcap = CC_ENG_PREFIX + head + inline_max;
     if (e->rcap < CC_ENG_BARMSG)
         e->rcap = CC_ENG_BARMSG;
@@ -293,6 +296,7 @@ static int bar_release(cc_eng *e, int i, int epoch, long long a, long long b)
                 return rc;
         }
         if (i == 0) {
+            e->completions++;
             e->b_done = epoch;
             e->b_res[0] = a;
             e->b_res[1] = b;
@@ -326,6 +330,29 @@ static int bar_arrive(cc_eng *e, int i, int epoch, long long a, long long b)
     }
 }
 
+/* dis_advance runs the rounds of the current dissemination barrier whose
+ * message has arrived, sending each round's message on entering it. */
+static int dis_advance(cc_eng *e)
+{
+    int par = e->d_epoch & 1;
+    while (e->d_round < e->d_rounds) {
+        if (!e->d_sent) {
+            int rc = bar_send(e, CC_ENG_DIS, (e->me + (1 << e->d_round)) % e->p, e->d_round, e->d_epoch, 0, 0);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            e->d_sent = 1;
+        }
+        if (e->d_cnt[par][e->d_round] == 0)
+            return MPI_SUCCESS;
+        e->d_cnt[par][e->d_round]--;
+        e->d_round++;
+        e->d_sent = 0;
+    }
+    e->d_done = e->d_epoch;
+    e->completions++;
+    return MPI_SUCCESS;
+}
+
 static int bar_index(cc_eng *e, int node)
 {
     for (int i = 0; i < e->nb; i++)
@@ -355,7 +382,7 @@ cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone)
         ev.rc = CC_ERR_WRONG_THREAD;
         return ev;
     }
-    int was_done = e->b_done;
+    int was_done = e->completions;
     for (;;) {
         ev.rc = reap(e, 0);
         if (ev.rc != MPI_SUCCESS)
@@ -395,6 +422,25 @@ cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone)
             ev.sep = get32(e->rbuf + 4);
             break;
         }
+        if (kind == CC_ENG_DIS && count == CC_ENG_BARMSG) {
+            int round = get32(e->rbuf + 8), epoch = get32(e->rbuf + 12);
+            if (round < 0 || round >= e->d_rounds || epoch < e->d_done + 1 || epoch > e->d_done + 2) {
+                ev.rc = MPI_ERR_INTERN;
+                ev.source = st.MPI_SOURCE;
+                goto broken;
+            }
+            e->d_cnt[epoch & 1][round]++;
+            if (epoch == e->d_epoch && e->d_done != e->d_epoch) {
+                ev.rc = dis_advance(e);
+                if (ev.rc != MPI_SUCCESS)
+                    goto broken;
+            }
+            if (e->completions != was_done) {
+                ev.what = 2;
+                break;
+            }
+            continue;
+        }
         if ((kind == CC_ENG_ARRIVE || kind == CC_ENG_RELEASE) && count == CC_ENG_BARMSG) {
             int i = bar_index(e, get32(e->rbuf + 8));
             int epoch = get32(e->rbuf + 12);
@@ -407,7 +453,7 @@ cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone)
             ev.rc = kind == CC_ENG_ARRIVE ? bar_arrive(e, i, epoch, a, b) : bar_release(e, i, epoch, a, b);
             if (ev.rc != MPI_SUCCESS)
                 goto broken;
-            if (e->b_done != was_done) {
+            if (e->completions != was_done) {
                 ev.what = 2;
                 break;
             }
@@ -424,6 +470,43 @@ cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone)
 broken:
     e->broken = 1;
     return ev;
+}
+
+cc_eng_event cc_eng_barrier(cc_eng *e, long long a, long long b, long long *done, int maxdone)
+{
+    cc_eng_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.rc = cc_eng_barrier_start(e, a, b);
+    if (ev.rc != MPI_SUCCESS)
+        return ev;
+    if (e->b_done == e->b_epoch) {
+        ev.what = 2; /* complete already (a one-rank tree) */
+        return ev;
+    }
+    return cc_eng_next(e, 1, done, maxdone);
+}
+
+cc_eng_event cc_eng_dissemination(cc_eng *e, long long *done, int maxdone)
+{
+    cc_eng_event ev;
+    memset(&ev, 0, sizeof ev);
+    if (cc_wrong_thread()) {
+        ev.rc = CC_ERR_WRONG_THREAD;
+        return ev;
+    }
+    e->d_epoch++;
+    e->d_round = 0;
+    e->d_sent = 0;
+    ev.rc = dis_advance(e);
+    if (ev.rc != MPI_SUCCESS) {
+        e->broken = 1;
+        return ev;
+    }
+    if (e->d_done == e->d_epoch) {
+        ev.what = 2; /* one rank: no rounds */
+        return ev;
+    }
+    return cc_eng_next(e, 1, done, maxdone);
 }
 
 int cc_eng_recv_body(cc_eng *e, int source, char *buf, int len)

@@ -9,6 +9,10 @@ package native
 // #cgo nocallback cc_eng_recv_body
 // #cgo noescape cc_eng_drain
 // #cgo nocallback cc_eng_drain
+// #cgo noescape cc_eng_barrier
+// #cgo nocallback cc_eng_barrier
+// #cgo noescape cc_eng_dissemination
+// #cgo nocallback cc_eng_dissemination
 import "C"
 
 import (
@@ -67,7 +71,7 @@ func (c *Comm) NewEngine(spec mpi.EngineSpec) (mpi.Engine, error) {
 	if err := enter(op); err != nil {
 		return nil, err
 	}
-	e := C.cc_eng_new(c.h, C.int(spec.Tag), C.int(spec.HeadBytes), C.int(spec.InlineBytes), C.int(c.rank), C.int(nb),
+	e := C.cc_eng_new(c.h, C.int(spec.Tag), C.int(spec.HeadBytes), C.int(spec.InlineBytes), C.int(c.rank), C.int(c.size), C.int(nb),
 		&ids[0], &need[0], &pid[0], &prank[0], &koff[0], &kid[0], &krank[0])
 	leave()
 	if e == nil {
@@ -149,6 +153,11 @@ func (x *engine) Next(block bool) (mpi.EngineMessage, bool, error) {
 	}
 	ev := C.cc_eng_next(x.e, cbool(block), &x.done[0], C.int(len(x.done)))
 	leave()
+	return x.event(op, ev)
+}
+
+// event turns what the engine returned into a message.
+func (x *engine) event(op string, ev C.cc_eng_event) (mpi.EngineMessage, bool, error) {
 	x.unpin(ev.ndone)
 	if ev.rc != 0 {
 		return mpi.EngineMessage{}, false, x.fail(op, ev.rc)
@@ -176,27 +185,41 @@ func (x *engine) Next(block bool) (mpi.EngineMessage, bool, error) {
 	return m, true, nil
 }
 
-// BarrierStart implements mpi.Engine.
-func (x *engine) BarrierStart(a, b int64) error {
-	const op = "Engine.BarrierStart"
+// Barrier implements mpi.Engine.
+func (x *engine) Barrier(a, b int64) (mpi.EngineMessage, bool, error) {
+	const op = "Engine.Barrier"
 	if err := x.usable(op); err != nil {
-		return err
+		return mpi.EngineMessage{}, false, err
 	}
 	if len(x.spec.Barrier) == 0 {
-		return classError(op, mpi.ErrArg, "the engine was made without a barrier")
+		return mpi.EngineMessage{}, false, classError(op, mpi.ErrArg, "the engine was made without a barrier")
 	}
 	if x.e.b_done != x.e.b_epoch {
-		return classError(op, mpi.ErrOther, "the previous barrier has not completed")
+		return mpi.EngineMessage{}, false, classError(op, mpi.ErrOther, "the previous barrier has not completed")
 	}
 	if err := enter(op); err != nil {
-		return err
+		return mpi.EngineMessage{}, false, err
 	}
-	rc := C.cc_eng_barrier_start(x.e, C.longlong(a), C.longlong(b))
+	ev := C.cc_eng_barrier(x.e, C.longlong(a), C.longlong(b), &x.done[0], C.int(len(x.done)))
 	leave()
-	if rc != 0 {
-		return x.fail(op, rc)
+	return x.event(op, ev)
+}
+
+// Dissemination implements mpi.Engine.
+func (x *engine) Dissemination() (mpi.EngineMessage, bool, error) {
+	const op = "Engine.Dissemination"
+	if err := x.usable(op); err != nil {
+		return mpi.EngineMessage{}, false, err
 	}
-	return nil
+	if x.e.d_done != x.e.d_epoch {
+		return mpi.EngineMessage{}, false, classError(op, mpi.ErrOther, "the previous barrier has not completed")
+	}
+	if err := enter(op); err != nil {
+		return mpi.EngineMessage{}, false, err
+	}
+	ev := C.cc_eng_dissemination(x.e, &x.done[0], C.int(len(x.done)))
+	leave()
+	return x.event(op, ev)
 }
 
 // BarrierDone implements mpi.Engine.
@@ -205,6 +228,11 @@ func (x *engine) BarrierDone() (int64, int64, bool) {
 		return 0, 0, false
 	}
 	return int64(x.e.b_res[0]), int64(x.e.b_res[1]), true
+}
+
+// DisseminationDone implements mpi.Engine.
+func (x *engine) DisseminationDone() bool {
+	return x.e != nil && x.e.d_done == x.e.d_epoch
 }
 
 // Close implements mpi.Engine: it waits for the sends and frees the engine.

@@ -13,7 +13,9 @@
  *     that the body, sep bytes, follows as the next message from the same
  *     sender on the tag (non-overtaking keeps the two together)
  *   kind CC_ENG_ARRIVE / CC_ENG_RELEASE: node (int32), epoch (int32), a, b
- *     (int64): the barrier.
+ *     (int64): the combining-tree barrier;
+ *   kind CC_ENG_DIS: round (int32), epoch (int32), two unused int64: the
+ *     dissemination barrier (round k goes to rank me + 2^k mod P).
  */
 #ifndef COMMCOST_NATIVE_ENGINE_H
 #define COMMCOST_NATIVE_ENGINE_H
@@ -21,7 +23,7 @@
 #include "shim.h"
 
 #define CC_ENG_PREFIX 8
-enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3 };
+enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3, CC_ENG_DIS = 4 };
 #define CC_ENG_BARMSG (CC_ENG_PREFIX + 24)
 
 typedef struct {
@@ -53,6 +55,10 @@ typedef struct {
     int b_epoch;     /* epoch of the barrier this rank entered last */
     int b_done;      /* epoch completed last at this rank */
     long long b_res[2];
+    /* dissemination barrier over the p ranks */
+    int p, d_rounds, d_epoch, d_done, d_round, d_sent;
+    int d_cnt[2][32];
+    int completions; /* barriers of either kind completed at this rank */
     int broken;      /* an error left MPI holding buffers: never free them */
 } cc_eng;
 
@@ -65,7 +71,7 @@ typedef struct {
     int ndone;  /* tokens written to the caller's array */
 } cc_eng_event;
 
-cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int nb,
+cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int p, int nb,
                    const int *id, const int *need, const int *pid, const int *prank,
                    const int *koff, const int *kid, const int *krank);
 void cc_eng_free(cc_eng *e);
@@ -77,6 +83,11 @@ cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone);
 /* Receive the separate body announced by the last event. */
 int cc_eng_recv_body(cc_eng *e, int source, char *buf, int len);
 int cc_eng_barrier_start(cc_eng *e, long long a, long long b);
+/* Start a barrier and wait as cc_eng_next(block) does: one crossing for a
+ * barrier that no user message interrupts. */
+cc_eng_event cc_eng_barrier(cc_eng *e, long long a, long long b, long long *done, int maxdone);
+/* The same for the dissemination barrier (no sums). */
+cc_eng_event cc_eng_dissemination(cc_eng *e, long long *done, int maxdone);
 /* Wait for every send; returns the number of tokens written (call until 0). */
 cc_eng_event cc_eng_drain(cc_eng *e, long long *done, int maxdone);
 
