@@ -39,7 +39,7 @@ func TestDSMBadInput(t *testing.T) {
 		{"kernel", append([]string{"dsm", "matsquare", "--kernel", "fma"}, local...), "--kernel fma"},
 		{"ops", append([]string{"dsm", "check", "--ops", "0"}, local...), "--ops 0"},
 		{"write fraction", append([]string{"dsm", "check", "--write-fraction", "1.5"}, local...), "--write-fraction 1.5"},
-		{"barrier", append([]string{"dsm", "check", "--barrier", "dissemination"}, local...), "--barrier dissemination"},
+		{"barrier", append([]string{"dsm", "check", "--barrier", "butterfly"}, local...), "--barrier butterfly"},
 		{"mpi barrier on local", append([]string{"dsm", "check", "--np", "4", "--barrier", "mpi"}, local...), "MPI_Ibarrier"},
 		{"backend", []string{"dsm", "check", "--backend", "shm"}, "--backend"},
 	}
