@@ -24,6 +24,21 @@ type BSP struct {
 
 var bspPatterns = []string{"alltoall", "pairwise", "rowcontention", "kkaccess", "aggregate", "pingpong"}
 
+func init() {
+	Register(Kind{
+		Name:    "bsp",
+		Summary: "BSP g h + L on h-relations (paper 000, section 2.2)",
+		Benches: bspPatterns,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitBSP(r, o) },
+		New:     func() Model { return &BSP{} },
+		Size: func(r results.Record) (float64, bool) {
+			h, err := HRelationBytes(InstanceOf(r))
+			return h, err == nil
+		},
+	})
+}
+
 func (b *BSP) Kind() string       { return "bsp" }
 func (b *BSP) Params() []Param    { return []Param{b.G, b.L} }
 func (b *BSP) Quality() Quality   { return b.Fit }

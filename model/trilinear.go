@@ -46,6 +46,39 @@ func trilinearRow(k, l, r float64) []float64 {
 
 var trilinearPatterns = []string{"kkaccess"}
 
+// packetSize is the size of a k-k-access record that Options.MinBytes and
+// MaxBytes restrict: the packet size l.
+func packetSize(r results.Record) (float64, bool) {
+	l, err := numParam(r.Params, "l", r.Bench)
+	return l, err == nil
+}
+
+func init() {
+	Register(Kind{
+		Name:    "trilinear",
+		Summary: "k-k-access T(k, l, r) with eight coefficients c7..c0 (paper 000, section 4, Table 1)",
+		Benches: trilinearPatterns,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptOp, OptNetwork},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitTrilinear(r, o) },
+		New:     func() Model { return &Trilinear{} },
+		Check:   func(m Model) error { return m.(*Trilinear).checkCov() },
+		Size:    packetSize,
+	})
+}
+
+// checkCov checks the shape of a decoded covariance matrix.
+func (t *Trilinear) checkCov() error {
+	if t.Cov != nil && len(t.Cov) != 8 {
+		return fmt.Errorf("cov has %d rows, want 8", len(t.Cov))
+	}
+	for i, r := range t.Cov {
+		if len(r) != 8 {
+			return fmt.Errorf("cov row %d has %d columns, want 8", i, len(r))
+		}
+	}
+	return nil
+}
+
 func (t *Trilinear) Kind() string       { return "trilinear" }
 func (t *Trilinear) Params() []Param    { return t.C[:] }
 func (t *Trilinear) Quality() Quality   { return t.Fit }

@@ -1,0 +1,103 @@
+package model
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/results"
+)
+
+// TestRegistry checks what every registered kind promises: its models
+// report its name, a fitted kind names its benches and a derived one none,
+// and its options are known groups.
+func TestRegistry(t *testing.T) {
+	known := []Option{OptWeighting, OptTrim, OptSizeRange, OptOp, OptNetwork, OptImpl, OptSegments, OptPacketBytes}
+	want := []string{"bsp", "hockney", "hyperbolic", "loggp", "logp", "piecewise", "postal", "trilinear", "trilinear-piecewise", "twolevel"}
+	if got := Kinds(); !slices.Equal(got, want) {
+		t.Errorf("Kinds() = %v, want %v", got, want)
+	}
+	for _, name := range append(want, "aggregate-table") {
+		t.Run(name, func(t *testing.T) {
+			k, ok := Lookup(name)
+			if !ok {
+				t.Fatalf("%s not registered", name)
+			}
+			m := k.New()
+			if m.Kind() != name {
+				t.Errorf("New().Kind() = %q", m.Kind())
+			}
+			if k.Summary == "" {
+				t.Error("no summary")
+			}
+			if (k.Fit == nil) != (len(k.Benches) == 0) {
+				t.Errorf("fitter %v but benches %v", k.Fit != nil, k.Benches)
+			}
+			for _, o := range k.Options {
+				if !slices.Contains(known, o) {
+					t.Errorf("unknown option group %q", o)
+				}
+			}
+		})
+	}
+}
+
+func TestRegisterMisuse(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		k    Kind
+		want string
+	}{
+		{"empty name", Kind{New: func() Model { return &Hockney{} }}, "empty name"},
+		{"no constructor", Kind{Name: "x"}, "without New"},
+		{"no benches", Kind{Name: "x", New: func() Model { return &Hockney{} }, Fit: func([]results.Record, Options) (Model, error) { return nil, nil }}, "without the benches"},
+		{"duplicate", Kind{Name: "hockney", New: func() Model { return &Hockney{} }}, "twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if s, _ := r.(string); !strings.Contains(s, tc.want) {
+					t.Errorf("panic %v, want one mentioning %q", r, tc.want)
+				}
+			}()
+			Register(tc.k)
+		})
+	}
+}
+
+// TestFitRefusesUnreadOptions: an option the kind's fitter does not read is
+// an error naming the kinds that do, not silently ignored.
+func TestFitRefusesUnreadOptions(t *testing.T) {
+	pp := make([]results.Record, 0, 8)
+	for _, s := range sizes(0, 7) {
+		pp = append(pp, rec("pingpong", results.Params{"bytes": s}, 2, 1e-6+1e-9*s))
+	}
+	for _, tc := range []struct {
+		name string
+		kind string
+		opt  Options
+		want string // "" = accepted
+	}{
+		{"op on hockney", "hockney", Options{Op: "read"}, "models that do: trilinear, trilinear-piecewise"},
+		{"impl on hockney", "hockney", Options{Impl: "mpi"}, "models that do: twolevel"},
+		{"segments on hockney", "hockney", Options{MaxSegments: 2}, "models that do: piecewise, trilinear-piecewise"},
+		{"packet bytes on hockney", "hockney", Options{PacketBytes: 8}, "logp, postal"},
+		{"segments on piecewise", "piecewise", Options{MaxSegments: 2}, ""},
+		{"weighting none on hockney", "hockney", Options{Weighting: WeightNone}, ""},
+		{"size range on hockney", "hockney", Options{MinBytes: 2}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Fit(tc.kind, pp, tc.opt)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrOption) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want ErrOption naming %q", err, tc.want)
+			}
+		})
+	}
+}
