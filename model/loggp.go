@@ -71,7 +71,7 @@ func init() {
 	})
 	Register(Kind{
 		Name:    "logp",
-		Summary: "LogP L, o, g with packets of PacketBytes, reduced from the LogGP fit (paper 003; Culler et al. 1993)",
+		Summary: "LogP L, o, g with packets of w bytes, reduced from the LogGP fit (paper 003; Culler et al. 1993)",
 		Benches: prttBenches,
 		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptPacketBytes},
 		Fit:     func(r []results.Record, o Options) (Model, error) { return FitLogP(r, o) },

@@ -341,10 +341,20 @@ func Lookup(name string) (Kind, bool) {
 // name.
 func Registered() []Kind {
 	var out []Kind
-	for _, k := range registry {
+	for _, k := range All() {
 		if k.Fit != nil {
 			out = append(out, k)
 		}
+	}
+	return out
+}
+
+// All lists every registered kind, derived ones (no fitter) included,
+// sorted by name: the kinds Unmarshal decodes.
+func All() []Kind {
+	out := make([]Kind, 0, len(registry))
+	for _, k := range registry {
+		out = append(out, k)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -101,3 +101,30 @@ func TestFitRefusesUnreadOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestCrossValidateFittedBenches: BSP fitted from k-k-accesses (it reads
+// ping-pong records only when no multi-rank pattern is present) is not
+// validated on ping-pong points it never saw.
+func TestCrossValidateFittedBenches(t *testing.T) {
+	var recs []results.Record
+	for _, s := range sizes(0, 10) {
+		recs = append(recs, rec("pingpong", results.Params{"bytes": s}, 2, 1e-6+1e-9*s))
+	}
+	for _, k := range []float64{1, 2, 4} {
+		for _, l := range sizes(6, 10) {
+			recs = append(recs, rec("kkaccess", results.Params{"k": k, "l": l, "r": 1.0, "op": "read"}, 4, 50e-6+2e-9*k*l))
+		}
+	}
+	v, err := CrossValidate("bsp", recs, Options{}, Holdout{Every: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range v.Points {
+		if !strings.HasPrefix(p.Point, "kkaccess ") {
+			t.Errorf("held out %s", p.Point)
+		}
+	}
+	if v.MaxRelErr > 1e-9 {
+		t.Errorf("exact BSP data: max held-out error %g", v.MaxRelErr)
+	}
+}

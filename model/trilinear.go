@@ -362,31 +362,6 @@ func BestSplit(t *Trilinear, dataBytes float64, maxK int) (*Split, error) {
 	return s, nil
 }
 
-// TrilinearTable lays fits out like Table 1 of paper 000: one row per fit
-// (the label in the first column, the paper's "network"), the coefficients
-// c7..c0 in microseconds (per byte for c7, c5, c4, c2), and under each row
-// a row of standard errors and a row of 95% confidence intervals.
-func TrilinearTable(labels []string, fits []*Trilinear) (header []string, rows [][]string) {
-	header = append([]string{"fit"}, trilinearNames...)
-	for i, t := range fits {
-		v := []string{labels[i]}
-		se := []string{"  SE"}
-		ci := []string{"  95% CI"}
-		for j := range trilinearNames {
-			p := t.C[j]
-			v = append(v, fmtMicro(p.Value))
-			se = append(se, fmtMicro(p.SE))
-			ci = append(ci, "["+fmtMicro(p.CI95[0])+", "+fmtMicro(p.CI95[1])+"]")
-		}
-		rows = append(rows, v, se, ci)
-	}
-	return header, rows
-}
-
-// fmtMicro formats seconds as microseconds with 4 significant digits, as
-// Table 1 of paper 000 prints them.
-func fmtMicro(s float64) string { return strconv.FormatFloat(s*1e6, 'g', 4, 64) }
-
 func sortedStrings(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)

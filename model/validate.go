@@ -93,6 +93,15 @@ func cvSize(kind string, r results.Record) (size float64, ok bool) {
 	return k.size(r)
 }
 
+// FittedBencher is implemented by models whose fit reads only some of
+// the benches their kind lists, depending on the records (BSP uses
+// ping-pong records only when no multi-rank pattern is present):
+// FittedBenches names the ones this fit used, and cross-validation holds
+// out points of those only.
+type FittedBencher interface {
+	FittedBenches() []string
+}
+
 // cvPoints groups the records the kind is fitted from into points, keeps
 // those the full model predicts and whose size lies in opt's range (the
 // points the fit itself may use), and sorts them per bench by parameter
@@ -100,7 +109,11 @@ func cvSize(kind string, r results.Record) (size float64, ok bool) {
 func cvPoints(kind string, full Model, recs []results.Record, opt Options) []cvPoint {
 	want := map[string]bool{}
 	k, _ := Lookup(kind)
-	for _, b := range k.Benches {
+	benches := k.Benches
+	if u, ok := full.(FittedBencher); ok {
+		benches = u.FittedBenches()
+	}
+	for _, b := range benches {
 		want[b] = true
 	}
 	by := map[string]*cvPoint{}
@@ -375,10 +388,9 @@ func newModel(kind string) (Model, error) {
 		return k.New(), nil
 	}
 	var names []string
-	for n := range registry {
-		names = append(names, n)
+	for _, k := range All() {
+		names = append(names, k.Name)
 	}
-	sort.Strings(names)
 	return nil, fmt.Errorf("unknown model %q (want one of %s)", kind, strings.Join(names, ", "))
 }
 
