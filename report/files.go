@@ -63,8 +63,9 @@ func stageFile(path string, data []byte) (commit func() error, abort func(), err
 	}, func() { os.Remove(tmp) }, nil
 }
 
-// paramList formats params as k=v pairs sorted by key.
-func paramList(p results.Params) string {
+// ParamList formats params as k=v pairs sorted by key, as points are
+// named in tables and errors.
+func ParamList(p results.Params) string {
 	keys := make([]string, 0, len(p))
 	for k := range p {
 		keys = append(keys, k)

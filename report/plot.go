@@ -99,7 +99,7 @@ func Plot(m model.Model, recs []results.Record, format, title string) ([]byte, e
 				rest[k] = v
 			}
 		}
-		label := strings.TrimSpace(c.Instance.Pattern + " " + paramList(rest))
+		label := strings.TrimSpace(c.Instance.Pattern + " " + ParamList(rest))
 		if c.Instance.Ranks > 0 {
 			label += fmt.Sprintf(" ranks=%d", c.Instance.Ranks)
 		}

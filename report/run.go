@@ -386,7 +386,7 @@ func paramCell(in model.Instance, k string) string {
 
 // instanceKey identifies a point across models.
 func instanceKey(in model.Instance) string {
-	return fmt.Sprintf("%s %s ranks=%d", in.Pattern, paramList(in.Params), in.Ranks)
+	return fmt.Sprintf("%s %s ranks=%d", in.Pattern, ParamList(in.Params), in.Ranks)
 }
 
 func firstLine(s string) string {

@@ -13,14 +13,16 @@ import (
 
 func writeRecords(t *testing.T, path string, recs []results.Record) {
 	t.Helper()
-	var buf bytes.Buffer
-	w := results.NewJSONLWriter(&buf)
+	w, err := results.AppendJSONL(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range recs {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -130,7 +129,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	v, err := m.Predict(in)
 	if err != nil {
 		if errors.Is(err, model.ErrUnsupportedPattern) || errors.Is(err, model.ErrBadRecord) {
-			return usagef("PATTERN %s %s: %v", pattern, paramList(params), err)
+			return usagef("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
 		}
 		return err
 	}
@@ -161,23 +160,10 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 			rk = strconv.Itoa(ranks)
 		}
 		if err := report.Table(&out, []string{"model", "pattern", "params", "ranks", "predicted", "unit"},
-			[][]string{{m.Kind(), pattern, paramList(params), rk, val, u}}); err != nil {
+			[][]string{{m.Kind(), pattern, report.ParamList(params), rk, val, u}}); err != nil {
 			return err
 		}
 	}
 	_, err = stdout.Write(out.Bytes())
 	return err
-}
-
-func paramList(p results.Params) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := make([]string, len(keys))
-	for i, k := range keys {
-		s[i] = fmt.Sprintf("%s=%v", k, p[k])
-	}
-	return strings.Join(s, " ")
 }
