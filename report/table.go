@@ -2,8 +2,10 @@ package report
 
 import (
 	"io"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
@@ -38,3 +40,34 @@ func TableAligned(w io.Writer, header []string, rows [][]string, numeric int) er
 	}
 	return t.Render()
 }
+
+// MarkdownTable draws one GitHub-flavoured markdown table, with the
+// characters that would split a cell or start emphasis escaped.
+func MarkdownTable(w io.Writer, header []string, rows [][]string) error {
+	esc := func(cells []string) []string {
+		out := make([]string, len(cells))
+		for i, c := range cells {
+			out[i] = markdownEscaper.Replace(c)
+		}
+		return out
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header(esc(header))
+	for _, r := range rows {
+		if err := t.Append(esc(r)); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// markdownEscaper escapes '|' (splits a cell), '*', '_' and '`' (emphasis,
+// code) and '\'.
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`")
