@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,77 +155,29 @@ func writeRunSummary(w io.Writer, recs []results.Record) {
 }
 
 // writeBenchComparison tables every fitted model that predicts the bench
-// against its measurements, unless only one model predicts it and that
-// model was fitted from it (its section already shows its held-out
-// points).
+// against its measurements (ModelsOnBench), unless only one model
+// predicts it and that model was fitted from it (its section already
+// shows its held-out points).
 func writeBenchComparison(w io.Writer, bench string, recs []results.Record, fitted []fittedModel) error {
-	var sel []results.Record
-	unit := ""
-	for _, r := range recs {
-		if r.Bench == bench {
-			sel = append(sel, r)
-			unit = r.Unit
-		}
-	}
-	type column struct {
-		name string
-		cmp  map[string]model.Comparison
-	}
-	var cols []column
-	var order []model.Instance
-	seen := map[string]bool{}
-	ownOnly := true
+	var models []NamedModel
 	for _, f := range fitted {
-		if !slices.Contains(f.m.Patterns(), bench) {
-			continue
-		}
-		cmp := model.Compare(f.m, sel)
-		if len(cmp) == 0 {
-			continue
-		}
-		col := column{name: f.kind.Name, cmp: map[string]model.Comparison{}}
-		for _, c := range cmp {
-			key := instanceKey(c.Instance)
-			col.cmp[key] = c
-			if !seen[key] {
-				seen[key] = true
-				order = append(order, c.Instance)
-			}
-		}
-		cols = append(cols, col)
-		if !slices.Contains(f.kind.Benches, bench) {
-			ownOnly = false
-		}
+		models = append(models, NamedModel{Label: f.kind.Name, Model: f.m})
 	}
-	if len(cols) == 0 || (len(cols) == 1 && ownOnly) {
+	bm, ok := ModelsOnBench(bench, recs, models)
+	if !ok {
 		return nil
 	}
-	keys := paramKeys(order)
-	c := Comparison{PointColumns: append(append([]string(nil), keys...), "ranks"), Unit: unit}
-	for _, col := range cols {
-		c.Models = append(c.Models, col.name)
-	}
-	for _, in := range order {
-		key := instanceKey(in)
-		point := make([]string, 0, len(keys)+1)
-		for _, k := range keys {
-			point = append(point, paramCell(in, k))
-		}
-		point = append(point, strconv.Itoa(in.Ranks))
-		measured := math.NaN()
-		pred := make([]float64, len(cols))
-		for j, col := range cols {
-			pred[j] = math.NaN()
-			if cm, ok := col.cmp[key]; ok {
-				measured, pred[j] = cm.Measured, cm.Predicted
+	if len(bm.Comparison.Models) == 1 {
+		for _, f := range fitted {
+			if f.kind.Name == bm.Comparison.Models[0] && slices.Contains(f.kind.Benches, bench) {
+				return nil
 			}
 		}
-		c.Add(point, measured, pred)
 	}
 	fmt.Fprintf(w, "\n## Models compared on %s records\n\n", bench)
 	fmt.Fprintln(w, "Each model as fitted above, at every measured point (the median of its records): in-sample for the models fitted from these records, a prediction across patterns for the others; * marks the closest prediction of each point.")
 	fmt.Fprint(w, "\n```\n")
-	if err := c.Write(w); err != nil {
+	if err := bm.Comparison.Write(w); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "```")

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,6 +23,9 @@ import (
 // a label.
 type Input struct {
 	Label string
+	// Named says the label was given (name=path) rather than taken from
+	// the path.
+	Named bool
 	// Path is where the records came from, for messages.
 	Path    string
 	Records []results.Record
@@ -547,4 +552,79 @@ func GroupBy(inputs []Input, key string) ([]Input, error) {
 		out[i] = *g
 	}
 	return out, nil
+}
+
+// ReadInput reads one input of a comparison. arg is a run directory (its
+// records.jsonl is read), a JSON Lines file of records, or either as
+// name=path to label it; an existing path is never split at '='. The
+// default label is the run directory's name (for DIR/records.jsonl too)
+// or the file's name without its extension. A file whose last line was
+// cut off (an interrupted run) is read without that line and truncated
+// is true.
+func ReadInput(arg string) (in Input, truncated bool, err error) {
+	label, path := "", arg
+	if _, serr := os.Stat(arg); serr != nil {
+		if l, p, ok := strings.Cut(arg, "="); ok {
+			if l == "" {
+				return Input{}, false, fmt.Errorf("%s: empty name before '='; want name=path", arg)
+			}
+			label, path = l, p
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return Input{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	file := path
+	if st.IsDir() {
+		file = filepath.Join(path, results.RecordsFile)
+	}
+	recs, err := results.ReadJSONLFile(file)
+	switch {
+	case errors.Is(err, results.ErrTruncated) && len(recs) > 0:
+		truncated = true
+	case err != nil:
+		return Input{}, false, err
+	case len(recs) == 0:
+		return Input{}, false, fmt.Errorf("%s holds no records", file)
+	}
+	named := label != ""
+	if !named {
+		label = defaultLabel(path, st.IsDir())
+	}
+	return Input{Label: label, Named: named, Path: path, Records: recs}, truncated, nil
+}
+
+// DisambiguateLabels relabels inputs whose default labels (not given as
+// name=path) coincide with another input's with their path as given, so
+// that two run directories of the same name on two machines stay apart.
+// Labels given twice stay as they are (CompareRuns refuses them).
+func DisambiguateLabels(inputs []Input) {
+	count := map[string]int{}
+	for _, in := range inputs {
+		count[in.Label]++
+	}
+	for i := range inputs {
+		if !inputs[i].Named && count[inputs[i].Label] > 1 {
+			inputs[i].Label = inputs[i].Path
+		}
+	}
+}
+
+// defaultLabel names an input after its run directory or file.
+func defaultLabel(path string, dir bool) string {
+	clean := filepath.Clean(path)
+	base := filepath.Base(clean)
+	switch {
+	case dir:
+		if abs, err := filepath.Abs(clean); err == nil {
+			return filepath.Base(abs)
+		}
+		return base
+	case base == results.RecordsFile:
+		if abs, err := filepath.Abs(clean); err == nil {
+			return filepath.Base(filepath.Dir(abs))
+		}
+	}
+	return strings.TrimSuffix(base, filepath.Ext(base))
 }

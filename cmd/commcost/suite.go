@@ -42,6 +42,9 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	if f.out != "" {
 		return usagef("--out: suite writes records.jsonl into its run directory; use --rundir")
 	}
+	// A run directory is the archive later runs are compared with
+	// (commcost compare tests the raw repetitions), so it keeps them.
+	f.samples = true
 	atLeastTwo := func(c mpi.Comm) error {
 		return needRanks(c, "suite", func(n int) bool { return n >= 2 }, "at least 2 ranks")
 	}
