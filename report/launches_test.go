@@ -87,3 +87,33 @@ func TestLaunchSpreads(t *testing.T) {
 		t.Error("records of one launch have a spread")
 	}
 }
+
+// TestBuildRunLaunches: a run report of records from two launches has the
+// spread section; one of a single launch has none.
+func TestBuildRunLaunches(t *testing.T) {
+	var recs []results.Record
+	for i, launch := range []string{"1", "2"} {
+		for _, b := range []int{8, 64, 512, 4096} {
+			s := []float64{1, 1.01, 1.02, 0.99, 1.0, 1.03}
+			for j := range s {
+				s[j] *= (1e-6 + 1e-9*float64(b)) * (1 + 0.1*float64(i))
+			}
+			recs = append(recs, results.Record{Schema: 1, Bench: "pingpong", Params: results.Params{"bytes": b}, Ranks: 2, Unit: "s",
+				Summary: results.Summarize(s), Samples: s, Meta: results.Meta{Launch: launch}})
+		}
+	}
+	run, err := BuildRun(recs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(run.Markdown, []byte("## Spread between launches")) || !bytes.Contains(run.Markdown, []byte("between ±")) {
+		t.Errorf("report.md lacks the launch spread:\n%s", run.Markdown)
+	}
+	run, err = BuildRun(recs[:4], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(run.Markdown, []byte("Spread between launches")) {
+		t.Error("one launch has a spread section")
+	}
+}

@@ -50,7 +50,8 @@ type fittedModel struct {
 
 // BuildRun renders the report of a run from its records: a summary of
 // the run (benches, MPI, hosts, commit, dates: from the records' metadata),
-// the table of every record, then every registered model kind whose
+// the table of every record, the spread between launches when the records
+// come from several (LaunchSpreads), then every registered model kind whose
 // benches are among the records, fitted with the default options and
 // validated on held-out points (a kind that cannot be fitted says why),
 // with a plot of its fit, and for each bench the table of every fitted
@@ -70,6 +71,14 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 	}
 	if err := results.RenderTable(&md, recs, results.TableOptions{Markdown: true}); err != nil {
 		return nil, err
+	}
+	if sp := LaunchSpreads(recs); len(sp) > 0 {
+		fmt.Fprintf(&md, "\n## Spread between launches\n\n")
+		fmt.Fprintln(&md, "The records come from several launches (meta.launch): each point's spread between the launches next to the spread within one launch (what a record's ci95 describes).")
+		fmt.Fprintln(&md)
+		if err := WriteLaunchSpreads(&md, sp, true); err != nil {
+			return nil, err
+		}
 	}
 	run := &Run{Truncated: truncated}
 	var fits bytes.Buffer

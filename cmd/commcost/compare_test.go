@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -210,5 +211,73 @@ func TestCompareBadInput(t *testing.T) {
 		{"unknown flag", []string{"compare", "--bogus", good, good}, "bogus"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })
+	}
+}
+
+// TestLaunchesScript: scripts/launches.sh runs a command N times with
+// COMMCOST_LAUNCH_ID = 1..N, the records carry it, and compare --by
+// launch reads them back; bad arguments exit 2 and a failing launch stops
+// the series with its status.
+func TestLaunchesScript(t *testing.T) {
+	bin := commcostBinary(t)
+	script, err := filepath.Abs(filepath.Join("..", "..", "scripts", "launches.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "pp.jsonl")
+	cmd := exec.Command(script, "3", bin, "pingpong", "--backend", "local", "--sizes", "8,1K", "--iters", "10",
+		"--min-reps", "6", "--max-reps", "6", "--samples", "--out", out)
+	cmd.Env = append(os.Environ(), "COMMCOST_LAUNCH_ID=")
+	if r := runCmd(t, cmd); r.code != 0 {
+		t.Fatalf("launches.sh: exit %d: %s", r.code, r.stderr)
+	}
+	recs, err := results.ReadJSONLFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.Meta.Launch)
+	}
+	if got := strings.Join(ids, ","); got != "1,1,2,2,3,3" {
+		t.Errorf("launch ids %s, want 1,1,2,2,3,3", got)
+	}
+	code, stdout, errs := runCLI(t, "compare", "--by", "launch", out)
+	if code != 0 || !strings.Contains(stdout, "spread between launches") || !strings.Contains(stdout, "3/1") {
+		t.Errorf("compare --by launch: exit %d %s\n%s", code, errs, stdout)
+	}
+
+	// Inside a batch array task the ids are prefixed with the task's.
+	marker := filepath.Join(dir, "ids")
+	cmd = exec.Command(script, "2", "sh", "-c", `echo "$COMMCOST_LAUNCH_ID" >> "$0"`, marker)
+	cmd.Env = append(os.Environ(), "COMMCOST_LAUNCH_ID=7")
+	if r := runCmd(t, cmd); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(marker); string(b) != "7.1\n7.2\n" {
+		t.Errorf("ids in an array task %q, want 7.1 7.2", b)
+	}
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no N", nil, 2, "no N given"},
+		{"N zero", []string{"0", "true"}, 2, "N 0: want an integer >= 1"},
+		{"N not a number", []string{"x", "true"}, 2, "N x"},
+		{"no command", []string{"2"}, 2, "no command given"},
+		{"failing launch", []string{"3", "sh", "-c", "exit 5"}, 5, "launch 1 of 3 (COMMCOST_LAUNCH_ID=1) failed with status 5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(script, tc.args...)
+			cmd.Env = append(os.Environ(), "COMMCOST_LAUNCH_ID=")
+			r := runCmd(t, cmd)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", r.code, r.stderr, tc.code, tc.want)
+			}
+		})
 	}
 }
