@@ -54,8 +54,9 @@ type fittedModel struct {
 // come from several (LaunchSpreads), then every registered model kind whose
 // benches are among the records, fitted with the default options and
 // validated on held-out points (a kind that cannot be fitted says why),
-// with a plot of its fit, and for each bench the table of every fitted
-// model that predicts it against the measurements. The report holds
+// with a plot of its fit, for each bench the table of every fitted model
+// that predicts it against the measurements, and the figures of the
+// papers the records hold data for (Figures), each with its caption. The report holds
 // nothing that is not computed from recs, so it is the same whenever it
 // is rebuilt from the same records. truncated says the records come from
 // a file whose last record was cut off (ReadRunDir), which the report
@@ -132,6 +133,21 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 	for _, bench := range benchOrder(recs) {
 		if err := writeBenchComparison(&fits, bench, recs, fitted); err != nil {
 			return nil, err
+		}
+	}
+	var named []NamedModel
+	for _, f := range fitted {
+		named = append(named, NamedModel{Label: f.kind.Name, Model: f.m})
+	}
+	figs, err := Figures(recs, named)
+	if err != nil {
+		return nil, err
+	}
+	if len(figs) > 0 {
+		fmt.Fprintf(&fits, "\n## The papers' figures from these records\n\n")
+		for _, f := range figs {
+			run.Plots = append(run.Plots, f.PlotFile)
+			fmt.Fprintf(&fits, "%s\n\n![%s](%s/%s)\n\n", f.Caption, f.Name, results.PlotsDir, f.Name)
 		}
 	}
 	md.Write(fits.Bytes())
