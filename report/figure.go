@@ -129,6 +129,7 @@ func (f *figure) render() ([]byte, error) {
 		ln.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(ln)
 	}
+	legend := 0
 	for i, s := range f.series {
 		var pts plotter.XYs
 		for _, pt := range s.pts {
@@ -171,8 +172,10 @@ func (f *figure) render() ([]byte, error) {
 		}
 		if i < maxLegendSeries && s.label != "" {
 			p.Legend.Add(s.label, thumbs...)
+			legend++
 		}
 	}
+	legendRoom(p, min(legend, maxLegendSeries), minY, maxY, logY)
 	return pngOf(p)
 }
 
@@ -375,4 +378,21 @@ func tickLabel(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// legendRoom raises the top of the y axis so that a legend of n entries
+// in the top corner sits above the data rather than on it: the data keep
+// the lower part of the axis, the legend about 4.5% of the height per
+// entry (at most half).
+func legendRoom(p *plot.Plot, n int, minY, maxY float64, logY bool) {
+	if n == 0 || !(maxY > minY) {
+		return
+	}
+	h := math.Min(0.5, 0.045*float64(n)+0.02)
+	if logY && minY > 0 {
+		p.Y.Min = math.Min(p.Y.Min, minY)
+		p.Y.Max = minY * math.Pow(maxY/minY, 1/(1-h))
+		return
+	}
+	p.Y.Max = minY + (maxY-minY)/(1-h)
 }

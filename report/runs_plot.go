@@ -108,7 +108,21 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 	}
 	if xk != "" && maxX > 10*minX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = shortTicks{plot.LogTicks{Prec: -1}}
+		p.X.Tick.Marker = logTicks{bytes: true}
+	}
+	// Ratios are multiplicative: on a log axis 1/2 and 2 are as far from
+	// 1, when they span enough to matter.
+	minY, maxY := math.Inf(1), math.Inf(-1)
+	for _, s := range by {
+		for _, pt := range append(append(plotter.XYs(nil), s.sig...), s.nsig...) {
+			minY, maxY = math.Min(minY, pt.Y), math.Max(maxY, pt.Y)
+		}
+	}
+	minY, maxY = math.Min(minY, 1), math.Max(maxY, 1)
+	logY := minY > 0 && maxY/minY > 3
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
 	}
 	one, err := plotter.NewLine(plotter.XYs{{X: minX, Y: 1}, {X: maxX, Y: 1}})
 	if err != nil {
@@ -123,6 +137,7 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 		s := by[label]
 		col := plotutil.Color(i)
 		var glyphs []plot.Thumbnailer
+		var line *plotter.Line
 		all := append(append(plotter.XYs(nil), s.sig...), s.nsig...)
 		sort.Slice(all, func(a, b int) bool { return all[a].X < all[b].X })
 		if len(all) > 1 {
@@ -132,7 +147,14 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 			}
 			ln.LineStyle.Color = col
 			ln.LineStyle.Width = vg.Points(0.8)
+			// Colours repeat after seven series; the line pattern then
+			// tells them apart.
+			ln.LineStyle.Dashes = dashPatterns[(i/7)%len(dashPatterns)]
 			p.Add(ln)
+			line = ln
+		}
+		if line != nil {
+			glyphs = append(glyphs, line)
 		}
 		for _, part := range []struct {
 			pts   plotter.XYs
@@ -155,7 +177,9 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 			p.Legend.Add(label, glyphs...)
 		}
 	}
-	wt, err := p.WriterTo(8*vg.Inch, 5*vg.Inch, format)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	legendRoom(p, min(len(order), maxLegendSeries), minY, maxY, logY)
+	wt, err := p.WriterTo(8*vg.Inch, 6*vg.Inch, format)
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
