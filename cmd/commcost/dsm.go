@@ -14,49 +14,19 @@ import (
 )
 
 func init() {
-	register(command{name: "dsm", summary: "DIVA global variables (paper 004): check (coherence), matsquare (congestion, time), overhead", run: runDSM})
+	register(command{name: "dsm", summary: "DIVA global variables (paper 004)", more: dsmMore})
+	register(command{name: "dsm check", summary: "the coherence suite on every strategy: randomized reads and writes with versioned values (stale, torn and unknown reads), racing partial writes, a lock-protected counter, the error contract; exit 1 on any violation", run: runDSMCheck})
+	register(command{name: "dsm matsquare", summary: "the matrix square A := A*A of paper 004, section 3.1, over each strategy and the hand-optimised message passing: congestion under dimension-order routing on the virtual mesh, and time", run: runDSMMatSquare})
+	register(command{name: "dsm overhead", summary: "the library's own cost per access: cached read, cached write, the store's barrier against MPI's (on idle ranks)", run: runDSMOverhead})
 }
 
-const dsmUsage = `usage: commcost dsm <check|matsquare> [flags]
-
-  check      the coherence suite on every strategy: randomized reads and
-             writes with versioned values (stale, torn and unknown reads),
-             racing partial writes, a lock-protected counter, the error
-             contract; exit 1 on any violation
-  matsquare  the matrix square A := A*A of paper 004, section 3.1, over each
-             strategy and the hand-optimised message passing: congestion
-             under dimension-order routing on the virtual mesh, and time
-  overhead   the library's own cost per access: cached read, cached write,
-             the store's barrier against MPI's (on idle ranks)
-
-Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any
+const dsmMore = `Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any
 tree-L-K with L in {2,4}, K >= L); matsquare also takes hand.
 Examples:
   commcost dsm check --backend local --np 64
   mpirun -np 4 --oversubscribe --mca mpi_yield_when_idle 1 commcost dsm check
   commcost dsm matsquare --backend local --np 1024 --blocks 4096 --kernel sum
-
-'commcost dsm <subcommand> -h' lists its flags.
 `
-
-func runDSM(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, dsmUsage)
-		return usagef("dsm needs a subcommand: check, matsquare or overhead")
-	}
-	switch args[0] {
-	case "check":
-		return runDSMCheck(args[1:], stdout, stderr)
-	case "matsquare":
-		return runDSMMatSquare(args[1:], stdout, stderr)
-	case "overhead":
-		return runDSMOverhead(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, dsmUsage)
-		return nil
-	}
-	return usagef("dsm %q: unknown subcommand; accepted: check, matsquare, overhead", args[0])
-}
 
 // allDSMStrategies is every strategy and variant the paper evaluates.
 const allDSMStrategies = "fixed-home,tree-2,tree-4,tree-16,tree-2-4,tree-4-16"

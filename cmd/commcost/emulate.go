@@ -18,49 +18,18 @@ import (
 )
 
 func init() {
-	register(command{name: "emulate", summary: "service network of paper 000 on MPI ranks: info, kk, kaccess, split", run: runEmulate})
+	register(command{name: "emulate", summary: "the service network of paper 000 on MPI ranks", more: emulateMore})
+	register(command{name: "emulate info", summary: "the network and the partition of the world into application and service ranks (no MPI needed)", run: runEmulateInfo})
+	register(command{name: "emulate kk", summary: "k-k-access sweep (k, l, r) through the emulated network", run: runEmulateKK})
+	register(command{name: "emulate kaccess", summary: "k-access sweep (h, a, es): receive hot spots and asynchrony", run: runEmulateKAccess})
+	register(command{name: "emulate split", summary: "packet splitting, versions 1, 2, 3 (paper 000, section 7, Fig. 14): version 3's k0, l0 from the trilinear model of a calibration sweep or --fit FILE", run: runEmulateSplit})
+	register(command{name: "emulate selftest", summary: "functional check of the running network: reads return what was written, barriers hold, no hang under a hot spot, locks exclude, no message lost", run: runEmulateSelfTest})
 }
 
-const emulateUsage = `usage: commcost emulate <info|kk|kaccess|split> [flags]
-
-  info     the network and the partition of the world into application and
-           service ranks (no MPI needed)
-  kk       k-k-access sweep (k, l, r) through the emulated network
-  kaccess  k-access sweep (h, a, es): receive hot spots and asynchrony
-  split    packet splitting, versions 1, 2, 3 (paper 000, Fig. 14)
-  selftest functional check of the running network: reads return what was
-           written, barriers hold, no hang under a hot spot, locks exclude,
-           no message lost
-
-Networks: SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC). A network of
+const emulateMore = `Networks: SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC). A network of
 p application ranks and n service nodes runs on p + n ranks, e.g.
   mpirun -np 16 --oversubscribe --mca mpi_yield_when_idle 1 commcost emulate kk --net 'BF(2)'
-
-'commcost emulate <subcommand> -h' lists its flags.
 `
-
-func runEmulate(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, emulateUsage)
-		return usagef("emulate needs a subcommand: info, kk, kaccess, split or selftest")
-	}
-	switch args[0] {
-	case "info":
-		return runEmulateInfo(args[1:], stdout, stderr)
-	case "kk":
-		return runEmulateKK(args[1:], stdout, stderr)
-	case "kaccess":
-		return runEmulateKAccess(args[1:], stdout, stderr)
-	case "split":
-		return runEmulateSplit(args[1:], stdout, stderr)
-	case "selftest":
-		return runEmulateSelfTest(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, emulateUsage)
-		return nil
-	}
-	return usagef("emulate %q: unknown subcommand; accepted: info, kk, kaccess, split, selftest", args[0])
-}
 
 // parseNet reads --net into a topology, as a usage error naming the flag.
 func parseNet(s string) (*emulate.Topology, error) {

@@ -24,7 +24,7 @@ func TestEmulateBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no subcommand", []string{"emulate"}, "emulate needs a subcommand"},
+		{"no subcommand", []string{"emulate"}, "emulate needs a subcommand: info, kk, kaccess, split or selftest"},
 		{"unknown subcommand", []string{"emulate", "route"}, `emulate "route": unknown subcommand`},
 		{"wrong rank count", append([]string{"emulate", "kk", "--net", "BF(2)", "--np", "8"}, local...), "BF(2) needs 4 application + 12 service ranks = 16, got 8"},
 		{"wrong rank count BF(3)", append([]string{"emulate", "selftest", "--net", "BF(3)", "--np", "16"}, local...), "BF(3) needs 8 application + 32 service ranks = 40, got 16"},
