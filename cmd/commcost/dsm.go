@@ -146,80 +146,93 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 		return usagef("--memory %s: smaller than one coherence variable (%d bytes = --slots x 16)", d.memory, *slots*16)
 	}
 	ccfg := storecheck.CoherenceConfig{Ops: *ops, Vars: *vars, Slots: *slots, WriteFraction: *wf, Seed: d.seed}
-	failed := 0
-	err := runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	return runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = d.seed
-		for _, name := range d.list {
-			cfg := d.config(name)
-			works := []struct {
-				name string
-				run  func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error)
-			}{
-				{"coherence", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.Coherence(c, s, ccfg)
-				}},
-				{"torn-reads", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.TornReads(c, s, 200, 32, d.seed)
-				}},
-				{"disjoint-writes", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.DisjointWrites(c, s, 20)
-				}},
-				{"lock-counter", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.LockCounter(c, s, 30, 3, d.seed)
-				}},
-				{"errors", storecheck.Errors},
+		return dsmCheckWorld(c, &d, ccfg, stderr, meta, emit)
+	})
+}
+
+// dsmCheckWorld runs every workload over every strategy on the ranks of c,
+// one record each, and returns the verdict on every rank.
+func dsmCheckWorld(c mpi.Comm, d *dsmFlags, ccfg storecheck.CoherenceConfig, stderr io.Writer, meta results.Meta, emit func(results.Record) error) error {
+	failed := 0 // workloads with violations; rank 0 holds the reports
+	for _, name := range d.list {
+		cfg := d.config(name)
+		for _, w := range dsmCheckWorkloads(ccfg, d.seed) {
+			s, err := divalib.New(c, cfg)
+			if err != nil {
+				return agree(c, usagef("%s: %v", name, err))
 			}
-			for _, w := range works {
-				s, err := divalib.New(c, cfg)
-				if err != nil {
-					return agree(c, usagef("%s: %v", name, err))
-				}
-				t0 := c.Wtime()
-				rep, err := w.run(c, s)
-				if err != nil {
-					return err
-				}
-				if err := s.Close(); err != nil {
-					return err
-				}
-				el := c.Wtime() - t0
-				if c.Rank() != 0 {
-					continue
-				}
-				if rep.Err() != nil {
-					failed++
-					fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", name, w.name, rep.Err())
-				}
-				rec := results.Record{
-					Schema: results.SchemaVersion, Bench: "dsm-check",
-					Params: results.Params{"strategy": name, "workload": w.name, "mesh": cfg.Name() + "@" + s.Mesh().String(), "ops": rep.Ops},
-					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize([]float64{el}), Aggregate: "rank0-wall", Stop: "fixed",
-					Counters: map[string]float64{
-						"ops": float64(rep.Ops), "reads": float64(rep.Reads), "writes": float64(rep.Writes),
-						"stale_reads": float64(rep.StaleReads), "future_reads": float64(rep.FutureReads),
-						"torn_reads": float64(rep.TornReads), "unknown_values": float64(rep.UnknownValues),
-						"mismatches": float64(rep.Mismatches),
-					},
-					Meta: meta,
-				}
-				rec.Params["mesh"] = s.Mesh().String()
-				if d.memBytes > 0 {
-					rec.Params["memory_bytes"] = d.memBytes
-				}
-				if err := emit(rec); err != nil {
-					return err
-				}
+			t0 := c.Wtime()
+			rep, err := w.run(c, s)
+			if err != nil {
+				return err
+			}
+			if err := s.Close(); err != nil {
+				return err
+			}
+			el := c.Wtime() - t0
+			if c.Rank() != 0 {
+				continue
+			}
+			if rep.Err() != nil {
+				failed++
+				fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", name, w.name, rep.Err())
+			}
+			rec := results.Record{
+				Schema: results.SchemaVersion, Bench: "dsm-check",
+				Params: results.Params{"strategy": name, "workload": w.name, "mesh": s.Mesh().String(), "ops": rep.Ops},
+				Ranks:  c.Size(), Unit: "s", Summary: results.Summarize([]float64{el}), Aggregate: "rank0-wall", Stop: "fixed",
+				Counters: map[string]float64{
+					"ops": float64(rep.Ops), "reads": float64(rep.Reads), "writes": float64(rep.Writes),
+					"stale_reads": float64(rep.StaleReads), "future_reads": float64(rep.FutureReads),
+					"torn_reads": float64(rep.TornReads), "unknown_values": float64(rep.UnknownValues),
+					"mismatches": float64(rep.Mismatches),
+				},
+				Meta: meta,
+			}
+			if d.memBytes > 0 {
+				rec.Params["memory_bytes"] = d.memBytes
+			}
+			if err := emit(rec); err != nil {
+				return err
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
+	// The reports are rank 0's (storecheck): the verdict is made every
+	// rank's, so that all end with exit 1, the message printed once, and
+	// nobody aborts the job.
+	var verdict error
 	if failed > 0 {
-		return fmt.Errorf("dsm check: %d workload(s) with violations", failed)
+		verdict = fmt.Errorf("dsm check: %d workload(s) with violations", failed)
 	}
-	return nil
+	return agree(c, verdict)
+}
+
+// dsmWorkload is one workload of dsm check, run on every rank.
+type dsmWorkload struct {
+	name string
+	run  func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error)
+}
+
+// dsmCheckWorkloads are the workloads dsm check runs over every strategy
+// (a variable so that a test can add one that finds violations).
+var dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []dsmWorkload {
+	return []dsmWorkload{
+		{"coherence", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.Coherence(c, s, ccfg)
+		}},
+		{"torn-reads", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.TornReads(c, s, 200, 32, seed)
+		}},
+		{"disjoint-writes", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.DisjointWrites(c, s, 20)
+		}},
+		{"lock-counter", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.LockCounter(c, s, 30, 3, seed)
+		}},
+		{"errors", storecheck.Errors},
+	}
 }
 
 func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
@@ -394,7 +407,7 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 			} {
 				rec := results.Record{
 					Schema: results.SchemaVersion, Bench: "dsm-overhead",
-					Params: results.Params{"strategy": name, "op": m.op, "mesh": fmt.Sprintf("%dx%d", s.Mesh().Rows, s.Mesh().Cols)},
+					Params: results.Params{"strategy": name, "op": m.op, "mesh": s.Mesh().String()},
 					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(m.v), Samples: m.v, Aggregate: m.agg, Stop: "fixed", Meta: meta,
 				}
 				if err := emit(rec); err != nil {
