@@ -297,6 +297,28 @@ func TestMPIRunEmulate(t *testing.T) {
 			t.Fatalf("record: %+v", rec)
 		}
 	}
+	// Figure 14 with its own calibration: the model is fitted on rank 0 and
+	// broadcast to the application ranks (optsplit), reported once.
+	split := filepath.Join(dir, "split.jsonl")
+	r = run(16, "emulate", "split", "--net", "BF(2)", "--ints", "16,1K", "--cal-k", "1,2,4", "--cal-l", "64,256,1K", "--cal-r", "0.5,1",
+		"--min-reps", "3", "--max-time", "0.3", "--out", split)
+	if r.code != 0 || strings.Count(r.stderr, "trilinear model of BF(2)") != 1 {
+		t.Fatalf("split BF(2): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var cells, versions int
+	for _, rec := range emuRecords(t, split) {
+		switch {
+		case rec.Bench == "kkaccess" && rec.Meta.Backend == "native":
+			cells++
+		case rec.Bench == "packetsplit" && rec.Ranks == 4 && rec.Median > 0 && rec.Derived[optsplit.DerivedPredicted] != 0:
+			versions++
+		default:
+			t.Errorf("split record: %+v", rec)
+		}
+	}
+	if cells != 18 || versions != 6 {
+		t.Errorf("split: %d calibration and %d version records, want 18 and 2 sizes x 3 versions", cells, versions)
+	}
 	// A wrong rank count is a usage error on every rank, and nothing is
 	// written.
 	bad := filepath.Join(dir, "bad.jsonl")
