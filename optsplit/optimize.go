@@ -58,6 +58,8 @@ type OptimizeResult struct {
 	Split *model.Split
 	// Dropped are the k above p-1 that Distinct left out.
 	Dropped []int
+	Op      patterns.AccessOp
+	Ranks   int // of the communicator
 }
 
 // Optimize runs the recipe on the ranks of c with the plain k-k-access
@@ -66,7 +68,7 @@ type OptimizeResult struct {
 // cfg.Ks, or Around the model's optimum, one "optimize" record each.
 // Collective over c, which needs at least 2 ranks.
 func Optimize(c mpi.Comm, cfg OptimizeConfig, emit func(results.Record) error) (*OptimizeResult, error) {
-	out := &OptimizeResult{}
+	out := &OptimizeResult{Op: cfg.Op, Ranks: c.Size()}
 	kk := func(k, l int, r float64, distinct bool) (patterns.Result, error) {
 		return patterns.KKAccess{K: k, L: l, R: r, Op: cfg.Op, Distinct: distinct,
 			Seed: cfg.Seed, Validate: cfg.Validate, Reps: cfg.Reps}.Run(c)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/floats/scalar"
@@ -122,6 +123,16 @@ func TestOptimize(t *testing.T) {
 				!scalar.EqualWithinRel(rec.Derived[DerivedPredicted], pred, 1e-12) || !(rec.Median > 0) {
 				t.Errorf("rank %d record %d: %+v", r, i, rec)
 			}
+		}
+	}
+	var rep strings.Builder
+	if err := WriteOptimizeReport(&rep, outs[0].res, "Table 1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"optimal split of D = 100 bytes (25 integers of 4 bytes) at r = 1, op read, 4 ranks",
+		"model: trilinear fit of Table 1", "k0 = sqrt(a2/a1 D) = 1.904", "--distinct: k = 4,8,15 not measured", "predicted optimum k=2"} {
+		if !strings.Contains(rep.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, rep.String())
 		}
 	}
 	png := filepath.Join(t.TempDir(), "fig13.png")

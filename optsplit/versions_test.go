@@ -1,6 +1,8 @@
 package optsplit
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +53,16 @@ func TestVersions(t *testing.T) {
 		}
 	}
 	split := emulate.ModelSplit(truth, minPacket)
+	var rep strings.Builder
+	if err := WriteVersionsReport(&rep, "SE(2)", &Result{Model: truth, Points: pts[0]}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ints {
+		k, l := split(n * emulate.IntBytes)
+		if want := fmt.Sprintf("version 3: %d integers (%d B) as k0=%d packets of l0=%d B", n, n*emulate.IntBytes, k, l); !strings.Contains(rep.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, rep.String())
+		}
+	}
 	for a := range top.Apps() {
 		if len(recs[a]) != 6 || len(pts[a]) != 6 {
 			t.Fatalf("application rank %d: %d records, %d points; want 2 sizes x 3 versions", a, len(recs[a]), len(pts[a]))

@@ -474,7 +474,8 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if s.Rank() == 0 {
-			writeSplitModel(stderr, s.Topology().Name(), res)
+			// Rank 0's records are in; a failure to print is its own.
+			return optsplit.WriteVersionsReport(stderr, s.Topology().Name(), res)
 		}
 		return nil
 	})
@@ -502,30 +503,6 @@ func fitFromFile(path, network string) (*model.Trilinear, error) {
 		return nil, usagef("--fit %s: trilinear fit for %s: %v", path, network, err)
 	}
 	return tr, nil
-}
-
-// writeSplitModel prints version 3's model and the k0, l0 it chose for each
-// variable size (the version-3 points), measured against predicted.
-func writeSplitModel(w io.Writer, network string, res *optsplit.Result) {
-	tr := res.Model
-	if tr == nil {
-		return
-	}
-	fmt.Fprintf(w, "trilinear model of %s (s, s/B):", network)
-	for i := 7; i >= 0; i-- {
-		fmt.Fprintf(w, " c%d=%.4g", i, tr.Coef(i))
-	}
-	fmt.Fprintf(w, "; fit RSE %.1f%%\n", 100*tr.Fit.RSE)
-	if _, err := model.OptimalSplit(tr, 1); err != nil {
-		fmt.Fprintf(w, "  %v: version 3 sends one packet\n", err)
-	}
-	for _, p := range res.Points {
-		if emulate.SplitVersion(p.Version) != emulate.SplitModel {
-			continue
-		}
-		fmt.Fprintf(w, "  version 3: %d integers (%d B) as k0=%d packets of l0=%d B: measured %.4g s, predicted T(k0, l0, 1) = %.4g s\n",
-			p.DataBytes/emulate.IntBytes, p.DataBytes, p.K, p.L, p.Summary.Median, p.PredictedSec)
-	}
 }
 
 func runEmulateSelfTest(args []string, stdout, stderr io.Writer) error {

@@ -8,8 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
@@ -28,8 +26,6 @@ const (
 	defaultOptOp      = "read"
 	defaultOptMaxTime = 1.0 // seconds per point, as kkaccess
 
-	// paperIntBytes: the paper's D is counted in integers; 4 bytes each.
-	paperIntBytes = 4
 )
 
 func init() {
@@ -274,7 +270,7 @@ func runOptimize(args []string, stdout, stderr io.Writer) error {
 		if f.distinct && len(f.ks) > 0 {
 			rules = append(rules, func(p int) error {
 				if kept, _ := optsplit.Distinct(optsplit.Around(f.ks, 0, 0, f.dataBytes), p); len(kept) == 0 {
-					return usagef("--k %s with --distinct: every k is above ranks-1 = %d (k distinct targets per rank with %d ranks)", joinInts(f.ks), p-1, p)
+					return usagef("--k %s with --distinct: every k is above ranks-1 = %d (k distinct targets per rank with %d ranks)", optsplit.JoinInts(f.ks), p-1, p)
 				}
 				return nil
 			})
@@ -320,13 +316,13 @@ func runOptimize(args []string, stdout, stderr io.Writer) error {
 		var perr error
 		if c.Rank() == 0 {
 			if len(res.Dropped) > 0 {
-				fmt.Fprintf(stderr, "commcost: optimize: --distinct with %d ranks: k = %s dropped (a rank has %d distinct targets)\n", c.Size(), joinInts(res.Dropped), c.Size()-1)
+				fmt.Fprintf(stderr, "commcost: optimize: --distinct with %d ranks: k = %s dropped (a rank has %d distinct targets)\n", c.Size(), optsplit.JoinInts(res.Dropped), c.Size()-1)
 			}
 			source := "the calibration sweep"
 			if !res.Calibrated {
 				source = filepath.Base(f.fitFile) + " (--fit)"
 			}
-			perr = writeOptimizeReport(&report, f, source, res, c.Size())
+			perr = optsplit.WriteOptimizeReport(&report, res, source)
 			if perr == nil && f.plot != "" {
 				if perr = optsplit.PlotFigure13(f.plot, res); perr != nil {
 					perr = fmt.Errorf("--plot %s: %w", f.plot, perr)
@@ -352,63 +348,4 @@ func runOptimize(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = w.Write(report.Bytes())
 	return err
-}
-
-// writeOptimizeReport prints the model, the optimum, the table of measured
-// against predicted splits and the verdict.
-func writeOptimizeReport(w io.Writer, f *optFlags, source string, res *optsplit.OptimizeResult, ranks int) error {
-	tr, s := res.Model, res.Split
-	d := f.dataBytes
-	ints := ""
-	if d%paperIntBytes == 0 {
-		ints = fmt.Sprintf(" (%d integers of %d bytes)", d/paperIntBytes, paperIntBytes)
-	}
-	us := func(sec float64) string { v, _ := fmtValue(sec, "s"); return v + " us" }
-	nsB := func(secPerB float64) string { v, _ := fmtValue(secPerB, "s/B"); return v + " ns/B" }
-	fmt.Fprintf(w, "optimal split of D = %d bytes%s at r = 1, op %s, %d ranks (paper 000, section 7)\n", d, ints, f.op, ranks)
-	fmt.Fprintf(w, "model: trilinear fit of %s, %d (k, l, r) points, RSE %s\n", source, tr.Fit.N, pct(tr.Fit.RSE))
-	fmt.Fprintf(w, "  T(k, l, 1) = a3 kl + a2 l + a1 k + a0: a3 = %s, a2 = %s, a1 = %s, a0 = %s\n", nsB(s.A3), nsB(s.A2), us(s.A1), us(s.A0))
-	if s.Boundary {
-		fmt.Fprintf(w, "  no interior optimum (k0 = sqrt(a2/a1 D) needs a1 > 0 and a2 > 0): T(D/l, l, 1) is monotone in k,\n")
-		fmt.Fprintf(w, "  so the best split is an end of k in [1, %d]: k = %d, l = %s bytes, predicted T = %s\n", min(d, optsplit.MaxPackets), s.KInt, fmtNum(s.LInt), us(s.PredictedIntSec))
-	} else {
-		fmt.Fprintf(w, "  k0 = sqrt(a2/a1 D) = %s ± %.2g\n", fmtNum(s.K0), s.K0SE)
-		fmt.Fprintf(w, "  l0 = sqrt(a1/a2 D) = %s ± %.2g bytes\n", fmtNum(s.L0), s.L0SE)
-		fmt.Fprintf(w, "  predicted T(k0, l0, 1) = %s; whole packets k = %d, l = %s bytes: T = %s\n", us(s.PredictedSec), s.KInt, fmtNum(s.LInt), us(s.PredictedIntSec))
-	}
-	if len(res.Dropped) > 0 {
-		fmt.Fprintf(w, "  --distinct: k = %s not measured (at most ranks-1 = %d distinct targets)\n", joinInts(res.Dropped), ranks-1)
-	}
-	best := optsplit.BestPoint(res.Points)
-	var rows [][]string
-	for i, p := range res.Points {
-		num := func(sec float64) string { v, _ := fmtValue(sec, "s"); return v }
-		errPct := "-"
-		if p.Summary.Median > 0 {
-			errPct = fmt.Sprintf("%+.1f%%", 100*(p.PredictedSec/p.Summary.Median-1))
-		}
-		var marks []string
-		if p.K == s.KInt {
-			marks = append(marks, "predicted optimum")
-		}
-		if i == best {
-			marks = append(marks, "measured best")
-		}
-		rows = append(rows, []string{strconv.Itoa(p.K), strconv.Itoa(p.L), num(p.Summary.Median),
-			"[" + num(p.Summary.CI95[0]) + ", " + num(p.Summary.CI95[1]) + "]", num(p.PredictedSec), errPct, strings.Join(marks, ", ")})
-	}
-	fmt.Fprintf(w, "k packets of l = round(D/k) bytes at r = 1 (Figure 13); times in us, error = predicted/measured - 1:\n")
-	if err := renderRightAligned(w, []string{"k", "l bytes", "measured", "95% CI", "predicted", "error", "mark"}, rows, 6); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(w, optsplit.Verdict(res.Points, s.KInt))
-	return err
-}
-
-func joinInts(v []int) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/optsplit"
 	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -132,7 +133,7 @@ func TestOptimizeGolden(t *testing.T) {
 	if math.Abs(s.K0-38.1) > 0.5 || s.KInt != 38 {
 		t.Fatalf("synthetic model: k0 = %g, whole k = %d; want about 38", s.K0, s.KInt)
 	}
-	for _, want := range []string{"k0 = sqrt(a2/a1 D) = " + fmtNum(s.K0), "l0 = sqrt(a1/a2 D) = " + fmtNum(s.L0), "whole packets k = 38, l = 1053 bytes"} {
+	for _, want := range []string{"k0 = sqrt(a2/a1 D) = " + report.Num(s.K0), "l0 = sqrt(a1/a2 D) = " + report.Num(s.L0), "whole packets k = 38, l = 1053 bytes"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
