@@ -1,41 +1,7 @@
-// Package patterns holds commcost's communication patterns, one file each,
-// written against mpi.Comm, and the repetition harness they share (this
-// file). The patterns, by paper (../shared/papers):
-//
-//   - pingpong.go, bandwidth.go: OSU-style latency and bandwidth;
-//   - kkaccess.go, kaccess.go (engine in access.go): the k-k-access
-//     (Definition 2) and the k-access with receive hot spot and asynchrony
-//     (section 5) of paper 000;
-//   - roundtrip.go, alltoall.go, pairwise.go, rowcontention.go: the
-//     measurement patterns of the hyperbolic model, paper 001 section 3;
-//   - prtt.go: netgauge's parametrised round trips for LogGP;
-//   - permutations.go: the random permutations of paper 002, Table 1;
-//   - aggregate.go: the aggregate operations of paper 003, through MPI's
-//     collectives and through the algorithms of its cost table.
-//
-// The harness applies the timing rules of MEASURE.md:
-//
-//   - untimed warm-up repetitions first;
-//   - adaptive repetitions: repeat until the nonparametric 95% confidence
-//     interval of the median is within RelCI of the median, or a cap on
-//     repetitions or time is hit; the record says which stopped it;
-//   - a repetition's time is the maximum over ranks of the per-rank time
-//     (AggMax), or the initiator's time for two-party patterns measured from
-//     one side as OSU does (AggRoot), or, with the synchronised window start,
-//     the latest end minus the common start on a synchronised clock;
-//   - every repetition's time is kept; ranks' per-rank medians are reported
-//     as min/avg/max across the ranks that take part.
-//
-// Patterns that also count their traffic report it per rank and repetition
-// in Counts and reduce it over ranks with CountersOf; Result carries both
-// next to the Measurement.
-//
-// Units: seconds and bytes.
 package patterns
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"sort"
 
@@ -43,37 +9,8 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Sync selects how ranks start a timed repetition.
-type Sync int
-
-const (
-	// SyncBarrier starts each repetition after an MPI barrier (default). The
-	// barrier's own exit skew is part of the measured time.
-	SyncBarrier Sync = iota
-	// SyncWindow starts every rank at an agreed time on a clock synchronised
-	// to rank 0 (offsets estimated from the minimum round trip), as
-	// SKaMPI/ReproMPI do, for patterns whose result depends on simultaneous
-	// start.
-	SyncWindow
-)
-
-func (s Sync) String() string {
-	if s == SyncWindow {
-		return "window"
-	}
-	return "barrier"
-}
-
-// ParseSync parses "barrier" or "window".
-func ParseSync(s string) (Sync, error) {
-	switch s {
-	case "barrier", "":
-		return SyncBarrier, nil
-	case "window":
-		return SyncWindow, nil
-	}
-	return 0, fmt.Errorf("sync %q: accepted values are barrier and window", s)
-}
+// The repetition harness (MEASURE.md "Repetitions and statistics"): Reps
+// configures it, Measure runs it, Measurement is what it returns.
 
 // Aggregate selects how one repetition's time is formed from ranks' times.
 type Aggregate int
@@ -330,11 +267,6 @@ func collectiveFailure(c mpi.Comm, err error) error {
 	return nil
 }
 
-type repTimes struct {
-	start, end float64 // synchronised clock, window mode only
-	late       bool
-}
-
 // oneRep synchronises and runs one repetition.
 func oneRep(c mpi.Comm, clock *syncClock, rep Rep) (float64, repTimes, error) {
 	if clock == nil {
@@ -387,104 +319,6 @@ func median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// syncClock is rank-0-relative time: global = Wtime() - offset.
-type syncClock struct {
-	wtime  func() float64
-	offset float64
-	guard  float64 // seconds between agreeing on a start and the start
-}
-
-// Clock synchronisation parameters.
-const (
-	clockPingPongs = 20    // round trips per rank for the offset estimate
-	minGuardSec    = 50e-6 // earliest start after the agreement
-	maxGuardSec    = 50e-3 // cap of the adaptive guard
-	bcastsToTime   = 5     // broadcasts timed to size the guard
-	clockTag       = 32001 // tag of clock-sync messages
-)
-
-// newSyncClock estimates every rank's clock offset against rank 0 from the
-// round trip with the smallest time (the least-delayed exchange bounds the
-// offset error by half that round trip), as SKaMPI and ReproMPI do.
-func newSyncClock(c mpi.Comm) (*syncClock, error) {
-	sc := &syncClock{wtime: c.Wtime}
-	buf := make([]float64, 1)
-	for r := 1; r < c.Size(); r++ {
-		switch c.Rank() {
-		case 0:
-			best, off := math.Inf(1), 0.0
-			for i := 0; i < clockPingPongs; i++ {
-				t0 := c.Wtime()
-				if err := mpi.SendFloat64s(c, []float64{t0}, r, clockTag); err != nil {
-					return nil, err
-				}
-				if _, err := mpi.RecvFloat64s(c, buf, r, clockTag); err != nil {
-					return nil, err
-				}
-				t1 := c.Wtime()
-				if rtt := t1 - t0; rtt < best {
-					best, off = rtt, buf[0]-(t0+t1)/2
-				}
-			}
-			if err := mpi.SendFloat64s(c, []float64{off}, r, clockTag); err != nil {
-				return nil, err
-			}
-		case r:
-			for i := 0; i < clockPingPongs; i++ {
-				if _, err := mpi.RecvFloat64s(c, buf, 0, clockTag); err != nil {
-					return nil, err
-				}
-				if err := mpi.SendFloat64s(c, []float64{c.Wtime()}, 0, clockTag); err != nil {
-					return nil, err
-				}
-			}
-			if _, err := mpi.RecvFloat64s(c, buf, 0, clockTag); err != nil {
-				return nil, err
-			}
-			sc.offset = buf[0]
-		}
-	}
-	// Size the guard from how long a broadcast of the start time takes.
-	t0 := c.Wtime()
-	for i := 0; i < bcastsToTime; i++ {
-		if err := mpi.BcastFloat64s(c, buf, 0); err != nil {
-			return nil, err
-		}
-	}
-	per := []float64{(c.Wtime() - t0) / bcastsToTime}
-	worst := []float64{0}
-	if err := c.AllreduceFloat64s(per, worst, mpi.OpMax); err != nil {
-		return nil, err
-	}
-	sc.guard = math.Min(math.Max(minGuardSec, 4*worst[0]), maxGuardSec)
-	return sc, nil
-}
-
-func (sc *syncClock) now() float64 { return sc.wtime() - sc.offset }
-
-// widen doubles the guard after a late start, up to maxGuardSec.
-func (sc *syncClock) widen() { sc.guard = math.Min(2*sc.guard, maxGuardSec) }
-
-// agreeStart: rank 0 picks a start time guard seconds ahead and broadcasts it.
-func (sc *syncClock) agreeStart(c mpi.Comm) (float64, error) {
-	v := []float64{sc.now() + sc.guard}
-	if err := mpi.BcastFloat64s(c, v, 0); err != nil {
-		return 0, err
-	}
-	return v[0], nil
-}
-
-// waitUntil spins until the synchronised clock reaches start; it reports
-// whether the start had already passed (a late rank).
-func (sc *syncClock) waitUntil(start float64) bool {
-	if sc.now() > start {
-		return true
-	}
-	for sc.now() < start {
-	}
-	return false
 }
 
 // RepsPerBudget is how many repetitions a pattern with a default iteration
@@ -548,102 +382,4 @@ func warmUp(c mpi.Comm, reps Reps, total int, on bool, loop func(k int) (float64
 		}
 	}
 	return pace, nil
-}
-
-// Counts is one rank's traffic: messages and bytes it sent and received.
-// Patterns accumulate it over every repetition (warm-up included) and
-// divide by the number of repetitions (PerRep), so it is the traffic of one
-// repetition, averaged where the pattern draws a fresh random instance per
-// repetition.
-type Counts struct {
-	MsgsSent, MsgsRecv   float64
-	BytesSent, BytesRecv float64
-}
-
-// Sent counts one message of n bytes sent.
-func (c *Counts) Sent(n int) { c.MsgsSent++; c.BytesSent += float64(n) }
-
-// Recv counts one message of n bytes received.
-func (c *Counts) Recv(n int) { c.MsgsRecv++; c.BytesRecv += float64(n) }
-
-// PerRep divides the counts by the number of repetitions that made them.
-func (c Counts) PerRep(reps int) Counts {
-	if reps <= 0 {
-		return Counts{}
-	}
-	f := 1 / float64(reps)
-	return Counts{c.MsgsSent * f, c.MsgsRecv * f, c.BytesSent * f, c.BytesRecv * f}
-}
-
-// Counter names written by CountersOf into results.Record.Counters; all are
-// per repetition. The _max values are those of the busiest rank (the h of an
-// h-relation), the _total values sums over ranks.
-const (
-	CounterMsgsSentMax  = "msgs_sent_max"
-	CounterMsgsRecvMax  = "msgs_recv_max"
-	CounterBytesSentMax = "bytes_sent_max"
-	CounterBytesRecvMax = "bytes_recv_max"
-	CounterMsgsTotal    = "msgs_total"
-	CounterBytesTotal   = "bytes_total"
-	// CounterIters is the iterations (round trips, exchanges) per
-	// repetition of the patterns that time a batch.
-	CounterIters = "iters"
-)
-
-// CountersOf reduces every rank's per-repetition Counts to the counters of a
-// record (see the Counter* names). It is collective; every rank gets the
-// same map.
-func CountersOf(c mpi.Comm, mine Counts) (map[string]float64, error) {
-	in := []float64{mine.MsgsSent, mine.MsgsRecv, mine.BytesSent, mine.BytesRecv}
-	mx := make([]float64, len(in))
-	if err := c.AllreduceFloat64s(in, mx, mpi.OpMax); err != nil {
-		return nil, err
-	}
-	sum := make([]float64, len(in))
-	if err := c.AllreduceFloat64s(in, sum, mpi.OpSum); err != nil {
-		return nil, err
-	}
-	return map[string]float64{
-		CounterMsgsSentMax:  mx[0],
-		CounterMsgsRecvMax:  mx[1],
-		CounterBytesSentMax: mx[2],
-		CounterBytesRecvMax: mx[3],
-		CounterMsgsTotal:    sum[0],
-		CounterBytesTotal:   sum[2],
-	}, nil
-}
-
-// Result is what a multi-rank pattern returns: the Measurement, this rank's
-// traffic per repetition, and the counters reduced over ranks (with any
-// pattern-specific entries) for the record.
-type Result struct {
-	Measurement
-	Mine     Counts
-	Counters map[string]float64
-}
-
-// Record is Measurement.Record with the counters attached.
-func (r Result) Record(bench string, params results.Params, ranks int, meta results.Meta) results.Record {
-	rec := r.Measurement.Record(bench, params, ranks, meta)
-	if len(r.Counters) > 0 {
-		rec.Counters = make(map[string]float64, len(r.Counters))
-		for k, v := range r.Counters {
-			rec.Counters[k] = v
-		}
-	}
-	return rec
-}
-
-// finish builds a Result: counts accumulated over reps repetitions become
-// per-repetition counts, reduced over ranks, with extra counters added.
-func finish(c mpi.Comm, m Measurement, total Counts, reps int, extra map[string]float64) (Result, error) {
-	mine := total.PerRep(reps)
-	ctr, err := CountersOf(c, mine)
-	if err != nil {
-		return Result{}, err
-	}
-	for k, v := range extra {
-		ctr[k] = v
-	}
-	return Result{Measurement: m, Mine: mine, Counters: ctr}, nil
 }

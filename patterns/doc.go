@@ -1,0 +1,35 @@
+// Package patterns holds commcost's communication patterns, one file each,
+// written against mpi.Comm, and the repetition harness they share
+// (harness.go, with the synchronised clock in syncclock.go and the traffic
+// counts in counts.go). The patterns, by paper (../shared/papers):
+//
+//   - pingpong.go, bandwidth.go: OSU-style latency and bandwidth;
+//   - kkaccess.go, kaccess.go (engine in access.go): the k-k-access
+//     (Definition 2) and the k-access with receive hot spot and asynchrony
+//     (section 5) of paper 000;
+//   - roundtrip.go, alltoall.go, pairwise.go, rowcontention.go: the
+//     measurement patterns of the hyperbolic model, paper 001 section 3;
+//   - prtt.go: netgauge's parametrised round trips for LogGP;
+//   - permutations.go: the random permutations of paper 002, Table 1;
+//   - aggregate.go: the aggregate operations of paper 003, through MPI's
+//     collectives and through the algorithms of its cost table.
+//
+// The harness applies the timing rules of MEASURE.md:
+//
+//   - untimed warm-up repetitions first;
+//   - adaptive repetitions: repeat until the nonparametric 95% confidence
+//     interval of the median is within RelCI of the median, or a cap on
+//     repetitions or time is hit; the record says which stopped it;
+//   - a repetition's time is the maximum over ranks of the per-rank time
+//     (AggMax), or the initiator's time for two-party patterns measured from
+//     one side as OSU does (AggRoot), or, with the synchronised window start,
+//     the latest end minus the common start on a synchronised clock;
+//   - every repetition's time is kept; ranks' per-rank medians are reported
+//     as min/avg/max across the ranks that take part.
+//
+// Patterns that also count their traffic report it per rank and repetition
+// in Counts and reduce it over ranks with CountersOf; Result carries both
+// next to the Measurement.
+//
+// Units: seconds and bytes.
+package patterns
