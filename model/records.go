@@ -140,11 +140,11 @@ type point struct {
 // label names the point in notes and errors.
 func (p point) label() string { return p.key }
 
-// aggregate merges records into points keyed by bench, ranks and the
+// mergePoints merges records into points keyed by bench, ranks and the
 // numeric parameters keyParams (which every record must carry). Other
 // parameters (seeds, ...) do not split points. Points come back sorted by
 // bench, then keyParams in order, then ranks.
-func aggregate(recs []results.Record, keyParams ...string) ([]point, error) {
+func mergePoints(recs []results.Record, keyParams ...string) ([]point, error) {
 	type acc struct {
 		p      point
 		ys, ss []float64

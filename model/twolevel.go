@@ -144,7 +144,7 @@ func FitTwoLevel(recs []results.Record, opt Options) (*TwoLevel, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Points are keyed by op as well: split by op first, since aggregate()
+	// Points are keyed by op as well: split by op first, since mergePoints()
 	// keys on numeric parameters only.
 	byOp := map[string][]results.Record{}
 	for _, r := range sel {
@@ -161,7 +161,7 @@ func FitTwoLevel(recs []results.Record, opt Options) (*TwoLevel, error) {
 	sort.Strings(ops)
 	var pts []point
 	for _, op := range ops {
-		ps, err := aggregate(byOp[op], "bytes")
+		ps, err := mergePoints(byOp[op], "bytes")
 		if err != nil {
 			return nil, err
 		}

@@ -237,7 +237,7 @@ func (a AggregateOp) Run(c mpi.Comm) (Result, error) {
 	iters := max(a.Iters, 1)
 	calls := 0
 	cfg := a.Reps
-	cfg.Aggregate = AggMax
+	cfg.Reduction = ReduceMax
 	meas, err := Measure(c, cfg, func() (float64, error) {
 		calls++
 		t0 := c.Wtime()

@@ -98,7 +98,7 @@ func (a AllToAll) Run(c mpi.Comm) (Result, error) {
 		return err
 	}
 	cfg := a.Reps
-	cfg.Aggregate = AggMax
+	cfg.Reduction = ReduceMax
 	m, err := Measure(c, cfg, func() (float64, error) {
 		if !on {
 			return 0, nil

@@ -51,7 +51,7 @@ func (b Bandwidth) Run(c mpi.Comm) (Measurement, error) {
 		}
 	}
 	reps := b.Reps
-	reps.Aggregate = AggRoot
+	reps.Reduction = ReduceRank0
 	return Measure(c, reps, func() (float64, error) {
 		if b.Validate {
 			prepareCheck(buf, sender, b.Bytes)

@@ -11,19 +11,22 @@
 //     measurement patterns of the hyperbolic model, paper 001 section 3;
 //   - prtt.go: netgauge's parametrised round trips for LogGP;
 //   - permutations.go: the random permutations of paper 002, Table 1;
-//   - aggregate.go: the aggregate operations of paper 003, through MPI's
-//     collectives and through the algorithms of its cost table.
+//   - aggregate.go: the aggregate communication operations of paper 003
+//     (the paper's own word; bench "aggregate"), through MPI's collectives
+//     and through the algorithms of its cost table.
 //
 // The harness applies the timing rules of MEASURE.md:
 //
 //   - untimed warm-up repetitions first;
 //   - adaptive repetitions: repeat until the nonparametric 95% confidence
 //     interval of the median is within RelCI of the median, or a cap on
-//     repetitions or time is hit; the record says which stopped it;
-//   - a repetition's time is the maximum over ranks of the per-rank time
-//     (AggMax), or the initiator's time for two-party patterns measured from
-//     one side as OSU does (AggRoot), or, with the synchronised window start,
-//     the latest end minus the common start on a synchronised clock;
+//     repetitions or time is hit; the record says which stopped it
+//     (results.Stop*);
+//   - a repetition's time is a rank reduction of the per-rank times
+//     (results.Reduction*): the maximum over ranks (ReduceMax), or the
+//     initiator's time for two-party patterns measured from one side as OSU
+//     does (ReduceRank0), or, with the synchronised window start, the
+//     latest end minus the common start on a synchronised clock;
 //   - every repetition's time is kept; ranks' per-rank medians are reported
 //     as min/avg/max across the ranks that take part.
 //

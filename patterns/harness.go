@@ -12,12 +12,14 @@ import (
 // The repetition harness (MEASURE.md "Repetitions and statistics"): Reps
 // configures it, Measure runs it, Measurement is what it returns.
 
-// Aggregate selects how one repetition's time is formed from ranks' times.
-type Aggregate int
+// Reduction selects how one repetition's time is formed from the ranks'
+// times under SyncBarrier: the rank reduction a record names in its
+// "aggregate" field (results.Reduction*).
+type Reduction int
 
 const (
-	AggMax  Aggregate = iota // maximum over ranks of each rank's time
-	AggRoot                  // rank 0's time (the initiator of a two-party pattern)
+	ReduceMax   Reduction = iota // maximum over ranks of each rank's time (results.ReductionMaxOverRanks)
+	ReduceRank0                  // rank 0's time, the initiator of a two-party pattern (results.ReductionRank0)
 )
 
 // Reps configures repetitions. The zero value means the defaults below.
@@ -28,9 +30,11 @@ type Reps struct {
 	MaxTime float64 // stop after this many seconds of timed repetitions (once 3 are done); default 10
 	// RelCI is the target half-width of the median's 95% CI relative to the
 	// median; default 0.03. Zero after defaults means never stop early.
-	RelCI     float64
-	Sync      Sync
-	Aggregate Aggregate
+	RelCI float64
+	Sync  Sync
+	// Reduction is the rank reduction of a repetition under SyncBarrier
+	// (SyncWindow always takes the latest end on the synchronised clock).
+	Reduction Reduction
 }
 
 // Defaults for Reps.
@@ -85,22 +89,15 @@ func (r Reps) Validate() error {
 	return nil
 }
 
-// Stop reasons recorded in results.Record.Stop.
-const (
-	StopRelCI   = "rel-ci"
-	StopMaxReps = "max-reps"
-	StopMaxTime = "max-time"
-)
-
 // Measurement is the outcome of Measure on every rank (identical on all).
 type Measurement struct {
-	Samples   []float64 // one per timed repetition, seconds, aggregated over ranks
+	Samples   []float64 // one per timed repetition, seconds, reduced over ranks
 	Summary   results.Summary
 	RankMin   float64 // min over ranks of each rank's median own time
 	RankAvg   float64
 	RankMax   float64
-	Stop      string
-	Aggregate string // "max-over-ranks", "rank0", "window-latest-end"
+	Stop      string // why repetitions stopped: a results.Stop* value
+	Reduction string // how ranks' times became a sample: a results.Reduction* value
 	Late      int    // window sync: repetitions in which some rank started late
 }
 
@@ -132,12 +129,12 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 			return Measurement{}, err
 		}
 	}
-	m := Measurement{Aggregate: "max-over-ranks"}
+	m := Measurement{Reduction: results.ReductionMaxOverRanks}
 	switch {
 	case clock != nil:
-		m.Aggregate = "window-latest-end"
-	case cfg.Aggregate == AggRoot:
-		m.Aggregate = "rank0"
+		m.Reduction = results.ReductionWindowLatestEnd
+	case cfg.Reduction == ReduceRank0:
+		m.Reduction = results.ReductionRank0
 	}
 	var own []float64
 	start := c.Wtime()
@@ -149,7 +146,7 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 		contrib := mine
 		if clock != nil {
 			contrib = late.end
-		} else if cfg.Aggregate == AggRoot && c.Rank() != 0 {
+		} else if cfg.Reduction == ReduceRank0 && c.Rank() != 0 {
 			contrib = math.Inf(-1)
 		}
 		lateFlag := 0.0
@@ -183,16 +180,16 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 		n := len(m.Samples)
 		if n >= cfg.MinReps {
 			if results.RelCIHalfWidth(results.Summarize(m.Samples)) <= cfg.RelCI {
-				m.Stop = StopRelCI
+				m.Stop = results.StopRelCI
 				break
 			}
 		}
 		if n >= cfg.MaxReps {
-			m.Stop = StopMaxReps
+			m.Stop = results.StopMaxReps
 			break
 		}
 		if out[1] >= cfg.MaxTime && n >= 3 {
-			m.Stop = StopMaxTime
+			m.Stop = results.StopMaxTime
 			break
 		}
 	}
@@ -297,12 +294,12 @@ func (m Measurement) Record(bench string, params results.Params, ranks int, meta
 		Bench:     bench,
 		Params:    params,
 		Ranks:     ranks,
-		Unit:      "s",
+		Unit:      results.UnitSeconds,
 		Summary:   m.Summary,
 		RankMin:   m.RankMin,
 		RankAvg:   m.RankAvg,
 		RankMax:   m.RankMax,
-		Aggregate: m.Aggregate,
+		Reduction: m.Reduction,
 		Stop:      m.Stop,
 		Samples:   append([]float64(nil), m.Samples...),
 		Meta:      meta,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/results"
 )
 
 // TestWindowEndIsOwnSpan: with SyncWindow a rank's end is its start plus
@@ -29,8 +30,8 @@ func TestWindowEndIsOwnSpan(t *testing.T) {
 	if med < busy.Seconds() || med > (busy+after).Seconds()*0.75 {
 		t.Errorf("median %v, want about %v (the sleep after the span must not count)", med, busy)
 	}
-	if rs[0].Aggregate != "window-latest-end" {
-		t.Errorf("aggregate %q", rs[0].Aggregate)
+	if rs[0].Reduction != results.ReductionWindowLatestEnd {
+		t.Errorf("reduction %q, want %q", rs[0].Reduction, results.ReductionWindowLatestEnd)
 	}
 }
 

@@ -89,7 +89,7 @@ const (
 )
 
 // Run measures the k-k-access on every rank of c (collective). The sample of
-// a repetition is the maximum over accessing ranks (AggMax, or the latest
+// a repetition is the maximum over accessing ranks (ReduceMax, or the latest
 // end on the synchronised clock with SyncWindow), in seconds.
 func (kk KKAccess) Run(c mpi.Comm) (Result, error) {
 	p := c.Size()

@@ -93,7 +93,7 @@ func pairwisePairs(n int) pairFunc {
 func concurrentPingPongs(c mpi.Comm, bytes, iters, warmup int, pair pairFunc, validate bool, reps Reps) (Result, error) {
 	capped := iters <= 0
 	iters, warmup = Iterations(bytes, iters, warmup)
-	res, iters, err := pingPongPairs(c, bytes, iters, warmup, capped, pair, validate, reps, AggMax)
+	res, iters, err := pingPongPairs(c, bytes, iters, warmup, capped, pair, validate, reps, ReduceMax)
 	if err != nil {
 		return Result{}, err
 	}

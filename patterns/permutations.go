@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
 
 // Permutations configures the random-permutation measurement of paper 002
@@ -34,9 +35,6 @@ type Permutations struct {
 
 // DefaultPermutations is the paper's number of random permutations (Table 1).
 const DefaultPermutations = 1000
-
-// StopFixed is the stop reason of a measurement with a fixed count.
-const StopFixed = "fixed"
 
 const permutationTag = 350
 
@@ -90,7 +88,7 @@ func (pm Permutations) Run(c mpi.Comm) (Result, error) {
 	draw()
 	cfg := pm.Reps
 	cfg.MinReps, cfg.MaxReps = pm.count(), pm.count()
-	cfg.Aggregate = AggMax
+	cfg.Reduction = ReduceMax
 	m, err := Measure(c, cfg, func() (float64, error) {
 		calls++
 		if pm.Validate {
@@ -120,8 +118,8 @@ func (pm Permutations) Run(c mpi.Comm) (Result, error) {
 		return Result{}, err
 	}
 	m = m.Scaled(1 / float64(iters))
-	if m.Stop != StopMaxTime && m.Summary.N == pm.count() {
-		m.Stop = StopFixed
+	if m.Stop != results.StopMaxTime && m.Summary.N == pm.count() {
+		m.Stop = results.StopFixed
 	}
 	return finish(c, m, counts, calls, nil)
 }

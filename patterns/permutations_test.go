@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
 
 // TestPermutationsRun: exactly Count permutations are timed, each rank
@@ -16,8 +17,8 @@ func TestPermutationsRun(t *testing.T) {
 			return Permutations{Bytes: 40, Count: count, Seed: 11, Validate: true, Reps: Reps{Warmup: 2}}.Run(c)
 		})
 		checkMeasured(t, rs, count)
-		if rs[0].Stop != StopFixed {
-			t.Errorf("p=%d: stop %q, want %q", p, rs[0].Stop, StopFixed)
+		if rs[0].Stop != results.StopFixed {
+			t.Errorf("p=%d: stop %q, want %q", p, rs[0].Stop, results.StopFixed)
 		}
 		for r, res := range rs {
 			if res.Mine != (Counts{1, 1, 40, 40}) {

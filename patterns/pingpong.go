@@ -112,7 +112,7 @@ func (p PingPong) Run(c mpi.Comm) (Measurement, error) {
 		}
 	}
 	reps := p.Reps
-	reps.Aggregate = AggRoot
+	reps.Reduction = ReduceRank0
 	m, err := Measure(c, reps, func() (float64, error) {
 		if p.Validate {
 			prepareCheck(send, true, p.Bytes)

@@ -177,9 +177,9 @@ func (pr PRTT) Run(c mpi.Comm) (Result, error) {
 	calls := 0
 	cfg := pr.Reps
 	cfg.Sync = SyncBarrier // the samples are not rank time spans (Rep)
-	cfg.Aggregate = AggRoot
+	cfg.Reduction = ReduceRank0
 	if pr.Server {
-		cfg.Aggregate = AggMax // only the server reports a time
+		cfg.Reduction = ReduceMax // only the server reports a time
 	}
 	m, err := Measure(c, cfg, func() (float64, error) {
 		if !client && !server {

@@ -69,7 +69,7 @@ func (rt RoundTrip) Run(c mpi.Comm) (Result, error) {
 		return 0, false, false
 	}
 	iters, warmup := Iterations(rt.Bytes, rt.Iters, rt.Warmup)
-	res, iters, err := pingPongPairs(c, rt.Bytes, iters, warmup, rt.Iters <= 0, pair, rt.Validate, rt.Reps, AggRoot)
+	res, iters, err := pingPongPairs(c, rt.Bytes, iters, warmup, rt.Iters <= 0, pair, rt.Validate, rt.Reps, ReduceRank0)
 	if err != nil {
 		return Result{}, err
 	}
@@ -87,7 +87,7 @@ type pairFunc func(r int) (peer int, initiator, ok bool)
 // is bounded in time (warmUp); with capped (the caller chose no iteration
 // count) the warm-up's pace caps iters (CapIters). It returns the round trips per repetition it used. The inner
 // loop runs in the backend's language when it implements mpi.Kernels.
-func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc, validate bool, reps Reps, agg Aggregate) (Result, int, error) {
+func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc, validate bool, reps Reps, red Reduction) (Result, int, error) {
 	peer, initiator, on := pair(c.Rank())
 	send, recv := make([]byte, n), make([]byte, n)
 	touch(send)
@@ -110,7 +110,7 @@ func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc,
 	var counts Counts
 	calls := 0
 	cfg := reps
-	cfg.Aggregate = agg
+	cfg.Reduction = red
 	m, err := Measure(c, cfg, func() (float64, error) {
 		if !on {
 			return 0, nil

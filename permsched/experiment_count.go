@@ -220,7 +220,7 @@ func (cell CountCell) Records(meta results.Meta) []results.Record {
 		}
 		return results.Record{
 			Schema: results.SchemaVersion, Bench: bench, Params: p, Ranks: cell.N, Unit: unit,
-			Summary: results.Summarize(samples), Stop: "fixed",
+			Summary: results.Summarize(samples), Stop: results.StopFixed,
 			Samples: slices.Clone(samples), Meta: meta,
 		}
 	}
@@ -431,7 +431,7 @@ func SlopeRecords(slopes []TimeSlope, meta results.Meta) []results.Record {
 			Unit:   "s", Summary: results.Summary{N: 1, Min: f.Coef[1], Median: f.Coef[1], Mean: f.Coef[1], Max: f.Coef[1], P90: f.Coef[1], P99: f.Coef[1], CI95: [2]float64{f.Coef[1] - 1.96*f.SE[1], f.Coef[1] + 1.96*f.SE[1]}},
 			Derived:  map[string]float64{"slope_s": f.Coef[1], "slope_se_s": f.SE[1], "intercept_s": f.Coef[0], "r2": f.R2, "rel_rse": f.RSE},
 			Counters: map[string]float64{"cells": float64(s.Cells)},
-			Stop:     "fixed", Meta: meta,
+			Stop:     results.StopFixed, Meta: meta,
 		})
 	}
 	return out

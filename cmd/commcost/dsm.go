@@ -223,7 +223,7 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 				rec := results.Record{
 					Schema: results.SchemaVersion, Bench: "dsm-check",
 					Params: results.Params{"strategy": name, "workload": w.name, "mesh": cfg.Name() + "@" + s.Mesh().String(), "ops": rep.Ops},
-					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize([]float64{el}), Aggregate: "rank0-wall", Stop: "fixed",
+					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize([]float64{el}), Reduction: results.ReductionRank0Wall, Stop: results.StopFixed,
 					Counters: map[string]float64{
 						"ops": float64(rep.Ops), "reads": float64(rep.Reads), "writes": float64(rep.Writes),
 						"stale_reads": float64(rep.StaleReads), "future_reads": float64(rep.FutureReads),
@@ -350,7 +350,7 @@ func matSquareRecord(c mpi.Comm, meta results.Meta, res divalib.MatSquareResult,
 		Schema: results.SchemaVersion, Bench: "dsm-matsquare",
 		Params: results.Params{"strategy": res.Strategy, "mesh": res.Mesh.String(), "block_ints": res.BlockInts, "kernel": string(mcfg.Kernel)},
 		Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(res.CommSec), Samples: res.CommSec,
-		Aggregate: "max-over-ranks", Stop: "fixed",
+		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed,
 		Counters: map[string]float64{
 			"congestion_bytes": float64(g.MaxLinkBytes), "congestion_messages": float64(g.MaxLinkMessages),
 			"load_bytes": float64(g.LoadBytes), "load_messages": float64(g.LoadMessages),
@@ -417,15 +417,15 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 				op, agg string
 				v       []float64
 			}{
-				{"cached-read", "rank0", o.CachedReadSec},
-				{"cached-write", "rank0", o.CachedWriteSec},
-				{"barrier-" + cfg.Barrier.String(), "max-over-ranks", o.BarrierSec},
-				{"mpi-barrier", "max-over-ranks", o.MPIBarrierSec},
+				{"cached-read", results.ReductionRank0, o.CachedReadSec},
+				{"cached-write", results.ReductionRank0, o.CachedWriteSec},
+				{"barrier-" + cfg.Barrier.String(), results.ReductionMaxOverRanks, o.BarrierSec},
+				{"mpi-barrier", results.ReductionMaxOverRanks, o.MPIBarrierSec},
 			} {
 				rec := results.Record{
 					Schema: results.SchemaVersion, Bench: "dsm-overhead",
 					Params: results.Params{"strategy": name, "op": m.op, "mesh": fmt.Sprintf("%dx%d", s.Mesh().Rows, s.Mesh().Cols)},
-					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(m.v), Samples: m.v, Aggregate: m.agg, Stop: "fixed", Meta: meta,
+					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(m.v), Samples: m.v, Reduction: m.agg, Stop: results.StopFixed, Meta: meta,
 				}
 				if err := emit(rec); err != nil {
 					return err
