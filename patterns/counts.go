@@ -1,9 +1,6 @@
 package patterns
 
-import (
-	"github.com/commcost/commcost/mpi"
-	"github.com/commcost/commcost/results"
-)
+import "github.com/commcost/commcost/mpi"
 
 // Counts is one rank's traffic: messages and bytes it sent and received.
 // Patterns accumulate it over every repetition (warm-up included) and
@@ -68,37 +65,19 @@ func CountersOf(c mpi.Comm, mine Counts) (map[string]float64, error) {
 	}, nil
 }
 
-// Result is what a multi-rank pattern returns: the Measurement, this rank's
-// traffic per repetition, and the counters reduced over ranks (with any
-// pattern-specific entries) for the record.
-type Result struct {
-	Measurement
-	Mine     Counts
-	Counters map[string]float64
-}
-
-// Record is Measurement.Record with the counters attached.
-func (r Result) Record(bench string, params results.Params, ranks int, meta results.Meta) results.Record {
-	rec := r.Measurement.Record(bench, params, ranks, meta)
-	if len(r.Counters) > 0 {
-		rec.Counters = make(map[string]float64, len(r.Counters))
-		for k, v := range r.Counters {
-			rec.Counters[k] = v
-		}
-	}
-	return rec
-}
-
-// finish builds a Result: counts accumulated over reps repetitions become
-// per-repetition counts, reduced over ranks, with extra counters added.
-func finish(c mpi.Comm, m Measurement, total Counts, reps int, extra map[string]float64) (Result, error) {
+// finish completes a counting pattern's Measurement: counts accumulated
+// over reps repetitions become this rank's per-repetition traffic (Mine)
+// and, reduced over ranks, the record's counters, with extra counters added.
+// It is collective.
+func finish(c mpi.Comm, m Measurement, total Counts, reps int, extra map[string]float64) (Measurement, error) {
 	mine := total.PerRep(reps)
 	ctr, err := CountersOf(c, mine)
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	for k, v := range extra {
 		ctr[k] = v
 	}
-	return Result{Measurement: m, Mine: mine, Counters: ctr}, nil
+	m.Mine, m.Counters = mine, ctr
+	return m, nil
 }

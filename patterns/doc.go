@@ -1,7 +1,6 @@
 // Package patterns holds commcost's communication patterns, one file each,
-// written against mpi.Comm, and the repetition harness they share
-// (harness.go, with the synchronised clock in syncclock.go and the traffic
-// counts in counts.go). The patterns, by paper (../shared/papers):
+// written against mpi.Comm, and the repetition harness they share. The
+// patterns, by paper (../shared/papers):
 //
 //   - pingpong.go, bandwidth.go: OSU-style latency and bandwidth;
 //   - kkaccess.go, kaccess.go (engine in access.go): the k-k-access
@@ -15,7 +14,15 @@
 //     (the paper's own word; bench "aggregate"), through MPI's collectives
 //     and through the algorithms of its cost table.
 //
-// The harness applies the timing rules of MEASURE.md:
+// Each pattern owns its record: it exports its bench name (Bench* constants)
+// and builds the record's parameters (Params, used also to name a point in
+// an application's workload, results.WorkItem) and the whole record from a
+// Measurement (Record). Callers never spell a pattern's parameters; so a
+// record of the same point is the same whether the CLI, the suite, optimize
+// or emulate measured it.
+//
+// The harness (harness.go, with the synchronised clock in syncclock.go and
+// the traffic counts in counts.go) applies the timing rules of MEASURE.md:
 //
 //   - untimed warm-up repetitions first;
 //   - adaptive repetitions: repeat until the nonparametric 95% confidence
@@ -31,8 +38,8 @@
 //     as min/avg/max across the ranks that take part.
 //
 // Patterns that also count their traffic report it per rank and repetition
-// in Counts and reduce it over ranks with CountersOf; Result carries both
-// next to the Measurement.
+// in Counts and reduce it over ranks with CountersOf; the Measurement
+// carries both (Mine, Counters).
 //
 // Units: seconds and bytes.
 package patterns

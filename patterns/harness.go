@@ -89,7 +89,11 @@ func (r Reps) Validate() error {
 	return nil
 }
 
-// Measurement is the outcome of Measure on every rank (identical on all).
+// Measurement is what Measure and every pattern's Run return on every rank:
+// the repetitions' times (reduced over ranks), their summary, the ranks'
+// spread and how the repetitions went, and, for the patterns that count
+// their traffic, that traffic. Everything but Mine is identical on all
+// ranks. A pattern's Record method turns it into the pattern's record.
 type Measurement struct {
 	Samples   []float64 // one per timed repetition, seconds, reduced over ranks
 	Summary   results.Summary
@@ -99,6 +103,13 @@ type Measurement struct {
 	Stop      string // why repetitions stopped: a results.Stop* value
 	Reduction string // how ranks' times became a sample: a results.Reduction* value
 	Late      int    // window sync: repetitions in which some rank started late
+	CommSize  int    // ranks of the communicator measured on (c.Size())
+	// Mine is this rank's traffic per repetition, and Counters the traffic
+	// reduced over ranks (CountersOf) plus the pattern's own counters, for
+	// the record; both are zero for patterns that do not count (pingpong,
+	// bandwidth, plain Measure).
+	Mine     Counts
+	Counters map[string]float64
 }
 
 // Rep is one repetition on this rank; it returns this rank's duration in
@@ -129,7 +140,7 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 			return Measurement{}, err
 		}
 	}
-	m := Measurement{Reduction: results.ReductionMaxOverRanks}
+	m := Measurement{Reduction: results.ReductionMaxOverRanks, CommSize: c.Size()}
 	switch {
 	case clock != nil:
 		m.Reduction = results.ReductionWindowLatestEnd
@@ -287,9 +298,13 @@ func oneRep(c mpi.Comm, clock *syncClock, rep Rep) (float64, repTimes, error) {
 	return d, repTimes{start: start, end: end, late: late}, err
 }
 
-// Record turns a measurement into a record. Rank 0 normally writes it.
+// Record turns a measurement into a record of bench at the point params on
+// ranks ranks, with the counters attached. It is the generic form: the
+// patterns' own Record methods call it with their bench and parameters, and
+// measurements that are not a pattern of this package (emulate, permsched)
+// name theirs. Rank 0 normally writes the record.
 func (m Measurement) Record(bench string, params results.Params, ranks int, meta results.Meta) results.Record {
-	return results.Record{
+	rec := results.Record{
 		Schema:    results.SchemaVersion,
 		Bench:     bench,
 		Params:    params,
@@ -304,6 +319,13 @@ func (m Measurement) Record(bench string, params results.Params, ranks int, meta
 		Samples:   append([]float64(nil), m.Samples...),
 		Meta:      meta,
 	}
+	if len(m.Counters) > 0 {
+		rec.Counters = make(map[string]float64, len(m.Counters))
+		for k, v := range m.Counters {
+			rec.Counters[k] = v
+		}
+	}
+	return rec
 }
 
 func median(v []float64) float64 {

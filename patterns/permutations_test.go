@@ -13,7 +13,7 @@ import (
 func TestPermutationsRun(t *testing.T) {
 	for _, p := range []int{2, 5} {
 		const count = 25
-		rs := runRanks(t, p, func(c mpi.Comm) (Result, error) {
+		rs := runRanks(t, p, func(c mpi.Comm) (Measurement, error) {
 			return Permutations{Bytes: 40, Count: count, Seed: 11, Validate: true, Reps: Reps{Warmup: 2}}.Run(c)
 		})
 		checkMeasured(t, rs, count)
@@ -25,7 +25,7 @@ func TestPermutationsRun(t *testing.T) {
 				t.Errorf("p=%d rank %d: %+v per permutation", p, r, res.Mine)
 			}
 		}
-		hi, lo := PermutationRatios(rs[0].Measurement)
+		hi, lo := PermutationRatios(rs[0])
 		if hi < 1 || lo > 1 || lo <= 0 {
 			t.Errorf("p=%d: max/ave %v, min/ave %v", p, hi, lo)
 		}

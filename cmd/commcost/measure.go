@@ -193,6 +193,18 @@ func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) 
 	})
 }
 
+// measurePoint measures one pattern instance on every rank of c and writes
+// the record the pattern builds for itself (emitRecord: the outcome is
+// agreed). The measurement comes back for callers that derive the next
+// point from it (prtt's auto delay).
+func measurePoint(c mpi.Comm, emit func(results.Record) error, pat patterns.Pattern, meta results.Meta) (patterns.Measurement, error) {
+	m, err := pat.Run(c)
+	if err != nil {
+		return m, patternErr(err)
+	}
+	return m, emitRecord(c, emit, pat.Record(m, meta))
+}
+
 // fmtBytes names a byte count for messages.
 func fmtBytes(n int) string {
 	switch {
