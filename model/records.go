@@ -203,19 +203,9 @@ func mergePoints(recs []results.Record, keyParams ...string) ([]point, error) {
 	return pts, nil
 }
 
-// median of xs (xs is not modified).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+// median is results.Median, the module's one median (NaN for no values),
+// under the short name the fitting code uses.
+func median(xs []float64) float64 { return results.Median(xs) }
 
 // filterBytes keeps the points whose parameter at index idx lies within
 // the options' [MinBytes, MaxBytes] window.

@@ -3,7 +3,6 @@ package patterns
 import (
 	"errors"
 	"math"
-	"sort"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
@@ -209,7 +208,10 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 	// took part in (Rep returned > 0). A rank that never took part has
 	// median 0 and is left out, so idle ranks do not pull the minimum and
 	// average to zero.
-	med := []float64{median(own)}
+	med := []float64{0} // a rank that never took part
+	if len(own) > 0 {
+		med[0] = results.Median(own)
+	}
 	all := make([]float64, c.Size())
 	if err := mpi.AllgatherFloat64s(c, med, all); err != nil {
 		return Measurement{}, err
@@ -326,18 +328,6 @@ func (m Measurement) Record(bench string, params results.Params, ranks int, meta
 		}
 	}
 	return rec
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // RepsPerBudget is how many repetitions a pattern with a default iteration

@@ -249,7 +249,7 @@ func WriteBreakeven(w io.Writer, cm *CostModel, recs []results.Record, markdown 
 		if eq6 >= float64(cm.N-1) {
 			e6 = fmt.Sprintf("all (%s >= n-1)", e6)
 		}
-		rows = append(rows, []string{fmtBytes(b), e6, s})
+		rows = append(rows, []string{results.FormatBytes(float64(b)), e6, s})
 	}
 	if err := writeTable(w, header, rows, markdown); err != nil {
 		return err
@@ -290,7 +290,7 @@ func WriteBreakeven(w io.Writer, cm *CostModel, recs []results.Record, markdown 
 			if mean(c) <= mean(l) {
 				win = "CGM"
 			}
-			rows = append(rows, []string{fmt.Sprint(d), fmtBytes(b),
+			rows = append(rows, []string{fmt.Sprint(d), results.FormatBytes(float64(b)),
 				fmt.Sprintf("%s [%s]", fmtMs(mean(l)), fmtMs(cm.LP(float64(d), float64(b)))),
 				fmt.Sprintf("%s [%s]", fmtMs(mean(c)), fmtMs(cm.CGM(float64(d), float64(b)))), win})
 		}

@@ -317,7 +317,7 @@ func WriteCountTables(w io.Writer, cells []CountCell, markdown bool) error {
 					row = append(row, "-")
 					continue
 				}
-				cell := fmtMs(median(s.Seconds))
+				cell := fmtMs(results.Median(s.Seconds))
 				if len(s.Seconds) < c.Samples {
 					cell += fmt.Sprintf(" (%d)", len(s.Seconds))
 				}
@@ -392,7 +392,7 @@ func FitTimeSlopes(cells []CountCell) []TimeSlope {
 			}
 			x := float64(c.D) * float64(c.N) * math.Log(float64(c.D))
 			rows = append(rows, []float64{1, x})
-			y = append(y, median(s.Seconds))
+			y = append(y, results.Median(s.Seconds))
 		}
 		if len(rows) < 3 {
 			continue
@@ -483,16 +483,4 @@ func writeTable(w io.Writer, header []string, rows [][]string, markdown bool) er
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

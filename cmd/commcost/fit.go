@@ -447,7 +447,7 @@ func writeFitTable(w io.Writer, kind, path string, m model.Model, val *model.Val
 		for i, s := range t.Segments {
 			ts, _ := fmtValue(s.Ts.Value, "s")
 			tw, _ := fmtValue(s.Tw.Value, "s/B")
-			rows = append(rows, []string{strconv.Itoa(i + 1), fmtBytesF(s.FromBytes), fmtBytesF(s.ToBytes), ts, tw,
+			rows = append(rows, []string{strconv.Itoa(i + 1), results.FormatBytes(s.FromBytes), results.FormatBytes(s.ToBytes), ts, tw,
 				strconv.Itoa(s.Fit.N), pct(s.Fit.RSE)})
 		}
 		fmt.Fprintln(w, "segments (breakpoints chosen by penalised BIC):")
@@ -470,7 +470,7 @@ func writeFitTable(w io.Writer, kind, path string, m model.Model, val *model.Val
 			for _, s := range splits {
 				p, _ := fmtValue(s.PredictedSec, "s")
 				pi, _ := fmtValue(s.PredictedIntSec, "s")
-				rows = append(rows, []string{fmtBytesF(s.DataBytes),
+				rows = append(rows, []string{results.FormatBytes(s.DataBytes),
 					fmt.Sprintf("%.4g ± %.2g", s.K0, s.K0SE), fmt.Sprintf("%.4g ± %.2g", s.L0, s.L0SE), p,
 					strconv.Itoa(s.KInt), strconv.FormatFloat(s.LInt, 'g', 6, 64), pi})
 			}
@@ -483,7 +483,7 @@ func writeFitTable(w io.Writer, kind, path string, m model.Model, val *model.Val
 		var labels []string
 		var fits []*model.Trilinear
 		for _, s := range t.Segments {
-			labels = append(labels, "l "+fmtBytesF(s.FromBytes)+".."+fmtBytesF(s.ToBytes))
+			labels = append(labels, "l "+results.FormatBytes(s.FromBytes)+".."+results.FormatBytes(s.ToBytes))
 			fits = append(fits, s.Model)
 		}
 		fmt.Fprintf(w, "%s: one trilinear fit per packet-size regime (breakpoints chosen by penalised BIC); coefficients in the layout of paper 000, Table 1 (us; c7, c5, c4, c2 per byte):\n",
@@ -495,7 +495,7 @@ func writeFitTable(w io.Writer, kind, path string, m model.Model, val *model.Val
 		var srows [][]string
 		for i, s := range t.Segments {
 			q := s.Model.Fit
-			srows = append(srows, []string{strconv.Itoa(i + 1), fmtBytesF(s.FromBytes), fmtBytesF(s.ToBytes),
+			srows = append(srows, []string{strconv.Itoa(i + 1), results.FormatBytes(s.FromBytes), results.FormatBytes(s.ToBytes),
 				"k = " + joinF(s.Model.KLevels) + "; r = " + joinF(s.Model.RLevels), strconv.Itoa(q.N), pct(q.RSE), fmt.Sprintf("%.3g", q.Cond)})
 		}
 		if err := renderTable(w, []string{"segment", "l from", "l to", "levels", "cells", "RSE", "cond"}, srows); err != nil {
@@ -583,18 +583,7 @@ func fmtParamBytes(in model.Instance) string {
 	if err != nil {
 		return "-"
 	}
-	return fmtBytesF(b)
-}
-
-// fmtBytesF prints a byte count as 8, 1K, 64K, 1M when exact.
-func fmtBytesF(b float64) string {
-	switch {
-	case b >= 1<<20 && math.Mod(b, 1<<20) == 0:
-		return strconv.FormatFloat(b/(1<<20), 'f', -1, 64) + "M"
-	case b >= 1<<10 && math.Mod(b, 1<<10) == 0:
-		return strconv.FormatFloat(b/(1<<10), 'f', -1, 64) + "K"
-	}
-	return strconv.FormatFloat(b, 'g', -1, 64)
+	return results.FormatBytes(b)
 }
 
 func joinF(v []float64) string {

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"math"
 
@@ -203,15 +202,4 @@ func measurePoint(c mpi.Comm, emit func(results.Record) error, pat patterns.Patt
 		return m, patternErr(err)
 	}
 	return m, emitRecord(c, emit, pat.Record(m, meta))
-}
-
-// fmtBytes names a byte count for messages.
-func fmtBytes(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dK", n>>10)
-	}
-	return fmt.Sprint(n)
 }
