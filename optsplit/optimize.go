@@ -11,14 +11,12 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Bench, parameters and counters of the records Optimize writes.
+// Bench and counter of the records Optimize writes next to the calibration
+// cells (patterns.KKAccess.Record's "kkaccess" records, as 'commcost
+// kkaccess' writes them).
 const (
-	BenchOptimize = "optimize"     // one per measured k: params k, l, r, op, d_bytes (, distinct)
-	BenchKKAccess = "kkaccess"     // the calibration cells, as 'commcost kkaccess' writes them
+	BenchOptimize = "optimize"     // one per measured k: patterns.KKAccess.Params and d_bytes
 	CounterVolume = "volume_bytes" // k l: the bytes actually accessed
-	// CounterRAsked is the portion r asked for; params r is the realised
-	// portion (accessing ranks / p), as 'commcost kkaccess' records it.
-	CounterRAsked = "r_asked"
 )
 
 // MaxPackets is the largest send hot spot patterns.KKAccess accepts: its
@@ -69,21 +67,21 @@ type OptimizeResult struct {
 // Collective over c, which needs at least 2 ranks.
 func Optimize(c mpi.Comm, cfg OptimizeConfig, emit func(results.Record) error) (*OptimizeResult, error) {
 	out := &OptimizeResult{Op: cfg.Op, Ranks: c.Size()}
-	kk := func(k, l int, r float64, distinct bool) (patterns.Result, error) {
+	access := func(k, l int, r float64, distinct bool) patterns.KKAccess {
 		return patterns.KKAccess{K: k, L: l, R: r, Op: cfg.Op, Distinct: distinct,
-			Seed: cfg.Seed, Validate: cfg.Validate, Reps: cfg.Reps}.Run(c)
+			Seed: cfg.Seed, Validate: cfg.Validate, Reps: cfg.Reps}
 	}
 	res, err := Run(c, Config{
 		Grid:  cfg.Grid,
 		Op:    cfg.Op.String(),
 		Model: cfg.Model,
 		Calibrate: func(k, l int, r float64) (results.Record, error) {
-			res, err := kk(k, l, r, false)
+			kk := access(k, l, r, false)
+			m, err := kk.Run(c)
 			if err != nil {
 				return results.Record{}, err
 			}
-			res.Counters[CounterRAsked] = r
-			return res.Record(BenchKKAccess, kkParams(k, l, res, cfg.Op), c.Size(), cfg.Meta), nil
+			return kk.Record(m, cfg.Meta), nil
 		},
 		Plan: func(m *model.Trilinear) ([]Point, error) {
 			if m == nil {
@@ -105,30 +103,25 @@ func Optimize(c mpi.Comm, cfg OptimizeConfig, emit func(results.Record) error) (
 			return points, nil
 		},
 		Measure: func(p Point) (results.Record, error) {
-			res, err := kk(p.K, p.L, 1, cfg.Distinct)
+			kk := access(p.K, p.L, 1, cfg.Distinct)
+			m, err := kk.Run(c)
 			if err != nil {
 				return results.Record{}, err
 			}
-			params := kkParams(p.K, p.L, res, cfg.Op)
+			params := kk.Params(c.Size())
 			params["d_bytes"] = p.DataBytes
-			if cfg.Distinct {
-				params["distinct"] = true
+			rec := m.Record(BenchOptimize, params, c.Size(), cfg.Meta)
+			if rec.Counters == nil {
+				rec.Counters = map[string]float64{}
 			}
-			res.Counters[CounterVolume] = float64(p.K * p.L)
-			return res.Record(BenchOptimize, params, c.Size(), cfg.Meta), nil
+			rec.Counters[CounterVolume] = float64(p.K * p.L)
+			return rec, nil
 		},
 	}, emit)
 	if res != nil {
 		out.Result = *res
 	}
 	return out, err
-}
-
-// kkParams are the parameters of a k-k-access record: k, l, the realised
-// portion r and op, as 'commcost kkaccess' writes them, so that 'commcost
-// fit trilinear' and 'optimize --fit' read the calibration back.
-func kkParams(k, l int, res patterns.Result, op patterns.AccessOp) results.Params {
-	return results.Params{"k": k, "l": l, "r": res.Counters[patterns.CounterRRealised], "op": op.String()}
 }
 
 // Around is the set of send hot spots the sweep measures: asked when given,

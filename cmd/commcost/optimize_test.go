@@ -192,7 +192,7 @@ func TestOptimizeCalibration(t *testing.T) {
 		t.Fatalf("%d kkaccess records, want the 2 x 3 x 2 calibration cells", len(kk))
 	}
 	for _, r := range kk {
-		if _, ok := r.Params["d_bytes"]; ok || r.Counters[counterRAsked] == 0 {
+		if _, ok := r.Params["d_bytes"]; ok || r.Counters[patterns.CounterRAsked] == 0 {
 			t.Errorf("calibration record %v counters %v: want a plain kkaccess record", r.Params, r.Counters)
 		}
 	}
