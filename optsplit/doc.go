@@ -19,8 +19,9 @@
 //  3. broadcast its coefficients, so every rank plans the same sweep;
 //  4. measure the planned splits and set each against the model's
 //     prediction T(k, l, 1);
-//  5. leave the report to the caller (the result holds the model and every
-//     measured point).
+//  5. report from rank 0's result, which holds the model and every
+//     measured point (WriteOptimizeReport and PlotFigure13,
+//     WriteVersionsReport).
 //
 // Run is that recipe over measure functions. Two experiments call it:
 // Optimize, the curve of the paper's Figure 13 on plain MPI ranks
@@ -33,8 +34,9 @@
 // The recipe needs model (the fit and the optimum), patterns (the plain
 // k-k-access) and emulate (the emulated one). Neither of the latter should
 // know about the other, and model measures nothing, so the experiment sits
-// above all three; the commcost CLI (`commcost optimize`, `commcost emulate
-// split`) parses flags, calls Optimize or Versions and prints the result.
+// above all three (and formats with package report); the commcost CLI
+// (`commcost optimize`, `commcost emulate split`) parses flags, calls
+// Optimize or Versions and hands the result to the writers here.
 //
 // # Collective verdicts
 //
