@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/commcost/commcost/results"
 )
 
 // figSeries is one curve of a figure.
@@ -364,7 +366,7 @@ func bytesTicks(min, max float64) []plot.Tick {
 		}
 		t := plot.Tick{Value: v}
 		if e%step == 0 {
-			t.Label = Bytes(v)
+			t.Label = results.FormatBytes(v)
 		}
 		ticks = append(ticks, t)
 	}

@@ -338,7 +338,7 @@ func fig000KKAgainstR(recs []results.Record, _ []NamedModel) []*figure {
 	}
 	return []*figure{{
 		file:    "paper000-fig06-kk-r.png",
-		caption: fmt.Sprintf("Paper 000, Fig. 6 (dependency on the portion r of accessing processors): time of a k-k-access against r at l = %s bytes, one curve per send hot spot k", Bytes(l)),
+		caption: fmt.Sprintf("Paper 000, Fig. 6 (dependency on the portion r of accessing processors): time of a k-k-access against r at l = %s bytes, one curve per send hot spot k", results.FormatBytes(l)),
 		xLabel:  "portion r of accessing ranks", yLabel: "k-k-access time", yTime: true, linX: true,
 		series: c.series(),
 	}}
@@ -358,7 +358,7 @@ func fig000KKAgainstK(recs []results.Record, _ []NamedModel) []*figure {
 			continue
 		}
 		k, _ := pnum(r, "k")
-		c.add(withCtx(many, r, "l="+Bytes(l), kkCtx...), k, r.Median)
+		c.add(withCtx(many, r, "l="+results.FormatBytes(l), kkCtx...), k, r.Median)
 	}
 	return []*figure{{
 		file:    "paper000-fig07-kk-k.png",
@@ -395,7 +395,7 @@ func fig000KKR1AgainstRMin(recs []results.Record, _ []NamedModel) []*figure {
 	}
 	return []*figure{{
 		file:    "paper000-fig08-kk-r1-rmin.png",
-		caption: fmt.Sprintf("Paper 000, Fig. 8 (r = 1 against r = 1/8): time against the send hot spot k with every rank accessing (r = %g, solid) and the fewest ranks measured (r = %g, dashed), l = %s bytes", hi, lo, Bytes(l)),
+		caption: fmt.Sprintf("Paper 000, Fig. 8 (r = 1 against r = 1/8): time against the send hot spot k with every rank accessing (r = %g, solid) and the fewest ranks measured (r = %g, dashed), l = %s bytes", hi, lo, results.FormatBytes(l)),
 		xLabel:  "send hot spot k (packets per rank)", yLabel: "access time", yTime: true,
 		series: c.series(),
 	}}
@@ -425,7 +425,7 @@ func fig000KAgainstH(recs []results.Record, _ []NamedModel) []*figure {
 		k, _ := pnum(r, "k")
 		l, _ := pnum(r, "l")
 		h, _ := pnum(r, "h")
-		c.add(withCtx(many, r, fmt.Sprintf("k=%g l=%s", k, Bytes(l)), kaCtx...), h, r.Median)
+		c.add(withCtx(many, r, fmt.Sprintf("k=%g l=%s", k, results.FormatBytes(l)), kaCtx...), h, r.Median)
 	}
 	return []*figure{{
 		file:    "paper000-fig09-ka-h.png",
@@ -644,7 +644,7 @@ func fig001MeasuredPredicted(recs []results.Record, models []NamedModel) []*figu
 		}
 		x := levels(bs, "bytes")
 		big := x[len(x)-1]
-		meas, pred := fmt.Sprintf("%s %s B measured", bench, Bytes(big)), fmt.Sprintf("%s %s B hyperbolic", bench, Bytes(big))
+		meas, pred := fmt.Sprintf("%s %s B measured", bench, results.FormatBytes(big)), fmt.Sprintf("%s %s B hyperbolic", bench, results.FormatBytes(big))
 		c.style[meas] = figSeries{colour: i, pointsOnly: true}
 		c.style[pred] = figSeries{colour: i, lineOnly: true}
 		i++
@@ -698,9 +698,9 @@ func fig002Histogram(recs []results.Record, _ []NamedModel) []*figure {
 		}
 		b, _ := pnum(r, "bytes")
 		figs = append(figs, &figure{
-			file: fmt.Sprintf("paper002-fig01-hist-%s-p%d.png", Bytes(b), r.Ranks),
+			file: fmt.Sprintf("paper002-fig01-hist-%s-p%d.png", results.FormatBytes(b), r.Ranks),
 			caption: fmt.Sprintf("Paper 002, Fig. 1 (distribution of the cost of random permutations): %d permutations of %s-byte messages on %d ranks; %.1f%% within 5%% of the mean %.4g us (the CM-5: 99.5%%)",
-				len(r.Samples), Bytes(b), r.Ranks, 100*float64(within)/float64(len(r.Samples)), mean*1e6),
+				len(r.Samples), results.FormatBytes(b), r.Ranks, 100*float64(within)/float64(len(r.Samples)), mean*1e6),
 			xLabel: "time of one permutation", yLabel: "permutations",
 			hist: r.Samples,
 		})

@@ -118,7 +118,7 @@ func paramValue(k string, v any) string {
 	}
 	if f, ok := toFloat(v); ok {
 		if k == "l" || strings.HasSuffix(k, "bytes") {
-			return Bytes(f)
+			return results.FormatBytes(f)
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64)
 	}
