@@ -131,7 +131,7 @@ type Measurement struct {
 	// Late counts, under SyncWindow, the repetitions redone because some
 	// rank reached the agreed start after it had passed (its sample would
 	// include waiting for that rank, not the pattern); they are not in
-	// Samples. Records carry it as the counter "late_redone".
+	// Samples. Window-mode records carry it as the counter "late_redone".
 	Late int
 	// Resyncs counts the re-measurements of the clock offsets under
 	// SyncWindow after the first.
@@ -374,12 +374,15 @@ func (m Measurement) Record(bench string, params results.Params, ranks int, meta
 		Samples:   append([]float64(nil), m.Samples...),
 		Meta:      meta,
 	}
-	if len(m.Counters) > 0 || m.Late > 0 {
+	// Window-mode records always say how many starts were redone (0
+	// included), so their columns do not depend on the machine's luck.
+	window := m.Reduction == results.ReductionWindowLatestEnd
+	if len(m.Counters) > 0 || window || m.Late > 0 {
 		rec.Counters = make(map[string]float64, len(m.Counters)+1)
 		for k, v := range m.Counters {
 			rec.Counters[k] = v
 		}
-		if m.Late > 0 {
+		if window || m.Late > 0 {
 			rec.Counters[CounterLateRedone] = float64(m.Late)
 		}
 	}

@@ -281,3 +281,25 @@ func TestLaunchesScript(t *testing.T) {
 		})
 	}
 }
+
+// TestResyncFlag: --resync needs --sync window and a non-zero number; a
+// window-mode k-k-access with it runs on local ranks.
+func TestResyncFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"without window", []string{"kkaccess", "--backend", "local", "--resync", "2"}, "--resync: the clock is only synchronised with --sync window"},
+		{"zero", []string{"kkaccess", "--backend", "local", "--sync", "window", "--resync", "0"}, "--resync 0"},
+		{"not a number", []string{"kkaccess", "--sync", "window", "--resync", "x"}, "resync"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })
+	}
+	code, _, errs := runCLI(t, "kkaccess", "--backend", "local", "--np", "2", "--k", "1", "--l", "64", "--r", "1", "--sync", "window",
+		"--resync", "-1", "--min-reps", "3", "--max-reps", "3", "--format", "jsonl")
+	if code != 0 {
+		t.Errorf("offset-only window run: exit %d: %s", code, errs)
+	}
+}
