@@ -113,12 +113,6 @@ func (c *Comparison) Write(w io.Writer) error {
 	return Table(w, header, rows)
 }
 
-// WriteMarkdown draws the table in markdown.
-func (c *Comparison) WriteMarkdown(w io.Writer) error {
-	header, rows := c.Cells()
-	return MarkdownTable(w, header, rows)
-}
-
 // Cells are the table's header and rows: the point columns, the measured
 // value and each model's prediction and relative error (the closest
 // marked "*" when there are two models or more), then the summary rows.

@@ -182,8 +182,12 @@ func (f *figure) render() ([]byte, error) {
 }
 
 // pngOf renders a plot as an 8 x 6 inch PNG.
-func pngOf(p *plot.Plot) ([]byte, error) {
-	wt, err := p.WriterTo(8*vg.Inch, 6*vg.Inch, "png")
+func pngOf(p *plot.Plot) ([]byte, error) { return render(p, "png") }
+
+// render draws a plot at 8 x 6 inches in an image format of gonum/plot
+// (PlotFormat).
+func render(p *plot.Plot, format string) ([]byte, error) {
+	wt, err := p.WriterTo(8*vg.Inch, 6*vg.Inch, format)
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}

@@ -96,7 +96,7 @@ func LaunchSpreads(recs []results.Record) []LaunchSpread {
 		}
 		sort.SliceStable(spreads, func(i, j int) bool {
 			a, b := spreads[i], spreads[j]
-			for _, k := range sortedParamKeys(a.Params, b.Params) {
+			for _, k := range unionKeys(a.Params, b.Params) {
 				if c := compareParam(a.Params[k], b.Params[k]); c != 0 {
 					return c < 0
 				}
@@ -106,22 +106,6 @@ func LaunchSpreads(recs []results.Record) []LaunchSpread {
 		out = append(out, spreads...)
 	}
 	return out
-}
-
-func sortedParamKeys(a, b results.Params) []string {
-	set := map[string]bool{}
-	for k := range a {
-		set[k] = true
-	}
-	for k := range b {
-		set[k] = true
-	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func launchSpread(r results.Record, byLaunch map[string][]results.Record) LaunchSpread {
@@ -260,7 +244,7 @@ func WriteLaunchSpreads(w io.Writer, spreads []LaunchSpread, markdown bool) erro
 		for _, s := range group {
 			pts = append(pts, s.Params)
 		}
-		keys := unionKeys(pts)
+		keys := unionKeys(pts...)
 		_, unit := Value(1, group[0].Unit)
 		header := append(append([]string(nil), keys...), "ranks", "launches", "median "+unit, "launch medians "+unit, "between ±", "within ±", "between/within", "p (launches)")
 		var rows [][]string
@@ -287,26 +271,13 @@ func WriteLaunchSpreads(w io.Writer, spreads []LaunchSpread, markdown bool) erro
 				pctOrDash(s.Between), pctOrDash(s.Within), ratio, p)
 			rows = append(rows, row)
 		}
-		title := group[0].Bench + ": spread between launches and within one"
-		var err error
-		if markdown {
-			fmt.Fprintf(w, "**%s**\n\n", markdownEscaper.Replace(title))
-			err = MarkdownTable(w, header, rows)
-		} else {
-			fmt.Fprintln(w, title)
-			err = Table(w, header, rows)
-		}
-		if err != nil {
+		if err := TitledTable(w, group[0].Bench+": spread between launches and within one", header, rows, markdown); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
 	}
 	note := "between ±: half the range of the launches' medians over their median; within ±: the median over launches of one launch's 95% CI half-width over its median (the ci95 of a record: repetitions of one launch). between/within well above 1 means one launch does not sample the machine: compare runs of several launches (ReproMPI, Hunold and Carpen-Amarie 2016). p (launches): Kruskal-Wallis test that all launches draw from one distribution."
-	if markdown {
-		note = "- " + markdownEscaper.Replace(note)
-	}
-	_, err := fmt.Fprintln(w, note)
-	return err
+	return writeNotes(w, []string{note}, markdown)
 }
 
 func pctOrDash(x float64) string {
@@ -314,19 +285,4 @@ func pctOrDash(x float64) string {
 		return "-"
 	}
 	return Pct(x)
-}
-
-func unionKeys(ps []results.Params) []string {
-	set := map[string]bool{}
-	for _, p := range ps {
-		for k := range p {
-			set[k] = true
-		}
-	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

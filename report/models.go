@@ -194,31 +194,15 @@ func (mc *ModelsComparison) Write(w io.Writer, f OutputFormat) error {
 	}
 	md := f == OutputMarkdown
 	for _, b := range mc.Benches {
-		title := "Models on " + b.Bench + " records"
-		var err error
-		if md {
-			fmt.Fprintf(w, "**%s**\n\n", markdownEscaper.Replace(title))
-			err = b.Comparison.WriteMarkdown(w)
-		} else {
-			fmt.Fprintln(w, title)
-			err = b.Comparison.Write(w)
-		}
-		if err != nil {
+		header, rows := b.Comparison.Cells()
+		if err := TitledTable(w, "Models on "+b.Bench+" records", header, rows, md); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
 	}
 	header, rows := mc.summaryCells()
 	title := "Per bench: median relative error |predicted - measured| / measured; * the smallest; closest = points on which the model is the closest"
-	var err error
-	if md {
-		fmt.Fprintf(w, "**%s**\n\n", markdownEscaper.Replace(title))
-		err = MarkdownTable(w, header, rows)
-	} else {
-		fmt.Fprintln(w, title)
-		err = Table(w, header, rows)
-	}
-	if err != nil {
+	if err := TitledTable(w, title, header, rows, md); err != nil {
 		return err
 	}
 	var notes []string
@@ -226,17 +210,8 @@ func (mc *ModelsComparison) Write(w io.Writer, f OutputFormat) error {
 		notes = append(notes, fmt.Sprintf("%s: no model predicts it.", b))
 	}
 	notes = append(notes, "measured: the median over the point's records of their medians. Units: times in us, bandwidths in MB/s (MB = 10^6 bytes); sizes K = 2^10, M = 2^20 bytes.")
-	for _, n := range notes {
-		if md {
-			n = "- " + markdownEscaper.Replace(n)
-		} else {
-			n = "\n" + n
-		}
-		if _, err := fmt.Fprintln(w, n); err != nil {
-			return err
-		}
-	}
-	return nil
+	fmt.Fprintln(w)
+	return writeNotes(w, notes, md)
 }
 
 func (mc *ModelsComparison) paramKeys() []string {

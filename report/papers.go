@@ -827,6 +827,46 @@ func fig002SchedTime(recs []results.Record, _ []NamedModel) []*figure {
 
 // --- paper 004: matrix square ratios (Figs. 3, 4) ---
 
+// matSquareRatios are the congestion (solid) and time (dashed) ratios
+// to the hand-optimised run of each strategy, against x(r), for the
+// records keep selects.
+func matSquareRatios(ms []results.Record, keep func(results.Record) bool, x func(results.Record) (float64, bool)) []figSeries {
+	c := newCurves()
+	i := 0
+	for _, r := range ms {
+		xv, ok := x(r)
+		if !keep(r) || !ok {
+			continue
+		}
+		s := pstr(r, "strategy")
+		cong, tim := s+" congestion", s+" time"
+		if _, ok := c.style[cong]; !ok {
+			c.style[cong] = figSeries{colour: i}
+			c.style[tim] = figSeries{colour: i, dash: 1}
+			i++
+		}
+		if v, ok := r.Derived["congestion_ratio"]; ok {
+			c.add(cong, xv, v)
+		}
+		if v, ok := r.Derived["time_ratio"]; ok {
+			c.add(tim, xv, v)
+		}
+	}
+	if len(c.order) == 0 {
+		return nil
+	}
+	return c.series()
+}
+
+// meshSide is the side sqrt(R C) of a record's RxC mesh.
+func meshSide(r results.Record) (float64, bool) {
+	var w, h int
+	if _, err := fmt.Sscanf(pstr(r, "mesh"), "%dx%d", &w, &h); err != nil {
+		return 0, false
+	}
+	return math.Sqrt(float64(w * h)), true
+}
+
 func fig004MatSquareBlocks(recs []results.Record, _ []NamedModel) []*figure {
 	ms := benchRecs(recs, "dsm-matsquare")
 	// The mesh with the most block sizes (the paper: 16x16).
@@ -850,28 +890,9 @@ func fig004MatSquareBlocks(recs []results.Record, _ []NamedModel) []*figure {
 	if mesh == "" {
 		return nil
 	}
-	c := newCurves()
-	i := 0
-	for _, r := range ms {
-		if pstr(r, "mesh") != mesh {
-			continue
-		}
-		b, _ := pnum(r, "block_ints")
-		s := pstr(r, "strategy")
-		cong, tim := s+" congestion", s+" time"
-		if _, ok := c.style[cong]; !ok {
-			c.style[cong] = figSeries{colour: i}
-			c.style[tim] = figSeries{colour: i, dash: 1}
-			i++
-		}
-		if v, ok := r.Derived["congestion_ratio"]; ok {
-			c.add(cong, b, v)
-		}
-		if v, ok := r.Derived["time_ratio"]; ok {
-			c.add(tim, b, v)
-		}
-	}
-	if len(c.order) == 0 {
+	series := matSquareRatios(ms, func(r results.Record) bool { return pstr(r, "mesh") == mesh },
+		func(r results.Record) (float64, bool) { return pnum(r, "block_ints") })
+	if series == nil {
 		return nil
 	}
 	one := 1.0
@@ -879,7 +900,7 @@ func fig004MatSquareBlocks(recs []results.Record, _ []NamedModel) []*figure {
 		file:    "paper004-fig03-matsquare-blocks.png",
 		caption: fmt.Sprintf("Paper 004, Fig. 3 (matrix square on a %s mesh): congestion (solid) and communication time (dashed) of each strategy as a ratio to the hand-optimised message passing, against the block size", mesh),
 		xLabel:  "block size (integers)", yLabel: "ratio to hand-optimised",
-		series: c.series(), refY: &one,
+		series: series, refY: &one,
 	}}
 }
 
@@ -906,32 +927,8 @@ func fig004MatSquareMeshes(recs []results.Record, _ []NamedModel) []*figure {
 	if block == 0 {
 		return nil
 	}
-	c := newCurves()
-	i := 0
-	for _, r := range ms {
-		if b, _ := pnum(r, "block_ints"); b != block {
-			continue
-		}
-		var w, h int
-		if _, err := fmt.Sscanf(pstr(r, "mesh"), "%dx%d", &w, &h); err != nil {
-			continue
-		}
-		side := math.Sqrt(float64(w * h))
-		s := pstr(r, "strategy")
-		cong, tim := s+" congestion", s+" time"
-		if _, ok := c.style[cong]; !ok {
-			c.style[cong] = figSeries{colour: i}
-			c.style[tim] = figSeries{colour: i, dash: 1}
-			i++
-		}
-		if v, ok := r.Derived["congestion_ratio"]; ok {
-			c.add(cong, side, v)
-		}
-		if v, ok := r.Derived["time_ratio"]; ok {
-			c.add(tim, side, v)
-		}
-	}
-	if len(c.order) == 0 {
+	series := matSquareRatios(ms, func(r results.Record) bool { b, _ := pnum(r, "block_ints"); return b == block }, meshSide)
+	if series == nil {
 		return nil
 	}
 	one := 1.0
@@ -939,7 +936,7 @@ func fig004MatSquareMeshes(recs []results.Record, _ []NamedModel) []*figure {
 		file:    "paper004-fig04-matsquare-meshes.png",
 		caption: fmt.Sprintf("Paper 004, Fig. 4 (matrix square, scaling the mesh): congestion (solid) and communication time (dashed) of each strategy as a ratio to the hand-optimised message passing, block size %g integers, against the mesh side", block),
 		xLabel:  "mesh side sqrt(P)", yLabel: "ratio to hand-optimised", linX: true,
-		series: c.series(), refY: &one,
+		series: series, refY: &one,
 	}}
 }
 

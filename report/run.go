@@ -330,9 +330,18 @@ func benchOrder(recs []results.Record) []string {
 
 // paramKeys lists the parameter keys of the instances, sorted.
 func paramKeys(ins []model.Instance) []string {
+	ps := make([]results.Params, len(ins))
+	for i, in := range ins {
+		ps[i] = in.Params
+	}
+	return unionKeys(ps...)
+}
+
+// unionKeys is the sorted union of the parameter names of ps.
+func unionKeys(ps ...results.Params) []string {
 	set := map[string]bool{}
-	for _, in := range ins {
-		for k := range in.Params {
+	for _, p := range ps {
+		for k := range p {
 			set[k] = true
 		}
 	}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
@@ -179,15 +178,7 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	legendRoom(p, min(len(order), maxLegendSeries), minY, maxY, logY)
-	wt, err := p.WriterTo(8*vg.Inch, 6*vg.Inch, format)
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	return buf.Bytes(), nil
+	return render(p, format)
 }
 
 // RatioPlotName is the file name of a bench's ratio plot:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -173,15 +172,7 @@ func (rc *RunsComparison) writeTables(w io.Writer, markdown bool) error {
 		if n := rc.unitsOf(bc.Bench); n > 1 {
 			title += " (" + bc.Unit + ")"
 		}
-		var err error
-		if markdown {
-			fmt.Fprintf(w, "**%s**\n\n", markdownEscaper.Replace(title))
-			err = MarkdownTable(w, header, rows)
-		} else {
-			fmt.Fprintf(w, "%s\n", title)
-			err = Table(w, header, rows)
-		}
-		if err != nil {
+		if err := TitledTable(w, title, header, rows, markdown); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
@@ -196,15 +187,7 @@ func (rc *RunsComparison) writeTables(w io.Writer, markdown bool) error {
 	notes = append(notes,
 		fmt.Sprintf("Each input's median over the repetitions of its records, with the nonparametric 95%% CI of the median (ci95): the spread within one launch (compare --by launch shows the spread between launches). A point an input holds several times pools their repetitions. Ratio: median / %s's median. Verdict: two-sided Mann-Whitney U test of the raw repetitions, as benchstat; significant when p <= %v, ~ otherwise; slower/faster read in the unit. geomean: geometric mean of the ratios over the points both inputs hold.", base, rc.Alpha),
 		"Units: times in us, bandwidths in MB/s (MB = 10^6 bytes); sizes K = 2^10, M = 2^20 bytes.")
-	for _, n := range notes {
-		if markdown {
-			n = "- " + markdownEscaper.Replace(n)
-		}
-		if _, err := fmt.Fprintln(w, n); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeNotes(w, notes, markdown)
 }
 
 // unitsOf counts the tables of a bench (one per unit).
@@ -276,18 +259,13 @@ func (rc *RunsComparison) benchCells(bc BenchComparison, fn *footnotes) ([]strin
 
 // csvParamKeys is the union of the benches' parameter names.
 func (rc *RunsComparison) csvParamKeys() []string {
-	set := map[string]bool{}
+	var ps []results.Params
 	for _, bc := range rc.Benches {
-		for _, k := range bc.ParamKeys {
-			set[k] = true
+		for _, p := range bc.Points {
+			ps = append(ps, p.Params)
 		}
 	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return unionKeys(ps...)
 }
 
 // formatRaw prints a value in record units, "" when undefined.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -71,3 +72,31 @@ func MarkdownTable(w io.Writer, header []string, rows [][]string) error {
 // markdownEscaper escapes '|' (splits a cell), '*', '_' and '`' (emphasis,
 // code) and '\'.
 var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`")
+
+// TitledTable writes a title line and a table: bold and a markdown table
+// with markdown, a plain line and a box-drawn table without.
+func TitledTable(w io.Writer, title string, header []string, rows [][]string, markdown bool) error {
+	if markdown {
+		if _, err := fmt.Fprintf(w, "**%s**\n\n", markdownEscaper.Replace(title)); err != nil {
+			return err
+		}
+		return MarkdownTable(w, header, rows)
+	}
+	if _, err := fmt.Fprintln(w, title); err != nil {
+		return err
+	}
+	return Table(w, header, rows)
+}
+
+// writeNotes writes notes under tables: a markdown list, or plain lines.
+func writeNotes(w io.Writer, notes []string, markdown bool) error {
+	for _, n := range notes {
+		if markdown {
+			n = "- " + markdownEscaper.Replace(n)
+		}
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
