@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -21,10 +19,9 @@ func init() {
 // runSuite is the main job (make run): ping-pong and bandwidth sweeps over
 // two ranks (the first two when there are more) and a k-k-access sweep over
 // all ranks, written to a new run directory base/<host>-<date>/ as
-// records.jsonl; then the Hockney, piecewise Hockney, trilinear and
-// piecewise trilinear models are fitted and validated on held-out points,
-// and report.md (tables, fits) and plots/*.png are rendered from the
-// records.
+// records.jsonl; then report.md (tables, the fit of every model kind the
+// records feed, validated on held-out points, models compared) and
+// plots/*.png are rendered from that file (package report).
 func runSuite(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("suite", stderr)
 	var f pt2ptFlags
@@ -45,6 +42,9 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	if f.out != "" {
 		return usagef("--out: suite writes records.jsonl into its run directory; use --rundir")
 	}
+	// A run directory is the archive later runs are compared with
+	// (commcost compare tests the raw repetitions), so it keeps them.
+	f.samples = true
 	atLeastTwo := func(c mpi.Comm) error {
 		return needRanks(c, "suite", func(n int) bool { return n >= 2 }, "at least 2 ranks")
 	}
@@ -71,11 +71,19 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		var m *meter
+		if c.Rank() == 0 {
+			total := 2*len(f.sizes) + len(suiteKKK)*len(suiteKKL)*len(suiteRs(c.Size()))
+			m = newMeter(f.progress, f.quiet, f.label, total)
+		}
+		defer m.finish()
 		emit := func(rec results.Record) error {
 			if c.Rank() != 0 {
 				return nil
 			}
-			return s.write(rec)
+			err := s.write(rec)
+			m.step()
+			return err
 		}
 		// The two-party benchmarks run on ranks 0 and 1; others wait.
 		color := mpi.Undefined
@@ -102,11 +110,12 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 			s.close()
 			return err
 		}
+		m.finish() // the progress line ends before the report prints
 		if err := s.close(); err != nil {
 			return err
 		}
 		if c.Rank() == 0 {
-			return writeReport(dir, s.recs, stdout)
+			return writeReport(dir, stdout)
 		}
 		return nil
 	})
@@ -125,26 +134,27 @@ var (
 // suiteKKSeed fixes the k-k-access permutations so runs are comparable.
 const suiteKKSeed = 1
 
-func suiteKKAccess(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
-	p := c.Size()
+// suiteRs are the portions r = j/p of the suite's k-k-access sweep.
+func suiteRs(p int) []float64 {
 	var rs []float64
 	for j := 1; j <= p; j++ {
 		if p <= 4 || j*4%p == 0 { // at most four levels: p/4, p/2, 3p/4, p
 			rs = append(rs, float64(j)/float64(p))
 		}
 	}
+	return rs
+}
+
+func suiteKKAccess(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	p := c.Size()
+	rs := suiteRs(p)
 	meta.Seed = suiteKKSeed
 	reps := f.reps()
 	for _, k := range suiteKKK {
 		for _, l := range suiteKKL {
 			for _, r := range rs {
 				kk := patterns.KKAccess{K: k, L: l, R: r, Op: patterns.AccessRead, Seed: suiteKKSeed, Validate: f.validate, Reps: reps}
-				res, err := kk.Run(c)
-				if err != nil {
-					return patternErr(err)
-				}
-				params := results.Params{"k": k, "l": l, "r": res.Counters[patterns.CounterRRealised], "op": patterns.AccessRead.String()}
-				if err := emitResult(c, emit, res, "kkaccess", params, p, meta); err != nil {
+				if _, err := measurePoint(c, emit, kk, meta); err != nil {
 					return err
 				}
 			}
@@ -153,73 +163,18 @@ func suiteKKAccess(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(resul
 	return nil
 }
 
-// suiteFits are the models the report fits, each to the records of its
-// pattern, with held-out validation on every fourth point.
-var suiteFits = []struct{ kind, bench string }{
-	{"hockney", "pingpong"},
-	{"piecewise", "pingpong"},
-	{"trilinear", "kkaccess"},
-	{"trilinear-piecewise", "kkaccess"},
-}
-
-// writeFits fits the suite's models and renders each fit (coefficients with
-// CIs, fit quality, held-out error) into w and a plot into plotDir. A model
-// that cannot be fitted is reported in w, not fatal: the records stay.
-func writeFits(w io.Writer, recs []results.Record, plotDir string) {
-	hold, _ := model.ParseHoldout("every:4")
-	for _, sf := range suiteFits {
-		var sel []results.Record
-		for _, r := range recs {
-			if r.Bench == sf.bench {
-				sel = append(sel, r)
-			}
-		}
-		fmt.Fprintf(w, "\n## %s model (%s records)\n\n```\n", sf.kind, sf.bench)
-		m, err := model.Fit(sf.kind, sel, model.Options{})
-		if err != nil {
-			fmt.Fprintf(w, "not fitted: %v\n```\n", err)
-			continue
-		}
-		val, verr := model.CrossValidate(sf.kind, sel, model.Options{}, hold)
-		note := ""
-		if verr != nil {
-			val, note = nil, "cross-validation skipped: "+verr.Error()
-		}
-		if err := writeFitTable(w, sf.kind, results.RecordsFile, m, val, note, nil, sel, 0); err != nil {
-			fmt.Fprintf(w, "table: %v\n", err)
-		}
-		fmt.Fprintln(w, "```")
-		png := filepath.Join(plotDir, sf.kind+".png")
-		if err := model.Plot(m, sel, png, "commcost suite: "+sf.kind+" fit, measured (points) vs model (lines)"); err == nil {
-			fmt.Fprintf(w, "\n![%s](%s/%s.png)\n", sf.kind, results.PlotsDir, sf.kind)
-		}
-	}
-}
-
-// writeReport renders report.md from the records and says where the run is.
-func writeReport(dir string, recs []results.Record, stdout io.Writer) error {
-	path := filepath.Join(dir, results.ReportFile)
-	fh, err := os.Create(path)
+// writeReport renders report.md and plots/ from the run directory's
+// records.jsonl as written (the same call as `commcost report DIR`, so
+// the report can always be regenerated byte for byte), prints the model
+// part and says where the run is.
+func writeReport(dir string, stdout io.Writer) error {
+	run, err := report.RegenerateRunDir(dir)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(fh, "# commcost run %s\n\n", filepath.Base(dir))
-	if len(recs) > 0 {
-		m := recs[0].Meta
-		fmt.Fprintf(fh, "MPI: %s. Hosts: %v, ranks per host %v. Backend %s. Commit %s. Date %s.\n\n",
-			firstLine(m.MPILibrary), m.Hosts, m.RanksPerHost, m.Backend, m.Commit, m.Date)
-	}
-	if err := results.RenderTable(fh, recs, results.TableOptions{Markdown: true}); err != nil {
-		fh.Close()
+	if _, err := stdout.Write(run.Fits); err != nil {
 		return err
 	}
-	var fits bytes.Buffer
-	writeFits(&fits, recs, filepath.Join(dir, results.PlotsDir))
-	fh.Write(fits.Bytes())
-	if err := fh.Close(); err != nil {
-		return err
-	}
-	stdout.Write(fits.Bytes())
-	fmt.Fprintf(stdout, "\nrun directory: %s (records.jsonl, report.md, plots/)\n", dir)
-	return nil
+	_, err = fmt.Fprintf(stdout, "\nrun directory: %s (records.jsonl, report.md, plots/)\n", dir)
+	return err
 }
