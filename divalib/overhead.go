@@ -18,6 +18,9 @@ type Overhead struct {
 	MPIBarrierSec  []float64 // Comm.Barrier on idle ranks: the baseline
 }
 
+// overheadVarBytes is the size of MeasureOverhead's variables.
+const overheadVarBytes = 8
+
 // MeasureOverhead times the library's own per-access cost (collective):
 // batches of iters cached reads and writes of an 8-byte variable that every
 // rank owns (after its first write it holds the only copy and the token),
@@ -29,7 +32,7 @@ func MeasureOverhead(c mpi.Comm, s *Store, iters, batches int) (Overhead, error)
 	// the same order, and uses its own.
 	var v globalvar.Var
 	for r := 0; r < s.size; r++ {
-		w, err := s.Create("overhead."+itoa(r), 8)
+		w, err := s.Create("overhead."+itoa(r), overheadVarBytes)
 		if err != nil {
 			return o, err
 		}
@@ -37,7 +40,7 @@ func MeasureOverhead(c mpi.Comm, s *Store, iters, batches int) (Overhead, error)
 			v = w
 		}
 	}
-	buf := make([]byte, 8)
+	buf := make([]byte, overheadVarBytes)
 	if err := s.Write(v, 0, buf); err != nil {
 		return o, err
 	}

@@ -12,7 +12,7 @@ import (
 const (
 	BenchCheck     = "dsm-check"     // params strategy, workload, mesh, ops [, memory_bytes]
 	BenchMatSquare = "dsm-matsquare" // params strategy, mesh, block_ints, kernel
-	BenchOverhead  = "dsm-overhead"  // params strategy, op, mesh
+	BenchOverhead  = "dsm-overhead"  // params strategy, op, bytes, mesh
 )
 
 // CheckRecord is the record of one storecheck workload over a store of the
@@ -75,25 +75,40 @@ func (r MatSquareResult) Record(cfg MatSquareConfig, hand *MatSquareResult, meta
 // Records are the four records of an overhead measurement on a store of the
 // named strategy and barrier on mesh: cached read and cached write (rank
 // 0's own accesses, results.ReductionRank0), the store's barrier and MPI's
-// (max over ranks).
+// (max over ranks). Param bytes is the accessed variable's size (a
+// barrier's is 0), so that every overhead record, remote reads of l bytes
+// included, has the same parameters.
 func (o Overhead) Records(strategy string, barrier BarrierKind, mesh Mesh, meta results.Meta) []results.Record {
 	ops := []struct {
 		op, reduction string
+		bytes         int
 		v             []float64
 	}{
-		{"cached-read", results.ReductionRank0, o.CachedReadSec},
-		{"cached-write", results.ReductionRank0, o.CachedWriteSec},
-		{"barrier-" + barrier.String(), results.ReductionMaxOverRanks, o.BarrierSec},
-		{"mpi-barrier", results.ReductionMaxOverRanks, o.MPIBarrierSec},
+		{"cached-read", results.ReductionRank0, overheadVarBytes, o.CachedReadSec},
+		{"cached-write", results.ReductionRank0, overheadVarBytes, o.CachedWriteSec},
+		{"barrier-" + barrier.String(), results.ReductionMaxOverRanks, 0, o.BarrierSec},
+		{"mpi-barrier", results.ReductionMaxOverRanks, 0, o.MPIBarrierSec},
 	}
 	out := make([]results.Record, 0, len(ops))
 	for _, m := range ops {
 		out = append(out, results.Record{
 			Schema: results.SchemaVersion, Bench: BenchOverhead,
-			Params: results.Params{"strategy": strategy, "op": m.op, "mesh": mesh.String()},
+			Params: results.Params{"strategy": strategy, "op": m.op, "bytes": m.bytes, "mesh": mesh.String()},
 			Ranks:  mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(m.v), Samples: m.v,
 			Reduction: m.reduction, Stop: results.StopFixed, Meta: meta,
 		})
 	}
 	return out
+}
+
+// RemoteReadRecord is the record of MeasureRemoteRead on a store of the
+// named strategy on mesh: op remote-read, param bytes (l); every
+// repetition's time, max over ranks.
+func RemoteReadRecord(strategy string, bytes int, mesh Mesh, samples []float64, meta results.Meta) results.Record {
+	return results.Record{
+		Schema: results.SchemaVersion, Bench: BenchOverhead,
+		Params: results.Params{"strategy": strategy, "op": "remote-read", "bytes": bytes, "mesh": mesh.String()},
+		Ranks:  mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(samples), Samples: samples,
+		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed, Meta: meta,
+	}
 }

@@ -30,6 +30,7 @@ func TestRecords(t *testing.T) {
 		hand.Record(divalib.MatSquareConfig{Kernel: divalib.KernelMul}, nil, meta),
 	}
 	recs = append(recs, ovh.Records("fixed-home", divalib.BarrierCentral, mesh, meta)...)
+	recs = append(recs, divalib.RemoteReadRecord("fixed-home", 4096, mesh, []float64{3e-6, 2e-6, 4e-6}, meta))
 	tests := []struct {
 		name      string
 		bench     string
@@ -53,13 +54,15 @@ func TestRecords(t *testing.T) {
 			results.Params{"strategy": "hand", "mesh": "2x3", "block_ints": 16, "kernel": "mul"},
 			results.ReductionMaxOverRanks, 2, map[string]float64{"congestion_bytes": 100}, map[string]float64{}},
 		{"overhead cached read", divalib.BenchOverhead,
-			results.Params{"strategy": "fixed-home", "op": "cached-read", "mesh": "2x3"}, results.ReductionRank0, 1e-7, nil, nil},
+			results.Params{"strategy": "fixed-home", "op": "cached-read", "bytes": 8, "mesh": "2x3"}, results.ReductionRank0, 1e-7, nil, nil},
 		{"overhead cached write", divalib.BenchOverhead,
-			results.Params{"strategy": "fixed-home", "op": "cached-write", "mesh": "2x3"}, results.ReductionRank0, 2e-7, nil, nil},
+			results.Params{"strategy": "fixed-home", "op": "cached-write", "bytes": 8, "mesh": "2x3"}, results.ReductionRank0, 2e-7, nil, nil},
 		{"overhead store barrier", divalib.BenchOverhead,
-			results.Params{"strategy": "fixed-home", "op": "barrier-central", "mesh": "2x3"}, results.ReductionMaxOverRanks, 1e-5, nil, nil},
+			results.Params{"strategy": "fixed-home", "op": "barrier-central", "bytes": 0, "mesh": "2x3"}, results.ReductionMaxOverRanks, 1e-5, nil, nil},
 		{"overhead MPI barrier", divalib.BenchOverhead,
-			results.Params{"strategy": "fixed-home", "op": "mpi-barrier", "mesh": "2x3"}, results.ReductionMaxOverRanks, 5e-6, nil, nil},
+			results.Params{"strategy": "fixed-home", "op": "mpi-barrier", "bytes": 0, "mesh": "2x3"}, results.ReductionMaxOverRanks, 5e-6, nil, nil},
+		{"overhead remote read", divalib.BenchOverhead,
+			results.Params{"strategy": "fixed-home", "op": "remote-read", "bytes": 4096, "mesh": "2x3"}, results.ReductionMaxOverRanks, 3e-6, nil, nil},
 	}
 	if len(recs) != len(tests) {
 		t.Fatalf("%d records, want %d", len(recs), len(tests))

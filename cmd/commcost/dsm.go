@@ -385,12 +385,7 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 				if remote[i] == nil {
 					continue
 				}
-				rec := results.Record{
-					Schema: results.SchemaVersion, Bench: "dsm-overhead",
-					Params: results.Params{"strategy": name, "op": "remote-read", "bytes": l, "mesh": fmt.Sprintf("%dx%d", s.Mesh().Rows, s.Mesh().Cols)},
-					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(remote[i]), Samples: remote[i], Aggregate: "max-over-ranks", Stop: "fixed", Meta: meta,
-				}
-				if err := emit(rec); err != nil {
+				if err := emit(divalib.RemoteReadRecord(name, l, s.Mesh(), remote[i], meta)); err != nil {
 					return err
 				}
 			}
