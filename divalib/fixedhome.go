@@ -74,13 +74,13 @@ func (s *Store) fhRead(x *variable) ([]byte, error) {
 func (s *Store) fhWrite(x *variable, off int, data []byte) error {
 	if h := x.home; h != nil {
 		if h.owner < 0 && !h.busy && len(h.copyset) == 0 {
-			x.data = applyWrite(x.data, off, data)
+			x.data, x.recycle = applyWrite(x.data, off, data), false
 			s.stats.WriteHits++
 			s.cacheHit(x)
 			return nil
 		}
 	} else if x.fh.owner {
-		x.data = applyWrite(x.data, off, data)
+		x.data, x.recycle = applyWrite(x.data, off, data), false
 		s.stats.WriteHits++
 		s.cacheHit(x)
 		return nil
@@ -128,6 +128,10 @@ func (s *Store) fhHandle(x *variable, m *msg) {
 	case kHData:
 		if s.install(x, m.data, false) {
 			x.fh.copy = true
+			// A reader's copy, received into its own buffer (engine) and
+			// never sent on by this rank (only owners send the value):
+			// its buffer may be reused once the copy is dropped.
+			x.recycle = s.eng != nil && len(m.data) > 0 && &x.data[0] == &m.data[0]
 		} else {
 			s.fhSend(x.root, x, &msg{kind: kDrop, origin: int32(s.rank)})
 		}

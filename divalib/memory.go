@@ -12,6 +12,7 @@ package divalib
 // install makes data this rank's copy of x. It reports false when an
 // optional copy does not fit.
 func (s *Store) install(x *variable, data []byte, mandatory bool) bool {
+	x.recycle = false
 	if x.data != nil {
 		x.data = data
 		s.touch(x)
@@ -45,8 +46,47 @@ func (s *Store) release(x *variable) {
 		return
 	}
 	s.resident -= len(x.data)
+	if x.recycle {
+		s.pool.put(x.data)
+		x.recycle = false
+	}
 	x.data = nil
 	s.lruRemove(x)
+}
+
+// bufPool keeps the buffers of dropped copies that nothing else refers to
+// (Store.release), by size, for received payloads to reuse: fresh memory
+// costs a page fault per 4 KiB on its first write (16 for a 64 KiB copy,
+// about 40 us under load, five times the whole read in C), memory the
+// process already touched costs none. At most poolMaxBytes are kept.
+type bufPool struct {
+	free  map[int][][]byte
+	bytes int
+}
+
+const poolMaxBytes = 64 << 20
+
+func (p *bufPool) get(n int) []byte {
+	l := p.free[n]
+	if len(l) == 0 {
+		return nil
+	}
+	b := l[len(l)-1]
+	l[len(l)-1] = nil
+	p.free[n] = l[:len(l)-1]
+	p.bytes -= n
+	return b
+}
+
+func (p *bufPool) put(b []byte) {
+	if len(b) == 0 || p.bytes+len(b) > poolMaxBytes {
+		return
+	}
+	if p.free == nil {
+		p.free = map[int][][]byte{}
+	}
+	p.free[len(b)] = append(p.free[len(b)], b)
+	p.bytes += len(b)
 }
 
 // evictOne drops the least recently used copy that may be dropped (never

@@ -189,9 +189,11 @@ type Store struct {
 	probeTag int
 	// eng is the library's message engine (mpi.EngineKernel: the C
 	// transport of mpi/native), nil where there is none. With it every
-	// protocol message and the barrier go through eng.
-	eng mpi.Engine
-	err error // sticky failure of the progress engine
+	// protocol message and the barrier go through eng, and received
+	// payloads come from pool.
+	eng  mpi.Engine
+	pool bufPool
+	err  error // sticky failure of the progress engine
 
 	op op // this rank's access in progress
 
@@ -251,6 +253,9 @@ type variable struct {
 
 	prev, next *variable // LRU links
 	inLRU      bool
+	// recycle: data is a buffer only this variable refers to, which
+	// release may hand to the pool (set for fixed-home reader copies).
+	recycle bool
 }
 
 // op is the access this rank is waiting for.
@@ -323,7 +328,7 @@ func New(c mpi.Comm, cfg Config) (*Store, error) {
 	}
 	s.bar.init(s)
 	if ek, ok := dup.(mpi.EngineKernel); ok && cfg.Barrier != BarrierMPI {
-		eng, err := ek.NewEngine(mpi.EngineSpec{Tag: protoTag, HeadBytes: headerBytes, InlineBytes: engineInlineBytes, Barrier: s.bar.schedule()})
+		eng, err := ek.NewEngine(mpi.EngineSpec{Tag: protoTag, HeadBytes: headerBytes, InlineBytes: engineInlineBytes, Barrier: s.bar.schedule(), Alloc: s.pool.get})
 		if err != nil {
 			dup.Free()
 			return nil, err

@@ -23,6 +23,10 @@ type EngineSpec struct {
 	// message (copied); a longer one follows in a message of its own, sent
 	// from the caller's memory and received into a buffer of its size.
 	InlineBytes int
+	// Alloc, if set, returns the buffers bodies are received into (a
+	// caller that recycles its buffers avoids fresh memory, which costs a
+	// page fault per 4 KiB when first written); nil allocates.
+	Alloc func(n int) []byte
 	// Barrier is this rank's part of a combining-tree barrier, the nodes it
 	// simulates from its leaf upward; empty when the engine has no barrier.
 	Barrier []BarrierNode

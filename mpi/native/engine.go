@@ -169,10 +169,11 @@ func (x *engine) event(op string, ev C.cc_eng_event) (mpi.EngineMessage, bool, e
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(x.e.rbuf)), int(ev.count))
 	m := mpi.EngineMessage{Source: int(ev.source), Head: raw[head : head+x.spec.HeadBytes]}
 	if inline := raw[head+x.spec.HeadBytes:]; len(inline) > 0 {
-		m.Body = append([]byte(nil), inline...)
+		m.Body = x.alloc(len(inline))
+		copy(m.Body, inline)
 	}
 	if sep := int(ev.sep); sep > 0 {
-		m.Body = make([]byte, sep)
+		m.Body = x.alloc(sep)
 		if err := enter(op); err != nil {
 			return mpi.EngineMessage{}, false, err
 		}
@@ -183,6 +184,15 @@ func (x *engine) event(op string, ev C.cc_eng_event) (mpi.EngineMessage, bool, e
 		}
 	}
 	return m, true, nil
+}
+
+func (x *engine) alloc(n int) []byte {
+	if x.spec.Alloc != nil {
+		if b := x.spec.Alloc(n); len(b) == n {
+			return b
+		}
+	}
+	return make([]byte, n)
 }
 
 // Barrier implements mpi.Engine.
