@@ -57,8 +57,12 @@ type EngineMessage struct {
 type Engine interface {
 	// Send sends head (HeadBytes) followed by body to dest. head is
 	// copied; body may be sent from its own memory after Send returns, so
-	// nobody may modify it afterwards.
+	// nobody may modify it afterwards. A message may be queued until the
+	// engine's next Next, Barrier, Dissemination, Flush or Close, which
+	// then sends it first (messages to one rank keep their order).
 	Send(head, body []byte, dest int) error
+	// Flush sends the queued messages.
+	Flush() error
 	// Next returns the next message. Without block it only checks; with
 	// block it waits until a message arrives or the barrier completes.
 	// ok is false when there was no message.

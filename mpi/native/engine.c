@@ -374,7 +374,22 @@ int cc_eng_barrier_start(cc_eng *e, long long a, long long b)
     return rc;
 }
 
-cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone)
+int cc_eng_flush(cc_eng *e, const char *batch, int blen)
+{
+    if (cc_wrong_thread())
+        return CC_ERR_WRONG_THREAD;
+    for (int off = 0; off + 8 + e->head <= blen;) {
+        int dest = get32(batch + off), n = get32(batch + off + 4);
+        const char *head = batch + off + 8;
+        int rc = cc_eng_send(e, dest, head, head + e->head, n, n, -1);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        off += 8 + e->head + n;
+    }
+    return MPI_SUCCESS;
+}
+
+cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long long *done, int maxdone)
 {
     cc_eng_event ev;
     memset(&ev, 0, sizeof ev);
@@ -382,6 +397,9 @@ cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone)
         ev.rc = CC_ERR_WRONG_THREAD;
         return ev;
     }
+    ev.rc = cc_eng_flush(e, batch, blen);
+    if (ev.rc != MPI_SUCCESS)
+        return ev;
     int was_done = e->completions;
     for (;;) {
         ev.rc = reap(e, 0);
@@ -472,10 +490,13 @@ broken:
     return ev;
 }
 
-cc_eng_event cc_eng_barrier(cc_eng *e, long long a, long long b, long long *done, int maxdone)
+cc_eng_event cc_eng_barrier(cc_eng *e, const char *batch, int blen, long long a, long long b, long long *done, int maxdone)
 {
     cc_eng_event ev;
     memset(&ev, 0, sizeof ev);
+    ev.rc = cc_eng_flush(e, batch, blen);
+    if (ev.rc != MPI_SUCCESS)
+        return ev;
     ev.rc = cc_eng_barrier_start(e, a, b);
     if (ev.rc != MPI_SUCCESS)
         return ev;
@@ -483,10 +504,10 @@ cc_eng_event cc_eng_barrier(cc_eng *e, long long a, long long b, long long *done
         ev.what = 2; /* complete already (a one-rank tree) */
         return ev;
     }
-    return cc_eng_next(e, 1, done, maxdone);
+    return cc_eng_next(e, NULL, 0, 1, done, maxdone);
 }
 
-cc_eng_event cc_eng_dissemination(cc_eng *e, long long *done, int maxdone)
+cc_eng_event cc_eng_dissemination(cc_eng *e, const char *batch, int blen, long long *done, int maxdone)
 {
     cc_eng_event ev;
     memset(&ev, 0, sizeof ev);
@@ -494,6 +515,9 @@ cc_eng_event cc_eng_dissemination(cc_eng *e, long long *done, int maxdone)
         ev.rc = CC_ERR_WRONG_THREAD;
         return ev;
     }
+    ev.rc = cc_eng_flush(e, batch, blen);
+    if (ev.rc != MPI_SUCCESS)
+        return ev;
     e->d_epoch++;
     e->d_round = 0;
     e->d_sent = 0;
@@ -506,7 +530,7 @@ cc_eng_event cc_eng_dissemination(cc_eng *e, long long *done, int maxdone)
         ev.what = 2; /* one rank: no rounds */
         return ev;
     }
-    return cc_eng_next(e, 1, done, maxdone);
+    return cc_eng_next(e, NULL, 0, 1, done, maxdone);
 }
 
 int cc_eng_recv_body(cc_eng *e, int source, char *buf, int len)

@@ -7,6 +7,8 @@ package native
 // #cgo nocallback cc_eng_send
 // #cgo noescape cc_eng_recv_body
 // #cgo nocallback cc_eng_recv_body
+// #cgo noescape cc_eng_flush
+// #cgo nocallback cc_eng_flush
 // #cgo noescape cc_eng_drain
 // #cgo nocallback cc_eng_drain
 // #cgo noescape cc_eng_barrier
@@ -16,6 +18,7 @@ package native
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -35,7 +38,10 @@ type engine struct {
 	pinned map[int64]*holder // bodies MPI is sending from Go memory, by token
 	token  int64
 	done   [64]C.longlong
-	epoch  int32
+	// batch queues the messages with inline bodies, Send's records for
+	// the next call into C (cc_eng_flush's format): one crossing carries
+	// them and the wait that follows.
+	batch []byte
 }
 
 // NewEngine implements mpi.EngineKernel.
@@ -109,22 +115,61 @@ func (x *engine) Send(head, body []byte, dest int) error {
 	if err := checkCount(op, "body", len(body)); err != nil {
 		return err
 	}
-	tok := int64(-1)
-	if len(body) > x.spec.InlineBytes {
-		// MPI sends the body from Go memory after the call: pinned until
-		// the engine reports the send complete.
-		x.token++
-		tok = x.token
-		x.pinned[tok] = hold(body)
+	if len(body) <= x.spec.InlineBytes {
+		var w [8]byte
+		binary.LittleEndian.PutUint32(w[0:], uint32(dest))
+		binary.LittleEndian.PutUint32(w[4:], uint32(len(body)))
+		x.batch = append(append(append(x.batch, w[:]...), head...), body...)
+		return nil
 	}
+	// Queued messages go first: messages between two ranks stay in order.
+	if err := x.Flush(); err != nil {
+		return err
+	}
+	// MPI sends the body from Go memory after the call: pinned until the
+	// engine reports the send complete.
+	x.token++
+	tok := x.token
+	x.pinned[tok] = hold(body)
 	if err := enter(op); err != nil {
-		if tok >= 0 {
-			x.pinned[tok].release()
-			delete(x.pinned, tok)
-		}
+		x.pinned[tok].release()
+		delete(x.pinned, tok)
 		return err
 	}
 	rc := C.cc_eng_send(x.e, C.int(dest), (*C.char)(ptr(head)), (*C.char)(ptr(body)), C.int(len(body)), C.int(x.spec.InlineBytes), C.longlong(tok))
+	leave()
+	if rc != 0 {
+		return x.fail(op, rc)
+	}
+	return nil
+}
+
+// takeBatch hands the queued messages to the C call being made (which
+// copies them before it returns) and empties the queue.
+func (x *engine) takeBatch() (*C.char, C.int) {
+	if len(x.batch) == 0 {
+		return nil, 0
+	}
+	b := (*C.char)(unsafe.Pointer(&x.batch[0]))
+	n := C.int(len(x.batch))
+	x.batch = x.batch[:0]
+	return b, n
+}
+
+// Flush implements mpi.Engine: it sends the queued messages.
+func (x *engine) Flush() error {
+	const op = "Engine.Flush"
+	if len(x.batch) == 0 {
+		return nil
+	}
+	if err := x.usable(op); err != nil {
+		return err
+	}
+	if err := enter(op); err != nil {
+		return err
+	}
+	b, n := x.takeBatch()
+	rc := C.cc_eng_flush(x.e, b, n)
 	leave()
 	if rc != 0 {
 		return x.fail(op, rc)
@@ -151,7 +196,8 @@ func (x *engine) Next(block bool) (mpi.EngineMessage, bool, error) {
 	if err := enter(op); err != nil {
 		return mpi.EngineMessage{}, false, err
 	}
-	ev := C.cc_eng_next(x.e, cbool(block), &x.done[0], C.int(len(x.done)))
+	b, n := x.takeBatch()
+	ev := C.cc_eng_next(x.e, b, n, cbool(block), &x.done[0], C.int(len(x.done)))
 	leave()
 	return x.event(op, ev)
 }
@@ -210,7 +256,8 @@ func (x *engine) Barrier(a, b int64) (mpi.EngineMessage, bool, error) {
 	if err := enter(op); err != nil {
 		return mpi.EngineMessage{}, false, err
 	}
-	ev := C.cc_eng_barrier(x.e, C.longlong(a), C.longlong(b), &x.done[0], C.int(len(x.done)))
+	bp, n := x.takeBatch()
+	ev := C.cc_eng_barrier(x.e, bp, n, C.longlong(a), C.longlong(b), &x.done[0], C.int(len(x.done)))
 	leave()
 	return x.event(op, ev)
 }
@@ -227,7 +274,8 @@ func (x *engine) Dissemination() (mpi.EngineMessage, bool, error) {
 	if err := enter(op); err != nil {
 		return mpi.EngineMessage{}, false, err
 	}
-	ev := C.cc_eng_dissemination(x.e, &x.done[0], C.int(len(x.done)))
+	b, n := x.takeBatch()
+	ev := C.cc_eng_dissemination(x.e, b, n, &x.done[0], C.int(len(x.done)))
 	leave()
 	return x.event(op, ev)
 }
@@ -249,6 +297,9 @@ func (x *engine) DisseminationDone() bool {
 func (x *engine) Close() error {
 	const op = "Engine.Close"
 	if err := x.usable(op); err != nil {
+		return err
+	}
+	if err := x.Flush(); err != nil {
 		return err
 	}
 	for {

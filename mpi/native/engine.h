@@ -79,15 +79,18 @@ void cc_eng_free(cc_eng *e);
  * message of their own from the caller's (pinned) memory, named by token. */
 int cc_eng_send(cc_eng *e, int dest, const char *head, const char *body, int blen, int inline_max,
                 long long token);
-cc_eng_event cc_eng_next(cc_eng *e, int block, long long *done, int maxdone);
+/* Every call below that takes (batch, blen) first sends the messages queued
+ * in batch: records of dest (int32), body length (int32), head, body. */
+int cc_eng_flush(cc_eng *e, const char *batch, int blen);
+cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long long *done, int maxdone);
 /* Receive the separate body announced by the last event. */
 int cc_eng_recv_body(cc_eng *e, int source, char *buf, int len);
 int cc_eng_barrier_start(cc_eng *e, long long a, long long b);
 /* Start a barrier and wait as cc_eng_next(block) does: one crossing for a
  * barrier that no user message interrupts. */
-cc_eng_event cc_eng_barrier(cc_eng *e, long long a, long long b, long long *done, int maxdone);
+cc_eng_event cc_eng_barrier(cc_eng *e, const char *batch, int blen, long long a, long long b, long long *done, int maxdone);
 /* The same for the dissemination barrier (no sums). */
-cc_eng_event cc_eng_dissemination(cc_eng *e, long long *done, int maxdone);
+cc_eng_event cc_eng_dissemination(cc_eng *e, const char *batch, int blen, long long *done, int maxdone);
 /* Wait for every send; returns the number of tokens written (call until 0). */
 cc_eng_event cc_eng_drain(cc_eng *e, long long *done, int maxdone);
 
