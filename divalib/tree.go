@@ -80,7 +80,7 @@ func (v Variant) levels() int {
 // Tree is the decomposition tree of a mesh for one Variant: the access tree
 // of every variable is a copy of it, embedded into the mesh from a random
 // root position (Embedding). A Tree is immutable after construction and
-// shared by every rank in the process (mpi/local runs 1024 ranks in one
+// shared by every rank in the process (mpi/local runs 4096 ranks in one
 // process; the embeddings are cached here once, not once per rank).
 //
 // Nodes are numbered in preorder, so a parent's index is below its

@@ -6,7 +6,9 @@
 #     k-k-access C reference (scripts/ref/kk_ref.c) at k = 1, r = 1 and the
 #     same l (8 B, 4 KiB, 64 KiB), 2 ranks: the same protocol (one request,
 #     one answer of l bytes, every rank reading and serving at once) and the
-#     same methodology (a barrier before every repetition, max over ranks);
+#     same methodology (a barrier before every repetition, max over ranks;
+#     the store's dissemination barrier, which leaves the ranks as evenly as
+#     MPI_Barrier does, where the tree releases its root first);
 #   - the store barrier (--barrier tree, the paper's, and dissemination)
 #     against MPI_Barrier, both timed by `commcost dsm overhead` on idle
 #     ranks, at 2, 4 and 16 ranks (more than 2 oversubscribed with
@@ -52,7 +54,7 @@ barrier_np=(2 4 16)
 declare -A ratio
 printf '%-5s %-22s %10s %10s %7s\n' round case "C us" "divalib us" ratio
 for r in $(seq 1 "$rounds"); do
-	out=$(mpi 2 bin/commcost dsm overhead --strategies fixed-home --iters 10 --batches 1 \
+	out=$(mpi 2 bin/commcost dsm overhead --strategies fixed-home --barrier dissemination --iters 10 --batches 1 \
 		--sizes 8,4K,64K --reads "$reads" --format jsonl)
 	for l in "${sizes[@]}"; do
 		c_us=$(mpi 2 bin/kk_ref 1 "$l" "$reads" | awk '!/^#/ {print $3; exit}')

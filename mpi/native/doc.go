@@ -98,4 +98,11 @@
 // BenchmarkWaitany8 about 5 us against 0.85 us; a pattern that posts
 // requests per packet in Go measures the binding, not the network, unless
 // it has a kernel.
+//
+// NewEngine (mpi.EngineKernel) is the transport of a protocol that serves
+// other ranks while it waits (divalib's store): engine.c polls, receives,
+// sends and completes sends, and runs a combining-tree and a dissemination
+// barrier, in C; Go queues its sends and hands them over with the wait
+// that follows, so each protocol message costs one crossing on each side
+// (two for a payload sent as a message of its own), and a barrier one.
 package native
