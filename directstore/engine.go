@@ -261,6 +261,25 @@ func (g *goServer) WaitAny(reqs []mpi.Request) (int, mpi.Status, error) {
 	}
 }
 
+func (g *goServer) Poll() error {
+	if g.broken || g.closed {
+		return fmt.Errorf("directstore: the server is closed or broken")
+	}
+	for {
+		done, st, err := g.req.Test()
+		if err != nil {
+			g.broken = true
+			return err
+		}
+		if !done {
+			return g.flush()
+		}
+		if err := g.arrived(st); err != nil {
+			return err
+		}
+	}
+}
+
 func (g *goServer) Close() error {
 	if g.closed {
 		return nil

@@ -306,6 +306,31 @@ func (s *Store) batch(write bool, pk []globalvar.Packet, k int) error {
 	return s.fail(s.srv.Batch(b))
 }
 
+// Poll serves the access requests and lock messages that have arrived,
+// without waiting (globalvar.Poller). A rank that computes for long calls
+// it now and then so that the ranks reading from it are not held up until
+// its next access.
+func (s *Store) Poll() error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := s.srv.Poll(); err != nil {
+		return s.fail(err)
+	}
+	for {
+		done, st, err := s.lockRecv.Test()
+		if err != nil {
+			return s.fail(err)
+		}
+		if !done {
+			return nil
+		}
+		if err := s.lockMessage(st); err != nil {
+			return s.fail(err)
+		}
+	}
+}
+
 // wait serves accesses and lock messages until r completes.
 func (s *Store) wait(r mpi.Request) (mpi.Status, error) {
 	reqs := []mpi.Request{r, s.lockRecv}
@@ -574,4 +599,5 @@ var (
 	_ globalvar.Store   = (*Store)(nil)
 	_ globalvar.Batcher = (*Store)(nil)
 	_ globalvar.Placer  = (*Store)(nil)
+	_ globalvar.Poller  = (*Store)(nil)
 )

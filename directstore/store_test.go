@@ -236,3 +236,35 @@ func (p plainOnly) Barrier() error                                  { return p.s
 func (p plainOnly) Lock(v globalvar.Var) error                      { return p.s.Lock(v) }
 func (p plainOnly) Unlock(v globalvar.Var) error                    { return p.s.Unlock(v) }
 func (p plainOnly) Close() error                                    { return p.s.Close() }
+
+// TestPoll: a rank outside any access serves a batch only through Poll.
+func TestPoll(t *testing.T) {
+	err := local.Run(2, func(c mpi.Comm) error {
+		s, err := directstore.New(c, directstore.Config{})
+		if err != nil {
+			return err
+		}
+		v, err := s.CreateAt("v", 4096, 0)
+		if err != nil {
+			return err
+		}
+		const l = 256
+		if c.Rank() == 0 {
+			// Rank 0 "computes", polling, until every packet is served.
+			for s.Stats().ServedReads < 4096/l {
+				if err := s.Poll(); err != nil {
+					return err
+				}
+			}
+		} else {
+			pk, _ := globalvar.Split(v, 0, make([]byte, 4096), l)
+			if err := globalvar.ReadBatch(s, pk, 4); err != nil {
+				return err
+			}
+		}
+		return s.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

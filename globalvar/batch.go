@@ -51,6 +51,24 @@ type Placer interface {
 	CreateAt(name string, size, home int) (Var, error)
 }
 
+// Poller is the optional progress call of a store whose ranks serve other
+// ranks' requests only while they are inside the store (directstore): Poll
+// serves whatever requests have arrived and returns without waiting. A
+// long local computation calls it now and then, so that a rank that
+// computes still answers the others, as the paper's memory modules answer
+// while their application processor computes.
+type Poller interface {
+	Poll() error
+}
+
+// Poll calls s.Poll when s is a Poller and does nothing otherwise.
+func Poll(s Store) error {
+	if p, ok := s.(Poller); ok {
+		return p.Poll()
+	}
+	return nil
+}
+
 // ErrBatch is wrapped by errors about the shape of a batch (k < 1, a
 // packet length below 1).
 var ErrBatch = errors.New("globalvar: bad batch")

@@ -508,6 +508,9 @@ type StoreServer interface {
 	// backend) completes, and returns its index and status as Waitany does
 	// (-1 and no error when every entry is nil).
 	WaitAny(reqs []Request) (int, Status, error)
+	// Poll serves the requests that have arrived and returns without
+	// waiting for more.
+	Poll() error
 	// Served counts the read and write requests served so far.
 	Served() (reads, writes int64)
 	// Close ends serving: the rank sends itself a StoreClose request,

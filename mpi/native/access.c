@@ -568,6 +568,33 @@ cc_store_wait_result cc_store_wait(cc_store *s, int n, MPI_Request *reqs)
     return w;
 }
 
+cc_access_result cc_store_poll(cc_store *s)
+{
+    cc_access_result r;
+    memset(&r, 0, sizeof r);
+    if (cc_wrong_thread()) {
+        r.rc = CC_ERR_WRONG_THREAD;
+        return r;
+    }
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        r.rc = MPI_Test(&s->req, &flag, &st);
+        if (r.rc != MPI_SUCCESS)
+            goto broken;
+        if (!flag)
+            break;
+        if (!store_serve(s, &st, &r) || !store_post(s, &r))
+            goto broken;
+    }
+    if (!store_flush(s, &r))
+        goto broken;
+    return r;
+broken:
+    s->broken = 1;
+    return r;
+}
+
 cc_access_result cc_store_close(cc_store *s)
 {
     cc_access_result r;

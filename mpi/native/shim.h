@@ -245,6 +245,7 @@ typedef struct {
     cc_status st;
 } cc_store_wait_result;
 cc_store_wait_result cc_store_wait(cc_store *s, int n, MPI_Request *reqs);
+cc_access_result cc_store_poll(cc_store *s);
 cc_access_result cc_store_close(cc_store *s);
 void cc_store_free(cc_store *s);
 

@@ -3,6 +3,8 @@ package native
 // #include "shim.h"
 // #cgo nocallback cc_store_batch
 // #cgo nocallback cc_store_wait
+// #cgo noescape cc_store_poll
+// #cgo nocallback cc_store_poll
 import "C"
 
 import (
@@ -218,6 +220,27 @@ func (x *storeServer) WaitAny(reqs []mpi.Request) (int, mpi.Status, error) {
 	}
 	q := reqs[i].(*request)
 	return i, q.st, q.err
+}
+
+// Poll implements mpi.StoreServer.
+func (x *storeServer) Poll() error {
+	const op = "StorePoll"
+	if err := x.usable(op); err != nil {
+		return err
+	}
+	if err := enter(op); err != nil {
+		return err
+	}
+	r := C.cc_store_poll(x.s)
+	leave()
+	if r.rc == C.CC_ERR_WRONG_THREAD {
+		return wrongThread(op)
+	}
+	if r.rc != 0 || r.fault != 0 {
+		x.broke(nil)
+		return x.fault(op, r)
+	}
+	return nil
 }
 
 // Close implements mpi.StoreServer.

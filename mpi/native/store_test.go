@@ -80,6 +80,16 @@ func TestStoreServer(t *testing.T) {
 	if err := batch(true, func(int) []byte { return data }); err != nil {
 		t.Fatal(err)
 	}
+	// Polling serves too: wait for the writes into this home (one per
+	// packet of every rank's block) with Poll alone.
+	for {
+		if _, wr := srv.Served(); wr == int64(p*((block+l-1)/l)) {
+			break
+		}
+		if err := srv.Poll(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := token(); err != nil {
 		t.Fatal(err)
 	}
