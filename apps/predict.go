@@ -1,0 +1,444 @@
+package apps
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/results"
+)
+
+// This file turns application records into predicted-against-measured
+// tables: every communication phase's workload (results.WorkItem) is
+// predicted by every model given (model.PredictWorkload), the prediction
+// and its error (T_pred - T_meas)/T_meas (paper 000, section 6.5) go into
+// the record's derived values, and the tables and the plot are made from
+// records alone, so runs of different stores (one mpirun each) can be put
+// into one Table 2 afterwards.
+
+// Derived keys of an annotated record, for predictor NAME.
+const (
+	derivedPredPrefix = "pred_"     // pred_NAME_s: the predicted time, seconds
+	derivedErrPrefix  = "pred_err_" // pred_err_NAME: (T_pred - T_meas)/T_meas
+)
+
+// Predictor is one column of predictions: models of one kind, tried in
+// order for every workload item, so that a trilinear model fitted on reads
+// and one fitted on writes predict a phase that reads and writes
+// together.
+type Predictor struct {
+	Name    string // the models' kind; kind-2, kind-3 for further predictors of one kind
+	Models  []model.Model
+	Sources []string // where each model came from, for the report
+	ops     []string
+}
+
+// ErrNoKKAccess is returned for a model that predicts no k-k-access, which
+// paper 000's applications need.
+var ErrNoKKAccess = errors.New("the model predicts no k-k-access (kkaccess), which the applications' workloads consist of")
+
+// kkOps lists the k-k-access operations m predicts.
+func kkOps(m model.Model) []string {
+	var ops []string
+	for _, op := range []string{opRead, opWrite} {
+		probe := []results.WorkItem{kkItem(1, 1, 1024, 1, op, 0)}
+		if _, err := model.PredictWorkload(m, probe); !errors.Is(err, model.ErrUnsupportedPattern) {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+// NewPredictors groups models into predictors: a model joins the first
+// predictor of its kind whose models do not yet predict the k-k-access
+// operation it predicts (so read and write models pair up); otherwise it
+// starts a new one. sources names each model's origin. With needKK, a
+// model that predicts no k-k-access at all is an error wrapping
+// ErrNoKKAccess.
+func NewPredictors(models []model.Model, sources []string, needKK bool) ([]Predictor, error) {
+	var out []Predictor
+	for x, m := range models {
+		ops := kkOps(m)
+		if needKK && len(ops) == 0 {
+			return nil, fmt.Errorf("%s (%s): %w", sources[x], m.Kind(), ErrNoKKAccess)
+		}
+		join := -1
+		for i, pr := range out {
+			if pr.Models[0].Kind() == m.Kind() && len(ops) > 0 && !slices.ContainsFunc(ops, func(op string) bool { return slices.Contains(pr.ops, op) }) {
+				join = i
+				break
+			}
+		}
+		if join < 0 {
+			name, same := m.Kind(), 0
+			for _, pr := range out {
+				if pr.Models[0].Kind() == m.Kind() {
+					same++
+				}
+			}
+			if same > 0 {
+				name = fmt.Sprintf("%s-%d", name, same+1)
+			}
+			out = append(out, Predictor{Name: name})
+			join = len(out) - 1
+		}
+		pr := &out[join]
+		pr.Models = append(pr.Models, m)
+		pr.Sources = append(pr.Sources, sources[x])
+		pr.ops = append(pr.ops, ops...)
+	}
+	return out, nil
+}
+
+// Predict sums the workload's prediction, each item by the first of the
+// predictor's models that describes it (model.PredictWorkload); an item
+// none describes is an error wrapping model.ErrUnsupportedPattern.
+func (pr Predictor) Predict(items []results.WorkItem) (float64, error) {
+	var sum float64
+	for i, it := range items {
+		var err error
+		done := false
+		for _, m := range pr.Models {
+			var v float64
+			v, err = model.PredictWorkload(m, []results.WorkItem{it})
+			if errors.Is(err, model.ErrUnsupportedPattern) {
+				continue
+			}
+			if err != nil {
+				return 0, fmt.Errorf("workload item %d: %w", i+1, err)
+			}
+			sum += v
+			done = true
+			break
+		}
+		if !done {
+			return 0, fmt.Errorf("workload item %d (%s %v): no model of %s describes it: %w", i+1, it.Bench, it.Params, pr.Name, err)
+		}
+	}
+	return sum, nil
+}
+
+// Annotate predicts every communication phase record (bench "app", kind
+// comm, with a workload) with every predictor and stores the predicted time
+// and the error in its Derived values. A phase a predictor cannot predict
+// is left without that prediction and reported in the returned notes.
+func Annotate(recs []results.Record, preds []Predictor) []string {
+	var notes []string
+	for i := range recs {
+		r := &recs[i]
+		if r.Bench != Bench || r.Params["kind"] != KindComm || len(r.Workload) == 0 {
+			continue
+		}
+		for _, pr := range preds {
+			v, err := pr.Predict(r.Workload)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("%s: %s: %v", recordLabel(*r), pr.Name, err))
+				continue
+			}
+			if r.Derived == nil {
+				r.Derived = map[string]float64{}
+			}
+			r.Derived[derivedPredPrefix+pr.Name+"_s"] = v
+			if r.Median > 0 {
+				r.Derived[derivedErrPrefix+pr.Name] = (v - r.Median) / r.Median
+			}
+		}
+	}
+	return notes
+}
+
+// averaged are the parameters paper 000's Table 2 averages its errors over
+// ("mean values over different packet sizes, input sizes, and send hot
+// spots"), with the record's own bookkeeping; every other parameter (the
+// matrix multiplication's sync) makes its own column.
+var averaged = map[string]bool{"app": true, "phase": true, "kind": true, "store": true,
+	"n": true, "k": true, "l": true, "parts": true, "density": true}
+
+// column is a Table 2 column: an application's phase and its variant.
+func column(r results.Record) string {
+	label := fmt.Sprintf("%v %v", r.Params["app"], r.Params["phase"])
+	var variant []string
+	for _, k := range sortedKeys(r.Params) {
+		if !averaged[k] {
+			variant = append(variant, fmt.Sprintf("%s=%v", k, r.Params[k]))
+		}
+	}
+	if len(variant) > 0 {
+		label += " (" + strings.Join(variant, ", ") + ")"
+	}
+	return label
+}
+
+// config names a record's averaged parameters (n, k, l, ...).
+func config(r results.Record) string {
+	var parts []string
+	for _, k := range sortedKeys(r.Params) {
+		if averaged[k] && k != "app" && k != "phase" && k != "kind" && k != "store" {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, r.Params[k]))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func storeOf(r results.Record) string {
+	if s, ok := r.Params["store"].(string); ok {
+		return s
+	}
+	return "mpi"
+}
+
+func recordLabel(r results.Record) string {
+	return fmt.Sprintf("%s %s [%s]", storeOf(r), column(r), config(r))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// predictorNames lists the predictors whose errors the records carry, in
+// order of first appearance.
+func predictorNames(recs []results.Record) []string {
+	var names []string
+	for _, r := range recs {
+		for _, k := range sortedKeys(r.Derived) {
+			if name, ok := strings.CutPrefix(k, derivedErrPrefix); ok && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	return names
+}
+
+// commPhases keeps the annotated-or-not communication phase records.
+func commPhases(recs []results.Record) []results.Record {
+	var out []results.Record
+	for _, r := range recs {
+		if r.Bench == Bench && r.Params["kind"] == KindComm && len(r.Workload) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// PhaseError is one phase's prediction error by one predictor.
+type PhaseError struct {
+	Record    results.Record
+	Predicted float64 // seconds
+	Err       float64 // (T_pred - T_meas)/T_meas
+}
+
+// Errors returns the annotated communication phases' errors for predictor
+// name.
+func Errors(recs []results.Record, name string) []PhaseError {
+	var out []PhaseError
+	for _, r := range commPhases(recs) {
+		e, ok := r.Derived[derivedErrPrefix+name]
+		if !ok {
+			continue
+		}
+		out = append(out, PhaseError{Record: r, Predicted: r.Derived[derivedPredPrefix+name+"_s"], Err: e})
+	}
+	return out
+}
+
+// Table2 is paper 000's Table 2 for one predictor: rows are stores
+// (networks), columns application phases, a cell the mean error
+// (T_pred - T_meas)/T_meas over the configurations measured (sizes, k, l).
+type Table2 struct {
+	Predictor string
+	Stores    []string
+	Columns   []string
+	Mean      [][]float64 // [store][column]; NaN where nothing was measured
+	N         [][]int     // configurations averaged
+}
+
+// BuildTable2 builds one Table2 per predictor the records carry.
+func BuildTable2(recs []results.Record) []Table2 {
+	var out []Table2
+	phases := commPhases(recs)
+	for _, name := range predictorNames(recs) {
+		t := Table2{Predictor: name}
+		for _, r := range phases {
+			if _, ok := r.Derived[derivedErrPrefix+name]; !ok {
+				continue
+			}
+			if s := storeOf(r); !slices.Contains(t.Stores, s) {
+				t.Stores = append(t.Stores, s)
+			}
+			if c := column(r); !slices.Contains(t.Columns, c) {
+				t.Columns = append(t.Columns, c)
+			}
+		}
+		t.Mean = make([][]float64, len(t.Stores))
+		t.N = make([][]int, len(t.Stores))
+		for i := range t.Stores {
+			t.Mean[i] = make([]float64, len(t.Columns))
+			t.N[i] = make([]int, len(t.Columns))
+		}
+		for _, r := range phases {
+			e, ok := r.Derived[derivedErrPrefix+name]
+			if !ok {
+				continue
+			}
+			i, j := slices.Index(t.Stores, storeOf(r)), slices.Index(t.Columns, column(r))
+			t.Mean[i][j] += e
+			t.N[i][j]++
+		}
+		for i := range t.Mean {
+			for j := range t.Mean[i] {
+				if t.N[i][j] == 0 {
+					t.Mean[i][j] = math.NaN()
+				} else {
+					t.Mean[i][j] /= float64(t.N[i][j])
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// fmtSec shows seconds with three significant digits in ns, us, ms or s.
+func fmtSec(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a < 1e-6:
+		return strconv.FormatFloat(v*1e9, 'g', 3, 64) + " ns"
+	case a < 1e-3:
+		return strconv.FormatFloat(v*1e6, 'g', 3, 64) + " us"
+	case a < 1:
+		return strconv.FormatFloat(v*1e3, 'g', 3, 64) + " ms"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64) + " s"
+}
+
+func fmtErr(e float64) string {
+	if math.IsNaN(e) {
+		return "-"
+	}
+	return strconv.FormatFloat(100*e, 'f', 1, 64) + "%"
+}
+
+// WriteReport writes the per-phase table (every communication phase
+// measured: median, 95% CI, every predictor's prediction and error) and
+// Table 2 for every predictor; markdown selects markdown tables.
+func WriteReport(w io.Writer, recs []results.Record, markdown bool) error {
+	phases := commPhases(recs)
+	if len(phases) == 0 {
+		_, err := fmt.Fprintln(w, "no communication phase measured")
+		return err
+	}
+	names := predictorNames(recs)
+	header := []string{"store", "phase", "config", "measured", "95% CI"}
+	for _, n := range names {
+		header = append(header, n, "error")
+	}
+	var rows [][]string
+	for _, r := range phases {
+		row := []string{storeOf(r), column(r), config(r), fmtSec(r.Median), "[" + fmtSec(r.CI95[0]) + ", " + fmtSec(r.CI95[1]) + "]"}
+		for _, n := range names {
+			e, ok := r.Derived[derivedErrPrefix+n]
+			if !ok {
+				row = append(row, "-", "-")
+				continue
+			}
+			row = append(row, fmtSec(r.Derived[derivedPredPrefix+n+"_s"]), fmtErr(e))
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintln(w, "Communication phases: measured (median over repetitions of the slowest rank) against predicted; error = (T_pred - T_meas)/T_meas")
+	if err := results.RenderCells(w, header, rows, markdown); err != nil {
+		return err
+	}
+	for _, t := range BuildTable2(recs) {
+		fmt.Fprintf(w, "\nTable 2 (paper 000, section 6.5) for %s: mean error over the configurations measured (count in brackets)\n", t.Predictor)
+		header := append([]string{"store"}, t.Columns...)
+		var rows [][]string
+		for i, s := range t.Stores {
+			row := []string{s}
+			for j := range t.Columns {
+				cell := fmtErr(t.Mean[i][j])
+				if t.N[i][j] > 0 {
+					cell += fmt.Sprintf(" (%d)", t.N[i][j])
+				}
+				row = append(row, cell)
+			}
+			rows = append(rows, row)
+		}
+		if err := results.RenderCells(w, header, rows, markdown); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PlotPredicted draws measured against predicted time, one point per
+// communication phase and configuration, one series per predictor, on log
+// axes with the line of perfect prediction, to path (.png, .svg, .pdf).
+func PlotPredicted(path string, recs []results.Record) error {
+	names := predictorNames(recs)
+	if len(names) == 0 {
+		return errors.New("no predicted phase to plot")
+	}
+	p := plot.New()
+	p.Title.Text = "commcost app: communication phases, predicted against measured"
+	p.X.Label.Text = "measured (s)"
+	p.Y.Label.Text = "predicted (s)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{}, plot.LogTicks{}
+	p.Legend.Top, p.Legend.Left = true, true
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, n := range names {
+		var xy plotter.XYs
+		for _, e := range Errors(recs, n) {
+			if e.Record.Median > 0 && e.Predicted > 0 {
+				xy = append(xy, plotter.XY{X: e.Record.Median, Y: e.Predicted})
+				lo = math.Min(lo, math.Min(e.Record.Median, e.Predicted))
+				hi = math.Max(hi, math.Max(e.Record.Median, e.Predicted))
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(xy)
+		if err != nil {
+			return err
+		}
+		sc.GlyphStyle.Color = plotutil.Color(i)
+		sc.GlyphStyle.Shape = plotutil.Shape(i)
+		sc.GlyphStyle.Radius = vg.Points(3)
+		p.Add(sc)
+		p.Legend.Add(n, sc)
+	}
+	if math.IsInf(lo, 0) {
+		return errors.New("no positive measured and predicted times to plot")
+	}
+	lo, hi = lo/1.5, hi*1.5
+	diag, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: hi}})
+	if err != nil {
+		return err
+	}
+	diag.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	p.Add(diag, plotter.NewGrid())
+	p.Legend.Add("predicted = measured", diag)
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
+	return p.Save(7*vg.Inch, 6*vg.Inch, path)
+}
