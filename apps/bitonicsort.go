@@ -83,12 +83,12 @@ func sortInput(seed int64, i, n int) []uint32 {
 
 // setupSort creates the arrays A_i of size keys and the input, and sums the
 // input's checksum over the ranks.
-func setupSort(env Env, name string, n, size int) (*sortState, error) {
+func setupSort(env Env, app App, n, size int) (*sortState, error) {
 	s, c := env.Store, env.Comm
 	p, i := c.Size(), c.Rank()
 	st := &sortState{input: sortInput(env.Seed, i, n)}
 	var err error
-	if st.a, err = blocks(s, name+".A", size*IntBytes, p); err != nil {
+	if st.a, err = blocks(s, varName(app, "A"), size*IntBytes, p); err != nil {
 		return nil, err
 	}
 	st.inCount, st.inSum, err = sumChecksum(c, st.input)
@@ -159,7 +159,7 @@ func (b BitonicSort) Setup(env Env) (any, error) {
 	if err := b.Check(env.Comm.Size()); err != nil {
 		return nil, err
 	}
-	st, err := setupSort(env, "bitonic", b.N, b.N)
+	st, err := setupSort(env, b, b.N, b.N)
 	if err != nil {
 		return nil, err
 	}

@@ -147,10 +147,10 @@ func (g ConnComp) Setup(env Env) (any, error) {
 	gr := g.graph(env.Seed)
 	var st connCompState
 	var err error
-	if st.adj, err = blocks(s, "concomp.A", g.adjBytes(p), p); err != nil {
+	if st.adj, err = blocks(s, varName(g, "A"), g.adjBytes(p), p); err != nil {
 		return nil, err
 	}
-	if st.forest, err = blocks(s, "concomp.W", g.forestBytes(), p); err != nil {
+	if st.forest, err = blocks(s, varName(g, "W"), g.forestBytes(), p); err != nil {
 		return nil, err
 	}
 	n, R := g.N, g.N/p

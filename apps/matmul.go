@@ -90,13 +90,13 @@ func (m MatMul) Setup(env Env) (any, error) {
 	var st matMulState
 	var err error
 	size := m.subBytes(p)
-	if st.a, err = blocks(s, "matmul.A", size, p); err != nil {
+	if st.a, err = blocks(s, varName(m, "A"), size, p); err != nil {
 		return nil, err
 	}
-	if st.b, err = blocks(s, "matmul.B", size, p); err != nil {
+	if st.b, err = blocks(s, varName(m, "B"), size, p); err != nil {
 		return nil, err
 	}
-	if st.c, err = blocks(s, "matmul.C", size, p); err != nil {
+	if st.c, err = blocks(s, varName(m, "C"), size, p); err != nil {
 		return nil, err
 	}
 	ai := make([]uint32, R*n) // rows i R .. (i+1) R - 1

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"sort"
+	"strings"
 	"unsafe"
 
 	"github.com/commcost/commcost/globalvar"
@@ -112,6 +114,24 @@ func blocks(s globalvar.Store, name string, size, p int) ([]globalvar.Var, error
 		}
 	}
 	return vs, nil
+}
+
+// varName is the name of an application's variable name of configuration
+// a: the parameters are part of it, so several configurations can set up
+// on one store (a store has no Free, and names are unique).
+func varName(a App, name string) string {
+	ps := a.Params()
+	keys := make([]string, 0, len(ps))
+	for k := range ps {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(a.Name())
+	for _, k := range keys {
+		fmt.Fprintf(&b, ".%s=%v", k, ps[k])
+	}
+	return b.String() + "." + name
 }
 
 // needStore is the error of a global-variable application run without one.

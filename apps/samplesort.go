@@ -97,14 +97,14 @@ func (ss SampleSort) Setup(env Env) (any, error) {
 	if err := ss.Check(p); err != nil {
 		return nil, err
 	}
-	st, err := setupSort(env, "samplesort", ss.N, 2*ss.N)
+	st, err := setupSort(env, ss, ss.N, 2*ss.N)
 	if err != nil {
 		return nil, err
 	}
-	if st.bucket, err = blocks(env.Store, "samplesort.B", max(ss.sample(), p)*IntBytes, p); err != nil {
+	if st.bucket, err = blocks(env.Store, varName(ss, "B"), max(ss.sample(), p)*IntBytes, p); err != nil {
 		return nil, err
 	}
-	if st.lengths, err = blocks(env.Store, "samplesort.len", p*IntBytes, p); err != nil {
+	if st.lengths, err = blocks(env.Store, varName(ss, "len"), p*IntBytes, p); err != nil {
 		return nil, err
 	}
 	// The sample: s distinct positions at random, the same in every run.
