@@ -3,6 +3,7 @@ package apps
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/results"
@@ -285,11 +286,14 @@ func (g ConnComp) Run(env Env) (Outcome, error) {
 // root).
 func bfsForest(rows []byte, first, R, n int, forest []uint32, pl *poller) {
 	adj := make([][]int32, n)
+	rowBytes := n / 8
 	for r := range R {
 		u := first + r
-		for v := range n {
-			b := r*n + v
-			if rows[b/8]&(1<<(b%8)) != 0 {
+		// A dense graph is still mostly zero bits: skip zero bytes and
+		// visit the set bits of the others.
+		for x, by := range rows[r*rowBytes : (r+1)*rowBytes] {
+			for ; by != 0; by &= by - 1 {
+				v := x*8 + bits.TrailingZeros8(by)
 				adj[u] = append(adj[u], int32(v))
 				adj[v] = append(adj[v], int32(u))
 			}
