@@ -58,7 +58,7 @@ func StoreKKAccess(env Env, kk patterns.KKAccess, name string, meta results.Meta
 	perm := make([]int, p)
 	pk := make([]globalvar.Packet, kk.K)
 	reps := kk.Reps
-	reps.Aggregate = patterns.AggMax
+	reps.Reduction = patterns.ReduceMax
 	meas, err := patterns.Measure(c, reps, func() (float64, error) {
 		// The draw is the same on every rank (same seed, same order).
 		who := rng.Perm(p)[:m]
@@ -103,9 +103,10 @@ func StoreKKAccess(env Env, kk patterns.KKAccess, name string, meta results.Meta
 	if err != nil {
 		return results.Record{}, err
 	}
-	params := results.Params{"k": kk.K, "l": kk.L, "r": float64(m) / float64(p), "op": kk.Op.String(), "network": name}
-	rec := meas.Record(BenchKKAccess, params, p, meta)
-	rec.Counters = map[string]float64{patterns.CounterAccessingRanks: float64(m), patterns.CounterRRealised: float64(m) / float64(p), "r_asked": kk.R}
+	params := kk.Params(p)
+	params["network"] = name
+	rec := meas.Record(patterns.BenchKKAccess, params, p, meta)
+	rec.Counters = map[string]float64{patterns.CounterAccessingRanks: float64(m), patterns.CounterRRealised: float64(m) / float64(p), patterns.CounterRAsked: kk.R}
 	return rec, nil
 }
 

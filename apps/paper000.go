@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -33,12 +34,12 @@ const IntBytes = 4
 
 // BenchKKAccess is the bench name of the k-k-access records every
 // application's workload names (patterns.KKAccess, cmd kkaccess).
-const BenchKKAccess = "kkaccess"
+const BenchKKAccess = patterns.BenchKKAccess
 
 // Access ops of workload items, as kkaccess records spell them.
-const (
-	opRead  = "read"
-	opWrite = "write"
+var (
+	opRead  = patterns.AccessRead.String()
+	opWrite = patterns.AccessWrite.String()
 )
 
 // Access is the shape of every block access of a paper-000 program: packets
@@ -97,10 +98,16 @@ func (a Access) write(s globalvar.Store, v globalvar.Var, off int, buf []byte) e
 func Module(i, p int) int { return p - 1 - i }
 
 // kkItem is a workload item of count k-k-accesses (k, l, r, op) on p ranks,
-// with the parameter keys of kkaccess records (r the realised portion).
+// named by the kkaccess pattern's own parameters (patterns.KKAccess.Params:
+// r the realised portion of p), so a model predicts it as the record of
+// that point.
 func kkItem(count int, k, l int, r float64, op string, p int) results.WorkItem {
-	return results.WorkItem{Count: float64(count), Bench: BenchKKAccess,
-		Params: results.Params{"k": k, "l": l, "r": r, "op": op}, Ranks: p}
+	o, err := patterns.ParseAccessOp(op)
+	if err != nil {
+		panic("apps: workload op " + op) // the callers pass opRead or opWrite
+	}
+	kk := patterns.KKAccess{K: k, L: l, R: r, Op: o}
+	return results.WorkItem{Count: float64(count), Bench: BenchKKAccess, Params: kk.Params(max(p, 1)), Ranks: p}
 }
 
 // blocks creates one variable of size bytes per processor, processor i's on

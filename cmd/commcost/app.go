@@ -19,6 +19,7 @@ import (
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -153,7 +154,7 @@ func writeAppList(w io.Writer) error {
 		fs.VisitAll(func(f *flag.Flag) { own = append(own, "--"+f.Name) })
 		rows = append(rows, []string{n, "paper " + e.paper, over, e.summary, strings.Join(own, " ")})
 	}
-	return renderTable(w, []string{"application", "source", "runs over", "what", "own flags"}, rows)
+	return report.Table(w, []string{"application", "source", "runs over", "what", "own flags"}, rows)
 }
 
 // appFlags are the flags of 'commcost app NAME'.
@@ -497,11 +498,9 @@ func calibrateKK(ks, ls []int) func(env apps.Env, st appStore, f *appFlags, meta
 						var err error
 						switch st.kind {
 						case "direct":
-							var res patterns.Result
-							if res, err = kk.Run(env.Comm); err == nil {
-								params := results.Params{"k": k, "l": l, "r": res.Counters[patterns.CounterRRealised], "op": op.String()}
-								res.Counters[counterRAsked] = r
-								rec = res.Record("kkaccess", params, env.Comm.Size(), meta)
+							var m patterns.Measurement
+							if m, err = kk.Run(env.Comm); err == nil {
+								rec = kk.Record(m, meta)
 							}
 						case "emulate":
 							bc := emulate.BenchConfig{Reps: reps, Seed: f.seed, Meta: meta}
