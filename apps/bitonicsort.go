@@ -71,6 +71,15 @@ type sortState struct {
 	sampleIx []int           // sample sort: the positions of the sample
 }
 
+// restore puts processor i's input into A_i (untimed) and waits for every
+// rank's: the program starts from the same input in every repetition.
+func (st *sortState) restore(s globalvar.Store, a Access, i int) error {
+	if err := a.write(s, st.a[i], 0, u32Bytes(st.input)); err != nil {
+		return err
+	}
+	return s.Barrier()
+}
+
 // sortInput is processor i's n input keys for a seed.
 func sortInput(seed int64, i, n int) []uint32 {
 	rng := newRand(seed, 0x5047+uint64(i))
@@ -170,21 +179,13 @@ func (b BitonicSort) Setup(env Env) (any, error) {
 // result in the store.
 func (b BitonicSort) Run(env Env) (Outcome, error) {
 	var out Outcome
-	if env.State == nil {
-		st, err := b.Setup(env)
-		if err != nil {
-			return out, err
-		}
-		env.State = st
-	}
-	st := env.State.(*sortState)
-	s, c := env.Store, env.Comm
-	p, i := c.Size(), c.Rank()
-	// The program starts from the input in every repetition.
-	if err := b.Access.write(s, st.a[i], 0, u32Bytes(st.input)); err != nil {
+	st, err := stateOf[*sortState](&env, b)
+	if err != nil {
 		return out, err
 	}
-	if err := s.Barrier(); err != nil {
+	s, c := env.Store, env.Comm
+	p, i := c.Size(), c.Rank()
+	if err := st.restore(s, b.Access, i); err != nil {
 		return out, err
 	}
 	pl := &poller{s: s}

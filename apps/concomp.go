@@ -190,14 +190,10 @@ func (g ConnComp) Setup(env Env) (any, error) {
 // Run runs the program once and checks W_0 on rank 0.
 func (g ConnComp) Run(env Env) (Outcome, error) {
 	var out Outcome
-	if env.State == nil {
-		st, err := g.Setup(env)
-		if err != nil {
-			return out, err
-		}
-		env.State = st
+	st, err := stateOf[*connCompState](&env, g)
+	if err != nil {
+		return out, err
 	}
-	st := env.State.(*connCompState)
 	s, c := env.Store, env.Comm
 	p, i := c.Size(), c.Rank()
 	n, R := g.N, g.N/p

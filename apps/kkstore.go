@@ -14,11 +14,12 @@ import (
 // protocol is not the kkaccess pattern's (divalib's strategies; the direct
 // store is measured by patterns.KKAccess itself, the emulated networks by
 // emulate.KKAccess). Module m is a variable of p slots of L bytes created on
-// module m (globalvar.Placer; the store places it otherwise). In every
-// repetition a random max(1, round(R p)) ranks access: rank i sends its K
-// packets, packet j to module f_j(i) (slot i), f_j a random derangement of
-// the ranks restricted to the accessing ones, all K in flight
-// (globalvar.ReadBatch/WriteBatch with k = K). A repetition's time is the
+// module m (globalvar.Placer; the store places it otherwise). Every
+// repetition draws its accesses as the pattern does (patterns.KKAccess.
+// Targets: max(1, round(R p)) random accessing ranks, a random (partial)
+// permutation f_j per step): rank i sends its K packets, packet j to module
+// f_j(i) (slot i), all K in flight (globalvar.ReadBatch/WriteBatch with
+// k = K). A repetition's time is the
 // slowest accessing rank's, from the start to its last answer.
 //
 // Before every repetition of a read, each module's owner rewrites its whole
@@ -54,25 +55,12 @@ func StoreKKAccess(env Env, kk patterns.KKAccess, name string, meta results.Meta
 	}
 	buf := make([]byte, kk.K*kk.L)
 	rng := rand.New(rand.NewPCG(uint64(kk.Seed), 0x6b6b73746f7265)) // "kkstore"
-	m := patterns.AccessingRanks(kk.R, p)
-	perm := make([]int, p)
 	pk := make([]globalvar.Packet, kk.K)
 	reps := kk.Reps
 	reps.Reduction = patterns.ReduceMax
 	meas, err := patterns.Measure(c, reps, func() (float64, error) {
 		// The draw is the same on every rank (same seed, same order).
-		who := rng.Perm(p)[:m]
-		targets := make([]int, kk.K)
-		mine := false
-		for j := range kk.K {
-			derange(rng, perm)
-			for _, i := range who {
-				if i == me {
-					targets[j] = perm[i]
-					mine = true
-				}
-			}
-		}
+		targets := kk.Targets(rng, p)[me]
 		if kk.Op == patterns.AccessRead {
 			if err := s.Write(mods[me], 0, own); err != nil {
 				return 0, err
@@ -82,7 +70,7 @@ func StoreKKAccess(env Env, kk patterns.KKAccess, name string, meta results.Meta
 			}
 		}
 		var d float64
-		if mine {
+		if targets != nil {
 			for j, t := range targets {
 				pk[j] = globalvar.Packet{Var: mods[t], Off: me * slot, Buf: buf[j*kk.L : (j+1)*kk.L]}
 			}
@@ -103,33 +91,10 @@ func StoreKKAccess(env Env, kk patterns.KKAccess, name string, meta results.Meta
 	if err != nil {
 		return results.Record{}, err
 	}
+	m := patterns.AccessingRanks(kk.R, p)
 	params := kk.Params(p)
 	params["network"] = name
 	rec := meas.Record(patterns.BenchKKAccess, params, p, meta)
 	rec.Counters = map[string]float64{patterns.CounterAccessingRanks: float64(m), patterns.CounterRRealised: float64(m) / float64(p), patterns.CounterRAsked: kk.R}
 	return rec, nil
-}
-
-// derange fills perm with a uniformly random permutation without fixed
-// points (rejection: about e shuffles), or the identity for one rank.
-func derange(rng *rand.Rand, perm []int) {
-	for {
-		for i := range perm {
-			perm[i] = i
-		}
-		if len(perm) < 2 {
-			return
-		}
-		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
-		ok := true
-		for i, v := range perm {
-			if v == i {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return
-		}
-	}
 }

@@ -141,14 +141,10 @@ func (m MatMul) Setup(env Env) (any, error) {
 // Run runs the program once and checks C_i in the store against the oracle.
 func (m MatMul) Run(env Env) (Outcome, error) {
 	var out Outcome
-	if env.State == nil {
-		st, err := m.Setup(env)
-		if err != nil {
-			return out, err
-		}
-		env.State = st
+	st, err := stateOf[*matMulState](&env, m)
+	if err != nil {
+		return out, err
 	}
-	st := env.State.(*matMulState)
 	s, c := env.Store, env.Comm
 	p, i := c.Size(), c.Rank()
 	n, R := m.N, m.N/p

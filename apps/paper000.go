@@ -141,6 +141,20 @@ func varName(a App, name string) string {
 	return b.String() + "." + name
 }
 
+// stateOf returns this rank's Setup state of the application su: the one
+// Measure set up, or, when Run is called on its own, a fresh setup.
+func stateOf[T any](env *Env, su Setupper) (T, error) {
+	if env.State == nil {
+		st, err := su.Setup(*env)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		env.State = st
+	}
+	return env.State.(T), nil
+}
+
 // needStore is the error of a global-variable application run without one.
 func needStore(env Env, app string) error {
 	if env.Store == nil {

@@ -116,21 +116,14 @@ func (ss SampleSort) Setup(env Env) (any, error) {
 // buckets in the store.
 func (ss SampleSort) Run(env Env) (Outcome, error) {
 	var out Outcome
-	if env.State == nil {
-		st, err := ss.Setup(env)
-		if err != nil {
-			return out, err
-		}
-		env.State = st
+	st, err := stateOf[*sortState](&env, ss)
+	if err != nil {
+		return out, err
 	}
-	st := env.State.(*sortState)
 	s, c := env.Store, env.Comm
 	p, i := c.Size(), c.Rank()
 	n, sn := ss.N, ss.sample()
-	if err := ss.Access.write(s, st.a[i], 0, u32Bytes(st.input)); err != nil {
-		return out, err
-	}
-	if err := s.Barrier(); err != nil {
+	if err := st.restore(s, ss.Access, i); err != nil {
 		return out, err
 	}
 	pl := &poller{s: s}

@@ -222,16 +222,13 @@ func (x *storeServer) WaitAny(reqs []mpi.Request) (int, mpi.Status, error) {
 	return i, q.st, q.err
 }
 
-// Poll implements mpi.StoreServer.
-func (x *storeServer) Poll() error {
-	const op = "StorePoll"
-	if err := x.usable(op); err != nil {
-		return err
-	}
+// call makes one C call of the server that serves requests and breaks the
+// server on an MPI error or a protocol fault.
+func (x *storeServer) call(op string, fn func() C.cc_access_result) error {
 	if err := enter(op); err != nil {
 		return err
 	}
-	r := C.cc_store_poll(x.s)
+	r := fn()
 	leave()
 	if r.rc == C.CC_ERR_WRONG_THREAD {
 		return wrongThread(op)
@@ -243,23 +240,22 @@ func (x *storeServer) Poll() error {
 	return nil
 }
 
+// Poll implements mpi.StoreServer.
+func (x *storeServer) Poll() error {
+	const op = "StorePoll"
+	if err := x.usable(op); err != nil {
+		return err
+	}
+	return x.call(op, func() C.cc_access_result { return C.cc_store_poll(x.s) })
+}
+
 // Close implements mpi.StoreServer.
 func (x *storeServer) Close() error {
-	const op = "StoreClose"
 	if x.s == nil {
 		return nil
 	}
-	if err := enter(op); err != nil {
+	if err := x.call("StoreClose", func() C.cc_access_result { return C.cc_store_close(x.s) }); err != nil {
 		return err
-	}
-	r := C.cc_store_close(x.s)
-	leave()
-	if r.rc == C.CC_ERR_WRONG_THREAD {
-		return wrongThread(op)
-	}
-	if r.rc != 0 || r.fault != 0 {
-		x.broke(nil)
-		return x.fault(op, r)
 	}
 	C.cc_store_free(x.s)
 	x.s = nil
