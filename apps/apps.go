@@ -36,16 +36,17 @@ import (
 )
 
 // Bench is the bench name of application records; params "app" and
-// "phase" say which application and phase a record measured.
-const Bench = "app"
+// "phase" say which application and phase a record measured
+// (results.BenchApp, which package report reads).
+const Bench = results.BenchApp
 
 // Phase kinds (record param "kind"). Only Comm phases carry a workload and
 // are predicted; Comp is local computation; Sync is time spent waiting in
 // barriers or locks that the paper's formulas do not count.
 const (
-	KindComm = "comm"
-	KindComp = "comp"
-	KindSync = "sync"
+	KindComm = results.PhaseKindComm
+	KindComp = results.PhaseKindComp
+	KindSync = results.PhaseKindSync
 )
 
 // Env is what an application runs on. Store is nil for message-passing

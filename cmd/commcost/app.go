@@ -296,7 +296,7 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, *app
 		f.sources = append(f.sources, filepath.Base(path))
 	}
 	if len(models) > 0 {
-		if _, err := apps.NewPredictors(f.models, f.sources, e.overStore); err != nil {
+		if _, err := report.NewPredictors(f.models, f.sources, e.overStore); err != nil {
 			return nil, nil, usagef("--model %v", err)
 		}
 		for _, name := range []string{"cal-k", "cal-l", "cal-r", "cal-max-time"} {
@@ -374,7 +374,7 @@ func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
 					recs[i].Params["store"] = st.name
 				}
 				if env.Comm.Rank() == 0 {
-					notes = append(notes, apps.Annotate(recs, preds)...)
+					notes = append(notes, report.AnnotateApps(recs, preds)...)
 					all = append(all, recs...)
 				}
 				for _, rec := range recs {
@@ -398,15 +398,15 @@ func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
 	if err != nil || len(all) == 0 {
 		return err
 	}
-	var report bytes.Buffer
+	var rep bytes.Buffer
 	for _, n := range notes {
-		fmt.Fprintf(&report, "note: %s\n", n)
+		fmt.Fprintf(&rep, "note: %s\n", n)
 	}
-	if err := apps.WriteReport(&report, all, f.format == results.FormatMarkdown); err != nil {
+	if err := report.WriteApps(&rep, all, f.format == results.FormatMarkdown); err != nil {
 		return err
 	}
 	if f.plot != "" {
-		if err := apps.PlotPredicted(f.plot, all); err != nil {
+		if err := writeAppPlot(f.plot, all); err != nil {
 			return fmt.Errorf("--plot %s: %w", f.plot, err)
 		}
 	}
@@ -416,29 +416,29 @@ func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintln(w)
 	}
-	_, err = w.Write(report.Bytes())
+	_, err = w.Write(rep.Bytes())
 	return err
 }
 
 // predictors returns rank 0's predictors: the --model files, or the models
 // fitted to a calibration sweep measured now on env (collective).
-func (f *appFlags) predictors(env apps.Env, st appStore, setup *appSetup, meta results.Meta, emit func(results.Record) error) ([]apps.Predictor, error) {
+func (f *appFlags) predictors(env apps.Env, st appStore, setup *appSetup, meta results.Meta, emit func(results.Record) error) ([]report.Predictor, error) {
 	if len(f.models) > 0 {
 		if env.Comm.Rank() != 0 {
 			return nil, nil
 		}
-		return apps.NewPredictors(f.models, f.sources, true)
+		return report.NewPredictors(f.models, f.sources, true)
 	}
 	recs, err := setup.calibrate(env, st, f, meta, emit)
 	if err != nil {
 		return nil, err
 	}
-	var preds []apps.Predictor
+	var preds []report.Predictor
 	var ferr error
 	if env.Comm.Rank() == 0 {
 		ms, srcs, err := setup.fit(recs)
 		if err == nil {
-			preds, err = apps.NewPredictors(ms, srcs, false)
+			preds, err = report.NewPredictors(ms, srcs, false)
 		}
 		if err != nil {
 			ferr = fmt.Errorf("calibration sweep on %s: %w (its records are in the output; fit them with 'commcost fit')", st.name, err)
@@ -584,9 +584,9 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 		}
 		ms, srcs = append(ms, m), append(srcs, filepath.Base(p))
 	}
-	var preds []apps.Predictor
+	var preds []report.Predictor
 	if len(ms) > 0 {
-		if preds, err = apps.NewPredictors(ms, srcs, false); err != nil {
+		if preds, err = report.NewPredictors(ms, srcs, false); err != nil {
 			return usagef("--model %v", err)
 		}
 	}
@@ -614,18 +614,31 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}
-		for _, n := range apps.Annotate(recs, preds) {
+		for _, n := range report.AnnotateApps(recs, preds) {
 			fmt.Fprintf(&out, "note: %s\n", n)
 		}
 	}
-	if err := apps.WriteReport(&out, recs, *format == "markdown"); err != nil {
+	if err := report.WriteApps(&out, recs, *format == "markdown"); err != nil {
 		return err
 	}
 	if *plot != "" {
-		if err := apps.PlotPredicted(*plot, recs); err != nil {
+		if err := writeAppPlot(*plot, recs); err != nil {
 			return fmt.Errorf("--plot %s: %w", *plot, err)
 		}
 	}
 	_, err = stdout.Write(out.Bytes())
 	return err
+}
+
+// writeAppPlot draws predicted against measured phase times to path.
+func writeAppPlot(path string, recs []results.Record) error {
+	format, err := report.PlotFormat(path)
+	if err != nil {
+		return err
+	}
+	img, err := report.PlotApps(recs, format)
+	if err != nil {
+		return err
+	}
+	return report.WriteFile(path, img)
 }

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -275,7 +275,7 @@ func testClusterApps(t *testing.T, bin string) {
 			fitJSON(t, "trilinear", v.kk, "--op", "read", "--holdout", "none"),
 			fitJSON(t, "trilinear", v.kk, "--op", "write", "--holdout", "none"),
 		}
-		preds, err := apps.NewPredictors(models, []string{"read", "write"}, true)
+		preds, err := report.NewPredictors(models, []string{"read", "write"}, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,13 +283,13 @@ func testClusterApps(t *testing.T, bin string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if notes := apps.Annotate(recs, preds); len(notes) > 0 {
+		if notes := report.AnnotateApps(recs, preds); len(notes) > 0 {
 			t.Errorf("%s: %v", v.name, notes)
 		}
 		var rep strings.Builder
 		var errs []float64
 		fmt.Fprintf(&rep, "%s: phase, measured, predicted, error (* = every cell in the fitted range)\n", v.name)
-		for _, e := range apps.Errors(recs, preds[0].Name) {
+		for _, e := range report.AppErrors(recs, preds[0].Name) {
 			mark := " "
 			if inRange(e.Record.Workload) {
 				mark = "*"

@@ -1,6 +1,7 @@
-package apps
+package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -19,13 +20,14 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// This file turns application records into predicted-against-measured
-// tables: every communication phase's workload (results.WorkItem) is
-// predicted by every model given (model.PredictWorkload), the prediction
-// and its error (T_pred - T_meas)/T_meas (paper 000, section 6.5) go into
-// the record's derived values, and the tables and the plot are made from
-// records alone, so runs of different stores (one mpirun each) can be put
-// into one Table 2 afterwards.
+// Applications (DESIGN.md contract 5): every communication phase's workload
+// (results.WorkItem) in an application record is predicted by every model
+// given (model.PredictWorkload), the prediction and its error
+// (T_pred - T_meas)/T_meas (paper 000, section 6.5: signed, so over- and
+// under-prediction show) go into the record's derived values, and the
+// tables (every phase; paper 000's Table 2) and the plot are made from
+// records alone, so runs on different stores (one mpirun each) make one
+// Table 2 afterwards.
 
 // Derived keys of an annotated record, for predictor NAME.
 const (
@@ -44,6 +46,10 @@ type Predictor struct {
 	ops     []string
 }
 
+// benchKKAccess is the bench of the k-k-access records (patterns.
+// BenchKKAccess), which paper 000's applications' workloads consist of.
+const benchKKAccess = "kkaccess"
+
 // ErrNoKKAccess is returned for a model that predicts no k-k-access, which
 // paper 000's applications need.
 var ErrNoKKAccess = errors.New("the model predicts no k-k-access (kkaccess), which the applications' workloads consist of")
@@ -51,8 +57,8 @@ var ErrNoKKAccess = errors.New("the model predicts no k-k-access (kkaccess), whi
 // kkOps lists the k-k-access operations m predicts.
 func kkOps(m model.Model) []string {
 	var ops []string
-	for _, op := range []string{opRead, opWrite} {
-		probe := []results.WorkItem{kkItem(1, 1, 1024, 1, op, 0)}
+	for _, op := range []string{"read", "write"} {
+		probe := []results.WorkItem{{Count: 1, Bench: benchKKAccess, Params: results.Params{"k": 1, "l": 1024, "r": 1, "op": op}}}
 		if _, err := model.PredictWorkload(m, probe); !errors.Is(err, model.ErrUnsupportedPattern) {
 			ops = append(ops, op)
 		}
@@ -129,21 +135,21 @@ func (pr Predictor) Predict(items []results.WorkItem) (float64, error) {
 	return sum, nil
 }
 
-// Annotate predicts every communication phase record (bench "app", kind
+// AnnotateApps predicts every communication phase record (bench "app", kind
 // comm, with a workload) with every predictor and stores the predicted time
 // and the error in its Derived values. A phase a predictor cannot predict
 // is left without that prediction and reported in the returned notes.
-func Annotate(recs []results.Record, preds []Predictor) []string {
+func AnnotateApps(recs []results.Record, preds []Predictor) []string {
 	var notes []string
 	for i := range recs {
 		r := &recs[i]
-		if r.Bench != Bench || r.Params["kind"] != KindComm || len(r.Workload) == 0 {
+		if r.Bench != results.BenchApp || r.Params["kind"] != results.PhaseKindComm || len(r.Workload) == 0 {
 			continue
 		}
 		for _, pr := range preds {
 			v, err := pr.Predict(r.Workload)
 			if err != nil {
-				notes = append(notes, fmt.Sprintf("%s: %s: %v", recordLabel(*r), pr.Name, err))
+				notes = append(notes, fmt.Sprintf("%s: %s: %v", appLabel(*r), pr.Name, err))
 				continue
 			}
 			if r.Derived == nil {
@@ -158,19 +164,19 @@ func Annotate(recs []results.Record, preds []Predictor) []string {
 	return notes
 }
 
-// averaged are the parameters paper 000's Table 2 averages its errors over
+// appAveraged are the parameters paper 000's Table 2 averages its errors over
 // ("mean values over different packet sizes, input sizes, and send hot
 // spots"), with the record's own bookkeeping; every other parameter (the
 // matrix multiplication's sync) makes its own column.
-var averaged = map[string]bool{"app": true, "phase": true, "kind": true, "store": true,
+var appAveraged = map[string]bool{"app": true, "phase": true, "kind": true, "store": true,
 	"n": true, "k": true, "l": true, "parts": true, "density": true}
 
-// column is a Table 2 column: an application's phase and its variant.
-func column(r results.Record) string {
+// appColumn is a Table 2 column: an application's phase and its variant.
+func appColumn(r results.Record) string {
 	label := fmt.Sprintf("%v %v", r.Params["app"], r.Params["phase"])
 	var variant []string
 	for _, k := range sortedKeys(r.Params) {
-		if !averaged[k] {
+		if !appAveraged[k] {
 			variant = append(variant, fmt.Sprintf("%s=%v", k, r.Params[k]))
 		}
 	}
@@ -180,26 +186,26 @@ func column(r results.Record) string {
 	return label
 }
 
-// config names a record's averaged parameters (n, k, l, ...).
-func config(r results.Record) string {
+// appConfig names a record's averaged parameters (n, k, l, ...).
+func appConfig(r results.Record) string {
 	var parts []string
 	for _, k := range sortedKeys(r.Params) {
-		if averaged[k] && k != "app" && k != "phase" && k != "kind" && k != "store" {
+		if appAveraged[k] && k != "app" && k != "phase" && k != "kind" && k != "store" {
 			parts = append(parts, fmt.Sprintf("%s=%v", k, r.Params[k]))
 		}
 	}
 	return strings.Join(parts, " ")
 }
 
-func storeOf(r results.Record) string {
+func appStore(r results.Record) string {
 	if s, ok := r.Params["store"].(string); ok {
 		return s
 	}
 	return "mpi"
 }
 
-func recordLabel(r results.Record) string {
-	return fmt.Sprintf("%s %s [%s]", storeOf(r), column(r), config(r))
+func appLabel(r results.Record) string {
+	return fmt.Sprintf("%s %s [%s]", appStore(r), appColumn(r), appConfig(r))
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -211,9 +217,9 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// predictorNames lists the predictors whose errors the records carry, in
+// appPredictors lists the predictors whose errors the records carry, in
 // order of first appearance.
-func predictorNames(recs []results.Record) []string {
+func appPredictors(recs []results.Record) []string {
 	var names []string
 	for _, r := range recs {
 		for _, k := range sortedKeys(r.Derived) {
@@ -225,11 +231,11 @@ func predictorNames(recs []results.Record) []string {
 	return names
 }
 
-// commPhases keeps the annotated-or-not communication phase records.
-func commPhases(recs []results.Record) []results.Record {
+// appCommPhases keeps the annotated-or-not communication phase records.
+func appCommPhases(recs []results.Record) []results.Record {
 	var out []results.Record
 	for _, r := range recs {
-		if r.Bench == Bench && r.Params["kind"] == KindComm && len(r.Workload) > 0 {
+		if r.Bench == results.BenchApp && r.Params["kind"] == results.PhaseKindComm && len(r.Workload) > 0 {
 			out = append(out, r)
 		}
 	}
@@ -243,11 +249,11 @@ type PhaseError struct {
 	Err       float64 // (T_pred - T_meas)/T_meas
 }
 
-// Errors returns the annotated communication phases' errors for predictor
+// AppErrors returns the annotated communication phases' errors for predictor
 // name.
-func Errors(recs []results.Record, name string) []PhaseError {
+func AppErrors(recs []results.Record, name string) []PhaseError {
 	var out []PhaseError
-	for _, r := range commPhases(recs) {
+	for _, r := range appCommPhases(recs) {
 		e, ok := r.Derived[derivedErrPrefix+name]
 		if !ok {
 			continue
@@ -271,17 +277,17 @@ type Table2 struct {
 // BuildTable2 builds one Table2 per predictor the records carry.
 func BuildTable2(recs []results.Record) []Table2 {
 	var out []Table2
-	phases := commPhases(recs)
-	for _, name := range predictorNames(recs) {
+	phases := appCommPhases(recs)
+	for _, name := range appPredictors(recs) {
 		t := Table2{Predictor: name}
 		for _, r := range phases {
 			if _, ok := r.Derived[derivedErrPrefix+name]; !ok {
 				continue
 			}
-			if s := storeOf(r); !slices.Contains(t.Stores, s) {
+			if s := appStore(r); !slices.Contains(t.Stores, s) {
 				t.Stores = append(t.Stores, s)
 			}
-			if c := column(r); !slices.Contains(t.Columns, c) {
+			if c := appColumn(r); !slices.Contains(t.Columns, c) {
 				t.Columns = append(t.Columns, c)
 			}
 		}
@@ -296,7 +302,7 @@ func BuildTable2(recs []results.Record) []Table2 {
 			if !ok {
 				continue
 			}
-			i, j := slices.Index(t.Stores, storeOf(r)), slices.Index(t.Columns, column(r))
+			i, j := slices.Index(t.Stores, appStore(r)), slices.Index(t.Columns, appColumn(r))
 			t.Mean[i][j] += e
 			t.N[i][j]++
 		}
@@ -314,8 +320,8 @@ func BuildTable2(recs []results.Record) []Table2 {
 	return out
 }
 
-// fmtSec shows seconds with three significant digits in ns, us, ms or s.
-func fmtSec(v float64) string {
+// fmtPhaseTime shows seconds with three significant digits in ns, us, ms or s.
+func fmtPhaseTime(v float64) string {
 	a := math.Abs(v)
 	switch {
 	case a == 0:
@@ -337,30 +343,30 @@ func fmtErr(e float64) string {
 	return strconv.FormatFloat(100*e, 'f', 1, 64) + "%"
 }
 
-// WriteReport writes the per-phase table (every communication phase
+// WriteApps writes the per-phase table (every communication phase
 // measured: median, 95% CI, every predictor's prediction and error) and
 // Table 2 for every predictor; markdown selects markdown tables.
-func WriteReport(w io.Writer, recs []results.Record, markdown bool) error {
-	phases := commPhases(recs)
+func WriteApps(w io.Writer, recs []results.Record, markdown bool) error {
+	phases := appCommPhases(recs)
 	if len(phases) == 0 {
 		_, err := fmt.Fprintln(w, "no communication phase measured")
 		return err
 	}
-	names := predictorNames(recs)
+	names := appPredictors(recs)
 	header := []string{"store", "phase", "config", "measured", "95% CI"}
 	for _, n := range names {
 		header = append(header, n, "error")
 	}
 	var rows [][]string
 	for _, r := range phases {
-		row := []string{storeOf(r), column(r), config(r), fmtSec(r.Median), "[" + fmtSec(r.CI95[0]) + ", " + fmtSec(r.CI95[1]) + "]"}
+		row := []string{appStore(r), appColumn(r), appConfig(r), fmtPhaseTime(r.Median), "[" + fmtPhaseTime(r.CI95[0]) + ", " + fmtPhaseTime(r.CI95[1]) + "]"}
 		for _, n := range names {
 			e, ok := r.Derived[derivedErrPrefix+n]
 			if !ok {
 				row = append(row, "-", "-")
 				continue
 			}
-			row = append(row, fmtSec(r.Derived[derivedPredPrefix+n+"_s"]), fmtErr(e))
+			row = append(row, fmtPhaseTime(r.Derived[derivedPredPrefix+n+"_s"]), fmtErr(e))
 		}
 		rows = append(rows, row)
 	}
@@ -390,13 +396,14 @@ func WriteReport(w io.Writer, recs []results.Record, markdown bool) error {
 	return nil
 }
 
-// PlotPredicted draws measured against predicted time, one point per
+// PlotApps draws measured against predicted time, one point per
 // communication phase and configuration, one series per predictor, on log
-// axes with the line of perfect prediction, to path (.png, .svg, .pdf).
-func PlotPredicted(path string, recs []results.Record) error {
-	names := predictorNames(recs)
+// axes with the line of perfect prediction, and returns the image in format
+// (as Plot).
+func PlotApps(recs []results.Record, format string) ([]byte, error) {
+	names := appPredictors(recs)
 	if len(names) == 0 {
-		return errors.New("no predicted phase to plot")
+		return nil, fmt.Errorf("%w: no predicted application phase", ErrNothingToPlot)
 	}
 	p := plot.New()
 	p.Title.Text = "commcost app: communication phases, predicted against measured"
@@ -408,7 +415,7 @@ func PlotPredicted(path string, recs []results.Record) error {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, n := range names {
 		var xy plotter.XYs
-		for _, e := range Errors(recs, n) {
+		for _, e := range AppErrors(recs, n) {
 			if e.Record.Median > 0 && e.Predicted > 0 {
 				xy = append(xy, plotter.XY{X: e.Record.Median, Y: e.Predicted})
 				lo = math.Min(lo, math.Min(e.Record.Median, e.Predicted))
@@ -420,7 +427,7 @@ func PlotPredicted(path string, recs []results.Record) error {
 		}
 		sc, err := plotter.NewScatter(xy)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sc.GlyphStyle.Color = plotutil.Color(i)
 		sc.GlyphStyle.Shape = plotutil.Shape(i)
@@ -429,16 +436,24 @@ func PlotPredicted(path string, recs []results.Record) error {
 		p.Legend.Add(n, sc)
 	}
 	if math.IsInf(lo, 0) {
-		return errors.New("no positive measured and predicted times to plot")
+		return nil, fmt.Errorf("%w: no positive measured and predicted times", ErrNothingToPlot)
 	}
 	lo, hi = lo/1.5, hi*1.5
 	diag, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: hi}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	diag.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 	p.Add(diag, plotter.NewGrid())
 	p.Legend.Add("predicted = measured", diag)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
-	return p.Save(7*vg.Inch, 6*vg.Inch, path)
+	wt, err := p.WriterTo(7*vg.Inch, 6*vg.Inch, format)
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
+	}
+	return buf.Bytes(), nil
 }

@@ -1,11 +1,9 @@
-package apps
+package report
 
 import (
 	"bytes"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,8 +53,8 @@ func TestNewPredictors(t *testing.T) {
 
 // phaseRecord is a communication phase measured at median seconds.
 func phaseRecord(store string, sync bool, k, median float64, items []results.WorkItem) results.Record {
-	return results.Record{Schema: results.SchemaVersion, Bench: Bench, Unit: "s", Ranks: 4,
-		Params:   results.Params{"app": "matmul", "phase": PhaseMM, "kind": KindComm, "store": store, "n": 64, "k": k, "l": 1024, "sync": sync},
+	return results.Record{Schema: results.SchemaVersion, Bench: results.BenchApp, Unit: "s", Ranks: 4,
+		Params:   results.Params{"app": "matmul", "phase": "mm", "kind": results.PhaseKindComm, "store": store, "n": 64, "k": k, "l": 1024, "sync": sync},
 		Summary:  results.Summary{N: 5, Median: median, CI95: [2]float64{median * 0.9, median * 1.1}},
 		Workload: items}
 }
@@ -70,16 +68,16 @@ func TestAnnotateAndTable2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	items := []results.WorkItem{kkItem(5, 2, 1024, 1, opRead, 4), kkItem(1, 2, 1024, 1, opWrite, 4)}
+	items := []results.WorkItem{kkItem(5, "read"), kkItem(1, "write")}
 	// Predicted: 5 ms + 2 ms = 7 ms.
 	recs := []results.Record{
 		phaseRecord("direct", true, 2, 7e-3, items),   // error 0
 		phaseRecord("direct", true, 4, 3.5e-3, items), // error +100%
 		phaseRecord("direct", false, 2, 14e-3, items), // error -50%
 		phaseRecord("BF(2)", true, 2, 5.6e-3, items),  // error +25%
-		{Bench: Bench, Params: results.Params{"app": "matmul", "phase": PhaseCompute, "kind": KindComp}},
+		{Bench: results.BenchApp, Params: results.Params{"app": "matmul", "phase": "compute", "kind": results.PhaseKindComp}},
 	}
-	if notes := Annotate(recs, prs); len(notes) > 0 {
+	if notes := AnnotateApps(recs, prs); len(notes) > 0 {
 		t.Fatal(notes)
 	}
 	const tol = 1e-12
@@ -109,7 +107,7 @@ func TestAnnotateAndTable2(t *testing.T) {
 		t.Errorf("an unmeasured cell holds %v", tab.Mean[i][j])
 	}
 	var buf bytes.Buffer
-	if err := WriteReport(&buf, recs, true); err != nil {
+	if err := WriteApps(&buf, recs, true); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"Table 2", "+100.0%", "-50.0%", "25.0% (1)"} {
@@ -117,18 +115,20 @@ func TestAnnotateAndTable2(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", s, buf.String())
 		}
 	}
-	png := filepath.Join(t.TempDir(), "pred.png")
-	if err := PlotPredicted(png, recs); err != nil {
-		t.Fatal(err)
-	}
-	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
-		t.Errorf("plot: %v", err)
+	img, err := PlotApps(recs, "png")
+	if err != nil || len(img) == 0 {
+		t.Errorf("plot: %d bytes, %v", len(img), err)
 	}
 	// A workload item no model describes is a note, not a silent zero.
 	bad := []results.Record{phaseRecord("direct", true, 2, 1e-3, []results.WorkItem{{Count: 1, Bench: "pingpong", Params: results.Params{"bytes": 8}}})}
-	if notes := Annotate(bad, prs); len(notes) != 1 || bad[0].Derived != nil {
+	if notes := AnnotateApps(bad, prs); len(notes) != 1 || bad[0].Derived != nil {
 		t.Errorf("notes %v, derived %v", notes, bad[0].Derived)
 	}
+}
+
+// kkItem is count k-k-accesses (2, 1024, 1, op) on 4 ranks.
+func kkItem(count float64, op string) results.WorkItem {
+	return results.WorkItem{Count: count, Bench: "kkaccess", Params: results.Params{"k": 2, "l": 1024, "r": 1, "op": op}, Ranks: 4}
 }
 
 func indexOf(s []string, v string) int {
