@@ -145,8 +145,10 @@ func checkBatch(pk []Packet, k int) error {
 
 // Split cuts the access of len(buf) bytes of v at off into packets of l
 // bytes, the last one shorter when l does not divide len(buf); the packets'
-// Bufs are consecutive sub-slices of buf. An empty buf gives no packet.
-// l must be >= 1.
+// Bufs are consecutive sub-slices of buf, each keeping buf's capacity after
+// it, so a store can see that they are the pieces of one buffer (the direct
+// store then hands MPI one buffer instead of pinning every packet). An
+// empty buf gives no packet. l must be >= 1.
 func Split(v Var, off int, buf []byte, l int) ([]Packet, error) {
 	if l < 1 {
 		return nil, fmt.Errorf("%w: packet length l = %d; want l >= 1 byte", ErrBatch, l)
@@ -157,7 +159,7 @@ func Split(v Var, off int, buf []byte, l int) ([]Packet, error) {
 	pk := make([]Packet, 0, Packets(len(buf), l))
 	for lo := 0; lo < len(buf); lo += l {
 		hi := min(lo+l, len(buf))
-		pk = append(pk, Packet{Var: v, Off: off + lo, Buf: buf[lo:hi:hi]})
+		pk = append(pk, Packet{Var: v, Off: off + lo, Buf: buf[lo:hi]})
 	}
 	return pk, nil
 }

@@ -43,7 +43,14 @@ type Predictor struct {
 	Name    string // the models' kind; kind-2, kind-3 for further predictors of one kind
 	Models  []model.Model
 	Sources []string // where each model came from, for the report
-	ops     []string
+	// OpFallback, when set, predicts a k-k-access item whose op none of
+	// the models describes as an item of this op. A run whose sweep
+	// measured reads only (suite) predicts its programs' writes as reads:
+	// a write of l bytes moves the same bytes as a read (a request of
+	// 16 + l bytes and a 16-byte acknowledgement, against a 16-byte
+	// request and l bytes back). AnnotateApps says how many items were.
+	OpFallback string
+	ops        []string
 }
 
 // benchKKAccess is the bench of the k-k-access records (patterns.
@@ -108,50 +115,71 @@ func NewPredictors(models []model.Model, sources []string, needKK bool) ([]Predi
 }
 
 // Predict sums the workload's prediction, each item by the first of the
-// predictor's models that describes it (model.PredictWorkload); an item
-// none describes is an error wrapping model.ErrUnsupportedPattern.
+// predictor's models that describes it (model.PredictWorkload), or as an
+// item of OpFallback when none does; an item none describes either way is
+// an error wrapping model.ErrUnsupportedPattern.
 func (pr Predictor) Predict(items []results.WorkItem) (float64, error) {
-	var sum float64
-	for i, it := range items {
+	v, _, err := pr.predict(items)
+	return v, err
+}
+
+// predict is Predict, also counting the items predicted as OpFallback.
+func (pr Predictor) predict(items []results.WorkItem) (sum float64, fellBack int, err error) {
+	one := func(it results.WorkItem) (float64, error) {
 		var err error
-		done := false
 		for _, m := range pr.Models {
 			var v float64
 			v, err = model.PredictWorkload(m, []results.WorkItem{it})
-			if errors.Is(err, model.ErrUnsupportedPattern) {
-				continue
+			if !errors.Is(err, model.ErrUnsupportedPattern) {
+				return v, err
 			}
-			if err != nil {
-				return 0, fmt.Errorf("workload item %d: %w", i+1, err)
-			}
-			sum += v
-			done = true
-			break
 		}
-		if !done {
-			return 0, fmt.Errorf("workload item %d (%s %v): no model of %s describes it: %w", i+1, it.Bench, it.Params, pr.Name, err)
-		}
+		return 0, err
 	}
-	return sum, nil
+	for i, it := range items {
+		v, err := one(it)
+		if errors.Is(err, model.ErrUnsupportedPattern) && pr.OpFallback != "" && it.Bench == benchKKAccess && it.Params["op"] != pr.OpFallback {
+			alt := it
+			alt.Params = results.Params{}
+			for k, x := range it.Params {
+				alt.Params[k] = x
+			}
+			alt.Params["op"] = pr.OpFallback
+			if v, err = one(alt); err == nil {
+				fellBack++
+			}
+		}
+		if errors.Is(err, model.ErrUnsupportedPattern) {
+			return 0, 0, fmt.Errorf("workload item %d (%s %v): no model of %s describes it: %w", i+1, it.Bench, it.Params, pr.Name, err)
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("workload item %d: %w", i+1, err)
+		}
+		sum += v
+	}
+	return sum, fellBack, nil
 }
 
 // AnnotateApps predicts every communication phase record (bench "app", kind
 // comm, with a workload) with every predictor and stores the predicted time
 // and the error in its Derived values. A phase a predictor cannot predict
-// is left without that prediction and reported in the returned notes.
+// is left without that prediction and reported in the returned notes, as
+// are the items a predictor predicted as its OpFallback.
 func AnnotateApps(recs []results.Record, preds []Predictor) []string {
 	var notes []string
+	fellBack := make([]int, len(preds))
 	for i := range recs {
 		r := &recs[i]
 		if r.Bench != results.BenchApp || r.Params["kind"] != results.PhaseKindComm || len(r.Workload) == 0 {
 			continue
 		}
-		for _, pr := range preds {
-			v, err := pr.Predict(r.Workload)
+		for j, pr := range preds {
+			v, n, err := pr.predict(r.Workload)
 			if err != nil {
 				notes = append(notes, fmt.Sprintf("%s: %s: %v", appLabel(*r), pr.Name, err))
 				continue
 			}
+			fellBack[j] += n
 			if r.Derived == nil {
 				r.Derived = map[string]float64{}
 			}
@@ -159,6 +187,11 @@ func AnnotateApps(recs []results.Record, preds []Predictor) []string {
 			if r.Median > 0 {
 				r.Derived[derivedErrPrefix+pr.Name] = (v - r.Median) / r.Median
 			}
+		}
+	}
+	for j, n := range fellBack {
+		if n > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d workload items of an op its models were not fitted for predicted as %s", preds[j].Name, n, preds[j].OpFallback))
 		}
 	}
 	return notes

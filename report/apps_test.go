@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,4 +146,72 @@ func cell(t Table2, i, j int) float64 {
 		return math.NaN()
 	}
 	return t.Mean[i][j]
+}
+
+// TestOpFallback: with a read model only, writes are unpredictable unless
+// the predictor falls back to reads, which the notes count.
+func TestOpFallback(t *testing.T) {
+	items := []results.WorkItem{kkItem(5, "read"), kkItem(1, "write")}
+	read := []model.Model{tri("read", 1e-3, 0)}
+	strict := Predictor{Name: "trilinear", Models: read}
+	if _, err := strict.Predict(items); !errors.Is(err, model.ErrUnsupportedPattern) {
+		t.Errorf("a write without a write model: %v", err)
+	}
+	lax := Predictor{Name: "trilinear", Models: read, OpFallback: "read"}
+	recs := []results.Record{phaseRecord("direct", true, 2, 6e-3, items)}
+	notes := AnnotateApps(recs, []Predictor{lax})
+	if got := recs[0].Derived["pred_trilinear_s"]; math.Abs(got-6e-3) > 1e-12 {
+		t.Errorf("prediction %v, want 6 reads of 1 ms", got)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "1 workload items") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+// TestBuildRunApps: a run with application records gets an Applications
+// section: its phases predicted by the k-k-access models fitted from the
+// run's own (read) records, writes as reads, Table 2 and plots/apps.png,
+// the same bytes again from the same records.
+func TestBuildRunApps(t *testing.T) {
+	recs := runRecords()
+	// The synthetic BF(3) trilinear at (4, 1024, 1): the phase takes
+	// exactly 10 such accesses (8 reads, 2 writes as reads).
+	c := [8]float64{0.519, 102.2, 4.989, 2.341, 382.4, 15.23, -51.73, 1242}
+	k, l, r := 4.0, 1024.0, 1.0
+	one := (c[0]*k*l*r + c[1]*k*r + c[2]*k*l + c[3]*l*r + c[4]*k + c[5]*l + c[6]*r + c[7]) * 1e-6
+	items := []results.WorkItem{
+		{Count: 8, Bench: "kkaccess", Params: results.Params{"k": 4, "l": 1024, "r": 1, "op": "read"}, Ranks: 8},
+		{Count: 2, Bench: "kkaccess", Params: results.Params{"k": 4, "l": 1024, "r": 1, "op": "write"}, Ranks: 8},
+	}
+	ph := timeRec(results.BenchApp, results.Params{"app": "bitonic", "phase": "bitonic", "kind": results.PhaseKindComm, "store": "direct", "n": 4096, "k": 4, "l": 1024}, 8, 10*one*1.1)
+	ph.Workload = items
+	comp := timeRec(results.BenchApp, results.Params{"app": "bitonic", "phase": "compute", "kind": results.PhaseKindComp, "store": "direct", "n": 4096, "k": 4, "l": 1024}, 8, 1e-3)
+	recs = append(recs, ph, comp)
+	a, err := BuildRun(recs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(a.Markdown)
+	for _, want := range []string{"## Applications", "Table 2", "bitonic bitonic", "predicted as read", "plots/apps.png"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if i := strings.Index(md, "## Applications"); i < 0 || !strings.Contains(md[i:], "-9.") {
+		t.Errorf("the phase measured 10%% above 10 accesses is not predicted about -9%%:\n%s", md[max(i, 0):])
+	}
+	names := []string{}
+	for _, p := range a.Plots {
+		names = append(names, p.Name)
+	}
+	if !slices.Contains(names, "apps.png") {
+		t.Errorf("plots %v lack apps.png", names)
+	}
+	b, err := BuildRun(recs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Markdown, b.Markdown) {
+		t.Error("report.md differs between two builds from the same records")
+	}
 }

@@ -17,11 +17,13 @@ func init() {
 }
 
 // runSuite is the main job (make run): ping-pong and bandwidth sweeps over
-// two ranks (the first two when there are more) and a k-k-access sweep over
-// all ranks, written to a new run directory base/<host>-<date>/ as
+// two ranks (the first two when there are more), a k-k-access sweep over
+// all ranks and a small instance of paper 000's four programs on the
+// direct store, written to a new run directory base/<host>-<date>/ as
 // records.jsonl; then report.md (tables, the fit of every model kind the
-// records feed, validated on held-out points, models compared) and
-// plots/*.png are rendered from that file (package report).
+// records feed, validated on held-out points, models compared, the
+// programs' phases against the fits) and plots/*.png are rendered from
+// that file (package report).
 func runSuite(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("suite", stderr)
 	var f pt2ptFlags
@@ -96,6 +98,12 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		// The k-k-access sweep runs on every rank (paper 000, Def. 2): the
 		// calibration data of the trilinear model.
 		if err := suiteKKAccess(c, &f, meta, emit); err != nil {
+			s.close()
+			return err
+		}
+		// Paper 000's four programs on the direct store, which the
+		// trilinear fit of that sweep predicts (report.md, Applications).
+		if err := suiteAppSweep(c, &f, meta, emit, stderr); err != nil {
 			s.close()
 			return err
 		}

@@ -432,7 +432,8 @@ static int store_reserve(cc_store *s, int k, size_t req)
 }
 
 cc_access_result cc_store_batch(cc_store *s, int write, int n, int k, const int *targets,
-                                const long long *offs, const int *lens, char **bufs)
+                                const long long *offs, const int *lens, char *base,
+                                const long long *boffs, char **bufs)
 {
     cc_access_result r;
     memset(&r, 0, sizeof r);
@@ -440,6 +441,9 @@ cc_access_result cc_store_batch(cc_store *s, int write, int n, int k, const int 
         r.rc = CC_ERR_WRONG_THREAD;
         return r;
     }
+    /* Packet j's buffer: base + boffs[j] when the packets are pieces of one
+     * buffer (no per-packet pinning on the Go side), else bufs[j]. */
+#define PACKET_BUF(j) (base != NULL ? base + boffs[j] : (bufs[j] ? bufs[j] : cc_zero_buf))
     double t0 = MPI_Wtime();
     for (int g = 0; g < n; g += k) {
         int m = n - g < k ? n - g : k;
@@ -454,7 +458,7 @@ cc_access_result cc_store_batch(cc_store *s, int write, int n, int k, const int 
         /* Every answer's receive is posted before the first request leaves,
          * so no answer ever waits for a receive. */
         for (int j = 0; j < m; j++) {
-            char *into = write ? s->acks_in + (size_t)j * CC_ACCESS_HEADER : (bufs[g + j] ? bufs[g + j] : cc_zero_buf);
+            char *into = write ? s->acks_in + (size_t)j * CC_ACCESS_HEADER : PACKET_BUF(g + j);
             int len = write ? CC_ACCESS_HEADER : lens[g + j];
             r.rc = MPI_Irecv(into, len, MPI_BYTE, targets[g + j], s->reply_tag, s->comm, &s->waits[1 + j]);
             if (r.rc != MPI_SUCCESS)
@@ -466,7 +470,7 @@ cc_access_result cc_store_batch(cc_store *s, int write, int n, int k, const int 
             put64(msg, (unsigned long long)offs[g + j]);
             put64(msg + 8, (unsigned long long)len | (write ? CC_STORE_WRITE : 0));
             if (write && len > 0)
-                memcpy(msg + CC_ACCESS_HEADER, bufs[g + j], (size_t)len);
+                memcpy(msg + CC_ACCESS_HEADER, PACKET_BUF(g + j), (size_t)len);
             int mlen = CC_ACCESS_HEADER + (write ? len : 0);
             r.rc = MPI_Isend(msg, mlen, MPI_BYTE, targets[g + j], s->req_tag, s->comm, &s->req_sends[j]);
             if (r.rc != MPI_SUCCESS)
@@ -512,6 +516,7 @@ cc_access_result cc_store_batch(cc_store *s, int write, int n, int k, const int 
 broken:
     s->broken = 1;
     return r;
+#undef PACKET_BUF
 }
 
 cc_store_wait_result cc_store_wait(cc_store *s, int n, MPI_Request *reqs)

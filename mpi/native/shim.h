@@ -238,7 +238,8 @@ typedef struct {
 cc_store *cc_store_new(MPI_Comm comm, int req_tag, int reply_tag, int max_packet, int *rc);
 int cc_store_grow(cc_store *s, size_t n);
 cc_access_result cc_store_batch(cc_store *s, int write, int n, int k, const int *targets,
-                                const long long *offs, const int *lens, char **bufs);
+                                const long long *offs, const int *lens, char *base,
+                                const long long *boffs, char **bufs);
 typedef struct {
     cc_access_result r;
     int index; /* of the extra request that completed, -1 if none */
