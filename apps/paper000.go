@@ -185,8 +185,13 @@ func newRand(seed int64, stream uint64) *rand.Rand {
 }
 
 // poller calls the store's Poll (globalvar.Poll) from local computations,
-// so a rank that computes still serves the ranks reading from it; the first
-// error is kept and ends the computation's caller.
+// so a rank that computes still serves the ranks reading from it, and then
+// yields the processor (sched_yield): where ranks share cores (the test
+// cluster's four hosts on two), a computing rank would otherwise keep a
+// core from a rank whose data is waiting in its sockets, which no machine
+// with a processor per rank does; with nothing else runnable the yield
+// returns at once. The first error is kept and ends the computation's
+// caller.
 type poller struct {
 	s   globalvar.Store
 	err error
@@ -196,6 +201,7 @@ func (p *poller) poll() {
 	if p.err == nil {
 		p.err = globalvar.Poll(p.s)
 	}
+	osYield()
 }
 
 // radixChunk is how many keys a radix pass handles between two polls.
