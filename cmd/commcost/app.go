@@ -31,16 +31,14 @@ import (
 // (registerApp) from its own file.
 
 func init() {
-	register(command{name: "app", summary: "applications measured phase by phase against models' predictions (paper 000's four; Table 2): list, table, NAME", run: runApp})
+	register(command{name: "app", summary: "applications measured phase by phase against models' predictions (paper 000's four; Table 2)", more: appMore})
+	register(command{name: "app list", summary: "the applications, what they run over, their own flags", run: runAppList})
+	register(command{name: "app table", summary: "the per-phase table and Table 2 from application records (of several runs), optionally re-predicted with --model", run: runAppTable})
 }
 
-const appUsage = `usage: commcost app list
-       commcost app NAME [flags]          (under mpirun, or --backend local --np N)
-       commcost app table FILE.jsonl ...  [--model FILE.json ...] [--format table|markdown] [--plot FILE]
-
-NAME runs an application: every configuration (its size flags, and the
-lists of its other flags) on every store of --store, measured phase by phase
-(every phase's time is the slowest rank's; repetitions until the 95% CI of
+const appMore = `Every application (app NAME) runs every configuration (its size flags, and
+the lists of its other flags) on every store of --store, measured phase by
+phase (a phase's time is the slowest rank's; repetitions until the 95% CI of
 every phase's median is within --rel-ci), its result checked against an
 independent oracle. Every communication phase states its communication as
 pattern instances (record field "workload"), which every model of --model
@@ -100,11 +98,15 @@ type appSetup struct {
 
 var appTable = map[string]appEntry{}
 
+// registerApp adds an application to 'commcost app' (from an init
+// function): its entry, and its subcommand app NAME.
 func registerApp(e appEntry) {
 	if _, dup := appTable[e.name]; dup {
 		panic("commcost: application registered twice: " + e.name)
 	}
 	appTable[e.name] = e
+	register(command{name: "app " + e.name, summary: fmt.Sprintf("%s (paper %s)", e.summary, e.paper),
+		run: func(args []string, stdout, stderr io.Writer) error { return runAppEntry(e, args, stdout, stderr) }})
 }
 
 func appNames() []string {
@@ -116,28 +118,12 @@ func appNames() []string {
 	return names
 }
 
-func runApp(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, appUsage)
-		return usagef("app needs list, table or an application name: %s", strings.Join(appNames(), ", "))
+func runAppList(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("app list", stderr)
+	if err := parseFlags(fs, args, false); err != nil {
+		return err
 	}
-	switch args[0] {
-	case "list":
-		if len(args) > 1 {
-			return usagef("app list takes no arguments, got %q", args[1])
-		}
-		return writeAppList(stdout)
-	case "table":
-		return runAppTable(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, appUsage)
-		return nil
-	}
-	e, ok := appTable[args[0]]
-	if !ok {
-		return usagef("app %q: unknown application; accepted: %s (commcost app list describes them)", args[0], strings.Join(appNames(), ", "))
-	}
-	return runAppEntry(e, args[1:], stdout, stderr)
+	return writeAppList(stdout)
 }
 
 func writeAppList(w io.Writer) error {

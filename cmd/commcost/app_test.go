@@ -188,8 +188,8 @@ func TestAppBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no application", []string{"app"}, "app needs list, table or an application name"},
-		{"unknown application", []string{"app", "quicksort"}, `app "quicksort": unknown application`},
+		{"no application", []string{"app"}, "app needs a subcommand"},
+		{"unknown application", []string{"app", "quicksort"}, `app "quicksort": unknown subcommand`},
 		{"unknown store", app("matmul", "--store", "nvram"), "--store nvram"},
 		{"emulate with another store", app("matmul", "--store", "direct,emulate:BF(2)"), "must be the only store"},
 		{"emulate bad network", app("matmul", "--store", "emulate:XY(3)"), "--store emulate:XY(3)"},
@@ -212,7 +212,7 @@ func TestAppBadInput(t *testing.T) {
 		{"cal-r zero", []string{"app", "bitonic", "--cal-r", "0", "--backend", "local", "--out", out}, "--cal-r 0"},
 		{"plot extension", app("bitonic", "--plot", filepath.Join(dir, "p.txt")), "--plot"},
 		{"iters", app("bitonic", "--iters", "3"), "--iters"},
-		{"list with arguments", []string{"app", "list", "x"}, "app list takes no arguments"},
+		{"list with arguments", []string{"app", "list", "x"}, `unexpected argument "x"`},
 		{"table without files", []string{"app", "table"}, "app table needs one or more FILE.jsonl"},
 		{"table of no records", []string{"app", "table", notJSON}, "FILE " + notJSON},
 	}

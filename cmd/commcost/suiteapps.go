@@ -44,8 +44,9 @@ func suiteApps(p int) (run []apps.App, skipped []string) {
 }
 
 // suiteAppSweep runs the suite's applications on every rank of c over one
-// direct store, emitting every phase record (store "direct").
-func suiteAppSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error, stderr io.Writer) error {
+// direct store, emitting every phase record (store "direct") and calling
+// done after each program.
+func suiteAppSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error, done func(), stderr io.Writer) error {
 	run, skipped := suiteApps(c.Size())
 	if len(skipped) > 0 && c.Rank() == 0 {
 		fmt.Fprintf(stderr, "commcost: suite: on %d ranks, not run: %v\n", c.Size(), skipped)
@@ -68,6 +69,7 @@ func suiteAppSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(resul
 				return err
 			}
 		}
+		done()
 	}
 	return s.Close()
 }
