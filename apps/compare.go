@@ -242,7 +242,7 @@ func (r *Ranking) Write(w io.Writer, markdown bool) error {
 	}
 	fmt.Fprintf(w, "%s %s on %d ranks: communication per phase, predicted (error vs measured median); * best per column\n",
 		r.App, paramList(r.Params), r.Ranks)
-	if err := results.RenderGrid(w, header, rows, markdown); err != nil {
+	if err := results.RenderCells(w, header, rows, markdown); err != nil {
 		return err
 	}
 	var vs []string
@@ -286,7 +286,7 @@ func (r *Ranking) WriteClosedForms(w io.Writer, forms []ClosedForm, source strin
 		rows = append(rows, []string{name, f.Topology, f.Formula, results.FormatSeconds(f.Sec), fmt.Sprintf("%+.1f%%", 100*(f.Sec-meas)/meas)})
 	}
 	fmt.Fprintf(w, "paper 003's closed forms of the total communication (t_s, t_w from %s; measured total %s)\n", source, results.FormatSeconds(meas))
-	return results.RenderGrid(w, []string{"model", "topology", "formula", "predicted", "error"}, rows, markdown)
+	return results.RenderCells(w, []string{"model", "topology", "formula", "predicted", "error"}, rows, markdown)
 }
 
 // Plot draws measured (x) against predicted (y) time, one series per
