@@ -30,7 +30,7 @@ func TestCalibrateFitRank(t *testing.T) {
 		app   App
 		views map[string]string // model kind -> view of every phase
 	}{
-		{Cannon{N: 32}, map[string]string{"hockney": ViewP2P, "loggp": ViewP2P, "twolevel": ViewAggregate, "bsp": ViewAggregate, "hyperbolic": ViewP2P}},
+		{Cannon{N: 32}, map[string]string{"hockney": ViewP2P, "twolevel": ViewAggregate, "bsp": ViewAggregate, "hyperbolic": ViewP2P}},
 		{Checkerboard{N: 32}, map[string]string{"hockney": ViewP2P, "twolevel": ViewAggregate}},
 		{&Gauss{N: 32}, map[string]string{"piecewise": ViewP2P, "twolevel": ViewAggregate, "bsp": ViewAggregate}},
 		{&Multigrid{N: 15, Iters: 3}, map[string]string{"hyperbolic": ViewContention, "hockney": ViewP2P, "bsp": ViewP2P}},
