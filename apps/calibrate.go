@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/commcost/commcost/model"
@@ -43,6 +44,20 @@ type Calibration struct {
 	// MaxSizes bounds the message sizes per point-to-point sweep; zero
 	// means 6.
 	MaxSizes int
+	// Kinds are the model kinds to calibrate for (FitKinds when empty):
+	// only the patterns some of them read are measured.
+	Kinds []string
+}
+
+// needs reports whether a kind of cal.Kinds reads records of bench.
+func (cal Calibration) needs(bench string) bool {
+	kinds := cal.kinds()
+	for _, k := range model.Registered() {
+		if slices.Contains(kinds, k.Name) && slices.Contains(k.Benches, bench) {
+			return true
+		}
+	}
+	return false
 }
 
 // calibrationMaxTime bounds each calibration point (seconds).
@@ -131,8 +146,9 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 	if err != nil {
 		return nil, err
 	}
+	wantRT := slices.Contains(cal.kinds(), "hyperbolic")
 	for _, s := range sizes {
-		if pair != nil {
+		if pair != nil && cal.needs("pingpong") {
 			pp := patterns.PingPong{Bytes: s, Iters: calIters(s), Reps: reps}
 			m, err := pp.Run(pair)
 			if err != nil {
@@ -145,12 +161,17 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		if err := c.Barrier(); err != nil {
 			return nil, err
 		}
-		rt, err := patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps}.Run(c)
-		if err != nil {
-			return nil, err
+		if wantRT {
+			rt, err := patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps}.Run(c)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(rt.Record("roundtrip", results.Params{"bytes": s}, 2, meta)); err != nil {
+				return nil, err
+			}
 		}
-		if err := add(rt.Record("roundtrip", results.Params{"bytes": s}, 2, meta)); err != nil {
-			return nil, err
+		if !cal.needs("prtt") {
+			continue
 		}
 		one, err := patterns.PRTT{Bytes: s, N: 1, Peer: 1, Iters: calIters(s), Reps: reps}.Run(c)
 		if err != nil {
@@ -182,7 +203,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 	}
 
 	// Paper 001's all-to-all for the hyperbolic model's network block.
-	if len(chain) > 0 {
+	if len(chain) > 0 && cal.needs("alltoall") {
 		// Sizes from 0 (T(0) = a(n), rule 4) to the plane, as paper 001
 		// fits a(n) and b(n) per n.
 		for _, s := range append([]int{0}, spread(chain)...) {
@@ -199,6 +220,9 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 	}
 
 	// Paper 003's aggregate operations, on the ranks each item names.
+	if !cal.needs("aggregate") {
+		aggOrder = nil
+	}
 	insensitive := false
 	for _, k := range aggOrder {
 		sens, err := model.BisectionSensitive(k.op)
@@ -255,6 +279,13 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		}
 	}
 	return recs, nil
+}
+
+func (cal Calibration) kinds() []string {
+	if len(cal.Kinds) == 0 {
+		return FitKinds
+	}
+	return cal.Kinds
 }
 
 func (cal Calibration) maxSizes() int {

@@ -162,7 +162,7 @@ func (m Cannon) Run(env Env) (Outcome, error) {
 		verr = fmt.Errorf("cannon: rank %d: %w", c.Rank(), verr)
 	}
 	if err := AgreeErr(c, verr); err != nil {
-		return out, err
+		return out, collective(err)
 	}
 	out.Workload = m.Workload(p)
 	return out, nil

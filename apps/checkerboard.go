@@ -144,7 +144,7 @@ func (m Checkerboard) Run(env Env) (Outcome, error) {
 		verr = fmt.Errorf("checkerboard: rank %d: %w", c.Rank(), verr)
 	}
 	if err := AgreeErr(c, verr); err != nil {
-		return out, err
+		return out, collective(err)
 	}
 	out.Workload = m.Workload(p)
 	return out, nil

@@ -286,3 +286,20 @@ func sameParams(a, b results.Params) bool {
 	}
 	return true
 }
+
+// CollectiveError is an error every rank of the run returned alike: a
+// verdict of AgreeErr, or a check on data every rank holds (the pivot
+// Gaussian elimination broadcasts). A caller can then end every rank
+// normally, without aborting the job.
+type CollectiveError struct{ Err error }
+
+func (e *CollectiveError) Error() string { return e.Err.Error() }
+func (e *CollectiveError) Unwrap() error { return e.Err }
+
+// collective marks err as reached by every rank.
+func collective(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &CollectiveError{err}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -63,10 +64,32 @@ type Ranking struct {
 	// Best[j] is the model with the smallest |relative error| in column j,
 	// -1 when no model predicts it.
 	Best []int
+	// Stat names the measured statistic for the table ("" = median; the
+	// caller sets "fastest" for records that went through Fastest).
+	Stat string
 }
 
 // TotalColumn names the sum of the communication phases.
 const TotalColumn = "total"
+
+// Fastest returns copies of recs whose median is replaced by the fastest
+// repetition (Min; the CI collapses to it), for fitting and ranking on
+// the fastest repetition instead of the median. On a link shaped to a
+// fixed rate the fastest repetition is the closest to the wire time: a
+// busy machine only ever adds time (the ground-truth checks of
+// scripts/testcluster.sh use it the same way). Records without a sample
+// count are kept as they are.
+func Fastest(recs []results.Record) []results.Record {
+	out := make([]results.Record, len(recs))
+	for i, r := range recs {
+		if r.N > 0 {
+			r.Median = r.Min
+			r.CI95 = [2]float64{r.Min, r.Min}
+		}
+		out[i] = r
+	}
+	return out
+}
 
 // Rank builds the ranking of models on the phase records of one
 // application run (bench "app", as Measure returns them). Records of
@@ -174,6 +197,48 @@ func runParams(p results.Params) results.Params {
 	return out
 }
 
+// Annotate stores every model's prediction of each communication phase in
+// that phase's record (Derived "pred_NAME_s", seconds, and "pred_err_NAME",
+// (T_pred - T_meas)/T_meas with T_meas the statistic the ranking was built
+// on, the median unless the records went through Fastest; NAME is the model's name with characters other
+// than letters, digits, '-' and '_' replaced by '_'), so the records alone
+// carry what the table shows. recs are the records Rank was built from.
+func (r *Ranking) Annotate(recs []results.Record) {
+	for k := range recs {
+		rec := &recs[k]
+		if rec.Bench != Bench || rec.Params["kind"] != KindComm {
+			continue
+		}
+		j := slices.Index(r.Columns, rec.Params["phase"].(string))
+		if j < 0 || j == len(r.Columns)-1 {
+			continue
+		}
+		for i, name := range r.Models {
+			pr := r.Pred[i][j]
+			if pr.Err != nil {
+				continue
+			}
+			if rec.Derived == nil {
+				rec.Derived = map[string]float64{}
+			}
+			key := derivedName(name)
+			rec.Derived["pred_"+key+"_s"] = pr.Sec
+			if r.Measured[j] > 0 {
+				rec.Derived["pred_err_"+key] = pr.RelErr(r.Measured[j])
+			}
+		}
+	}
+}
+
+func derivedName(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c == '-' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			return c
+		}
+		return '_'
+	}, s)
+}
+
 // Predictable reports an error unless at least one model predicts at
 // least one of the workload's phases; the error lists why each failed.
 // Callers use it to refuse a model set before running anything.
@@ -208,20 +273,30 @@ func Predictable(work map[string][]results.WorkItem, models []NamedModel) error 
 // column; a model that does not describe a phase says so. The first row is
 // the measurement. Views used are listed under the table.
 func (r *Ranking) Write(w io.Writer, markdown bool) error {
-	header := append([]string{"model"}, r.Columns...)
-	rows := [][]string{append([]string{"measured (median)"}, mapF(r.Measured, results.FormatSeconds)...)}
-	ci := []string{"95% CI"}
-	for _, c := range r.CI {
-		ci = append(ci, "["+results.FormatSeconds(c[0])+", "+results.FormatSeconds(c[1])+"]")
+	stat := "median"
+	if r.Stat != "" {
+		stat = r.Stat
 	}
-	rows = append(rows, ci)
+	header := append([]string{"model"}, r.Columns...)
+	rows := [][]string{append([]string{"measured (" + stat + ")"}, mapF(r.Measured, results.FormatSeconds)...)}
+	if r.Stat == "" {
+		ci := []string{"95% CI"}
+		for _, c := range r.CI {
+			ci = append(ci, "["+results.FormatSeconds(c[0])+", "+results.FormatSeconds(c[1])+"]")
+		}
+		rows = append(rows, ci)
+	}
 	views := map[string]bool{}
 	var notes []string
 	for i, name := range r.Models {
 		row := []string{name}
 		for j, p := range r.Pred[i] {
 			if p.Err != nil {
-				row = append(row, "unsupported")
+				if errors.Is(p.Err, model.ErrUnsupportedPattern) {
+					row = append(row, "unsupported")
+				} else {
+					row = append(row, "invalid")
+				}
 				continue
 			}
 			cell := fmt.Sprintf("%s (%+.1f%%)", results.FormatSeconds(p.Sec), 100*p.RelErr(r.Measured[j]))
@@ -240,8 +315,8 @@ func (r *Ranking) Write(w io.Writer, markdown bool) error {
 			}
 		}
 	}
-	fmt.Fprintf(w, "%s %s on %d ranks: communication per phase, predicted (error vs measured median); * best per column\n",
-		r.App, paramList(r.Params), r.Ranks)
+	fmt.Fprintf(w, "%s %s on %d ranks: communication per phase, predicted (error vs measured %s); * best per column\n",
+		r.App, paramList(r.Params), r.Ranks, stat)
 	if err := results.RenderCells(w, header, rows, markdown); err != nil {
 		return err
 	}

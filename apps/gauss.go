@@ -233,7 +233,7 @@ func (g *Gauss) Run(env Env) (Outcome, error) {
 	}
 	orc, err := g.oracleFor(env.Seed)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, collective(err) // every rank factors the same matrix
 	}
 	n, nl := g.N, g.N/p
 	r0 := me * nl
@@ -285,7 +285,7 @@ func (g *Gauss) Run(env Env) (Outcome, error) {
 		if !(math.Abs(piv) > PivotTol*orc.normMax) {
 			// Every rank holds the pivot row, so every rank stops here
 			// with the same message: a collective error, no abort needed.
-			return out, fmt.Errorf("gauss: elimination step %d: pivot a_%d,%d = %.3g is below %.0g ||A||_max; the matrix needs pivoting, which the slides' row-wise algorithm does not do (use --matrix dd)", i, i, i, piv, PivotTol)
+			return out, collective(fmt.Errorf("gauss: elimination step %d: pivot a_%d,%d = %.3g is below %.0g ||A||_max; the matrix needs pivoting, which the slides' row-wise algorithm does not do (use --matrix dd)", i, i, i, piv, PivotTol))
 		}
 		_ = out.Phases.Time(c, "eliminate", KindComp, func() error {
 			for li := max(i+1-r0, 0); li < nl; li++ {
@@ -351,7 +351,7 @@ func (g *Gauss) Run(env Env) (Outcome, error) {
 		}
 	}
 	if err := AgreeErr(c, verr); err != nil {
-		return out, err
+		return out, collective(err)
 	}
 	out.Workload = g.Workload(p)
 	return out, nil

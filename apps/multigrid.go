@@ -187,7 +187,7 @@ func (m *Multigrid) Run(env Env) (Outcome, error) {
 	}
 	verr := m.verify(c, oracle, u, hist)
 	if err := AgreeErr(c, verr); err != nil {
-		return out, err
+		return out, collective(err)
 	}
 	out.Workload = m.Workload(p)
 	out.Counters = map[string]float64{"residual_first": oracle.history[0], "residual_last": oracle.history[m.Iters-1]}

@@ -83,7 +83,9 @@ func predictItems(m Model, w []results.WorkItem) (float64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("workload item %d (%s %s): %w", i+1, it.Bench, paramString(it.Params), err)
 		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			// A negative time is a fit outside its physical range (e.g.
+			// LogGP's L below zero on noisy round trips), not a prediction.
 			return 0, fmt.Errorf("workload item %d (%s %s): %s predicts %v", i+1, it.Bench, paramString(it.Params), m.Kind(), v)
 		}
 		sum += it.Count * v

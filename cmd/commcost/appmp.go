@@ -1,0 +1,416 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// The message-passing applications of papers 001 and 003 (package apps):
+// `commcost app multigrid|cannon|checkerboard|gauss`. Each run measures the
+// program (verified against its oracle), predicts every communication
+// phase with every model (--model files, or models fitted to a calibration
+// of exactly the patterns the program's workload names), and prints one
+// table per run: rows are models, columns the phases and their total,
+// cells the predicted time and its error against the measured median, the
+// best model per column marked.
+
+// appMPNames are the applications of this file, in help order.
+var appMPNames = []string{"multigrid", "cannon", "checkerboard", "gauss"}
+
+func isAppMP(name string) bool { return slices.Contains(appMPNames, name) }
+
+const appMPSummary = "message-passing applications (papers 001, 003): multigrid, cannon, checkerboard, gauss; measured, verified, predicted by every model"
+
+func init() {
+	// apps-000 registers the `app` command for paper 000's applications;
+	// until both are in one tree this file registers it alone.
+	if _, ok := commands["app"]; !ok {
+		register(command{name: "app", summary: appMPSummary, run: runAppMPCommand})
+	}
+}
+
+func runAppMPCommand(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usagef("app wants an application name first: %s (e.g. commcost app cannon --n 256)", strings.Join(appMPNames, ", "))
+	}
+	if !isAppMP(args[0]) {
+		return usagef("unknown application %q: accepted values are %s", args[0], strings.Join(appMPNames, ", "))
+	}
+	return runAppMP(args[0], args[1:], stdout, stderr)
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+type appMPFlags struct {
+	patternFlags
+	name       string
+	n          int
+	grid       string
+	iterations int
+	variants   []string
+	cycles     int
+	matrix     string
+	models     stringList
+	kinds      []string
+	plot       string
+	calibTime  float64
+	markdown   bool
+	fastest    bool
+
+	loaded []apps.NamedModel // --model files, read on every rank
+}
+
+// Defaults: sizes that finish in seconds on shared memory with blocks and
+// planes of 32 KiB and more.
+const (
+	defaultAppN         = 128
+	defaultMGN          = 127
+	defaultMGIterations = 10
+	defaultAppMaxTime   = 10.0 // seconds of timed runs per application
+	defaultCalibMaxTime = 0.5  // seconds per calibration point
+)
+
+func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, error) {
+	fs := newFlagSet("app "+name, stderr)
+	f := &appMPFlags{name: name}
+	f.registerPattern(fs, patternSpec{name: "app " + name, seed: true, warmupReps: true, maxTime: defaultAppMaxTime})
+	fs.Lookup("warmup").Usage = "untimed runs of the program before the timed ones (default 2)"
+	fs.Lookup("min-reps").Usage = "minimum timed runs"
+	fs.Lookup("max-reps").Usage = "maximum timed runs"
+	fs.Lookup("max-time").Usage = "seconds of timed runs before stopping"
+	nDef := defaultAppN
+	if name == "multigrid" {
+		nDef = defaultMGN
+	}
+	switch name {
+	case "multigrid":
+		fs.IntVar(&f.n, "n", nDef, "interior grid points per side of a time plane, 2^k - 1 (a plane message is 8 n^2 bytes)")
+		fs.IntVar(&f.iterations, "iterations", defaultMGIterations, "block-Jacobi iterations in time (each moves every plane to the next time level)")
+		fs.IntVar(&f.cycles, "cycles", 1, "V-cycles per iteration")
+	case "gauss":
+		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of the rank count)")
+		fs.StringVar(&f.matrix, "matrix", "dd", "input: dd (diagonally dominant), random, hilbert (near-singular), singular, zeropivot (needs pivoting: fails during the run)")
+	case "checkerboard":
+		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of the grid's rows and columns)")
+		fs.StringVar(&f.grid, "grid", "", "process grid ROWSxCOLS with ROWS*COLS = ranks (default: the most nearly square)")
+	default:
+		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of q on a q x q grid)")
+	}
+	variant := "async"
+	if name == "multigrid" {
+		fs.StringVar(&variant, "variant", "async", "async (as the program runs), sync (a barrier before every exchange), or async,sync")
+	}
+	fs.Var(&f.models, "model", "fitted model `FILE.json` ('commcost fit KIND FILE --format json'); repeat for several; without it, the patterns the program needs are measured and every kind fitted first")
+	kinds := fs.String("kinds", strings.Join(apps.FitKinds, ","), "model kinds to fit to the calibration (without --model)")
+	fs.StringVar(&f.plot, "plot", "", "write measured against predicted per model to this `file` (.png, .svg, .pdf)")
+	fs.Float64Var(&f.calibTime, "calib-max-time", defaultCalibMaxTime, "seconds of repetitions per calibration point")
+	fs.BoolVar(&f.markdown, "markdown", false, "print the tables as markdown")
+	stat := fs.String("stat", "median", "measured statistic the models are fitted to and judged against: median, or fastest (the fastest repetition: the wire time of a shaped link when the machine is busy)")
+	if err := parseFlags(fs, args, false); err != nil {
+		return nil, err
+	}
+	if err := f.checkPattern(fs); err != nil {
+		return nil, err
+	}
+	if f.set["format"] {
+		return nil, usagef("--format: app prints its tables (--markdown for markdown); records go to --out as JSON Lines")
+	}
+	switch *stat {
+	case "median":
+	case "fastest":
+		f.fastest = true
+	default:
+		return nil, usagef("--stat %s: accepted values are median and fastest", *stat)
+	}
+	if f.n < 1 {
+		return nil, usagef("--n %d: must be a positive integer", f.n)
+	}
+	if name == "multigrid" {
+		if f.iterations < 1 {
+			return nil, usagef("--iterations %d: must be an integer >= 1", f.iterations)
+		}
+		if f.cycles < 1 {
+			return nil, usagef("--cycles %d: must be an integer >= 1", f.cycles)
+		}
+		var err error
+		if f.variants, err = parseListOf("variant", variant, "async, sync or async,sync", func(v string) (string, error) {
+			if v != "async" && v != "sync" {
+				return "", fmt.Errorf("%q is not async or sync", v)
+			}
+			return v, nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if f.grid != "" {
+		if _, err := apps.ParseGrid(f.grid); err != nil {
+			return nil, usagef("--grid %s: accepted form ROWSxCOLS with positive integers, e.g. 2x3", f.grid)
+		}
+	}
+	if !(f.calibTime > 0) || math.IsInf(f.calibTime, 0) {
+		return nil, usagef("--calib-max-time %v: must be a positive number of seconds", f.calibTime)
+	}
+	var err error
+	if f.kinds, err = parseListOf("kinds", *kinds, "a list of "+strings.Join(model.Kinds(), ", "), func(v string) (string, error) {
+		if !slices.Contains(model.Kinds(), v) {
+			return "", fmt.Errorf("%q is not a model kind", v)
+		}
+		return v, nil
+	}); err != nil {
+		return nil, err
+	}
+	if f.set["kinds"] && len(f.models) > 0 {
+		return nil, usagef("--kinds chooses what to fit to a calibration; with --model nothing is fitted")
+	}
+	if f.plot != "" {
+		if err := checkPlotPath(f.plot); err != nil {
+			return nil, err
+		}
+	}
+	for _, path := range f.models {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--model %s: %v", path, err)
+		}
+		m, _, err := model.Unmarshal(data)
+		if err != nil {
+			return nil, usagef("--model %s: %v", path, err)
+		}
+		f.loaded = append(f.loaded, apps.NamedModel{Name: modelName(m.Kind(), path, f.models), Model: m})
+	}
+	return f, nil
+}
+
+// modelName is the model's kind, with the file's name when several
+// --model files are given (two may hold the same kind).
+func modelName(kind, path string, all []string) string {
+	if len(all) == 1 {
+		return kind
+	}
+	return kind + " (" + filepath.Base(path) + ")"
+}
+
+// programs are the configured runs: one per multigrid variant, else one.
+func (f *appMPFlags) programs() []apps.App {
+	switch f.name {
+	case "multigrid":
+		var out []apps.App
+		for _, v := range f.variants {
+			out = append(out, &apps.Multigrid{N: f.n, Iters: f.iterations, Cycles: f.cycles, Sync: v == "sync"})
+		}
+		return out
+	case "cannon":
+		return []apps.App{apps.Cannon{N: f.n}}
+	case "checkerboard":
+		g, _ := apps.ParseGrid(f.grid)
+		if f.grid == "" {
+			g = apps.Grid{}
+		}
+		return []apps.App{apps.Checkerboard{N: f.n, Grid: g}}
+	}
+	return []apps.App{&apps.Gauss{N: f.n, Matrix: f.matrix}}
+}
+
+func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
+	f, err := parseAppMP(name, args, stderr)
+	if err != nil {
+		return err
+	}
+	progs := f.programs()
+	return withWorld(f.backend, f.np, func(c mpi.Comm) error {
+		p := c.Size()
+		// Bad input first, agreed by every rank: the rank count, the sizes,
+		// the input matrix, and whether the given models predict anything.
+		err := func() error {
+			if p < 2 {
+				hint := ""
+				if c.Backend() == backendNative {
+					hint = " (run under mpirun -np 4, or --backend local --np 4)"
+				}
+				return usagef("app %s needs at least 2 ranks to communicate, got %d%s", name, p, hint)
+			}
+			for _, prog := range progs {
+				if err := prog.Check(p); err != nil {
+					return usagef("%v", err)
+				}
+				if g, ok := prog.(*apps.Gauss); ok {
+					if err := g.Input(f.seed); err != nil {
+						return usagef("%v", err)
+					}
+				}
+				if len(f.loaded) > 0 {
+					if err := apps.Predictable(prog.(apps.Workloader).Workload(p), f.loaded); err != nil {
+						return usagef("--model: %v", err)
+					}
+				}
+			}
+			return nil
+		}()
+		if err := agree(c, err); err != nil {
+			return err
+		}
+		meta, err := newMeta(c)
+		if err != nil {
+			return err
+		}
+		meta.Seed = f.seed
+		// Records go to --out only; stdout gets the tables.
+		mf := f.measureFlags
+		mf.format, _ = results.ParseFormat("jsonl")
+		s, err := openSink(c, &mf, io.Discard)
+		if err != nil {
+			return err
+		}
+		err = f.measureAll(c, progs, meta, s, stdout)
+		if cerr := s.close(); err == nil {
+			err = cerr
+		}
+		var ce *apps.CollectiveError
+		if errors.As(err, &ce) {
+			// Every rank has this verdict: rank 0 prints it, nobody aborts.
+			if c.Rank() == 0 {
+				return &agreedError{err}
+			}
+			return &quietError{err: err}
+		}
+		return err
+	})
+}
+
+// measureAll calibrates (without --model), runs every program, and prints
+// its ranking on rank 0.
+func (f *appMPFlags) measureAll(c mpi.Comm, progs []apps.App, meta results.Meta, s *sink, stdout io.Writer) error {
+	emit := func(rec results.Record) error {
+		if c.Rank() != 0 {
+			return nil
+		}
+		return s.write(rec)
+	}
+	models := f.loaded
+	p := c.Size()
+	if len(models) == 0 {
+		work := map[string][]results.WorkItem{}
+		for i, prog := range progs {
+			for ph, w := range prog.(apps.Workloader).Workload(p) {
+				work[fmt.Sprintf("%d/%s", i, ph)] = w
+			}
+		}
+		reps := f.patternReps()
+		reps.MaxTime, reps.MinReps, reps.Warmup = f.calibTime, min(reps.MinReps, 5), 1
+		cal, err := apps.Calibration{Reps: reps, Kinds: f.kinds}.Run(c, work, meta, emit)
+		if err != nil {
+			return fmt.Errorf("calibration: %w", err)
+		}
+		if f.fastest {
+			cal = apps.Fastest(cal)
+		}
+		var ferr error
+		if c.Rank() == 0 {
+			var notes []string
+			models, notes = apps.Fit(cal, f.kinds)
+			for _, n := range notes {
+				fmt.Fprintln(stdout, "calibration:", n)
+			}
+			for _, prog := range progs {
+				if err := apps.Predictable(prog.(apps.Workloader).Workload(p), models); err != nil {
+					ferr = fmt.Errorf("calibration: %w", err)
+				}
+			}
+		}
+		if err := agree(c, ferr); err != nil {
+			return err
+		}
+	}
+	for i, prog := range progs {
+		env := apps.Env{Comm: c, Seed: f.seed}
+		recs, err := apps.Measure(env, prog, f.patternReps(), meta)
+		if err != nil {
+			return err
+		}
+		if c.Rank() != 0 {
+			continue
+		}
+		ranked := recs
+		if f.fastest {
+			ranked = apps.Fastest(recs)
+		}
+		rank, err := apps.Rank(ranked, models)
+		if err != nil {
+			return err
+		}
+		if f.fastest {
+			rank.Stat = "fastest"
+		}
+		rank.Annotate(recs)
+		for _, r := range recs {
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		if err := rank.Write(stdout, f.markdown); err != nil {
+			return err
+		}
+		if f.name != "multigrid" {
+			if ts, tw, src, ok := slidesParams(models); ok {
+				forms, err := apps.ClosedForms(f.name, f.n, p, ts, tw)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout)
+				if err := rank.WriteClosedForms(stdout, forms, src, f.markdown); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintln(stdout, "paper 003's closed forms need t_s and t_w: fit or give a hockney or twolevel model")
+			}
+		}
+		if f.plot != "" {
+			path := f.plot
+			if len(progs) > 1 {
+				ext := filepath.Ext(path)
+				path = strings.TrimSuffix(path, ext) + "-" + prog.Params()["variant"].(string) + ext
+			}
+			if err := rank.Plot(path); err != nil {
+				return fmt.Errorf("--plot %s: %w", path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// slidesParams picks t_s and t_w for paper 003's closed forms: the
+// Hockney fit's (the slides' point-to-point cost t_s + t_w m), else the
+// two-level model's.
+func slidesParams(models []apps.NamedModel) (ts, tw float64, source string, ok bool) {
+	for _, kind := range []string{"hockney", "twolevel"} {
+		for _, nm := range models {
+			if nm.Model.Kind() != kind {
+				continue
+			}
+			a, okA := model.ParamByName(nm.Model, "t_s")
+			b, okB := model.ParamByName(nm.Model, "t_w")
+			if okA && okB {
+				return a.Value, b.Value, nm.Name, true
+			}
+		}
+	}
+	return 0, 0, "", false
+}
