@@ -22,17 +22,19 @@ import (
 //     up along the columns between steps ("shift"; q-1 shifts).
 //
 // Communication: 2(q-1) block shifts of m = 8 n^2/p bytes plus the
-// alignment. A row shift is q concurrent circular 1-shifts of q ranks (an
-// "aggregate" qshift point on q ranks with q-param q-1, the left shift);
-// a column shift is one circular shift of all p ranks by p - q (rank i
-// sends to i - q), the qshift point on p ranks with that q. The
-// alignment is stated as one shift of each kind: every rank sends at most
-// one block of each matrix, as in a shift step, although row 0 and
-// column 0 do not move. The point-to-point view counts the messages along
-// the critical path: two per shift step and two for the alignment (rank
-// (q-1, q-1) moves both blocks). The A and B shifts run one after the
-// other, so their times add, as the workload's sum does. The result is
-// checked against a serial triple-loop product.
+// alignment, each stated as the "aggregate" qshift point that performs
+// exactly that permutation. A row shift is q concurrent circular 1-shifts
+// of q ranks (the qshift point on q ranks with q-param q-1, the left
+// shift); a column shift is one circular shift of all p ranks by p - q
+// (rank i sends to i - q), the qshift point on p ranks with that q. In
+// the alignment every row and every column is its own circular shift
+// (row r by r, column c by c), concurrently: one qshift on q ranks for A
+// and one for B (a rank sends at most one block of each, although row 0
+// and column 0 do not move). The point-to-point view counts the messages
+// along the critical path: two per shift step and two for the alignment
+// (rank (q-1, q-1) moves both blocks). The A and B shifts run one after
+// the other, so their times add, as the workload's sum does. The result
+// is checked against a serial triple-loop product.
 type Cannon struct {
 	// N is the matrix order; q must divide it.
 	N int
@@ -72,15 +74,15 @@ func (m Cannon) Workload(p int) map[string][]results.WorkItem {
 	g, _ := SquareGrid(p)
 	q := g.Rows
 	blk := m.BlockBytes(p)
-	shifts := func(count float64) []results.WorkItem {
-		var w workload
-		if q > 1 {
-			w.add(aggItem(count, "qshift", blk, q, q-1), aggItem(count, "qshift", blk, p, p-q))
-			w.add(p2pItems(2*count, []int{blk})...)
-		}
-		return w.list()
+	var align, shift workload
+	if q > 1 {
+		align.add(aggItem(2, "qshift", blk, q, q-1))
+		align.add(p2pItems(2, []int{blk})...)
+		steps := float64(q - 1)
+		shift.add(aggItem(steps, "qshift", blk, q, q-1), aggItem(steps, "qshift", blk, p, p-q))
+		shift.add(p2pItems(2*steps, []int{blk})...)
 	}
-	return map[string][]results.WorkItem{"align": shifts(1), "shift": shifts(float64(q - 1))}
+	return map[string][]results.WorkItem{"align": align.list(), "shift": shift.list()}
 }
 
 // Run implements App.

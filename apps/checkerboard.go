@@ -24,7 +24,8 @@ import (
 // costs 2 t_w n^2/sqrt(p) and the computation t_c n^3/p. The broadcasts run
 // the textbook all-to-all broadcast (recursive doubling, or the ring when
 // the row or column is not a power of two), so each is exactly an
-// "aggregate" allgather point on Cols (Rows) ranks of m = 8 n^2/p bytes, and
+// "aggregate" allgather point on Cols (Rows) ranks of m = 8 n^2/p bytes
+// (or, among two ranks, the circular shift it then is; see Workload), and
 // the point-to-point view lists its rounds. The result is checked against a
 // serial triple-loop product of the same generated A and B.
 type Checkerboard struct {
@@ -81,15 +82,27 @@ func (m Checkerboard) Check(p int) error {
 func (m Checkerboard) Workload(p int) map[string][]results.WorkItem {
 	g := m.grid(p)
 	blk := 8 * (m.N / g.Rows) * (m.N / g.Cols)
-	phase := func(members int) []results.WorkItem {
+	// An all-to-all broadcast among two ranks is one exchange, which is a
+	// circular shift: along a row of two, the 1-shift of the row's two
+	// ranks; along a column of two (Rows = 2), rank (0, c) <-> (1, c) for
+	// every c at once, which is exactly the circular shift of all p ranks
+	// by Cols. Such phases name that qshift point, the permutation they
+	// perform (and which the two-level model rightly charges to the
+	// bisection); longer rows and columns name the allgather.
+	phase := func(members int, shiftQ, shiftRanks int) []results.WorkItem {
 		var w workload
-		if members > 1 {
+		switch {
+		case members == 2:
+			w.add(aggItem(1, "qshift", blk, shiftRanks, shiftQ))
+		case members > 2:
 			w.add(aggItem(1, "allgather", blk, members, 0))
+		}
+		if members > 1 {
 			w.add(p2pItems(1, allgatherRounds(members, blk))...)
 		}
 		return w.list()
 	}
-	return map[string][]results.WorkItem{"rowbcast": phase(g.Cols), "colbcast": phase(g.Rows)}
+	return map[string][]results.WorkItem{"rowbcast": phase(g.Cols, 1, 2), "colbcast": phase(g.Rows, g.Cols, p)}
 }
 
 const (

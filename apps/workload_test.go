@@ -82,6 +82,7 @@ func TestWorkloadClosedForms(t *testing.T) {
 			tl := testTwoLevel(map[int]float64{q: 2 * testTw, p: 3 * testTw})
 			got := predict(t, tl, w["shift"], ViewAggregate)
 			close(t, "twolevel(shift)", got, float64(q-1)*(2*testTs+2*testTw*float64(m)+3*testTw*float64(m)))
+			close(t, "twolevel(align)", predict(t, tl, w["align"], ViewAggregate), 2*(testTs+2*testTw*float64(m)))
 		})
 		t.Run(fmt.Sprintf("checkerboard/p=%d", p), func(t *testing.T) {
 			w := Checkerboard{N: n}.Workload(p)
@@ -94,7 +95,17 @@ func TestWorkloadClosedForms(t *testing.T) {
 					want, _ = model.AggregateCost("allgather", "mesh1d", q, float64(m), testTs, testTw, 0)
 				}
 				close(t, "Hockney("+ph+")", predict(t, hock, w[ph], ViewP2P), want)
-				close(t, "twolevel("+ph+")", predict(t, testTwoLevel(nil), w[ph], ViewAggregate), testTs+testTw*float64((q-1)*m))
+				if q > 2 {
+					close(t, "twolevel("+ph+")", predict(t, testTwoLevel(nil), w[ph], ViewAggregate), testTs+testTw*float64((q-1)*m))
+				}
+			}
+			if q == 2 {
+				// Among two ranks the broadcast is an exchange, stated as
+				// the circular shift it is: of the row (2 ranks), and of
+				// all p ranks by q for the columns.
+				tl := testTwoLevel(map[int]float64{2: 2 * testTw, p: 3 * testTw})
+				close(t, "twolevel(rowbcast)", predict(t, tl, w["rowbcast"], ViewAggregate), testTs+2*testTw*float64(m))
+				close(t, "twolevel(colbcast)", predict(t, tl, w["colbcast"], ViewAggregate), testTs+3*testTw*float64(m))
 			}
 		})
 	}
