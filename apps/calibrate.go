@@ -23,8 +23,9 @@ import (
 // smallest to twice the largest, so that the fits interpolate):
 //
 //   - pingpong between ranks 0 and 1 (Hockney, piecewise Hockney, BSP's
-//     fallback) and roundtrip between the same ranks (the hyperbolic
-//     model's end-to-end block, eq. 3);
+//     fallback) and roundtrip between the same ranks, from 8 bytes on (the
+//     hyperbolic model's end-to-end block, eq. 3, whose a is the
+//     small-message limit);
 //   - prtt(n = 1 and 4, d = 0 and PRTT(1,0,s)), client and server side,
 //     between ranks 0 and 1 (LogGP, LogP);
 //   - for a workload with chainshift items, the all-to-all of paper 001
@@ -35,8 +36,9 @@ import (
 //     broadcast on all p ranks when no bisection-insensitive operation is
 //     named (the two-level model's t_s, t_w need one).
 //
-// Every rank must call Run; the records are complete on rank 0 only
-// (sub-communicator patterns run on the first ranks).
+// Only the patterns some kind of Kinds reads are measured. Every rank must
+// call Run; the records are complete on rank 0 only (sub-communicator
+// patterns run on the first ranks).
 type Calibration struct {
 	// Reps configures each point's repetitions; the zero value means
 	// patterns' defaults with MaxTime 0.5 s and MinReps 5.
@@ -74,10 +76,13 @@ func (cal Calibration) reps() patterns.Reps {
 	return r
 }
 
-// calIters keeps a repetition near 1 MiB of traffic per rank: enough
+// calIters keeps a repetition near 64 KiB of traffic per rank: enough
 // operations that small messages are timed well above the clock's
-// resolution, few enough that a slow link finishes a point in MaxTime.
-func calIters(bytes int) int { return max(1, min(100, (1<<20)/max(bytes, 1))) }
+// resolution, and one operation per repetition from 64 KiB on, as the
+// applications' phases are timed, so that the fastest repetition of a
+// calibration point and of a phase are the same statistic (a repetition
+// that averages several operations rarely catches only fast ones).
+func calIters(bytes int) int { return max(1, min(100, (64<<10)/max(bytes, 1))) }
 
 // Run measures the calibration for work on c and returns the records
 // (complete on rank 0); emit, when not nil, is called on every rank with
@@ -147,6 +152,24 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		return nil, err
 	}
 	wantRT := slices.Contains(cal.kinds(), "hyperbolic")
+	roundTrip := func(s int) error {
+		rt, err := patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps}.Run(c)
+		if err != nil {
+			return err
+		}
+		return add(rt.Record("roundtrip", results.Params{"bytes": s}, 2, meta))
+	}
+	if wantRT {
+		// The hyperbolic model's a is the small-message limit (eq. 3,
+		// RTT(0)/2): its round trips start from small sizes.
+		for _, s := range []int{8, 1 << 10, 8 << 10} {
+			if s < sizes[0] {
+				if err := roundTrip(s); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	for _, s := range sizes {
 		if pair != nil && cal.needs("pingpong") {
 			pp := patterns.PingPong{Bytes: s, Iters: calIters(s), Reps: reps}
@@ -162,11 +185,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 			return nil, err
 		}
 		if wantRT {
-			rt, err := patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps}.Run(c)
-			if err != nil {
-				return nil, err
-			}
-			if err := add(rt.Record("roundtrip", results.Params{"bytes": s}, 2, meta)); err != nil {
+			if err := roundTrip(s); err != nil {
 				return nil, err
 			}
 		}

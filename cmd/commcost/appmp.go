@@ -71,6 +71,8 @@ type appMPFlags struct {
 	calibTime  float64
 	markdown   bool
 	fastest    bool
+	calibFile  string
+	calibRecs  []results.Record // --calibration records, read on every rank
 
 	loaded []apps.NamedModel // --model files, read on every rank
 }
@@ -119,6 +121,7 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 	kinds := fs.String("kinds", strings.Join(apps.FitKinds, ","), "model kinds to fit to the calibration (without --model)")
 	fs.StringVar(&f.plot, "plot", "", "write measured against predicted per model to this `file` (.png, .svg, .pdf)")
 	fs.Float64Var(&f.calibTime, "calib-max-time", defaultCalibMaxTime, "seconds of repetitions per calibration point")
+	fs.StringVar(&f.calibFile, "calibration", "", "fit the models to the pattern records of this JSON Lines `file` (an earlier run's --out) instead of measuring a calibration")
 	fs.BoolVar(&f.markdown, "markdown", false, "print the tables as markdown")
 	stat := fs.String("stat", "median", "measured statistic the models are fitted to and judged against: median, or fastest (the fastest repetition: the wire time of a shaped link when the machine is busy)")
 	if err := parseFlags(fs, args, false); err != nil {
@@ -176,6 +179,23 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 	}
 	if f.set["kinds"] && len(f.models) > 0 {
 		return nil, usagef("--kinds chooses what to fit to a calibration; with --model nothing is fitted")
+	}
+	if f.calibFile != "" {
+		if len(f.models) > 0 {
+			return nil, usagef("--calibration and --model: give fitted models or the records to fit them to, not both")
+		}
+		recs, err := results.ReadJSONLFile(f.calibFile)
+		if err != nil {
+			return nil, usagef("--calibration %s: %v", f.calibFile, err)
+		}
+		for _, r := range recs {
+			if r.Bench != apps.Bench {
+				f.calibRecs = append(f.calibRecs, r)
+			}
+		}
+		if len(f.calibRecs) == 0 {
+			return nil, usagef("--calibration %s: no pattern records (only application records or none)", f.calibFile)
+		}
 	}
 	if f.plot != "" {
 		if err := checkPlotPath(f.plot); err != nil {
@@ -310,11 +330,14 @@ func (f *appMPFlags) measureAll(c mpi.Comm, progs []apps.App, meta results.Meta,
 				work[fmt.Sprintf("%d/%s", i, ph)] = w
 			}
 		}
-		reps := f.patternReps()
-		reps.MaxTime, reps.MinReps, reps.Warmup = f.calibTime, min(reps.MinReps, 5), 1
-		cal, err := apps.Calibration{Reps: reps, Kinds: f.kinds}.Run(c, work, meta, emit)
-		if err != nil {
-			return fmt.Errorf("calibration: %w", err)
+		cal := f.calibRecs
+		if cal == nil {
+			reps := f.patternReps()
+			reps.MaxTime, reps.MinReps, reps.Warmup = f.calibTime, min(reps.MinReps, 5), 1
+			var err error
+			if cal, err = (apps.Calibration{Reps: reps, Kinds: f.kinds}).Run(c, work, meta, emit); err != nil {
+				return fmt.Errorf("calibration: %w", err)
+			}
 		}
 		if f.fastest {
 			cal = apps.Fastest(cal)

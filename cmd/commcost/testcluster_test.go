@@ -210,6 +210,7 @@ func TestTestCluster(t *testing.T) {
 	t.Run("Hockney", func(t *testing.T) { testClusterHockney(t, bin) })
 	t.Run("AllToAllBus", func(t *testing.T) { testClusterAllToAllBus(t, bin) })
 	t.Run("Trilinear", func(t *testing.T) { testClusterTrilinear(t, bin) })
+	t.Run("Apps", func(t *testing.T) { testClusterApps(t, bin) })
 }
 
 // testClusterTrilinear: the k-k-access of paper 000 on four hosts whose
