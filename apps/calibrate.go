@@ -153,11 +153,12 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 	}
 	wantRT := slices.Contains(cal.kinds(), "hyperbolic")
 	roundTrip := func(s int) error {
-		rt, err := patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps}.Run(c)
+		rt := patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps}
+		m, err := rt.Run(c)
 		if err != nil {
 			return err
 		}
-		return add(rt.Record("roundtrip", results.Params{"bytes": s}, 2, meta))
+		return add(rt.Record(m, meta))
 	}
 	if wantRT {
 		// The hyperbolic model's a is the small-message limit (eq. 3,
@@ -177,7 +178,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 			if err != nil {
 				return nil, err
 			}
-			if err := add(m.Record("pingpong", results.Params{"bytes": s, "iters": pp.Iters}, 2, meta)); err != nil {
+			if err := add(pp.Record(m, meta)); err != nil {
 				return nil, err
 			}
 		}
@@ -192,11 +193,12 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		if !cal.needs("prtt") {
 			continue
 		}
-		one, err := patterns.PRTT{Bytes: s, N: 1, Peer: 1, Iters: calIters(s), Reps: reps}.Run(c)
+		pr1 := patterns.PRTT{Bytes: s, N: 1, Peer: 1, Iters: calIters(s), Reps: reps}
+		one, err := pr1.Run(c)
 		if err != nil {
 			return nil, err
 		}
-		if err := add(one.Record("prtt", prttParams(s, 1, 0, false), 2, meta)); err != nil {
+		if err := add(pr1.Record(one, meta)); err != nil {
 			return nil, err
 		}
 		const n = 4
@@ -205,11 +207,12 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 				if server && d == 0 {
 					continue
 				}
-				res, err := patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: 1, Iters: max(1, calIters(s)/n), Reps: reps}.Run(c)
+				pr := patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: 1, Iters: max(1, calIters(s)/n), Reps: reps}
+				res, err := pr.Run(c)
 				if err != nil {
 					return nil, err
 				}
-				if err := add(res.Record("prtt", prttParams(s, n, d, server), 2, meta)); err != nil {
+				if err := add(pr.Record(res, meta)); err != nil {
 					return nil, err
 				}
 			}
@@ -227,11 +230,12 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		// fits a(n) and b(n) per n.
 		for _, s := range append([]int{0}, spread(chain)...) {
 			for n := 2; n <= p; n++ {
-				res, err := patterns.AllToAll{Bytes: s, Ranks: n, Iters: 1, Reps: reps}.Run(c)
+				a := patterns.AllToAll{Bytes: s, Ranks: n, Iters: 1, Reps: reps}
+				res, err := a.Run(c)
 				if err != nil {
 					return nil, err
 				}
-				if err := add(res.Record("alltoall", results.Params{"bytes": s}, n, meta)); err != nil {
+				if err := add(a.Record(res, meta)); err != nil {
 					return nil, err
 				}
 			}
@@ -282,8 +286,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 				if err != nil {
 					return nil, err
 				}
-				params := results.Params{"op": k.op, "impl": "textbook", "bytes": s, "q": k.q, "neighbors": 0}
-				if err := add(res.Record("aggregate", params, k.ranks, meta)); err != nil {
+				if err := add(a.Record(res, meta)); err != nil {
 					return nil, err
 				}
 			}
@@ -324,14 +327,6 @@ func intParam(p results.Params, key string) int {
 		return int(v)
 	}
 	return 0
-}
-
-func prttParams(s, n int, d float64, server bool) results.Params {
-	side := "client"
-	if server {
-		side = "server"
-	}
-	return results.Params{"bytes": s, "n": n, "delay_s": d, "side": side}
 }
 
 // sweepSizes spreads at most k powers of two from half the smallest to

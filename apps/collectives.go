@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -217,11 +218,16 @@ const (
 	ViewContention = "contention"
 )
 
-// aggItem is one aggregate operation on a group of ranks, with the
-// parameters "aggregate" records carry (op, impl, bytes, q, neighbors).
+// aggItem is one textbook aggregate operation on a group of ranks, named
+// with the parameters its "aggregate" records carry
+// (patterns.AggregateOp.Params).
 func aggItem(count float64, op string, bytes, ranks, q int) results.WorkItem {
-	return results.WorkItem{Count: count, Bench: "aggregate", Ranks: ranks, View: ViewAggregate,
-		Params: results.Params{"op": op, "impl": "textbook", "bytes": bytes, "q": q, "neighbors": 0}}
+	k, err := patterns.ParseAggKind(op)
+	if err != nil {
+		panic("apps: " + err.Error()) // the applications name only known operations
+	}
+	a := patterns.AggregateOp{Op: k, Impl: patterns.ImplTextbook, Bytes: bytes, Q: q}
+	return results.WorkItem{Count: count, Bench: patterns.BenchAggregate, Ranks: ranks, View: ViewAggregate, Params: a.Params(ranks)}
 }
 
 // p2pItems turns rounds (message bytes) repeated count times into
@@ -235,7 +241,7 @@ func p2pItems(count float64, rounds []int) []results.WorkItem {
 			continue
 		}
 		at[b] = len(out)
-		out = append(out, results.WorkItem{Count: count, Bench: "pingpong", Params: results.Params{"bytes": b}, View: ViewP2P})
+		out = append(out, results.WorkItem{Count: count, Bench: patterns.BenchPingPong, Params: results.Params{"bytes": b}, View: ViewP2P})
 	}
 	return out
 }

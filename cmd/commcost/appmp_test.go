@@ -53,8 +53,8 @@ func TestAppMPBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no application", []string{"app"}, "application name"},
-		{"unknown application", []string{"app", "fft"}, `unknown application "fft"`},
+		{"no application", []string{"app"}, "app needs a subcommand"},
+		{"unknown application", []string{"app", "fft"}, `app "fft": unknown subcommand`},
 		{"cannon not square", local("6", "cannon", "--n", "12"), "square"},
 		{"cannon n not divisible", local("4", "cannon", "--n", "13"), "not divisible"},
 		{"zero size", local("4", "cannon", "--n", "0"), "--n 0"},
