@@ -9,11 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/results"
 )
@@ -64,9 +59,6 @@ type Ranking struct {
 	// Best[j] is the model with the smallest |relative error| in column j,
 	// -1 when no model predicts it.
 	Best []int
-	// Stat names the measured statistic for the table ("" = median; the
-	// caller sets "fastest" for records that went through Fastest).
-	Stat string
 }
 
 // TotalColumn names the sum of the communication phases.
@@ -198,7 +190,8 @@ func runParams(p results.Params) results.Params {
 }
 
 // Annotate stores every model's prediction of each communication phase in
-// that phase's record (Derived "pred_NAME_s", seconds, and "pred_err_NAME",
+// that phase's record (Derived "measured_s", the statistic the ranking
+// was built on, "pred_NAME_s", seconds, and "pred_err_NAME",
 // (T_pred - T_meas)/T_meas with T_meas the statistic the ranking was built
 // on, the median unless the records went through Fastest; NAME is the model's name with characters other
 // than letters, digits, '-' and '_' replaced by '_'), so the records alone
@@ -222,6 +215,7 @@ func (r *Ranking) Annotate(recs []results.Record) {
 				rec.Derived = map[string]float64{}
 			}
 			key := derivedName(name)
+			rec.Derived["measured_s"] = r.Measured[j]
 			rec.Derived["pred_"+key+"_s"] = pr.Sec
 			if r.Measured[j] > 0 {
 				rec.Derived["pred_err_"+key] = pr.RelErr(r.Measured[j])
@@ -267,72 +261,25 @@ func Predictable(work map[string][]results.WorkItem, models []NamedModel) error 
 	return fmt.Errorf("no model predicts any communication phase: %s", strings.Join(why, "; "))
 }
 
-// Write prints the ranking: one row per model, one column per
-// communication phase and the total; a cell is the predicted time and its
-// error against the measured median, "*" marking the best model of the
-// column; a model that does not describe a phase says so. The first row is
-// the measurement. Views used are listed under the table.
-func (r *Ranking) Write(w io.Writer, markdown bool) error {
-	stat := "median"
-	if r.Stat != "" {
-		stat = r.Stat
-	}
-	header := append([]string{"model"}, r.Columns...)
-	rows := [][]string{append([]string{"measured (" + stat + ")"}, mapF(r.Measured, results.FormatSeconds)...)}
-	if r.Stat == "" {
-		ci := []string{"95% CI"}
-		for _, c := range r.CI {
-			ci = append(ci, "["+results.FormatSeconds(c[0])+", "+results.FormatSeconds(c[1])+"]")
-		}
-		rows = append(rows, ci)
-	}
-	views := map[string]bool{}
-	var notes []string
-	for i, name := range r.Models {
-		row := []string{name}
-		for j, p := range r.Pred[i] {
-			if p.Err != nil {
-				if errors.Is(p.Err, model.ErrUnsupportedPattern) {
-					row = append(row, "unsupported")
-				} else {
-					row = append(row, "invalid")
-				}
-				continue
-			}
-			cell := fmt.Sprintf("%s (%+.1f%%)", results.FormatSeconds(p.Sec), 100*p.RelErr(r.Measured[j]))
-			if r.Best[j] == i {
-				cell = "*" + cell
-			}
-			row = append(row, cell)
-			if p.View != "" && p.View != "mixed" {
-				views[name+": "+p.View] = true
-			}
-		}
-		rows = append(rows, row)
-		for j, p := range r.Pred[i] {
-			if p.Err != nil && j < len(r.Pred[i])-1 {
-				notes = append(notes, fmt.Sprintf("%s cannot predict %s: %v", name, r.Columns[j], firstLine(p.Err)))
-			}
-		}
-	}
-	fmt.Fprintf(w, "%s %s on %d ranks: communication per phase, predicted (error vs measured %s); * best per column\n",
-		r.App, paramList(r.Params), r.Ranks, stat)
-	if err := results.RenderCells(w, header, rows, markdown); err != nil {
-		return err
-	}
-	var vs []string
-	for v := range views {
-		vs = append(vs, v)
-	}
-	sort.Strings(vs)
+// WriteNotes prints what the table cannot show: the workload view each
+// model predicted from, and why a model has no prediction of a phase.
+func (r *Ranking) WriteNotes(w io.Writer) {
 	byModel := map[string][]string{}
 	var order []string
-	for _, v := range vs {
-		m, view, _ := strings.Cut(v, ": ")
-		if _, ok := byModel[m]; !ok {
-			order = append(order, m)
+	var why []string
+	for i, name := range r.Models {
+		for j, p := range r.Pred[i] {
+			last := j == len(r.Pred[i])-1
+			switch {
+			case p.Err != nil && !last:
+				why = append(why, fmt.Sprintf("%s cannot predict %s: %v", name, r.Columns[j], firstLine(p.Err)))
+			case p.Err == nil && !last && p.View != "" && !slices.Contains(byModel[name], p.View):
+				if byModel[name] == nil {
+					order = append(order, name)
+				}
+				byModel[name] = append(byModel[name], p.View)
+			}
 		}
-		byModel[m] = append(byModel[m], view)
 	}
 	if len(order) > 0 {
 		var parts []string
@@ -341,10 +288,9 @@ func (r *Ranking) Write(w io.Writer, markdown bool) error {
 		}
 		fmt.Fprintf(w, "workload view used: %s (aggregate = paper 003's operations, p2p = their rounds of single messages, contention = paper 001's patterns)\n", strings.Join(parts, ", "))
 	}
-	for _, n := range notes {
-		fmt.Fprintln(w, n)
+	for _, s := range why {
+		fmt.Fprintln(w, s)
 	}
-	return nil
 }
 
 // WriteClosedForms prints paper 003's closed forms of the application's
@@ -362,82 +308,6 @@ func (r *Ranking) WriteClosedForms(w io.Writer, forms []ClosedForm, source strin
 	}
 	fmt.Fprintf(w, "paper 003's closed forms of the total communication (t_s, t_w from %s; measured total %s)\n", source, results.FormatSeconds(meas))
 	return results.RenderCells(w, []string{"model", "topology", "formula", "predicted", "error"}, rows, markdown)
-}
-
-// Plot draws measured (x) against predicted (y) time, one series per
-// model, one point per communication phase and the total, with the line
-// y = x; log-log. The format follows the file extension.
-func (r *Ranking) Plot(path string) error {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s %s, %d ranks: predicted vs measured", r.App, paramList(r.Params), r.Ranks)
-	p.X.Label.Text = "measured (s)"
-	p.Y.Label.Text = "predicted (s)"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, m := range r.Measured {
-		if m > 0 {
-			lo, hi = math.Min(lo, m), math.Max(hi, m)
-		}
-	}
-	n := 0
-	for i, name := range r.Models {
-		var pts plotter.XYs
-		for j, pr := range r.Pred[i] {
-			if pr.Err == nil && pr.Sec > 0 && r.Measured[j] > 0 {
-				pts = append(pts, plotter.XY{X: r.Measured[j], Y: pr.Sec})
-				lo, hi = math.Min(lo, pr.Sec), math.Max(hi, pr.Sec)
-			}
-		}
-		if len(pts) == 0 {
-			continue
-		}
-		s, err := plotter.NewScatter(pts)
-		if err != nil {
-			return err
-		}
-		s.GlyphStyle.Color = plotutil.Color(n)
-		s.GlyphStyle.Shape = plotutil.Shape(n)
-		s.GlyphStyle.Radius = vg.Points(3)
-		p.Add(s)
-		p.Legend.Add(name, s)
-		n++
-	}
-	if math.IsInf(lo, 0) {
-		return errors.New("nothing to plot: no positive measured time with a prediction")
-	}
-	diag, err := plotter.NewLine(plotter.XYs{{X: lo / 1.5, Y: lo / 1.5}, {X: hi * 1.5, Y: hi * 1.5}})
-	if err != nil {
-		return err
-	}
-	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-	p.Add(diag)
-	p.Legend.Add("measured = predicted", diag)
-	p.Legend.Top, p.Legend.Left = true, true
-	return p.Save(6*vg.Inch, 5*vg.Inch, path)
-}
-
-func mapF(v []float64, f func(float64) string) []string {
-	out := make([]string, len(v))
-	for i, x := range v {
-		out[i] = f(x)
-	}
-	return out
-}
-
-func paramList(p results.Params) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		if k != "app" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%v", k, p[k])
-	}
-	return strings.Join(parts, " ")
 }
 
 func firstLine(err error) string {

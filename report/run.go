@@ -126,6 +126,9 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 			return nil, err
 		}
 	}
+	if err := writeAppRankings(&fits, recs, run); err != nil {
+		return nil, err
+	}
 	md.Write(fits.Bytes())
 	run.Markdown, run.Fits = md.Bytes(), fits.Bytes()
 	return run, nil

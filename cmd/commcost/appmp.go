@@ -13,6 +13,7 @@ import (
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -380,9 +381,6 @@ func (f *appMPFlags) measureAll(c mpi.Comm, progs []apps.App, meta results.Meta,
 		if err != nil {
 			return err
 		}
-		if f.fastest {
-			rank.Stat = "fastest"
-		}
 		rank.Annotate(recs)
 		for _, r := range recs {
 			if err := emit(r); err != nil {
@@ -392,9 +390,16 @@ func (f *appMPFlags) measureAll(c mpi.Comm, progs []apps.App, meta results.Meta,
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		if err := rank.Write(stdout, f.markdown); err != nil {
+		// The table is built from the annotated records, as report.md
+		// rebuilds it (report.AppRankings).
+		tables := report.AppRankings(recs)
+		if len(tables) != 1 {
+			return fmt.Errorf("%s: %d ranking tables from one run's records", prog.Name(), len(tables))
+		}
+		if err := tables[0].Write(stdout, f.markdown); err != nil {
 			return err
 		}
+		rank.WriteNotes(stdout)
 		if f.name != "multigrid" {
 			if ts, tw, src, ok := slidesParams(models); ok {
 				forms, err := apps.ClosedForms(f.name, f.n, p, ts, tw)
@@ -415,7 +420,7 @@ func (f *appMPFlags) measureAll(c mpi.Comm, progs []apps.App, meta results.Meta,
 				ext := filepath.Ext(path)
 				path = strings.TrimSuffix(path, ext) + "-" + prog.Params()["variant"].(string) + ext
 			}
-			if err := rank.Plot(path); err != nil {
+			if err := tables[0].WriteAppPlot(path); err != nil {
 				return fmt.Errorf("--plot %s: %w", path, err)
 			}
 		}

@@ -157,3 +157,27 @@ func TestAppMPRunTimeRefusal(t *testing.T) {
 		t.Errorf("exit %d, stderr %q, stdout %q; want exit 1 with one message about step 0", code, stderr, stdout)
 	}
 }
+
+// TestMPIRunApps: the applications under mpirun with 4 ranks verify,
+// calibrate what their models need and print the ranking.
+func TestMPIRunApps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun: skipped under -short")
+	}
+	bin := commcostBinary(t)
+	for _, args := range [][]string{
+		{"app", "cannon", "--n", "64", "--kinds", "hockney,twolevel", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
+		{"app", "gauss", "--n", "64", "--kinds", "hockney,bsp", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
+		{"app", "multigrid", "--n", "31", "--iterations", "3", "--variant", "async,sync", "--kinds", "hockney,hyperbolic", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
+	} {
+		t.Run(args[1], func(t *testing.T) {
+			r := underMPI(t, 4, bin, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "* best per column") || !strings.Contains(r.stdout, "hockney") {
+				t.Errorf("no ranking table:\n%s", r.stdout)
+			}
+		})
+	}
+}

@@ -17,8 +17,10 @@ func init() {
 }
 
 // runSuite is the main job (make run): ping-pong and bandwidth sweeps over
-// two ranks (the first two when there are more) and a k-k-access sweep over
-// all ranks, written to a new run directory base/<host>-<date>/ as
+// two ranks (the first two when there are more), a k-k-access sweep over
+// all ranks, and small instances of the message-passing applications with
+// the calibration their models need (suiteAppsMP), written to a new run
+// directory base/<host>-<date>/ as
 // records.jsonl; then report.md (tables, the fit of every model kind the
 // records feed, validated on held-out points, models compared) and
 // plots/*.png are rendered from that file (package report).
@@ -28,6 +30,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	f.register(fs)
 	sizes := fs.String("sizes", defaultBandwidthSizes, "message sizes for ping-pong and bandwidth: LO:HI or a list")
 	rundir := fs.String("rundir", filepath.Join("results", "runs"), "base `directory` of run directories")
+	withApps := fs.Bool("apps", true, "also run small instances of the message-passing applications (commcost app) and rank the models on them")
 	if err := parseFlags(fs, args, false); err != nil {
 		return err
 	}
@@ -98,6 +101,12 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		if err := suiteKKAccess(c, &f, meta, emit); err != nil {
 			s.close()
 			return err
+		}
+		if *withApps {
+			if err := suiteAppsMP(c, f.reps(), meta, emit); err != nil {
+				s.close()
+				return err
+			}
 		}
 		if err := s.close(); err != nil {
 			return err
