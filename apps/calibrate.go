@@ -3,6 +3,7 @@ package apps
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -112,12 +113,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 	// Phases in name order: every rank must build the same plan (a map's
 	// order differs between ranks, and the sub-communicator operations
 	// below would then pair different operations).
-	phases := make([]string, 0, len(work))
-	for ph := range work {
-		phases = append(phases, ph)
-	}
-	sort.Strings(phases)
-	for _, ph := range phases {
+	for _, ph := range slices.Sorted(maps.Keys(work)) {
 		for _, it := range work[ph] {
 			b := intParam(it.Params, "bytes")
 			switch it.Bench {

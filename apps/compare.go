@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/commcost/commcost/model"
@@ -189,6 +189,23 @@ func runParams(p results.Params) results.Params {
 	return out
 }
 
+// RankAnnotated ranks models on an application run's records (on the
+// fastest repetition with fastest, see Fastest) and stores every
+// prediction in the records (Annotate), so that they carry what the
+// ranking shows.
+func RankAnnotated(recs []results.Record, models []NamedModel, fastest bool) (*Ranking, error) {
+	ranked := recs
+	if fastest {
+		ranked = Fastest(recs)
+	}
+	r, err := Rank(ranked, models)
+	if err != nil {
+		return nil, err
+	}
+	r.Annotate(recs)
+	return r, nil
+}
+
 // Annotate stores every model's prediction of each communication phase in
 // that phase's record (Derived "measured_s", the statistic the ranking
 // was built on, "pred_NAME_s", seconds, and "pred_err_NAME",
@@ -238,13 +255,8 @@ func derivedName(s string) string {
 // Callers use it to refuse a model set before running anything.
 func Predictable(work map[string][]results.WorkItem, models []NamedModel) error {
 	var why []string
-	names := make([]string, 0, len(work))
-	for n := range work {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	for _, nm := range models {
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(work)) {
 			if len(work[n]) == 0 {
 				continue
 			}

@@ -373,15 +373,10 @@ func (f *appMPFlags) measureAll(c mpi.Comm, progs []apps.App, meta results.Meta,
 		if c.Rank() != 0 {
 			continue
 		}
-		ranked := recs
-		if f.fastest {
-			ranked = apps.Fastest(recs)
-		}
-		rank, err := apps.Rank(ranked, models)
+		rank, err := apps.RankAnnotated(recs, models, f.fastest)
 		if err != nil {
 			return err
 		}
-		rank.Annotate(recs)
 		for _, r := range recs {
 			if err := emit(r); err != nil {
 				return err

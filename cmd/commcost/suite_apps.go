@@ -63,11 +63,9 @@ func suiteAppsMP(c mpi.Comm, reps patterns.Reps, meta results.Meta, emit func(re
 			continue
 		}
 		if len(models) > 0 {
-			rank, err := apps.Rank(recs, models)
-			if err != nil {
+			if _, err := apps.RankAnnotated(recs, models, false); err != nil {
 				return err
 			}
-			rank.Annotate(recs)
 		}
 		for _, r := range recs {
 			if err := emit(r); err != nil {
