@@ -110,7 +110,9 @@ func Rank(recs []results.Record, models []NamedModel) (*Ranking, error) {
 	var total float64
 	var lo, hi float64
 	for _, rec := range phases {
-		if rec.Params["kind"] != KindComm {
+		// A communication phase with an empty workload moves nothing on
+		// this grid (a row of one rank): there is nothing to predict.
+		if rec.Params["kind"] != KindComm || len(rec.Workload) == 0 {
 			continue
 		}
 		name, _ := rec.Params["phase"].(string)

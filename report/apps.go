@@ -66,7 +66,9 @@ func AppRankings(recs []results.Record) []AppRanking {
 	var runs []*run
 	byKey := map[string]*run{}
 	for _, rec := range recs {
-		if rec.Bench != appBench || rec.Params["kind"] != appKindComm {
+		// A phase with an empty workload moves nothing (a grid row of one
+		// rank): there is nothing to predict.
+		if rec.Bench != appBench || rec.Params["kind"] != appKindComm || len(rec.Workload) == 0 {
 			continue
 		}
 		params := results.Params{}

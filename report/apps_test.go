@@ -14,6 +14,9 @@ import (
 func appRecs() []results.Record {
 	phase := func(name, kind string, y float64, preds map[string]float64) results.Record {
 		r := timeRec(appBench, results.Params{"app": "cannon", "n": 256, "phase": name, "kind": kind}, 4, y)
+		if kind == appKindComm {
+			r.Workload = []results.WorkItem{{Count: 1, Bench: "pingpong", Params: results.Params{"bytes": 1}}}
+		}
 		if len(preds) > 0 {
 			r.Derived = map[string]float64{derivedMeasured: y}
 			for m, v := range preds {
@@ -23,7 +26,10 @@ func appRecs() []results.Record {
 		}
 		return r
 	}
+	idle := phase("none", appKindComm, 1e-7, map[string]float64{"hockney": 0})
+	idle.Workload = nil // a phase that moves nothing on this grid
 	return []results.Record{
+		idle,
 		phase("align", appKindComm, 10e-3, map[string]float64{"hockney": 11e-3}),
 		phase("multiply", "comp", 5e-3, nil),
 		phase("shift", appKindComm, 30e-3, map[string]float64{"hockney": 12e-3, "twolevel": 29e-3}),

@@ -144,7 +144,7 @@ func totalErrors(t *testing.T, file string) map[string]map[string]float64 {
 	}
 	runs := map[string]*run{}
 	for _, r := range apps.Fastest(recs) {
-		if r.Bench != apps.Bench || r.Params["kind"] != apps.KindComm {
+		if r.Bench != apps.Bench || r.Params["kind"] != apps.KindComm || len(r.Workload) == 0 {
 			continue
 		}
 		key := fmt.Sprintf("%v", r.Params["app"])
