@@ -148,8 +148,6 @@ func (g group) allgather(buf []byte, m int) error {
 	return nil
 }
 
-func isPow2(p int) bool { return p > 0 && p&(p-1) == 0 }
-
 // ceilLog2 is ceil(lg p) for p >= 1.
 func ceilLog2(p int) int { return bits.Len(uint(p - 1)) }
 

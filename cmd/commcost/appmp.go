@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,30 +35,25 @@ var appMPSummaries = map[string]string{
 	"gauss":        "paper 003's Gaussian elimination: row-wise, the pivot row by the two-step broadcast (scatter, all-to-all broadcast), back-substitution; ||Ax-b|| checked",
 }
 
-// appGroupSummary describes the `app` group, which paper 000's
-// applications share (apps-000 registers it too: whichever file
-// initialises first does).
-const appGroupSummary = "parallel applications, verified against an oracle, each phase's communication predicted by every model: " +
-	"measured against predicted, per phase and in total (papers 000, 001, 003)"
+// appMPPapers are the sources app list names.
+var appMPPapers = map[string]string{"multigrid": "001 sec. 4", "cannon": "003 (Cannon 1969)", "checkerboard": "003", "gauss": "003"}
 
-func init() {
-	if n := lookup("app"); n == nil || !n.registered {
-		register(command{name: "app", summary: appGroupSummary,
-			more: "Without --model, each application first measures the patterns its workload names and fits every model kind to them.\n"})
-	}
-	for _, name := range appMPNames {
-		name := name
-		register(command{name: "app " + name, summary: appMPSummaries[name], run: func(args []string, stdout, stderr io.Writer) error {
-			return runAppMP(name, args, stdout, stderr)
-		}})
-	}
+// appMPFlagNames are the flags app list shows for each application.
+var appMPFlagNames = map[string][]string{
+	"multigrid":    {"--n", "--iterations", "--variant", "--cycles"},
+	"cannon":       {"--n"},
+	"checkerboard": {"--n", "--grid"},
+	"gauss":        {"--n", "--matrix"},
 }
 
-// stringList is a repeatable string flag.
-type stringList []string
-
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+func init() {
+	for _, name := range appMPNames {
+		name := name
+		registerApp(appEntry{name: name, paper: appMPPapers[name], summary: appMPSummaries[name],
+			ownFlags: append(append([]string(nil), appMPFlagNames[name]...), "--model", "--kinds", "--calibration", "--stat", "--plot", "--markdown"),
+			run:      func(args []string, stdout, stderr io.Writer) error { return runAppMP(name, args, stdout, stderr) }})
+	}
+}
 
 type appMPFlags struct {
 	patternFlags
@@ -70,7 +64,7 @@ type appMPFlags struct {
 	variants   []string
 	cycles     int
 	matrix     string
-	models     stringList
+	models     modelList
 	kinds      []string
 	plot       string
 	calibTime  float64
@@ -88,8 +82,7 @@ const (
 	defaultAppN         = 128
 	defaultMGN          = 127
 	defaultMGIterations = 10
-	defaultAppMaxTime   = 10.0 // seconds of timed runs per application
-	defaultCalibMaxTime = 0.5  // seconds per calibration point
+	defaultCalibMaxTime = 0.5 // seconds per calibration point
 )
 
 func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, error) {
@@ -208,13 +201,9 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 		}
 	}
 	for _, path := range f.models {
-		data, err := os.ReadFile(path)
+		m, err := loadModel(path)
 		if err != nil {
-			return nil, usagef("--model %s: %v", path, err)
-		}
-		m, _, err := model.Unmarshal(data)
-		if err != nil {
-			return nil, usagef("--model %s: %v", path, err)
+			return nil, err
 		}
 		f.loaded = append(f.loaded, apps.NamedModel{Name: modelName(m.Kind(), path, f.models), Model: m})
 	}

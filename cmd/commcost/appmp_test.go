@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,16 +10,11 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// writeModel writes m as 'commcost fit --format json' does.
-func writeModel(t *testing.T, path string, m model.Model) string {
+// modelFile writes m as 'commcost fit --format json' does and returns
+// the path.
+func modelFile(t *testing.T, path string, m model.Model) string {
 	t.Helper()
-	b, err := model.Marshal(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeModel(t, path, m)
 	return path
 }
 
@@ -35,7 +29,7 @@ func testModels(t *testing.T, dir string) (hockney, trilinear string) {
 	for i := 0; i < 8; i++ {
 		tr.C[i] = fixed("c", "s", 1e-6)
 	}
-	return writeModel(t, filepath.Join(dir, "hockney.json"), h), writeModel(t, filepath.Join(dir, "trilinear.json"), tr)
+	return modelFile(t, filepath.Join(dir, "hockney.json"), h), modelFile(t, filepath.Join(dir, "trilinear.json"), tr)
 }
 
 // TestAppMPBadInput: every bad input exits 2 with one message naming the
@@ -53,8 +47,7 @@ func TestAppMPBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no application", []string{"app"}, "app needs a subcommand"},
-		{"unknown application", []string{"app", "fft"}, `app "fft": unknown subcommand`},
+		{"unknown application", []string{"app", "fft"}, `app "fft": unknown application`},
 		{"cannon not square", local("6", "cannon", "--n", "12"), "square"},
 		{"cannon n not divisible", local("4", "cannon", "--n", "13"), "not divisible"},
 		{"zero size", local("4", "cannon", "--n", "0"), "--n 0"},
@@ -158,9 +151,9 @@ func TestAppMPRunTimeRefusal(t *testing.T) {
 	}
 }
 
-// TestMPIRunApps: the applications under mpirun with 4 ranks verify,
+// TestMPIRunAppsMP: the message-passing applications under mpirun with 4 ranks verify,
 // calibrate what their models need and print the ranking.
-func TestMPIRunApps(t *testing.T) {
+func TestMPIRunAppsMP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("mpirun: skipped under -short")
 	}

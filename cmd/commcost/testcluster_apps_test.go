@@ -19,7 +19,7 @@ import (
 )
 
 // Ground truth for the message-passing applications of papers 001 and 003
-// (issue 14) on the shaped test cluster, in two topologies: four hosts on
+// (issue 14; testClusterAppsMP) on the shaped test cluster, in two topologies: four hosts on
 // one switch with 200 Mbit/s links, and the same hosts in two groups of two
 // joined by one 100 Mbit/s link (paper 001's SP2 two-frame case). In each:
 //
@@ -46,7 +46,7 @@ import (
 // 2-core machine concurrent exchanges then take 2-3 times the wire time
 // while a lone ping-pong still runs at wire speed, which no model
 // calibrated on two ranks can know. The tables are logged either way.
-func testClusterApps(t *testing.T, bin string) {
+func testClusterAppsMP(t *testing.T, bin string) {
 	for _, topo := range []struct {
 		name string
 		opts []string
@@ -69,7 +69,7 @@ func testClusterApps(t *testing.T, bin string) {
 			load1 := loadPerCore(t)
 			quiet := load0 <= clusterAppsMaxLoad && load1 <= clusterAppsMaxLoad
 			if !quiet {
-				t.Logf("load average %.1f then %.1f per core (> %g): the errors below are logged, not asserted; rerun on a quiet machine: go test ./cmd/commcost -run TestTestCluster/Apps -count=1 -v",
+				t.Logf("load average %.1f then %.1f per core (> %g): the errors below are logged, not asserted; rerun on a quiet machine: go test ./cmd/commcost -run TestTestCluster/AppsMP -count=1 -v",
 					load0, load1, clusterAppsMaxLoad)
 			}
 			check := func(app, variant string, errs map[string]float64, models []string, limit float64) {

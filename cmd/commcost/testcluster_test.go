@@ -20,6 +20,7 @@ import (
 
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -211,6 +212,108 @@ func TestTestCluster(t *testing.T) {
 	t.Run("AllToAllBus", func(t *testing.T) { testClusterAllToAllBus(t, bin) })
 	t.Run("Trilinear", func(t *testing.T) { testClusterTrilinear(t, bin) })
 	t.Run("Apps", func(t *testing.T) { testClusterApps(t, bin) })
+	t.Run("AppsMP", func(t *testing.T) { testClusterAppsMP(t, bin) })
+}
+
+// testClusterApps: paper 000's four applications on the direct store over
+// four hosts shaped to 200 Mbit/s, predicted by the trilinear model fitted
+// on kkaccess records alone (reads and writes apart, k = 1, 2, 4 x l = 32K,
+// 64K, 128K x r = 1/4, 1/2, 1), the store whose protocol is the pattern's.
+// Asserted (issue 13): the phases whose every k-k-access cell lies in the
+// fitted (k, l, r) range are predicted with a median relative error of at
+// most 10% (goal 5%), on the fastest repetitions of the calibration and of
+// the phases (see lowerEnvelope: the link is a hard cap, load only adds
+// time). Every phase's error, in range or not, and the medians' are logged.
+// The sizes keep computation small next to communication: the four hosts
+// share two cores, so a rank that computes takes the CPU from the ranks
+// still moving data, which no real cluster does.
+func testClusterApps(t *testing.T, bin string) {
+	dir := t.TempDir()
+	kk, out := filepath.Join(dir, "kkaccess.jsonl"), filepath.Join(dir, "apps.jsonl")
+	rd, wr := filepath.Join(dir, "read.json"), filepath.Join(dir, "write.json")
+	app := func(name, args string) string {
+		return fmt.Sprintf("$CC_MPIRUN %s app %s %s --store direct --model %s --model %s --min-reps 5 --max-reps 30 --max-time 1.5 --format jsonl --out %s >/dev/null",
+			bin, name, args, rd, wr, out)
+	}
+	// The models fitted here only let the applications run; the assertion
+	// refits the records below.
+	runCluster(t, 240*time.Second, []string{"--hosts", "4", "--rate", "200mbit"}, strings.Join([]string{
+		fmt.Sprintf("$CC_MPIRUN %s kkaccess --k 1,2,4 --l 32K,64K,128K --r 0.25,0.5,1 --op read,write --min-reps 5 --max-reps 50 --max-time 0.4 --format jsonl --out %s >/dev/null", bin, kk),
+		fmt.Sprintf("%s fit trilinear %s --op read --format json > %s", bin, kk, rd),
+		fmt.Sprintf("%s fit trilinear %s --op write --format json > %s", bin, kk, wr),
+		app("matmul", "--n 256 --k 1,2 --l 32K"),
+		app("concomp", "--n 8192 --k 1 --l 32K"),
+		app("bitonic", "--n 32K --k 1,4 --l 32K"),
+		app("samplesort", "--n 32K --k 1,4 --l 32K"),
+	}, " && "))
+	inRange := func(items []results.WorkItem) bool {
+		num := func(v any) float64 {
+			switch x := v.(type) {
+			case int:
+				return float64(x)
+			case float64:
+				return x
+			}
+			return math.NaN()
+		}
+		for _, it := range items {
+			k, l, r := num(it.Params["k"]), num(it.Params["l"]), num(it.Params["r"])
+			if !(k >= 1 && k <= 4 && l >= 32<<10 && l <= 128<<10 && r >= 0.25 && r <= 1) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, v := range []struct {
+		name     string
+		kk, apps string
+		assert   bool
+	}{
+		{"fastest repetitions (asserted)", lowerEnvelope(t, kk), lowerEnvelope(t, out), true},
+		{"medians (for comparison)", kk, out, false},
+	} {
+		models := []model.Model{
+			fitJSON(t, "trilinear", v.kk, "--op", "read", "--holdout", "none"),
+			fitJSON(t, "trilinear", v.kk, "--op", "write", "--holdout", "none"),
+		}
+		preds, err := report.NewPredictors(models, []string{"read", "write"}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := results.ReadJSONLFile(v.apps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if notes := report.AnnotateApps(recs, preds); len(notes) > 0 {
+			t.Errorf("%s: %v", v.name, notes)
+		}
+		var rep strings.Builder
+		var errs []float64
+		fmt.Fprintf(&rep, "%s: phase, measured, predicted, error (* = every cell in the fitted range)\n", v.name)
+		for _, e := range report.AppErrors(recs, preds[0].Name) {
+			mark := " "
+			if inRange(e.Record.Workload) {
+				mark = "*"
+				errs = append(errs, math.Abs(e.Err))
+			}
+			fmt.Fprintf(&rep, " %s %-40s %-14v %9.2f ms %9.2f ms %+7.1f%%\n", mark,
+				fmt.Sprintf("%v %v %v", e.Record.Params["app"], e.Record.Params["phase"], e.Record.Params["sync"]),
+				fmt.Sprintf("k=%v n=%v", e.Record.Params["k"], e.Record.Params["n"]), e.Record.Median*1e3, e.Predicted*1e3, 100*e.Err)
+		}
+		sort.Float64s(errs)
+		med := math.NaN()
+		if len(errs) > 0 {
+			med = errs[len(errs)/2]
+			if len(errs)%2 == 0 {
+				med = (errs[len(errs)/2-1] + errs[len(errs)/2]) / 2
+			}
+		}
+		fmt.Fprintf(&rep, "median |error| over the %d phases in range: %.1f%% (asserted <= 10%%, goal 5%%)", len(errs), 100*med)
+		t.Log(rep.String())
+		if v.assert && (len(errs) < 8 || !(med <= 0.10)) {
+			t.Errorf("%s: median |error| %.1f%% over %d phases in the fitted range; want <= 10%% over at least 8", v.name, 100*med, len(errs))
+		}
+	}
 }
 
 // testClusterTrilinear: the k-k-access of paper 000 on four hosts whose
