@@ -19,7 +19,7 @@ func TestGaussVerifies(t *testing.T) {
 			if err := g.Input(7); err != nil {
 				t.Fatal(err)
 			}
-			_, errs := runApp(t, tc.p, g, 7)
+			_, errs := runMP(t, tc.p, g, 7)
 			for r, err := range errs {
 				if err != nil {
 					t.Fatalf("rank %d: %v", r, err)
@@ -70,7 +70,7 @@ func TestGaussPivotDuringRun(t *testing.T) {
 			if err := g.Input(3); err != nil {
 				t.Fatalf("Input = %v; the matrix is well conditioned", err)
 			}
-			_, errs := runApp(t, p, g, 3)
+			_, errs := runMP(t, p, g, 3)
 			for r, err := range errs {
 				if err == nil || !strings.Contains(err.Error(), "step 0") || err.Error() != errs[0].Error() {
 					t.Errorf("rank %d: %v", r, err)

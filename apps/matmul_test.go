@@ -9,9 +9,9 @@ import (
 	"github.com/commcost/commcost/mpi/local"
 )
 
-// runApp runs app once on p local ranks and returns every rank's outcome
+// runMP runs app once on p local ranks and returns every rank's outcome
 // and error.
-func runApp(t *testing.T, p int, app App, seed int64) ([]Outcome, []error) {
+func runMP(t *testing.T, p int, app App, seed int64) ([]Outcome, []error) {
 	t.Helper()
 	outs := make([]Outcome, p)
 	errs := make([]error, p)
@@ -40,7 +40,7 @@ func TestMatmulVerifies(t *testing.T) {
 		{8, Checkerboard{N: 16, Grid: Grid{1, 8}}},
 	} {
 		t.Run(fmt.Sprintf("%s/p=%d/%v", tc.app.Name(), tc.p, tc.app.Params()), func(t *testing.T) {
-			outs, errs := runApp(t, tc.p, tc.app, 42)
+			outs, errs := runMP(t, tc.p, tc.app, 42)
 			for r, err := range errs {
 				if err != nil {
 					t.Fatalf("rank %d: %v", r, err)

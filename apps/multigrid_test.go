@@ -17,7 +17,7 @@ func TestMultigridVerifies(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("p=%d/n=%d/sync=%v", tc.p, tc.n, tc.sync), func(t *testing.T) {
 			m := &Multigrid{N: tc.n, Iters: tc.iters, Sync: tc.sync}
-			outs, errs := runApp(t, tc.p, m, 0)
+			outs, errs := runMP(t, tc.p, m, 0)
 			for r, err := range errs {
 				if err != nil {
 					t.Fatalf("rank %d: %v", r, err)
