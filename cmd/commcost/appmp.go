@@ -87,6 +87,10 @@ const (
 
 func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, error) {
 	fs := newFlagSet("app "+name, stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: commcost app %s [flags]   (paper %s, over MPI ranks)\n\n%s\n\nflags:\n", name, appMPPapers[name], appMPSummaries[name])
+		fs.PrintDefaults()
+	}
 	f := &appMPFlags{name: name}
 	f.registerPattern(fs, patternSpec{name: "app " + name, seed: true, warmupReps: true, maxTime: defaultAppMaxTime})
 	fs.Lookup("warmup").Usage = "untimed runs of the program before the timed ones (default 2)"
