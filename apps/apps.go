@@ -20,6 +20,15 @@
 //     MaxTime. It returns one record per phase (bench "app"), carrying the
 //     phase's workload.
 //
+// The message-passing programs of papers 001 and 003 (multigrid.go,
+// cannon.go, checkerboard.go, gauss.go) run textbook collectives of their
+// own (collectives.go) so that each phase names "aggregate" points
+// exactly, state every phase at several levels (results.WorkItem.View),
+// and come with what comparing models on them needs: a calibration of
+// exactly the patterns a workload names (calibrate.go), the ranking of
+// models on a run and paper 003's closed forms (compare.go,
+// closedforms.go).
+//
 // Units: seconds and bytes.
 package apps
 

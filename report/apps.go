@@ -123,8 +123,31 @@ func (pr Predictor) Predict(items []results.WorkItem) (float64, error) {
 	return v, err
 }
 
-// predict is Predict, also counting the items predicted as OpFallback.
+// predict is Predict, also counting the items predicted as OpFallback. A
+// workload stated in several views (results.WorkItem.View) is predicted
+// from the first view whose every item some model describes, as
+// model.PredictWorkloadView does for one model.
 func (pr Predictor) predict(items []results.WorkItem) (sum float64, fellBack int, err error) {
+	names, byView := results.WorkViews(items)
+	var errs []error
+	for _, v := range names {
+		s, n, err := pr.predictView(byView[v])
+		if err == nil {
+			return s, n, nil
+		}
+		if !errors.Is(err, model.ErrUnsupportedPattern) {
+			return 0, 0, err
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return 0, 0, nil
+	}
+	return 0, 0, errors.Join(errs...)
+}
+
+// predictView predicts one view's items.
+func (pr Predictor) predictView(items []results.WorkItem) (sum float64, fellBack int, err error) {
 	one := func(it results.WorkItem) (float64, error) {
 		var err error
 		for _, m := range pr.Models {

@@ -31,7 +31,7 @@ import (
 // (registerApp) from its own file.
 
 func init() {
-	register(command{name: "app", summary: "applications measured phase by phase against models' predictions (paper 000's four; Table 2)", more: appMore})
+	register(command{name: "app", summary: "applications measured phase by phase against models' predictions (paper 000's four, Table 2; papers 001 and 003's message-passing programs, models ranked)", more: appMore})
 	register(command{name: "app list", summary: "the applications, what they run over, their own flags", run: runAppList})
 	register(command{name: "app table", summary: "the per-phase table and Table 2 from application records (of several runs), optionally re-predicted with --model", run: runAppTable})
 }
@@ -54,6 +54,12 @@ columns: phases; cells: the mean error over the configurations), on stdout
 for --format table or markdown, else on stderr. --plot draws predicted
 against measured. 'app table' rebuilds the tables from records, e.g. of
 several runs on different stores.
+
+The message-passing programs of papers 001 and 003 (multigrid, cannon,
+checkerboard, gauss) run over MPI ranks, not a store, with flags of their
+own (commcost app NAME --help): without --model they measure the patterns
+their workload names and fit every model kind, and print one table per run,
+models against phases, the best model per column marked.
 
 Stores (--store, a comma list): direct (the plain direct store: every access
 to the variable's home rank, the k-k-access kernel's protocol), fixed-home,
@@ -79,6 +85,11 @@ type appEntry struct {
 	// (run once per --store); false for those over mpi.Comm.
 	overStore bool
 	flags     func(fs *flag.FlagSet) *appSetup
+	// run, when set, runs the application with its own flags and output
+	// instead of runAppEntry (the message-passing programs of papers 001
+	// and 003, appmp.go: models ranked per run); flags is then unused.
+	run      func(args []string, stdout, stderr io.Writer) error
+	ownFlags []string // the flags of a run entry, for app list
 }
 
 // appSetup is an entry's parsed state.
@@ -105,8 +116,11 @@ func registerApp(e appEntry) {
 		panic("commcost: application registered twice: " + e.name)
 	}
 	appTable[e.name] = e
-	register(command{name: "app " + e.name, summary: fmt.Sprintf("%s (paper %s)", e.summary, e.paper),
-		run: func(args []string, stdout, stderr io.Writer) error { return runAppEntry(e, args, stdout, stderr) }})
+	run := e.run
+	if run == nil {
+		run = func(args []string, stdout, stderr io.Writer) error { return runAppEntry(e, args, stdout, stderr) }
+	}
+	register(command{name: "app " + e.name, summary: fmt.Sprintf("%s (paper %s)", e.summary, e.paper), run: run})
 }
 
 func appNames() []string {
@@ -134,10 +148,14 @@ func writeAppList(w io.Writer) error {
 		if e.overStore {
 			over = "global variables (--store)"
 		}
-		fs := flag.NewFlagSet(n, flag.ContinueOnError)
-		e.flags(fs)
 		var own []string
-		fs.VisitAll(func(f *flag.Flag) { own = append(own, "--"+f.Name) })
+		if e.flags != nil {
+			fs := flag.NewFlagSet(n, flag.ContinueOnError)
+			e.flags(fs)
+			fs.VisitAll(func(f *flag.Flag) { own = append(own, "--"+f.Name) })
+		} else {
+			own = e.ownFlags
+		}
 		rows = append(rows, []string{n, "paper " + e.paper, over, e.summary, strings.Join(own, " ")})
 	}
 	return report.Table(w, []string{"application", "source", "runs over", "what", "own flags"}, rows)
