@@ -108,22 +108,27 @@ func (s *Store) atSend(x *variable, m *msg) {
 	s.send(int(x.emb[m.dst]), m)
 }
 
-func (s *Store) atRead(x *variable) ([]byte, error) {
+// atRead returns this rank's copy of x (hit), or sends the read request
+// toward the nearest copy (the caller awaits it).
+func (s *Store) atRead(x *variable) ([]byte, bool) {
 	leaf := s.tree.leaf[s.rank]
 	n := s.atNode(x, leaf)
 	if n.copy {
 		s.stats.ReadHits++
 		d := x.data // before the poll in cacheHit, which may invalidate it
 		s.cacheHit(x)
-		return d, nil
+		return d, true
 	}
 	s.begin(x)
-	s.op.read = true
+	x.acc.read = true
 	s.atHandleRead(x, n, &msg{kind: kRead, vr: int32(x.v.ID), dst: leaf, src: leaf, origin: int32(s.rank)})
-	return s.await(x)
+	return nil, false
 }
 
-func (s *Store) atWrite(x *variable, off int, data []byte) error {
+// atWrite writes locally (reporting true) when this rank holds the only
+// copy and the token, or sends the write toward the token (the caller
+// awaits it).
+func (s *Store) atWrite(x *variable, off int, data []byte) bool {
 	leaf := s.tree.leaf[s.rank]
 	n := s.atNode(x, leaf)
 	if n.toward == n.id && !n.busy && len(n.nbrs) == 0 {
@@ -133,7 +138,7 @@ func (s *Store) atWrite(x *variable, off int, data []byte) error {
 		x.maxInv = x.ver
 		s.stats.WriteHits++
 		s.cacheHit(x)
-		return nil
+		return true
 	}
 	s.begin(x)
 	payload := slices.Clone(data) // the caller may reuse data after Write returns
@@ -141,8 +146,7 @@ func (s *Store) atWrite(x *variable, off int, data []byte) error {
 		payload = []byte{}
 	}
 	s.atHandleWrite(x, n, &msg{kind: kWrite, vr: int32(x.v.ID), dst: leaf, src: leaf, origin: int32(s.rank), off: int32(off), data: payload})
-	_, err := s.await(x)
-	return err
+	return false
 }
 
 func (s *Store) atHandle(x *variable, m *msg) {

@@ -51,45 +51,49 @@ func (s *Store) fhSend(rank int, x *variable, m *msg) {
 	s.send(rank, m)
 }
 
-func (s *Store) fhRead(x *variable) ([]byte, error) {
+// fhRead returns this rank's copy of x (hit), or sends the read request to
+// the home (the caller awaits it).
+func (s *Store) fhRead(x *variable) ([]byte, bool) {
 	if h := x.home; h != nil {
 		if h.owner < 0 && !h.busy {
 			s.stats.ReadHits++
 			d := x.data // before the poll in cacheHit, which may invalidate it
 			s.cacheHit(x)
-			return d, nil
+			return d, true
 		}
 	} else if x.fh.copy {
 		s.stats.ReadHits++
 		d := x.data // before the poll in cacheHit, which may invalidate it
 		s.cacheHit(x)
-		return d, nil
+		return d, true
 	}
 	s.begin(x)
-	s.op.read = true
+	x.acc.read = true
 	s.fhSend(x.root, x, &msg{kind: kHRead, origin: int32(s.rank)})
-	return s.await(x)
+	return nil, false
 }
 
-func (s *Store) fhWrite(x *variable, off int, data []byte) error {
+// fhWrite writes locally (reporting true) when this rank owns x alone, or
+// asks the home for ownership (the caller awaits it; data must stay
+// unchanged until then).
+func (s *Store) fhWrite(x *variable, off int, data []byte) bool {
 	if h := x.home; h != nil {
 		if h.owner < 0 && !h.busy && len(h.copyset) == 0 {
 			x.data, x.recycle = applyWrite(x.data, off, data), false
 			s.stats.WriteHits++
 			s.cacheHit(x)
-			return nil
+			return true
 		}
 	} else if x.fh.owner {
 		x.data, x.recycle = applyWrite(x.data, off, data), false
 		s.stats.WriteHits++
 		s.cacheHit(x)
-		return nil
+		return true
 	}
 	s.begin(x)
-	s.op.wOff, s.op.wData = off, data
+	x.acc.wOff, x.acc.wData = off, data
 	s.fhSend(x.root, x, &msg{kind: kHWrite, origin: int32(s.rank), off: int32(off), a: int64(len(data))})
-	_, err := s.await(x)
-	return err
+	return false
 }
 
 func (s *Store) fhHandle(x *variable, m *msg) {
@@ -141,13 +145,13 @@ func (s *Store) fhHandle(x *variable, m *msg) {
 		switch {
 		case m.flags&fHasData != 0:
 			base = m.data
-		case base == nil && len(s.op.wData) == x.v.Size:
+		case base == nil && len(x.acc.wData) == x.v.Size:
 			base = make([]byte, x.v.Size) // a whole write needs no old value
 		case base == nil:
 			s.fail(fmt.Errorf("divalib: fixed home %q: ownership granted to rank %d without a value", x.v.Name, s.rank))
 			return
 		}
-		s.install(x, applyWrite(base, s.op.wOff, s.op.wData), true) // the owner's copy is the only one
+		s.install(x, applyWrite(base, x.acc.wOff, x.acc.wData), true) // the owner's copy is the only one
 		x.fh = fhLocal{copy: true, owner: true}
 		s.complete(x, nil)
 	default:
@@ -230,7 +234,7 @@ func (s *Store) fhGrant(x *variable) {
 		if base == nil {
 			base = make([]byte, x.v.Size)
 		}
-		s.install(x, applyWrite(base, s.op.wOff, s.op.wData), true)
+		s.install(x, applyWrite(base, x.acc.wOff, x.acc.wData), true)
 		h.copyset = h.copyset[:0]
 		s.complete(x, nil)
 		s.fhDone(x)

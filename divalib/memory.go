@@ -90,11 +90,11 @@ func (p *bufPool) put(b []byte) {
 }
 
 // evictOne drops the least recently used copy that may be dropped (never
-// except, never the variable of this rank's access in progress, never a
-// last copy). It reports whether one was dropped.
+// except, never a variable with an access of this rank in progress, never
+// a last copy). It reports whether one was dropped.
 func (s *Store) evictOne(except *variable) bool {
 	for v := s.lruTail; v != nil; v = v.prev {
-		if v == except || v == s.op.vr {
+		if v == except || v.acc.active {
 			continue
 		}
 		var ok bool

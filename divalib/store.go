@@ -200,8 +200,6 @@ type Store struct {
 	pool bufPool
 	err  error // sticky failure of the progress engine
 
-	op op // this rank's access in progress
-
 	bar   barrier
 	ibarr Ibarrierer
 
@@ -211,6 +209,7 @@ type Store struct {
 
 	sent, recvd int64 // protocol messages, for termination detection at Close
 	polls       int
+	inFlight    int // this rank's accesses in progress
 	closed      bool
 	stats       Stats
 }
@@ -227,6 +226,7 @@ type Stats struct {
 	PeakResidentBytes   int   // most copy bytes held at once
 	OverflowBytes       int   // largest excess over MemoryBytes (only last copies can cause it)
 	VariablesWithCopy   int   // variables with a copy on this rank now
+	PeakInFlight        int   // most accesses of this rank in flight at once (k of a batch)
 }
 
 // variable is this rank's view of one global variable.
@@ -258,17 +258,21 @@ type variable struct {
 
 	prev, next *variable // LRU links
 	inLRU      bool
+
+	acc op // this rank's access of the variable in progress (one at most)
 	// recycle: data is a buffer only this variable refers to, which
 	// release may hand to the pool (set for fixed-home reader copies).
 	recycle bool
 }
 
-// op is the access this rank is waiting for.
+// op is an access of this rank to one variable that it waits for. A rank
+// has at most one per variable, and several on different variables while a
+// batch (ReadBatch, WriteBatch) keeps k in flight.
 type op struct {
 	active bool
 	read   bool
 	done   bool
-	vr     *variable
+	pkt    int    // the batch packet the access serves
 	result []byte // the value delivered to a read
 	// A fixed-home write keeps its data here while ownership is obtained:
 	// the request to the home is a small control message (paper 004,
@@ -494,17 +498,36 @@ func (s *Store) Read(v globalvar.Var, off int, buf []byte) error {
 		return errClosed
 	}
 	s.stats.Reads++
-	var data []byte
+	data, hit := s.readStart(x)
+	if !hit {
+		if data, err = s.await(x); err != nil {
+			return err
+		}
+	}
+	return s.deliver(x, data, off, buf)
+}
+
+// readStart is a read's start: the value on a hit, else the request sent.
+func (s *Store) readStart(x *variable) ([]byte, bool) {
 	if s.cfg.Strategy == AccessTree {
-		data, err = s.atRead(x)
-	} else {
-		data, err = s.fhRead(x)
+		return s.atRead(x)
 	}
-	if err != nil {
-		return err
+	return s.fhRead(x)
+}
+
+// writeStart is a write's start: true when it was served locally, else
+// the request is sent (data must stay unchanged until it completes).
+func (s *Store) writeStart(x *variable, off int, data []byte) bool {
+	if s.cfg.Strategy == AccessTree {
+		return s.atWrite(x, off, data)
 	}
-	if len(data) != v.Size {
-		return fmt.Errorf("divalib: rank %d: internal error: read of %q returned %d bytes, want %d (strategy %s)", s.rank, v.Name, len(data), v.Size, s.cfg.Name())
+	return s.fhWrite(x, off, data)
+}
+
+// deliver copies the part of a read's value the caller asked for.
+func (s *Store) deliver(x *variable, data []byte, off int, buf []byte) error {
+	if len(data) != x.v.Size {
+		return fmt.Errorf("divalib: rank %d: internal error: read of %q returned %d bytes, want %d (strategy %s)", s.rank, x.v.Name, len(data), x.v.Size, s.cfg.Name())
 	}
 	copy(buf, data[off:])
 	return nil
@@ -523,10 +546,11 @@ func (s *Store) Write(v globalvar.Var, off int, data []byte) error {
 		return errClosed
 	}
 	s.stats.Writes++
-	if s.cfg.Strategy == AccessTree {
-		return s.atWrite(x, off, data)
+	if s.writeStart(x, off, data) {
+		return nil
 	}
-	return s.fhWrite(x, off, data)
+	_, err = s.await(x)
+	return err
 }
 
 // cacheHit does the bookkeeping of an access served from this rank's copy,
@@ -543,30 +567,38 @@ func (s *Store) cacheHit(x *variable) {
 	}
 }
 
-// await runs the progress engine until this rank's access completes and
-// returns the delivered value.
+// await runs the progress engine until this rank's access to x completes
+// and returns the delivered value.
 func (s *Store) await(x *variable) ([]byte, error) {
-	err := s.progress(func() bool { return s.op.done })
-	res := s.op.result
-	s.op = op{}
-	return res, err
+	err := s.progress(func() bool { return x.acc.done })
+	return s.finish(x), err
 }
 
 func (s *Store) begin(x *variable) {
-	s.op = op{active: true, vr: x}
+	x.acc = op{active: true}
+	s.inFlight++
+	s.stats.PeakInFlight = max(s.stats.PeakInFlight, s.inFlight)
 }
 
-// complete finishes this rank's access with value data.
+// finish ends this rank's access to x and returns its value.
+func (s *Store) finish(x *variable) []byte {
+	res := x.acc.result
+	x.acc = op{}
+	s.inFlight--
+	return res
+}
+
+// complete finishes this rank's access to x with value data.
 func (s *Store) complete(x *variable, data []byte) {
-	if !s.op.active || s.op.vr != x {
+	if !x.acc.active || x.acc.done {
 		s.fail(fmt.Errorf("divalib: rank %d: unexpected completion for %q", s.rank, x.v.Name))
 		return
 	}
-	if s.op.read && len(data) != x.v.Size {
+	if x.acc.read && len(data) != x.v.Size {
 		s.fail(fmt.Errorf("divalib: rank %d: read of %q completed with %d bytes, want %d (strategy %s)", s.rank, x.v.Name, len(data), x.v.Size, s.cfg.Name()))
 		return
 	}
-	s.op.done, s.op.result = true, data
+	x.acc.done, x.acc.result = true, data
 }
 
 func (s *Store) fail(err error) {
