@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/globalvar"
@@ -161,6 +162,46 @@ func TestBatchErrors(t *testing.T) {
 		}
 		if st := s.Stats(); st.Reads+st.Writes != 0 {
 			return fmt.Errorf("refused batches made %d accesses", st.Reads+st.Writes)
+		}
+		return s.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPoll: a rank outside any access serves others only through Poll. Rank
+// 0 "computes", polling, until it has answered rank 1's batch of reads of
+// variables whose fixed home it is; without Poll rank 1 would wait for ever
+// and rank 0 would hit the deadline.
+func TestPoll(t *testing.T) {
+	err := local.Run(2, func(c mpi.Comm) error {
+		s, err := divalib.New(c, divalib.Config{Strategy: divalib.FixedHome})
+		if err != nil {
+			return err
+		}
+		var pk []globalvar.Packet
+		for i := 0; len(pk) < 4; i++ {
+			v, err := s.Create(fmt.Sprintf("p%d", i), 64)
+			if err != nil {
+				return err
+			}
+			if h, _ := s.Home(v); h == 0 {
+				pk = append(pk, globalvar.Packet{Var: v, Buf: make([]byte, 64)})
+			}
+		}
+		if c.Rank() == 0 {
+			deadline := time.Now().Add(20 * time.Second)
+			for s.Stats().Messages < int64(len(pk)) {
+				if err := s.Poll(); err != nil {
+					return err
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("rank 0 sent %d answers in 20 s of polling, want %d", s.Stats().Messages, len(pk))
+				}
+			}
+		} else if err := s.ReadBatch(pk, 2); err != nil {
+			return err
 		}
 		return s.Close()
 	})
