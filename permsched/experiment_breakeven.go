@@ -68,8 +68,9 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 			pY = append(pY, r.Median)
 		}
 	}
-	if len(pRows) < 2 {
-		return nil, errors.New("permsched: break-even: need sched.perm1 records at two or more message sizes (run `commcost sched comm` without --no-perm1)")
+	// Two coefficients need a third size for their standard errors.
+	if len(pRows) < 3 {
+		return nil, errors.New("permsched: break-even: need sched.perm1 records at three or more message sizes (run `commcost sched comm` without --no-perm1)")
 	}
 	f, err := fitRelative([]string{"tau_s", "phi_s_per_B"}, pRows, pY)
 	if err != nil {

@@ -125,7 +125,7 @@ done
 #    scripts' library falls back from. qsub does not wait: poll.
 if command -v qsub >/dev/null; then
 	for job in p2p all; do
-		out=$(cd "$tmp" && qsub -l nodes=1:ppn=2 "$COMMCOST_BATCH_LIB/../pbs/$job.pbs" 2>&1) || {
+		out=$(cd "$tmp" && qsub -l nodes=1:ppn=2 "$(dirname "$COMMCOST_BATCH_LIB")/pbs/$job.pbs" 2>&1) || {
 			fail "pbs $job: qsub: $out"
 			continue
 		}

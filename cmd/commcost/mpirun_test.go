@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -152,6 +153,18 @@ func TestMPIRunInfoAndSuite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(runs[0]), results.PlotsDir, "trilinear.png")); err != nil {
 		t.Error(err)
+	}
+	// The report of a real run regenerates from records.jsonl alone.
+	dir := filepath.Dir(runs[0])
+	_, plots := runDirFiles(t, dir)
+	os.Remove(filepath.Join(dir, results.ReportFile))
+	os.RemoveAll(filepath.Join(dir, results.PlotsDir))
+	if r := runCmd(t, exec.Command(bin, "report", dir)); r.code != 0 {
+		t.Fatalf("report exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	again, plots2 := runDirFiles(t, dir)
+	if !bytes.Equal(report, again) || !slices.Equal(plots, plots2) {
+		t.Errorf("regenerated report differs: report.md equal %v, plots %v then %v", bytes.Equal(report, again), plots, plots2)
 	}
 }
 
