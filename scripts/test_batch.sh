@@ -80,7 +80,7 @@ id=
 submit() {
 	local name=$1 expect=$2
 	shift 2
-	local rc=0
+	local rc=0 t0=$SECONDS
 	sbatch --parsable --wait -o "$tmp/$name-%j.out" "$@" >"$tmp/sbatch.out" || rc=$?
 	id=$(head -n1 "$tmp/sbatch.out")
 	id=${id%%;*}
@@ -88,6 +88,7 @@ submit() {
 		fail "$name: job $id ended with status $rc, want $expect"
 		sed 's/^/    /' "$tmp/$name-$id.out" >&2 || true
 	fi
+	say "job $name ($id): status $rc in $((SECONDS - t0)) s"
 }
 
 # 1. Point-to-point job through srun (pmix) and through the mpirun fallback.
@@ -137,10 +138,12 @@ if command -v qsub >/dev/null; then
 			sleep 0.2
 		done
 		exitcode=$(scontrol show job "$id" | grep -o ' ExitCode=[0-9:]*' | cut -d= -f2)
-		log=$(ls "$tmp"/*.o"$id" 2>/dev/null | head -n1)
+		# The wrapper ignores #PBS -j oe: join SCRIPT.oID and SCRIPT.eID.
+		log=$tmp/pbs-$job-$id.log
+		cat "$tmp"/*.o"$id" "$tmp"/*.e"$id" >"$log" 2>/dev/null || true
 		if [ "$state" != COMPLETED ] || [ "$exitcode" != 0:0 ]; then
 			fail "pbs $job: job $id $state exit $exitcode"
-			[ -n "$log" ] && sed 's/^/    /' "$log" >&2
+			sed 's/^/    /' "$log" >&2
 			continue
 		fi
 		check_run "pbs $job" "$COMMCOST_RESULTS/pbs-$id" "$log"

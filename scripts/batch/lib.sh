@@ -163,28 +163,33 @@ cc_report() {
 
 # cc_steps_p2p: ping-pong, bandwidth and PRTT between ranks 0 and 1.
 cc_steps_p2p() {
-	local sizes=${COMMCOST_SIZES:-1:4M} quick=()
-	[ "${COMMCOST_QUICK:-0}" = 1 ] && quick=(--max-time 0.5) && sizes=${COMMCOST_SIZES:-8,1K,64K}
+	local sizes=${COMMCOST_SIZES:-1:4M} quick=() prtt=()
+	if [ "${COMMCOST_QUICK:-0}" = 1 ]; then
+		quick=(--max-time 0.3)
+		sizes=${COMMCOST_SIZES:-8,1K,64K}
+		prtt=(--sizes 8,1K,64K --n 1,8)
+	fi
 	cc_launch 2 info | tee "$CC_RUNDIR/info.txt"
 	cc_launch 2 pingpong --sizes "$sizes" "${quick[@]}" --out "$CC_OUT"
 	cc_launch 2 bandwidth --sizes "$sizes" "${quick[@]}" --out "$CC_OUT"
-	cc_launch 2 prtt "${quick[@]}" --out "$CC_OUT"
+	cc_launch 2 prtt "${prtt[@]}" "${quick[@]}" --out "$CC_OUT"
 }
 
 # cc_steps_all: every rank of the job.
 cc_steps_all() {
-	local quick=() kk=()
+	local quick=() kk=() sizes=(--sizes 0,1K,64K)
 	# shellcheck disable=SC2206
 	kk=(${COMMCOST_KK_ARGS:---k 1,2,4,8 --l 64:64K --r 0.25,0.5,1})
 	if [ "${COMMCOST_QUICK:-0}" = 1 ]; then
-		quick=(--max-time 0.5)
+		quick=(--max-time 0.3)
+		sizes=(--sizes 8,64K)
 		# shellcheck disable=SC2206
-		kk=(${COMMCOST_KK_ARGS:---k 1,2,4 --l 64,1K,16K --r 0.5,1})
+		kk=(${COMMCOST_KK_ARGS:---k 1,2 --l 64,1K,16K --r 0.5,1})
 	fi
 	cc_launch 0 info | tee "$CC_RUNDIR/info.txt"
 	cc_launch 0 kkaccess "${kk[@]}" "${quick[@]}" --out "$CC_OUT"
-	cc_launch 0 alltoall --sizes 0,1K,64K "${quick[@]}" --out "$CC_OUT"
-	cc_launch 0 aggregate --sizes 8,1K,64K "${quick[@]}" --out "$CC_OUT"
+	cc_launch 0 alltoall "${sizes[@]}" "${quick[@]}" --out "$CC_OUT"
+	cc_launch 0 aggregate "${sizes[@]}" "${quick[@]}" --out "$CC_OUT"
 }
 
 # cc_steps_emulate NET: the service network NET (paper 000) needs as many
@@ -196,6 +201,6 @@ cc_steps_emulate() {
 	[ -n "$need" ] || cc_die 2 "COMMCOST_NET=$net: commcost emulate info does not know this network"
 	cc_need_ranks "$need" "the emulated network $net"
 	local quick=()
-	[ "${COMMCOST_QUICK:-0}" = 1 ] && quick=(--max-time 0.5 --k 1,2 --l 64,1K)
+	[ "${COMMCOST_QUICK:-0}" = 1 ] && quick=(--max-time 0.3 --k 1,2 --l 64,1K)
 	CC_OVERSUBSCRIBE=${CC_OVERSUBSCRIBE:-0} cc_launch "$need" emulate kk --net "$net" "${quick[@]}" --out "$CC_OUT"
 }
