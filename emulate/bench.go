@@ -2,7 +2,6 @@ package emulate
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/commcost/commcost/globalvar"
@@ -12,11 +11,14 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Bench names of the records the drivers produce.
+// Bench names of the records the drivers produce. The access patterns are
+// paper 000's, so their records are the patterns package's (same bench,
+// same parameters from patterns.KKAccess.Params and patterns.KAccess.Params)
+// with the network added: a model fitted to either reads both.
 const (
-	BenchKKAccess = "kkaccess"    // params k, l, r, op, network
-	BenchKAccess  = "kaccess"     // params k, l, h, a, es, network
-	BenchSplit    = "packetsplit" // params ints, bytes, version, op, network
+	BenchKKAccess = patterns.BenchKKAccess // params k, l, realised r, op, network; counter r_asked
+	BenchKAccess  = patterns.BenchKAccess  // params k, l, realised h, a, es, op, network; counter h_asked
+	BenchSplit    = "packetsplit"          // params ints, bytes, version, op, network
 )
 
 // IntBytes is the size of the paper's "integer" (32-bit Transputer word),
@@ -108,8 +110,10 @@ func kkDestinations(rng *rand.Rand, p, k int, r float64) [][]int {
 	return dest
 }
 
-// accessing is the number of ranks taking part for portion r.
-func accessing(p int, r float64) int { return min(p, max(1, int(math.Round(r*float64(p))))) }
+// accessing is the number of ranks taking part for portion r (or hot spot
+// h): the patterns' rounding, so the realised r and h in the records are
+// those of the drawn accesses.
+func accessing(p int, r float64) int { return patterns.AccessingRanks(r, p) }
 
 // kDestinations draws the a k-accesses of a KAPoint: in each, one step j*
 // sends a hot group of max(1, round(h p)) ranks to one module m_t, the other
@@ -204,11 +208,7 @@ func (s *Store) measure(bench string, params results.Params, bc BenchConfig, rep
 		}
 		rec.Counters = Counters(st)
 		rec.Counters["service_ranks"] = float64(s.t.Nodes())
-		warm := bc.Reps.Warmup
-		if warm == 0 {
-			warm = patterns.DefaultWarmupReps
-		}
-		rec.Counters["reps_counted"] = float64(max(warm, 0) + len(m.Samples))
+		rec.Counters["reps_counted"] = float64(bc.Reps.Defaults().Warmup + len(m.Samples))
 	}
 	return rec, nil
 }
@@ -247,7 +247,8 @@ func KKAccess(s *Store, pt KKPoint, bc BenchConfig) (results.Record, error) {
 	point := pointKey(BenchKKAccess, pt.K, pt.L, int(pt.R*1e6), boolInt(write))
 	var rep uint64
 	hops, nh := 0.0, 0
-	rec, err := s.measure(BenchKKAccess, results.Params{"k": pt.K, "l": pt.L, "r": pt.R, "op": opName(write)}, bc, func() (float64, error) {
+	pat := patterns.KKAccess{K: pt.K, L: pt.L, R: pt.R, Op: accessOp(write)}
+	rec, err := s.measure(BenchKKAccess, pat.Params(p), bc, func() (float64, error) {
 		rep++
 		dest := kkDestinations(pointRNG(bc.Seed, point, rep), p, pt.K, pt.R)
 		hops += meanHops(s.t, dest)
@@ -269,6 +270,9 @@ func KKAccess(s *Store, pt KKPoint, bc BenchConfig) (results.Record, error) {
 		return rec, err
 	}
 	rec.Derived = map[string]float64{"hops_mean": hops / float64(max(nh, 1))}
+	if rec.Counters != nil { // rank 0
+		rec.Counters[patterns.CounterRAsked] = pt.R
+	}
 	return rec, nil
 }
 
@@ -291,7 +295,8 @@ func KAccess(s *Store, pt KAPoint, bc BenchConfig) (results.Record, error) {
 	ops := make([]Op, 0, pt.K)
 	point := pointKey(BenchKAccess, pt.K, pt.L, int(pt.H*1e6), pt.A, boolInt(pt.ES))
 	var rep uint64
-	rec, err := s.measure(BenchKAccess, results.Params{"k": pt.K, "l": pt.L, "h": pt.H, "a": pt.A, "es": pt.ES}, bc, func() (float64, error) {
+	pat := patterns.KAccess{K: pt.K, L: pt.L, H: pt.H, A: pt.A, ES: pt.ES, Op: patterns.AccessRead}
+	rec, err := s.measure(BenchKAccess, pat.Params(p), bc, func() (float64, error) {
 		rep++
 		dest := kDestinations(pointRNG(bc.Seed, point, rep), p, pt)
 		t0 := s.app.Wtime()
@@ -310,6 +315,9 @@ func KAccess(s *Store, pt KAPoint, bc BenchConfig) (results.Record, error) {
 		return rec, err
 	}
 	rec.Derived = map[string]float64{"total_s": rec.Median * float64(pt.A), "hot_ranks": float64(accessing(p, pt.H))}
+	if rec.Counters != nil { // rank 0
+		rec.Counters[patterns.CounterHAsked] = pt.H
+	}
 	return rec, nil
 }
 
@@ -337,7 +345,7 @@ func SplitAccess(s *Store, pt SplitPoint, bc BenchConfig) (results.Record, error
 	buf := make([]byte, d)
 	point := pointKey(BenchSplit, pt.Ints, int(pt.Version), boolInt(write))
 	var rep uint64
-	rec, err := s.measure(BenchSplit, results.Params{"ints": pt.Ints, "bytes": d, "version": int(pt.Version), "op": opName(write)}, bc, func() (float64, error) {
+	rec, err := s.measure(BenchSplit, results.Params{"ints": pt.Ints, "bytes": d, "version": int(pt.Version), "op": accessOp(write).String()}, bc, func() (float64, error) {
 		rep++
 		m := pointRNG(bc.Seed, point, rep).Perm(p)[s.me]
 		t0 := s.app.Wtime()
@@ -421,9 +429,10 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func opName(write bool) string {
+// accessOp is the patterns' access kind of a read or write.
+func accessOp(write bool) patterns.AccessOp {
 	if write {
-		return "write"
+		return patterns.AccessWrite
 	}
-	return "read"
+	return patterns.AccessRead
 }

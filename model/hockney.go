@@ -63,7 +63,7 @@ func oneWayPoints(recs []results.Record, kind string, opt Options) ([]point, []f
 	if err != nil {
 		return nil, nil, err
 	}
-	pts, err := aggregate(sel, "bytes")
+	pts, err := mergePoints(sel, "bytes")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -265,7 +265,7 @@ func FitHyperbolic(recs []results.Record, opt Options) (*Hyperbolic, error) {
 	if err != nil {
 		return nil, err
 	}
-	cpts, err := aggregate(sel, "bytes")
+	cpts, err := mergePoints(sel, "bytes")
 	if err != nil {
 		return nil, err
 	}

@@ -198,11 +198,11 @@ func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
 			client = append(client, r)
 		}
 	}
-	cp, err := aggregate(client, "bytes", "n", "delay_s")
+	cp, err := mergePoints(client, "bytes", "n", "delay_s")
 	if err != nil {
 		return nil, err
 	}
-	sp, err := aggregate(server, "bytes", "n", "delay_s")
+	sp, err := mergePoints(server, "bytes", "n", "delay_s")
 	if err != nil {
 		return nil, err
 	}

@@ -184,7 +184,7 @@ func trilinearCells(recs []results.Record, kind string, opt Options) ([]point, s
 	if sel, _, err = selectByParam(sel, "kkaccess", "network", "networks", opt.Network, "Options.Network, --network NAME"); err != nil {
 		return nil, "", err
 	}
-	pts, err := aggregate(sel, "k", "l", "r")
+	pts, err := mergePoints(sel, "k", "l", "r")
 	if err != nil {
 		return nil, "", err
 	}

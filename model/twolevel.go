@@ -166,7 +166,7 @@ func FitTwoLevel(recs []results.Record, opt Options) (*TwoLevel, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Points are keyed by op as well: split by op first, since aggregate()
+	// Points are keyed by op as well: split by op first, since mergePoints()
 	// keys on numeric parameters only.
 	byOp := map[string][]results.Record{}
 	for _, r := range sel {
@@ -183,7 +183,7 @@ func FitTwoLevel(recs []results.Record, opt Options) (*TwoLevel, error) {
 	sort.Strings(ops)
 	var pts []point
 	for _, op := range ops {
-		ps, err := aggregate(byOp[op], "bytes")
+		ps, err := mergePoints(byOp[op], "bytes")
 		if err != nil {
 			return nil, err
 		}

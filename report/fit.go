@@ -167,5 +167,5 @@ func instanceBytes(in model.Instance) string {
 	if err != nil || math.IsNaN(b) {
 		return "-"
 	}
-	return Bytes(b)
+	return results.FormatBytes(b)
 }

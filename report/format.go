@@ -30,17 +30,6 @@ func Num(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
 }
 
-// Bytes prints a byte count as 8, 1K, 64K, 1M when exact (K = 2^10).
-func Bytes(b float64) string {
-	switch {
-	case b >= 1<<20 && math.Mod(b, 1<<20) == 0:
-		return strconv.FormatFloat(b/(1<<20), 'f', -1, 64) + "M"
-	case b >= 1<<10 && math.Mod(b, 1<<10) == 0:
-		return strconv.FormatFloat(b/(1<<10), 'f', -1, 64) + "K"
-	}
-	return strconv.FormatFloat(b, 'g', -1, 64)
-}
-
 // Pct prints a fraction as a percentage with two decimals.
 func Pct(x float64) string { return strconv.FormatFloat(100*x, 'f', 2, 64) + "%" }
 

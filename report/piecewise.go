@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/results"
 )
 
 func init() {
@@ -19,7 +20,7 @@ func piecewiseTables(w io.Writer, f *Fit) error {
 	for i, s := range t.Segments {
 		ts, _ := Value(s.Ts.Value, "s")
 		tw, _ := Value(s.Tw.Value, "s/B")
-		rows = append(rows, []string{strconv.Itoa(i + 1), Bytes(s.FromBytes), Bytes(s.ToBytes), ts, tw,
+		rows = append(rows, []string{strconv.Itoa(i + 1), results.FormatBytes(s.FromBytes), results.FormatBytes(s.ToBytes), ts, tw,
 			strconv.Itoa(s.Fit.N), Pct(s.Fit.RSE)})
 	}
 	fmt.Fprintln(w, "segments (breakpoints chosen by penalised BIC):")

@@ -377,7 +377,7 @@ func paramCell(in model.Instance, k string) string {
 	}
 	if f, err := in.Num(k); err == nil {
 		if k == "l" || strings.HasSuffix(k, "bytes") {
-			return Bytes(f)
+			return results.FormatBytes(f)
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64)
 	}

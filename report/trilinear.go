@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/results"
 )
 
 func init() {
@@ -57,7 +58,7 @@ func trilinearTables(w io.Writer, f *Fit) error {
 	for _, s := range f.Splits {
 		p, _ := Value(s.PredictedSec, "s")
 		pi, _ := Value(s.PredictedIntSec, "s")
-		srows = append(srows, []string{Bytes(s.DataBytes),
+		srows = append(srows, []string{results.FormatBytes(s.DataBytes),
 			fmt.Sprintf("%.4g ± %.2g", s.K0, s.K0SE), fmt.Sprintf("%.4g ± %.2g", s.L0, s.L0SE), p,
 			strconv.Itoa(s.KInt), strconv.FormatFloat(s.LInt, 'g', 6, 64), pi})
 	}
@@ -72,7 +73,7 @@ func trilinearPiecewiseTables(w io.Writer, f *Fit) error {
 	var labels []string
 	var fits []*model.Trilinear
 	for _, s := range t.Segments {
-		labels = append(labels, "l "+Bytes(s.FromBytes)+".."+Bytes(s.ToBytes))
+		labels = append(labels, "l "+results.FormatBytes(s.FromBytes)+".."+results.FormatBytes(s.ToBytes))
 		fits = append(fits, s.Model)
 	}
 	fmt.Fprintf(w, "%s: one trilinear fit per packet-size regime (breakpoints chosen by penalised BIC); coefficients in the layout of paper 000, Table 1 (us; c7, c5, c4, c2 per byte):\n",
@@ -84,7 +85,7 @@ func trilinearPiecewiseTables(w io.Writer, f *Fit) error {
 	var srows [][]string
 	for i, s := range t.Segments {
 		q := s.Model.Fit
-		srows = append(srows, []string{strconv.Itoa(i + 1), Bytes(s.FromBytes), Bytes(s.ToBytes),
+		srows = append(srows, []string{strconv.Itoa(i + 1), results.FormatBytes(s.FromBytes), results.FormatBytes(s.ToBytes),
 			"k = " + Floats(s.Model.KLevels) + "; r = " + Floats(s.Model.RLevels), strconv.Itoa(q.N), Pct(q.RSE), fmt.Sprintf("%.3g", q.Cond)})
 	}
 	return Table(w, []string{"segment", "l from", "l to", "levels", "cells", "RSE", "cond"}, srows)

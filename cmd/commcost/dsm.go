@@ -220,22 +220,7 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 					failed++
 					fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", name, w.name, rep.Err())
 				}
-				rec := results.Record{
-					Schema: results.SchemaVersion, Bench: "dsm-check",
-					Params: results.Params{"strategy": name, "workload": w.name, "mesh": cfg.Name() + "@" + s.Mesh().String(), "ops": rep.Ops},
-					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize([]float64{el}), Aggregate: "rank0-wall", Stop: "fixed",
-					Counters: map[string]float64{
-						"ops": float64(rep.Ops), "reads": float64(rep.Reads), "writes": float64(rep.Writes),
-						"stale_reads": float64(rep.StaleReads), "future_reads": float64(rep.FutureReads),
-						"torn_reads": float64(rep.TornReads), "unknown_values": float64(rep.UnknownValues),
-						"mismatches": float64(rep.Mismatches),
-					},
-					Meta: meta,
-				}
-				rec.Params["mesh"] = s.Mesh().String()
-				if d.memBytes > 0 {
-					rec.Params["memory_bytes"] = d.memBytes
-				}
+				rec := divalib.CheckRecord(name, w.name, s.Mesh(), d.memBytes, rep, el, meta)
 				if err := emit(rec); err != nil {
 					return err
 				}
@@ -331,45 +316,13 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 						return err
 					}
 				}
-				rec := matSquareRecord(c, meta, res, hand, mcfg)
-				if err := emit(rec); err != nil {
+				if err := emit(res.Record(mcfg, hand, meta)); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	})
-}
-
-// matSquareRecord turns one result into a record: the times are the
-// repetitions (max over ranks), the congestion figures are counters, the
-// ratios against the hand-optimised run are derived values.
-func matSquareRecord(c mpi.Comm, meta results.Meta, res divalib.MatSquareResult, hand *divalib.MatSquareResult, mcfg divalib.MatSquareConfig) results.Record {
-	g := res.Congestion
-	rec := results.Record{
-		Schema: results.SchemaVersion, Bench: "dsm-matsquare",
-		Params: results.Params{"strategy": res.Strategy, "mesh": res.Mesh.String(), "block_ints": res.BlockInts, "kernel": string(mcfg.Kernel)},
-		Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(res.CommSec), Samples: res.CommSec,
-		Aggregate: "max-over-ranks", Stop: "fixed",
-		Counters: map[string]float64{
-			"congestion_bytes": float64(g.MaxLinkBytes), "congestion_messages": float64(g.MaxLinkMessages),
-			"load_bytes": float64(g.LoadBytes), "load_messages": float64(g.LoadMessages),
-			"startups": float64(g.Startups), "max_startups_per_rank": float64(g.MaxStartups), "bytes_sent": float64(g.BytesSent),
-		},
-		Derived: map[string]float64{},
-		Meta:    meta,
-	}
-	if res.Verified {
-		rec.Counters["verified"] = 1
-	}
-	if hand != nil && hand.Congestion.MaxLinkBytes > 0 {
-		rec.Derived["congestion_ratio"] = float64(g.MaxLinkBytes) / float64(hand.Congestion.MaxLinkBytes)
-		hs := results.Summarize(hand.CommSec)
-		if hs.Median > 0 {
-			rec.Derived["time_ratio"] = rec.Median / hs.Median
-		}
-	}
-	return rec
 }
 
 func isqrtInt(n int) int {
@@ -413,20 +366,7 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 			if err := s.Close(); err != nil {
 				return err
 			}
-			for _, m := range []struct {
-				op, agg string
-				v       []float64
-			}{
-				{"cached-read", "rank0", o.CachedReadSec},
-				{"cached-write", "rank0", o.CachedWriteSec},
-				{"barrier-" + cfg.Barrier.String(), "max-over-ranks", o.BarrierSec},
-				{"mpi-barrier", "max-over-ranks", o.MPIBarrierSec},
-			} {
-				rec := results.Record{
-					Schema: results.SchemaVersion, Bench: "dsm-overhead",
-					Params: results.Params{"strategy": name, "op": m.op, "mesh": fmt.Sprintf("%dx%d", s.Mesh().Rows, s.Mesh().Cols)},
-					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(m.v), Samples: m.v, Aggregate: m.agg, Stop: "fixed", Meta: meta,
-				}
+			for _, rec := range o.Records(name, cfg.Barrier, s.Mesh(), meta) {
 				if err := emit(rec); err != nil {
 					return err
 				}

@@ -94,7 +94,7 @@ func TestEmulateLocal(t *testing.T) {
 		t.Fatalf("kk: %d records, want 2 k x 2 l x 2 r = 8", len(recs))
 	}
 	for _, r := range recs {
-		if r.Bench != "kkaccess" || r.Params["network"] != "SE(2)" || r.Params["op"] != "read" || r.Counters["packets"] <= 0 || r.Aggregate != "window-latest-end" {
+		if r.Bench != "kkaccess" || r.Params["network"] != "SE(2)" || r.Params["op"] != "read" || r.Counters["packets"] <= 0 || r.Reduction != results.ReductionWindowLatestEnd {
 			t.Fatalf("kk record: %+v", r)
 		}
 	}

@@ -425,13 +425,11 @@ func (f *optFlags) calibrate(c mpi.Comm, meta results.Meta, emit func(results.Re
 		for _, l := range f.calL {
 			for _, r := range f.calR {
 				kk := patterns.KKAccess{K: k, L: l, R: r, Op: f.op, Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-				res, err := kk.Run(c)
+				m, err := kk.Run(c)
 				if err != nil {
 					return nil, patternErr(err)
 				}
-				params := results.Params{"k": k, "l": l, "r": res.Counters[patterns.CounterRRealised], "op": f.op.String()}
-				res.Counters[counterRAsked] = r
-				rec := res.Record("kkaccess", params, c.Size(), meta)
+				rec := kk.Record(m, meta)
 				if err := emitRecord(c, emit, rec); err != nil {
 					return nil, err
 				}
@@ -455,10 +453,8 @@ func (f *optFlags) sweep(c mpi.Comm, meta results.Meta, emit func(results.Record
 		if err != nil {
 			return nil, patternErr(err)
 		}
-		params := results.Params{"k": k, "l": l, "r": res.Counters[patterns.CounterRRealised], "op": f.op.String(), "d_bytes": f.dataBytes}
-		if f.distinct {
-			params["distinct"] = true
-		}
+		params := kk.Params(c.Size())
+		params["d_bytes"] = f.dataBytes
 		res.Counters[counterVolume] = float64(k * l)
 		rec := res.Record(benchOptimize, params, c.Size(), meta)
 		pt := optPoint{k: k, l: l, sum: rec.Summary}

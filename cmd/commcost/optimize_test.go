@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -187,7 +188,7 @@ func TestOptimizeCalibration(t *testing.T) {
 		t.Fatalf("%d kkaccess records, want the 2 x 3 x 2 calibration cells", len(kk))
 	}
 	for _, r := range kk {
-		if _, ok := r.Params["d_bytes"]; ok || r.Counters[counterRAsked] == 0 {
+		if _, ok := r.Params["d_bytes"]; ok || r.Counters[patterns.CounterRAsked] == 0 {
 			t.Errorf("calibration record %v counters %v: want a plain kkaccess record", r.Params, r.Counters)
 		}
 	}

@@ -150,14 +150,9 @@ func checkRanks(rules ...rankRule) func(c mpi.Comm) error {
 	}
 }
 
-// emitResult writes the record of one parameter point. Writing happens on
-// rank 0 only, so its outcome is agreed: if rank 0 cannot write, every rank
-// stops (one message) instead of the others waiting in the next point.
-func emitResult(c mpi.Comm, emit func(results.Record) error, res patterns.Result, bench string, params results.Params, ranks int, meta results.Meta) error {
-	return emitRecord(c, emit, res.Record(bench, params, ranks, meta))
-}
-
-// emitRecord writes rec and agrees on the outcome (see emitResult).
+// emitRecord writes rec and agrees on the outcome: writing happens on rank
+// 0 only, so if rank 0 cannot write, every rank stops (one message) instead
+// of the others waiting in the next point.
 func emitRecord(c mpi.Comm, emit func(results.Record) error, rec results.Record) error {
 	return agree(c, emit(rec))
 }

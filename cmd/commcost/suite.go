@@ -136,12 +136,7 @@ func suiteKKAccess(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(resul
 		for _, l := range suiteKKL {
 			for _, r := range rs {
 				kk := patterns.KKAccess{K: k, L: l, R: r, Op: patterns.AccessRead, Seed: suiteKKSeed, Validate: f.validate, Reps: reps}
-				res, err := kk.Run(c)
-				if err != nil {
-					return patternErr(err)
-				}
-				params := results.Params{"k": k, "l": l, "r": res.Counters[patterns.CounterRRealised], "op": patterns.AccessRead.String()}
-				if err := emitResult(c, emit, res, "kkaccess", params, p, meta); err != nil {
+				if _, err := measurePoint(c, emit, kk, meta); err != nil {
 					return err
 				}
 			}
