@@ -342,7 +342,8 @@ func runChild(launcher string, args, env []string, deadline time.Duration) error
 var rankTag = regexp.MustCompile(`^\[(?:\d+,)?(\d+)\](?:<std(?:out|err)>:|\s)`)
 
 // midTag is an Open MPI tag inside a line: it tags every chunk it forwards,
-// and a benchmark prints its name and its result in two writes.
+// and a benchmark prints its name and its result in two writes. MPICH does
+// the same with "[rank] " (relabel strips the line's own rank's).
 var midTag = regexp.MustCompile(`\[\d+,\d+\]<std(?:out|err)>:`)
 
 // relabel copies the launcher's output line by line: rank 0's lines
@@ -358,6 +359,9 @@ func relabel(w io.Writer, r io.Reader) {
 			if m := rankTag.FindStringSubmatchIndex(line); m != nil {
 				rank := line[m[2]:m[3]]
 				rest := midTag.ReplaceAllString(line[m[1]:], "")
+				if !strings.Contains(line[:m[1]], ",") {
+					rest = strings.ReplaceAll(rest, "["+rank+"] ", "")
+				}
 				switch {
 				case rank == "0":
 					line = rest
