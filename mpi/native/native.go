@@ -95,6 +95,9 @@ func Start(level ThreadLevel) error {
 	if C.cc_finalized() != 0 {
 		return errors.New("native.Start: MPI was finalised; it cannot be initialised again")
 	}
+	if err := setYieldWhenIdle(); err != nil {
+		return fmt.Errorf("native.Start: %w", err)
+	}
 	runtime.LockOSThread()
 	keepSpareP()
 	r := C.cc_init_thread(C.int(level))
