@@ -34,6 +34,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Impl names an MPI implementation family, with the values
@@ -173,6 +174,25 @@ func Command(ctx context.Context, np int, prog string, args ...string) (*exec.Cm
 	full = append(full, prog)
 	full = append(full, args...)
 	return exec.CommandContext(ctx, path, full...), nil
+}
+
+// HangLimit is how long to wait before calling a run of np ranks hung, for
+// a run that finishes well within base under Open MPI. With more ranks than
+// cores MPICH is much slower on polling code: its ch4 device has no
+// yield-when-idle setting and blocking calls spin, so ranks hand the
+// processor over late (mpi/native's YieldEnv covers the empty Iprobe only).
+// commcost dsm check on 4 ranks on 2 cores took 77-290 s under MPICH
+// against 6 s under Open MPI, with the load average between 15 and 30.
+// HangLimit is then 4 x base; otherwise base.
+func HangLimit(base time.Duration, np int) time.Duration {
+	return hangLimit(linked, base, np, runtime.NumCPU())
+}
+
+func hangLimit(impl Impl, base time.Duration, np, cores int) time.Duration {
+	if impl == ImplMPICH && np > cores {
+		return 4 * base
+	}
+	return base
 }
 
 // LaunchLine is the command a user should type to run prog args on np

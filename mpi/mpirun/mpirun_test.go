@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // machine is a PATH for findLauncher: program name -> path, and path ->
@@ -121,6 +122,24 @@ func TestFlags(t *testing.T) {
 	for _, tc := range tests {
 		if got := flags(tc.impl, tc.np, tc.cores); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: flags = %q; want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestHangLimit(t *testing.T) {
+	tests := []struct {
+		name      string
+		impl      Impl
+		np, cores int
+		want      time.Duration
+	}{
+		{"open mpi oversubscribed", ImplOpenMPI, 16, 2, time.Minute},
+		{"mpich a core each", ImplMPICH, 2, 2, time.Minute},
+		{"mpich oversubscribed", ImplMPICH, 4, 2, 4 * time.Minute},
+	}
+	for _, tc := range tests {
+		if got := hangLimit(tc.impl, time.Minute, tc.np, tc.cores); got != tc.want {
+			t.Errorf("%s: hangLimit = %v; want %v", tc.name, got, tc.want)
 		}
 	}
 }
