@@ -70,6 +70,9 @@ func testClusterBinary(t *testing.T) string {
 	if err := mpirun.Available(); err != nil {
 		t.Skipf("test cluster: %v", err)
 	}
+	if !mpirun.OpenMPI() {
+		t.Skipf("test cluster: scripts/testcluster.sh starts ranks through Open MPI's rsh agent; this build links %s", mpirun.Linked())
+	}
 	var out bytes.Buffer
 	cmd := exec.Command(clusterScript, "--check", "--prefix", clusterPrefix)
 	cmd.Stdout, cmd.Stderr = &out, &out
