@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/commcost/commcost/globalvar"
-	"github.com/commcost/commcost/model"
-	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -292,22 +290,24 @@ func KAccess(s *Store, pt KAPoint, bc BenchConfig) (results.Record, error) {
 	}
 	p := s.Apps()
 	buf := make([]byte, pt.K*pt.L)
-	ops := make([]Op, 0, pt.K)
+	pk := make([]globalvar.Packet, 0, pt.A*pt.K)
 	point := pointKey(BenchKAccess, pt.K, pt.L, int(pt.H*1e6), pt.A, boolInt(pt.ES))
 	var rep uint64
 	pat := patterns.KAccess{K: pt.K, L: pt.L, H: pt.H, A: pt.A, ES: pt.ES, Op: patterns.AccessRead}
 	rec, err := s.measure(BenchKAccess, pat.Params(p), bc, func() (float64, error) {
 		rep++
 		dest := kDestinations(pointRNG(bc.Seed, point, rep), p, pt)
-		t0 := s.app.Wtime()
+		// The a successive k-accesses are one batch of a k packets in
+		// groups of k (globalvar.Batcher).
+		pk = pk[:0]
 		for t := range pt.A {
-			ops = ops[:0]
 			for j, m := range dest[t][s.me] {
-				ops = append(ops, Op{Var: vars[m], Buf: buf[j*pt.L : (j+1)*pt.L]})
+				pk = append(pk, globalvar.Packet{Var: vars[m], Buf: buf[j*pt.L : (j+1)*pt.L]})
 			}
-			if err := s.AccessSplit(ops, SplitOne); err != nil {
-				return 0, err
-			}
+		}
+		t0 := s.app.Wtime()
+		if err := s.batch(false, pk, pt.K); err != nil {
+			return 0, err
 		}
 		return (s.app.Wtime() - t0) / float64(pt.A), nil
 	})
@@ -360,55 +360,6 @@ func SplitAccess(s *Store, pt SplitPoint, bc BenchConfig) (results.Record, error
 	k, l := splitAccess(d, pt.Version, s.cfg)
 	rec.Derived = map[string]float64{"k": float64(k), "l": float64(l)}
 	return rec, nil
-}
-
-// SetSplitFunc sets the k0, l0 rule of splitting version 3 on this rank.
-func (s *Store) SetSplitFunc(f SplitFunc) { s.cfg.SplitFunc = f }
-
-// ModelSplit is the version-3 rule from a fitted trilinear model: for an
-// access of d bytes, the whole-packet optimum model.OptimalSplit gives (paper
-// 000, section 7), never below minPacket bytes per packet. Without an
-// interior optimum (a1 or a2 not positive) it falls back to one packet.
-func ModelSplit(tr *model.Trilinear, minPacket int) SplitFunc {
-	minPacket = max(minPacket, 1)
-	return func(d int) (int, int) {
-		if d <= 0 {
-			return 1, 0
-		}
-		sp, err := model.OptimalSplit(tr, float64(d))
-		if err != nil {
-			return 1, d
-		}
-		k := min(max(sp.KInt, 1), max(d/minPacket, 1))
-		l := (d + k - 1) / k
-		return (d + l - 1) / l, l
-	}
-}
-
-// BcastSplit makes every application rank use the version-3 rule fitted on
-// application rank 0: rank 0 passes tr (the others nil) and every rank gets
-// the same ModelSplit. Collective over the application ranks.
-func BcastSplit(s *Store, tr *model.Trilinear, minPacket int) (SplitFunc, error) {
-	coef := make([]float64, 9)
-	if s.me == 0 && tr != nil {
-		coef[8] = 1
-		for i := range 8 {
-			coef[i] = tr.Coef(i)
-		}
-	}
-	if err := mpi.BcastFloat64s(s.app, coef, 0); err != nil {
-		return nil, err
-	}
-	if coef[8] == 0 {
-		return nil, fmt.Errorf("emulate: no fitted trilinear model on application rank 0")
-	}
-	t := &model.Trilinear{}
-	for i := range 8 {
-		t.C[7-i].Value = coef[i]
-	}
-	f := ModelSplit(t, minPacket)
-	s.SetSplitFunc(f)
-	return f, nil
 }
 
 func pointKey(bench string, xs ...int) uint64 {
