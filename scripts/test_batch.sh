@@ -6,7 +6,8 @@
 #
 # usage: scripts/test_batch.sh [BINARY]     (default: builds bin/commcost)
 #
-# Skipped, with the reason, when not root or Slurm cannot be installed.
+# Skipped, with the reason, when not root or without apt-get and Slurm;
+# as root with apt-get, Slurm that cannot be installed is a failure.
 # The one node declares 4 CPUs on this 2-core machine (config_overrides), so
 # the emulated-network job can get its 4 ranks; jobs with more tasks than
 # cores run unbound with Open MPI's mpi_yield_when_idle. The point-to-point
@@ -31,6 +32,12 @@ if [ "${1:-}" != --inside ]; then
 	install=()
 	command -v apt-get >/dev/null && install=(--install)
 	if ! why=$(scripts/slurmcluster.sh "${install[@]}" --check); then
+		# As root with apt-get the packages can be installed: not having
+		# them is a failure, not a reason to skip.
+		if [ ${#install[@]} -gt 0 ]; then
+			say "FAIL: could not set up Slurm: $why"
+			exit 1
+		fi
 		say "SKIP: $why"
 		exit 0
 	fi
