@@ -5,6 +5,7 @@
 # the jobs that must refuse, the message and the status. Part of make test.
 #
 # usage: scripts/test_batch.sh [BINARY]     (default: builds bin/commcost)
+#        TEST_BATCH_LOGS=DIR keeps the jobs' logs in DIR
 #
 # Skipped, with the reason, when not root or without apt-get and Slurm;
 # as root with apt-get, Slurm that cannot be installed is a failure.
@@ -171,6 +172,12 @@ if pkg-config --exists mpich 2>/dev/null; then
 	fi
 else
 	say "note: MPICH not installed; the MPICH build was not launched"
+fi
+
+# TEST_BATCH_LOGS=DIR keeps every job's log (to show one, or to debug).
+if [ -n "${TEST_BATCH_LOGS:-}" ]; then
+	mkdir -p "$TEST_BATCH_LOGS"
+	cp "$tmp"/*.out "$tmp"/*.log "$TEST_BATCH_LOGS"/ 2>/dev/null || true
 fi
 
 if [ "$fails" -gt 0 ]; then
