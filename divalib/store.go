@@ -793,10 +793,18 @@ func (s *Store) progressPoll(done func() bool, block bool) error {
 			break
 		}
 		if !block {
-			// Under mpirun with oversubscription, --mca
-			// mpi_yield_when_idle 1 makes the empty Iprobe yield the
-			// processor; on mpi/local Iprobe yields.
-			runtime.Gosched()
+			// Nothing to do: let other goroutine ranks (mpi/local) run.
+			// Under a launcher the ranks are processes and the empty
+			// Iprobe yields the processor when they share cores (Open
+			// MPI's mpi_yield_when_idle, mpi/native's YieldEnv under
+			// MPICH); there a Gosched would only hurt: the polling
+			// goroutine is usually the one native.Start locked to its
+			// thread, and each Gosched of a locked goroutine hands the
+			// thread's P to another thread and back (two futex
+			// wake-ups).
+			if s.comm.Backend() != "native" {
+				runtime.Gosched()
+			}
 			continue
 		}
 		st, err := s.comm.Probe(mpi.AnySource, s.probeTag)
