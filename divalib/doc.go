@@ -49,7 +49,16 @@
 // keeps serving until no request of any rank is left in flight. Between
 // library calls (local computation) a rank serves nobody; requests to it
 // wait until its next access, barrier or Close, as on a processor without
-// interrupts.
+// interrupts, or until it calls Poll (globalvar.Poller), which serves what
+// has arrived without waiting.
+//
+// Batches (globalvar.Batcher: ReadBatch, WriteBatch; paper 000's k-access)
+// keep up to k accesses in flight: each packet of a group starts an
+// ordinary access of the strategy on its variable, and the rank waits once
+// for all of them. The state of an access in progress lives with its
+// variable, so a rank has at most one per variable: packets of a group on
+// a variable already in flight wait for the next round of the group, and
+// the others read the copy the first one fetched.
 //
 // Messages between tree nodes simulated by the same rank go through a local
 // FIFO queue, never through MPI, and cost no startup and no link.
