@@ -1,0 +1,221 @@
+package apps_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/mpi/local"
+)
+
+// dsmStrategies are the strategies the paper-004 applications are tested
+// over: the fixed home and every access-tree variant.
+var dsmStrategies = []string{"fixed-home", "tree-2", "tree-4", "tree-16", "tree-2-4", "tree-4-16"}
+
+// withStore runs fn on np local ranks over a divalib store of the named
+// strategy (closed afterwards).
+func withStore(t *testing.T, np int, strategy string, fn func(c mpi.Comm, s globalvar.Store) error) error {
+	t.Helper()
+	st, v, err := divalib.ParseStrategy(strategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return local.Run(np, func(c mpi.Comm) error {
+		s, err := divalib.New(c, divalib.Config{Strategy: st, Variant: v, Seed: 7})
+		if err != nil {
+			return err
+		}
+		if err := fn(c, s); err != nil {
+			return err
+		}
+		return s.Close()
+	})
+}
+
+// reversed places wire w on rank p-1-w: a placement other than the
+// identity, so that a mix-up of wires and ranks shows.
+func reversed(p int) []int {
+	out := make([]int, p)
+	for w := range out {
+		out[w] = p - 1 - w
+	}
+	return out
+}
+
+// TestBitonicStoreSorts sorts over every strategy, twice on one store (the
+// second run starts from the copies the first left), and checks the
+// outcome: the verification inside Run passed, the phases are timed, the
+// workload names one read per step.
+func TestBitonicStoreSorts(t *testing.T) {
+	for _, tc := range []struct {
+		np, m   int
+		reverse bool
+	}{{4, 1, false}, {4, 33, true}, {16, 64, false}, {16, 5, true}} {
+		for _, strategy := range dsmStrategies {
+			t.Run(fmt.Sprintf("np%d/m%d/rev%v/%s", tc.np, tc.m, tc.reverse, strategy), func(t *testing.T) {
+				cfg := apps.BitonicConfig{Keys: tc.m}
+				if tc.reverse {
+					cfg.Wires = reversed(tc.np)
+				}
+				err := withStore(t, tc.np, strategy, func(c mpi.Comm, s globalvar.Store) error {
+					app := apps.NewBitonicStore(cfg)
+					for rep := 0; rep < 2; rep++ {
+						out, err := app.Run(apps.Env{Comm: c, Store: s, Seed: 11})
+						if err != nil {
+							return err
+						}
+						if c.Rank() == 0 {
+							names := out.Phases.Names()
+							if len(names) != 3 || out.Phases.Sec(apps.BitonicExchange) <= 0 {
+								t.Errorf("phases %v", names)
+							}
+							d := log2(tc.np)
+							if w := out.Workload[apps.BitonicExchange]; len(w) != 1 || w[0].Count != float64(d*(d+1)/2) || w[0].Params["l"] != 4*tc.m {
+								t.Errorf("workload %+v", w)
+							}
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// TestBitonicHandSorts runs the message-passing version and checks its
+// congestion against an independent count: every pair exchanges 4m bytes
+// both ways along the dimension-order path between the two ranks.
+func TestBitonicHandSorts(t *testing.T) {
+	for _, tc := range []struct {
+		np, m int
+		mesh  divalib.Mesh
+	}{{4, 8, divalib.Mesh{Rows: 2, Cols: 2}}, {16, 16, divalib.Mesh{Rows: 4, Cols: 4}}, {8, 3, divalib.Mesh{Rows: 1, Cols: 8}}} {
+		t.Run(fmt.Sprintf("np%d/m%d", tc.np, tc.m), func(t *testing.T) {
+			var got divalib.Congestion
+			err := local.Run(tc.np, func(c mpi.Comm) error {
+				tr := divalib.NewTraffic(tc.mesh)
+				app := apps.NewBitonicHand(apps.BitonicConfig{Keys: tc.m}, tr)
+				if _, err := app.Run(apps.Env{Comm: c, Seed: 3}); err != nil {
+					return err
+				}
+				g, err := tr.Reduce(c)
+				if c.Rank() == 0 {
+					got = g
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Independent count: per directed link, the bytes of every
+			// message whose row-first path crosses it.
+			load := map[[4]int]int64{}
+			for _, st := range apps.BitonicSteps(tc.np) {
+				for w := 0; w < tc.np; w++ {
+					p, _ := st.Partner(w)
+					r, cc := w/tc.mesh.Cols, w%tc.mesh.Cols
+					pr, pc := p/tc.mesh.Cols, p%tc.mesh.Cols
+					for cc != pc {
+						d := 1
+						if pc < cc {
+							d = -1
+						}
+						load[[4]int{r, cc, r, cc + d}] += int64(4 * tc.m)
+						cc += d
+					}
+					for r != pr {
+						d := 1
+						if pr < r {
+							d = -1
+						}
+						load[[4]int{r, cc, r + d, cc}] += int64(4 * tc.m)
+						r += d
+					}
+				}
+			}
+			var want int64
+			for _, v := range load {
+				want = max(want, v)
+			}
+			if got.MaxLinkBytes != want {
+				t.Errorf("congestion %d bytes, independent count %d", got.MaxLinkBytes, want)
+			}
+			if d := log2(tc.np); got.Startups != int64(tc.np*d*(d+1)/2) {
+				t.Errorf("startups %d, want P d(d+1)/2 = %d", got.Startups, tc.np*d*(d+1)/2)
+			}
+		})
+	}
+}
+
+// corrupting is a store whose reads of one variable return a changed key on
+// one rank: the verification must catch it on every rank.
+type corrupting struct {
+	globalvar.Store
+	rank, me int
+}
+
+func (c corrupting) Read(v globalvar.Var, off int, buf []byte) error {
+	err := c.Store.Read(v, off, buf)
+	if c.me == c.rank && len(buf) > 0 && strings.HasSuffix(v.Name, "K[0]") {
+		// Keys far above the rest: they stay in the reader's upper half.
+		for i := range buf {
+			buf[i] = 0xff
+		}
+	}
+	return err
+}
+
+func TestBitonicDetectsCorruption(t *testing.T) {
+	errs := make([]error, 4)
+	_ = withStore(t, 4, "tree-4", func(c mpi.Comm, s globalvar.Store) error {
+		app := apps.NewBitonicStore(apps.BitonicConfig{Keys: 16})
+		_, errs[c.Rank()] = app.Run(apps.Env{Comm: c, Store: corrupting{Store: s, rank: 1, me: c.Rank()}, Seed: 1})
+		return nil
+	})
+	for r, err := range errs {
+		if err == nil {
+			t.Errorf("rank %d: corruption not detected", r)
+		}
+	}
+}
+
+func TestBitonicCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  apps.BitonicConfig
+		p    int
+		want string
+	}{
+		{"no keys", apps.BitonicConfig{Keys: 0}, 4, "m = 0"},
+		{"not a power of two", apps.BitonicConfig{Keys: 4}, 6, "power-of-two"},
+		{"short placement", apps.BitonicConfig{Keys: 4, Wires: []int{0, 1}}, 4, "lists 2 ranks"},
+		{"not a permutation", apps.BitonicConfig{Keys: 4, Wires: []int{0, 1, 1, 2}}, 4, "not a permutation"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Check(tt.p)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Check(%d) = %v, want an error containing %q", tt.p, err, tt.want)
+			}
+		})
+	}
+	if err := (apps.BitonicConfig{Keys: 1}).Check(1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func log2(p int) int {
+	d := 0
+	for p > 1 {
+		p >>= 1
+		d++
+	}
+	return d
+}
