@@ -1,7 +1,9 @@
 package apps_test
 
 import (
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,4 +220,133 @@ func log2(p int) int {
 		d++
 	}
 	return d
+}
+
+// TestBarnesHutRuns simulates over every strategy (twice on one store: the
+// second run starts from the copies the first left) and checks the
+// outcome: verified inside Run (zones, root mass, forces within the theta
+// limits), every phase timed in the measured steps only, small energy
+// drift. Short runs (3 steps, 2 measured): goroutine ranks that poll are
+// slow on a loaded machine.
+func TestBarnesHutRuns(t *testing.T) {
+	type tc struct {
+		np, n      int
+		strategies []string
+	}
+	for _, tc := range []tc{{4, 200, dsmStrategies}, {16, 500, []string{"fixed-home", "tree-4"}}} {
+		for _, strategy := range tc.strategies {
+			t.Run(fmt.Sprintf("np%d/n%d/%s", tc.np, tc.n, strategy), func(t *testing.T) {
+				err := withStore(t, tc.np, strategy, func(c mpi.Comm, s globalvar.Store) error {
+					app := apps.NewBarnesHut(apps.BarnesHutConfig{Bodies: tc.n, Steps: 3, Measured: 2, Zones: reversed(tc.np)})
+					for rep := 0; rep < 2; rep++ {
+						out, err := app.Run(apps.Env{Comm: c, Store: s, Seed: 5})
+						if err != nil {
+							return err
+						}
+						if c.Rank() != 0 {
+							continue
+						}
+						want := []string{apps.BHLoad, apps.BHCofm, apps.BHPartition, apps.BHForce, apps.BHForceComp, apps.BHAdvance, apps.BHSize}
+						if got := out.Phases.Names(); !slices.Equal(got, want) {
+							t.Errorf("phases %v, want %v", got, want)
+						}
+						if d := out.Counters["energy_drift"]; !(d < 1e-3) {
+							t.Errorf("energy drift %v over 3 steps", d)
+						}
+						if out.Counters["force_err_median"] <= 0 || out.Counters["interactions_per_measured_step"] < float64(tc.n) {
+							t.Errorf("counters %v", out.Counters)
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// TestBarnesHutForceError: on one rank (no messages, fast), the tree
+// forces converge to direct summation as theta shrinks, and stay within
+// the limits the verification applies.
+func TestBarnesHutForceError(t *testing.T) {
+	var last float64
+	for _, theta := range []float64{0.25, 0.5, 1, 1.5} {
+		var med, glob float64
+		err := withStore(t, 1, "tree-4", func(c mpi.Comm, s globalvar.Store) error {
+			app := apps.NewBarnesHut(apps.BarnesHutConfig{Bodies: 2000, Theta: theta, Steps: 1, Measured: 1, Sample: 200})
+			out, err := app.Run(apps.Env{Comm: c, Store: s, Seed: 9})
+			med, glob = out.Counters["force_err_median"], out.Counters["force_err_global"]
+			return err
+		})
+		if err != nil {
+			t.Fatalf("theta %v: %v", theta, err)
+		}
+		t.Logf("theta %v: median relative error %.2e, sample %.2e", theta, med, glob)
+		if glob <= last {
+			t.Errorf("theta %v: error %v did not grow with theta (was %v)", theta, glob, last)
+		}
+		if theta == 0.25 && glob > 2e-3 {
+			t.Errorf("theta 0.25: error %v, want below 2e-3", glob)
+		}
+		last = glob
+	}
+}
+
+// hiding is a store whose reads of the root cell show its first subcell
+// as empty on one rank: the verification must catch the lost subtree.
+type hiding struct {
+	globalvar.Store
+	rank, me int
+}
+
+func (h hiding) Read(v globalvar.Var, off int, buf []byte) error {
+	err := h.Store.Read(v, off, buf)
+	if h.me == h.rank && strings.HasSuffix(v.Name, "/c0") && len(buf) >= 32 {
+		for i := 0; i < 8; i++ {
+			if int32(binary.LittleEndian.Uint32(buf[4*i:])) < 0 {
+				clear(buf[4*i : 4*i+4])
+				break
+			}
+		}
+	}
+	return err
+}
+
+func TestBarnesHutDetectsLostSubtree(t *testing.T) {
+	errs := make([]error, 4)
+	_ = withStore(t, 4, "tree-4", func(c mpi.Comm, s globalvar.Store) error {
+		app := apps.NewBarnesHut(apps.BarnesHutConfig{Bodies: 300, Steps: 2, Measured: 1})
+		_, errs[c.Rank()] = app.Run(apps.Env{Comm: c, Store: hiding{Store: s, rank: 2, me: c.Rank()}, Seed: 1})
+		return nil
+	})
+	for r, err := range errs {
+		if err == nil {
+			t.Errorf("rank %d: a lost subtree went unnoticed", r)
+		}
+	}
+	t.Log(errs[0])
+}
+
+func TestBarnesHutCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  apps.BarnesHutConfig
+		want string
+	}{
+		{"no bodies", apps.BarnesHutConfig{Bodies: -1}, "N = -1"},
+		{"theta zero after default", apps.BarnesHutConfig{Bodies: 10, Theta: -0.5}, "theta = -0.5"},
+		{"theta above 2", apps.BarnesHutConfig{Bodies: 10, Theta: 2.5}, "theta = 2.5"},
+		{"measured above steps", apps.BarnesHutConfig{Bodies: 10, Steps: 3, Measured: 4}, "measured steps = 4"},
+		{"zones", apps.BarnesHutConfig{Bodies: 10, Zones: []int{0, 0, 1, 2}}, "not a permutation"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Check(4)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Check = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
 }

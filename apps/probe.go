@@ -17,13 +17,18 @@ import (
 // begin. The applications of paper 004 (bitonic_ms.go, barneshut.go) call
 // these hooks; a caller that does not count passes nil.
 
-// Probe is told where the program is. Enter is called on every rank, in the
-// same order, right after a store barrier (for a message-passing program:
-// at the points where no message of the program is in flight), so that
-// everything a rank sent before the call belongs to the previous section and
-// everything after to the new one. Section "" is outside the measurement
-// (set-up, warm-up steps, verification). Enter must not communicate: the
-// barrier that precedes it has returned on this rank only.
+// Probe is told where the program is. Enter is collective: every rank
+// calls it, in the same order, right after a store barrier (for a
+// message-passing program: at a point where it has sent everything of the
+// section it leaves), so that what the ranks send before the call belongs
+// to the section left and what they send after to the new one. Section ""
+// is outside the measurement (set-up, warm-up steps, verification). Enter
+// may synchronise the ranks with a plain MPI barrier, which is safe at that
+// point (a store barrier leaves no access in flight, and a rank returns
+// from it only after forwarding everything the barrier needs from it):
+// without it, a rank still inside the preceding barrier would serve, and be
+// charged for, the new section's first requests. Callers time their phases
+// without the Enter calls.
 type Probe interface {
 	Enter(section string)
 }
