@@ -45,6 +45,26 @@ func (t *Traffic) Reset() {
 	t.startups, t.bytes = 0, 0
 }
 
+// Add adds u's counters to t. Both must count the same mesh; an
+// experiment keeps one Traffic per phase and adds the store's counters to
+// it at every phase boundary, so that a phase's congestion is the maximum
+// over links of its bytes summed over all its occurrences (paper 004,
+// section 3.3: the congestion of the force phase "added over 5 time
+// steps").
+func (t *Traffic) Add(u *Traffic) {
+	if t.mesh != u.mesh {
+		panic("divalib: Traffic.Add of the counters of mesh " + u.mesh.String() + " to those of mesh " + t.mesh.String())
+	}
+	for i, v := range u.linkBytes {
+		t.linkBytes[i] += v
+	}
+	for i, v := range u.linkMsgs {
+		t.linkMsgs[i] += v
+	}
+	t.startups += u.startups
+	t.bytes += u.bytes
+}
+
 // Congestion is the traffic of a phase summed over all ranks (paper 004,
 // section 1: "the congestion is defined to be the maximum amount of data
 // that is transmitted by the same link during the execution").

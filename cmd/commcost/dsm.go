@@ -14,10 +14,10 @@ import (
 )
 
 func init() {
-	register(command{name: "dsm", summary: "DIVA global variables (paper 004): check (coherence), matsquare (congestion, time), overhead", run: runDSM})
+	register(command{name: "dsm", summary: "DIVA global variables (paper 004): check (coherence), matsquare, bitonic, barneshut (congestion, time), overhead", run: runDSM})
 }
 
-const dsmUsage = `usage: commcost dsm <check|matsquare> [flags]
+const dsmUsage = `usage: commcost dsm <check|matsquare|bitonic|barneshut|overhead> [flags]
 
   check      the coherence suite on every strategy: randomized reads and
              writes with versioned values (stale, torn and unknown reads),
@@ -26,15 +26,20 @@ const dsmUsage = `usage: commcost dsm <check|matsquare> [flags]
   matsquare  the matrix square A := A*A of paper 004, section 3.1, over each
              strategy and the hand-optimised message passing: congestion
              under dimension-order routing on the virtual mesh, and time
+  bitonic    bitonic sorting with merge&split (section 3.2, Figs. 6-7) over
+             each strategy and the hand-optimised message passing
+  barneshut  the Barnes-Hut N-body simulation (section 3.3, Figs. 8-11) over
+             each strategy: congestion and time per phase, cache hit ratio
   overhead   the library's own cost per access: cached read, cached write,
              the store's barrier against MPI's (on idle ranks)
 
 Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any
-tree-L-K with L in {2,4}, K >= L); matsquare also takes hand.
+tree-L-K with L in {2,4}, K >= L); matsquare and bitonic also take hand.
 Examples:
   commcost dsm check --backend local --np 64
   mpirun -np 4 --oversubscribe --mca mpi_yield_when_idle 1 commcost dsm check
   commcost dsm matsquare --backend local --np 1024 --blocks 4096 --kernel sum
+  commcost dsm bitonic --backend local --meshes 4x4,8x8,16x16,32x32 --plot figs
 
 'commcost dsm <subcommand> -h' lists its flags.
 `
@@ -42,7 +47,7 @@ Examples:
 func runDSM(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, dsmUsage)
-		return usagef("dsm needs a subcommand: check, matsquare or overhead")
+		return usagef("dsm needs a subcommand: check, matsquare, bitonic, barneshut or overhead")
 	}
 	switch args[0] {
 	case "check":
@@ -51,11 +56,15 @@ func runDSM(args []string, stdout, stderr io.Writer) error {
 		return runDSMMatSquare(args[1:], stdout, stderr)
 	case "overhead":
 		return runDSMOverhead(args[1:], stdout, stderr)
+	case "bitonic":
+		return runDSMBitonic(args[1:], stdout, stderr)
+	case "barneshut":
+		return runDSMBarnesHut(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, dsmUsage)
 		return nil
 	}
-	return usagef("dsm %q: unknown subcommand; accepted: check, matsquare, overhead", args[0])
+	return usagef("dsm %q: unknown subcommand; accepted: check, matsquare, bitonic, barneshut, overhead", args[0])
 }
 
 // allDSMStrategies is every strategy and variant the paper evaluates.
