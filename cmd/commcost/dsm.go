@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
@@ -269,10 +270,15 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 	kernel := fs.String("kernel", "mul", "local computation: mul (the real product) or sum (elementwise sum: same communication, O(m) work)")
 	reps := fs.Int("reps", 3, "measured repetitions (each squares again)")
 	verify := fs.Bool("verify", true, "compare the result with the serial computation on rank 0")
+	var sw dsmSweep
+	sw.register(fs, false)
 	if err := parseFlags(fs, args, false); err != nil {
 		return err
 	}
 	if err := d.check(true); err != nil {
+		return err
+	}
+	if err := sw.check(&d); err != nil {
 		return err
 	}
 	bl, err := parseIntGrid("blocks", *blocks, 1)
@@ -302,16 +308,9 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 			order = append(order, s)
 		}
 	}
-	return runMeasured(&d.mf, stdout, func(c mpi.Comm) error {
-		if err := d.rankCheck(c); err != nil {
-			return err
-		}
-		m, err := divalib.NewMesh(d.rows, d.cols, c.Size())
-		if err != nil {
-			return usagef("--mesh: %v", err)
-		}
+	return runDSMSweep(&d, &sw, stdout, stderr, func(m divalib.Mesh) error {
 		if m.Rows != m.Cols {
-			return usagef("matsquare needs a square mesh (sqrt(P) x sqrt(P) ranks, e.g. 4, 16, 64, 256, 1024); %d ranks give %v", c.Size(), m)
+			return usagef("matsquare needs a square mesh (sqrt(P) x sqrt(P) ranks, e.g. 4, 16, 64, 256, 1024); %d ranks give %v", m.Size(), m)
 		}
 		return nil
 	}, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
@@ -356,17 +355,13 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 func matSquareRecord(c mpi.Comm, meta results.Meta, res divalib.MatSquareResult, hand *divalib.MatSquareResult, mcfg divalib.MatSquareConfig) results.Record {
 	g := res.Congestion
 	rec := results.Record{
-		Schema: results.SchemaVersion, Bench: "dsm-matsquare",
+		Schema: results.SchemaVersion, Bench: dsmexp.BenchMatSquare,
 		Params: results.Params{"strategy": res.Strategy, "mesh": res.Mesh.String(), "block_ints": res.BlockInts, "kernel": string(mcfg.Kernel)},
 		Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(res.CommSec), Samples: res.CommSec,
 		Aggregate: "max-over-ranks", Stop: "fixed",
-		Counters: map[string]float64{
-			"congestion_bytes": float64(g.MaxLinkBytes), "congestion_messages": float64(g.MaxLinkMessages),
-			"load_bytes": float64(g.LoadBytes), "load_messages": float64(g.LoadMessages),
-			"startups": float64(g.Startups), "max_startups_per_rank": float64(g.MaxStartups), "bytes_sent": float64(g.BytesSent),
-		},
-		Derived: map[string]float64{},
-		Meta:    meta,
+		Counters: dsmexp.CongestionCounters(g),
+		Derived:  map[string]float64{},
+		Meta:     meta,
 	}
 	if res.Verified {
 		rec.Counters["verified"] = 1

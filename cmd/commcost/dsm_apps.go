@@ -30,10 +30,15 @@ type dsmSweep struct {
 	list []divalib.Mesh
 }
 
-func (w *dsmSweep) register(fs *flag.FlagSet) {
+// register adds the flags; warmup adds --warmup (the applications of
+// package apps; the matrix square has no untimed run).
+func (w *dsmSweep) register(fs *flag.FlagSet, warmup bool) {
 	fs.StringVar(&w.meshes, "meshes", "", "local backend: run one world per mesh in this comma `list` (e.g. 4x4,8x8,16x16,32x32), in place of --np and --mesh")
 	fs.StringVar(&w.plot, "plot", "", "draw the paper's figures from this run's records as PNG files into `DIR` (created if missing)")
-	fs.IntVar(&w.warmup, "warmup", -1, "untimed runs before the measured ones (default: 1 under mpirun, 0 on the local backend, whose times are not network measurements)")
+	w.warmup = -1
+	if warmup {
+		fs.IntVar(&w.warmup, "warmup", -1, "untimed runs before the measured ones (default: 1 under mpirun, 0 on the local backend, whose times are not network measurements)")
+	}
 }
 
 // check validates the sweep flags against the shared ones.
@@ -98,12 +103,17 @@ func (w *dsmSweep) worlds(d *dsmFlags) []divalib.Mesh {
 // runDSMSweep runs body on every world of the sweep (collective on each),
 // writes the records as they complete (--out, and stdout for the record
 // formats), then prints the ratio tables (table and markdown formats) and
-// draws the figures (--plot). sizeCheck refuses a world size the
-// application cannot run on; on the local backend it is checked for every
-// mesh before anything is written.
-func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, sizeCheck func(p int) error,
+// draws the figures (--plot). meshCheck refuses a mesh the application
+// cannot run on; on the local backend it is checked for every world before
+// anything is written.
+func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck func(m divalib.Mesh) error,
 	body func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error) error {
 	tables := d.mf.format == results.FormatTable || d.mf.format == results.FormatMarkdown
+	// The strategies' records carry different counters (the hand version
+	// has no store accesses, Barnes-Hut's phases differ), and a streaming
+	// CSV writer fixes its columns at the first record: CSV is written at
+	// the end with the union of the columns (the --out JSONL streams).
+	csv := d.mf.format == results.FormatCSV
 	var (
 		mu      sync.Mutex
 		recs    []results.Record
@@ -117,7 +127,7 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, sizeCheck 
 			}
 			writers = append(writers, jw)
 		}
-		if !tables {
+		if !tables && !csv {
 			writers = append(writers, d.mf.format.NewWriter(stdout, results.TableOptions{}))
 		}
 		return nil
@@ -160,6 +170,11 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, sizeCheck 
 				return err
 			}
 		}
+		if csv {
+			if err := results.WriteCSV(stdout, recs); err != nil {
+				return err
+			}
+		}
 		if sw.plot != "" {
 			paths, err := dsmexp.WriteFigures(sw.plot, recs)
 			if err != nil {
@@ -175,7 +190,11 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, sizeCheck 
 		if err := d.rankCheck(c); err != nil {
 			return err
 		}
-		return sizeCheck(c.Size())
+		m, err := divalib.NewMesh(d.rows, d.cols, c.Size())
+		if err != nil {
+			return usagef("--mesh: %v", err)
+		}
+		return meshCheck(m)
 	}
 	if d.mf.backend == backendNative {
 		return withWorld(backendNative, 0, func(c mpi.Comm) error {
@@ -204,12 +223,16 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, sizeCheck 
 		})
 	}
 	worlds := sw.worlds(d)
-	for _, m := range worlds {
+	for _, w := range worlds {
 		p := d.mf.np
-		if m.Rows > 0 {
-			p = m.Size()
+		if w.Rows > 0 {
+			p = w.Size()
 		}
-		if err := sizeCheck(p); err != nil {
+		m, err := divalib.NewMesh(w.Rows, w.Cols, p)
+		if err != nil {
+			return usagef("--mesh %s: %v", d.mesh, err)
+		}
+		if err := meshCheck(m); err != nil {
 			if len(sw.list) > 0 {
 				return usagef("--meshes %s: %v", sw.meshes, err)
 			}
@@ -244,10 +267,10 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, sizeCheck 
 	return finish()
 }
 
-// powerOfTwoRanks refuses a rank count bitonic sorting cannot use.
-func powerOfTwoRanks(p int) error {
-	if p < 1 || p&(p-1) != 0 {
-		return usagef("bitonic sorting needs a power-of-two number of ranks (one wire of the circuit each), got %d; e.g. 4, 16, 64, 256, 1024 (meshes 2x2, 4x4, 8x8, 16x16, 32x32)", p)
+// powerOfTwoRanks refuses a mesh bitonic sorting cannot use.
+func powerOfTwoRanks(m divalib.Mesh) error {
+	if p := m.Size(); p < 1 || p&(p-1) != 0 {
+		return usagef("bitonic sorting needs a power-of-two number of ranks (one wire of the circuit each), got %d; e.g. 4, 16, 64, 256, 1024 (meshes 2x2, 4x4, 8x8, 16x16, 32x32)", m.Size())
 	}
 	return nil
 }
@@ -257,7 +280,7 @@ func runDSMBitonic(args []string, stdout, stderr io.Writer) error {
 	var d dsmFlags
 	d.register(fs, "hand,"+allDSMStrategies, 16)
 	var sw dsmSweep
-	sw.register(fs)
+	sw.register(fs, true)
 	keys := fs.String("keys", "4096", "keys per rank m (4-byte integers): a list (256,1024,4096) or a power-of-two range (64:4096)")
 	reps := fs.Int("reps", 3, "measured repetitions per strategy and point (each sorts anew)")
 	fs.BoolVar(&d.mf.samples, "samples", false, "keep every repetition's time in the records")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/apps/dsmexp"
+	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
 )
@@ -20,7 +21,7 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 	var d dsmFlags
 	d.register(fs, allDSMStrategies, 16)
 	var sw dsmSweep
-	sw.register(fs)
+	sw.register(fs, true)
 	bodies := fs.String("bodies", "2000", "bodies N: a list (10000,20000,40000) or a power-of-two range")
 	perRank := fs.Int("bodies-per-rank", 0, "N = this many bodies times the ranks of each world, in place of --bodies (paper Fig. 11: 200)")
 	theta := fs.Float64("theta", 1, "opening criterion theta in (0, 2]: a cell of side s at distance d is used whole when s < theta d")
@@ -84,7 +85,8 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 		}
 		return ns
 	}
-	sizeCheck := func(p int) error {
+	meshCheck := func(m divalib.Mesh) error {
+		p := m.Size()
 		for _, n := range bodiesFor(p) {
 			c := cfg
 			c.Bodies = n
@@ -95,7 +97,7 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	warm := sw.warmupRuns(d.mf.backend)
-	return runDSMSweep(&d, &sw, stdout, stderr, sizeCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	return runDSMSweep(&d, &sw, stdout, stderr, meshCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		setup := dsmexp.Setup{Strategies: d.list, Store: d.config("tree-4"), Reps: *reps, Warmup: warm, Seed: d.seed}
 		return dsmexp.BarnesHut(c, setup, cfg, bodiesFor(c.Size()), func(r dsmexp.Result) error {
 			for _, rec := range dsmexp.BarnesHutRecords(r, c.Size(), meta) {
