@@ -286,14 +286,16 @@ func (b *BitonicStore) Run(env Env) (Outcome, error) {
 		putKeys(raw, keys)
 		return nil
 	})
-	// The sorted block replaces the input in the variable (this rank holds
-	// the only copy: no message but the barrier's).
-	if err := out.Phases.Time(c, BitonicExchange, KindComm, func() error {
+	// The rank's block replaces its variable; the barrier makes it visible
+	// to the next step. The first time, the sorted block replaces the
+	// input (this rank holds the only copy: no message but the barrier's).
+	writeOwn := func() error {
 		if err := s.Write(vars[w], 0, raw); err != nil {
 			return err
 		}
 		return s.Barrier()
-	}); err != nil {
+	}
+	if err := out.Phases.Time(c, BitonicExchange, KindComm, writeOwn); err != nil {
 		return out, err
 	}
 	theirs := make([]uint32, m)
@@ -315,12 +317,7 @@ func (b *BitonicStore) Run(env Env) (Outcome, error) {
 			putKeys(raw, keys)
 			return nil
 		})
-		if err := out.Phases.Time(c, BitonicExchange, KindComm, func() error {
-			if err := s.Write(vars[w], 0, raw); err != nil {
-				return err
-			}
-			return s.Barrier()
-		}); err != nil {
+		if err := out.Phases.Time(c, BitonicExchange, KindComm, writeOwn); err != nil {
 			return out, err
 		}
 	}

@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -51,7 +52,7 @@ func TestBitonicCircuitSorts(t *testing.T) {
 			all = append(all, blocks[w]...)
 		}
 		steps := BitonicSteps(tc.p)
-		if d := len(steps); tc.p > 1 && d != log2(tc.p)*(log2(tc.p)+1)/2 {
+		if d := len(steps); tc.p > 1 && d != (bits.Len(uint(tc.p))-1)*((bits.Len(uint(tc.p))-1)+1)/2 {
 			t.Fatalf("p=%d: %d steps, want d(d+1)/2", tc.p, d)
 		}
 		for _, st := range steps {
@@ -78,13 +79,4 @@ func TestBitonicCircuitSorts(t *testing.T) {
 			t.Errorf("p=%d m=%d: circuit output %v, want %v", tc.p, tc.m, got, all)
 		}
 	}
-}
-
-func log2(p int) int {
-	d := 0
-	for p > 1 {
-		p >>= 1
-		d++
-	}
-	return d
 }

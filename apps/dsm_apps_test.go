@@ -3,6 +3,7 @@ package apps_test
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestBitonicStoreSorts(t *testing.T) {
 							if len(names) != 3 || out.Phases.Sec(apps.BitonicExchange) <= 0 {
 								t.Errorf("phases %v", names)
 							}
-							d := log2(tc.np)
+							d := (bits.Len(uint(tc.np)) - 1)
 							if w := out.Workload[apps.BitonicExchange]; len(w) != 1 || w[0].Count != float64(d*(d+1)/2) || w[0].Params["l"] != 4*tc.m {
 								t.Errorf("workload %+v", w)
 							}
@@ -149,7 +150,7 @@ func TestBitonicHandSorts(t *testing.T) {
 			if got.MaxLinkBytes != want {
 				t.Errorf("congestion %d bytes, independent count %d", got.MaxLinkBytes, want)
 			}
-			if d := log2(tc.np); got.Startups != int64(tc.np*d*(d+1)/2) {
+			if d := (bits.Len(uint(tc.np)) - 1); got.Startups != int64(tc.np*d*(d+1)/2) {
 				t.Errorf("startups %d, want P d(d+1)/2 = %d", got.Startups, tc.np*d*(d+1)/2)
 			}
 		})
@@ -211,15 +212,6 @@ func TestBitonicCheck(t *testing.T) {
 	if err := (apps.BitonicConfig{Keys: 1}).Check(1); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func log2(p int) int {
-	d := 0
-	for p > 1 {
-		p >>= 1
-		d++
-	}
-	return d
 }
 
 // TestBarnesHutRuns simulates over every strategy (twice on one store: the

@@ -5,10 +5,6 @@ import (
 	"io"
 	"slices"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/commcost/commcost/results"
 )
 
@@ -181,33 +177,7 @@ func renderGrid(w io.Writer, g grid, title, xName string, cell cellFunc, skip []
 	} else {
 		fmt.Fprintf(w, "\n%s\n", title)
 	}
-	return renderTable(w, header, rows, markdown)
-}
-
-func renderTable(w io.Writer, header []string, rows [][]string, markdown bool) error {
-	align := make([]tw.Align, len(header))
-	for i := range align {
-		align[i] = tw.AlignRight
-	}
-	align[0] = tw.AlignLeft
-	opts := []tablewriter.Option{
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	}
-	if markdown {
-		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
-	}
-	t := tablewriter.NewTable(w, opts...)
-	t.Header(header)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return fmt.Errorf("dsmexp: table row: %w", err)
-		}
-	}
-	return t.Render()
+	return results.RenderCells(w, header, rows, markdown)
 }
 
 // WriteTables writes the ratio tables of paper 004's figures found in recs

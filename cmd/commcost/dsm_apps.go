@@ -196,16 +196,22 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck 
 		}
 		return meshCheck(m)
 	}
+	// enterWorld checks the world (one verdict for all ranks) and makes
+	// the records' metadata.
+	enterWorld := func(c mpi.Comm) (results.Meta, error) {
+		if err := agree(c, worldCheck(c)); err != nil {
+			return results.Meta{}, err
+		}
+		meta, err := newMeta(c)
+		meta.Seed = d.seed
+		return meta, err
+	}
 	if d.mf.backend == backendNative {
 		return withWorld(backendNative, 0, func(c mpi.Comm) error {
-			if err := agree(c, worldCheck(c)); err != nil {
-				return err
-			}
-			meta, err := newMeta(c)
+			meta, err := enterWorld(c)
 			if err != nil {
 				return err
 			}
-			meta.Seed = d.seed
 			var oerr error
 			if c.Rank() == 0 {
 				oerr = open()
@@ -249,14 +255,10 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck 
 			d.rows, d.cols = m.Rows, m.Cols
 		}
 		err := withWorld(backendLocal, p, func(c mpi.Comm) error {
-			if err := agree(c, worldCheck(c)); err != nil {
-				return err
-			}
-			meta, err := newMeta(c)
+			meta, err := enterWorld(c)
 			if err != nil {
 				return err
 			}
-			meta.Seed = d.seed
 			return body(c, meta, emitFor(c))
 		})
 		if err != nil {

@@ -189,20 +189,7 @@ func TestMPIRunDSMApps(t *testing.T) {
 	bin := commcostBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "apps.jsonl")
-	run := func(args ...string) cmdResult {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-		defer cancel()
-		cmd, err := mpirun.Command(ctx, 4, bin, args...)
-		if err != nil {
-			t.Skip(err)
-		}
-		r := runCmd(t, cmd)
-		if ctx.Err() != nil {
-			t.Fatalf("%v: hung (killed after 6 minutes)\n%s%s", args, r.stdout, r.stderr)
-		}
-		return r
-	}
+	run := func(args ...string) cmdResult { return mpirunCLI(t, bin, 4, 6*time.Minute, args...) }
 	r := run("dsm", "bitonic", "--keys", "64,1024", "--reps", "3", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("dsm bitonic: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -224,4 +211,21 @@ func TestMPIRunDSMApps(t *testing.T) {
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
 		t.Fatalf("%s written on bad input", bad)
 	}
+}
+
+// mpirunCLI runs the commcost binary under mpirun on np ranks and fails the
+// test if it does not end within limit (skips it when mpirun cannot start).
+func mpirunCLI(t *testing.T, bin string, np int, limit time.Duration, args ...string) cmdResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd, err := mpirun.Command(ctx, np, bin, args...)
+	if err != nil {
+		t.Skip(err)
+	}
+	r := runCmd(t, cmd)
+	if ctx.Err() != nil {
+		t.Fatalf("%v: hung (killed after %v)\n%s%s", args, limit, r.stdout, r.stderr)
+	}
+	return r
 }

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/commcost/commcost/mpi/mpirun"
 	"github.com/commcost/commcost/results"
 )
 
@@ -107,20 +105,7 @@ func TestMPIRunDSM(t *testing.T) {
 	bin := commcostBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "dsm.jsonl")
-	run := func(args ...string) cmdResult {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-		defer cancel()
-		cmd, err := mpirun.Command(ctx, 4, bin, args...)
-		if err != nil {
-			t.Skip(err)
-		}
-		r := runCmd(t, cmd)
-		if ctx.Err() != nil {
-			t.Fatalf("%v: hung (killed after 4 minutes)\n%s%s", args, r.stdout, r.stderr)
-		}
-		return r
-	}
+	run := func(args ...string) cmdResult { return mpirunCLI(t, bin, 4, 4*time.Minute, args...) }
 	r := run("dsm", "check", "--out", out, "--format", "csv")
 	if r.code != 0 {
 		t.Fatalf("dsm check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
