@@ -88,10 +88,14 @@ type BarnesHutConfig struct {
 	Dt       float64 // time step (default 0.025)
 	Eps      float64 // softening length (default 0.05)
 	// CellsPerBody sizes each rank's pool of cell variables:
-	// ceil(CellsPerBody N / P) + 16 (default 1). The octree of the Plummer
-	// model with one body per leaf has about 0.49 N cells, and the rank
-	// that creates the most about 0.56 N / P (measured for N = 200 P, P =
-	// 16 and 64; the counters cells and cells_max_per_rank report it).
+	// ceil(CellsPerBody N / P) + 16 (default 2, SPLASH-2's fcells). The
+	// octree of the Plummer model with one body per leaf has about 0.49 N
+	// cells; once the zones are local, the rank that creates the most
+	// makes about 0.56 N / P (N = 200 P, P = 16 and 64), but in the first
+	// step, with bodies dealt out by index, the ranks that reach the empty
+	// tree first build its top: 1 cell per body ran out at N = 4000 on 64
+	// ranks. The counters cells and cells_max_per_rank report the last
+	// step's tree.
 	CellsPerBody float64
 	// Zones maps zone z to the rank that gets it (a permutation of
 	// 0..P-1); nil means zone z on rank z.
@@ -123,7 +127,7 @@ func (c BarnesHutConfig) withDefaults() BarnesHutConfig {
 		c.Eps = 0.05
 	}
 	if c.CellsPerBody == 0 {
-		c.CellsPerBody = 1
+		c.CellsPerBody = 2
 	}
 	if c.Sample == 0 {
 		c.Sample = 64

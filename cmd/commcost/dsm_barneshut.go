@@ -29,7 +29,7 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 	measured := fs.Int("measured", 5, "the last this many steps are measured (paper: 5 of 7)")
 	dt := fs.Float64("dt", 0.025, "time step (model units; SPLASH-2 default)")
 	eps := fs.Float64("eps", 0.05, "softening length (model units; SPLASH-2 default)")
-	cells := fs.Float64("cells-per-body", 1, "cell variables per body in each rank's pool (raise if a run says the pool is used up)")
+	cells := fs.Float64("cells-per-body", 2, "cell variables per body in each rank's pool (raise if a run says the pool is used up)")
 	sample := fs.Int("sample", 64, "bodies whose tree forces are checked against direct summation")
 	reps := fs.Int("reps", 1, "measured repetitions per strategy and point (each simulates anew)")
 	fs.BoolVar(&d.mf.samples, "samples", false, "keep every repetition's time in the records")
@@ -70,7 +70,7 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 	case !(*eps >= 0) || math.IsInf(*eps, 0):
 		return usagef("--eps %v: must be a number >= 0", *eps)
 	case !(*cells > 0) || math.IsInf(*cells, 0):
-		return usagef("--cells-per-body %v: must be a positive number, e.g. 1", *cells)
+		return usagef("--cells-per-body %v: must be a positive number, e.g. 2", *cells)
 	case *sample < 0:
 		return usagef("--sample %d: must be an integer >= 0", *sample)
 	case *reps < 1:
