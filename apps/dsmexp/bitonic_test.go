@@ -93,3 +93,25 @@ func TestBitonicRatios(t *testing.T) {
 		t.Logf("%v keys=%v: congestion %v B ratio %.2f", rec.Params["strategy"], rec.Params["keys"], rec.Counters[KeyCongestionBytes], ratio)
 	}
 }
+
+func TestNiceTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0, 26, []string{"0", "5", "10", "15", "20", "25"}},
+		{0, 1.3, []string{"0", "0.2", "0.4", "0.6", "0.8", "1", "1.2"}},
+		{0, 0.05, []string{"0", "0.01", "0.02", "0.03", "0.04", "0.05"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, tk := range (niceTicks{}).Ticks(tt.lo, tt.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("[%v, %v]: labels %v, want %v", tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}

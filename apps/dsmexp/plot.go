@@ -240,6 +240,7 @@ func (f figSpec) draw(path string, series map[string][]point, slice, backend str
 		}
 		// Headroom above the data for the legend (top left).
 		p.Y.Min, p.Y.Max = 0, ymax*(1.08+0.075*float64(lines))
+		p.Y.Tick.Marker = niceTicks{}
 		p.Legend.Top, p.Legend.Left = true, true
 		p.Add(plotter.NewGrid())
 		row = append(row, p)
@@ -332,3 +333,30 @@ func paperOrder(names []string) []string {
 }
 
 var canonical = []string{Hand, "fixed-home", "tree-2", "tree-4", "tree-16", "tree-2-4", "tree-4-16"}
+
+// niceTicks labels about six ticks at multiples of 1, 2 or 5 times a
+// power of ten (gonum's default labels only two on some ranges).
+type niceTicks struct{}
+
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 3, 64)}}
+	}
+	// The 1-2-5 step whose label count is nearest six.
+	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/6)))
+	step, best := mag, math.Inf(1)
+	for _, f := range []float64{1, 2, 5, 10} {
+		if d := math.Abs((hi-lo)/(f*mag) - 6); d < best {
+			step, best = f*mag, d
+		}
+	}
+	var out []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', 4, 64)})
+		// Four unlabelled minor ticks between labels.
+		for k := 1; k < 5 && v+float64(k)*step/5 <= hi; k++ {
+			out = append(out, plot.Tick{Value: v + float64(k)*step/5})
+		}
+	}
+	return out
+}

@@ -18,7 +18,7 @@ func init() {
 	register(command{name: "dsm", summary: "DIVA global variables (paper 004): check (coherence), matsquare, bitonic, barneshut (congestion, time), overhead", run: runDSM})
 }
 
-const dsmUsage = `usage: commcost dsm <check|matsquare|bitonic|barneshut|overhead> [flags]
+const dsmUsage = `usage: commcost dsm <check|matsquare|bitonic|barneshut|plot|overhead> [flags]
 
   check      the coherence suite on every strategy: randomized reads and
              writes with versioned values (stale, torn and unknown reads),
@@ -31,6 +31,8 @@ const dsmUsage = `usage: commcost dsm <check|matsquare|bitonic|barneshut|overhea
              each strategy and the hand-optimised message passing
   barneshut  the Barnes-Hut N-body simulation (section 3.3, Figs. 8-11) over
              each strategy: congestion and time per phase, cache hit ratio
+  plot       the ratio tables and figures again, from the records of
+             matsquare, bitonic and barneshut runs (JSON Lines files)
   overhead   the library's own cost per access: cached read, cached write,
              the store's barrier against MPI's (on idle ranks)
 
@@ -41,6 +43,7 @@ Examples:
   mpirun -np 4 --oversubscribe --mca mpi_yield_when_idle 1 commcost dsm check
   commcost dsm matsquare --backend local --np 1024 --blocks 4096 --kernel sum
   commcost dsm bitonic --backend local --meshes 4x4,8x8,16x16,32x32 --plot figs
+  commcost dsm plot a.jsonl b.jsonl --plot figs
 
 'commcost dsm <subcommand> -h' lists its flags.
 `
@@ -48,7 +51,7 @@ Examples:
 func runDSM(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, dsmUsage)
-		return usagef("dsm needs a subcommand: check, matsquare, bitonic, barneshut or overhead")
+		return usagef("dsm needs a subcommand: check, matsquare, bitonic, barneshut, plot or overhead")
 	}
 	switch args[0] {
 	case "check":
@@ -61,11 +64,13 @@ func runDSM(args []string, stdout, stderr io.Writer) error {
 		return runDSMBitonic(args[1:], stdout, stderr)
 	case "barneshut":
 		return runDSMBarnesHut(args[1:], stdout, stderr)
+	case "plot":
+		return runDSMPlot(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, dsmUsage)
 		return nil
 	}
-	return usagef("dsm %q: unknown subcommand; accepted: check, matsquare, bitonic, barneshut, overhead", args[0])
+	return usagef("dsm %q: unknown subcommand; accepted: check, matsquare, bitonic, barneshut, plot, overhead", args[0])
 }
 
 // allDSMStrategies is every strategy and variant the paper evaluates.

@@ -318,3 +318,56 @@ func runDSMBitonic(args []string, stdout, stderr io.Writer) error {
 		})
 	})
 }
+
+// runDSMPlot redraws the ratio tables and the figures of the dsm
+// experiments from their records (JSON Lines files, e.g. several --out
+// files of runs on different meshes): everything the experiments print
+// comes from records alone.
+func runDSMPlot(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("dsm plot", stderr)
+	var format results.Format
+	fs.Var(&format, "format", "tables as `table` or markdown")
+	var sw dsmSweep
+	fs.StringVar(&sw.plot, "plot", "", "draw the figures as PNG files into `DIR` (created if missing)")
+	// Files and flags in any order: parse up to the next file, repeat.
+	var files []string
+	for {
+		if err := parseFlags(fs, args, true); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) == 0 {
+		return usagef("dsm plot needs one or more JSON Lines files of dsm matsquare, bitonic or barneshut records")
+	}
+	if format != results.FormatTable && format != results.FormatMarkdown {
+		return usagef("--format %v: dsm plot prints tables: accepted are table and markdown", format)
+	}
+	d := dsmFlags{mf: measureFlags{backend: backendLocal}}
+	if err := sw.check(&d); err != nil {
+		return err
+	}
+	var recs []results.Record
+	for _, f := range files {
+		rs, err := results.ReadJSONLFile(f)
+		if err != nil {
+			return usagef("%s: %v", f, err)
+		}
+		recs = append(recs, rs...)
+	}
+	if err := dsmexp.WriteTables(stdout, recs, format == results.FormatMarkdown); err != nil {
+		return err
+	}
+	if sw.plot == "" {
+		return nil
+	}
+	paths, err := dsmexp.WriteFigures(sw.plot, recs)
+	for _, p := range paths {
+		fmt.Fprintln(stderr, "commcost: wrote", p)
+	}
+	return err
+}

@@ -63,6 +63,9 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"bh mesh does not fit", bh("--np", "8", "--mesh", "3x3"), "--mesh 3x3 has 9 processors but --np is 8"},
 		{"matsquare sweep not square", []string{"dsm", "matsquare", "--backend", "local", "--meshes", "4x4,2x8", "--out", out}, "needs a square mesh"},
 		{"matsquare plot is a file", []string{"dsm", "matsquare", "--backend", "local", "--plot", file}, "is not a directory"},
+		{"plot without files", []string{"dsm", "plot", "--plot", plot}, "needs one or more JSON Lines files"},
+		{"plot missing file", []string{"dsm", "plot", filepath.Join(dir, "none.jsonl"), "--plot", plot}, "none.jsonl"},
+		{"plot csv", []string{"dsm", "plot", file, "--format", "csv"}, "--format csv: dsm plot prints tables"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,6 +130,13 @@ func TestDSMAppsLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAppRecords(t, recs, "local", map[int]int{4: 14, 16: 14}, 2*3*7)
+	// The tables and figures again, from the records alone.
+	again := filepath.Join(dir, "again")
+	code, stdout, errs = runCLI(t, "dsm", "plot", out, "--plot", again)
+	if code != 0 || !strings.Contains(stdout, "congestion ratio to hand-optimised") || !strings.Contains(stdout, "cache hit ratio") {
+		t.Fatalf("dsm plot: exit %d\n%s%s", code, stdout, errs)
+	}
+	checkFigures(t, again, "fig6_bitonic_keys.png", "fig7_bitonic_meshes.png", "fig8_barneshut_bodies.png", "fig9_barneshut_treebuild.png", "fig10_barneshut_force.png")
 }
 
 // checkAppRecords checks the experiment records: every one verified,
