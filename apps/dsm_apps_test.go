@@ -13,6 +13,8 @@ import (
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
 )
 
 // dsmStrategies are the strategies the paper-004 applications are tested
@@ -340,5 +342,43 @@ func TestBarnesHutCheck(t *testing.T) {
 				t.Fatalf("Check = %v, want an error containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestDSMAppsMeasure: the paper-004 applications follow the application
+// contract, so apps.Measure repeats them and records each phase, the
+// exchange with its workload.
+func TestDSMAppsMeasure(t *testing.T) {
+	err := withStore(t, 4, "tree-2", func(c mpi.Comm, s globalvar.Store) error {
+		for _, app := range []apps.App{
+			apps.NewBitonicStore(apps.BitonicConfig{Keys: 32}),
+			apps.NewBarnesHut(apps.BarnesHutConfig{Bodies: 100, Steps: 2, Measured: 1}),
+		} {
+			recs, err := apps.Measure(apps.Env{Comm: c, Store: s, Seed: 2}, app, patterns.Reps{MinReps: 3, MaxReps: 3, Warmup: 1}, results.Meta{Backend: "local"})
+			if err != nil {
+				return err
+			}
+			if c.Rank() != 0 {
+				continue
+			}
+			for _, rec := range recs {
+				if err := rec.Validate(); err != nil {
+					t.Error(err)
+				}
+				if rec.N != 3 || rec.Params["app"] != app.Name() {
+					t.Errorf("%s: %+v", app.Name(), rec)
+				}
+				if rec.Params["phase"] == apps.BitonicExchange && len(rec.Workload) != 1 {
+					t.Errorf("bitonic exchange: workload %v", rec.Workload)
+				}
+			}
+			if want := map[string]int{"bitonic": 3, "barneshut": 7}[app.Name()]; len(recs) != want {
+				t.Errorf("%s: %d phase records, want %d", app.Name(), len(recs), want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
