@@ -158,7 +158,7 @@ func AgreeErr(c mpi.Comm, err error) error {
 // Measure runs warm-up and timed repetitions of app on every rank of
 // env.Comm (collective) and returns one record per phase, in the order the
 // phases were first timed. reps configures the repetitions as for
-// patterns.Measure; its Sync and Aggregate are not used: each repetition
+// patterns.Measure; its Sync and Reduction are not used: each repetition
 // starts after a barrier and a phase's time is the maximum over ranks. Every
 // stopping decision is taken on values all ranks hold, so all ranks return
 // the same records. meta is stamped on every record.
@@ -237,11 +237,11 @@ func Measure(env Env, app App, reps patterns.Reps, meta results.Meta) ([]results
 		n := rep + 1
 		if n >= reps.MinReps {
 			if n >= reps.MaxReps {
-				stop = patterns.StopMaxReps
+				stop = results.StopMaxReps
 			} else if elapsed >= reps.MaxTime && n >= 3 {
-				stop = patterns.StopMaxTime
+				stop = results.StopMaxTime
 			} else if converged(samples, reps.RelCI) {
-				stop = patterns.StopRelCI
+				stop = results.StopRelCI
 			}
 		}
 		if stop != "" {
@@ -271,7 +271,7 @@ func Measure(env Env, app App, reps patterns.Reps, meta results.Meta) ([]results
 			RankMin:   lo,
 			RankAvg:   avg,
 			RankMax:   hi,
-			Aggregate: "max-over-ranks",
+			Reduction: results.ReductionMaxOverRanks,
 			Stop:      stop,
 			Workload:  workload[n],
 			Samples:   append([]float64(nil), samples[i]...),

@@ -78,6 +78,17 @@ type Congestion struct {
 	BytesSent       int64 // bytes sent between different ranks, all ranks
 }
 
+// Counters are the congestion figures under the record counter names of
+// the DIVA experiments (the matrix square here, bitonic sorting and
+// Barnes-Hut in apps/dsmexp).
+func (g Congestion) Counters() map[string]float64 {
+	return map[string]float64{
+		"congestion_bytes": float64(g.MaxLinkBytes), "congestion_messages": float64(g.MaxLinkMessages),
+		"load_bytes": float64(g.LoadBytes), "load_messages": float64(g.LoadMessages),
+		"startups": float64(g.Startups), "max_startups_per_rank": float64(g.MaxStartups), "bytes_sent": float64(g.BytesSent),
+	}
+}
+
 // Reduce sums the counters of every rank (collective: a plain MPI
 // allreduce, so call it only when no rank is waiting for another to serve
 // it, e.g. after a Store barrier).

@@ -2,21 +2,21 @@ package emulate
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/commcost/commcost/globalvar"
-	"github.com/commcost/commcost/model"
-	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
-// Bench names of the records the drivers produce.
+// Bench names of the records the drivers produce. The access patterns are
+// paper 000's, so their records are the patterns package's (same bench,
+// same parameters from patterns.KKAccess.Params and patterns.KAccess.Params)
+// with the network added: a model fitted to either reads both.
 const (
-	BenchKKAccess = "kkaccess"    // params k, l, r, op, network
-	BenchKAccess  = "kaccess"     // params k, l, h, a, es, network
-	BenchSplit    = "packetsplit" // params ints, bytes, version, op, network
+	BenchKKAccess = patterns.BenchKKAccess // params k, l, realised r, op, network; counter r_asked
+	BenchKAccess  = patterns.BenchKAccess  // params k, l, realised h, a, es, op, network; counter h_asked
+	BenchSplit    = "packetsplit"          // params ints, bytes, version, op, network
 )
 
 // IntBytes is the size of the paper's "integer" (32-bit Transputer word),
@@ -108,8 +108,10 @@ func kkDestinations(rng *rand.Rand, p, k int, r float64) [][]int {
 	return dest
 }
 
-// accessing is the number of ranks taking part for portion r.
-func accessing(p int, r float64) int { return min(p, max(1, int(math.Round(r*float64(p))))) }
+// accessing is the number of ranks taking part for portion r (or hot spot
+// h): the patterns' rounding, so the realised r and h in the records are
+// those of the drawn accesses.
+func accessing(p int, r float64) int { return patterns.AccessingRanks(r, p) }
 
 // kDestinations draws the a k-accesses of a KAPoint: in each, one step j*
 // sends a hot group of max(1, round(h p)) ranks to one module m_t, the other
@@ -204,11 +206,7 @@ func (s *Store) measure(bench string, params results.Params, bc BenchConfig, rep
 		}
 		rec.Counters = Counters(st)
 		rec.Counters["service_ranks"] = float64(s.t.Nodes())
-		warm := bc.Reps.Warmup
-		if warm == 0 {
-			warm = patterns.DefaultWarmupReps
-		}
-		rec.Counters["reps_counted"] = float64(max(warm, 0) + len(m.Samples))
+		rec.Counters["reps_counted"] = float64(bc.Reps.Defaults().Warmup + len(m.Samples))
 	}
 	return rec, nil
 }
@@ -247,7 +245,8 @@ func KKAccess(s *Store, pt KKPoint, bc BenchConfig) (results.Record, error) {
 	point := pointKey(BenchKKAccess, pt.K, pt.L, int(pt.R*1e6), boolInt(write))
 	var rep uint64
 	hops, nh := 0.0, 0
-	rec, err := s.measure(BenchKKAccess, results.Params{"k": pt.K, "l": pt.L, "r": pt.R, "op": opName(write)}, bc, func() (float64, error) {
+	pat := patterns.KKAccess{K: pt.K, L: pt.L, R: pt.R, Op: accessOp(write)}
+	rec, err := s.measure(BenchKKAccess, pat.Params(p), bc, func() (float64, error) {
 		rep++
 		dest := kkDestinations(pointRNG(bc.Seed, point, rep), p, pt.K, pt.R)
 		hops += meanHops(s.t, dest)
@@ -269,6 +268,9 @@ func KKAccess(s *Store, pt KKPoint, bc BenchConfig) (results.Record, error) {
 		return rec, err
 	}
 	rec.Derived = map[string]float64{"hops_mean": hops / float64(max(nh, 1))}
+	if rec.Counters != nil { // rank 0
+		rec.Counters[patterns.CounterRAsked] = pt.R
+	}
 	return rec, nil
 }
 
@@ -291,7 +293,8 @@ func KAccess(s *Store, pt KAPoint, bc BenchConfig) (results.Record, error) {
 	ops := make([]Op, 0, pt.K)
 	point := pointKey(BenchKAccess, pt.K, pt.L, int(pt.H*1e6), pt.A, boolInt(pt.ES))
 	var rep uint64
-	rec, err := s.measure(BenchKAccess, results.Params{"k": pt.K, "l": pt.L, "h": pt.H, "a": pt.A, "es": pt.ES}, bc, func() (float64, error) {
+	pat := patterns.KAccess{K: pt.K, L: pt.L, H: pt.H, A: pt.A, ES: pt.ES, Op: patterns.AccessRead}
+	rec, err := s.measure(BenchKAccess, pat.Params(p), bc, func() (float64, error) {
 		rep++
 		dest := kDestinations(pointRNG(bc.Seed, point, rep), p, pt)
 		t0 := s.app.Wtime()
@@ -310,6 +313,9 @@ func KAccess(s *Store, pt KAPoint, bc BenchConfig) (results.Record, error) {
 		return rec, err
 	}
 	rec.Derived = map[string]float64{"total_s": rec.Median * float64(pt.A), "hot_ranks": float64(accessing(p, pt.H))}
+	if rec.Counters != nil { // rank 0
+		rec.Counters[patterns.CounterHAsked] = pt.H
+	}
 	return rec, nil
 }
 
@@ -337,7 +343,7 @@ func SplitAccess(s *Store, pt SplitPoint, bc BenchConfig) (results.Record, error
 	buf := make([]byte, d)
 	point := pointKey(BenchSplit, pt.Ints, int(pt.Version), boolInt(write))
 	var rep uint64
-	rec, err := s.measure(BenchSplit, results.Params{"ints": pt.Ints, "bytes": d, "version": int(pt.Version), "op": opName(write)}, bc, func() (float64, error) {
+	rec, err := s.measure(BenchSplit, results.Params{"ints": pt.Ints, "bytes": d, "version": int(pt.Version), "op": accessOp(write).String()}, bc, func() (float64, error) {
 		rep++
 		m := pointRNG(bc.Seed, point, rep).Perm(p)[s.me]
 		t0 := s.app.Wtime()
@@ -352,55 +358,6 @@ func SplitAccess(s *Store, pt SplitPoint, bc BenchConfig) (results.Record, error
 	k, l := splitAccess(d, pt.Version, s.cfg)
 	rec.Derived = map[string]float64{"k": float64(k), "l": float64(l)}
 	return rec, nil
-}
-
-// SetSplitFunc sets the k0, l0 rule of splitting version 3 on this rank.
-func (s *Store) SetSplitFunc(f SplitFunc) { s.cfg.SplitFunc = f }
-
-// ModelSplit is the version-3 rule from a fitted trilinear model: for an
-// access of d bytes, the whole-packet optimum model.OptimalSplit gives (paper
-// 000, section 7), never below minPacket bytes per packet. Without an
-// interior optimum (a1 or a2 not positive) it falls back to one packet.
-func ModelSplit(tr *model.Trilinear, minPacket int) SplitFunc {
-	minPacket = max(minPacket, 1)
-	return func(d int) (int, int) {
-		if d <= 0 {
-			return 1, 0
-		}
-		sp, err := model.OptimalSplit(tr, float64(d))
-		if err != nil {
-			return 1, d
-		}
-		k := min(max(sp.KInt, 1), max(d/minPacket, 1))
-		l := (d + k - 1) / k
-		return (d + l - 1) / l, l
-	}
-}
-
-// BcastSplit makes every application rank use the version-3 rule fitted on
-// application rank 0: rank 0 passes tr (the others nil) and every rank gets
-// the same ModelSplit. Collective over the application ranks.
-func BcastSplit(s *Store, tr *model.Trilinear, minPacket int) (SplitFunc, error) {
-	coef := make([]float64, 9)
-	if s.me == 0 && tr != nil {
-		coef[8] = 1
-		for i := range 8 {
-			coef[i] = tr.Coef(i)
-		}
-	}
-	if err := mpi.BcastFloat64s(s.app, coef, 0); err != nil {
-		return nil, err
-	}
-	if coef[8] == 0 {
-		return nil, fmt.Errorf("emulate: no fitted trilinear model on application rank 0")
-	}
-	t := &model.Trilinear{}
-	for i := range 8 {
-		t.C[7-i].Value = coef[i]
-	}
-	f := ModelSplit(t, minPacket)
-	s.SetSplitFunc(f)
-	return f, nil
 }
 
 func pointKey(bench string, xs ...int) uint64 {
@@ -421,9 +378,10 @@ func boolInt(b bool) int {
 	return 0
 }
 
-func opName(write bool) string {
+// accessOp is the patterns' access kind of a read or write.
+func accessOp(write bool) patterns.AccessOp {
 	if write {
-		return "write"
+		return patterns.AccessWrite
 	}
-	return "read"
+	return patterns.AccessRead
 }

@@ -211,8 +211,12 @@ func TestDrivers(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		kkr, err := KKAccess(s, KKPoint{K: 1, L: 8, R: 0.6, Op: "write"}, bc)
+		if err != nil {
+			return err
+		}
 		if s.Rank() == 0 {
-			recs["kk"], recs["ka"], recs["split"] = kk, ka, sp
+			recs["kk"], recs["ka"], recs["split"], recs["kk-r"] = kk, ka, sp, kkr
 		}
 		return nil
 	})
@@ -230,6 +234,28 @@ func TestDrivers(t *testing.T) {
 	}
 	if ka.Counters["sink_hwm_max"] < 2 {
 		t.Fatalf("h = 1 made no queue at the hot module: sink_hwm_max %v", ka.Counters["sink_hwm_max"])
+	}
+	// The access records name their points as the patterns' own records
+	// do (realised r and h, op), plus the network; the asked values are
+	// counters.
+	for _, c := range []struct {
+		rec     results.Record
+		pattern patterns.Pattern
+		counter string
+		asked   float64
+	}{
+		{recs["kk"], patterns.KKAccess{K: 4, L: 256, R: 1}, patterns.CounterRAsked, 1},
+		{recs["kk-r"], patterns.KKAccess{K: 1, L: 8, R: 0.6, Op: patterns.AccessWrite}, patterns.CounterRAsked, 0.6},
+		{recs["ka"], patterns.KAccess{K: 4, L: 128, H: 1, A: 16, ES: true}, patterns.CounterHAsked, 1},
+	} {
+		want := c.pattern.Params(4)
+		want["network"] = "BF(2)"
+		if fmt.Sprint(c.rec.Params) != fmt.Sprint(want) || c.rec.Counters[c.counter] != c.asked {
+			t.Errorf("%s record params %v, %s %v; want %v, %v", c.rec.Bench, c.rec.Params, c.counter, c.rec.Counters[c.counter], want, c.asked)
+		}
+	}
+	if r := recs["kk-r"].Params["r"]; r != 0.5 {
+		t.Errorf("k-k-access with r = 0.6 on 4 ranks: params r = %v, want the realised 0.5", r)
 	}
 	sp := recs["split"]
 	if sp.Bench != "packetsplit" || sp.Params["bytes"] != 12000 || sp.Derived["k"] != 3 || sp.Derived["l"] != 4096 || sp.Counters["reads"] != 3*4*3 {

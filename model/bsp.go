@@ -24,10 +24,28 @@ type BSP struct {
 
 var bspPatterns = []string{"alltoall", "pairwise", "rowcontention", "kkaccess", "aggregate", "pingpong"}
 
+func init() {
+	Register(Kind{
+		Name:    "bsp",
+		Summary: "BSP g h + L on h-relations (paper 000, section 2.2)",
+		Benches: bspPatterns,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitBSP(r, o) },
+		New:     func() Model { return &BSP{} },
+		Size: func(r results.Record) (float64, bool) {
+			h, err := HRelationBytes(InstanceOf(r))
+			return h, err == nil
+		},
+	})
+}
+
 func (b *BSP) Kind() string       { return "bsp" }
 func (b *BSP) Params() []Param    { return []Param{b.G, b.L} }
 func (b *BSP) Quality() Quality   { return b.Fit }
 func (b *BSP) Patterns() []string { return bspPatterns }
+
+// FittedBenches lists the patterns the fit used (see FittedBencher).
+func (b *BSP) FittedBenches() []string { return b.Benches }
 
 // HRelationBytes is the h of a pattern instance: alltoall (p-1) x (every
 // rank sends p-1 messages of x bytes), pairwise, rowcontention and pingpong
@@ -114,15 +132,25 @@ func FitBSP(recs []results.Record, opt Options) (*BSP, error) {
 		if !opt.inRange(h) {
 			continue
 		}
-		var ms []float64
+		// The point's value and, for WeightCI, its standard error: the
+		// medians of the records' medians and CI-implied errors, as
+		// records are merged into points everywhere in this package.
+		var ms, ss []float64
 		for _, r := range g {
 			ms = append(ms, r.Median)
+			if w := r.CI95[1] - r.CI95[0]; w > 0 {
+				ss = append(ss, w/(2*1.96))
+			}
 		}
 		y := median(ms)
+		var sigma float64
+		if len(ss) == len(ms) {
+			sigma = median(ss)
+		}
 		rows = append(rows, []float64{h, 1})
 		ys = append(ys, y)
 		labels = append(labels, k)
-		pts = append(pts, point{key: k, inst: in, x: []float64{h}, y: y})
+		pts = append(pts, point{key: k, inst: in, x: []float64{h}, y: y, sigma: sigma})
 		hs[h] = true
 		benches[in.Pattern] = true
 	}

@@ -50,6 +50,16 @@
 // Each fitter picks the benches it needs and ignores the others, so one run
 // file can feed every model; it is an error when none is present.
 //
+// Kinds are registered once, from each model's own file (Register in an
+// init function, as database/sql drivers register): the fitter, the benches
+// it reads, the option groups it reads (Fit refuses the others instead of
+// ignoring them), the constructor and check Unmarshal decodes with, and the
+// size of a record the MinBytes/MaxBytes window restricts. Kinds, Fit,
+// CrossValidate, Unmarshal, the CLI's usage and README's list all read the
+// registry, so adding a kind is one file. Presentation (fit tables, plots,
+// reports) lives in package report. LeastSquares exports the QR fit every
+// linear model here uses, for other packages' cost fits (permsched).
+//
 // Units: seconds and bytes throughout, in code, in JSON and in Param values
 // (Param.Unit names the unit, e.g. "s/B"). Tables may print microseconds and
 // say so in the header.

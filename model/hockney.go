@@ -20,6 +20,17 @@ type Hockney struct {
 
 var hockneyPatterns = []string{"pingpong", "roundtrip"}
 
+func init() {
+	Register(Kind{
+		Name:    "hockney",
+		Summary: "t(m) = t_s + t_w m, one line over the message sizes (Hockney 1991)",
+		Benches: hockneyPatterns,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitHockney(r, o) },
+		New:     func() Model { return &Hockney{} },
+	})
+}
+
 func (h *Hockney) Kind() string       { return "hockney" }
 func (h *Hockney) Params() []Param    { return []Param{h.Ts, h.Tw} }
 func (h *Hockney) Quality() Quality   { return h.Fit }
@@ -52,7 +63,7 @@ func oneWayPoints(recs []results.Record, kind string, opt Options) ([]point, []f
 	if err != nil {
 		return nil, nil, err
 	}
-	pts, err := aggregate(sel, "bytes")
+	pts, err := mergePoints(sel, "bytes")
 	if err != nil {
 		return nil, nil, err
 	}

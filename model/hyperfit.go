@@ -81,6 +81,17 @@ type HyperbolicCurve struct {
 
 var hyperbolicPatterns = []string{"pingpong", "roundtrip", "alltoall", "pairwise", "rowcontention"}
 
+func init() {
+	Register(Kind{
+		Name:    "hyperbolic",
+		Summary: "T(x; a, b) = a^2/(a + b x) + b x with end-node and network blocks from the contention patterns (paper 001)",
+		Benches: hyperbolicPatterns,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitHyperbolic(r, o) },
+		New:     func() Model { return &Hyperbolic{} },
+	})
+}
+
 func (h *Hyperbolic) Kind() string       { return "hyperbolic" }
 func (h *Hyperbolic) Quality() Quality   { return h.Fit }
 func (h *Hyperbolic) Patterns() []string { return hyperbolicPatterns }
@@ -254,7 +265,7 @@ func FitHyperbolic(recs []results.Record, opt Options) (*Hyperbolic, error) {
 	if err != nil {
 		return nil, err
 	}
-	cpts, err := aggregate(sel, "bytes")
+	cpts, err := mergePoints(sel, "bytes")
 	if err != nil {
 		return nil, err
 	}

@@ -141,6 +141,81 @@ func fitLinear(rows [][]float64, y, w []float64, names []string) (*linearFit, er
 	return f, nil
 }
 
+// LinearFit is the result of LeastSquares: the coefficients with their
+// standard errors and Student-t 95% confidence intervals, in the order of
+// the names given, and the fit's statistics.
+type LinearFit struct {
+	Names []string
+	Coef  []float64
+	SE    []float64
+	CI95  [][2]float64
+	// Cov is the covariance matrix of Coef (row-major, len(Names)^2).
+	Cov []float64
+	// RSE is the residual standard error of the weighted residuals: a
+	// relative error under RelativeWeights.
+	RSE float64
+	// R2 and AdjR2 are the coefficient of determination of the weighted
+	// fit, about the weighted mean, and its adjustment for the degrees of
+	// freedom.
+	R2, AdjR2 float64
+	// Cond is the condition number of the weighted design with unit
+	// column norms; fits above MaxCondition are refused.
+	Cond   float64
+	N, DoF int
+}
+
+// LeastSquares minimises Σ (w_i (y_i - x_i·β))^2 over β, with x_i =
+// rows[i], by the QR factorisation every model in this package uses
+// (MEASURE.md "Fitting"): column-scaled, never the normal equations,
+// refusing rank-deficient or ill-conditioned designs (condition number
+// above MaxCondition) and designs with no degree of freedom left for the
+// uncertainties (len(rows) <= len(names)), with errors wrapping
+// ErrIllConditioned. Rows of another length than names, and y or w of
+// another length than rows, are programmer misuse and panic.
+func LeastSquares(names []string, rows [][]float64, y, w []float64) (*LinearFit, error) {
+	if len(y) != len(rows) || len(w) != len(rows) {
+		panic(fmt.Sprintf("model: LeastSquares with %d rows, %d values, %d weights", len(rows), len(y), len(w)))
+	}
+	f, err := fitLinear(rows, y, w, names)
+	if err != nil {
+		return nil, err
+	}
+	p := len(names)
+	out := &LinearFit{
+		Names: append([]string(nil), names...), Coef: f.coef, SE: f.se, CI95: f.ci,
+		Cov: make([]float64, p*p), RSE: f.rse, R2: f.r2, AdjR2: f.adjR2, Cond: f.cond, N: f.n, DoF: f.dof,
+	}
+	for i := 0; i < p; i++ {
+		for j := 0; j < p; j++ {
+			out.Cov[i*p+j] = f.cov.At(i, j)
+		}
+	}
+	return out, nil
+}
+
+// RelativeWeights returns the weights 1/y_i that make LeastSquares
+// minimise relative error (times span orders of magnitude). Every y_i must
+// be positive and finite.
+func RelativeWeights(y []float64) ([]float64, error) {
+	w := make([]float64, len(y))
+	for i, v := range y {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: value %d is %g; relative weights need positive values", ErrBadRecord, i+1, v)
+		}
+		w[i] = 1 / v
+	}
+	return w, nil
+}
+
+// Predict evaluates the fitted linear form at x.
+func (f *LinearFit) Predict(x []float64) float64 {
+	var s float64
+	for j, v := range x {
+		s += v * f.Coef[j]
+	}
+	return s
+}
+
 // param returns coefficient j as a Param.
 func (f *linearFit) param(j int, unit string) Param {
 	return Param{Name: f.names[j], Unit: unit, Value: f.coef[j], SE: f.se[j], CI95: f.ci[j]}

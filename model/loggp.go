@@ -36,8 +36,10 @@ import (
 // notes. Without server-side records o_r is set to o_s (LogGP's single o)
 // and a note says so. netgauge itself reports L as PRTT(1,0,s_0)/2; here L
 // is the wire latency of the LogGP definition, with the overheads removed.
-// Fit describes the g, G fit (relative weights); the overhead lines are
-// fitted with absolute weights because o(s) may be near zero.
+// Fit describes the g, G fit, weighted as Options.Weighting says (relative
+// by default); the overhead lines are fitted with absolute weights because
+// o(s) may be near zero, except under WeightCI, where every line is
+// weighted by the standard errors propagated from the records' CI95s.
 type LogGP struct {
 	L   Param `json:"L"`
 	Os  Param `json:"o_s"`
@@ -54,6 +56,48 @@ type LogGP struct {
 }
 
 var loggpPatterns = []string{"prtt", "pingpong", "roundtrip", "bandwidth"}
+
+// prttBenches are the records the LogGP family is fitted from.
+var prttBenches = []string{"prtt"}
+
+func init() {
+	Register(Kind{
+		Name:    "loggp",
+		Summary: "LogGP L, o_s, o_r, g, G from netgauge's parametrised round trips PRTT(n, d, s) (paper 003; Hoefler et al. 2007)",
+		Benches: prttBenches,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitLogGP(r, o) },
+		New:     func() Model { return &LogGP{} },
+	})
+	Register(Kind{
+		Name:    "logp",
+		Summary: "LogP L, o, g with packets of w bytes, reduced from the LogGP fit (paper 003; Culler et al. 1993)",
+		Benches: prttBenches,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptPacketBytes},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitLogP(r, o) },
+		New:     func() Model { return &LogP{} },
+		Check: func(m Model) error {
+			if t := m.(*LogP); !(t.PacketBytes > 0) {
+				return fmt.Errorf("packet_bytes = %g, want > 0", t.PacketBytes)
+			}
+			return nil
+		},
+	})
+	Register(Kind{
+		Name:    "postal",
+		Summary: "postal model: latency lambda in units of o, reduced from LogP (paper 003; Bar-Noy and Kipnis 1992)",
+		Benches: prttBenches,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptPacketBytes},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitPostal(r, o) },
+		New:     func() Model { return &Postal{} },
+		Check: func(m Model) error {
+			if t := m.(*Postal); !(t.PacketBytes > 0) || !(t.Unit.Value > 0) {
+				return fmt.Errorf("packet_bytes = %g and unit = %g, want both > 0", t.PacketBytes, t.Unit.Value)
+			}
+			return nil
+		},
+	})
+}
 
 func (m *LogGP) Kind() string       { return "loggp" }
 func (m *LogGP) Quality() Quality   { return m.Fit }
@@ -121,12 +165,22 @@ func (m *LogGP) Predict(in Instance) (float64, error) {
 	return 0, unsupported(m.Kind(), in.Pattern, loggpPatterns)
 }
 
-// prttSeries is one size's PRTT medians.
+// prttSeries is one size's PRTT medians and the standard errors their
+// CI95s imply (0 when unknown).
 type prttSeries struct {
-	s                   float64
-	p1, pn0, pnd, srv   float64
-	n0, nd, d, nsrv, ds float64
-	p1Sigma             float64
+	s                                     float64
+	p1, pn0, pnd, srv                     float64
+	n0, nd, d, nsrv, ds                   float64
+	p1Sigma, pn0Sigma, pndSigma, srvSigma float64
+}
+
+// derivedSigma is the standard error of (a - b)/k for independent a, b
+// with standard errors sa, sb; 0 (unknown) when either is unknown.
+func derivedSigma(sa, sb, k float64) float64 {
+	if sa <= 0 || sb <= 0 {
+		return 0
+	}
+	return math.Hypot(sa, sb) / k
 }
 
 // FitLogGP derives LogGP parameters from "prtt" records (params bytes, n,
@@ -144,11 +198,11 @@ func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
 			client = append(client, r)
 		}
 	}
-	cp, err := aggregate(client, "bytes", "n", "delay_s")
+	cp, err := mergePoints(client, "bytes", "n", "delay_s")
 	if err != nil {
 		return nil, err
 	}
-	sp, err := aggregate(server, "bytes", "n", "delay_s")
+	sp, err := mergePoints(server, "bytes", "n", "delay_s")
 	if err != nil {
 		return nil, err
 	}
@@ -172,15 +226,15 @@ func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
 		case n == 1 && d == 0:
 			ser.p1, ser.p1Sigma = p.y, p.sigma
 		case n > 1 && d == 0:
-			ser.pn0, ser.n0 = p.y, n
+			ser.pn0, ser.n0, ser.pn0Sigma = p.y, n, p.sigma
 		case n > 1 && d > 0:
-			ser.pnd, ser.nd, ser.d = p.y, n, d
+			ser.pnd, ser.nd, ser.d, ser.pndSigma = p.y, n, d, p.sigma
 		}
 	}
 	for _, p := range sp {
 		if p.x[1] > 1 {
 			ser := get(p.x[0])
-			ser.srv, ser.nsrv, ser.ds = p.y, p.x[1], p.x[2]
+			ser.srv, ser.nsrv, ser.ds, ser.srvSigma = p.y, p.x[1], p.x[2], p.sigma
 		}
 	}
 	var sizes []float64
@@ -207,7 +261,7 @@ func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
 		if ser.pn0 > 0 {
 			gap := (ser.pn0 - ser.p1) / (ser.n0 - 1)
 			if gap > 0 {
-				gapPts = append(gapPts, point{key: lbl, x: []float64{s}, y: gap})
+				gapPts = append(gapPts, point{key: lbl, x: []float64{s}, y: gap, sigma: derivedSigma(ser.pn0Sigma, ser.p1Sigma, ser.n0-1)})
 				gapY = append(gapY, gap)
 			} else {
 				notes = append(notes, fmt.Sprintf("gap not resolved at %g bytes (PRTT(n,0,s) <= PRTT(1,0,s)); size left out of the g, G fit", s))
@@ -215,12 +269,16 @@ func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
 		}
 		if ser.pnd > 0 {
 			o := (ser.pnd-ser.p1)/(ser.nd-1) - ser.d
-			osPts = append(osPts, point{key: lbl, x: []float64{s}, y: o})
+			osPts = append(osPts, point{key: lbl, x: []float64{s}, y: o, sigma: derivedSigma(ser.pndSigma, ser.p1Sigma, ser.nd-1)})
 			osY = append(osY, o)
 		}
 		if ser.srv > 0 {
 			o := (ser.srv - (ser.nsrv-1)*ser.ds) / (ser.nsrv - 1)
-			orPts = append(orPts, point{key: lbl, x: []float64{s}, y: o})
+			var sig float64
+			if ser.srvSigma > 0 {
+				sig = ser.srvSigma / (ser.nsrv - 1)
+			}
+			orPts = append(orPts, point{key: lbl, x: []float64{s}, y: o, sigma: sig})
 			orY = append(orY, o)
 		}
 	}
@@ -244,8 +302,12 @@ func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
 		}
 		return rows, lbl
 	}
+	// The g, G fit takes opt.Weighting like every other fit: relative by
+	// default, none, or ci with the standard errors of the derived gaps
+	// propagated from the records' CI95s (a point's sigma is that of
+	// (PRTT(n,0,s) - PRTT(1,0,s))/(n-1)).
 	rows, lbl := lineRows(gapPts)
-	w, _ := weights(nil, gapY, Options{})
+	w, gapNote := weights(gapPts, gapY, opt)
 	gapFit, err := fitLinearTrimmed(rows, gapY, w, []string{"g", "G"}, lbl, opt)
 	if err != nil {
 		return nil, fmt.Errorf("loggp g, G: %w", err)
@@ -253,10 +315,19 @@ func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
 	m.G = gapFit.fit.param(0, "s")
 	m.BG = gapFit.fit.param(1, "s/B")
 	m.CovGG = gapFit.fit.cov.At(0, 1)
-	m.Fit = gapFit.fit.quality("relative", gapFit.trimmed)
+	m.Fit = gapFit.fit.quality(effectiveWeighting(opt, gapNote), gapFit.trimmed)
+	if gapNote != "" {
+		notes = append(notes, "g, G: "+gapNote)
+	}
 
 	// Overheads: the per-size values may be near zero or, with noise,
-	// negative, so they are fitted with absolute weights.
+	// negative, so relative weights (1/o) would be meaningless there: they
+	// are fitted with absolute weights, or with the propagated standard
+	// errors under --weighting ci.
+	ovOpt := opt
+	if opt.Weighting != WeightCI {
+		ovOpt.Weighting = WeightNone
+	}
 	ovFit := func(pts []point, ys []float64, name string) (Param, Param, error) {
 		rows := make([][]float64, len(pts))
 		lbl := make([]string, len(pts))
@@ -264,7 +335,12 @@ func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
 			rows[i] = []float64{1, p.x[0]}
 			lbl[i] = p.key
 		}
-		w, _ := weights(nil, ys, Options{Weighting: WeightNone})
+		w, note := weights(pts, ys, ovOpt)
+		if note != "" {
+			// Near-zero overheads cannot take the relative fallback.
+			w, _ = weights(pts, ys, Options{Weighting: WeightNone})
+			notes = append(notes, name+": some records lack a confidence interval; fitted with absolute weights")
+		}
 		f, err := fitLinearTrimmed(rows, ys, w, []string{name, "O" + name[1:]}, lbl, opt)
 		if err != nil {
 			return Param{}, Param{}, fmt.Errorf("loggp %s: %w", name, err)

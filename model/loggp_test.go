@@ -130,3 +130,58 @@ func TestPostalBroadcast(t *testing.T) {
 		near(t, sprintf("B(%g, %d)", tc.lambda, tc.p), PostalBroadcastUnits(tc.lambda, tc.p), tc.want, 1e-12)
 	}
 }
+
+// TestLogGPWeighting: Options.Weighting reaches the g, G fit (it used to be
+// fixed to relative whatever the caller asked). One PRTT(n,0,s) is 30% too
+// slow but carries a CI95 a hundred times wider than the others: weighted by
+// the CIs it hardly moves g, weighted relatively or not at all it drags g
+// off. Trimming is off so that only the weights decide.
+func TestLogGPWeighting(t *testing.T) {
+	truth := trueLogGP()
+	withCI := func(recs []results.Record, bad float64) []results.Record {
+		out := make([]results.Record, len(recs))
+		for i, r := range recs {
+			y, c := r.Median, 0.005
+			if r.Params["n"].(float64) > 1 && r.Params["delay_s"].(float64) == 0 && r.Params["bytes"].(float64) == bad {
+				y, c = 1.3*y, 0.5
+			}
+			r.Summary = results.Summary{N: 30, Min: y, Median: y, Mean: y, Max: y, P90: y, P99: y, CI95: [2]float64{y * (1 - c), y * (1 + c)}}
+			out[i] = r
+		}
+		return out
+	}
+	recs := withCI(prttRecords(truth, 10, true), 1024)
+	noCI := prttRecords(truth, 10, true) // rec gives every record a zero-width CI95
+	for _, tc := range []struct {
+		name      string
+		recs      []results.Record
+		w         Weighting
+		want      string  // Quality.Weighting
+		gTol      float64 // |g - true g| / true g at most ...
+		gMinErr   float64 // ... and at least (the corrupted point must matter)
+		wantNote  string
+		rseUnitIs string
+	}{
+		{"ci", recs, WeightCI, "ci", 0.002, 0, "", "standard errors"},
+		{"relative", recs, WeightRelative, "relative", 1, 0.005, "", "relative"},
+		{"none", recs, WeightNone, "none", 1, 0.005, "", "s"},
+		{"ci without intervals", noCI, WeightCI, "relative", 1e-8, 0, "fell back to relative", "relative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := FitLogGP(tc.recs, Options{Weighting: tc.w, TrimSigma: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Fit.Weighting != tc.want || got.Fit.RSEUnit != tc.rseUnitIs {
+				t.Errorf("weighting %q, RSE unit %q; want %q, %q", got.Fit.Weighting, got.Fit.RSEUnit, tc.want, tc.rseUnitIs)
+			}
+			rel := math.Abs(got.G.Value-truth.G.Value) / truth.G.Value
+			if rel > tc.gTol || rel < tc.gMinErr {
+				t.Errorf("g = %.6g, relative error %.3g; want between %g and %g", got.G.Value, rel, tc.gMinErr, tc.gTol)
+			}
+			if notes := strings.Join(got.Fit.Notes, "\n"); !strings.Contains(notes, tc.wantNote) {
+				t.Errorf("notes %q lack %q", notes, tc.wantNote)
+			}
+		})
+	}
+}

@@ -221,38 +221,185 @@ func (o Options) minSegmentPoints() int {
 // Fitter fits one kind of model from records.
 type Fitter func(recs []results.Record, opt Options) (Model, error)
 
-var fitters = map[string]Fitter{
-	"hockney":    func(r []results.Record, o Options) (Model, error) { return FitHockney(r, o) },
-	"piecewise":  func(r []results.Record, o Options) (Model, error) { return FitPiecewise(r, o) },
-	"loggp":      func(r []results.Record, o Options) (Model, error) { return FitLogGP(r, o) },
-	"logp":       func(r []results.Record, o Options) (Model, error) { return FitLogP(r, o) },
-	"postal":     func(r []results.Record, o Options) (Model, error) { return FitPostal(r, o) },
-	"hyperbolic": func(r []results.Record, o Options) (Model, error) { return FitHyperbolic(r, o) },
-	"trilinear":  func(r []results.Record, o Options) (Model, error) { return FitTrilinear(r, o) },
-	"trilinear-piecewise": func(r []results.Record, o Options) (Model, error) {
-		return FitPiecewiseTrilinear(r, o)
-	},
-	"twolevel": func(r []results.Record, o Options) (Model, error) { return FitTwoLevel(r, o) },
-	"bsp":      func(r []results.Record, o Options) (Model, error) { return FitBSP(r, o) },
-}
+// Option names a group of Options fields, so that a kind declares which
+// of them its fitter reads and a caller can refuse the others instead of
+// ignoring them silently.
+type Option string
 
-// Kinds lists the model kinds Fit accepts, sorted.
-func Kinds() []string {
-	ks := make([]string, 0, len(fitters))
-	for k := range fitters {
-		ks = append(ks, k)
+// The Options groups.
+const (
+	OptWeighting   Option = "weighting"    // Weighting
+	OptTrim        Option = "trim"         // TrimSigma, MaxTrimFraction
+	OptSizeRange   Option = "size-range"   // MinBytes, MaxBytes (what Kind.Size measures)
+	OptOp          Option = "op"           // Op
+	OptNetwork     Option = "network"      // Network
+	OptImpl        Option = "impl"         // Impl
+	OptSegments    Option = "segments"     // MaxSegments, MinSegmentPoints
+	OptPacketBytes Option = "packet-bytes" // PacketBytes
+)
+
+// set lists the option groups opt gives a non-zero value (Weighting's zero
+// value is the default, relative, so only another weighting counts).
+func (o Options) set() []Option {
+	var out []Option
+	add := func(on bool, g Option) {
+		if on {
+			out = append(out, g)
+		}
 	}
-	sort.Strings(ks)
-	return ks
+	add(o.Weighting != WeightRelative, OptWeighting)
+	add(o.TrimSigma != 0 || o.MaxTrimFraction != 0, OptTrim)
+	add(o.MinBytes != 0 || o.MaxBytes != 0, OptSizeRange)
+	add(o.Op != "", OptOp)
+	add(o.Network != "", OptNetwork)
+	add(o.Impl != "", OptImpl)
+	add(o.MaxSegments != 0 || o.MinSegmentPoints != 0, OptSegments)
+	add(o.PacketBytes != 0, OptPacketBytes)
+	return out
 }
 
-// Fit fits the model of the given kind to recs.
+// Kind describes one model kind. Each model's own file registers its kinds
+// from init with Register, as database/sql drivers and image formats
+// register themselves, and everything that lists or dispatches on kinds
+// reads the registry: Kinds, Fit, CrossValidate, Unmarshal, the CLI's usage
+// lines and README's list (checked by a test in package report).
+type Kind struct {
+	// Name is what Model.Kind returns and the CLI accepts, e.g. "hockney".
+	Name string
+	// Summary is one line for usage texts and README: the model's form
+	// and its source.
+	Summary string
+	// Benches are the record benches the fitter reads; cross-validation
+	// holds out points of these.
+	Benches []string
+	// Options are the option groups the fitter reads. Fit refuses
+	// options outside them, so a flag is never silently ignored.
+	Options []Option
+	// Fit fits the kind to records. Nil for a kind that is only derived
+	// from another fit (decoded by Unmarshal, never fitted).
+	Fit Fitter
+	// New returns an empty model of the kind for Unmarshal to decode into.
+	New func() Model
+	// Check verifies, after decoding, what Predict relies on beyond
+	// finite numbers (which Unmarshal checks for every kind); nil if
+	// nothing more.
+	Check func(Model) error
+	// Size is the size of a record that Options.MinBytes and MaxBytes
+	// restrict, so cross-validation holds out only points the fit may
+	// use; ok is false when the record has none. Nil means the record's
+	// parameter "bytes".
+	Size func(r results.Record) (size float64, ok bool)
+}
+
+// Reads reports whether the kind's fitter reads the option group.
+func (k Kind) Reads(o Option) bool {
+	for _, x := range k.Options {
+		if x == o {
+			return true
+		}
+	}
+	return false
+}
+
+// size is k.Size with the default applied.
+func (k Kind) size(r results.Record) (float64, bool) {
+	if k.Size != nil {
+		return k.Size(r)
+	}
+	b, err := numParam(r.Params, "bytes", r.Bench)
+	return b, err == nil
+}
+
+var registry = map[string]Kind{}
+
+// Register makes a model kind known. It is meant to be called from the
+// init function of the model's file, and panics (programmer misuse) when
+// the name is empty or taken, New is missing, or a fittable kind names no
+// benches.
+func Register(k Kind) {
+	switch {
+	case k.Name == "":
+		panic("model: Register with an empty name")
+	case k.New == nil:
+		panic("model: Register " + k.Name + " without New")
+	case k.Fit != nil && len(k.Benches) == 0:
+		panic("model: Register " + k.Name + " without the benches it is fitted from")
+	}
+	if _, dup := registry[k.Name]; dup {
+		panic("model: kind registered twice: " + k.Name)
+	}
+	registry[k.Name] = k
+}
+
+// Lookup returns the registered kind called name.
+func Lookup(name string) (Kind, bool) {
+	k, ok := registry[name]
+	return k, ok
+}
+
+// Registered lists the kinds Fit accepts (those with a fitter), sorted by
+// name.
+func Registered() []Kind {
+	var out []Kind
+	for _, k := range All() {
+		if k.Fit != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// All lists every registered kind, derived ones (no fitter) included,
+// sorted by name: the kinds Unmarshal decodes.
+func All() []Kind {
+	out := make([]Kind, 0, len(registry))
+	for _, k := range registry {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Kinds lists the names of the kinds Fit accepts, sorted.
+func Kinds() []string {
+	ks := Registered()
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// KindsReading lists the fittable kinds whose fitter reads the option
+// group, sorted.
+func KindsReading(o Option) []string {
+	var out []string
+	for _, k := range Registered() {
+		if k.Reads(o) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// ErrOption is returned by Fit for an option the kind does not read.
+var ErrOption = errors.New("option not read by this model")
+
+// Fit fits the model of the given kind to recs. An option group set in opt
+// that the kind does not read is an error wrapping ErrOption, because
+// ignoring it would report a fit the caller did not ask for.
 func Fit(kind string, recs []results.Record, opt Options) (Model, error) {
-	f, ok := fitters[kind]
-	if !ok {
+	k, ok := registry[kind]
+	if !ok || k.Fit == nil {
 		return nil, fmt.Errorf("unknown model %q (want one of %s)", kind, strings.Join(Kinds(), ", "))
 	}
-	return f(recs, opt)
+	for _, o := range opt.set() {
+		if !k.Reads(o) {
+			return nil, fmt.Errorf("%w: %s does not read option %s (models that do: %s)",
+				ErrOption, kind, o, strings.Join(KindsReading(o), ", "))
+		}
+	}
+	return k.Fit(recs, opt)
 }
 
 func unsupported(kind, pattern string, patterns []string) error {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -39,6 +40,29 @@ type SegmentationCandidate struct {
 	SSE float64 `json:"sse"`
 	// BIC is the criterion C(K) of segmentation (BIC with a doubled penalty).
 	BIC float64 `json:"bic"`
+}
+
+func init() {
+	Register(Kind{
+		Name:    "piecewise",
+		Summary: "Hockney per message-size segment; breakpoints (protocol switches) chosen by penalised BIC",
+		Benches: hockneyPatterns,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptSegments},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitPiecewise(r, o) },
+		New:     func() Model { return &Piecewise{} },
+		Check: func(m Model) error {
+			t := m.(*Piecewise)
+			if len(t.Segments) == 0 {
+				return errors.New("no segments")
+			}
+			for i := 1; i < len(t.Segments); i++ {
+				if t.Segments[i].FromBytes <= t.Segments[i-1].FromBytes {
+					return fmt.Errorf("segment %d starts at %g bytes, not after segment %d (%g)", i+1, t.Segments[i].FromBytes, i, t.Segments[i-1].FromBytes)
+				}
+			}
+			return nil
+		},
+	})
 }
 
 func (p *Piecewise) Kind() string       { return "piecewise" }

@@ -140,11 +140,11 @@ type point struct {
 // label names the point in notes and errors.
 func (p point) label() string { return p.key }
 
-// aggregate merges records into points keyed by bench, ranks and the
+// mergePoints merges records into points keyed by bench, ranks and the
 // numeric parameters keyParams (which every record must carry). Other
 // parameters (seeds, ...) do not split points. Points come back sorted by
 // bench, then keyParams in order, then ranks.
-func aggregate(recs []results.Record, keyParams ...string) ([]point, error) {
+func mergePoints(recs []results.Record, keyParams ...string) ([]point, error) {
 	type acc struct {
 		p      point
 		ys, ss []float64
@@ -203,19 +203,9 @@ func aggregate(recs []results.Record, keyParams ...string) ([]point, error) {
 	return pts, nil
 }
 
-// median of xs (xs is not modified).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+// median is results.Median, the module's one median (NaN for no values),
+// under the short name the fitting code uses.
+func median(xs []float64) float64 { return results.Median(xs) }
 
 // filterBytes keeps the points whose parameter at index idx lies within
 // the options' [MinBytes, MaxBytes] window.

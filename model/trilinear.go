@@ -46,6 +46,39 @@ func trilinearRow(k, l, r float64) []float64 {
 
 var trilinearPatterns = []string{"kkaccess"}
 
+// packetSize is the size of a k-k-access record that Options.MinBytes and
+// MaxBytes restrict: the packet size l.
+func packetSize(r results.Record) (float64, bool) {
+	l, err := numParam(r.Params, "l", r.Bench)
+	return l, err == nil
+}
+
+func init() {
+	Register(Kind{
+		Name:    "trilinear",
+		Summary: "k-k-access T(k, l, r) with eight coefficients c7..c0 (paper 000, section 4, Table 1)",
+		Benches: trilinearPatterns,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptOp, OptNetwork},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitTrilinear(r, o) },
+		New:     func() Model { return &Trilinear{} },
+		Check:   func(m Model) error { return m.(*Trilinear).checkCov() },
+		Size:    packetSize,
+	})
+}
+
+// checkCov checks the shape of a decoded covariance matrix.
+func (t *Trilinear) checkCov() error {
+	if t.Cov != nil && len(t.Cov) != 8 {
+		return fmt.Errorf("cov has %d rows, want 8", len(t.Cov))
+	}
+	for i, r := range t.Cov {
+		if len(r) != 8 {
+			return fmt.Errorf("cov row %d has %d columns, want 8", i, len(r))
+		}
+	}
+	return nil
+}
+
 func (t *Trilinear) Kind() string       { return "trilinear" }
 func (t *Trilinear) Params() []Param    { return t.C[:] }
 func (t *Trilinear) Quality() Quality   { return t.Fit }
@@ -151,7 +184,7 @@ func trilinearCells(recs []results.Record, kind string, opt Options) ([]point, s
 	if sel, _, err = selectByParam(sel, "kkaccess", "network", "networks", opt.Network, "Options.Network, --network NAME"); err != nil {
 		return nil, "", err
 	}
-	pts, err := aggregate(sel, "k", "l", "r")
+	pts, err := mergePoints(sel, "k", "l", "r")
 	if err != nil {
 		return nil, "", err
 	}
@@ -328,31 +361,6 @@ func BestSplit(t *Trilinear, dataBytes float64, maxK int) (*Split, error) {
 	s.PredictedSec, s.PredictedIntSec = best, best
 	return s, nil
 }
-
-// TrilinearTable lays fits out like Table 1 of paper 000: one row per fit
-// (the label in the first column, the paper's "network"), the coefficients
-// c7..c0 in microseconds (per byte for c7, c5, c4, c2), and under each row
-// a row of standard errors and a row of 95% confidence intervals.
-func TrilinearTable(labels []string, fits []*Trilinear) (header []string, rows [][]string) {
-	header = append([]string{"fit"}, trilinearNames...)
-	for i, t := range fits {
-		v := []string{labels[i]}
-		se := []string{"  SE"}
-		ci := []string{"  95% CI"}
-		for j := range trilinearNames {
-			p := t.C[j]
-			v = append(v, fmtMicro(p.Value))
-			se = append(se, fmtMicro(p.SE))
-			ci = append(ci, "["+fmtMicro(p.CI95[0])+", "+fmtMicro(p.CI95[1])+"]")
-		}
-		rows = append(rows, v, se, ci)
-	}
-	return header, rows
-}
-
-// fmtMicro formats seconds as microseconds with 4 significant digits, as
-// Table 1 of paper 000 prints them.
-func fmtMicro(s float64) string { return strconv.FormatFloat(s*1e6, 'g', 4, 64) }
 
 func sortedStrings(s []string) []string {
 	out := append([]string(nil), s...)

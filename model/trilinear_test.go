@@ -186,20 +186,6 @@ func TestOptimalSplit(t *testing.T) {
 	}
 }
 
-func TestTrilinearTableLayout(t *testing.T) {
-	tl, err := FitTrilinear(kkRecords(table1[0].c, 0, 1, allR), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, rows := TrilinearTable([]string{"BF(3) synthetic"}, []*Trilinear{tl})
-	if strings.Join(h, " ") != "fit c7 c6 c5 c4 c3 c2 c1 c0" {
-		t.Errorf("header %v", h)
-	}
-	if len(rows) != 3 || rows[0][1] != "0.519" || rows[0][8] != "1242" || rows[1][0] != "  SE" || !strings.HasPrefix(rows[2][1], "[") {
-		t.Errorf("rows %v", rows)
-	}
-}
-
 // TestFitTrilinearRefusesMixedNetworks: k-k-access records of two emulated
 // networks are two machines; the fit must be told which one.
 func TestFitTrilinearRefusesMixedNetworks(t *testing.T) {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -34,6 +35,36 @@ type TrilinearSegment struct {
 	FromBytes float64    `json:"from_bytes"`
 	ToBytes   float64    `json:"to_bytes"`
 	Model     *Trilinear `json:"model"`
+}
+
+func init() {
+	Register(Kind{
+		Name:    "trilinear-piecewise",
+		Summary: "trilinear T(k, l, r) per packet-size regime, regimes found from the records by penalised BIC (paper 000)",
+		Benches: trilinearPatterns,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptOp, OptNetwork, OptSegments},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitPiecewiseTrilinear(r, o) },
+		New:     func() Model { return &PiecewiseTrilinear{} },
+		Check: func(m Model) error {
+			t := m.(*PiecewiseTrilinear)
+			if len(t.Segments) == 0 {
+				return errors.New("no segments")
+			}
+			for i, s := range t.Segments {
+				if s.Model == nil {
+					return fmt.Errorf("segment %d has no model", i+1)
+				}
+				if err := checkUsable(s.Model); err != nil {
+					return fmt.Errorf("segment %d: %w", i+1, err)
+				}
+				if i > 0 && s.FromBytes <= t.Segments[i-1].FromBytes {
+					return fmt.Errorf("segment %d starts at l = %g bytes, not after segment %d (%g)", i+1, s.FromBytes, i, t.Segments[i-1].FromBytes)
+				}
+			}
+			return nil
+		},
+		Size: packetSize,
+	})
 }
 
 func (p *PiecewiseTrilinear) Kind() string       { return "trilinear-piecewise" }

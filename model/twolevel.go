@@ -85,6 +85,28 @@ type BisectionFit struct {
 
 var twoLevelPatterns = []string{"aggregate"}
 
+func init() {
+	Register(Kind{
+		Name:    "twolevel",
+		Summary: "two-level model of aggregate operations: t_s + t_w m, bisection width c per p (paper 003)",
+		Benches: twoLevelPatterns,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptImpl},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitTwoLevel(r, o) },
+		New:     func() Model { return &TwoLevel{} },
+	})
+	// The cost table is derived from a two-level fit (TableFromTwoLevel),
+	// never fitted; it is registered so that its JSON decodes.
+	Register(Kind{
+		Name:    "aggregate-table",
+		Summary: "paper 003's aggregate cost table on one topology, with t_s, t_w from a two-level fit",
+		New:     func() Model { return &AggregateTable{} },
+		Check: func(m Model) error {
+			_, err := AggregateCost("bcast", m.(*AggregateTable).Topology, 2, 0, 0, 0, 0)
+			return err
+		},
+	})
+}
+
 func (t *TwoLevel) Kind() string       { return "twolevel" }
 func (t *TwoLevel) Quality() Quality   { return t.Fit }
 func (t *TwoLevel) Patterns() []string { return twoLevelPatterns }
@@ -144,7 +166,7 @@ func FitTwoLevel(recs []results.Record, opt Options) (*TwoLevel, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Points are keyed by op as well: split by op first, since aggregate()
+	// Points are keyed by op as well: split by op first, since mergePoints()
 	// keys on numeric parameters only.
 	byOp := map[string][]results.Record{}
 	for _, r := range sel {
@@ -161,7 +183,7 @@ func FitTwoLevel(recs []results.Record, opt Options) (*TwoLevel, error) {
 	sort.Strings(ops)
 	var pts []point
 	for _, op := range ops {
-		ps, err := aggregate(byOp[op], "bytes")
+		ps, err := mergePoints(byOp[op], "bytes")
 		if err != nil {
 			return nil, err
 		}

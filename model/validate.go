@@ -75,20 +75,6 @@ type HeldOutPoint struct {
 	RelErr    float64 `json:"rel_err"` // |predicted - measured| / measured
 }
 
-// fitBenches are the patterns each model kind is fitted from.
-var fitBenches = map[string][]string{
-	"hockney":             {"pingpong", "roundtrip"},
-	"piecewise":           {"pingpong", "roundtrip"},
-	"loggp":               {"prtt"},
-	"logp":                {"prtt"},
-	"postal":              {"prtt"},
-	"hyperbolic":          {"pingpong", "roundtrip", "alltoall", "pairwise", "rowcontention"},
-	"trilinear":           {"kkaccess"},
-	"trilinear-piecewise": {"kkaccess"},
-	"twolevel":            {"aggregate"},
-	"bsp":                 {"alltoall", "pairwise", "rowcontention", "kkaccess", "aggregate", "pingpong"},
-}
-
 // cvPoint is a parameter point for cross-validation: all records of one
 // bench, parameter set and rank count.
 type cvPoint struct {
@@ -99,20 +85,21 @@ type cvPoint struct {
 }
 
 // cvSize is the size of a record that Options.MinBytes and MaxBytes
-// restrict in the fit of kind: BSP's h-relation (HRelationBytes), a
-// k-k-access's packet size l, else the message size bytes. ok is false
-// when the record has none (then no range applies).
+// restrict in the fit of kind (the kind's registered Size: BSP's
+// h-relation, a k-k-access's packet size l, else the message size bytes).
+// ok is false when the record has none (then no range applies).
 func cvSize(kind string, r results.Record) (size float64, ok bool) {
-	if kind == "bsp" {
-		h, err := HRelationBytes(InstanceOf(r))
-		return h, err == nil
-	}
-	key := "bytes"
-	if r.Bench == "kkaccess" {
-		key = "l"
-	}
-	b, err := numParam(r.Params, key, "")
-	return b, err == nil
+	k, _ := Lookup(kind)
+	return k.size(r)
+}
+
+// FittedBencher is implemented by models whose fit reads only some of
+// the benches their kind lists, depending on the records (BSP uses
+// ping-pong records only when no multi-rank pattern is present):
+// FittedBenches names the ones this fit used, and cross-validation holds
+// out points of those only.
+type FittedBencher interface {
+	FittedBenches() []string
 }
 
 // cvPoints groups the records the kind is fitted from into points, keeps
@@ -121,7 +108,12 @@ func cvSize(kind string, r results.Record) (size float64, ok bool) {
 // values (numerically where both are numbers).
 func cvPoints(kind string, full Model, recs []results.Record, opt Options) []cvPoint {
 	want := map[string]bool{}
-	for _, b := range fitBenches[kind] {
+	k, _ := Lookup(kind)
+	benches := k.Benches
+	if u, ok := full.(FittedBencher); ok {
+		benches = u.FittedBenches()
+	}
+	for _, b := range benches {
 		want[b] = true
 	}
 	by := map[string]*cvPoint{}
@@ -389,33 +381,17 @@ type envelope struct {
 	Validation *Validation     `json:"validation,omitempty"`
 }
 
-// newModel returns an empty model of the kind.
+// newModel returns an empty model of a registered kind (fitted or
+// derived).
 func newModel(kind string) (Model, error) {
-	switch kind {
-	case "hockney":
-		return &Hockney{}, nil
-	case "piecewise":
-		return &Piecewise{}, nil
-	case "loggp":
-		return &LogGP{}, nil
-	case "logp":
-		return &LogP{}, nil
-	case "postal":
-		return &Postal{}, nil
-	case "hyperbolic":
-		return &Hyperbolic{}, nil
-	case "trilinear":
-		return &Trilinear{}, nil
-	case "trilinear-piecewise":
-		return &PiecewiseTrilinear{}, nil
-	case "twolevel":
-		return &TwoLevel{}, nil
-	case "bsp":
-		return &BSP{}, nil
-	case "aggregate-table":
-		return &AggregateTable{}, nil
+	if k, ok := Lookup(kind); ok {
+		return k.New(), nil
 	}
-	return nil, fmt.Errorf("unknown model %q (want one of %s, aggregate-table)", kind, strings.Join(Kinds(), ", "))
+	var names []string
+	for _, k := range All() {
+		names = append(names, k.Name)
+	}
+	return nil, fmt.Errorf("unknown model %q (want one of %s)", kind, strings.Join(names, ", "))
 }
 
 // Marshal encodes a model (and optionally its validation) as JSON, the
@@ -495,57 +471,14 @@ func checkFinite(v reflect.Value, path string) error {
 	return nil
 }
 
-// checkUsable verifies what Predict relies on after decoding.
+// checkUsable verifies what Predict relies on after decoding: finite
+// numbers, then the kind's own registered Check.
 func checkUsable(m Model) error {
 	if err := checkFinite(reflect.ValueOf(m), m.Kind()); err != nil {
 		return err
 	}
-	switch t := m.(type) {
-	case *Piecewise:
-		if len(t.Segments) == 0 {
-			return errors.New("no segments")
-		}
-		for i := 1; i < len(t.Segments); i++ {
-			if t.Segments[i].FromBytes <= t.Segments[i-1].FromBytes {
-				return fmt.Errorf("segment %d starts at %g bytes, not after segment %d (%g)", i+1, t.Segments[i].FromBytes, i, t.Segments[i-1].FromBytes)
-			}
-		}
-	case *LogP:
-		if !(t.PacketBytes > 0) {
-			return fmt.Errorf("packet_bytes = %g, want > 0", t.PacketBytes)
-		}
-	case *Postal:
-		if !(t.PacketBytes > 0) || !(t.Unit.Value > 0) {
-			return fmt.Errorf("packet_bytes = %g and unit = %g, want both > 0", t.PacketBytes, t.Unit.Value)
-		}
-	case *Trilinear:
-		if t.Cov != nil && len(t.Cov) != 8 {
-			return fmt.Errorf("cov has %d rows, want 8", len(t.Cov))
-		}
-		for i, r := range t.Cov {
-			if len(r) != 8 {
-				return fmt.Errorf("cov row %d has %d columns, want 8", i, len(r))
-			}
-		}
-	case *PiecewiseTrilinear:
-		if len(t.Segments) == 0 {
-			return errors.New("no segments")
-		}
-		for i, s := range t.Segments {
-			if s.Model == nil {
-				return fmt.Errorf("segment %d has no model", i+1)
-			}
-			if err := checkUsable(s.Model); err != nil {
-				return fmt.Errorf("segment %d: %w", i+1, err)
-			}
-			if i > 0 && s.FromBytes <= t.Segments[i-1].FromBytes {
-				return fmt.Errorf("segment %d starts at l = %g bytes, not after segment %d (%g)", i+1, s.FromBytes, i, t.Segments[i-1].FromBytes)
-			}
-		}
-	case *AggregateTable:
-		if _, err := AggregateCost("bcast", t.Topology, 2, 0, 0, 0, 0); err != nil {
-			return err
-		}
+	if k, ok := Lookup(m.Kind()); ok && k.Check != nil {
+		return k.Check(m)
 	}
 	return nil
 }

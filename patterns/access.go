@@ -597,7 +597,7 @@ func AccessingRanks(r float64, p int) int {
 func (e *accessEngine) measure(reps Reps, draw func() *accessPlan) (Measurement, int, error) {
 	next := draw()
 	n := 0
-	reps.Aggregate = AggMax
+	reps.Reduction = ReduceMax
 	m, err := Measure(e.c, reps, func() (float64, error) {
 		d, err := e.run(next)
 		if err != nil {

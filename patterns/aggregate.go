@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
 
 // AggKind is one of the aggregate communication operations of paper 003
@@ -79,6 +80,10 @@ func ParseAggImpl(s string) (AggImpl, error) {
 	return 0, fmt.Errorf("aggregate impl %q: accepted values are mpi and textbook", s)
 }
 
+// BenchAggregate is the bench name of the records of paper 003's aggregate
+// operations (AggregateOp.Params), which model.FitTwoLevel reads.
+const BenchAggregate = "aggregate"
+
 // AggregateOp configures one aggregate operation of paper 003 with message
 // size m = Bytes, in the units of the cost table: the broadcast message,
 // each rank's contribution to an all-to-all broadcast, each block of a
@@ -119,7 +124,8 @@ type AggregateOp struct {
 // a run's records share one set of columns): the two-level model's volume
 // and the rounds of the textbook algorithm for this operation and p (for
 // the MPI implementation a reference: the library's own algorithm and
-// messages are not visible). Result.Mine holds a textbook run's messages.
+// messages are not visible). Measurement.Mine holds a textbook run's
+// messages.
 const (
 	CounterTextbookRounds = "textbook_rounds" // communication rounds of the textbook algorithm
 	CounterVolumeBytes    = "volume_bytes"    // the two-level model's m: most data into or out of one rank
@@ -227,17 +233,17 @@ type aggRun struct {
 }
 
 // Run measures the operation (collective over c).
-func (a AggregateOp) Run(c mpi.Comm) (Result, error) {
+func (a AggregateOp) Run(c mpi.Comm) (Measurement, error) {
 	p := c.Size()
 	if err := a.Check(p); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	r := &aggRun{a: a, c: c, p: p, me: c.Rank(), m: a.Bytes}
 	r.setup()
 	iters := max(a.Iters, 1)
 	calls := 0
 	cfg := a.Reps
-	cfg.Aggregate = AggMax
+	cfg.Reduction = ReduceMax
 	meas, err := Measure(c, cfg, func() (float64, error) {
 		calls++
 		t0 := c.Wtime()
@@ -255,16 +261,37 @@ func (a AggregateOp) Run(c mpi.Comm) (Result, error) {
 		return t, nil
 	})
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
-	return Result{
-		Measurement: meas.Scaled(1 / float64(iters)),
-		Mine:        r.counts.PerRep(calls),
-		Counters: map[string]float64{
-			CounterVolumeBytes:    float64(a.VolumeBytes(p)),
-			CounterTextbookRounds: float64(a.Rounds(p)),
-		},
-	}, nil
+	// Mine holds a textbook run's messages; the counters are the same for
+	// both implementations (the MPI library's messages are not visible).
+	m := meas.Scaled(1 / float64(iters))
+	m.Mine = r.counts.PerRep(calls)
+	m.Counters = map[string]float64{
+		CounterVolumeBytes:    float64(a.VolumeBytes(p)),
+		CounterTextbookRounds: float64(a.Rounds(p)),
+	}
+	return m, nil
+}
+
+// Params are the record parameters on p ranks: op, impl, the message size
+// m (bytes), the shift q and the NEWS neighbours. q and neighbors are on
+// every record, 0 where they do not apply, so that a run's records share
+// one set of columns (CSV); the two-level model reads neighbors for news.
+func (a AggregateOp) Params(p int) results.Params {
+	params := results.Params{"op": a.Op.String(), "impl": a.Impl.String(), "bytes": a.Bytes, "q": 0, "neighbors": 0}
+	switch a.Op {
+	case AggQShift:
+		params["q"] = a.Q
+	case AggNEWS:
+		params["neighbors"] = a.Neighbors(p)
+	}
+	return params
+}
+
+// Record is the aggregate-operation record of m, over all p ranks.
+func (a AggregateOp) Record(m Measurement, meta results.Meta) results.Record {
+	return m.Record(BenchAggregate, a.Params(m.CommSize), m.CommSize, meta)
 }
 
 // setup allocates and fills the buffers: every block rank s addresses to

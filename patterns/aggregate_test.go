@@ -19,7 +19,7 @@ func TestAggregateRun(t *testing.T) {
 			for _, impl := range []AggImpl{ImplMPI, ImplTextbook} {
 				a := AggregateOp{Op: op, Impl: impl, Bytes: m, Root: p - 1, Q: 2, Iters: 2, Validate: true, Reps: quickReps}
 				t.Run(fmt.Sprintf("p%d_%v_%v", p, op, impl), func(t *testing.T) {
-					rs := runRanks(t, p, func(c mpi.Comm) (Result, error) { return a.Run(c) })
+					rs := runRanks(t, p, func(c mpi.Comm) (Measurement, error) { return a.Run(c) })
 					checkMeasured(t, rs, quickReps.MinReps)
 					ctr := rs[0].Counters
 					if ctr[CounterVolumeBytes] != float64(a.VolumeBytes(p)) || ctr[CounterTextbookRounds] != float64(a.Rounds(p)) || len(ctr) != 2 {
@@ -88,7 +88,7 @@ func TestAggregateNEWSGrid(t *testing.T) {
 		}
 	}
 	// A 1 x 3 grid has a column of one: north and south are the rank itself.
-	rs := runRanks(t, 3, func(c mpi.Comm) (Result, error) {
+	rs := runRanks(t, 3, func(c mpi.Comm) (Measurement, error) {
 		return AggregateOp{Op: AggNEWS, Impl: ImplMPI, Bytes: 5, Grid: [2]int{1, 3}, Validate: true, Reps: quickReps}.Run(c)
 	})
 	checkMeasured(t, rs, quickReps.MinReps)

@@ -4,7 +4,12 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
+
+// BenchAllToAll is the bench name of the all-to-all records of paper 001:
+// param bytes, ranks n.
+const BenchAllToAll = "alltoall"
 
 // AllToAll configures the second pattern of paper 001 (file
 // 001_f25f9102f0478dfd.txt), section 3.1: "given n workstations, each
@@ -58,10 +63,10 @@ func (a AllToAll) ranks(p int) int {
 }
 
 // Run measures the all-to-all exchange (collective over c).
-func (a AllToAll) Run(c mpi.Comm) (Result, error) {
+func (a AllToAll) Run(c mpi.Comm) (Measurement, error) {
 	p := c.Size()
 	if err := a.Check(p); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	n := a.ranks(p)
 	me := c.Rank()
@@ -98,7 +103,7 @@ func (a AllToAll) Run(c mpi.Comm) (Result, error) {
 		return err
 	}
 	cfg := a.Reps
-	cfg.Aggregate = AggMax
+	cfg.Reduction = ReduceMax
 	m, err := Measure(c, cfg, func() (float64, error) {
 		if !on {
 			return 0, nil
@@ -137,9 +142,19 @@ func (a AllToAll) Run(c mpi.Comm) (Result, error) {
 		return t, nil
 	})
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	return finish(c, m.Scaled(1/float64(iters)), counts, max(calls, 1), nil)
+}
+
+// Params are the record parameters: the message size x (n is the record's
+// Ranks).
+func (a AllToAll) Params(int) results.Params { return results.Params{"bytes": a.Bytes} }
+
+// Record is the all-to-all record of m; its Ranks is n, the ranks that
+// took part.
+func (a AllToAll) Record(m Measurement, meta results.Meta) results.Record {
+	return m.Record(BenchAllToAll, a.Params(m.CommSize), a.ranks(m.CommSize), meta)
 }
 
 // blockByte is byte i of the block rank src addresses to rank dst in the

@@ -4,7 +4,12 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
+
+// BenchBandwidth is the bench name of bandwidth records: params bytes,
+// window and iters (windows per repetition), unit B/s.
+const BenchBandwidth = "bandwidth"
 
 // Bandwidth configures the OSU-style streaming bandwidth benchmark (osu_bw)
 // from rank 0 to rank 1.
@@ -51,7 +56,7 @@ func (b Bandwidth) Run(c mpi.Comm) (Measurement, error) {
 		}
 	}
 	reps := b.Reps
-	reps.Aggregate = AggRoot
+	reps.Reduction = ReduceRank0
 	return Measure(c, reps, func() (float64, error) {
 		if b.Validate {
 			prepareCheck(buf, sender, b.Bytes)
@@ -80,6 +85,33 @@ func (b Bandwidth) window() int {
 func (b Bandwidth) Volume() float64 {
 	iters, _ := BandwidthIterations(b.Bytes, b.Iters, b.Warmup)
 	return float64(b.Bytes) * float64(b.window()) * float64(iters)
+}
+
+// Params are the record parameters: the message size, the window and the
+// windows per repetition that Run uses.
+func (b Bandwidth) Params(int) results.Params {
+	iters, _ := BandwidthIterations(b.Bytes, b.Iters, b.Warmup)
+	return results.Params{"bytes": b.Bytes, "window": b.window(), "iters": iters}
+}
+
+// Record is the bandwidth record of m, a measurement of repetition times:
+// each repetition's bandwidth is Volume / time in B/s, so the summary
+// (median, CI, percentiles) is that of the bandwidth sample itself. The
+// ranks' spread is left out (two-party: rank 0's time only); derived
+// rep_time_s is the median repetition time.
+func (b Bandwidth) Record(m Measurement, meta results.Meta) results.Record {
+	volume := b.Volume()
+	bw := make([]float64, len(m.Samples))
+	for i, t := range m.Samples {
+		bw[i] = volume / t
+	}
+	rec := m.Record(BenchBandwidth, b.Params(m.CommSize), m.CommSize, meta)
+	rec.Unit = results.UnitBytesPerSec
+	rec.Summary = results.Summarize(bw)
+	rec.Samples = bw
+	rec.RankMin, rec.RankAvg, rec.RankMax = 0, 0, 0
+	rec.Derived = map[string]float64{"rep_time_s": m.Summary.Median}
+	return rec
 }
 
 // goBandwidth is the Go loop for backends without native kernels.

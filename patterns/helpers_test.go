@@ -13,10 +13,10 @@ import (
 // quickReps are repetitions for unit tests: one warm-up, three timed.
 var quickReps = Reps{Warmup: 1, MinReps: 3, MaxReps: 3, MaxTime: 30}
 
-// runRanks runs fn on n goroutine ranks and returns every rank's Result.
-func runRanks(t *testing.T, n int, fn func(c mpi.Comm) (Result, error)) []Result {
+// runRanks runs fn on n goroutine ranks and returns every rank's Measurement.
+func runRanks(t *testing.T, n int, fn func(c mpi.Comm) (Measurement, error)) []Measurement {
 	t.Helper()
-	out := make([]Result, n)
+	out := make([]Measurement, n)
 	var mu sync.Mutex
 	err := local.RunWith(local.Options{Timeout: 2 * time.Minute, DetectDeadlock: true}, n, func(c mpi.Comm) error {
 		r, err := fn(c)
@@ -33,7 +33,7 @@ func runRanks(t *testing.T, n int, fn func(c mpi.Comm) (Result, error)) []Result
 
 // checkMeasured checks what every measuring pattern must deliver: the
 // same summary on every rank, n timed repetitions, positive finite times.
-func checkMeasured(t *testing.T, rs []Result, n int) {
+func checkMeasured(t *testing.T, rs []Measurement, n int) {
 	t.Helper()
 	for r, res := range rs {
 		if res.Summary.N != n {

@@ -16,26 +16,26 @@ func TestPingPongPatterns(t *testing.T) {
 		name   string
 		p      int
 		active []bool
-		run    func(c mpi.Comm) (Result, error)
+		run    func(c mpi.Comm) (Measurement, error)
 	}{
 		{"roundtrip_last", 4, []bool{true, false, false, true},
-			func(c mpi.Comm) (Result, error) {
+			func(c mpi.Comm) (Measurement, error) {
 				return RoundTrip{Bytes: 100, Iters: iters, Warmup: 2, Validate: true, Reps: quickReps}.Run(c)
 			}},
 		{"roundtrip_peer1", 3, []bool{true, true, false},
-			func(c mpi.Comm) (Result, error) {
+			func(c mpi.Comm) (Measurement, error) {
 				return RoundTrip{Bytes: 0, Peer: 1, Iters: iters, Validate: true, Reps: quickReps}.Run(c)
 			}},
 		{"pairwise_all", 4, []bool{true, true, true, true},
-			func(c mpi.Comm) (Result, error) {
+			func(c mpi.Comm) (Measurement, error) {
 				return Pairwise{Bytes: 33, Iters: iters, Validate: true, Reps: quickReps}.Run(c)
 			}},
 		{"pairwise_1of3", 6, []bool{true, true, false, false, false, false},
-			func(c mpi.Comm) (Result, error) {
+			func(c mpi.Comm) (Measurement, error) {
 				return Pairwise{Bytes: 8, Pairs: 1, Iters: iters, Validate: true, Reps: quickReps}.Run(c)
 			}},
 		{"rowcontention_2of3", 6, []bool{true, true, true, true, false, false},
-			func(c mpi.Comm) (Result, error) {
+			func(c mpi.Comm) (Measurement, error) {
 				return RowContention{Bytes: 1000, Pairs: 2, Iters: iters, Validate: true, Reps: quickReps}.Run(c)
 			}},
 	}
@@ -103,7 +103,7 @@ func TestAllToAllRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rs := runRanks(t, tt.p, func(c mpi.Comm) (Result, error) {
+			rs := runRanks(t, tt.p, func(c mpi.Comm) (Measurement, error) {
 				return AllToAll{Bytes: tt.bytes, Ranks: tt.ranks, Iters: 2, Validate: true, Reps: quickReps}.Run(c)
 			})
 			checkMeasured(t, rs, quickReps.MinReps)

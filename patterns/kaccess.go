@@ -6,7 +6,11 @@ import (
 	"math/rand/v2"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
+
+// BenchKAccess is the bench name of k-access records (KAccess.Params).
+const BenchKAccess = "kaccess"
 
 // KAccess configures the k-access with receive hot spot and asynchrony of
 // paper 000 (file 000_fafed09b0c9c663f.txt), section 5. A k-access routes
@@ -78,10 +82,10 @@ func (ka KAccess) Check(p int) error {
 
 // Run measures the k-access on every rank of c (collective). Samples are
 // T_k/a, the amortised time of one k-access, in seconds.
-func (ka KAccess) Run(c mpi.Comm) (Result, error) {
+func (ka KAccess) Run(c mpi.Comm) (Measurement, error) {
 	p := c.Size()
 	if err := ka.Check(p); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	rng := newRand(ka.Seed)
 	hot := HotRanks(ka.H, p)
@@ -94,17 +98,31 @@ func (ka KAccess) Run(c mpi.Comm) (Result, error) {
 	}
 	eng, err := newAccessEngine(c, ka.Op, ka.K, ka.L, ka.A, ka.Validate)
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	defer eng.close()
 	meas, reps, err := eng.measure(ka.Reps, draw)
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	return finish(c, meas.Scaled(1/float64(ka.A)), eng.counts, reps, map[string]float64{
 		CounterHotRanks:  float64(hot),
 		CounterHRealised: share,
 	})
+}
+
+// Params are the record parameters of the k-access on p ranks: k, l, the
+// realised hot spot h = HotRanks(H, p)/p (the drawn accesses realise
+// exactly this share; counter h_realised is the share measured on them and
+// counter h_asked the asked H), a, es and op.
+func (ka KAccess) Params(p int) results.Params {
+	return results.Params{"k": ka.K, "l": ka.L, "h": float64(HotRanks(ka.H, p)) / float64(p), "a": ka.A, "es": ka.ES, "op": ka.Op.String()}
+}
+
+// Record is the k-access record of m (amortised times T_k/a), with counter
+// h_asked next to the traffic counters.
+func (ka KAccess) Record(m Measurement, meta results.Meta) results.Record {
+	return withCounter(m.Record(BenchKAccess, ka.Params(m.CommSize), m.CommSize, meta), CounterHAsked, ka.H)
 }
 
 // hotSpot is the hot module of one step and the ranks that address it.

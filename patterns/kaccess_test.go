@@ -116,7 +116,7 @@ func TestKAccessRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ka := tt.ka
 			ka.Seed, ka.Validate, ka.Reps = 3, true, quickReps
-			rs := runRanks(t, tt.p, func(c mpi.Comm) (Result, error) { return ka.Run(c) })
+			rs := runRanks(t, tt.p, func(c mpi.Comm) (Measurement, error) { return ka.Run(c) })
 			checkMeasured(t, rs, quickReps.MinReps)
 			ctr := rs[0].Counters
 			hot := HotRanks(ka.H, tt.p)

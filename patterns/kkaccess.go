@@ -6,7 +6,12 @@ import (
 	"math/rand/v2"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
+
+// BenchKKAccess is the bench name of k-k-access records (KKAccess.Params);
+// the trilinear models read them.
+const BenchKKAccess = "kkaccess"
 
 // KKAccess configures the k-k-access of paper 000 (Fischer, Rethmann,
 // Wachsmann, file 000_fafed09b0c9c663f.txt), Definition 2: a routing
@@ -86,15 +91,17 @@ const (
 	CounterRRealised      = "r_realised"      // accessing_ranks / p
 	CounterHotRanks       = "hot_ranks"       // ranks hitting one module in one step
 	CounterHRealised      = "h_realised"      // largest portion of ranks hitting one module in one step
+	CounterRAsked         = "r_asked"         // the portion r asked for, next to the realised r in params
+	CounterHAsked         = "h_asked"         // the hot spot h asked for, next to the realised h in params
 )
 
 // Run measures the k-k-access on every rank of c (collective). The sample of
-// a repetition is the maximum over accessing ranks (AggMax, or the latest
+// a repetition is the maximum over accessing ranks (ReduceMax, or the latest
 // end on the synchronised clock with SyncWindow), in seconds.
-func (kk KKAccess) Run(c mpi.Comm) (Result, error) {
+func (kk KKAccess) Run(c mpi.Comm) (Measurement, error) {
 	p := c.Size()
 	if err := kk.Check(p); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	rng := newRand(kk.Seed)
 	m := AccessingRanks(kk.R, p)
@@ -105,17 +112,39 @@ func (kk KKAccess) Run(c mpi.Comm) (Result, error) {
 	}
 	eng, err := newAccessEngine(c, kk.Op, kk.K, kk.L, 1, kk.Validate)
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	defer eng.close()
 	meas, reps, err := eng.measure(kk.Reps, draw)
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	return finish(c, meas, eng.counts, reps, map[string]float64{
 		CounterAccessingRanks: float64(m),
 		CounterRRealised:      float64(m) / float64(p),
 	})
+}
+
+// Params are the record parameters of the k-k-access on p ranks: k, l, the
+// realised portion r = AccessingRanks(R, p)/p (r p rounded to whole ranks,
+// what the trilinear model needs; the asked R is counter r_asked of the
+// record) and op; "distinct" and "self" are added, true, when set, so that
+// a record says how its targets were drawn.
+func (kk KKAccess) Params(p int) results.Params {
+	params := results.Params{"k": kk.K, "l": kk.L, "r": RRealised(kk.R, p), "op": kk.Op.String()}
+	if kk.Distinct {
+		params["distinct"] = true
+	}
+	if kk.Self {
+		params["self"] = true
+	}
+	return params
+}
+
+// Record is the k-k-access record of m: Params on all the ranks measured,
+// with counter r_asked next to the traffic counters.
+func (kk KKAccess) Record(m Measurement, meta results.Meta) results.Record {
+	return withCounter(m.Record(BenchKKAccess, kk.Params(m.CommSize), m.CommSize, meta), CounterRAsked, kk.R)
 }
 
 // drawKK fills access 0 of pl with one random k-k-access: a random set of

@@ -129,7 +129,7 @@ func TestKKAccessRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			kk := tt.kk
 			kk.Seed, kk.Validate, kk.Reps = 7, true, quickReps
-			rs := runRanks(t, tt.p, func(c mpi.Comm) (Result, error) { return kk.Run(c) })
+			rs := runRanks(t, tt.p, func(c mpi.Comm) (Measurement, error) { return kk.Run(c) })
 			checkMeasured(t, rs, quickReps.MinReps)
 			m := AccessingRanks(kk.R, tt.p)
 			req, ans := float64(accessHeaderBytes), float64(kk.L)

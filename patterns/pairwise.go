@@ -5,7 +5,11 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
+
+// BenchPairwise is the bench name of pairwise records: param bytes, ranks 2n.
+const BenchPairwise = "pairwise"
 
 // Pairwise configures the third pattern of paper 001 (file
 // 001_f25f9102f0478dfd.txt), section 3.3 (IBM SP2): of 2n ranks, rank i of
@@ -68,12 +72,21 @@ func (pw Pairwise) checkAs(what string, p int) error {
 }
 
 // Run measures T(Bytes, n) (collective over c); Ranks of the record is 2n.
-func (pw Pairwise) Run(c mpi.Comm) (Result, error) {
+func (pw Pairwise) Run(c mpi.Comm) (Measurement, error) {
 	if err := pw.Check(c.Size()); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	n := pairsOrAll(pw.Pairs, c.Size())
 	return concurrentPingPongs(c, pw.Bytes, pw.Iters, pw.Warmup, pairwisePairs(n), pw.Validate, pw.Reps)
+}
+
+// Params are the record parameters: the message size x (2n is the record's
+// Ranks).
+func (pw Pairwise) Params(int) results.Params { return results.Params{"bytes": pw.Bytes} }
+
+// Record is the pairwise record of m; its Ranks is 2n.
+func (pw Pairwise) Record(m Measurement, meta results.Meta) results.Record {
+	return m.Record(BenchPairwise, pw.Params(m.CommSize), 2*pairsOrAll(pw.Pairs, m.CommSize), meta)
 }
 
 // pairwisePairs pairs rank i < n with rank n + i; ranks from 2n on wait.
@@ -90,13 +103,13 @@ func pairwisePairs(n int) pairFunc {
 }
 
 // concurrentPingPongs runs pingPongPairs and reports half round trips.
-func concurrentPingPongs(c mpi.Comm, bytes, iters, warmup int, pair pairFunc, validate bool, reps Reps) (Result, error) {
+func concurrentPingPongs(c mpi.Comm, bytes, iters, warmup int, pair pairFunc, validate bool, reps Reps) (Measurement, error) {
 	capped := iters <= 0
 	iters, warmup = Iterations(bytes, iters, warmup)
-	res, iters, err := pingPongPairs(c, bytes, iters, warmup, capped, pair, validate, reps, AggMax)
+	res, iters, err := pingPongPairs(c, bytes, iters, warmup, capped, pair, validate, reps, ReduceMax)
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
-	res.Measurement = res.Measurement.Scaled(1 / float64(2*iters))
+	res = res.Scaled(1 / float64(2*iters))
 	return res, nil
 }

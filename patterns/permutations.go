@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
 
 // Permutations configures the random-permutation measurement of paper 002
@@ -32,11 +33,12 @@ type Permutations struct {
 	Reps     Reps // MinReps, MaxReps and RelCI are set from Count
 }
 
+// BenchPermutations is the bench name of permutation records: params bytes
+// and count, derived ave_s, max_over_ave and min_over_ave (Table 1).
+const BenchPermutations = "permutations"
+
 // DefaultPermutations is the paper's number of random permutations (Table 1).
 const DefaultPermutations = 1000
-
-// StopFixed is the stop reason of a measurement with a fixed count.
-const StopFixed = "fixed"
 
 const permutationTag = 350
 
@@ -63,10 +65,10 @@ func (pm Permutations) Check(p int) error {
 }
 
 // Run measures Count random permutations (collective over c).
-func (pm Permutations) Run(c mpi.Comm) (Result, error) {
+func (pm Permutations) Run(c mpi.Comm) (Measurement, error) {
 	p := c.Size()
 	if err := pm.Check(p); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	me := c.Rank()
 	x := pm.Bytes
@@ -90,7 +92,7 @@ func (pm Permutations) Run(c mpi.Comm) (Result, error) {
 	draw()
 	cfg := pm.Reps
 	cfg.MinReps, cfg.MaxReps = pm.count(), pm.count()
-	cfg.Aggregate = AggMax
+	cfg.Reduction = ReduceMax
 	m, err := Measure(c, cfg, func() (float64, error) {
 		calls++
 		if pm.Validate {
@@ -117,13 +119,28 @@ func (pm Permutations) Run(c mpi.Comm) (Result, error) {
 		return t, nil
 	})
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	m = m.Scaled(1 / float64(iters))
-	if m.Stop != StopMaxTime && m.Summary.N == pm.count() {
-		m.Stop = StopFixed
+	if m.Stop != results.StopMaxTime && m.Summary.N == pm.count() {
+		m.Stop = results.StopFixed
 	}
 	return finish(c, m, counts, calls, nil)
+}
+
+// Params are the record parameters: the message size x and the number of
+// permutations asked for.
+func (pm Permutations) Params(int) results.Params {
+	return results.Params{"bytes": pm.Bytes, "count": pm.count()}
+}
+
+// Record is the permutations record of m with Table 1's rows as derived
+// values: ave_s (the mean), max_over_ave and min_over_ave.
+func (pm Permutations) Record(m Measurement, meta results.Meta) results.Record {
+	rec := m.Record(BenchPermutations, pm.Params(m.CommSize), m.CommSize, meta)
+	hi, lo := PermutationRatios(m)
+	rec.Derived = map[string]float64{"ave_s": m.Summary.Mean, "max_over_ave": hi, "min_over_ave": lo}
+	return rec
 }
 
 // PermutationRatios are paper 002's Table 1 rows max/ave and min/ave of a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
 
 // OSU Micro-Benchmarks iteration counts (osu_pt2pt.h): small messages get
@@ -73,6 +74,11 @@ func BandwidthIterations(bytes, iters, warmup int) (int, int) {
 	return osuBandwidth.resolve(bytes, iters, warmup)
 }
 
+// BenchPingPong is the bench name of ping-pong records: params bytes and
+// iters (round trips per repetition), the latency (half a round trip) per
+// repetition, derived round_trip_s.
+const BenchPingPong = "pingpong"
+
 // PingPong configures the OSU-style latency benchmark between ranks 0 and 1.
 type PingPong struct {
 	Bytes    int
@@ -112,7 +118,7 @@ func (p PingPong) Run(c mpi.Comm) (Measurement, error) {
 		}
 	}
 	reps := p.Reps
-	reps.Aggregate = AggRoot
+	reps.Reduction = ReduceRank0
 	m, err := Measure(c, reps, func() (float64, error) {
 		if p.Validate {
 			prepareCheck(send, true, p.Bytes)
@@ -131,6 +137,21 @@ func (p PingPong) Run(c mpi.Comm) (Measurement, error) {
 		return t / float64(2*iters), nil
 	})
 	return m, err
+}
+
+// Params are the record parameters: the message size and the round trips
+// per repetition that Run uses (the OSU-derived count when Iters is 0).
+func (p PingPong) Params(int) results.Params {
+	iters, _ := Iterations(p.Bytes, p.Iters, p.Warmup)
+	return results.Params{"bytes": p.Bytes, "iters": iters}
+}
+
+// Record is the ping-pong record of m: one-way latencies, rank 0's time
+// (results.ReductionRank0), with the round trip as derived round_trip_s.
+func (p PingPong) Record(m Measurement, meta results.Meta) results.Record {
+	rec := m.Record(BenchPingPong, p.Params(m.CommSize), m.CommSize, meta)
+	rec.Derived = map[string]float64{"round_trip_s": 2 * m.Summary.Median}
+	return rec
 }
 
 // pingPongLoop runs iters blocking round trips, sending from send and

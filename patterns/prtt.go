@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
 
 // PRTT configures netgauge's parametrised round trip PRTT(n, d, s) for the
@@ -48,6 +49,10 @@ type PRTT struct {
 	Reps     Reps
 }
 
+// BenchPRTT is the bench name of PRTT records (PRTT.Params), which
+// model.FitLogGP reads.
+const BenchPRTT = "prtt"
+
 const prttTag = 330
 
 func (pr PRTT) peer(p int) int {
@@ -90,12 +95,28 @@ func (pr PRTT) Iterations() (iters, warmup int) {
 	return iters, warmup
 }
 
+// Params are the record parameters: s (bytes), n, d (delay_s) and the side
+// timed, "client" or "server"; every record names its side, so that a
+// run's records share one set of columns (CSV).
+func (pr PRTT) Params(int) results.Params {
+	side := "client"
+	if pr.Server {
+		side = "server"
+	}
+	return results.Params{"bytes": pr.Bytes, "n": pr.N, "delay_s": pr.DelaySec, "side": side}
+}
+
+// Record is the PRTT record of m: ranks 2, the client and the server.
+func (pr PRTT) Record(m Measurement, meta results.Meta) results.Record {
+	return m.Record(BenchPRTT, pr.Params(m.CommSize), 2, meta)
+}
+
 // Run measures PRTT(N, DelaySec, Bytes) on the client, or T_srv on the
 // server with Server (collective over c).
-func (pr PRTT) Run(c mpi.Comm) (Result, error) {
+func (pr PRTT) Run(c mpi.Comm) (Measurement, error) {
 	p := c.Size()
 	if err := pr.Check(p); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	q := pr.peer(p)
 	me := c.Rank()
@@ -159,27 +180,27 @@ func (pr PRTT) Run(c mpi.Comm) (Result, error) {
 		return c.Wtime() - t0, total, nil
 	}
 	if err := c.Barrier(); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	perIter, err := warmUp(c, pr.Reps, warmup, client || server, func(k int) (float64, error) {
 		t, _, err := exchanges(k)
 		return t, err
 	})
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	if pr.Iters <= 0 {
 		if iters, err = CapIters(c, pr.Reps, iters, perIter); err != nil {
-			return Result{}, err
+			return Measurement{}, err
 		}
 	}
 	var counts Counts
 	calls := 0
 	cfg := pr.Reps
 	cfg.Sync = SyncBarrier // the samples are not rank time spans (Rep)
-	cfg.Aggregate = AggRoot
+	cfg.Reduction = ReduceRank0
 	if pr.Server {
-		cfg.Aggregate = AggMax // only the server reports a time
+		cfg.Reduction = ReduceMax // only the server reports a time
 	}
 	m, err := Measure(c, cfg, func() (float64, error) {
 		if !client && !server {
@@ -218,7 +239,7 @@ func (pr PRTT) Run(c mpi.Comm) (Result, error) {
 		return t, nil
 	})
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	return finish(c, m.Scaled(1/float64(iters)), counts, max(calls, 1), map[string]float64{CounterIters: float64(iters)})
 }

@@ -24,7 +24,7 @@ func TestPRTTRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			pr := tt.pr
 			pr.Iters, pr.Validate, pr.Reps = iters, true, quickReps
-			rs := runRanks(t, 3, func(c mpi.Comm) (Result, error) { return pr.Run(c) })
+			rs := runRanks(t, 3, func(c mpi.Comm) (Measurement, error) { return pr.Run(c) })
 			checkMeasured(t, rs, quickReps.MinReps)
 			n, b := float64(pr.N*iters), float64(pr.Bytes)
 			want := []Counts{

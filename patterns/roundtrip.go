@@ -4,7 +4,12 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
+
+// BenchRoundTrip is the bench name of round-trip records: param bytes, the
+// full RTT per repetition, ranks 2.
+const BenchRoundTrip = "roundtrip"
 
 // RoundTrip configures the first pattern of paper 001 (Stoica, Sultan,
 // Keyes, file 001_f25f9102f0478dfd.txt), section 3.1: the round-trip time
@@ -54,9 +59,9 @@ func (rt RoundTrip) Check(p int) error {
 }
 
 // Run measures RTT(Bytes) (collective over c).
-func (rt RoundTrip) Run(c mpi.Comm) (Result, error) {
+func (rt RoundTrip) Run(c mpi.Comm) (Measurement, error) {
 	if err := rt.Check(c.Size()); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	q := rt.peer(c.Size())
 	pair := func(r int) (int, bool, bool) {
@@ -69,12 +74,20 @@ func (rt RoundTrip) Run(c mpi.Comm) (Result, error) {
 		return 0, false, false
 	}
 	iters, warmup := Iterations(rt.Bytes, rt.Iters, rt.Warmup)
-	res, iters, err := pingPongPairs(c, rt.Bytes, iters, warmup, rt.Iters <= 0, pair, rt.Validate, rt.Reps, AggRoot)
+	res, iters, err := pingPongPairs(c, rt.Bytes, iters, warmup, rt.Iters <= 0, pair, rt.Validate, rt.Reps, ReduceRank0)
 	if err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
-	res.Measurement = res.Measurement.Scaled(1 / float64(iters))
+	res = res.Scaled(1 / float64(iters))
 	return res, nil
+}
+
+// Params are the record parameters: the message size x.
+func (rt RoundTrip) Params(int) results.Params { return results.Params{"bytes": rt.Bytes} }
+
+// Record is the round-trip record of m: RTT(x) on rank 0, two ranks.
+func (rt RoundTrip) Record(m Measurement, meta results.Meta) results.Record {
+	return m.Record(BenchRoundTrip, rt.Params(m.CommSize), 2, meta)
 }
 
 // pairFunc tells rank r its partner, whether it sends first, and whether it
@@ -87,7 +100,7 @@ type pairFunc func(r int) (peer int, initiator, ok bool)
 // is bounded in time (warmUp); with capped (the caller chose no iteration
 // count) the warm-up's pace caps iters (CapIters). It returns the round trips per repetition it used. The inner
 // loop runs in the backend's language when it implements mpi.Kernels.
-func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc, validate bool, reps Reps, agg Aggregate) (Result, int, error) {
+func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc, validate bool, reps Reps, red Reduction) (Measurement, int, error) {
 	peer, initiator, on := pair(c.Rank())
 	send, recv := make([]byte, n), make([]byte, n)
 	touch(send)
@@ -96,21 +109,21 @@ func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc,
 		return pingPongLoop(c, send, recv, peer, roundTripTag, k, initiator)
 	}
 	if err := c.Barrier(); err != nil {
-		return Result{}, 0, err
+		return Measurement{}, 0, err
 	}
 	perIter, err := warmUp(c, reps, warmup, on, loop)
 	if err != nil {
-		return Result{}, 0, err
+		return Measurement{}, 0, err
 	}
 	if capped {
 		if iters, err = CapIters(c, reps, iters, perIter); err != nil {
-			return Result{}, 0, err
+			return Measurement{}, 0, err
 		}
 	}
 	var counts Counts
 	calls := 0
 	cfg := reps
-	cfg.Aggregate = agg
+	cfg.Reduction = red
 	m, err := Measure(c, cfg, func() (float64, error) {
 		if !on {
 			return 0, nil
@@ -137,7 +150,7 @@ func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc,
 		return t, nil
 	})
 	if err != nil {
-		return Result{}, 0, err
+		return Measurement{}, 0, err
 	}
 	res, err := finish(c, m, counts, max(calls, 1), map[string]float64{CounterIters: float64(iters)})
 	return res, iters, err

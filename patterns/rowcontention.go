@@ -1,6 +1,13 @@
 package patterns
 
-import "github.com/commcost/commcost/mpi"
+import (
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// BenchRowContention is the bench name of row-contention records: param
+// bytes, ranks 2n.
+const BenchRowContention = "rowcontention"
 
 // RowContention configures the fourth pattern of paper 001 (file
 // 001_f25f9102f0478dfd.txt), section 3.4 (Intel Paragon, Figure 5): of 2n
@@ -32,12 +39,21 @@ func (rc RowContention) Check(p int) error {
 
 // Run measures T(Bytes, n) of the row pattern (collective over c); Ranks of
 // the record is 2n.
-func (rc RowContention) Run(c mpi.Comm) (Result, error) {
+func (rc RowContention) Run(c mpi.Comm) (Measurement, error) {
 	if err := rc.Check(c.Size()); err != nil {
-		return Result{}, err
+		return Measurement{}, err
 	}
 	n := pairsOrAll(rc.Pairs, c.Size())
 	return concurrentPingPongs(c, rc.Bytes, rc.Iters, rc.Warmup, rowPairs(n), rc.Validate, rc.Reps)
+}
+
+// Params are the record parameters: the message size x (2n is the record's
+// Ranks).
+func (rc RowContention) Params(int) results.Params { return results.Params{"bytes": rc.Bytes} }
+
+// Record is the row-contention record of m; its Ranks is 2n.
+func (rc RowContention) Record(m Measurement, meta results.Meta) results.Record {
+	return m.Record(BenchRowContention, rc.Params(m.CommSize), 2*pairsOrAll(rc.Pairs, m.CommSize), meta)
 }
 
 // rowPairs pairs rank i < n with rank 2n - 1 - i (nested pairs); ranks from

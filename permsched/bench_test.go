@@ -2,11 +2,11 @@ package permsched_test
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/commcost/commcost/permsched"
+	"github.com/commcost/commcost/results"
 )
 
 // BenchmarkSchedule times every scheduler on Fig. 7 matrices. The issue's
@@ -69,15 +69,9 @@ func BenchmarkExactOverCGM(b *testing.B) {
 				e, c := t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds()
 				te, tc, ratios = append(te, e), append(tc, c), append(ratios, e/c)
 			}
-			b.ReportMetric(medianOf(ratios), "exact/cgm")
-			b.ReportMetric(medianOf(te)*1e3, "exact-ms")
-			b.ReportMetric(medianOf(tc)*1e3, "cgm-ms")
+			b.ReportMetric(results.Median(ratios), "exact/cgm")
+			b.ReportMetric(results.Median(te)*1e3, "exact-ms")
+			b.ReportMetric(results.Median(tc)*1e3, "cgm-ms")
 		})
 	}
-}
-
-func medianOf(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }

@@ -68,8 +68,9 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 			pY = append(pY, r.Median)
 		}
 	}
-	if len(pRows) < 2 {
-		return nil, errors.New("permsched: break-even: need sched.perm1 records at two or more message sizes (run `commcost sched comm` without --no-perm1)")
+	// Two coefficients need a third size for their standard errors.
+	if len(pRows) < 3 {
+		return nil, errors.New("permsched: break-even: need sched.perm1 records at three or more message sizes (run `commcost sched comm` without --no-perm1)")
 	}
 	f, err := fitRelative([]string{"tau_s", "phi_s_per_B"}, pRows, pY)
 	if err != nil {
@@ -249,7 +250,7 @@ func WriteBreakeven(w io.Writer, cm *CostModel, recs []results.Record, markdown 
 		if eq6 >= float64(cm.N-1) {
 			e6 = fmt.Sprintf("all (%s >= n-1)", e6)
 		}
-		rows = append(rows, []string{fmtBytes(b), e6, s})
+		rows = append(rows, []string{results.FormatBytes(float64(b)), e6, s})
 	}
 	if err := writeTable(w, header, rows, markdown); err != nil {
 		return err
@@ -290,7 +291,7 @@ func WriteBreakeven(w io.Writer, cm *CostModel, recs []results.Record, markdown 
 			if mean(c) <= mean(l) {
 				win = "CGM"
 			}
-			rows = append(rows, []string{fmt.Sprint(d), fmtBytes(b),
+			rows = append(rows, []string{fmt.Sprint(d), results.FormatBytes(float64(b)),
 				fmt.Sprintf("%s [%s]", fmtMs(mean(l)), fmtMs(cm.LP(float64(d), float64(b)))),
 				fmt.Sprintf("%s [%s]", fmtMs(mean(c)), fmtMs(cm.CGM(float64(d), float64(b)))), win})
 		}
@@ -308,7 +309,7 @@ func (cm *CostModel) Records(sizes []int, meta results.Meta) []results.Record {
 	}
 	out := []results.Record{{
 		Schema: results.SchemaVersion, Bench: BenchCostFit, Params: results.Params{"reuse": cm.Reuse},
-		Ranks: cm.N, Unit: "s", Summary: one(cm.C2), Stop: "fixed", Meta: meta,
+		Ranks: cm.N, Unit: "s", Summary: one(cm.C2), Stop: results.StopFixed, Meta: meta,
 		Derived: map[string]float64{
 			"tau_s": cm.Tau, "tau_se_s": cm.TauSE, "phi_s_per_B": cm.Phi, "phi_se_s_per_B": cm.PhiSE,
 			"alpha_s": cm.Alpha, "alpha_se_s": cm.AlphaSE, "C1": cm.C1, "C1_se": cm.C1SE,
@@ -323,7 +324,7 @@ func (cm *CostModel) Records(sizes []int, meta results.Meta) []results.Record {
 		}
 		out = append(out, results.Record{
 			Schema: results.SchemaVersion, Bench: BenchBreak, Params: results.Params{"bytes": b, "reuse": cm.Reuse},
-			Ranks: cm.N, Unit: results.UnitCount, Summary: one(full), Stop: "fixed", Meta: meta,
+			Ranks: cm.N, Unit: results.UnitCount, Summary: one(full), Stop: results.StopFixed, Meta: meta,
 			Derived: map[string]float64{"eq6_d": finite(cm.BreakevenLarge(float64(b))), "full_max_d": full},
 		})
 	}

@@ -329,7 +329,7 @@ func WriteCommTables(w io.Writer, recs []results.Record, markdown bool) error {
 		fmt.Fprintf(w, "One random permutation (paper Table 1), %d ranks: median time\n", ranks)
 		var rows [][]string
 		for _, p := range perm1 {
-			rows = append(rows, []string{fmtBytes(int(p[0])), fmtMs(p[1]) + " ms"})
+			rows = append(rows, []string{results.FormatBytes(p[0]), fmtMs(p[1]) + " ms"})
 		}
 		if err := writeTable(w, []string{"bytes", "time"}, rows, markdown); err != nil {
 			return err
@@ -341,7 +341,7 @@ func WriteCommTables(w io.Writer, recs []results.Record, markdown bool) error {
 		header := append([]string{"bytes"}, methods...)
 		var rows [][]string
 		for _, b := range sizes {
-			row := []string{fmtBytes(b)}
+			row := []string{results.FormatBytes(float64(b))}
 			for _, m := range methods {
 				row = append(row, cellMs(comm[key{d, b, m}]))
 			}
@@ -380,7 +380,7 @@ func WriteCommTables(w io.Writer, recs []results.Record, markdown bool) error {
 		var rows [][]string
 		for _, d := range ds {
 			for _, b := range sizes {
-				row := []string{fmt.Sprint(d), fmtBytes(b)}
+				row := []string{fmt.Sprint(d), results.FormatBytes(float64(b))}
 				for _, m := range rmethods {
 					v := ratio[key{d, b, m}]
 					if len(v) == 0 {
@@ -416,17 +416,6 @@ func cellNum(v []float64) string {
 		return fmt.Sprint(int(m))
 	}
 	return fmt.Sprintf("%.2f", m)
-}
-
-// fmtBytes prints sizes as the paper does: 16, 1K, 64K.
-func fmtBytes(b int) string {
-	switch {
-	case b >= 1<<20 && b%(1<<20) == 0:
-		return fmt.Sprintf("%dM", b>>20)
-	case b >= 1<<10 && b%(1<<10) == 0:
-		return fmt.Sprintf("%dK", b>>10)
-	}
-	return fmt.Sprint(b)
 }
 
 // methodList validates a comma list of method names for experiment 2.

@@ -220,7 +220,7 @@ func (cell CountCell) Records(meta results.Meta) []results.Record {
 		}
 		return results.Record{
 			Schema: results.SchemaVersion, Bench: bench, Params: p, Ranks: cell.N, Unit: unit,
-			Summary: results.Summarize(samples), Stop: "fixed",
+			Summary: results.Summarize(samples), Stop: results.StopFixed,
 			Samples: slices.Clone(samples), Meta: meta,
 		}
 	}
@@ -317,7 +317,7 @@ func WriteCountTables(w io.Writer, cells []CountCell, markdown bool) error {
 					row = append(row, "-")
 					continue
 				}
-				cell := fmtMs(median(s.Seconds))
+				cell := fmtMs(results.Median(s.Seconds))
 				if len(s.Seconds) < c.Samples {
 					cell += fmt.Sprintf(" (%d)", len(s.Seconds))
 				}
@@ -392,7 +392,7 @@ func FitTimeSlopes(cells []CountCell) []TimeSlope {
 			}
 			x := float64(c.D) * float64(c.N) * math.Log(float64(c.D))
 			rows = append(rows, []float64{1, x})
-			y = append(y, median(s.Seconds))
+			y = append(y, results.Median(s.Seconds))
 		}
 		if len(rows) < 3 {
 			continue
@@ -431,7 +431,7 @@ func SlopeRecords(slopes []TimeSlope, meta results.Meta) []results.Record {
 			Unit:   "s", Summary: results.Summary{N: 1, Min: f.Coef[1], Median: f.Coef[1], Mean: f.Coef[1], Max: f.Coef[1], P90: f.Coef[1], P99: f.Coef[1], CI95: [2]float64{f.Coef[1] - 1.96*f.SE[1], f.Coef[1] + 1.96*f.SE[1]}},
 			Derived:  map[string]float64{"slope_s": f.Coef[1], "slope_se_s": f.SE[1], "intercept_s": f.Coef[0], "r2": f.R2, "rel_rse": f.RSE},
 			Counters: map[string]float64{"cells": float64(s.Cells)},
-			Stop:     "fixed", Meta: meta,
+			Stop:     results.StopFixed, Meta: meta,
 		})
 	}
 	return out
@@ -483,16 +483,4 @@ func writeTable(w io.Writer, header []string, rows [][]string, markdown bool) er
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

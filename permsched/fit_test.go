@@ -64,4 +64,9 @@ func TestFitRejects(t *testing.T) {
 	if _, err := fitRelative([]string{"a", "b"}, [][]float64{{1, 2}}, []float64{1}); err == nil {
 		t.Error("too few points: want an error")
 	}
+	// As many points as coefficients leave no degree of freedom for the
+	// standard errors (model.LeastSquares refuses it).
+	if _, err := fitRelative([]string{"a", "b"}, [][]float64{{1, 2}, {1, 3}}, []float64{1, 2}); err == nil {
+		t.Error("no degree of freedom: want an error")
+	}
 }

@@ -161,7 +161,7 @@ func (cw *CSVWriter) row(r Record) []string {
 		strconv.Itoa(r.N), formatValue(r.Min), formatValue(r.Median), formatValue(r.Mean), formatValue(r.Max),
 		formatValue(r.P90), formatValue(r.P99), formatValue(r.CI95[0]), formatValue(r.CI95[1]),
 		strconv.Itoa(r.Dropped), strconv.Itoa(r.Invalid),
-		formatValue(r.RankMin), formatValue(r.RankAvg), formatValue(r.RankMax), r.Aggregate, r.Stop,
+		formatValue(r.RankMin), formatValue(r.RankAvg), formatValue(r.RankMax), r.Reduction, r.Stop,
 		m.Commit, m.MPILibrary, m.MPIVersion, strings.Join(m.Hosts, " "), joinInts(m.RanksPerHost), strconv.Itoa(m.GOMAXPROCS),
 		m.Binding, m.Backend, m.Date, strings.Join(m.Command, " "), strconv.FormatInt(m.Seed, 10),
 		m.GOOS, m.GOARCH, m.GoVersion, m.CPU,

@@ -40,6 +40,34 @@ const (
 	UnitCount       = "count" // a dimensionless count
 )
 
+// Values of Record.Reduction (JSON "aggregate"): how one repetition's value
+// is formed from the times of the ranks that took part (MEASURE.md,
+// "Repetitions and statistics"). These are every value commcost writes, and
+// results/README.md documents exactly these (TestSchemaValuesDocumented).
+const (
+	// ReductionMaxOverRanks: the maximum over ranks of each rank's time
+	// from the barrier that starts the repetition.
+	ReductionMaxOverRanks = "max-over-ranks"
+	// ReductionRank0: rank 0's own time (the initiator of a two-party
+	// pattern timed from one side, as OSU does).
+	ReductionRank0 = "rank0"
+	// ReductionWindowLatestEnd: the latest end minus the agreed common
+	// start, both on a clock synchronised to rank 0 (window start).
+	ReductionWindowLatestEnd = "window-latest-end"
+	// ReductionRank0Wall: rank 0's wall-clock time for a whole collective
+	// workload, one sample (a correctness run's duration, not a timing loop).
+	ReductionRank0Wall = "rank0-wall"
+)
+
+// Values of Record.Stop: why the repetitions stopped. Every value commcost
+// writes; results/README.md documents exactly these.
+const (
+	StopRelCI   = "rel-ci"   // the median's 95% CI half-width reached the target fraction
+	StopMaxReps = "max-reps" // the cap on repetitions was reached
+	StopMaxTime = "max-time" // the cap on timed seconds was reached
+	StopFixed   = "fixed"    // a fixed number of repetitions, no adaptive stopping
+)
+
 // Record is one measurement: one benchmark at one parameter point.
 type Record struct {
 	Schema int    `json:"schema"`
@@ -52,10 +80,11 @@ type Record struct {
 	RankMin float64 `json:"rank_min,omitempty"`
 	RankAvg float64 `json:"rank_avg,omitempty"`
 	RankMax float64 `json:"rank_max,omitempty"`
-	// How a repetition's time is formed from ranks' times, e.g.
-	// "max-over-ranks" or "global-window" (MEASURE.md).
-	Aggregate string `json:"aggregate,omitempty"`
-	// Why repetitions stopped: "rel-ci" (target reached), "max-reps", "max-time", "fixed".
+	// Reduction says how a repetition's value is formed from the ranks'
+	// times: one of the Reduction* values (MEASURE.md). Its JSON name,
+	// "aggregate", is schema 1's and stays for compatibility.
+	Reduction string `json:"aggregate,omitempty"`
+	// Stop says why repetitions stopped: one of the Stop* values.
 	Stop string `json:"stop,omitempty"`
 	// Derived values computed from the summary (e.g. latency from a round
 	// trip, MB/s), with their own units in the key name.

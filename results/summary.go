@@ -89,6 +89,19 @@ func Summarize(samples []float64) Summary {
 	return s
 }
 
+// Median is the median of v: the middle value, or the mean of the two
+// middle values for an even count (the definition of Summary.Median). It is
+// NaN for an empty v; v is not modified. Unlike Summarize it does not filter
+// NaN and ±Inf, so callers pass finite values. It is the one median of the
+// module: patterns, model and permsched use it.
+func Median(v []float64) float64 {
+	m, err := stats.Median(v)
+	if err != nil { // only for empty input
+		return math.NaN()
+	}
+	return m
+}
+
 // RelCIHalfWidth is the half-width of the median's 95% CI relative to the
 // median, (CI95[1] - CI95[0]) / 2 / |Median|: the stopping criterion of
 // adaptive repetitions (MEASURE.md, default target 0.03).

@@ -247,3 +247,33 @@ func TestTrimHighPanicsOnBadK(t *testing.T) {
 		}()
 	}
 }
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []float64
+		want float64
+	}{
+		{"one", []float64{3}, 3},
+		{"odd unsorted", []float64{5, 1, 3}, 3},
+		{"even: mean of the middle two", []float64{4, 1, 3, 2}, 2.5},
+		{"ties", []float64{2, 2, 2, 9}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := append([]float64(nil), tt.in...)
+			if got := Median(in); got != tt.want {
+				t.Errorf("Median(%v) = %v, want %v", tt.in, got, tt.want)
+			}
+			if !slices.Equal(in, tt.in) {
+				t.Errorf("Median modified its input: %v", in)
+			}
+			if s := Summarize(tt.in); s.Median != tt.want {
+				t.Errorf("Summarize(%v).Median = %v, Median = %v: the two definitions differ", tt.in, s.Median, tt.want)
+			}
+		})
+	}
+	if got := Median(nil); !math.IsNaN(got) {
+		t.Errorf("Median(nil) = %v, want NaN", got)
+	}
+}

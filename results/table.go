@@ -341,35 +341,48 @@ func (s scale) number(v float64) string {
 	return strconv.FormatFloat(x, 'f', prec, 64)
 }
 
-// formatSize shows a byte count as 8, 1K, 64K, 1M, 1G when it is an exact
-// multiple of 2^10, 2^20, 2^30, and in full otherwise.
+// formatSize shows a size parameter with FormatBytes, and notes the K/M/G
+// footnote when it used a suffix. Values that are not numbers are shown as
+// they are.
 func formatSize(v any, notes *noteSet) string {
-	var n int64
+	var b float64
 	switch x := v.(type) {
 	case int:
-		n = int64(x)
+		b = float64(x)
 	case int64:
-		n = x
+		b = float64(x)
 	case int32:
-		n = int64(x)
+		b = float64(x)
 	case float64:
-		if x != math.Trunc(x) || math.Abs(x) >= 1<<62 {
-			return formatParam(v)
-		}
-		n = int64(x)
+		b = x
 	default:
 		return formatParam(v)
 	}
-	for _, u := range []struct {
-		shift  uint
-		suffix string
-	}{{30, "G"}, {20, "M"}, {10, "K"}} {
-		if n != 0 && n%(1<<u.shift) == 0 {
-			notes.add(noteSizes)
-			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+	s := FormatBytes(b)
+	if strings.HasSuffix(s, "K") || strings.HasSuffix(s, "M") || strings.HasSuffix(s, "G") {
+		notes.add(noteSizes)
+	}
+	return s
+}
+
+// FormatBytes shows a byte count the way commcost's tables, usage lines and
+// messages do: 8, 1K, 64K, 1M, 1G when it is a non-zero exact multiple of
+// 2^10, 2^20 or 2^30 bytes (K = 2^10, M = 2^20, G = 2^30, the units of
+// --sizes), and in full otherwise (1536, 0, 0.5), so the text reads back as
+// the same number. It is the one byte formatter of the module.
+func FormatBytes(b float64) string {
+	if b != 0 && b == math.Trunc(b) && math.Abs(b) < 1<<62 {
+		n := int64(b)
+		for _, u := range []struct {
+			shift  uint
+			suffix string
+		}{{30, "G"}, {20, "M"}, {10, "K"}} {
+			if n%(1<<u.shift) == 0 {
+				return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+			}
 		}
 	}
-	return strconv.FormatInt(n, 10)
+	return formatFloatExact(b)
 }
 
 // Footnotes, printed once under the tables that need them.

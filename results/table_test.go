@@ -85,3 +85,31 @@ func TestHumanUnits(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatBytes(t *testing.T) {
+	tests := []struct {
+		name string
+		in   float64
+		want string
+	}{
+		{"zero", 0, "0"},
+		{"small", 8, "8"},
+		{"one K", 1024, "1K"},
+		{"not a multiple", 1536, "1536"},
+		{"64K", 64 << 10, "64K"},
+		{"1M", 1 << 20, "1M"},
+		{"3M not 3072K", 3 << 20, "3M"},
+		{"1G", 1 << 30, "1G"},
+		{"K multiple above M", (1 << 20) + 1024, "1025K"},
+		{"fraction", 0.5, "0.5"},
+		{"negative", -2048, "-2K"},
+		{"large odd", 1e15 + 1, "1000000000000001"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FormatBytes(tt.in); got != tt.want {
+				t.Errorf("FormatBytes(%v) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

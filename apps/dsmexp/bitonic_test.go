@@ -115,3 +115,14 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+// TestCounterKeys: the keys the tables and figures read are the ones
+// divalib writes.
+func TestCounterKeys(t *testing.T) {
+	c := divalib.Congestion{MaxLinkBytes: 1, MaxLinkMessages: 2, LoadBytes: 3, LoadMessages: 4, Startups: 5, MaxStartups: 6, BytesSent: 7}.Counters()
+	for k, want := range map[string]float64{KeyCongestionBytes: 1, KeyCongestionMessages: 2, KeyLoadBytes: 3, KeyLoadMessages: 4, KeyStartups: 5, KeyMaxStartups: 6, KeyBytesSent: 7} {
+		if c[k] != want {
+			t.Errorf("%s = %v, want %v", k, c[k], want)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 // written by cmd/commcost (divalib.MatSquareStore/Hand) with the same
 // counters and derived values.
 const (
-	BenchMatSquare = "dsm-matsquare"
+	BenchMatSquare = divalib.BenchMatSquare
 	BenchBitonic   = "dsm-bitonic"
 	BenchBarnesHut = "dsm-barneshut"
 )
@@ -46,15 +46,6 @@ const (
 	PhaseForce = "force"
 )
 
-// CongestionCounters are the counters of a congestion.
-func CongestionCounters(g divalib.Congestion) map[string]float64 {
-	return map[string]float64{
-		KeyCongestionBytes: float64(g.MaxLinkBytes), KeyCongestionMessages: float64(g.MaxLinkMessages),
-		KeyLoadBytes: float64(g.LoadBytes), KeyLoadMessages: float64(g.LoadMessages),
-		KeyStartups: float64(g.Startups), KeyMaxStartups: float64(g.MaxStartups), KeyBytesSent: float64(g.BytesSent),
-	}
-}
-
 // Record turns the result into a record of bench whose time is
 // sec (per repetition, max over ranks) and whose counts are those of the
 // section; the ratios refer to hand's (nil: none). extra parameters are
@@ -70,8 +61,8 @@ func (r Result) record(bench string, ranks int, meta results.Meta, sec []float64
 	rec := results.Record{
 		Schema: results.SchemaVersion, Bench: bench, Params: params, Ranks: ranks,
 		Unit: results.UnitSeconds, Summary: results.Summarize(sec), Samples: append([]float64(nil), sec...),
-		Aggregate: "max-over-ranks", Stop: "fixed",
-		Counters: CongestionCounters(s.Congestion), Derived: map[string]float64{}, Meta: meta,
+		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed,
+		Counters: s.Congestion.Counters(), Derived: map[string]float64{}, Meta: meta,
 	}
 	if r.Verified {
 		rec.Counters[KeyVerified] = 1

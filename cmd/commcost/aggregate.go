@@ -123,7 +123,6 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		p := c.Size()
 		for _, op := range f.ops {
 			qs := []int{0}
 			if op == patterns.AggQShift {
@@ -134,21 +133,7 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 					for _, m := range f.sizes {
 						a := patterns.AggregateOp{Op: op, Impl: impl, Bytes: m, Root: f.root, Q: q, Grid: f.grid,
 							Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()}
-						res, err := a.Run(c)
-						if err != nil {
-							return patternErr(err)
-						}
-						// q and neighbors are on every record (0 where they do
-						// not apply) so that a run's records share one set of
-						// columns (CSV); the model reads neighbors for news.
-						params := results.Params{"op": op.String(), "impl": impl.String(), "bytes": m, "q": 0, "neighbors": 0}
-						switch op {
-						case patterns.AggQShift:
-							params["q"] = q
-						case patterns.AggNEWS:
-							params["neighbors"] = a.Neighbors(p)
-						}
-						if err := emitResult(c, emit, res, "aggregate", params, p, meta); err != nil {
+						if _, err := measurePoint(c, emit, a, meta); err != nil {
 							return err
 						}
 					}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
@@ -15,28 +14,13 @@ import (
 )
 
 func init() {
-	register(command{name: "dsm", summary: "DIVA global variables (paper 004): check (coherence), matsquare, bitonic, barneshut (congestion, time), overhead", run: runDSM})
+	register(command{name: "dsm", summary: "DIVA global variables (paper 004)", more: dsmMore})
+	register(command{name: "dsm check", summary: "the coherence suite on every strategy: randomized reads and writes with versioned values (stale, torn and unknown reads), racing partial writes, a lock-protected counter, the error contract; exit 1 on any violation", run: runDSMCheck})
+	register(command{name: "dsm matsquare", summary: "the matrix square A := A*A of paper 004, section 3.1, over each strategy and the hand-optimised message passing: congestion under dimension-order routing on the virtual mesh, and time", run: runDSMMatSquare})
+	register(command{name: "dsm overhead", summary: "the library's own cost per access: cached read, cached write, the store's barrier against MPI's (on idle ranks)", run: runDSMOverhead})
 }
 
-const dsmUsage = `usage: commcost dsm <check|matsquare|bitonic|barneshut|plot|overhead> [flags]
-
-  check      the coherence suite on every strategy: randomized reads and
-             writes with versioned values (stale, torn and unknown reads),
-             racing partial writes, a lock-protected counter, the error
-             contract; exit 1 on any violation
-  matsquare  the matrix square A := A*A of paper 004, section 3.1, over each
-             strategy and the hand-optimised message passing: congestion
-             under dimension-order routing on the virtual mesh, and time
-  bitonic    bitonic sorting with merge&split (section 3.2, Figs. 6-7) over
-             each strategy and the hand-optimised message passing
-  barneshut  the Barnes-Hut N-body simulation (section 3.3, Figs. 8-11) over
-             each strategy: congestion and time per phase, cache hit ratio
-  plot       the ratio tables and figures again, from the records of
-             matsquare, bitonic and barneshut runs (JSON Lines files)
-  overhead   the library's own cost per access: cached read, cached write,
-             the store's barrier against MPI's (on idle ranks)
-
-Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any
+const dsmMore = `Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any
 tree-L-K with L in {2,4}, K >= L); matsquare and bitonic also take hand.
 Examples:
   commcost dsm check --backend local --np 64
@@ -44,34 +28,7 @@ Examples:
   commcost dsm matsquare --backend local --np 1024 --blocks 4096 --kernel sum
   commcost dsm bitonic --backend local --meshes 4x4,8x8,16x16,32x32 --plot figs
   commcost dsm plot a.jsonl b.jsonl --plot figs
-
-'commcost dsm <subcommand> -h' lists its flags.
 `
-
-func runDSM(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, dsmUsage)
-		return usagef("dsm needs a subcommand: check, matsquare, bitonic, barneshut, plot or overhead")
-	}
-	switch args[0] {
-	case "check":
-		return runDSMCheck(args[1:], stdout, stderr)
-	case "matsquare":
-		return runDSMMatSquare(args[1:], stdout, stderr)
-	case "overhead":
-		return runDSMOverhead(args[1:], stdout, stderr)
-	case "bitonic":
-		return runDSMBitonic(args[1:], stdout, stderr)
-	case "barneshut":
-		return runDSMBarnesHut(args[1:], stdout, stderr)
-	case "plot":
-		return runDSMPlot(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, dsmUsage)
-		return nil
-	}
-	return usagef("dsm %q: unknown subcommand; accepted: check, matsquare, bitonic, barneshut, plot, overhead", args[0])
-}
 
 // allDSMStrategies is every strategy and variant the paper evaluates.
 const allDSMStrategies = "fixed-home,tree-2,tree-4,tree-16,tree-2-4,tree-4-16"
@@ -191,80 +148,79 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 		return usagef("--memory %s: smaller than one coherence variable (%d bytes = --slots x 16)", d.memory, *slots*16)
 	}
 	ccfg := storecheck.CoherenceConfig{Ops: *ops, Vars: *vars, Slots: *slots, WriteFraction: *wf, Seed: d.seed}
-	failed := 0
-	err := runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	return runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = d.seed
-		for _, name := range d.list {
-			cfg := d.config(name)
-			works := []struct {
-				name string
-				run  func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error)
-			}{
-				{"coherence", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.Coherence(c, s, ccfg)
-				}},
-				{"torn-reads", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.TornReads(c, s, 200, 32, d.seed)
-				}},
-				{"disjoint-writes", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.DisjointWrites(c, s, 20)
-				}},
-				{"lock-counter", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.LockCounter(c, s, 30, 3, d.seed)
-				}},
-				{"errors", storecheck.Errors},
+		return dsmCheckWorld(c, &d, ccfg, stderr, meta, emit)
+	})
+}
+
+// dsmCheckWorld runs every workload over every strategy on the ranks of c,
+// one record each, and returns the verdict on every rank.
+func dsmCheckWorld(c mpi.Comm, d *dsmFlags, ccfg storecheck.CoherenceConfig, stderr io.Writer, meta results.Meta, emit func(results.Record) error) error {
+	failed := 0 // workloads with violations; rank 0 holds the reports
+	for _, name := range d.list {
+		cfg := d.config(name)
+		for _, w := range dsmCheckWorkloads(ccfg, d.seed) {
+			s, err := divalib.New(c, cfg)
+			if err != nil {
+				return agree(c, usagef("%s: %v", name, err))
 			}
-			for _, w := range works {
-				s, err := divalib.New(c, cfg)
-				if err != nil {
-					return agree(c, usagef("%s: %v", name, err))
-				}
-				t0 := c.Wtime()
-				rep, err := w.run(c, s)
-				if err != nil {
-					return err
-				}
-				if err := s.Close(); err != nil {
-					return err
-				}
-				el := c.Wtime() - t0
-				if c.Rank() != 0 {
-					continue
-				}
-				if rep.Err() != nil {
-					failed++
-					fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", name, w.name, rep.Err())
-				}
-				rec := results.Record{
-					Schema: results.SchemaVersion, Bench: "dsm-check",
-					Params: results.Params{"strategy": name, "workload": w.name, "mesh": cfg.Name() + "@" + s.Mesh().String(), "ops": rep.Ops},
-					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize([]float64{el}), Aggregate: "rank0-wall", Stop: "fixed",
-					Counters: map[string]float64{
-						"ops": float64(rep.Ops), "reads": float64(rep.Reads), "writes": float64(rep.Writes),
-						"stale_reads": float64(rep.StaleReads), "future_reads": float64(rep.FutureReads),
-						"torn_reads": float64(rep.TornReads), "unknown_values": float64(rep.UnknownValues),
-						"mismatches": float64(rep.Mismatches),
-					},
-					Meta: meta,
-				}
-				rec.Params["mesh"] = s.Mesh().String()
-				if d.memBytes > 0 {
-					rec.Params["memory_bytes"] = d.memBytes
-				}
-				if err := emit(rec); err != nil {
-					return err
-				}
+			t0 := c.Wtime()
+			rep, err := w.run(c, s)
+			if err != nil {
+				return err
+			}
+			if err := s.Close(); err != nil {
+				return err
+			}
+			el := c.Wtime() - t0
+			if c.Rank() != 0 {
+				continue
+			}
+			if rep.Err() != nil {
+				failed++
+				fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", name, w.name, rep.Err())
+			}
+			rec := divalib.CheckRecord(name, w.name, s.Mesh(), d.memBytes, rep, el, meta)
+			if err := emit(rec); err != nil {
+				return err
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
+	// The reports are rank 0's (storecheck): the verdict is made every
+	// rank's, so that all end with exit 1, the message printed once, and
+	// nobody aborts the job.
+	var verdict error
 	if failed > 0 {
-		return fmt.Errorf("dsm check: %d workload(s) with violations", failed)
+		verdict = fmt.Errorf("dsm check: %d workload(s) with violations", failed)
 	}
-	return nil
+	return agree(c, verdict)
+}
+
+// dsmWorkload is one workload of dsm check, run on every rank.
+type dsmWorkload struct {
+	name string
+	run  func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error)
+}
+
+// dsmCheckWorkloads are the workloads dsm check runs over every strategy
+// (a variable so that a test can add one that finds violations).
+var dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []dsmWorkload {
+	return []dsmWorkload{
+		{"coherence", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.Coherence(c, s, ccfg)
+		}},
+		{"torn-reads", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.TornReads(c, s, 200, 32, seed)
+		}},
+		{"disjoint-writes", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.DisjointWrites(c, s, 20)
+		}},
+		{"lock-counter", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.LockCounter(c, s, 30, 3, seed)
+		}},
+		{"errors", storecheck.Errors},
+	}
 }
 
 func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
@@ -344,41 +300,13 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 						return err
 					}
 				}
-				rec := matSquareRecord(c, meta, res, hand, mcfg)
-				if err := emit(rec); err != nil {
+				if err := emit(res.Record(mcfg, hand, meta)); err != nil {
 					return err
 				}
 			}
 		}
 		return nil
 	})
-}
-
-// matSquareRecord turns one result into a record: the times are the
-// repetitions (max over ranks), the congestion figures are counters, the
-// ratios against the hand-optimised run are derived values.
-func matSquareRecord(c mpi.Comm, meta results.Meta, res divalib.MatSquareResult, hand *divalib.MatSquareResult, mcfg divalib.MatSquareConfig) results.Record {
-	g := res.Congestion
-	rec := results.Record{
-		Schema: results.SchemaVersion, Bench: dsmexp.BenchMatSquare,
-		Params: results.Params{"strategy": res.Strategy, "mesh": res.Mesh.String(), "block_ints": res.BlockInts, "kernel": string(mcfg.Kernel)},
-		Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(res.CommSec), Samples: res.CommSec,
-		Aggregate: "max-over-ranks", Stop: "fixed",
-		Counters: dsmexp.CongestionCounters(g),
-		Derived:  map[string]float64{},
-		Meta:     meta,
-	}
-	if res.Verified {
-		rec.Counters["verified"] = 1
-	}
-	if hand != nil && hand.Congestion.MaxLinkBytes > 0 {
-		rec.Derived["congestion_ratio"] = float64(g.MaxLinkBytes) / float64(hand.Congestion.MaxLinkBytes)
-		hs := results.Summarize(hand.CommSec)
-		if hs.Median > 0 {
-			rec.Derived["time_ratio"] = rec.Median / hs.Median
-		}
-	}
-	return rec
 }
 
 func isqrtInt(n int) int {
@@ -422,20 +350,7 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 			if err := s.Close(); err != nil {
 				return err
 			}
-			for _, m := range []struct {
-				op, agg string
-				v       []float64
-			}{
-				{"cached-read", "rank0", o.CachedReadSec},
-				{"cached-write", "rank0", o.CachedWriteSec},
-				{"barrier-" + cfg.Barrier.String(), "max-over-ranks", o.BarrierSec},
-				{"mpi-barrier", "max-over-ranks", o.MPIBarrierSec},
-			} {
-				rec := results.Record{
-					Schema: results.SchemaVersion, Bench: "dsm-overhead",
-					Params: results.Params{"strategy": name, "op": m.op, "mesh": fmt.Sprintf("%dx%d", s.Mesh().Rows, s.Mesh().Cols)},
-					Ranks:  c.Size(), Unit: "s", Summary: results.Summarize(m.v), Samples: m.v, Aggregate: m.agg, Stop: "fixed", Meta: meta,
-				}
+			for _, rec := range o.Records(name, cfg.Barrier, s.Mesh(), meta) {
 				if err := emit(rec); err != nil {
 					return err
 				}

@@ -19,6 +19,12 @@ import (
 // barneshut): flags, a call into package dsmexp (or divalib for the matrix
 // square), records, the ratio tables and the figures.
 
+func init() {
+	register(command{name: "dsm bitonic", summary: "bitonic sorting with merge&split (paper 004, section 3.2, Figs. 6-7) over each strategy and the hand-optimised message passing: congestion and execution time, ratios to hand", run: runDSMBitonic})
+	register(command{name: "dsm barneshut", summary: "the Barnes-Hut N-body simulation (paper 004, section 3.3, Figs. 8-11) over each strategy: congestion and time of the six phases, cache hit ratio, forces checked against direct summation, energy drift", run: runDSMBarnesHut})
+	register(command{name: "dsm plot", summary: "the ratio tables and the figures of matsquare, bitonic and barneshut again, from their records (JSON Lines files)", run: runDSMPlot})
+}
+
 // dsmSweep are the flags the experiments add to dsmFlags: a sweep over mesh
 // sizes on the local backend (the figures over the mesh need several worlds)
 // and the figures' directory.
@@ -304,7 +310,7 @@ func runDSMBitonic(args []string, stdout, stderr io.Writer) error {
 			return usagef("--keys %s: %d keys do not fit one message (at most %d)", *keys, m, (mpi.MaxCount-64)/4)
 		}
 		if d.memBytes > 0 && d.memBytes < 4*m {
-			return usagef("--memory %s: smaller than one key block (%d bytes for %d keys); give at least %s", d.memory, 4*m, m, fmtBytes(4*m))
+			return usagef("--memory %s: smaller than one key block (%d bytes for %d keys); give at least %s", d.memory, 4*m, m, results.FormatBytes(float64(4*m)))
 		}
 	}
 	if *reps < 1 {

@@ -10,13 +10,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -30,16 +28,16 @@ func init() {
 
 const fitUsage = `usage: commcost fit MODEL FILE.jsonl [flags]
 
-MODEL is one of: %s.
 Reads the records of FILE.jsonl the model is fitted from (other benches are
 ignored), fits on per-point medians with relative weights by QR least
-squares, and prints parameters with standard errors and 95%% confidence
+squares, and prints parameters with standard errors and 95% confidence
 intervals, the fit quality and held-out validation; --format json prints the
 model in the form 'commcost predict' reads. Records without the needed
 pattern exit with status 2; a design that cannot determine the model (too
 few levels, ill-conditioned) exits with status 1 and names what is missing.
+A flag the model does not read (say --op for hockney) is refused.
 
-flags:
+MODEL is one of:
 `
 
 // fitFlags are the options of commcost fit.
@@ -64,17 +62,65 @@ func (f *fitFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.format, "format", "table", "output: table or json")
 	fs.StringVar(&f.plot, "plot", "", "write measured points and fitted curves to this image (.png, .svg, .pdf)")
 	fs.StringVar(&f.holdout, "holdout", "every:4", "cross-validation: none, loo (leave one out) or every:N (hold out one point in N)")
-	fs.StringVar(&f.weighting, "weighting", "relative", "least-squares weights: relative (1/y), none, or ci (1/sigma from the records' CI95)")
-	fs.Float64Var(&f.trim, "trim", 5, "drop points more than this many robust SDs above the fit (one-sided, counted); 0 disables")
-	fs.StringVar(&f.minBytes, "min-bytes", "", "fit only message sizes >= this (e.g. 64K)")
-	fs.StringVar(&f.maxBytes, "max-bytes", "", "fit only message sizes <= this (e.g. 4M)")
-	fs.StringVar(&f.op, "op", "", "trilinear: k-k-access op, read or write (default: the only one present)")
-	fs.StringVar(&f.network, "network", "", "trilinear: emulated network of the k-k-access records, e.g. 'BF(2)' (default: the only one present)")
-	fs.StringVar(&f.impl, "impl", "", "twolevel: aggregate implementation, mpi or textbook (default: the only one present)")
-	fs.StringVar(&f.packetBytes, "packet-bytes", "", "logp, postal: LogP packet size (default: the smallest PRTT size)")
-	fs.IntVar(&f.maxSegments, "max-segments", 4, "piecewise: most segments to consider")
-	fs.StringVar(&f.split, "split", "", "trilinear: data volumes D (bytes, comma list) for the optimal split k0, l0 (paper 000, section 7)")
-	fs.Float64Var(&f.hopSec, "hop-s", 0, "twolevel: per-hop time t_h in seconds for the aggregate cost table")
+	fs.StringVar(&f.weighting, "weighting", "relative", "least-squares weights: relative (1/y), none, or ci (1/sigma from the records' CI95)"+readBy("weighting"))
+	fs.Float64Var(&f.trim, "trim", 5, "drop points more than this many robust SDs above the fit (one-sided, counted); 0 disables"+readBy("trim"))
+	fs.StringVar(&f.minBytes, "min-bytes", "", "fit only sizes >= this (e.g. 64K): message size, packet size l, or h-relation"+readBy("min-bytes"))
+	fs.StringVar(&f.maxBytes, "max-bytes", "", "fit only sizes <= this (e.g. 4M)"+readBy("max-bytes"))
+	fs.StringVar(&f.op, "op", "", "k-k-access op, read or write (default: the only one present)"+readBy("op"))
+	fs.StringVar(&f.network, "network", "", "emulated network of the k-k-access records, e.g. 'BF(2)' (default: the only one present)"+readBy("network"))
+	fs.StringVar(&f.impl, "impl", "", "aggregate implementation, mpi or textbook (default: the only one present)"+readBy("impl"))
+	fs.StringVar(&f.packetBytes, "packet-bytes", "", "LogP packet size (default: the smallest PRTT size)"+readBy("packet-bytes"))
+	fs.IntVar(&f.maxSegments, "max-segments", 4, "most segments to consider"+readBy("max-segments"))
+	fs.StringVar(&f.split, "split", "", "data volumes D (bytes, comma list) for the optimal split k0, l0 (paper 000, section 7)"+readBy("split"))
+	fs.Float64Var(&f.hopSec, "hop-s", 0, "per-hop time t_h in seconds for paper 003's aggregate cost table"+readBy("hop-s"))
+}
+
+// fitFlagOptions maps the fit flags to the model option groups they set,
+// fitFlagTables to the report table inputs: the registries say which kinds
+// read them, so a flag the chosen kind ignores is refused, not dropped.
+var (
+	fitFlagOptions = map[string]model.Option{
+		"weighting": model.OptWeighting, "trim": model.OptTrim,
+		"min-bytes": model.OptSizeRange, "max-bytes": model.OptSizeRange,
+		"op": model.OptOp, "network": model.OptNetwork, "impl": model.OptImpl,
+		"max-segments": model.OptSegments, "packet-bytes": model.OptPacketBytes,
+	}
+	fitFlagTables = map[string]report.TableOption{"split": report.TableSplits, "hop-s": report.TableHop}
+)
+
+// kindsReading lists the kinds that read a fit flag.
+func kindsReading(flagName string) []string {
+	if o, ok := fitFlagOptions[flagName]; ok {
+		return model.KindsReading(o)
+	}
+	return report.KindsReading(fitFlagTables[flagName])
+}
+
+// readBy completes a flag's help with the models that read it, unless
+// every model does.
+func readBy(flagName string) string {
+	ks := kindsReading(flagName)
+	if len(ks) == len(model.Kinds()) {
+		return ""
+	}
+	return " (" + strings.Join(ks, ", ") + ")"
+}
+
+// checkApplies refuses a flag given explicitly that the kind does not read.
+func checkApplies(fs *flag.FlagSet, kind string) error {
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		_, opt := fitFlagOptions[fl.Name]
+		_, tab := fitFlagTables[fl.Name]
+		if err != nil || !opt && !tab {
+			return
+		}
+		ks := kindsReading(fl.Name)
+		if !slices.Contains(ks, kind) {
+			err = usagef("--%s applies to %s, not %s", fl.Name, strings.Join(ks, ", "), kind)
+		}
+	})
+	return err
 }
 
 // parseInterspersed parses flags that may come before, between or after
@@ -99,8 +145,10 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// options turns the flags into model options, naming the flag on error.
-func (f *fitFlags) options() (model.Options, model.Holdout, error) {
+// options turns the flags into model options for kind, naming the flag on
+// error; groups the kind does not read stay zero (model.Fit refuses them).
+func (f *fitFlags) options(kind string) (model.Options, model.Holdout, error) {
+	k, _ := model.Lookup(kind)
 	var o model.Options
 	var h model.Holdout
 	if f.format != "table" && f.format != "json" {
@@ -117,6 +165,7 @@ func (f *fitFlags) options() (model.Options, model.Holdout, error) {
 	switch {
 	case math.IsNaN(f.trim) || f.trim < 0:
 		return o, h, usagef("--trim %g: want a number of standard deviations >= 0 (0 disables trimming)", f.trim)
+	case !k.Reads(model.OptTrim):
 	case f.trim == 0:
 		o.TrimSigma = -1
 	default:
@@ -160,7 +209,9 @@ func (f *fitFlags) options() (model.Options, model.Holdout, error) {
 	if f.maxSegments < 1 || f.maxSegments > 10 {
 		return o, h, usagef("--max-segments %d: want 1 to 10", f.maxSegments)
 	}
-	o.MaxSegments = f.maxSegments
+	if k.Reads(model.OptSegments) {
+		o.MaxSegments = f.maxSegments
+	}
 	if math.IsNaN(f.hopSec) || math.IsInf(f.hopSec, 0) || f.hopSec < 0 {
 		return o, h, usagef("--hop-s %g: want a time in seconds >= 0", f.hopSec)
 	}
@@ -168,12 +219,9 @@ func (f *fitFlags) options() (model.Options, model.Holdout, error) {
 }
 
 // splitVolumes parses --split.
-func (f *fitFlags) splitVolumes(kind string) ([]float64, error) {
+func (f *fitFlags) splitVolumes() ([]float64, error) {
 	if f.split == "" {
 		return nil, nil
-	}
-	if kind != "trilinear" {
-		return nil, usagef("--split applies to the trilinear model, not %s", kind)
 	}
 	var out []float64
 	for _, s := range strings.Split(f.split, ",") {
@@ -205,7 +253,9 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 	var f fitFlags
 	f.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), fitUsage, strings.Join(model.Kinds(), ", "))
+		fmt.Fprint(fs.Output(), fitUsage)
+		report.WriteKinds(fs.Output())
+		fmt.Fprintln(fs.Output(), "\nflags:")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -217,15 +267,18 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 			len(pos), strings.Join(model.Kinds(), "|"))
 	}
 	kind, path := pos[0], pos[1]
-	if !isKind(kind) {
+	if !slices.Contains(model.Kinds(), kind) {
 		return usagef("MODEL %q: want one of %s", kind, strings.Join(model.Kinds(), ", "))
 	}
-	opt, hold, err := f.options()
+	opt, hold, err := f.options(kind)
 	if err != nil {
 		return err
 	}
-	volumes, err := f.splitVolumes(kind)
+	volumes, err := f.splitVolumes()
 	if err != nil {
+		return err
+	}
+	if err := checkApplies(fs, kind); err != nil {
 		return err
 	}
 	if f.plot != "" {
@@ -280,13 +333,15 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	default:
-		if err := writeFitTable(&out, kind, path, m, val, valNote, splits, recs, f.hopSec); err != nil {
+		fr := &report.Fit{Source: filepath.Base(path), Model: m, Validation: val, ValidationNote: valNote,
+			Records: recs, Splits: splits, HopSec: f.hopSec}
+		if err := report.WriteFit(&out, fr); err != nil {
 			return err
 		}
 	}
 	if f.plot != "" {
 		title := fmt.Sprintf("commcost fit %s %s: measured (points), model (lines)", kind, filepath.Base(path))
-		if err := model.Plot(m, recs, f.plot, title); err != nil {
+		if err := report.WritePlot(m, recs, f.plot, title); err != nil {
 			return fmt.Errorf("--plot %s: %w", f.plot, err)
 		}
 	}
@@ -294,21 +349,10 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-func isKind(k string) bool {
-	for _, x := range model.Kinds() {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
-
 // checkPlotPath refuses a plot file the plotter cannot write, before
 // anything is fitted.
 func checkPlotPath(p string) error {
-	switch strings.ToLower(filepath.Ext(p)) {
-	case ".png", ".svg", ".pdf", ".eps", ".jpg", ".jpeg", ".tif", ".tiff":
-	default:
+	if _, err := report.PlotFormat(p); err != nil {
 		return usagef("--plot %s: want a file name ending in .png, .svg, .pdf, .eps, .jpg or .tif", p)
 	}
 	dir := filepath.Dir(p)
@@ -345,262 +389,4 @@ func writeFitJSON(w io.Writer, m model.Model, val *model.Validation, splits []*m
 	}
 	_, err = fmt.Fprintf(w, "%s\n", data)
 	return err
-}
-
-// fmtValue formats a parameter value in a unit people read: seconds as µs,
-// seconds per byte as ns/B, others with four significant digits.
-func fmtValue(v float64, unit string) (string, string) {
-	switch unit {
-	case "s":
-		return fmtNum(v * 1e6), "us"
-	case "s/B":
-		return fmtNum(v * 1e9), "ns/B"
-	}
-	return fmtNum(v), unit
-}
-
-// fmtNum prints four significant digits, without an exponent for values
-// people read as plain numbers (74580, not 7.458e+04).
-func fmtNum(v float64) string {
-	if a := math.Abs(v); a >= 1e4 && a < 1e12 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 4, 64)
-}
-
-// renderTable draws one table with tablewriter, headers as given.
-func renderTable(w io.Writer, header []string, rows [][]string) error {
-	return renderRightAligned(w, header, rows, 0)
-}
-
-// renderRightAligned is renderTable with the first numeric columns
-// right-aligned, as results' record tables align numbers.
-func renderRightAligned(w io.Writer, header []string, rows [][]string, numeric int) error {
-	align := make([]tw.Align, len(header))
-	for i := range align {
-		align[i] = tw.AlignLeft
-		if i < numeric {
-			align[i] = tw.AlignRight
-		}
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-	)
-	t.Header(header)
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}
-
-func paramRows(ps []model.Param) [][]string {
-	var rows [][]string
-	for _, p := range ps {
-		v, u := fmtValue(p.Value, p.Unit)
-		se, _ := fmtValue(p.SE, p.Unit)
-		lo, _ := fmtValue(p.CI95[0], p.Unit)
-		hi, _ := fmtValue(p.CI95[1], p.Unit)
-		ci := "[" + lo + ", " + hi + "]"
-		if p.Fixed {
-			se, ci = "-", "(fixed)"
-		}
-		rows = append(rows, []string{p.Name, v, se, ci, u})
-	}
-	return rows
-}
-
-func pct(x float64) string { return strconv.FormatFloat(100*x, 'f', 2, 64) + "%" }
-
-func writeQuality(w io.Writer, q model.Quality) {
-	rse := strconv.FormatFloat(q.RSE, 'g', 3, 64) + " " + q.RSEUnit
-	if q.RSEUnit == "relative" {
-		rse = pct(q.RSE) + " (relative)"
-	}
-	fmt.Fprintf(w, "fit: %d points, %d dof, RSE %s, adj R^2 %.6f, cond %.3g, weighting %s, trimmed %d\n",
-		q.N, q.DoF, rse, q.AdjR2, q.Cond, q.Weighting, q.Trimmed)
-	if q.Trimmed > 0 {
-		fmt.Fprintf(w, "trimmed (one-sided outliers): %s\n", strings.Join(q.TrimmedPoints, "; "))
-	}
-}
-
-// writeFitTable prints the parameter table, the model's own tables, the
-// fit quality, the validation and the notes.
-func writeFitTable(w io.Writer, kind, path string, m model.Model, val *model.Validation, valNote string,
-	splits []*model.Split, recs []results.Record, hopSec float64) error {
-	fmt.Fprintf(w, "%s fit of %s\n", kind, filepath.Base(path))
-	switch m.(type) {
-	case *model.Trilinear, *model.PiecewiseTrilinear: // Table 1 layout below instead
-	default:
-		if err := renderTable(w, []string{"parameter", "value", "SE", "95% CI", "unit"}, paramRows(m.Params())); err != nil {
-			return err
-		}
-	}
-	switch t := m.(type) {
-	case *model.Piecewise:
-		var rows [][]string
-		for i, s := range t.Segments {
-			ts, _ := fmtValue(s.Ts.Value, "s")
-			tw, _ := fmtValue(s.Tw.Value, "s/B")
-			rows = append(rows, []string{strconv.Itoa(i + 1), fmtBytesF(s.FromBytes), fmtBytesF(s.ToBytes), ts, tw,
-				strconv.Itoa(s.Fit.N), pct(s.Fit.RSE)})
-		}
-		fmt.Fprintln(w, "segments (breakpoints chosen by penalised BIC):")
-		if err := renderTable(w, []string{"segment", "from", "to", "t_s us", "t_w ns/B", "points", "RSE"}, rows); err != nil {
-			return err
-		}
-	case *model.Trilinear:
-		label := "kkaccess"
-		if t.Op != "" {
-			label += " " + t.Op
-		}
-		fmt.Fprintln(w, "coefficients in the layout of paper 000, Table 1 (us; c7, c5, c4, c2 per byte):")
-		h, rows := model.TrilinearTable([]string{label}, []*model.Trilinear{t})
-		if err := renderTable(w, h, rows); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "levels: k = %s; l = %s; r = %s\n", joinF(t.KLevels), joinF(t.LLevels), joinF(t.RLevels))
-		if len(splits) > 0 {
-			var rows [][]string
-			for _, s := range splits {
-				p, _ := fmtValue(s.PredictedSec, "s")
-				pi, _ := fmtValue(s.PredictedIntSec, "s")
-				rows = append(rows, []string{fmtBytesF(s.DataBytes),
-					fmt.Sprintf("%.4g ± %.2g", s.K0, s.K0SE), fmt.Sprintf("%.4g ± %.2g", s.L0, s.L0SE), p,
-					strconv.Itoa(s.KInt), strconv.FormatFloat(s.LInt, 'g', 6, 64), pi})
-			}
-			fmt.Fprintln(w, "optimal split at r = 1 (paper 000, section 7: k0 = sqrt(a2/a1 D), l0 = sqrt(a1/a2 D)):")
-			if err := renderTable(w, []string{"D bytes", "k0", "l0 bytes", "T us", "k (whole)", "l bytes", "T us (whole)"}, rows); err != nil {
-				return err
-			}
-		}
-	case *model.PiecewiseTrilinear:
-		var labels []string
-		var fits []*model.Trilinear
-		for _, s := range t.Segments {
-			labels = append(labels, "l "+fmtBytesF(s.FromBytes)+".."+fmtBytesF(s.ToBytes))
-			fits = append(fits, s.Model)
-		}
-		fmt.Fprintf(w, "%s: one trilinear fit per packet-size regime (breakpoints chosen by penalised BIC); coefficients in the layout of paper 000, Table 1 (us; c7, c5, c4, c2 per byte):\n",
-			strings.TrimSpace("kkaccess "+t.Op))
-		h, rows := model.TrilinearTable(labels, fits)
-		if err := renderTable(w, h, rows); err != nil {
-			return err
-		}
-		var srows [][]string
-		for i, s := range t.Segments {
-			q := s.Model.Fit
-			srows = append(srows, []string{strconv.Itoa(i + 1), fmtBytesF(s.FromBytes), fmtBytesF(s.ToBytes),
-				"k = " + joinF(s.Model.KLevels) + "; r = " + joinF(s.Model.RLevels), strconv.Itoa(q.N), pct(q.RSE), fmt.Sprintf("%.3g", q.Cond)})
-		}
-		if err := renderTable(w, []string{"segment", "l from", "l to", "levels", "cells", "RSE", "cond"}, srows); err != nil {
-			return err
-		}
-	case *model.Hyperbolic:
-		if len(t.Curves) > 0 {
-			var rows [][]string
-			for _, c := range t.Curves {
-				a, _ := fmtValue(c.A.Value, "s")
-				b, _ := fmtValue(c.B.Value, "s/B")
-				rows = append(rows, []string{c.Pattern, strconv.Itoa(c.N), a, b, pct(c.Fit.RSE)})
-			}
-			fmt.Fprintf(w, "per-n fits T(x; a(n), b(n)) of %s (paper 001, rule 4):\n", t.Source)
-			if err := renderTable(w, []string{"pattern", "n", "a(n) us", "b(n) ns/B", "RSE"}, rows); err != nil {
-				return err
-			}
-			al, _ := fmtValue(t.AcLimit, "s")
-			fmt.Fprintf(w, "a_c: paper's limit quotient at the largest n %s us; change over the last node %s (converged: %v)\n",
-				al, pct(t.AcChange), t.AcConverged)
-		}
-	case *model.TwoLevel:
-		if err := writeAggregateComparison(w, t, recs, hopSec); err != nil {
-			return err
-		}
-	}
-	writeQuality(w, m.Quality())
-	if val != nil {
-		fmt.Fprintf(w, "held-out (%s): %d points predicted from %d, median relative error %s, p95 %s, max %s\n",
-			val.Scheme, val.NTest, val.NTrain, pct(val.MedianRelErr), pct(val.P95RelErr), pct(val.MaxRelErr))
-		if val.Failed > 0 {
-			fmt.Fprintf(w, "held-out: %d refits failed: %s\n", val.Failed, val.FailReason)
-		}
-	}
-	if valNote != "" {
-		fmt.Fprintln(w, valNote)
-	}
-	for _, n := range m.Quality().Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
-	return nil
-}
-
-// writeAggregateComparison prints the measured aggregate operations beside
-// the two-level prediction and paper 003's cost table on three topologies.
-func writeAggregateComparison(w io.Writer, t *model.TwoLevel, recs []results.Record, hopSec float64) error {
-	models := []model.Model{t}
-	heads := []string{"two-level"}
-	for _, topo := range model.Topologies {
-		tab, err := model.TableFromTwoLevel(t, topo, hopSec)
-		if err != nil {
-			return err
-		}
-		models = append(models, tab)
-		heads = append(heads, topo)
-	}
-	var sel []results.Record
-	for _, r := range recs {
-		if s, _ := r.Params["impl"].(string); r.Bench == "aggregate" && s == t.Impl {
-			sel = append(sel, r)
-		}
-	}
-	cmp := model.Compare(t, sel)
-	var rows [][]string
-	for _, c := range cmp {
-		mv, _ := fmtValue(c.Measured, "s")
-		row := []string{c.Instance.Str("op"), strconv.Itoa(c.Instance.Ranks), fmtParamBytes(c.Instance), mv}
-		for _, m := range models {
-			v, err := m.Predict(c.Instance)
-			if err != nil {
-				row = append(row, "-")
-				continue
-			}
-			s, _ := fmtValue(v, "s")
-			row = append(row, s)
-		}
-		rows = append(rows, row)
-	}
-	fmt.Fprintf(w, "aggregate operations (impl %s), measured vs predicted, us; t_s, t_w from this fit, t_h = %g s (paper 003 cost table):\n", t.Impl, hopSec)
-	return renderTable(w, append([]string{"op", "p", "bytes", "measured"}, heads...), rows)
-}
-
-func fmtParamBytes(in model.Instance) string {
-	b, err := in.Num("bytes")
-	if err != nil {
-		return "-"
-	}
-	return fmtBytesF(b)
-}
-
-// fmtBytesF prints a byte count as 8, 1K, 64K, 1M when exact.
-func fmtBytesF(b float64) string {
-	switch {
-	case b >= 1<<20 && math.Mod(b, 1<<20) == 0:
-		return strconv.FormatFloat(b/(1<<20), 'f', -1, 64) + "M"
-	case b >= 1<<10 && math.Mod(b, 1<<10) == 0:
-		return strconv.FormatFloat(b/(1<<10), 'f', -1, 64) + "K"
-	}
-	return strconv.FormatFloat(b, 'g', -1, 64)
-}
-
-func joinF(v []float64) string {
-	s := make([]string, len(v))
-	for i, x := range v {
-		s[i] = strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	return strings.Join(s, ", ")
 }

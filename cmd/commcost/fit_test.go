@@ -270,7 +270,11 @@ func TestFitBadInput(t *testing.T) {
 		{"max below min", []string{"fit", "hockney", pp, "--min-bytes", "4K", "--max-bytes", "1K"}, "--max-bytes 1K"},
 		{"op", []string{"fit", "trilinear", kk, "--op", "rmw"}, "--op rmw"},
 		{"impl", []string{"fit", "twolevel", kk, "--impl", "nccl"}, "--impl nccl"},
-		{"split on hockney", []string{"fit", "hockney", pp, "--split", "1000"}, "--split applies to the trilinear"},
+		{"split on hockney", []string{"fit", "hockney", pp, "--split", "1000"}, "--split applies to trilinear, not hockney"},
+		{"op on hockney", []string{"fit", "hockney", pp, "--op", "read"}, "--op applies to trilinear, trilinear-piecewise, not hockney"},
+		{"hop-s on trilinear", []string{"fit", "trilinear", kk, "--hop-s", "1e-6"}, "--hop-s applies to twolevel, not trilinear"},
+		{"max-segments on trilinear", []string{"fit", "trilinear", kk, "--max-segments", "2"}, "--max-segments applies to piecewise, trilinear-piecewise, not trilinear"},
+		{"packet-bytes on loggp", []string{"fit", "loggp", pp, "--packet-bytes", "64"}, "--packet-bytes applies to logp, postal, not loggp"},
 		{"split zero", []string{"fit", "trilinear", kk, "--split", "0"}, "--split 0"},
 		{"plot extension", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "x.txt")}, "--plot"},
 		{"plot dir missing", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "no", "x.png")}, "does not exist"},
@@ -342,4 +346,30 @@ func FuzzParseAssignments(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFitWeightingReachesEveryModel: --weighting is honoured by every model
+// kind (it used to be dropped for loggp): the fit reports the weighting it
+// used, and it is the one asked for.
+func TestFitWeightingReachesEveryModel(t *testing.T) {
+	dir := t.TempDir()
+	for _, kind := range []string{"hockney", "piecewise", "loggp", "hyperbolic", "trilinear", "trilinear-piecewise", "twolevel", "bsp"} {
+		file := filepath.Join(dir, kind+".jsonl")
+		writeJSONL(t, file, synthetic(kind))
+		for _, w := range []string{"none", "ci"} {
+			t.Run(kind+"/"+w, func(t *testing.T) {
+				code, out, errs := runCLI(t, "fit", "--format", "json", "--holdout", "none", "--weighting", w, kind, file)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errs)
+				}
+				m, _, err := model.Unmarshal([]byte(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := m.Quality().Weighting; got != w {
+					t.Errorf("fit used weighting %q, asked for %q", got, w)
+				}
+			})
+		}
+	}
 }

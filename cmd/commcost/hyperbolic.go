@@ -100,11 +100,7 @@ func runRoundTrip(args []string, stdout, stderr io.Writer) error {
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		for _, x := range f.sizes {
 			rt := patterns.RoundTrip{Bytes: x, Peer: f.peer, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
-			res, err := rt.Run(c)
-			if err != nil {
-				return patternErr(err)
-			}
-			if err := emitResult(c, emit, res, "roundtrip", results.Params{"bytes": x}, 2, meta); err != nil {
+			if _, err := measurePoint(c, emit, rt, meta); err != nil {
 				return err
 			}
 		}
@@ -136,11 +132,7 @@ func runAllToAll(args []string, stdout, stderr io.Writer) error {
 		for _, n := range ns {
 			for _, x := range f.sizes {
 				a := patterns.AllToAll{Bytes: x, Ranks: n, Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()}
-				res, err := a.Run(c)
-				if err != nil {
-					return patternErr(err)
-				}
-				if err := emitResult(c, emit, res, "alltoall", results.Params{"bytes": x}, n, meta); err != nil {
+				if _, err := measurePoint(c, emit, a, meta); err != nil {
 					return err
 				}
 			}
@@ -182,17 +174,11 @@ func runPairs(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		for _, n := range ns {
 			for _, x := range f.sizes {
-				var res patterns.Result
-				var err error
-				if name == "pairwise" {
-					res, err = patterns.Pairwise{Bytes: x, Pairs: n, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}.Run(c)
-				} else {
-					res, err = patterns.RowContention{Bytes: x, Pairs: n, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}.Run(c)
+				var pat patterns.Pattern = patterns.Pairwise{Bytes: x, Pairs: n, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
+				if name == "rowcontention" {
+					pat = patterns.RowContention{Bytes: x, Pairs: n, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
 				}
-				if err != nil {
-					return patternErr(err)
-				}
-				if err := emitResult(c, emit, res, name, results.Params{"bytes": x}, 2*n, meta); err != nil {
+				if _, err := measurePoint(c, emit, pat, meta); err != nil {
 					return err
 				}
 			}

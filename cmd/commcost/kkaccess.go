@@ -35,12 +35,6 @@ const (
 	defaultKAMaxTime = 1.0
 )
 
-// Counters with the values asked for, next to the realised ones in params.
-const (
-	counterRAsked = "r_asked"
-	counterHAsked = "h_asked"
-)
-
 func init() {
 	register(command{name: "kkaccess", summary: "k-k-access of paper 000 (Def. 2): k packets of l bytes per accessing rank, portion r", run: runKKAccess})
 	register(command{name: "kaccess", summary: "k-access of paper 000 (sec. 5): receive hot spot h, a accesses between syncs, es", run: runKAccess})
@@ -148,18 +142,11 @@ func runKKAccess(args []string, stdout, stderr io.Writer) error {
 			for _, k := range f.k {
 				for _, l := range f.l {
 					for _, r := range f.r {
+						// The record's r is the portion that accessed (r p
+						// rounded to whole ranks); the asked r is a counter.
 						kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Distinct: f.distinct, Self: f.self,
 							Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-						res, err := kk.Run(c)
-						if err != nil {
-							return patternErr(err)
-						}
-						// r is the portion that accessed (r p rounded to whole
-						// ranks), what the trilinear model needs; the asked r
-						// is kept as a counter.
-						params := results.Params{"k": k, "l": l, "r": res.Counters[patterns.CounterRRealised], "op": op.String()}
-						res.Counters[counterRAsked] = r
-						if err := emitResult(c, emit, res, "kkaccess", params, c.Size(), meta); err != nil {
+						if _, err := measurePoint(c, emit, kk, meta); err != nil {
 							return err
 						}
 					}
@@ -264,16 +251,11 @@ func runKAccess(args []string, stdout, stderr io.Writer) error {
 								if es && a == 1 && slices.Contains(f.es, false) {
 									continue // one k-access: the same with and without es
 								}
+								// The record's h is the realised hot spot H/p; the
+								// asked one is a counter.
 								ka := patterns.KAccess{K: k, L: l, H: h.value(p), A: a, ES: es, Op: op,
 									Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-								res, err := ka.Run(c)
-								if err != nil {
-									return patternErr(err)
-								}
-								// h is the realised hot spot H/p; the asked one is a counter.
-								params := results.Params{"k": k, "l": l, "h": res.Counters[patterns.CounterHRealised], "a": a, "es": es, "op": op.String()}
-								res.Counters[counterHAsked] = h.value(p)
-								if err := emitResult(c, emit, res, "kaccess", params, p, meta); err != nil {
+								if _, err := measurePoint(c, emit, ka, meta); err != nil {
 									return err
 								}
 							}

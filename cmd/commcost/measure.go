@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"math"
 
@@ -193,13 +192,14 @@ func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) 
 	})
 }
 
-// fmtBytes names a byte count for messages.
-func fmtBytes(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dM", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dK", n>>10)
+// measurePoint measures one pattern instance on every rank of c and writes
+// the record the pattern builds for itself (emitRecord: the outcome is
+// agreed). The measurement comes back for callers that derive the next
+// point from it (prtt's auto delay).
+func measurePoint(c mpi.Comm, emit func(results.Record) error, pat patterns.Pattern, meta results.Meta) (patterns.Measurement, error) {
+	m, err := pat.Run(c)
+	if err != nil {
+		return m, patternErr(err)
 	}
-	return fmt.Sprint(n)
+	return m, emitRecord(c, emit, pat.Record(m, meta))
 }

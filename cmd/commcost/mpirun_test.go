@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -136,6 +139,20 @@ func TestMPIRunInfoAndSuite(t *testing.T) {
 	count := map[string]int{}
 	for _, r := range recs {
 		count[r.Bench]++
+		// The suite's k-k-access records are the pattern's own, as
+		// commcost kkaccess writes them: realised r, asked r as a counter.
+		if r.Bench == patterns.BenchKKAccess {
+			k, _ := r.Params["k"].(int)
+			l, _ := r.Params["l"].(int)
+			asked, ok := r.Counters[patterns.CounterRAsked]
+			kk := patterns.KKAccess{K: k, L: l, R: asked}
+			// (fmt prints the integral r read back as int 1 and the
+			// float 1 of Params alike.)
+			if !ok || fmt.Sprint(r.Params) != fmt.Sprint(kk.Params(r.Ranks)) {
+				t.Errorf("suite kkaccess record params %v counters %v, want the pattern's params %v and counter %s",
+					r.Params, r.Counters, kk.Params(r.Ranks), patterns.CounterRAsked)
+			}
+		}
 	}
 	// 2 sizes each of ping-pong and bandwidth; k-k-access 4 k x 9 l x 2 r.
 	if count["pingpong"] != 2 || count["bandwidth"] != 2 || count["kkaccess"] != 72 {
@@ -152,6 +169,18 @@ func TestMPIRunInfoAndSuite(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(runs[0]), results.PlotsDir, "trilinear.png")); err != nil {
 		t.Error(err)
+	}
+	// The report of a real run regenerates from records.jsonl alone.
+	dir := filepath.Dir(runs[0])
+	_, plots := runDirFiles(t, dir)
+	os.Remove(filepath.Join(dir, results.ReportFile))
+	os.RemoveAll(filepath.Join(dir, results.PlotsDir))
+	if r := runCmd(t, exec.Command(bin, "report", dir)); r.code != 0 {
+		t.Fatalf("report exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	again, plots2 := runDirFiles(t, dir)
+	if !bytes.Equal(report, again) || !slices.Equal(plots, plots2) {
+		t.Errorf("regenerated report differs: report.md equal %v, plots %v then %v", bytes.Equal(report, again), plots, plots2)
 	}
 }
 

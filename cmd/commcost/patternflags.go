@@ -35,7 +35,8 @@ type patternSpec struct {
 	itersAre   string  // what one --iters iteration is; "" refuses --iters
 	itersDef   string  // the default of --iters, for the help text
 	warmupReps bool    // --warmup counts repetitions, not iterations
-	maxTime    float64 // default --max-time per point, seconds
+	maxTime    float64 // default --max-time per point, seconds (0: measureFlags')
+	maxReps    int     // default --max-reps per point (0: measureFlags')
 }
 
 // defaultSeed makes runs reproducible by default; --seed changes it and the
@@ -56,6 +57,10 @@ func (f *patternFlags) registerPattern(fs *flag.FlagSet, sp patternSpec) {
 	if sp.maxTime > 0 {
 		f.maxTime = sp.maxTime
 		fs.Lookup("max-time").DefValue = strconv.FormatFloat(sp.maxTime, 'g', -1, 64)
+	}
+	if sp.maxReps > 0 {
+		f.maxReps = sp.maxReps
+		fs.Lookup("max-reps").DefValue = strconv.Itoa(sp.maxReps)
 	}
 	if sp.sync {
 		fs.StringVar(&f.syncName, "sync", "barrier", "start of each repetition: barrier, or window (all ranks start at an agreed time on a clock synchronised from minimum round trips)")
@@ -105,7 +110,7 @@ func (f *patternFlags) itersOrZero() int {
 	return 0
 }
 
-// parseList splits a comma list and parses every item with parse; the
+// parseListOf splits a comma list and parses every item with parse; the
 // error names the flag and the accepted form.
 func parseListOf[T any](flagName, s, form string, parse func(string) (T, error)) ([]T, error) {
 	var out []T
@@ -119,7 +124,7 @@ func parseListOf[T any](flagName, s, form string, parse func(string) (T, error))
 	return out, nil
 }
 
-// parseBools parses a comma list of booleans (false,true).
+// parseBoolGrid parses a comma list of booleans (false,true).
 func parseBoolGrid(flagName, s string) ([]bool, error) {
 	return parseListOf(flagName, s, "a list of false and true", func(v string) (bool, error) {
 		b, err := strconv.ParseBool(v)
@@ -150,14 +155,9 @@ func checkRanks(rules ...rankRule) func(c mpi.Comm) error {
 	}
 }
 
-// emitResult writes the record of one parameter point. Writing happens on
-// rank 0 only, so its outcome is agreed: if rank 0 cannot write, every rank
-// stops (one message) instead of the others waiting in the next point.
-func emitResult(c mpi.Comm, emit func(results.Record) error, res patterns.Result, bench string, params results.Params, ranks int, meta results.Meta) error {
-	return emitRecord(c, emit, res.Record(bench, params, ranks, meta))
-}
-
-// emitRecord writes rec and agrees on the outcome (see emitResult).
+// emitRecord writes rec and agrees on the outcome: writing happens on rank
+// 0 only, so if rank 0 cannot write, every rank stops (one message) instead
+// of the others waiting in the next point.
 func emitRecord(c mpi.Comm, emit func(results.Record) error, rec results.Record) error {
 	return agree(c, emit(rec))
 }

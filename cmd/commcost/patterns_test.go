@@ -30,7 +30,7 @@ var patternCases = []patternCase{
 	{"kkaccess", []string{"kkaccess", "--k", "1,3", "--l", "0,64", "--r", "0.5,1", "--op", "read,write", "--seed", "5"},
 		"kkaccess", []string{"k", "l", "op", "r"}, 4, true, 16, "table"},
 	{"kkaccess_distinct", []string{"kkaccess", "--k", "3", "--l", "1K", "--r", "1", "--distinct", "--sync", "window"},
-		"kkaccess", []string{"k", "l", "op", "r"}, 4, true, 1, "csv"},
+		"kkaccess", []string{"distinct", "k", "l", "op", "r"}, 4, true, 1, "csv"},
 	{"kaccess", []string{"kaccess", "--k", "2", "--l", "256", "--h", "1/p,1", "--a", "1,3"},
 		"kaccess", []string{"a", "es", "h", "k", "l", "op"}, 4, true, 6, "table"},
 	{"kaccess_write", []string{"kaccess", "--k", "2", "--l", "256", "--h", "1", "--a", "2", "--op", "write"},

@@ -48,14 +48,7 @@ func runPermutations(args []string, stdout, stderr io.Writer) error {
 		meta.Seed = f.seed
 		for _, x := range xs {
 			pm := patterns.Permutations{Bytes: x, Count: *count, Iters: f.itersOrZero(), Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-			res, err := pm.Run(c)
-			if err != nil {
-				return patternErr(err)
-			}
-			rec := res.Record("permutations", results.Params{"bytes": x, "count": *count}, c.Size(), meta)
-			hi, lo := patterns.PermutationRatios(res.Measurement)
-			rec.Derived = map[string]float64{"ave_s": res.Summary.Mean, "max_over_ave": hi, "min_over_ave": lo}
-			if err := emitRecord(c, emit, rec); err != nil {
+			if _, err := measurePoint(c, emit, pm, meta); err != nil {
 				return err
 			}
 		}

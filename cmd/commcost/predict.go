@@ -8,11 +8,11 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -27,10 +27,9 @@ func init() {
 const predictUsage = `usage: commcost predict MODEL.json PATTERN [key=value ...] [flags]
 
 MODEL.json is the output of 'commcost fit MODEL FILE --format json'.
-PATTERN is a record bench name (pingpong, roundtrip, prtt, bandwidth,
-alltoall, pairwise, rowcontention, kkaccess, aggregate); key=value pairs are
-its parameters as the records carry them (numbers, or strings such as
-op=read), e.g.
+PATTERN is a record bench name the model predicts; key=value pairs are its
+parameters as the records carry them (numbers, or strings such as op=read),
+e.g.
 
   commcost predict hockney.json pingpong bytes=65536
   commcost predict tri.json kkaccess k=4 l=1024 r=1 op=read
@@ -38,7 +37,7 @@ op=read), e.g.
 
 ranks=N (or --ranks N) sets the number of ranks.
 
-flags:
+patterns each model predicts:
 `
 
 // parseAssignments parses key=value pairs: numbers become float64, other
@@ -90,6 +89,8 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	ranksFlag := fs.Int("ranks", 0, "number of ranks of the instance (alltoall, aggregate, ...)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), predictUsage)
+		report.WritePredictable(fs.Output())
+		fmt.Fprintln(fs.Output(), "\nflags:")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, args)
@@ -128,7 +129,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	v, err := m.Predict(in)
 	if err != nil {
 		if errors.Is(err, model.ErrUnsupportedPattern) || errors.Is(err, model.ErrBadRecord) {
-			return usagef("PATTERN %s %s: %v", pattern, paramList(params), err)
+			return usagef("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
 		}
 		return err
 	}
@@ -150,32 +151,19 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		out.Write(b)
 		out.WriteByte('\n')
 	} else {
-		val, u := fmtValue(v, unit)
+		val, u := report.Value(v, unit)
 		if unit == "B/s" {
-			val, u = strconv.FormatFloat(v/1e6, 'g', 4, 64), "MB/s (10^6 B)"
+			u += " (10^6 B)"
 		}
 		rk := "-"
 		if ranks > 0 {
 			rk = strconv.Itoa(ranks)
 		}
-		if err := renderTable(&out, []string{"model", "pattern", "params", "ranks", "predicted", "unit"},
-			[][]string{{m.Kind(), pattern, paramList(params), rk, val, u}}); err != nil {
+		if err := report.Table(&out, []string{"model", "pattern", "params", "ranks", "predicted", "unit"},
+			[][]string{{m.Kind(), pattern, report.ParamList(params), rk, val, u}}); err != nil {
 			return err
 		}
 	}
 	_, err = stdout.Write(out.Bytes())
 	return err
-}
-
-func paramList(p results.Params) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := make([]string, len(keys))
-	for i, k := range keys {
-		s[i] = fmt.Sprintf("%s=%v", k, p[k])
-	}
-	return strings.Join(s, " ")
 }

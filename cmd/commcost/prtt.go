@@ -103,19 +103,9 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		run := func(s, n int, d float64, server bool) (patterns.Result, error) {
-			pr := patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: f.peer,
+		pattern := func(s, n int, d float64, server bool) patterns.PRTT {
+			return patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: f.peer,
 				Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
-			return pr.Run(c)
-		}
-		out := func(res patterns.Result, s, n int, d float64, server bool) error {
-			// Every record names its side, so a run's records share one
-			// set of columns (CSV).
-			params := results.Params{"bytes": s, "n": n, "delay_s": d, "side": "client"}
-			if server {
-				params["side"] = "server"
-			}
-			return emitResult(c, emit, res, "prtt", params, 2, meta)
 		}
 		wantOne := false
 		for _, n := range f.n {
@@ -124,12 +114,13 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 		for _, s := range f.sizes {
 			// PRTT(1,0,s) first: it is the auto delay, and the base of
 			// every derivation.
-			one, err := run(s, 1, 0, false)
+			first := pattern(s, 1, 0, false)
+			one, err := first.Run(c)
 			if err != nil {
 				return patternErr(err)
 			}
 			if wantOne {
-				if err := out(one, s, 1, 0, false); err != nil {
+				if err := emitRecord(c, emit, first.Record(one, meta)); err != nil {
 					return err
 				}
 			}
@@ -142,18 +133,11 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 					if ds.auto {
 						d = one.Summary.Median
 					}
-					res, err := run(s, n, d, false)
-					if err != nil {
-						return patternErr(err)
-					}
-					if err := out(res, s, n, d, false); err != nil {
+					if _, err := measurePoint(c, emit, pattern(s, n, d, false), meta); err != nil {
 						return err
 					}
 					if f.server && d > 0 {
-						if res, err = run(s, n, d, true); err != nil {
-							return patternErr(err)
-						}
-						if err := out(res, s, n, d, true); err != nil {
+						if _, err := measurePoint(c, emit, pattern(s, n, d, true), meta); err != nil {
 							return err
 						}
 					}

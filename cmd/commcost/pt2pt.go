@@ -68,14 +68,7 @@ func runPingPong(args []string, stdout, stderr io.Writer) error {
 func pingPongSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
 	for _, n := range f.sizes {
 		p := patterns.PingPong{Bytes: n, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
-		m, err := p.Run(c)
-		if err != nil {
-			return err
-		}
-		iters, _ := patterns.Iterations(n, f.iters, f.warmup)
-		rec := m.Record("pingpong", results.Params{"bytes": n, "iters": iters}, c.Size(), meta)
-		rec.Derived = map[string]float64{"round_trip_s": 2 * m.Summary.Median}
-		if err := emit(rec); err != nil {
+		if _, err := measurePoint(c, emit, p, meta); err != nil {
 			return err
 		}
 	}
@@ -95,32 +88,9 @@ func runBandwidth(args []string, stdout, stderr io.Writer) error {
 func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
 	for _, n := range f.sizes {
 		b := patterns.Bandwidth{Bytes: n, Window: f.window, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
-		m, err := b.Run(c)
-		if err != nil {
-			return err
-		}
-		iters, _ := patterns.BandwidthIterations(n, f.iters, f.warmup)
-		rec := bandwidthRecord(m, b.Volume(), results.Params{"bytes": n, "window": f.window, "iters": iters}, c.Size(), meta)
-		if err := emit(rec); err != nil {
+		if _, err := measurePoint(c, emit, b, meta); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// bandwidthRecord converts a measurement of repetition times into a record
-// of bandwidths in B/s: each repetition's bandwidth is volume / time, so the
-// summary (median, CI, percentiles) is that of the bandwidth sample itself.
-func bandwidthRecord(m patterns.Measurement, volume float64, params results.Params, ranks int, meta results.Meta) results.Record {
-	bw := make([]float64, len(m.Samples))
-	for i, t := range m.Samples {
-		bw[i] = volume / t
-	}
-	rec := m.Record("bandwidth", params, ranks, meta)
-	rec.Unit = "B/s"
-	rec.Summary = results.Summarize(bw)
-	rec.Samples = bw
-	rec.RankMin, rec.RankAvg, rec.RankMax = 0, 0, 0 // two-party: rank 0's time only
-	rec.Derived = map[string]float64{"rep_time_s": m.Summary.Median}
-	return rec
 }

@@ -1,6 +1,7 @@
-package model
+package report
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/results"
 )
 
@@ -22,7 +24,7 @@ const maxLegendSeries = 12
 
 // xParam is the parameter a pattern's curves run along: the message size
 // (the packet size l for k-k-accesses).
-func xParam(in Instance) string {
+func xParam(in model.Instance) string {
 	if _, ok := in.Params["bytes"]; ok {
 		return "bytes"
 	}
@@ -34,17 +36,52 @@ func xParam(in Instance) string {
 
 type plotSeries struct {
 	label string
-	base  Instance // the series' instance with the x parameter to be set
+	base  model.Instance // the series' instance with the x parameter to be set
 	x, y  []float64
+}
+
+// ErrNothingToPlot is returned when none of the records is a pattern the
+// model predicts along a message or packet size.
+var ErrNothingToPlot = errors.New("nothing to plot")
+
+// plotFormats are the image formats gonum/plot writes, by file extension.
+var plotFormats = map[string]string{
+	".png": "png", ".svg": "svg", ".pdf": "pdf", ".eps": "eps",
+	".jpg": "jpg", ".jpeg": "jpg", ".tif": "tif", ".tiff": "tif",
+}
+
+// PlotFormat returns the image format of a file name's extension, or an
+// error listing the accepted ones.
+func PlotFormat(path string) (string, error) {
+	if f, ok := plotFormats[strings.ToLower(filepath.Ext(path))]; ok {
+		return f, nil
+	}
+	return "", errors.New("plot: file name must end in .png, .svg, .pdf, .eps, .jpg or .tif")
+}
+
+// WritePlot renders Plot in the format of path's extension and writes it
+// to path whole (a temporary file renamed over it).
+func WritePlot(m model.Model, recs []results.Record, path, title string) error {
+	format, err := PlotFormat(path)
+	if err != nil {
+		return err
+	}
+	data, err := Plot(m, recs, format, title)
+	if err != nil {
+		return err
+	}
+	return WriteFile(path, data)
 }
 
 // Plot draws the measured per-point medians of recs the model predicts
 // (points) and the model's prediction along the message size (lines), one
-// series per pattern and combination of the other parameters, and writes
-// it to path (the format follows the extension: .png, .svg, .pdf). Axes are
-// logarithmic where the values are positive and span more than a decade.
-func Plot(m Model, recs []results.Record, path, title string) error {
-	cmp := Compare(m, recs)
+// series per pattern and combination of the other parameters, and returns
+// the image in format ("png", "svg", "pdf", "eps", "jpg" or "tif"). Axes
+// are logarithmic where the values are positive and span more than a
+// decade. Records of no pattern the model predicts along a size give an
+// error wrapping ErrNothingToPlot.
+func Plot(m model.Model, recs []results.Record, format, title string) ([]byte, error) {
+	cmp := model.Compare(m, recs)
 	by := map[string]*plotSeries{}
 	var order []string
 	for _, c := range cmp {
@@ -62,13 +99,13 @@ func Plot(m Model, recs []results.Record, path, title string) error {
 				rest[k] = v
 			}
 		}
-		label := strings.TrimSpace(c.Instance.Pattern + " " + paramString(rest))
+		label := strings.TrimSpace(c.Instance.Pattern + " " + ParamList(rest))
 		if c.Instance.Ranks > 0 {
 			label += fmt.Sprintf(" ranks=%d", c.Instance.Ranks)
 		}
 		s, ok := by[label]
 		if !ok {
-			s = &plotSeries{label: label, base: Instance{Pattern: c.Instance.Pattern, Params: rest, Ranks: c.Instance.Ranks}}
+			s = &plotSeries{label: label, base: model.Instance{Pattern: c.Instance.Pattern, Params: rest, Ranks: c.Instance.Ranks}}
 			s.base.Params[xk] = 0.0
 			by[label] = s
 			order = append(order, label)
@@ -77,7 +114,7 @@ func Plot(m Model, recs []results.Record, path, title string) error {
 		s.y = append(s.y, c.Measured)
 	}
 	if len(order) == 0 {
-		return fmt.Errorf("plot: none of the %d records is a pattern %s predicts along a message size (%s)", len(recs), m.Kind(), strings.Join(m.Patterns(), ", "))
+		return nil, fmt.Errorf("%w: none of the %d records is a pattern %s predicts along a message size (%s)", ErrNothingToPlot, len(recs), m.Kind(), strings.Join(m.Patterns(), ", "))
 	}
 	sort.Strings(order)
 
@@ -131,7 +168,7 @@ func Plot(m Model, recs []results.Record, path, title string) error {
 		}
 		sc, err := plotter.NewScatter(pts)
 		if err != nil {
-			return fmt.Errorf("plot: %w", err)
+			return nil, fmt.Errorf("plot: %w", err)
 		}
 		sc.GlyphStyle.Color = plotutil.Color(i)
 		// Colours repeat after 7 series; the glyph shape tells them apart.
@@ -142,7 +179,7 @@ func Plot(m Model, recs []results.Record, path, title string) error {
 		if len(curve) > 1 {
 			ln, err := plotter.NewLine(curve)
 			if err != nil {
-				return fmt.Errorf("plot: %w", err)
+				return nil, fmt.Errorf("plot: %w", err)
 			}
 			ln.LineStyle.Color = plotutil.Color(i)
 			ln.LineStyle.Width = vg.Points(1.2)
@@ -157,21 +194,21 @@ func Plot(m Model, recs []results.Record, path, title string) error {
 	if dropped > 0 {
 		p.Title.Text += fmt.Sprintf(" (%d zero-size points not on the log axis)", dropped)
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".png", ".svg", ".pdf", ".jpg", ".jpeg", ".eps", ".tif", ".tiff":
-	default:
-		return errors.New("plot: file name must end in .png, .svg, .pdf, .eps, .jpg or .tif")
+	wt, err := p.WriterTo(8*vg.Inch, 6*vg.Inch, format)
+	if err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
 	}
-	if err := p.Save(8*vg.Inch, 6*vg.Inch, path); err != nil {
-		return fmt.Errorf("plot: %w", err)
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("plot: %w", err)
 	}
-	return nil
+	return buf.Bytes(), nil
 }
 
 // predictCurve evaluates the model along x in [lo, hi] (200 points,
 // geometric on a log axis) for the series' other parameters. Points the
 // model cannot predict or that are not positive on a log axis are skipped.
-func predictCurve(m Model, s *plotSeries, lo, hi float64, logX, logY bool) plotter.XYs {
+func predictCurve(m model.Model, s *plotSeries, lo, hi float64, logX, logY bool) plotter.XYs {
 	const n = 200
 	xk := xParam(s.base)
 	var out plotter.XYs

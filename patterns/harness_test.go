@@ -7,6 +7,7 @@ import (
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/results"
 )
 
 // TestWindowEndIsOwnSpan: with SyncWindow a rank's end is its start plus
@@ -14,7 +15,7 @@ import (
 // drawing the next instance) is not in the sample.
 func TestWindowEndIsOwnSpan(t *testing.T) {
 	const busy, after = 2 * time.Millisecond, 40 * time.Millisecond
-	rs := runRanks(t, 2, func(c mpi.Comm) (Result, error) {
+	rs := runRanks(t, 2, func(c mpi.Comm) (Measurement, error) {
 		m, err := Measure(c, Reps{Warmup: -1, MinReps: 3, MaxReps: 3, Sync: SyncWindow}, func() (float64, error) {
 			t0 := c.Wtime()
 			for c.Wtime()-t0 < busy.Seconds() {
@@ -23,30 +24,30 @@ func TestWindowEndIsOwnSpan(t *testing.T) {
 			time.Sleep(after) // not part of the repetition's time
 			return d, nil
 		})
-		return Result{Measurement: m}, err
+		return m, err
 	})
 	med := rs[0].Summary.Median
 	if med < busy.Seconds() || med > (busy+after).Seconds()*0.75 {
 		t.Errorf("median %v, want about %v (the sleep after the span must not count)", med, busy)
 	}
-	if rs[0].Aggregate != "window-latest-end" {
-		t.Errorf("aggregate %q", rs[0].Aggregate)
+	if rs[0].Reduction != results.ReductionWindowLatestEnd {
+		t.Errorf("reduction %q, want %q", rs[0].Reduction, results.ReductionWindowLatestEnd)
 	}
 }
 
 // TestRankSpreadSkipsIdleRanks: ranks that return 0 do not take part and
 // are left out of min/avg/max across ranks.
 func TestRankSpreadSkipsIdleRanks(t *testing.T) {
-	rs := runRanks(t, 4, func(c mpi.Comm) (Result, error) {
+	rs := runRanks(t, 4, func(c mpi.Comm) (Measurement, error) {
 		m, err := Measure(c, Reps{Warmup: -1, MinReps: 3, MaxReps: 3}, func() (float64, error) {
 			if c.Rank() >= 2 {
 				return 0, nil
 			}
 			return float64(c.Rank()+1) * 1e-3, nil
 		})
-		return Result{Measurement: m}, err
+		return m, err
 	})
-	m := rs[0].Measurement
+	m := rs[0]
 	if !near(m.RankMin, 1e-3) || !near(m.RankMax, 2e-3) || !near(m.RankAvg, 1.5e-3) {
 		t.Errorf("rank spread %v/%v/%v, want 1ms/1.5ms/2ms", m.RankMin, m.RankAvg, m.RankMax)
 	}

@@ -1,0 +1,95 @@
+package divalib
+
+import (
+	"github.com/commcost/commcost/divalib/storecheck"
+	"github.com/commcost/commcost/results"
+)
+
+// Bench names of the records of the DIVA experiments (commcost dsm). Like
+// emulate and permsched, the library builds its records; the CLI only
+// writes them. Every record's ranks are the mesh's processors (one rank
+// each).
+const (
+	BenchCheck     = "dsm-check"     // params strategy, workload, mesh, ops [, memory_bytes]
+	BenchMatSquare = "dsm-matsquare" // params strategy, mesh, block_ints, kernel
+	BenchOverhead  = "dsm-overhead"  // params strategy, op, mesh
+)
+
+// CheckRecord is the record of one storecheck workload over a store of the
+// named strategy on mesh: its wall-clock time on rank 0 (one sample,
+// results.ReductionRank0Wall: the duration of a correctness run, not a
+// timing loop) and the checker's counts as counters. memoryBytes is the
+// store's bound on copies (Config.MemoryBytes), recorded when set.
+func CheckRecord(strategy, workload string, mesh Mesh, memoryBytes int, rep storecheck.Report, elapsedSec float64, meta results.Meta) results.Record {
+	rec := results.Record{
+		Schema: results.SchemaVersion, Bench: BenchCheck,
+		Params: results.Params{"strategy": strategy, "workload": workload, "mesh": mesh.String(), "ops": rep.Ops},
+		Ranks:  mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize([]float64{elapsedSec}),
+		Reduction: results.ReductionRank0Wall, Stop: results.StopFixed,
+		Counters: map[string]float64{
+			"ops": float64(rep.Ops), "reads": float64(rep.Reads), "writes": float64(rep.Writes),
+			"stale_reads": float64(rep.StaleReads), "future_reads": float64(rep.FutureReads),
+			"torn_reads": float64(rep.TornReads), "unknown_values": float64(rep.UnknownValues),
+			"mismatches": float64(rep.Mismatches),
+		},
+		Meta: meta,
+	}
+	if memoryBytes > 0 {
+		rec.Params["memory_bytes"] = memoryBytes
+	}
+	return rec
+}
+
+// Record is the record of one matrix-square run: the repetitions' times
+// (max over ranks of the measured phases), the congestion figures as
+// counters, and, when hand (the hand-optimised run of the same
+// configuration) is given, the congestion and time ratios against it as
+// derived values.
+func (r MatSquareResult) Record(cfg MatSquareConfig, hand *MatSquareResult, meta results.Meta) results.Record {
+	g := r.Congestion
+	rec := results.Record{
+		Schema: results.SchemaVersion, Bench: BenchMatSquare,
+		Params: results.Params{"strategy": r.Strategy, "mesh": r.Mesh.String(), "block_ints": r.BlockInts, "kernel": string(cfg.Kernel)},
+		Ranks:  r.Mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(r.CommSec), Samples: r.CommSec,
+		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed,
+		Counters: g.Counters(),
+		Derived:  map[string]float64{},
+		Meta:     meta,
+	}
+	if r.Verified {
+		rec.Counters["verified"] = 1
+	}
+	if hand != nil && hand.Congestion.MaxLinkBytes > 0 {
+		rec.Derived["congestion_ratio"] = float64(g.MaxLinkBytes) / float64(hand.Congestion.MaxLinkBytes)
+		if hs := results.Summarize(hand.CommSec); hs.Median > 0 {
+			rec.Derived["time_ratio"] = rec.Median / hs.Median
+		}
+	}
+	return rec
+}
+
+// Records are the four records of an overhead measurement on a store of the
+// named strategy and barrier on mesh: cached read and cached write (rank
+// 0's own accesses, results.ReductionRank0), the store's barrier and MPI's
+// (max over ranks).
+func (o Overhead) Records(strategy string, barrier BarrierKind, mesh Mesh, meta results.Meta) []results.Record {
+	ops := []struct {
+		op, reduction string
+		v             []float64
+	}{
+		{"cached-read", results.ReductionRank0, o.CachedReadSec},
+		{"cached-write", results.ReductionRank0, o.CachedWriteSec},
+		{"barrier-" + barrier.String(), results.ReductionMaxOverRanks, o.BarrierSec},
+		{"mpi-barrier", results.ReductionMaxOverRanks, o.MPIBarrierSec},
+	}
+	out := make([]results.Record, 0, len(ops))
+	for _, m := range ops {
+		out = append(out, results.Record{
+			Schema: results.SchemaVersion, Bench: BenchOverhead,
+			Params: results.Params{"strategy": strategy, "op": m.op, "mesh": mesh.String()},
+			Ranks:  mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(m.v), Samples: m.v,
+			Reduction: m.reduction, Stop: results.StopFixed, Meta: meta,
+		})
+	}
+	return out
+}

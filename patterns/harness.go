@@ -1,0 +1,394 @@
+package patterns
+
+import (
+	"errors"
+	"math"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// The repetition harness (MEASURE.md "Repetitions and statistics"): Reps
+// configures it, Measure runs it, Measurement is what it returns.
+
+// Reduction selects how one repetition's time is formed from the ranks'
+// times under SyncBarrier: the rank reduction a record names in its
+// "aggregate" field (results.Reduction*).
+type Reduction int
+
+const (
+	ReduceMax   Reduction = iota // maximum over ranks of each rank's time (results.ReductionMaxOverRanks)
+	ReduceRank0                  // rank 0's time, the initiator of a two-party pattern (results.ReductionRank0)
+)
+
+// Reps configures repetitions. The zero value means the defaults below.
+type Reps struct {
+	Warmup  int     // untimed repetitions before timing; default 2, negative for none
+	MinReps int     // at least this many timed repetitions; default 10
+	MaxReps int     // at most this many; default 1000
+	MaxTime float64 // stop after this many seconds of timed repetitions (once 3 are done); default 10
+	// RelCI is the target half-width of the median's 95% CI relative to the
+	// median; default 0.03. Zero after defaults means never stop early.
+	RelCI float64
+	Sync  Sync
+	// Reduction is the rank reduction of a repetition under SyncBarrier
+	// (SyncWindow always takes the latest end on the synchronised clock).
+	Reduction Reduction
+}
+
+// Defaults for Reps.
+const (
+	DefaultWarmupReps = 2
+	DefaultMinReps    = 10
+	DefaultMaxReps    = 1000
+	DefaultMaxTimeSec = 10.0
+	DefaultRelCI      = 0.03
+)
+
+// Defaults returns r with every zero field replaced by its documented
+// default (the values every measurement loop uses).
+func (r Reps) Defaults() Reps { return r.withDefaults() }
+
+func (r Reps) withDefaults() Reps {
+	if r.Warmup == 0 {
+		r.Warmup = DefaultWarmupReps
+	}
+	if r.Warmup < 0 {
+		r.Warmup = 0
+	}
+	if r.MinReps <= 0 {
+		r.MinReps = DefaultMinReps
+	}
+	if r.MaxReps <= 0 {
+		r.MaxReps = DefaultMaxReps
+	}
+	if r.MaxReps < r.MinReps {
+		r.MaxReps = r.MinReps
+	}
+	if r.MaxTime <= 0 {
+		r.MaxTime = DefaultMaxTimeSec
+	}
+	if r.RelCI == 0 {
+		r.RelCI = DefaultRelCI
+	}
+	return r
+}
+
+// Validate reports a configuration no run could satisfy.
+func (r Reps) Validate() error {
+	if r.MinReps < 0 || r.MaxReps < 0 {
+		return errors.New("repetition counts must be >= 1")
+	}
+	if r.MaxTime < 0 || math.IsNaN(r.MaxTime) {
+		return errors.New("max time must be > 0")
+	}
+	if r.RelCI < 0 || r.RelCI >= 1 || math.IsNaN(r.RelCI) {
+		return errors.New("relative CI target must be in (0, 1)")
+	}
+	return nil
+}
+
+// Measurement is what Measure and every pattern's Run return on every rank:
+// the repetitions' times (reduced over ranks), their summary, the ranks'
+// spread and how the repetitions went, and, for the patterns that count
+// their traffic, that traffic. Everything but Mine is identical on all
+// ranks. A pattern's Record method turns it into the pattern's record.
+type Measurement struct {
+	Samples   []float64 // one per timed repetition, seconds, reduced over ranks
+	Summary   results.Summary
+	RankMin   float64 // min over ranks of each rank's median own time
+	RankAvg   float64
+	RankMax   float64
+	Stop      string // why repetitions stopped: a results.Stop* value
+	Reduction string // how ranks' times became a sample: a results.Reduction* value
+	Late      int    // window sync: repetitions in which some rank started late
+	CommSize  int    // ranks of the communicator measured on (c.Size())
+	// Mine is this rank's traffic per repetition, and Counters the traffic
+	// reduced over ranks (CountersOf) plus the pattern's own counters, for
+	// the record; both are zero for patterns that do not count (pingpong,
+	// bandwidth, plain Measure).
+	Mine     Counts
+	Counters map[string]float64
+}
+
+// Rep is one repetition on this rank; it returns this rank's duration in
+// seconds (0 for ranks that do not take part). The duration is measured from
+// the start of the call: with SyncWindow the rank's end on the synchronised
+// clock is its start plus this duration, so work a Rep does after taking its
+// time (validation, preparing the next repetition) is not counted. A pattern
+// that times a batch and reports a per-operation time therefore returns the
+// batch time and scales the Measurement afterwards (Measurement.Scaled).
+type Rep func() (float64, error)
+
+// Measure runs warm-up and timed repetitions of rep on every rank of c and
+// summarises them. It is collective: every rank calls it with the same cfg,
+// and all ranks return the same Measurement (the stopping rule is applied to
+// values every rank has, so no rank decides alone).
+func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
+	cfg = cfg.withDefaults()
+	var clock *syncClock
+	if cfg.Sync == SyncWindow {
+		var err error
+		if clock, err = newSyncClock(c); err != nil {
+			return Measurement{}, err
+		}
+	}
+	for i := 0; i < cfg.Warmup; i++ {
+		_, _, err := oneRep(c, clock, rep)
+		if err := collectiveFailure(c, err); err != nil {
+			return Measurement{}, err
+		}
+	}
+	m := Measurement{Reduction: results.ReductionMaxOverRanks, CommSize: c.Size()}
+	switch {
+	case clock != nil:
+		m.Reduction = results.ReductionWindowLatestEnd
+	case cfg.Reduction == ReduceRank0:
+		m.Reduction = results.ReductionRank0
+	}
+	var own []float64
+	start := c.Wtime()
+	for {
+		mine, late, repErr := oneRep(c, clock, rep)
+		if mine > 0 { // the repetitions this rank took part in
+			own = append(own, mine)
+		}
+		contrib := mine
+		if clock != nil {
+			contrib = late.end
+		} else if cfg.Reduction == ReduceRank0 && c.Rank() != 0 {
+			contrib = math.Inf(-1)
+		}
+		lateFlag := 0.0
+		if late.late {
+			lateFlag = 1
+		}
+		failed := 0.0
+		if repErr != nil {
+			failed = 1
+		}
+		in := []float64{contrib, c.Wtime() - start, lateFlag, failed}
+		out := make([]float64, len(in))
+		if err := c.AllreduceFloat64s(in, out, mpi.OpMax); err != nil {
+			return Measurement{}, errors.Join(repErr, err)
+		}
+		if repErr != nil {
+			return Measurement{}, repErr
+		}
+		if out[3] > 0 {
+			return Measurement{}, ErrPeerFailed
+		}
+		t := out[0]
+		if clock != nil {
+			t = out[0] - late.start
+			if out[2] > 0 {
+				m.Late++
+				clock.widen()
+			}
+		}
+		m.Samples = append(m.Samples, t)
+		n := len(m.Samples)
+		if n >= cfg.MinReps {
+			if results.RelCIHalfWidth(results.Summarize(m.Samples)) <= cfg.RelCI {
+				m.Stop = results.StopRelCI
+				break
+			}
+		}
+		if n >= cfg.MaxReps {
+			m.Stop = results.StopMaxReps
+			break
+		}
+		if out[1] >= cfg.MaxTime && n >= 3 {
+			m.Stop = results.StopMaxTime
+			break
+		}
+	}
+	m.Summary = results.Summarize(m.Samples)
+	// Ranks' spread: every rank's median own time over the repetitions it
+	// took part in (Rep returned > 0). A rank that never took part has
+	// median 0 and is left out, so idle ranks do not pull the minimum and
+	// average to zero.
+	med := []float64{0} // a rank that never took part
+	if len(own) > 0 {
+		med[0] = results.Median(own)
+	}
+	all := make([]float64, c.Size())
+	if err := mpi.AllgatherFloat64s(c, med, all); err != nil {
+		return Measurement{}, err
+	}
+	m.RankMin, m.RankMax = math.Inf(1), math.Inf(-1)
+	taking := 0
+	for _, v := range all {
+		if v == 0 {
+			continue
+		}
+		taking++
+		m.RankMin = math.Min(m.RankMin, v)
+		m.RankMax = math.Max(m.RankMax, v)
+		m.RankAvg += v
+	}
+	if taking == 0 {
+		m.RankMin, m.RankMax = 0, 0
+	} else {
+		m.RankAvg /= float64(taking)
+	}
+	return m, nil
+}
+
+// Scaled returns m with every time multiplied by f: the samples, their
+// summary and the ranks' spread. Patterns that time a batch of n operations
+// per repetition report Scaled(1/n), the time of one operation.
+func (m Measurement) Scaled(f float64) Measurement {
+	out := m
+	out.Samples = make([]float64, len(m.Samples))
+	for i, v := range m.Samples {
+		out.Samples[i] = v * f
+	}
+	out.Summary = results.Summarize(out.Samples)
+	out.RankMin, out.RankAvg, out.RankMax = m.RankMin*f, m.RankAvg*f, m.RankMax*f
+	return out
+}
+
+// ErrPeerFailed is what Measure returns on the ranks whose repetition went
+// well when another rank's failed (a validation error, say): the failure is
+// made collective at the end of every repetition, so no rank is left
+// waiting in a collective for one that has given up. The failing rank
+// returns its own error. (A rank that fails in the middle of point-to-point
+// traffic can still leave its peers blocked; only the launcher ends that.)
+var ErrPeerFailed = errors.New("another rank failed in the same repetition")
+
+// collectiveFailure tells every rank whether any rank's err is non-nil: the
+// failing ranks get their own error back, the others ErrPeerFailed.
+func collectiveFailure(c mpi.Comm, err error) error {
+	in := []int64{0}
+	if err != nil {
+		in[0] = 1
+	}
+	out := []int64{0}
+	if aerr := c.AllreduceInt64s(in, out, mpi.OpMax); aerr != nil {
+		return errors.Join(err, aerr)
+	}
+	switch {
+	case err != nil:
+		return err
+	case out[0] > 0:
+		return ErrPeerFailed
+	}
+	return nil
+}
+
+// oneRep synchronises and runs one repetition.
+func oneRep(c mpi.Comm, clock *syncClock, rep Rep) (float64, repTimes, error) {
+	if clock == nil {
+		if err := c.Barrier(); err != nil {
+			return 0, repTimes{}, err
+		}
+		d, err := rep()
+		return d, repTimes{}, err
+	}
+	start, err := clock.agreeStart(c)
+	if err != nil {
+		return 0, repTimes{}, err
+	}
+	late := clock.waitUntil(start)
+	begin := clock.now()
+	d, err := rep()
+	end := math.Inf(-1) // a rank that does not take part ends nothing
+	if d > 0 {
+		end = begin + d
+	}
+	return d, repTimes{start: start, end: end, late: late}, err
+}
+
+// Record turns a measurement into a record of bench at the point params on
+// ranks ranks, with the counters attached. It is the generic form: the
+// patterns' own Record methods call it with their bench and parameters, and
+// measurements that are not a pattern of this package (emulate, permsched)
+// name theirs. Rank 0 normally writes the record.
+func (m Measurement) Record(bench string, params results.Params, ranks int, meta results.Meta) results.Record {
+	rec := results.Record{
+		Schema:    results.SchemaVersion,
+		Bench:     bench,
+		Params:    params,
+		Ranks:     ranks,
+		Unit:      results.UnitSeconds,
+		Summary:   m.Summary,
+		RankMin:   m.RankMin,
+		RankAvg:   m.RankAvg,
+		RankMax:   m.RankMax,
+		Reduction: m.Reduction,
+		Stop:      m.Stop,
+		Samples:   append([]float64(nil), m.Samples...),
+		Meta:      meta,
+	}
+	if len(m.Counters) > 0 {
+		rec.Counters = make(map[string]float64, len(m.Counters))
+		for k, v := range m.Counters {
+			rec.Counters[k] = v
+		}
+	}
+	return rec
+}
+
+// RepsPerBudget is how many repetitions a pattern with a default iteration
+// count aims to fit into Reps.MaxTime: CapIters shortens its repetitions
+// when they would be longer than MaxTime/RepsPerBudget, so that a loaded
+// or slow machine still gets enough repetitions for a median and the
+// per-point time stays near MaxTime.
+const RepsPerBudget = 20
+
+// CapIters returns the iterations per repetition, at most iters and at
+// least 1, such that a repetition takes about reps.MaxTime/RepsPerBudget
+// at perIter seconds per iteration (this rank's warm-up estimate; <= 0 when
+// the rank has none). It is collective: all ranks get the smallest cap, so
+// the two sides of an exchange agree.
+func CapIters(c mpi.Comm, reps Reps, iters int, perIter float64) (int, error) {
+	mine := int64(iters)
+	if perIter > 0 {
+		target := reps.withDefaults().MaxTime / RepsPerBudget
+		mine = int64(max(1, min(float64(iters), math.Floor(target/perIter))))
+	}
+	out := []int64{0}
+	if err := c.AllreduceInt64s([]int64{mine}, out, mpi.OpMin); err != nil {
+		return 0, err
+	}
+	return int(out[0]), nil
+}
+
+// WarmupBudgetShare is the share of Reps.MaxTime that the untimed warm-up
+// iterations of a batch-timing pattern may take (warmUp).
+const WarmupBudgetShare = 0.1
+
+// warmUp runs up to total untimed iterations of loop on the ranks where on
+// is true, in doubling chunks (1, 2, 4, ...), and stops early once the
+// warm-up has taken WarmupBudgetShare of reps.MaxTime on any rank; the
+// ranks agree on every chunk (collective), so both sides of an exchange run
+// the same iterations. It returns this rank's pace in the last chunk,
+// seconds per iteration (0 when it ran none): the estimate CapIters needs,
+// taken once the first, slower iterations are over.
+func warmUp(c mpi.Comm, reps Reps, total int, on bool, loop func(k int) (float64, error)) (float64, error) {
+	budget := reps.withDefaults().MaxTime * WarmupBudgetShare
+	pace, spent := 0.0, 0.0
+	for done, chunk := 0, 1; done < total; chunk *= 2 {
+		k := min(chunk, total-done)
+		var err error
+		if on {
+			var t float64
+			if t, err = loop(k); err == nil {
+				pace, spent = t/float64(k), spent+t
+			}
+		}
+		if err := collectiveFailure(c, err); err != nil {
+			return 0, err
+		}
+		done += k
+		out := []float64{0}
+		if err := c.AllreduceFloat64s([]float64{spent}, out, mpi.OpMax); err != nil {
+			return 0, err
+		}
+		if out[0] >= budget {
+			break
+		}
+	}
+	return pace, nil
+}

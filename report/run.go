@@ -1,0 +1,404 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/results"
+)
+
+// runHoldout is the cross-validation of every fit in a run report: one
+// point in four held out (interleaved sizes, or a fixed-seed quarter of
+// the parameter cells).
+var runHoldout = model.Holdout{Every: 4}
+
+// Run is a run directory's report, computed from its records alone.
+type Run struct {
+	// Markdown is report.md.
+	Markdown []byte
+	// Fits is the model part of the report (fit sections and model
+	// comparisons), what `commcost suite` prints when it ends.
+	Fits []byte
+	// Plots are the images of plots/, by file name.
+	Plots []PlotFile
+	// Truncated says the records file ended in an incomplete record
+	// (an interrupted run), which was left out.
+	Truncated bool
+}
+
+// PlotFile is one image of plots/.
+type PlotFile struct {
+	Name string
+	Data []byte
+}
+
+// fittedModel is one model of the run report.
+type fittedModel struct {
+	kind model.Kind
+	m    model.Model
+	recs []results.Record // the records of its benches
+}
+
+// BuildRun renders the report of a run from its records: a summary of
+// the run (benches, MPI, hosts, commit, dates: from the records' metadata),
+// the table of every record, then every registered model kind whose
+// benches are among the records, fitted with the default options and
+// validated on held-out points (a kind that cannot be fitted says why),
+// with a plot of its fit, and for each bench the table of every fitted
+// model that predicts it against the measurements. The report holds
+// nothing that is not computed from recs, so it is the same whenever it
+// is rebuilt from the same records. truncated says the records come from
+// a file whose last record was cut off (ReadRunDir), which the report
+// then says.
+func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
+	if len(recs) == 0 {
+		return nil, errors.New("no records")
+	}
+	var md bytes.Buffer
+	writeRunSummary(&md, recs)
+	if truncated {
+		fmt.Fprintf(&md, "The last line of %s is an incomplete record (an interrupted run); it is left out.\n\n", results.RecordsFile)
+	}
+	if err := results.RenderTable(&md, recs, results.TableOptions{Markdown: true}); err != nil {
+		return nil, err
+	}
+	run := &Run{Truncated: truncated}
+	var fits bytes.Buffer
+	var fitted []fittedModel
+	present := benchesPresent(recs)
+	for _, k := range model.Registered() {
+		var sel []results.Record
+		var used []string
+		for _, b := range k.Benches {
+			if n := present[b]; n > 0 {
+				used = append(used, b)
+			}
+		}
+		if len(used) == 0 {
+			continue
+		}
+		for _, r := range recs {
+			if slices.Contains(k.Benches, r.Bench) {
+				sel = append(sel, r)
+			}
+		}
+		m, err := model.Fit(k.Name, sel, model.Options{})
+		if u, ok := m.(model.FittedBencher); ok && err == nil {
+			used = u.FittedBenches()
+		}
+		fmt.Fprintf(&fits, "\n## %s model (%s records)\n\n```\n", k.Name, strings.Join(used, ", "))
+		if err != nil {
+			fmt.Fprintf(&fits, "not fitted: %v\n```\n", err)
+			continue
+		}
+		f := &Fit{Source: results.RecordsFile, Model: m, Records: sel}
+		if f.Validation, err = model.CrossValidate(k.Name, sel, model.Options{}, runHoldout); err != nil {
+			f.Validation, f.ValidationNote = nil, "cross-validation skipped: "+err.Error()
+		}
+		if err := WriteFit(&fits, f); err != nil {
+			return nil, fmt.Errorf("%s fit report: %w", k.Name, err)
+		}
+		fmt.Fprintln(&fits, "```")
+		fitted = append(fitted, fittedModel{kind: k, m: m, recs: sel})
+		img, err := Plot(m, sel, "png", "commcost "+k.Name+" fit, measured (points) vs model (lines)")
+		switch {
+		case errors.Is(err, ErrNothingToPlot):
+		case err != nil:
+			return nil, fmt.Errorf("%s plot: %w", k.Name, err)
+		default:
+			name := k.Name + ".png"
+			run.Plots = append(run.Plots, PlotFile{Name: name, Data: img})
+			fmt.Fprintf(&fits, "\n![%s](%s/%s)\n", k.Name, results.PlotsDir, name)
+		}
+	}
+	for _, bench := range benchOrder(recs) {
+		if err := writeBenchComparison(&fits, bench, recs, fitted); err != nil {
+			return nil, err
+		}
+	}
+	md.Write(fits.Bytes())
+	run.Markdown, run.Fits = md.Bytes(), fits.Bytes()
+	return run, nil
+}
+
+// writeRunSummary is report.md's heading: what ran where, from the
+// records' metadata (the first record's, with the range of dates).
+func writeRunSummary(w io.Writer, recs []results.Record) {
+	m := recs[0].Meta
+	first, last := m.Date, m.Date
+	for _, r := range recs {
+		if d := r.Meta.Date; d != "" && (first == "" || d < first) {
+			first = d
+		}
+		if d := r.Meta.Date; d > last {
+			last = d
+		}
+	}
+	fmt.Fprintf(w, "# commcost run on %s, %s\n\n", orUnknown(strings.Join(m.Hosts, ", ")), orUnknown(first))
+	var counts []string
+	present := benchesPresent(recs)
+	for _, b := range benchOrder(recs) {
+		counts = append(counts, fmt.Sprintf("%s %d", b, present[b]))
+	}
+	fmt.Fprintf(w, "%d records (%s): %s.\n", len(recs), results.RecordsFile, strings.Join(counts, ", "))
+	fmt.Fprintf(w, "MPI: %s. Hosts: %v, ranks per host %v. Backend %s. Commit %s. Measured %s to %s.\n\n",
+		orUnknown(firstLine(m.MPILibrary)), m.Hosts, m.RanksPerHost, orUnknown(m.Backend), orUnknown(m.Commit), orUnknown(first), orUnknown(last))
+}
+
+// writeBenchComparison tables every fitted model that predicts the bench
+// against its measurements, unless only one model predicts it and that
+// model was fitted from it (its section already shows its held-out
+// points).
+func writeBenchComparison(w io.Writer, bench string, recs []results.Record, fitted []fittedModel) error {
+	var sel []results.Record
+	unit := ""
+	for _, r := range recs {
+		if r.Bench == bench {
+			sel = append(sel, r)
+			unit = r.Unit
+		}
+	}
+	type column struct {
+		name string
+		cmp  map[string]model.Comparison
+	}
+	var cols []column
+	var order []model.Instance
+	seen := map[string]bool{}
+	ownOnly := true
+	for _, f := range fitted {
+		if !slices.Contains(f.m.Patterns(), bench) {
+			continue
+		}
+		cmp := model.Compare(f.m, sel)
+		if len(cmp) == 0 {
+			continue
+		}
+		col := column{name: f.kind.Name, cmp: map[string]model.Comparison{}}
+		for _, c := range cmp {
+			key := instanceKey(c.Instance)
+			col.cmp[key] = c
+			if !seen[key] {
+				seen[key] = true
+				order = append(order, c.Instance)
+			}
+		}
+		cols = append(cols, col)
+		if !slices.Contains(f.kind.Benches, bench) {
+			ownOnly = false
+		}
+	}
+	if len(cols) == 0 || (len(cols) == 1 && ownOnly) {
+		return nil
+	}
+	keys := paramKeys(order)
+	c := Comparison{PointColumns: append(append([]string(nil), keys...), "ranks"), Unit: unit}
+	for _, col := range cols {
+		c.Models = append(c.Models, col.name)
+	}
+	for _, in := range order {
+		key := instanceKey(in)
+		point := make([]string, 0, len(keys)+1)
+		for _, k := range keys {
+			point = append(point, paramCell(in, k))
+		}
+		point = append(point, strconv.Itoa(in.Ranks))
+		measured := math.NaN()
+		pred := make([]float64, len(cols))
+		for j, col := range cols {
+			pred[j] = math.NaN()
+			if cm, ok := col.cmp[key]; ok {
+				measured, pred[j] = cm.Measured, cm.Predicted
+			}
+		}
+		c.Add(point, measured, pred)
+	}
+	fmt.Fprintf(w, "\n## Models compared on %s records\n\n", bench)
+	fmt.Fprintln(w, "Each model as fitted above, at every measured point (the median of its records): in-sample for the models fitted from these records, a prediction across patterns for the others; * marks the closest prediction of each point.")
+	fmt.Fprint(w, "\n```\n")
+	if err := c.Write(w); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "```")
+	return nil
+}
+
+// WriteRunDir writes a run's report.md and plots/ into dir, each file
+// whole or not at all: the plots go to a new temporary directory and
+// report.md to a temporary file first; only when all are written does
+// plots/ get replaced and report.md renamed into place. Errors name the
+// file.
+func WriteRunDir(dir string, run *Run) error {
+	report := filepath.Join(dir, results.ReportFile)
+	commit, abort, err := stageFile(report, run.Markdown)
+	if err != nil {
+		return err
+	}
+	plots := filepath.Join(dir, results.PlotsDir)
+	tmp, err := os.MkdirTemp(dir, "."+results.PlotsDir+".tmp-*")
+	if err != nil {
+		abort()
+		return fmt.Errorf("write %s: %w", plots, err)
+	}
+	fail := func(err error) error {
+		abort()
+		os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return fail(fmt.Errorf("write %s: %w", plots, err))
+	}
+	for _, p := range run.Plots {
+		if err := os.WriteFile(filepath.Join(tmp, p.Name), p.Data, 0o644); err != nil {
+			return fail(fmt.Errorf("write %s: %w", filepath.Join(plots, p.Name), err))
+		}
+	}
+	// Swap plots/: the old one aside, the new one in; then report.md; the
+	// old plots go only when both are in place, and come back if
+	// report.md cannot be renamed.
+	old := ""
+	if _, err := os.Lstat(plots); err == nil {
+		old = tmp + ".old"
+		if err := os.Rename(plots, old); err != nil {
+			return fail(fmt.Errorf("write %s: %w", plots, err))
+		}
+	}
+	restore := func() {
+		if old != "" {
+			os.Rename(old, plots)
+		}
+	}
+	if err := os.Rename(tmp, plots); err != nil {
+		restore()
+		return fail(fmt.Errorf("write %s: %w", plots, err))
+	}
+	if err := commit(); err != nil {
+		os.RemoveAll(plots)
+		restore()
+		return err
+	}
+	if old != "" {
+		if err := os.RemoveAll(old); err != nil {
+			return fmt.Errorf("write %s: removing the previous plots: %w", plots, err)
+		}
+	}
+	return nil
+}
+
+// ReadRunDir reads dir's records.jsonl. A file cut off in its last record
+// (an interrupted run) is accepted without that record: Run.Truncated of
+// the built report says so, and the error is nil.
+func ReadRunDir(dir string) (recs []results.Record, truncated bool, err error) {
+	path := filepath.Join(dir, results.RecordsFile)
+	recs, err = results.ReadJSONLFile(path)
+	if errors.Is(err, results.ErrTruncated) && len(recs) > 0 {
+		return recs, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if len(recs) == 0 {
+		return nil, false, fmt.Errorf("%s holds no records", path)
+	}
+	return recs, false, nil
+}
+
+// RegenerateRunDir rebuilds dir's report.md and plots/ from its
+// records.jsonl alone.
+func RegenerateRunDir(dir string) (*Run, error) {
+	recs, truncated, err := ReadRunDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	run, err := BuildRun(recs, truncated)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteRunDir(dir, run); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// benchesPresent counts the records of each bench.
+func benchesPresent(recs []results.Record) map[string]int {
+	n := map[string]int{}
+	for _, r := range recs {
+		n[r.Bench]++
+	}
+	return n
+}
+
+// benchOrder lists the benches in the order they first appear.
+func benchOrder(recs []results.Record) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range recs {
+		if !seen[r.Bench] {
+			seen[r.Bench] = true
+			out = append(out, r.Bench)
+		}
+	}
+	return out
+}
+
+// paramKeys lists the parameter keys of the instances, sorted.
+func paramKeys(ins []model.Instance) []string {
+	set := map[string]bool{}
+	for _, in := range ins {
+		for k := range in.Params {
+			set[k] = true
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// paramCell formats one parameter of a point: sizes (bytes, l, ...bytes)
+// as 8, 1K, 1M; other numbers in their shortest form; strings as they are.
+func paramCell(in model.Instance, k string) string {
+	v, ok := in.Params[k]
+	if !ok {
+		return "-"
+	}
+	if f, err := in.Num(k); err == nil {
+		if k == "l" || strings.HasSuffix(k, "bytes") {
+			return results.FormatBytes(f)
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// instanceKey identifies a point across models.
+func instanceKey(in model.Instance) string {
+	return fmt.Sprintf("%s %s ranks=%d", in.Pattern, ParamList(in.Params), in.Ranks)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
