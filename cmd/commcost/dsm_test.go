@@ -28,7 +28,7 @@ func TestDSMBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand: check, matsquare or overhead"},
+		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand: check, matsquare, overhead, bitonic, barneshut or plot"},
 		{"unknown subcommand", []string{"dsm", "sort"}, `dsm "sort": unknown subcommand`},
 		{"mesh does not match ranks", append([]string{"dsm", "check", "--np", "16", "--mesh", "3x5"}, local...), "--mesh 3x5 has 15 processors but --np is 16"},
 		{"mesh malformed", append([]string{"dsm", "check", "--mesh", "4by4"}, local...), "accepted form is ROWSxCOLS"},
