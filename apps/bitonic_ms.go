@@ -271,10 +271,17 @@ func (b *BitonicStore) Run(env Env) (Outcome, error) {
 	w := b.wireOf(c.Rank())
 	keys := bitonicKeys(env.Seed, w, m)
 	raw := make([]byte, 4*m)
-	// Initial placement, not measured: the wire's rank holds the only copy.
+	// Initial placement, not measured: the wire's rank holds the only
+	// copy. Written twice: the first write may leave copies on the way
+	// from wherever the variable was (the access-tree root of a fresh
+	// variable, an earlier run's readers), the second removes them, so
+	// every run starts from the same state and counts the same messages,
+	// with or without warm-up runs before it.
 	putKeys(raw, keys)
-	if err := s.Write(vars[w], 0, raw); err != nil {
-		return out, err
+	for i := 0; i < 2; i++ {
+		if err := s.Write(vars[w], 0, raw); err != nil {
+			return out, err
+		}
 	}
 	if err := s.Barrier(); err != nil {
 		return out, err

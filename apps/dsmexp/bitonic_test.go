@@ -126,3 +126,17 @@ func TestCounterKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestBitonicCountsIgnoreWarmup: a warm-up run before the counted one
+// leaves the counts unchanged (every run starts from the same state).
+func TestBitonicCountsIgnoreWarmup(t *testing.T) {
+	for _, st := range []string{"fixed-home", "tree-2", "tree-4-16"} {
+		cold := runBitonic(t, 16, Setup{Strategies: []string{st}, Seed: 3}, []int{32})
+		warm := runBitonic(t, 16, Setup{Strategies: []string{st}, Seed: 3, Warmup: 1}, []int{32})
+		for _, k := range []string{KeyCongestionBytes, KeyStartups, KeyLoadMessages} {
+			if a, b := cold[0].Counters[k], warm[0].Counters[k]; a != b {
+				t.Errorf("%s: %s %v without warm-up, %v after one", st, k, a, b)
+			}
+		}
+	}
+}
