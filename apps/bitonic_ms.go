@@ -166,6 +166,10 @@ func getKeys(keys []uint32, src []byte) {
 	}
 }
 
+// BitonicName is the application's name (record param "app"); paper
+// 000's bitonic sort is another program.
+const BitonicName = "bitonic-ms"
+
 // Bitonic phases (record param "phase").
 const (
 	BitonicLocalSort = "local-sort" // sorting the rank's m keys (comp)
@@ -236,7 +240,7 @@ type BitonicStore struct {
 // variable handles: create one per rank.
 func NewBitonicStore(cfg BitonicConfig) *BitonicStore { return &BitonicStore{BitonicConfig: cfg} }
 
-func (b *BitonicStore) Name() string { return "bitonic" }
+func (b *BitonicStore) Name() string { return BitonicName }
 
 func (b *BitonicStore) Params() results.Params {
 	return results.Params{"keys": b.Keys, "impl": "store"}
@@ -373,7 +377,7 @@ func NewBitonicHand(cfg BitonicConfig, links Charger) *BitonicHand {
 	return &BitonicHand{BitonicConfig: cfg, Links: links}
 }
 
-func (b *BitonicHand) Name() string { return "bitonic" }
+func (b *BitonicHand) Name() string { return BitonicName }
 
 func (b *BitonicHand) Params() results.Params {
 	return results.Params{"keys": b.Keys, "impl": "hand"}

@@ -372,7 +372,7 @@ func TestDSMAppsMeasure(t *testing.T) {
 					t.Errorf("bitonic exchange: workload %v", rec.Workload)
 				}
 			}
-			if want := map[string]int{"bitonic": 3, "barneshut": 7}[app.Name()]; len(recs) != want {
+			if want := map[string]int{apps.BitonicName: 3, "barneshut": 7}[app.Name()]; len(recs) != want {
 				t.Errorf("%s: %d phase records, want %d", app.Name(), len(recs), want)
 			}
 		}
