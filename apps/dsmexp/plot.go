@@ -83,7 +83,7 @@ var figures = []figSpec{
 	{file: "fig10_barneshut_force.png", paperFig: "Fig. 10", what: "Barnes-Hut force computation (phase 4) over the bodies",
 		bench: BenchBarnesHut, xParam: "bodies", xLabel: "bodies N", prefer: "16x16", match: phaseIs(PhaseForce),
 		panels: []panel{congMsgs, medTime, {yLabel: "local computation (s, median)", value: derivedValue(KeyLocalComp), time: true}}},
-	{file: "fig11_barneshut_procs.png", paperFig: "Fig. 11", what: "Barnes-Hut with N = 200 P over the mesh",
+	{file: "fig11_barneshut_procs.png", paperFig: "Fig. 11", what: "Barnes-Hut, measured steps, over the mesh",
 		bench: BenchBarnesHut, match: func(r results.Record) bool {
 			n, ok := toFloat(r.Params["bodies"])
 			return ok && r.Params["phase"] == PhaseTotal && n == float64(200*r.Ranks)
