@@ -2,7 +2,6 @@ package apps
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -312,11 +311,9 @@ func shell(rng *rand.Rand, r float64) [3]float64 {
 	}
 }
 
-// BarnesHut is the application over a global-variable store. The value
-// caches its rank's variable handles: create one per rank.
+// BarnesHut is the application over a global-variable store.
 type BarnesHut struct {
 	BarnesHutConfig
-	vars rankVars
 }
 
 // NewBarnesHut returns the application.
@@ -331,6 +328,43 @@ func (b *BarnesHut) Params() results.Params {
 
 // Check reports a configuration that cannot run on p ranks.
 func (b *BarnesHut) Check(p int) error { return b.BarnesHutConfig.Check(p) }
+
+// Setup creates the variables (collective; apps.Setupper): the N bodies,
+// the root and every rank's pool of cells, and the size of space, in that
+// order; every run of one measurement uses them.
+func (b *BarnesHut) Setup(env Env) (any, error) {
+	if err := needStore(env, b.Name()); err != nil {
+		return nil, err
+	}
+	cfg := b.withDefaults()
+	p := env.Comm.Size()
+	if err := cfg.Check(p); err != nil {
+		return nil, err
+	}
+	n := cfg.Bodies
+	ncell := 1 + p*cfg.pool(p)
+	s := env.Store
+	vs := make([]globalvar.Var, 0, n+ncell+1)
+	for i := 0; i < n; i++ {
+		v, err := s.Create(fmt.Sprintf("bh/%d/b%d", n, i), bhBodyBytes)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	for i := 0; i < ncell; i++ {
+		v, err := s.Create(fmt.Sprintf("bh/%d/c%d", n, i), bhCellBytes)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	v, err := s.Create(fmt.Sprintf("bh/%d/space", n), bhSpaceBytes)
+	if err != nil {
+		return nil, err
+	}
+	return append(vs, v), nil
+}
 
 // bhRun is one rank's state during a run.
 type bhRun struct {
@@ -364,8 +398,8 @@ type bhRun struct {
 func (b *BarnesHut) Run(env Env) (Outcome, error) {
 	var out Outcome
 	c, s := env.Comm, env.Store
-	if s == nil {
-		return out, errors.New("barneshut: needs a global-variable store")
+	if err := needStore(env, b.Name()); err != nil {
+		return out, err
 	}
 	cfg := b.withDefaults()
 	p := c.Size()
@@ -375,30 +409,12 @@ func (b *BarnesHut) Run(env Env) (Outcome, error) {
 	n := cfg.Bodies
 	pool := cfg.pool(p)
 	ncell := 1 + p*pool
-	vars, err := b.vars.get(c, s, func() ([]globalvar.Var, error) {
-		vs := make([]globalvar.Var, 0, n+ncell+1)
-		for i := 0; i < n; i++ {
-			v, err := s.Create(fmt.Sprintf("bh/%d/b%d", n, i), bhBodyBytes)
-			if err != nil {
-				return nil, err
-			}
-			vs = append(vs, v)
-		}
-		for i := 0; i < ncell; i++ {
-			v, err := s.Create(fmt.Sprintf("bh/%d/c%d", n, i), bhCellBytes)
-			if err != nil {
-				return nil, err
-			}
-			vs = append(vs, v)
-		}
-		v, err := s.Create(fmt.Sprintf("bh/%d/space", n), bhSpaceBytes)
-		if err != nil {
-			return nil, err
-		}
-		return append(vs, v), nil
-	})
+	vars, err := stateOf[[]globalvar.Var](&env, b)
 	if err != nil {
 		return out, err
+	}
+	if len(vars) != n+ncell+1 {
+		return out, fmt.Errorf("barneshut: Env.State holds %d variables, this configuration has %d (the state of another configuration?)", len(vars), n+ncell+1)
 	}
 	r := &bhRun{cfg: cfg, c: c, s: s, bodyV: vars[:n], cellV: vars[n : n+ncell], space: vars[n+ncell],
 		me: c.Rank(), p: p, pool: pool, buf: make([]byte, bhBodyBytes)}

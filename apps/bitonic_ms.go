@@ -2,7 +2,6 @@ package apps
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
@@ -233,12 +232,31 @@ func bitonicVerify(c mpi.Comm, cfg BitonicConfig, seed int64, mine []uint32, ext
 // variable before the first step.
 type BitonicStore struct {
 	BitonicConfig
-	vars rankVars
 }
 
-// NewBitonicStore returns the store version. The value caches its rank's
-// variable handles: create one per rank.
+// NewBitonicStore returns the store version.
 func NewBitonicStore(cfg BitonicConfig) *BitonicStore { return &BitonicStore{BitonicConfig: cfg} }
+
+// Setup creates the P key variables (collective; apps.Setupper): every run
+// of one measurement uses them.
+func (b *BitonicStore) Setup(env Env) (any, error) {
+	if err := needStore(env, b.Name()); err != nil {
+		return nil, err
+	}
+	p := env.Comm.Size()
+	if err := b.Check(p); err != nil {
+		return nil, err
+	}
+	vs := make([]globalvar.Var, p)
+	for w := range vs {
+		v, err := env.Store.Create(fmt.Sprintf("bitonic/%d/K[%d]", b.Keys, w), 4*b.Keys)
+		if err != nil {
+			return nil, err
+		}
+		vs[w] = v
+	}
+	return vs, nil
+}
 
 func (b *BitonicStore) Name() string { return BitonicName }
 
@@ -250,26 +268,19 @@ func (b *BitonicStore) Params() results.Params {
 func (b *BitonicStore) Run(env Env) (Outcome, error) {
 	var out Outcome
 	c, s := env.Comm, env.Store
-	if s == nil {
-		return out, errors.New("bitonic: the store version needs a global-variable store")
+	if err := needStore(env, b.Name()); err != nil {
+		return out, err
 	}
 	p := c.Size()
 	if err := b.Check(p); err != nil {
 		return out, err
 	}
-	vars, err := b.vars.get(c, s, func() ([]globalvar.Var, error) {
-		vs := make([]globalvar.Var, p)
-		for w := range vs {
-			v, err := s.Create(fmt.Sprintf("bitonic/%d/K[%d]", b.Keys, w), 4*b.Keys)
-			if err != nil {
-				return nil, err
-			}
-			vs[w] = v
-		}
-		return vs, nil
-	})
+	vars, err := stateOf[[]globalvar.Var](&env, b)
 	if err != nil {
 		return out, err
+	}
+	if len(vars) != p {
+		return out, fmt.Errorf("bitonic: Env.State holds %d variables, want one per rank (%d)", len(vars), p)
 	}
 	m := b.Keys
 	w := b.wireOf(c.Rank())

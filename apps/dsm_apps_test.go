@@ -68,8 +68,13 @@ func TestBitonicStoreSorts(t *testing.T) {
 				}
 				err := withStore(t, tc.np, strategy, func(c mpi.Comm, s globalvar.Store) error {
 					app := apps.NewBitonicStore(cfg)
+					env := apps.Env{Comm: c, Store: s, Seed: 11}
+					var err error
+					if env.State, err = app.Setup(env); err != nil {
+						return err
+					}
 					for rep := 0; rep < 2; rep++ {
-						out, err := app.Run(apps.Env{Comm: c, Store: s, Seed: 11})
+						out, err := app.Run(env)
 						if err != nil {
 							return err
 						}
@@ -232,8 +237,13 @@ func TestBarnesHutRuns(t *testing.T) {
 			t.Run(fmt.Sprintf("np%d/n%d/%s", tc.np, tc.n, strategy), func(t *testing.T) {
 				err := withStore(t, tc.np, strategy, func(c mpi.Comm, s globalvar.Store) error {
 					app := apps.NewBarnesHut(apps.BarnesHutConfig{Bodies: tc.n, Steps: 3, Measured: 2, Zones: reversed(tc.np)})
+					env := apps.Env{Comm: c, Store: s, Seed: 5}
+					var err error
+					if env.State, err = app.Setup(env); err != nil {
+						return err
+					}
 					for rep := 0; rep < 2; rep++ {
-						out, err := app.Run(apps.Env{Comm: c, Store: s, Seed: 5})
+						out, err := app.Run(env)
 						if err != nil {
 							return err
 						}

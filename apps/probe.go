@@ -1,13 +1,5 @@
 package apps
 
-import (
-	"errors"
-	"sync"
-
-	"github.com/commcost/commcost/globalvar"
-	"github.com/commcost/commcost/mpi"
-)
-
 // Hooks through which a caller counts what an application's communication
 // does, without the application knowing the strategy underneath. Paper 004
 // compares data management strategies by the congestion they produce (the
@@ -46,43 +38,4 @@ func enter(p Probe, section string) {
 	if p != nil {
 		p.Enter(section)
 	}
-}
-
-// rankVars caches the global variables an application created on one
-// rank's store. Create is collective and a name can be created only once
-// per store, so a program run repeatedly on one store (apps.Measure)
-// creates its variables on the first run and reuses them; a new store
-// replaces the cache (and lets the old store be collected). The handles
-// belong to one rank: an application value that caches them must not be
-// shared by the goroutine ranks of mpi/local, and get reports it if it is.
-type rankVars struct {
-	mu    sync.Mutex
-	comm  mpi.Comm
-	store globalvar.Store
-	vars  []globalvar.Var
-}
-
-var errSharedApp = errors.New("apps: one application value is used by two ranks; it caches its rank's variables, so create one per rank")
-
-func (r *rankVars) get(c mpi.Comm, s globalvar.Store, create func() ([]globalvar.Var, error)) ([]globalvar.Var, error) {
-	r.mu.Lock()
-	if r.comm != nil && r.comm != c {
-		r.mu.Unlock()
-		return nil, errSharedApp
-	}
-	r.comm = c
-	if r.store == s {
-		v := r.vars
-		r.mu.Unlock()
-		return v, nil
-	}
-	r.mu.Unlock()
-	v, err := create()
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	r.store, r.vars = s, v
-	r.mu.Unlock()
-	return v, nil
 }

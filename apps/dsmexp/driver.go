@@ -157,6 +157,13 @@ func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
 	if err := app.Check(c.Size()); err != nil {
 		return res, err
 	}
+	if su, ok := app.(apps.Setupper); ok {
+		// Variables are created once and used by every run (as
+		// apps.Measure does).
+		if env.State, err = su.Setup(env); err != nil {
+			return res, err
+		}
+	}
 	reps := max(s.Reps, 1)
 	for i := 0; i < s.Warmup; i++ {
 		if _, err := app.Run(env); err != nil {
