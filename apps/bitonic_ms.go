@@ -355,6 +355,11 @@ func (b *BitonicStore) Run(env Env) (Outcome, error) {
 	if !slices.Equal(got, keys) {
 		own = fmt.Errorf("bitonic: rank %d: the store's copy of K[%d] differs from the keys the rank wrote", c.Rank(), w)
 	}
+	// The verification is plain MPI, and a rank blocked in it serves no
+	// store request: no read may be left waiting for it.
+	if err := s.Barrier(); err != nil {
+		return out, err
+	}
 	if err := bitonicVerify(c, b.BitonicConfig, env.Seed, keys, own); err != nil {
 		return out, err
 	}
