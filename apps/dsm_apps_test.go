@@ -42,6 +42,30 @@ func withStore(t *testing.T, np int, strategy string, fn func(c mpi.Comm, s glob
 	})
 }
 
+// runTwice sets app up on the store and runs it twice (the second run
+// starts from the copies the first left), handing rank 0's outcomes to
+// check.
+func runTwice(c mpi.Comm, s globalvar.Store, app interface {
+	apps.App
+	apps.Setupper
+}, seed int64, check func(apps.Outcome)) error {
+	env := apps.Env{Comm: c, Store: s, Seed: seed}
+	var err error
+	if env.State, err = app.Setup(env); err != nil {
+		return err
+	}
+	for rep := 0; rep < 2; rep++ {
+		out, err := app.Run(env)
+		if err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			check(out)
+		}
+	}
+	return nil
+}
+
 // reversed places wire w on rank p-1-w: a placement other than the
 // identity, so that a mix-up of wires and ranks shows.
 func reversed(p int) []int {
@@ -68,29 +92,16 @@ func TestBitonicStoreSorts(t *testing.T) {
 					cfg.Wires = reversed(tc.np)
 				}
 				err := withStore(t, tc.np, strategy, func(c mpi.Comm, s globalvar.Store) error {
-					app := apps.NewBitonicStore(cfg)
-					env := apps.Env{Comm: c, Store: s, Seed: 11}
-					var err error
-					if env.State, err = app.Setup(env); err != nil {
-						return err
-					}
-					for rep := 0; rep < 2; rep++ {
-						out, err := app.Run(env)
-						if err != nil {
-							return err
+					return runTwice(c, s, apps.NewBitonicStore(cfg), 11, func(out apps.Outcome) {
+						names := out.Phases.Names()
+						if len(names) != 3 || out.Phases.Sec(apps.BitonicExchange) <= 0 {
+							t.Errorf("phases %v", names)
 						}
-						if c.Rank() == 0 {
-							names := out.Phases.Names()
-							if len(names) != 3 || out.Phases.Sec(apps.BitonicExchange) <= 0 {
-								t.Errorf("phases %v", names)
-							}
-							d := (bits.Len(uint(tc.np)) - 1)
-							if w := out.Workload[apps.BitonicExchange]; len(w) != 1 || w[0].Count != float64(d*(d+1)/2) || w[0].Params["l"] != 4*tc.m {
-								t.Errorf("workload %+v", w)
-							}
+						d := bits.Len(uint(tc.np)) - 1
+						if w := out.Workload[apps.BitonicExchange]; len(w) != 1 || w[0].Count != float64(d*(d+1)/2) || w[0].Params["l"] != 4*tc.m {
+							t.Errorf("workload %+v", w)
 						}
-					}
-					return nil
+					})
 				})
 				if err != nil {
 					t.Fatal(err)
@@ -238,19 +249,7 @@ func TestBarnesHutRuns(t *testing.T) {
 			t.Run(fmt.Sprintf("np%d/n%d/%s", tc.np, tc.n, strategy), func(t *testing.T) {
 				err := withStore(t, tc.np, strategy, func(c mpi.Comm, s globalvar.Store) error {
 					app := apps.NewBarnesHut(apps.BarnesHutConfig{Bodies: tc.n, Steps: 3, Measured: 2, Zones: reversed(tc.np)})
-					env := apps.Env{Comm: c, Store: s, Seed: 5}
-					var err error
-					if env.State, err = app.Setup(env); err != nil {
-						return err
-					}
-					for rep := 0; rep < 2; rep++ {
-						out, err := app.Run(env)
-						if err != nil {
-							return err
-						}
-						if c.Rank() != 0 {
-							continue
-						}
+					return runTwice(c, s, app, 5, func(out apps.Outcome) {
 						want := []string{apps.BHLoad, apps.BHCofm, apps.BHPartition, apps.BHForce, apps.BHForceComp, apps.BHAdvance, apps.BHSize}
 						if got := out.Phases.Names(); !slices.Equal(got, want) {
 							t.Errorf("phases %v, want %v", got, want)
@@ -261,8 +260,7 @@ func TestBarnesHutRuns(t *testing.T) {
 						if out.Counters["force_err_median"] <= 0 || out.Counters["interactions_per_measured_step"] < float64(tc.n) {
 							t.Errorf("counters %v", out.Counters)
 						}
-					}
-					return nil
+					})
 				})
 				if err != nil {
 					t.Fatal(err)
