@@ -227,6 +227,8 @@ func TestMPIRunDSMApps(t *testing.T) {
 // test if it does not end within limit (skips it when mpirun cannot start).
 func mpirunCLI(t *testing.T, bin string, np int, limit time.Duration, args ...string) cmdResult {
 	t.Helper()
+	// Oversubscribed runs under MPICH need longer (mpirun.HangLimit).
+	limit = mpirun.HangLimit(limit, np)
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd, err := mpirun.Command(ctx, np, bin, args...)
