@@ -80,6 +80,31 @@ func (m Mesh) links(flows []flow) (linkBytes, linkMsgs []int64) {
 	return linkBytes, linkMsgs
 }
 
+// Add adds u's counters to t. Both must count the same mesh; an
+// experiment keeps one Traffic per phase and adds the store's counters to
+// it at every phase boundary, so that a phase's congestion is the maximum
+// over links of its bytes summed over all its occurrences (paper 004,
+// section 3.3: the congestion of the force phase "added over 5 time
+// steps").
+func (t *Traffic) Add(u *Traffic) {
+	if t.mesh != u.mesh {
+		panic("divalib: Traffic.Add of the counters of mesh " + u.mesh.String() + " to those of mesh " + t.mesh.String())
+	}
+	for _, f := range u.flows {
+		k := pairKey(int(f.from), int(f.to))
+		i, ok := t.pairs[k]
+		if !ok {
+			i = int32(len(t.flows))
+			t.pairs[k] = i
+			t.flows = append(t.flows, flow{from: f.from, to: f.to})
+		}
+		t.flows[i].bytes += f.bytes
+		t.flows[i].msgs += f.msgs
+	}
+	t.startups += u.startups
+	t.bytes += u.bytes
+}
+
 // Congestion is the traffic of a phase summed over all ranks (paper 004,
 // section 1: "the congestion is defined to be the maximum amount of data
 // that is transmitted by the same link during the execution").
@@ -91,6 +116,17 @@ type Congestion struct {
 	Startups        int64 // messages sent between different ranks, all ranks
 	MaxStartups     int64 // the most messages one rank sent
 	BytesSent       int64 // bytes sent between different ranks, all ranks
+}
+
+// Counters are the congestion figures under the record counter names of
+// the DIVA experiments (the matrix square here, bitonic sorting and
+// Barnes-Hut in apps/dsmexp).
+func (g Congestion) Counters() map[string]float64 {
+	return map[string]float64{
+		"congestion_bytes": float64(g.MaxLinkBytes), "congestion_messages": float64(g.MaxLinkMessages),
+		"load_bytes": float64(g.LoadBytes), "load_messages": float64(g.LoadMessages),
+		"startups": float64(g.Startups), "max_startups_per_rank": float64(g.MaxStartups), "bytes_sent": float64(g.BytesSent),
+	}
 }
 
 // flowWords is the int64 words of one flow on the wire of Reduce.

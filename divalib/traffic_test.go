@@ -83,3 +83,36 @@ func TestTrafficReduce(t *testing.T) {
 		})
 	}
 }
+
+// TestTrafficAdd: charging messages into two counters and adding them gives
+// the counters of charging all into one.
+func TestTrafficAdd(t *testing.T) {
+	m := Mesh{Rows: 3, Cols: 4}
+	msgs := []struct{ a, b, n int }{{0, 11, 100}, {5, 6, 40}, {11, 0, 7}, {3, 3, 999}, {4, 7, 1}, {7, 4, 2}}
+	all, x, y := NewTraffic(m), NewTraffic(m), NewTraffic(m)
+	for i, msg := range msgs {
+		all.Charge(msg.a, msg.b, msg.n)
+		if i%2 == 0 {
+			x.Charge(msg.a, msg.b, msg.n)
+		} else {
+			y.Charge(msg.a, msg.b, msg.n)
+		}
+	}
+	x.Add(y)
+	xb, xm := m.links(x.flows)
+	ab, am := m.links(all.flows)
+	for i := range ab {
+		if xb[i] != ab[i] || xm[i] != am[i] {
+			t.Fatalf("link %d: %d bytes / %d messages, want %d / %d", i, xb[i], xm[i], ab[i], am[i])
+		}
+	}
+	if x.startups != all.startups || x.bytes != all.bytes || x.startups != 5 {
+		t.Fatalf("startups %d bytes %d, want %d and %d", x.startups, x.bytes, all.startups, all.bytes)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("adding counters of another mesh did not panic")
+		}
+	}()
+	x.Add(NewTraffic(Mesh{Rows: 4, Cols: 3}))
+}
