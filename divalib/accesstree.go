@@ -115,9 +115,8 @@ func (s *Store) atRead(x *variable) ([]byte, bool) {
 	n := s.atNode(x, leaf)
 	if n.copy {
 		s.stats.ReadHits++
-		d := x.data // before the poll in cacheHit, which may invalidate it
 		s.cacheHit(x)
-		return d, true
+		return x.data, true
 	}
 	s.begin(x)
 	x.acc.read = true

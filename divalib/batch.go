@@ -67,6 +67,7 @@ func (s *Store) batch(pk []globalvar.Packet, k int, write bool) error {
 				if write {
 					s.stats.Writes++
 					if s.writeStart(x, p.Off, p.Buf) {
+						s.pollIfDue()
 						done[i-g] = true
 						left--
 						continue
@@ -77,6 +78,7 @@ func (s *Store) batch(pk []globalvar.Packet, k int, write bool) error {
 						if err := s.deliver(x, data, p.Off, p.Buf); err != nil {
 							return err
 						}
+						s.pollIfDue()
 						done[i-g] = true
 						left--
 						continue

@@ -57,15 +57,13 @@ func (s *Store) fhRead(x *variable) ([]byte, bool) {
 	if h := x.home; h != nil {
 		if h.owner < 0 && !h.busy {
 			s.stats.ReadHits++
-			d := x.data // before the poll in cacheHit, which may invalidate it
 			s.cacheHit(x)
-			return d, true
+			return x.data, true
 		}
 	} else if x.fh.copy {
 		s.stats.ReadHits++
-		d := x.data // before the poll in cacheHit, which may invalidate it
 		s.cacheHit(x)
-		return d, true
+		return x.data, true
 	}
 	s.begin(x)
 	x.acc.read = true

@@ -46,7 +46,10 @@ func (s *Store) release(x *variable) {
 		return
 	}
 	s.resident -= len(x.data)
-	if x.recycle {
+	// Not while an access of this rank is in progress on x: its value may
+	// be this buffer, still to be delivered (a batch serves others'
+	// messages, invalidations among them, until all its accesses are in).
+	if x.recycle && !x.acc.active {
 		s.pool.put(x.data)
 		x.recycle = false
 	}

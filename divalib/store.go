@@ -499,10 +499,13 @@ func (s *Store) Read(v globalvar.Var, off int, buf []byte) error {
 	}
 	s.stats.Reads++
 	data, hit := s.readStart(x)
-	if !hit {
-		if data, err = s.await(x); err != nil {
-			return err
-		}
+	if hit {
+		err := s.deliver(x, data, off, buf)
+		s.pollIfDue()
+		return err
+	}
+	if data, err = s.await(x); err != nil {
+		return err
 	}
 	return s.deliver(x, data, off, buf)
 }
@@ -547,17 +550,27 @@ func (s *Store) Write(v globalvar.Var, off int, data []byte) error {
 	}
 	s.stats.Writes++
 	if s.writeStart(x, off, data) {
+		s.pollIfDue()
 		return nil
 	}
 	_, err = s.await(x)
 	return err
 }
 
-// cacheHit does the bookkeeping of an access served from this rank's copy,
-// including the occasional poll that keeps serving others.
+// cacheHit does the bookkeeping of an access served from this rank's copy.
+// A cached access polls once every pollEvery accesses (pollIfDue), so a
+// rank that only hits its cache still serves others; the poll comes after
+// the value is delivered, because a message handled in it may invalidate
+// the copy and hand its buffer to the pool, which the engine may fill with
+// the next message it receives (a fixed-home read returned such a value
+// under mpirun: an unknown value in dsm check).
 func (s *Store) cacheHit(x *variable) {
 	s.touch(x)
 	s.polls++
+}
+
+// pollIfDue serves what has arrived, once every pollEvery cached accesses.
+func (s *Store) pollIfDue() {
 	if s.polls >= pollEvery {
 		s.polls = 0
 		for s.pollOnce() {
