@@ -67,7 +67,8 @@ const minProcs = 2
 // kernel call (perf: 29,000 in 20,000 k-k-access repetitions at k = 8,
 // l = 16 KiB, against 1,100 for the same loop in C), which put commcost at
 // 1.6x the C reference there. With an idle second P the monitor leaves
-// calls of up to 10 ms alone: 0.98x (scripts/bench_kk_vs_c.sh, 5 rounds).
+// calls of up to 10 ms alone: 0.98x (the k-k-access cells of
+// scripts/bench_vs_c.sh, 5 rounds).
 // The second P only runs when there is Go work, e.g. garbage collection.
 // A GOMAXPROCS set in the environment is respected.
 func keepSpareP() {
