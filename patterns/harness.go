@@ -204,19 +204,26 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 		}
 	}
 	m.Summary = results.Summarize(m.Samples)
-	// Ranks' spread: every rank's median own time over the repetitions it
-	// took part in (Rep returned > 0). A rank that never took part has
-	// median 0 and is left out, so idle ranks do not pull the minimum and
-	// average to zero.
+	if err := m.rankSpread(c, own); err != nil {
+		return Measurement{}, err
+	}
+	return m, nil
+}
+
+// rankSpread sets the ranks' spread: every rank's median own time over the
+// repetitions it took part in (own holds those, the times > 0). A rank that
+// never took part has median 0 and is left out, so idle ranks do not pull
+// the minimum and average to zero. It is collective.
+func (m *Measurement) rankSpread(c mpi.Comm, own []float64) error {
 	med := []float64{0} // a rank that never took part
 	if len(own) > 0 {
 		med[0] = results.Median(own)
 	}
 	all := make([]float64, c.Size())
 	if err := mpi.AllgatherFloat64s(c, med, all); err != nil {
-		return Measurement{}, err
+		return err
 	}
-	m.RankMin, m.RankMax = math.Inf(1), math.Inf(-1)
+	m.RankMin, m.RankMax, m.RankAvg = math.Inf(1), math.Inf(-1), 0
 	taking := 0
 	for _, v := range all {
 		if v == 0 {
@@ -232,7 +239,7 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 	} else {
 		m.RankAvg /= float64(taking)
 	}
-	return m, nil
+	return nil
 }
 
 // Scaled returns m with every time multiplied by f: the samples, their
@@ -255,7 +262,8 @@ func (m Measurement) Scaled(f float64) Measurement {
 // waiting in a collective for one that has given up. The failing rank
 // returns its own error. (A rank that fails in the middle of point-to-point
 // traffic can still leave its peers blocked; only the launcher ends that.)
-var ErrPeerFailed = errors.New("another rank failed in the same repetition")
+// It is mpi.ErrPeerFailed, which batch kernels return in the same case.
+var ErrPeerFailed = mpi.ErrPeerFailed
 
 // collectiveFailure tells every rank whether any rank's err is non-nil: the
 // failing ranks get their own error back, the others ErrPeerFailed.
