@@ -23,7 +23,12 @@ type pt2ptFlags struct {
 	measureFlags
 	sizes  []int
 	window int
+	osu    bool
 }
+
+// osuExclusive are the flags --osu fixes itself: OSU's loop and skip
+// counts, one repetition, OSU's window.
+var osuExclusive = []string{"iters", "warmup", "min-reps", "max-reps", "max-time", "rel-ci", "window"}
 
 func parsePt2pt(name string, args []string, stderr io.Writer, defSizes string) (*pt2ptFlags, error) {
 	fs := newFlagSet(name, stderr)
@@ -33,11 +38,24 @@ func parsePt2pt(name string, args []string, stderr io.Writer, defSizes string) (
 	if name == "bandwidth" {
 		fs.IntVar(&f.window, "window", patterns.OSUWindow, "messages in flight per window")
 	}
+	osuLoop := "10000 round trips up to 8K, 1000 above, after 100 (10) untimed; the mean half round trip"
+	if name == "bandwidth" {
+		osuLoop = "100 windows of 64 up to 8K, 20 above, after 10 (2) untimed; the bandwidth of the loop"
+	}
+	fs.BoolVar(&f.osu, "osu", false, "OSU 5.3's methodology, for a figure to put next to osu_"+map[string]string{"pingpong": "latency", "bandwidth": "bw"}[name]+
+		"'s: one pass of its loop ("+osuLoop+") per size instead of repetitions and their median")
 	if err := parseFlags(fs, args, false); err != nil {
 		return nil, err
 	}
 	if err := f.check(fs); err != nil {
 		return nil, err
+	}
+	if f.osu {
+		for _, name := range osuExclusive {
+			if f.set[name] {
+				return nil, usagef("--%s with --osu: --osu fixes the iterations, repetitions and window as OSU 5.3 does; drop one of them", name)
+			}
+		}
 	}
 	if name == "bandwidth" && f.window < 1 {
 		return nil, usagef("--window %d: must be an integer >= 1", f.window)
@@ -68,6 +86,9 @@ func runPingPong(args []string, stdout, stderr io.Writer) error {
 func pingPongSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
 	for _, n := range f.sizes {
 		p := patterns.PingPong{Bytes: n, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
+		if f.osu {
+			p = p.OSU()
+		}
 		if _, err := measurePoint(c, emit, p, meta); err != nil {
 			return err
 		}
@@ -88,6 +109,9 @@ func runBandwidth(args []string, stdout, stderr io.Writer) error {
 func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
 	for _, n := range f.sizes {
 		b := patterns.Bandwidth{Bytes: n, Window: f.window, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
+		if f.osu {
+			b = b.OSU()
+		}
 		if _, err := measurePoint(c, emit, b, meta); err != nil {
 			return err
 		}
