@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/commcost/commcost/globalvar"
-	"github.com/commcost/commcost/model"
-	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -360,55 +358,6 @@ func SplitAccess(s *Store, pt SplitPoint, bc BenchConfig) (results.Record, error
 	k, l := splitAccess(d, pt.Version, s.cfg)
 	rec.Derived = map[string]float64{"k": float64(k), "l": float64(l)}
 	return rec, nil
-}
-
-// SetSplitFunc sets the k0, l0 rule of splitting version 3 on this rank.
-func (s *Store) SetSplitFunc(f SplitFunc) { s.cfg.SplitFunc = f }
-
-// ModelSplit is the version-3 rule from a fitted trilinear model: for an
-// access of d bytes, the whole-packet optimum model.OptimalSplit gives (paper
-// 000, section 7), never below minPacket bytes per packet. Without an
-// interior optimum (a1 or a2 not positive) it falls back to one packet.
-func ModelSplit(tr *model.Trilinear, minPacket int) SplitFunc {
-	minPacket = max(minPacket, 1)
-	return func(d int) (int, int) {
-		if d <= 0 {
-			return 1, 0
-		}
-		sp, err := model.OptimalSplit(tr, float64(d))
-		if err != nil {
-			return 1, d
-		}
-		k := min(max(sp.KInt, 1), max(d/minPacket, 1))
-		l := (d + k - 1) / k
-		return (d + l - 1) / l, l
-	}
-}
-
-// BcastSplit makes every application rank use the version-3 rule fitted on
-// application rank 0: rank 0 passes tr (the others nil) and every rank gets
-// the same ModelSplit. Collective over the application ranks.
-func BcastSplit(s *Store, tr *model.Trilinear, minPacket int) (SplitFunc, error) {
-	coef := make([]float64, 9)
-	if s.me == 0 && tr != nil {
-		coef[8] = 1
-		for i := range 8 {
-			coef[i] = tr.Coef(i)
-		}
-	}
-	if err := mpi.BcastFloat64s(s.app, coef, 0); err != nil {
-		return nil, err
-	}
-	if coef[8] == 0 {
-		return nil, fmt.Errorf("emulate: no fitted trilinear model on application rank 0")
-	}
-	t := &model.Trilinear{}
-	for i := range 8 {
-		t.C[7-i].Value = coef[i]
-	}
-	f := ModelSplit(t, minPacket)
-	s.SetSplitFunc(f)
-	return f, nil
 }
 
 func pointKey(bench string, xs ...int) uint64 {

@@ -30,7 +30,10 @@ func (t *Topology) RoleOf(rank int) Role {
 // loop on every service rank. Collective over world, whose size must be
 // cfg.Topology.Ranks(). The store is closed after fn returns (fn may close
 // it itself). If fn fails on any application rank, that rank tells every
-// rank to stop, so the others return ErrAborted instead of waiting forever.
+// rank to stop, so the others return ErrAborted instead of waiting forever;
+// but an error fn returns after closing the store itself is one every
+// application rank reached (Close is collective and the service ranks have
+// shut down), so nothing is aborted and the service ranks return nil.
 //
 // The network traffic uses a duplicate of world, so it never matches the
 // caller's own messages; Store.AppComm is the Split of world to the
@@ -72,7 +75,7 @@ func Run(world mpi.Comm, cfg Config, fn func(s *Store) error) (err error) {
 	if role.App >= 0 {
 		s := newStore(net, sub, cfg)
 		err = fn(s)
-		if err != nil && !errors.Is(err, ErrAborted) && !errors.Is(err, ErrStalled) {
+		if err != nil && !s.closed && !errors.Is(err, ErrAborted) && !errors.Is(err, ErrStalled) {
 			s.abort()
 		} else if err == nil {
 			err = s.Close()

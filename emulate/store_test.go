@@ -276,6 +276,39 @@ func TestAbort(t *testing.T) {
 	}
 }
 
+// TestClosedThenFailed: an error every application rank returns after
+// closing the store itself (a verdict they all reached) aborts nothing:
+// every application rank returns it, and every service rank returns nil.
+func TestClosedThenFailed(t *testing.T) {
+	verdict := errors.New("verdict")
+	top, err := Parse("SE(2)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, top.Ranks())
+	err = local.RunWith(local.Options{Timeout: 60 * time.Second}, top.Ranks(), func(c mpi.Comm) error {
+		errs[c.Rank()] = Run(c, Config{Topology: top, StallTimeout: 20 * time.Second}, func(s *Store) error {
+			if err := s.Close(); err != nil {
+				return err
+			}
+			return verdict
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, e := range errs {
+		role := top.RoleOf(r)
+		if role.App >= 0 && e != verdict {
+			t.Errorf("application rank %d: %v, want the verdict itself", r, e)
+		}
+		if role.App < 0 && e != nil {
+			t.Errorf("service rank %d: %v, want nil (shut down in order, not aborted)", r, e)
+		}
+	}
+}
+
 // TestStallDetected: an application rank whose entry node never answers
 // reports ErrStalled after the stall timeout instead of waiting forever.
 func TestStallDetected(t *testing.T) {

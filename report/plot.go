@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -194,15 +193,7 @@ func Plot(m model.Model, recs []results.Record, format, title string) ([]byte, e
 	if dropped > 0 {
 		p.Title.Text += fmt.Sprintf(" (%d zero-size points not on the log axis)", dropped)
 	}
-	wt, err := p.WriterTo(8*vg.Inch, 6*vg.Inch, format)
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	return buf.Bytes(), nil
+	return render(p, format)
 }
 
 // predictCurve evaluates the model along x in [lo, hi] (200 points,

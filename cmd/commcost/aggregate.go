@@ -122,6 +122,13 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	for _, op := range f.ops {
+		qs := 1
+		if op == patterns.AggQShift {
+			qs = len(f.q)
+		}
+		f.points += qs * len(f.impls) * len(f.sizes)
+	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		for _, op := range f.ops {
 			qs := []int{0}

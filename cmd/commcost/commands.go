@@ -5,26 +5,204 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
+	"strings"
 )
 
-// command is one subcommand. Each lives in its own file and registers itself
-// from init, so subcommands can be added without touching the dispatcher.
+// command is one node of the subcommand tree: a leaf runs, a group (run
+// nil) dispatches to its children. Each registers itself from its own
+// file's init with a path name: register(command{name: "dsm check", ...})
+// puts "check" under the group "dsm", in any order of the files. The
+// dispatcher and every usage text are made from the tree, so the usage
+// lines list exactly the subcommands that run.
 type command struct {
-	name    string
-	summary string
-	// run gets the arguments after the subcommand name. Bad input is
-	// reported by returning a *usageError (exit status 2).
+	name    string // path from the top: "pingpong", "dsm", "dsm check"
+	summary string // what it does, one paragraph (wrapped when printed)
+	// run gets the arguments after the subcommand's path. Bad input is
+	// reported by returning a *usageError (exit status 2). nil for a group.
 	run func(args []string, stdout, stderr io.Writer) error
+	// more is printed in a group's usage after its list of subcommands:
+	// what the children share, examples.
+	more string
 }
 
-var commands = map[string]command{}
+// node is a command in the tree.
+type node struct {
+	command
+	registered bool
+	children   map[string]*node
+	order      []string // children's names as registered
+}
 
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
+// root is the tree of every subcommand; its own name is empty.
+var root = newTree()
+
+func newTree() *node { return &node{children: map[string]*node{}} }
+
+// register adds c to the tree of subcommands (from an init function).
+func register(c command) { root.register(c) }
+
+// register puts c at its path below n, creating the groups on the way as
+// placeholders that their own registration fills in; a path registered twice
+// is a programming error (panic).
+func (n *node) register(c command) {
+	path := strings.Fields(c.name)
+	if len(path) == 0 {
+		panic("commcost: command without a name")
+	}
+	for i, p := range path {
+		child := n.children[p]
+		if child == nil {
+			// A placeholder until its own registration, which may come
+			// from a file initialised later.
+			child = &node{command: command{name: strings.Join(path[:i+1], " ")}, children: map[string]*node{}}
+			n.children[p] = child
+			n.order = append(n.order, p)
+		}
+		n = child
+	}
+	if n.registered {
 		panic("commcost: command registered twice: " + c.name)
 	}
-	commands[c.name] = c
+	c.name = strings.Join(path, " ")
+	n.command, n.registered = c, true
+}
+
+// lookup finds the node of a path ("dsm check"), or nil.
+func lookup(name string) *node {
+	n := root
+	for _, p := range strings.Fields(name) {
+		if n = n.children[p]; n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// names are the children's names: a group's in the order its file
+// registers them (an experiment's steps read in order), the top level's
+// sorted (they come from many files).
+func (n *node) names() []string {
+	if n.name == "" {
+		return slices.Sorted(slices.Values(n.order))
+	}
+	return n.order
+}
+
+// dispatch runs the leaf that args name below n.
+func (n *node) dispatch(args []string, stdout, stderr io.Writer) error {
+	if n.run != nil {
+		return n.run(args, stdout, stderr)
+	}
+	if len(args) == 0 {
+		n.usage(stderr)
+		if n.name == "" {
+			return usagef("no subcommand given")
+		}
+		return usagef("%s needs a subcommand: %s", n.name, orList(n.names()))
+	}
+	switch args[0] {
+	case "help", "-h", "--help":
+		return n.help(args[1:], stdout)
+	}
+	c, ok := n.children[args[0]]
+	if !ok {
+		if n.name == "" {
+			return usagef("unknown subcommand %q (run 'commcost help' for the list)", args[0])
+		}
+		return usagef("%s %q: unknown subcommand; accepted: %s", n.name, args[0], strings.Join(n.names(), ", "))
+	}
+	return c.dispatch(args[1:], stdout, stderr)
+}
+
+// help prints the usage of the command that path names below n on stdout:
+// a group's list, or a leaf's flags.
+func (n *node) help(path []string, stdout io.Writer) error {
+	start := strings.Fields(n.name)
+	for i, p := range path {
+		c, ok := n.children[p]
+		if !ok {
+			return usagef("help %s: no such subcommand (run 'commcost help' for the list)", strings.Join(append(start, path[:i+1]...), " "))
+		}
+		n = c
+	}
+	if n.run == nil {
+		n.usage(stdout)
+		return nil
+	}
+	// A leaf prints its flags when asked with --help (on its stderr, then
+	// flag.ErrHelp); asked through help, that is the output. Not -h: the
+	// k-access patterns have a flag --h.
+	if err := n.run([]string{"--help"}, stdout, stdout); !errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return nil
+}
+
+// usageWidth is the width usage text is wrapped to.
+const usageWidth = 80
+
+// usage prints a group's usage: its summary, its subcommands with theirs
+// (a group's own children named after its summary), and its more text.
+func (n *node) usage(w io.Writer) {
+	if n.name == "" {
+		fmt.Fprintln(w, "usage: commcost <subcommand> [flags]   (run under mpirun or srun)")
+	} else {
+		fmt.Fprintf(w, "usage: commcost %s <subcommand> [flags]\n\n", n.name)
+		fmt.Fprint(w, wrap(n.summary, "", usageWidth))
+	}
+	fmt.Fprintln(w, "\nsubcommands:")
+	names := n.names()
+	width := 0
+	for _, name := range names {
+		width = max(width, len(name))
+	}
+	for _, name := range names {
+		c := n.children[name]
+		summary := c.summary
+		if c.run == nil {
+			summary += ": " + strings.Join(c.names(), ", ")
+		}
+		indent := strings.Repeat(" ", 2+width+2)
+		text := wrap(summary, indent, usageWidth)
+		fmt.Fprintf(w, "  %-*s  %s", width, name, strings.TrimPrefix(text, indent))
+	}
+	if n.more != "" {
+		fmt.Fprintf(w, "\n%s", n.more)
+	}
+	if n.name == "" {
+		fmt.Fprintln(w, "\n'commcost <subcommand> --help' lists a subcommand's flags;")
+		fmt.Fprintln(w, "'commcost help <subcommand>...' prints the same on stdout.")
+	} else {
+		fmt.Fprintf(w, "\n'commcost %s <subcommand> --help' lists its flags.\n", n.name)
+	}
+}
+
+// wrap breaks text into lines of at most width columns (a longer word gets
+// a line of its own), each starting with indent and ending in a newline.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && len(line)+1+len(word) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // usageError is bad user input: the message names the flag and the accepted
@@ -67,40 +245,25 @@ func exitCode(err error, stderr io.Writer) int {
 
 // run is the whole program: main only maps its error to an exit status.
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		usage(stderr)
-		return usagef("no subcommand given")
-	}
-	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(stdout)
-		return nil
-	}
-	c, ok := commands[args[0]]
-	if !ok {
-		return usagef("unknown subcommand %q (run 'commcost help' for the list)", args[0])
-	}
-	return c.run(args[1:], stdout, stderr)
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: commcost <subcommand> [flags]   (run under mpirun or srun)")
-	fmt.Fprintln(w, "\nsubcommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintln(w, "\n'commcost <subcommand> -h' lists a subcommand's flags.")
+	return root.dispatch(args, stdout, stderr)
 }
 
 // newFlagSet returns a flag set whose errors are returned, not printed and
 // exited on, so that bad flags become usage errors (exit 2).
+// Its usage text is the command's summary from the tree, then the flags.
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("commcost "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: commcost %s [flags]\n\n", name)
+		if n := lookup(name); n != nil && n.summary != "" {
+			fmt.Fprint(w, wrap(n.summary, "", usageWidth))
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "flags:")
+		fs.PrintDefaults()
+	}
 	return fs
 }
 

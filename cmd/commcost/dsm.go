@@ -14,49 +14,19 @@ import (
 )
 
 func init() {
-	register(command{name: "dsm", summary: "DIVA global variables (paper 004): check (coherence), matsquare (congestion, time), overhead", run: runDSM})
+	register(command{name: "dsm", summary: "DIVA global variables (paper 004)", more: dsmMore})
+	register(command{name: "dsm check", summary: "the coherence suite on every strategy: randomized reads and writes with versioned values (stale, torn and unknown reads), racing partial writes, a lock-protected counter, the error contract; exit 1 on any violation", run: runDSMCheck})
+	register(command{name: "dsm matsquare", summary: "the matrix square A := A*A of paper 004, section 3.1, over each strategy and the hand-optimised message passing: congestion under dimension-order routing on the virtual mesh, and time", run: runDSMMatSquare})
+	register(command{name: "dsm overhead", summary: "the library's own cost per access: cached read, cached write, the store's barrier against MPI's (on idle ranks)", run: runDSMOverhead})
 }
 
-const dsmUsage = `usage: commcost dsm <check|matsquare> [flags]
-
-  check      the coherence suite on every strategy: randomized reads and
-             writes with versioned values (stale, torn and unknown reads),
-             racing partial writes, a lock-protected counter, the error
-             contract; exit 1 on any violation
-  matsquare  the matrix square A := A*A of paper 004, section 3.1, over each
-             strategy and the hand-optimised message passing: congestion
-             under dimension-order routing on the virtual mesh, and time
-  overhead   the library's own cost per access: cached read, cached write,
-             the store's barrier against MPI's (on idle ranks)
-
-Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any
+const dsmMore = `Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any
 tree-L-K with L in {2,4}, K >= L); matsquare also takes hand.
 Examples:
   commcost dsm check --backend local --np 64
   mpirun -np 4 --oversubscribe --mca mpi_yield_when_idle 1 commcost dsm check
   commcost dsm matsquare --backend local --np 1024 --blocks 4096 --kernel sum
-
-'commcost dsm <subcommand> -h' lists its flags.
 `
-
-func runDSM(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, dsmUsage)
-		return usagef("dsm needs a subcommand: check, matsquare or overhead")
-	}
-	switch args[0] {
-	case "check":
-		return runDSMCheck(args[1:], stdout, stderr)
-	case "matsquare":
-		return runDSMMatSquare(args[1:], stdout, stderr)
-	case "overhead":
-		return runDSMOverhead(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, dsmUsage)
-		return nil
-	}
-	return usagef("dsm %q: unknown subcommand; accepted: check, matsquare, overhead", args[0])
-}
 
 // allDSMStrategies is every strategy and variant the paper evaluates.
 const allDSMStrategies = "fixed-home,tree-2,tree-4,tree-16,tree-2-4,tree-4-16"
@@ -176,65 +146,79 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 		return usagef("--memory %s: smaller than one coherence variable (%d bytes = --slots x 16)", d.memory, *slots*16)
 	}
 	ccfg := storecheck.CoherenceConfig{Ops: *ops, Vars: *vars, Slots: *slots, WriteFraction: *wf, Seed: d.seed}
-	failed := 0
-	err := runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	return runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = d.seed
-		for _, name := range d.list {
-			cfg := d.config(name)
-			works := []struct {
-				name string
-				run  func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error)
-			}{
-				{"coherence", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.Coherence(c, s, ccfg)
-				}},
-				{"torn-reads", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.TornReads(c, s, 200, 32, d.seed)
-				}},
-				{"disjoint-writes", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.DisjointWrites(c, s, 20)
-				}},
-				{"lock-counter", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-					return storecheck.LockCounter(c, s, 30, 3, d.seed)
-				}},
-				{"errors", storecheck.Errors},
+		return dsmCheckWorld(c, &d, ccfg, stderr, meta, emit)
+	})
+}
+
+// dsmCheckWorld runs every workload over every strategy on the ranks of c,
+// one record each, and returns the verdict on every rank.
+func dsmCheckWorld(c mpi.Comm, d *dsmFlags, ccfg storecheck.CoherenceConfig, stderr io.Writer, meta results.Meta, emit func(results.Record) error) error {
+	failed := 0 // workloads with violations; rank 0 holds the reports
+	for _, name := range d.list {
+		cfg := d.config(name)
+		for _, w := range dsmCheckWorkloads(ccfg, d.seed) {
+			s, err := divalib.New(c, cfg)
+			if err != nil {
+				return agree(c, usagef("%s: %v", name, err))
 			}
-			for _, w := range works {
-				s, err := divalib.New(c, cfg)
-				if err != nil {
-					return agree(c, usagef("%s: %v", name, err))
-				}
-				t0 := c.Wtime()
-				rep, err := w.run(c, s)
-				if err != nil {
-					return err
-				}
-				if err := s.Close(); err != nil {
-					return err
-				}
-				el := c.Wtime() - t0
-				if c.Rank() != 0 {
-					continue
-				}
-				if rep.Err() != nil {
-					failed++
-					fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", name, w.name, rep.Err())
-				}
-				rec := divalib.CheckRecord(name, w.name, s.Mesh(), d.memBytes, rep, el, meta)
-				if err := emit(rec); err != nil {
-					return err
-				}
+			t0 := c.Wtime()
+			rep, err := w.run(c, s)
+			if err != nil {
+				return err
+			}
+			if err := s.Close(); err != nil {
+				return err
+			}
+			el := c.Wtime() - t0
+			if c.Rank() != 0 {
+				continue
+			}
+			if rep.Err() != nil {
+				failed++
+				fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", name, w.name, rep.Err())
+			}
+			rec := divalib.CheckRecord(name, w.name, s.Mesh(), d.memBytes, rep, el, meta)
+			if err := emit(rec); err != nil {
+				return err
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
+	// The reports are rank 0's (storecheck): the verdict is made every
+	// rank's, so that all end with exit 1, the message printed once, and
+	// nobody aborts the job.
+	var verdict error
 	if failed > 0 {
-		return fmt.Errorf("dsm check: %d workload(s) with violations", failed)
+		verdict = fmt.Errorf("dsm check: %d workload(s) with violations", failed)
 	}
-	return nil
+	return agree(c, verdict)
+}
+
+// dsmWorkload is one workload of dsm check, run on every rank.
+type dsmWorkload struct {
+	name string
+	run  func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error)
+}
+
+// dsmCheckWorkloads are the workloads dsm check runs over every strategy
+// (a variable so that a test can add one that finds violations).
+var dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []dsmWorkload {
+	return []dsmWorkload{
+		{"coherence", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.Coherence(c, s, ccfg)
+		}},
+		{"torn-reads", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.TornReads(c, s, 200, 32, seed)
+		}},
+		{"disjoint-writes", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.DisjointWrites(c, s, 20)
+		}},
+		{"lock-counter", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			return storecheck.LockCounter(c, s, 30, 3, seed)
+		}},
+		{"errors", storecheck.Errors},
+	}
 }
 
 func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {

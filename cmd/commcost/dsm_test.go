@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/divalib/storecheck"
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/mpi/mpirun"
 	"github.com/commcost/commcost/results"
 )
@@ -24,7 +30,7 @@ func TestDSMBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand"},
+		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand: check, matsquare or overhead"},
 		{"unknown subcommand", []string{"dsm", "sort"}, `dsm "sort": unknown subcommand`},
 		{"mesh does not match ranks", append([]string{"dsm", "check", "--np", "16", "--mesh", "3x5"}, local...), "--mesh 3x5 has 15 processors but --np is 16"},
 		{"mesh malformed", append([]string{"dsm", "check", "--mesh", "4by4"}, local...), "accepted form is ROWSxCOLS"},
@@ -63,11 +69,80 @@ func TestDSMLocal(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("matsquare: exit %d\n%s%s", code, stdout, errs)
 	}
+	code, stdout, errs = runCLI(t, "dsm", "overhead", "--backend", "local", "--np", "16", "--iters", "100", "--batches", "2", "--strategies", "tree-4", "--out", out, "--format", "csv")
+	if code != 0 {
+		t.Fatalf("overhead: exit %d\n%s%s", code, stdout, errs)
+	}
 	recs, err := results.ReadJSONLFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkDSMRecords(t, recs, 10, 3, "local", 16)
+	// Every kind of record names the virtual mesh alike, once: RxC.
+	for _, rec := range recs {
+		if rec.Params["mesh"] != "4x4" {
+			t.Errorf("%s %v: mesh %q, want 4x4", rec.Bench, rec.Params, rec.Params["mesh"])
+		}
+	}
+}
+
+// TestDSMCheckViolation: a workload with violations (found on rank 0, which
+// holds storecheck's verdict) fails dsm check on every rank alike: exit 1,
+// the violation and the verdict each printed once, the records written, and
+// a collective error, so that main finalises MPI instead of aborting the job.
+func TestDSMCheckViolation(t *testing.T) {
+	saved := dsmCheckWorkloads
+	defer func() { dsmCheckWorkloads = saved }()
+	dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []dsmWorkload {
+		return append(saved(ccfg, seed), dsmWorkload{"injected", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+			if err := s.Barrier(); err != nil {
+				return storecheck.Report{}, err
+			}
+			if c.Rank() != 0 {
+				return storecheck.Report{}, nil
+			}
+			return storecheck.Report{Ops: 1, Mismatches: 1, Problems: []string{"injected mismatch"}}, nil
+		}})
+	}
+	out := filepath.Join(t.TempDir(), "dsm.jsonl")
+	var stdout, stderr bytes.Buffer
+	err := run([]string{"dsm", "check", "--backend", "local", "--np", "4", "--ops", "200", "--strategies", "fixed-home", "--out", out}, &stdout, &stderr)
+	code := exitCode(err, &stderr)
+	if code != 1 || !collective(err) {
+		t.Fatalf("exit %d, collective %v (%v); want exit 1 from a verdict every rank shares", code, collective(err), err)
+	}
+	for _, want := range []string{"dsm check fixed-home injected: storecheck: 1 violations", "dsm check: 1 workload(s) with violations"} {
+		if n := strings.Count(stderr.String(), want); n != 1 {
+			t.Errorf("stderr has %q %d times, want once:\n%s", want, n, stderr.String())
+		}
+	}
+	recs, rerr := results.ReadJSONLFile(out)
+	if rerr != nil || len(recs) != 6 || recs[5].Counters["mismatches"] != 1 {
+		t.Errorf("%d records (%v), want 5 workloads + the injected one with its mismatch", len(recs), rerr)
+	}
+	// Every rank returns the verdict, not only rank 0.
+	errs := make([]error, 4)
+	lerr := local.Run(4, func(c mpi.Comm) error {
+		var d dsmFlags
+		fs := newFlagSet("dsm check", io.Discard)
+		d.register(fs, "fixed-home", 4)
+		if err := parseFlags(fs, nil, false); err != nil {
+			return err
+		}
+		if err := d.check(false); err != nil {
+			return err
+		}
+		errs[c.Rank()] = dsmCheckWorld(c, &d, storecheck.CoherenceConfig{Ops: 200, Seed: 1}, io.Discard, results.Meta{}, func(results.Record) error { return nil })
+		return nil
+	})
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	for r, e := range errs {
+		if !collective(e) || exitCode(e, io.Discard) != 1 {
+			t.Errorf("rank %d: %v, want the collective verdict with exit 1", r, e)
+		}
+	}
 }
 
 func checkDSMRecords(t *testing.T, recs []results.Record, wantChecks, wantSquares int, backend string, ranks int) {

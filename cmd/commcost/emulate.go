@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,54 +14,23 @@ import (
 	"github.com/commcost/commcost/emulate"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
-	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/optsplit"
 	"github.com/commcost/commcost/results"
 )
 
 func init() {
-	register(command{name: "emulate", summary: "service network of paper 000 on MPI ranks: info, kk, kaccess, split", run: runEmulate})
+	register(command{name: "emulate", summary: "the service network of paper 000 on MPI ranks", more: emulateMore})
+	register(command{name: "emulate info", summary: "the network and the partition of the world into application and service ranks (no MPI needed)", run: runEmulateInfo})
+	register(command{name: "emulate kk", summary: "k-k-access sweep (k, l, r) through the emulated network", run: runEmulateKK})
+	register(command{name: "emulate kaccess", summary: "k-access sweep (h, a, es): receive hot spots and asynchrony", run: runEmulateKAccess})
+	register(command{name: "emulate split", summary: "packet splitting, versions 1, 2, 3 (paper 000, section 7, Fig. 14): version 3's k0, l0 from the trilinear model of a calibration sweep or --fit FILE", run: runEmulateSplit})
+	register(command{name: "emulate selftest", summary: "functional check of the running network: reads return what was written, barriers hold, no hang under a hot spot, locks exclude, no message lost", run: runEmulateSelfTest})
 }
 
-const emulateUsage = `usage: commcost emulate <info|kk|kaccess|split> [flags]
-
-  info     the network and the partition of the world into application and
-           service ranks (no MPI needed)
-  kk       k-k-access sweep (k, l, r) through the emulated network
-  kaccess  k-access sweep (h, a, es): receive hot spots and asynchrony
-  split    packet splitting, versions 1, 2, 3 (paper 000, Fig. 14)
-  selftest functional check of the running network: reads return what was
-           written, barriers hold, no hang under a hot spot, locks exclude,
-           no message lost
-
-Networks: SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC). A network of
+const emulateMore = `Networks: SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC). A network of
 p application ranks and n service nodes runs on p + n ranks, e.g.
   mpirun -np 16 --oversubscribe --mca mpi_yield_when_idle 1 commcost emulate kk --net 'BF(2)'
-
-'commcost emulate <subcommand> -h' lists its flags.
 `
-
-func runEmulate(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, emulateUsage)
-		return usagef("emulate needs a subcommand: info, kk, kaccess, split or selftest")
-	}
-	switch args[0] {
-	case "info":
-		return runEmulateInfo(args[1:], stdout, stderr)
-	case "kk":
-		return runEmulateKK(args[1:], stdout, stderr)
-	case "kaccess":
-		return runEmulateKAccess(args[1:], stdout, stderr)
-	case "split":
-		return runEmulateSplit(args[1:], stdout, stderr)
-	case "selftest":
-		return runEmulateSelfTest(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, emulateUsage)
-		return nil
-	}
-	return usagef("emulate %q: unknown subcommand; accepted: info, kk, kaccess, split, selftest", args[0])
-}
 
 // parseNet reads --net into a topology, as a usage error naming the flag.
 func parseNet(s string) (*emulate.Topology, error) {
@@ -91,48 +61,48 @@ func runEmulateInfo(args []string, stdout, stderr io.Writer) error {
 	return emulate.WriteInfo(stdout, t, *routes)
 }
 
-// emuFlags are the flags every measuring emulate subcommand shares.
+// emuFlags are the flags every measuring emulate subcommand shares: the
+// pattern subcommands' measurement flags (repetitions, --sync, --seed,
+// output, backend) and the network's own.
 type emuFlags struct {
-	mf        measureFlags
+	patternFlags
 	netSpec   string
 	t         *emulate.Topology
 	placement string
-	seed      int64
 	moduleMem string
 	moduleB   int
 	window    int
 	linkSlots int
 	stall     float64
-	warmup    int
 	packetB   int // version-2 packet length (split only)
 	idleYield time.Duration
 	idleSleep time.Duration
-	syncName  string
-	sync      patterns.Sync
 }
 
-func (e *emuFlags) register(fs *flag.FlagSet) {
+// Defaults of the emulated measurements: a point through the emulated
+// network is slower and noisier than a plain one.
+const (
+	defaultEmuMaxReps = 100
+	defaultEmuMaxTime = 2.0 // seconds per point
+)
+
+func (e *emuFlags) register(fs *flag.FlagSet, what string) {
+	e.registerPattern(fs, patternSpec{name: "emulate " + what, sync: true, seed: true, warmupReps: true,
+		maxTime: defaultEmuMaxTime, maxReps: defaultEmuMaxReps})
+	// --np defaults to the ranks the network needs (check).
+	e.np = 0
+	fs.Lookup("np").DefValue = "0"
+	fs.Lookup("np").Usage = "ranks for --backend local (default: what the network needs)"
+	fs.Lookup("seed").Usage = "seed of the access patterns and of the hash placement (recorded in meta.seed)"
+	fs.Lookup("validate").Usage = "not used: the emulated accesses carry no check pattern (emulate selftest checks what reads return)"
 	fs.StringVar(&e.netSpec, "net", "BF(2)", "service `network`: SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC)")
 	fs.StringVar(&e.placement, "placement", "direct", "placement of the Store's variables: direct or hash (the drivers place one variable per module)")
-	fs.Int64Var(&e.seed, "seed", 1, "seed of the access patterns and of the hash placement")
 	fs.StringVar(&e.moduleMem, "module-mem", "64M", "memory of one module in bytes (K, M, G = 2^10, 2^20, 2^30)")
 	fs.IntVar(&e.window, "window", emulate.DefaultWindow, "requests an application rank keeps in flight")
 	fs.IntVar(&e.linkSlots, "link-slots", emulate.DefaultLinkSlots, "packet buffers per link and buffer class (bounded buffering)")
 	fs.Float64Var(&e.stall, "stall", emulate.DefaultStallTimeout.Seconds(), "seconds without progress before a stalled network is reported")
-	fs.IntVar(&e.warmup, "warmup", patterns.DefaultWarmupReps, "untimed warm-up repetitions per point")
-	fs.StringVar(&e.syncName, "sync", "barrier", "start of a repetition: barrier (of the application ranks) or window (agreed start on a synchronised clock)")
 	fs.DurationVar(&e.idleYield, "idle-yield", 50*time.Millisecond, "an idle rank polls with sched_yield this long before it sleeps (longer: lower latency, more CPU; local backend default 1ms)")
 	fs.DurationVar(&e.idleSleep, "idle-sleep", time.Millisecond, "longest sleep of an idle rank between polls (local backend default 50us)")
-	m := &e.mf
-	fs.Float64Var(&m.relCI, "rel-ci", patterns.DefaultRelCI, "repeat until the 95% CI of the median is within this fraction of the median")
-	fs.IntVar(&m.minReps, "min-reps", patterns.DefaultMinReps, "minimum timed repetitions per point")
-	fs.IntVar(&m.maxReps, "max-reps", 100, "maximum timed repetitions per point")
-	fs.Float64Var(&m.maxTime, "max-time", 2, "seconds of timed repetitions per point before stopping")
-	fs.BoolVar(&m.samples, "samples", false, "keep every repetition's time in the records")
-	fs.Var(&m.format, "format", "output `format` on stdout: "+results.FormatNames)
-	fs.StringVar(&m.out, "out", "", "append records to this JSON Lines `file`, flushed one record at a time")
-	fs.StringVar(&m.backend, "backend", backendNative, "native (system MPI, under mpirun) or local (goroutine ranks; not a network measurement)")
-	fs.IntVar(&m.np, "np", 0, "ranks for --backend local (default: what the network needs)")
 }
 
 // check validates the shared flags after parsing.
@@ -141,15 +111,18 @@ func (e *emuFlags) check(fs *flag.FlagSet) error {
 	if e.t, err = parseNet(e.netSpec); err != nil {
 		return err
 	}
-	if e.mf.np == 0 {
-		e.mf.np = e.t.Ranks()
+	if e.np == 0 {
+		e.np = e.t.Ranks()
 	}
-	if err := e.mf.check(fs); err != nil {
+	if err := e.checkPattern(fs); err != nil {
 		return err
 	}
-	if e.mf.backend == backendLocal {
-		if err := e.t.CheckRanks(e.mf.np); err != nil {
-			return usagef("--np %d: %v", e.mf.np, err)
+	if e.set["validate"] {
+		return usagef("--validate: the emulated accesses carry no check pattern; 'commcost emulate selftest' checks what reads return")
+	}
+	if e.backend == backendLocal {
+		if err := e.t.CheckRanks(e.np); err != nil {
+			return usagef("--np %d: %v", e.np, err)
 		}
 	}
 	if _, err := emulate.ParsePlacement(e.placement); err != nil {
@@ -166,12 +139,6 @@ func (e *emuFlags) check(fs *flag.FlagSet) error {
 	}
 	if !(e.stall > 0) || math.IsInf(e.stall, 0) {
 		return usagef("--stall %v: must be a positive number of seconds", e.stall)
-	}
-	if e.warmup < 0 {
-		return usagef("--warmup %d: must be an integer >= 0", e.warmup)
-	}
-	if e.sync, err = patterns.ParseSync(e.syncName); err != nil {
-		return usagef("--sync %s: accepted values are barrier and window", e.syncName)
 	}
 	if e.idleYield <= 0 {
 		return usagef("--idle-yield %v: must be a positive duration, e.g. 5ms", e.idleYield)
@@ -199,25 +166,18 @@ func (e *emuFlags) config() emulate.Config {
 	}
 	// Unset idle flags leave the package's defaults, which differ between
 	// the native and the local backend.
-	if e.mf.set["idle-yield"] {
+	if e.set["idle-yield"] {
 		cfg.Idle.YieldFor = e.idleYield
 	}
-	if e.mf.set["idle-sleep"] {
+	if e.set["idle-sleep"] {
 		cfg.Idle.MaxSleep = e.idleSleep
 	}
 	return cfg
 }
 
 func (e *emuFlags) bench(meta results.Meta) emulate.BenchConfig {
-	w := e.warmup
-	if w == 0 {
-		w = -1 // patterns.Reps: negative means none
-	}
 	meta.Seed = e.seed
-	return emulate.BenchConfig{
-		Reps: patterns.Reps{Warmup: w, MinReps: e.mf.minReps, MaxReps: e.mf.maxReps, MaxTime: e.mf.maxTime, RelCI: e.mf.relCI, Sync: e.sync},
-		Seed: e.seed, Meta: meta,
-	}
+	return emulate.BenchConfig{Reps: e.patternReps(), Seed: e.seed, Meta: meta}
 }
 
 // rankCheck refuses a world that does not fit the network (usage error,
@@ -237,13 +197,40 @@ func (e *emuFlags) rankCheck(what string) func(c mpi.Comm) error {
 
 // run starts the emulation under the chosen backend and calls body on every
 // application rank; emit writes a record on world rank 0 (application 0).
-func (e *emuFlags) run(what string, stdout io.Writer, body func(s *emulate.Store, bc emulate.BenchConfig, emit func(results.Record) error) error) error {
-	return runMeasured(&e.mf, stdout, e.rankCheck(what), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		bc := e.bench(meta)
-		return emulate.Run(c, e.config(), func(s *emulate.Store) error {
-			return body(s, bc, emit)
-		})
+func (e *emuFlags) run(what string, stdout io.Writer, body emuBody) error {
+	return runMeasured(&e.measureFlags, stdout, e.rankCheck(what), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return e.emulation(c, what, e.bench(meta), emit, body)
 	})
+}
+
+// emuBody is what a measuring emulate subcommand does on an application rank.
+type emuBody func(s *emulate.Store, bc emulate.BenchConfig, emit func(results.Record) error) error
+
+// emulation runs the network on the ranks of c and body on its application
+// ranks. A verdict every application rank reaches (optsplit.ModelError)
+// shuts the network down in order rather than aborting it, and is then
+// agreed over the whole world (the service ranks return nil from
+// emulate.Run), so that every rank ends alike, the message printed once,
+// without MPI_Abort.
+func (e *emuFlags) emulation(c mpi.Comm, what string, bc emulate.BenchConfig, emit func(results.Record) error, body emuBody) error {
+	err := emulate.Run(c, e.config(), func(s *emulate.Store) error {
+		err := body(s, bc, emit)
+		if errors.As(err, new(*optsplit.ModelError)) {
+			if cerr := s.Close(); cerr != nil {
+				return cerr
+			}
+		}
+		return err
+	})
+	var me *optsplit.ModelError
+	if err != nil && !errors.As(err, &me) {
+		return err
+	}
+	var mine error
+	if me != nil && me.Reporter {
+		mine = fmt.Errorf("emulate %s: %w", what, err)
+	}
+	return agree(c, mine)
 }
 
 // parseOps reads --op: read, write or both.
@@ -278,7 +265,7 @@ func portion(v float64) bool { return v > 0 && v <= 1 }
 func runEmulateKK(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("emulate kk", stderr)
 	var e emuFlags
-	e.register(fs)
+	e.register(fs, "kk")
 	ks := fs.String("k", "1,2,4,8", "send hot spots k (packets per accessing rank): list or power-of-two range")
 	ls := fs.String("l", "64,1K,8K,64K", "packet lengths l in bytes: list or power-of-two range (1:4K)")
 	rs := fs.String("r", "0.25,0.5,1", "portions r of accessing application ranks, each in (0, 1]")
@@ -335,7 +322,7 @@ func runEmulateKK(args []string, stdout, stderr io.Writer) error {
 func runEmulateKAccess(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("emulate kaccess", stderr)
 	var e emuFlags
-	e.register(fs)
+	e.register(fs, "kaccess")
 	ks := fs.String("k", "5", "send hot spots k: list or power-of-two range")
 	ls := fs.String("l", "256", "packet lengths l in bytes")
 	hs := fs.String("h", "1/p,0.5,1", "receive hot spots h in [1/p, 1]: the portion of ranks hitting one module in a step; 1/p is none")
@@ -411,15 +398,14 @@ func runEmulateKAccess(args []string, stdout, stderr io.Writer) error {
 func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("emulate split", stderr)
 	var e emuFlags
-	e.register(fs)
+	e.register(fs, "split")
 	ints := fs.String("ints", "16,64,256,1K,4K,16K,64K", "variable sizes in integers of 4 bytes (Fig. 14: 16 ... 64K)")
 	vs := fs.String("versions", "1,2,3", "splitting versions: 1 one packet, 2 fixed --packet bytes, 3 k0, l0 from the fitted model")
 	packet := fs.String("packet", "4K", "packet length of version 2 in bytes")
 	minPacket := fs.String("min-packet", "64", "smallest packet version 3 may choose, in bytes")
 	fitFile := fs.String("fit", "", "JSON Lines `file` of kkaccess records of this network to fit the model of version 3 (default: measure a calibration sweep first)")
-	ck := fs.String("calib-k", "1,2,4,8", "calibration sweep: send hot spots k")
-	cl := fs.String("calib-l", "64,1K,8K,64K", "calibration sweep: packet lengths l in bytes")
-	cr := fs.String("calib-r", "0.5,1", "calibration sweep: portions r")
+	var cal calFlags
+	cal.register(fs, "1,2,4,8", "64,1K,8K,64K", "0.5,1", 1)
 	if err := parseFlags(fs, args, false); err != nil {
 		return err
 	}
@@ -436,11 +422,9 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 		if err != nil || v < 1 || v > 3 {
 			return usagef("--versions %s: accepted values are 1, 2, 3 as a list (e.g. 1,2,3)", *vs)
 		}
-		if !slices.Contains(versions, emulate.SplitVersion(v)) {
-			versions = append(versions, emulate.SplitVersion(v))
-		}
+		versions = append(versions, emulate.SplitVersion(v))
 	}
-	slices.Sort(versions)
+	versions = dedupe(versions)
 	pk, err := parseSize(*packet)
 	if err != nil || pk < 1 {
 		return usagef("--packet %s: packet length must be a size >= 1 byte, e.g. 4K", *packet)
@@ -449,118 +433,52 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 	if err != nil || mp < 1 {
 		return usagef("--min-packet %s: must be a size >= 1 byte, e.g. 64", *minPacket)
 	}
-	maxD := slices.Max(iv) * emulate.IntBytes
 	e.packetB = pk
-	if err := e.fitsModule("ints", *ints, maxD); err != nil {
+	if err := e.fitsModule("ints", *ints, slices.Max(iv)*emulate.IntBytes); err != nil {
 		return err
 	}
-	needModel := slices.Contains(versions, emulate.SplitModel)
 	var fitted *model.Trilinear
-	var calK, calL []int
-	var calR []float64
-	if needModel && *fitFile != "" {
+	var grid optsplit.Grid
+	switch {
+	case !slices.Contains(versions, emulate.SplitModel):
+		// Versions 1 and 2 need no model: a model source would be ignored.
+		if e.set["fit"] {
+			return usagef("--fit %s: only version 3 uses a model, and --versions %s leaves it out", *fitFile, *vs)
+		}
+		if err := cal.refuseWith(e.set, "--versions "+*vs+" (only version 3 uses the model)"); err != nil {
+			return err
+		}
+	case *fitFile != "":
+		if err := cal.refuseWith(e.set, "--fit "+*fitFile); err != nil {
+			return err
+		}
 		if fitted, err = fitFromFile(*fitFile, e.t.Name()); err != nil {
 			return err
 		}
-	} else if needModel {
-		if calK, err = parseIntGrid("calib-k", *ck, 1); err != nil {
+	default:
+		if grid, err = cal.parse(); err != nil {
 			return err
 		}
-		if calL, err = parseLengths("calib-l", *cl); err != nil {
-			return err
-		}
-		if calR, err = parseFloatList("calib-r", *cr, portion, "(0, 1]"); err != nil {
-			return err
-		}
-		if len(calK) < 2 || len(calL) < 2 || len(calR) < 2 || len(calK)*len(calL)*len(calR) <= 8 {
-			return usagef("--calib-k/--calib-l/--calib-r: the trilinear fit needs at least 2 levels of each and more than 8 cells; have %d x %d x %d", len(calK), len(calL), len(calR))
-		}
-		if err := e.fitsModule("calib-l", *cl, slices.Max(calL)); err != nil {
+		if err := e.fitsModule("cal-l", *cal.l, slices.Max(grid.L)); err != nil {
 			return err
 		}
 	}
 	return e.run("split", stdout, func(s *emulate.Store, bc emulate.BenchConfig, emit func(results.Record) error) error {
-		size := maxD
-		if len(calL) > 0 {
-			size = max(size, slices.Max(calL))
+		res, err := optsplit.Versions(s, optsplit.VersionsConfig{Ints: iv, Versions: versions, MinPacket: mp,
+			Grid: grid, Model: fitted, Bench: bc}, emit)
+		if me := (*optsplit.ModelError)(nil); errors.As(err, &me) && me.Reporter && grid.Cells() > 0 {
+			// The sweep's records are written: say so, so the run is not lost.
+			return &optsplit.ModelError{Err: fmt.Errorf("%w (the calibration's kkaccess records are in the output; 'commcost emulate split --fit FILE' refits them)", me.Err), Reporter: true}
 		}
-		if _, err := s.BenchVars(size); err != nil {
+		if err != nil {
 			return err
 		}
-		if needModel {
-			tr := fitted
-			if tr == nil {
-				var recs []results.Record
-				for _, r := range calR {
-					for _, k := range calK {
-						for _, l := range calL {
-							rec, err := emulate.KKAccess(s, emulate.KKPoint{K: k, L: l, R: r, Op: "read"}, bc)
-							if err != nil {
-								return err
-							}
-							recs = append(recs, rec)
-							if err := emit(rec); err != nil {
-								return err
-							}
-						}
-					}
-				}
-				if s.Rank() == 0 {
-					tr, err = model.FitTrilinear(recs, model.Options{Op: "read"})
-					if err != nil {
-						// Every rank learns of the failure through the
-						// broadcast below; rank 0 says why.
-						fmt.Fprintf(stderr, "commcost: emulate split: trilinear fit of the calibration sweep: %v\n", err)
-					}
-				}
-			}
-			if _, err := emulate.BcastSplit(s, tr, mp); err != nil {
-				return err
-			}
-			if s.Rank() == 0 {
-				writeSplitModel(stderr, s.Topology().Name(), tr, iv, mp)
-			}
-		}
-		for _, n := range iv {
-			recs := make(map[emulate.SplitVersion]*results.Record)
-			for _, v := range versions {
-				rec, err := emulate.SplitAccess(s, emulate.SplitPoint{Ints: n, Version: v, Op: "read"}, bc)
-				if err != nil {
-					return err
-				}
-				recs[v] = &rec
-			}
-			addSpeedups(recs)
-			for _, v := range versions {
-				if err := emit(*recs[v]); err != nil {
-					return err
-				}
-			}
+		if s.Rank() == 0 {
+			// Rank 0's records are in; a failure to print is its own.
+			return optsplit.WriteVersionsReport(stderr, s.Topology().Name(), res)
 		}
 		return nil
 	})
-}
-
-// addSpeedups puts the speedups of Fig. 14 into the records of one variable
-// size: version 2 over version 1, version 3 over version 2, and total
-// (version 3 over version 1), each a ratio of median times.
-func addSpeedups(recs map[emulate.SplitVersion]*results.Record) {
-	ratio := func(a, b emulate.SplitVersion) (float64, bool) {
-		ra, rb := recs[a], recs[b]
-		if ra == nil || rb == nil || rb.Median <= 0 {
-			return 0, false
-		}
-		return ra.Median / rb.Median, true
-	}
-	if v, ok := ratio(emulate.SplitOne, emulate.SplitFixed); ok {
-		recs[emulate.SplitFixed].Derived["speedup_v2_over_v1"] = v
-	}
-	if v, ok := ratio(emulate.SplitFixed, emulate.SplitModel); ok {
-		recs[emulate.SplitModel].Derived["speedup_v3_over_v2"] = v
-	}
-	if v, ok := ratio(emulate.SplitOne, emulate.SplitModel); ok {
-		recs[emulate.SplitModel].Derived["speedup_total"] = v
-	}
 }
 
 // fitFromFile fits the trilinear model to the kkaccess read records of one
@@ -587,39 +505,17 @@ func fitFromFile(path, network string) (*model.Trilinear, error) {
 	return tr, nil
 }
 
-// writeSplitModel prints the fitted coefficients and the k0, l0 that
-// version 3 uses for each size.
-func writeSplitModel(w io.Writer, network string, tr *model.Trilinear, ints []int, minPacket int) {
-	if tr == nil {
-		return
-	}
-	fmt.Fprintf(w, "trilinear model of %s (s, s/B):", network)
-	for i := 7; i >= 0; i-- {
-		fmt.Fprintf(w, " c%d=%.4g", i, tr.Coef(i))
-	}
-	fmt.Fprintf(w, "; fit RSE %.1f%%\n", 100*tr.Fit.RSE)
-	if _, err := model.OptimalSplit(tr, 1); err != nil {
-		fmt.Fprintf(w, "  %v: version 3 sends one packet\n", err)
-	}
-	f := emulate.ModelSplit(tr, minPacket)
-	for _, n := range ints {
-		d := n * emulate.IntBytes
-		k, l := f(d)
-		fmt.Fprintf(w, "  version 3: %d integers (%d B) as k0=%d packets of l0=%d B\n", n, d, k, l)
-	}
-}
-
 func runEmulateSelfTest(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("emulate selftest", stderr)
 	var e emuFlags
-	e.register(fs)
+	e.register(fs, "selftest")
 	if err := parseFlags(fs, args, false); err != nil {
 		return err
 	}
 	if err := e.check(fs); err != nil {
 		return err
 	}
-	return withWorld(e.mf.backend, e.mf.np, func(c mpi.Comm) error {
+	return withWorld(e.backend, e.np, func(c mpi.Comm) error {
 		if err := agree(c, e.rankCheck("selftest")(c)); err != nil {
 			return err
 		}

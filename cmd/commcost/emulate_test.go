@@ -2,14 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/emulate"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/optsplit"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -24,7 +31,7 @@ func TestEmulateBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no subcommand", []string{"emulate"}, "emulate needs a subcommand"},
+		{"no subcommand", []string{"emulate"}, "emulate needs a subcommand: info, kk, kaccess, split or selftest"},
 		{"unknown subcommand", []string{"emulate", "route"}, `emulate "route": unknown subcommand`},
 		{"wrong rank count", append([]string{"emulate", "kk", "--net", "BF(2)", "--np", "8"}, local...), "BF(2) needs 4 application + 12 service ranks = 16, got 8"},
 		{"wrong rank count BF(3)", append([]string{"emulate", "selftest", "--net", "BF(3)", "--np", "16"}, local...), "BF(3) needs 8 application + 32 service ranks = 40, got 16"},
@@ -38,7 +45,7 @@ func TestEmulateBadInput(t *testing.T) {
 		{"packet length 0", append([]string{"emulate", "kk", "--net", "SE(2)", "--l", "0"}, local...), "--l 0: packet length 0"},
 		{"packet length 0 in a list", append([]string{"emulate", "kaccess", "--net", "SE(2)", "--l", "64,0"}, local...), "packet length 0"},
 		{"version-2 packet 0", append([]string{"emulate", "split", "--net", "SE(2)", "--packet", "0"}, local...), "--packet 0"},
-		{"calibration packet 0", append([]string{"emulate", "split", "--net", "SE(2)", "--calib-l", "0,64"}, local...), "--calib-l 0,64"},
+		{"calibration packet 0", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-l", "0,64"}, local...), "--cal-l 0,64"},
 		{"r out of range", append([]string{"emulate", "kk", "--net", "SE(2)", "--r", "0,1"}, local...), "--r 0,1"},
 		{"h below 1/p", append([]string{"emulate", "kaccess", "--net", "BF(2)", "--h", "0.1"}, local...), "below 1/p; accepted: [1/p, 1] = [0.25, 1] for BF(2)"},
 		{"es not boolean", append([]string{"emulate", "kaccess", "--net", "BF(2)", "--es", "maybe"}, local...), "--es maybe"},
@@ -49,12 +56,96 @@ func TestEmulateBadInput(t *testing.T) {
 		{"sync unknown", append([]string{"emulate", "kk", "--net", "SE(2)", "--sync", "clock"}, local...), "--sync clock"},
 		{"link slots zero", append([]string{"emulate", "kk", "--net", "SE(2)", "--link-slots", "0"}, local...), "--link-slots 0"},
 		{"fit file missing", append([]string{"emulate", "split", "--net", "SE(2)", "--fit", filepath.Join(dir, "none.jsonl")}, local...), "--fit"},
-		{"calibration too small", append([]string{"emulate", "split", "--net", "SE(2)", "--calib-r", "1"}, local...), "needs at least 2 levels"},
+		{"calibration too small", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-r", "1"}, local...), "needs at least 2 levels"},
+		// A repeated level is one level: refused before anything is
+		// measured, as optimize refuses it, not after the sweep by the fit.
+		{"calibration r repeated", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-r", "1,1"}, local...), "--cal-r 1,1: the trilinear fit needs at least 2 levels"},
+		{"calibration k repeated", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-k", "2,2,2"}, local...), "needs at least 2 levels"},
+		{"fit without version 3", append([]string{"emulate", "split", "--net", "SE(2)", "--versions", "1,2", "--fit", filepath.Join(dir, "none.jsonl")}, local...), "--versions 1,2 leaves it out"},
+		{"calibration without version 3", append([]string{"emulate", "split", "--net", "SE(2)", "--versions", "2", "--cal-k", "1,2,4"}, local...), "--cal-k: the calibration sweep is not measured with --versions 2"},
+		{"fit with calibration flags", append([]string{"emulate", "split", "--net", "SE(2)", "--fit", filepath.Join(dir, "none.jsonl"), "--cal-r", "0.5,1"}, local...), "--cal-r: the calibration sweep is not measured with --fit"},
+		{"validate", append([]string{"emulate", "kk", "--net", "SE(2)", "--validate"}, local...), "--validate: the emulated accesses carry no check pattern"},
+		{"iters", append([]string{"emulate", "kaccess", "--net", "SE(2)", "--iters", "5"}, local...), "--iters: emulate kaccess times one instance per repetition"},
+		{"warmup negative", append([]string{"emulate", "kk", "--net", "SE(2)", "--warmup", "-1"}, local...), "--warmup -1"},
+		{"seed zero", append([]string{"emulate", "kk", "--net", "SE(2)", "--seed", "0"}, local...), "--seed 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkUsageError(t, dir, tt.args, tt.want)
 		})
+	}
+}
+
+// TestEmuFlags: emuFlags are the pattern subcommands' measurement flags
+// with the emulation's defaults, and the repetitions they give.
+func TestEmuFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want patterns.Reps
+		np   int
+	}{
+		{"defaults", nil, patterns.Reps{MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI}, 16},
+		{"no warm-up, window start", []string{"--warmup", "0", "--sync", "window", "--np", "16"},
+			patterns.Reps{Warmup: -1, MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI, Sync: patterns.SyncWindow}, 16},
+		{"repetitions", []string{"--warmup", "3", "--min-reps", "4", "--max-reps", "9", "--max-time", "0.5", "--rel-ci", "0.1", "--net", "SE(3)"},
+			patterns.Reps{Warmup: 3, MinReps: 4, MaxReps: 9, MaxTime: 0.5, RelCI: 0.1}, 16},
+		{"mesh", []string{"--net", "mesh(2x3)"}, patterns.Reps{MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI}, 12},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFlagSet("emulate kk", io.Discard)
+			var e emuFlags
+			e.register(fs, "kk")
+			if err := parseFlags(fs, tt.args, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.check(fs); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.bench(results.Meta{}).Reps; got != tt.want || e.np != tt.np || e.seed != defaultSeed {
+				t.Errorf("reps %+v np %d seed %d, want %+v np %d seed %d", got, e.np, e.seed, tt.want, tt.np, defaultSeed)
+			}
+		})
+	}
+}
+
+// TestEmulationVerdict: a verdict all application ranks reach
+// (optsplit.ModelError) ends every world rank alike: the reporting rank with
+// the message (agreed), the others quiet, all with exit status 1 and none
+// aborting the job; the network is shut down in order.
+func TestEmulationVerdict(t *testing.T) {
+	fs := newFlagSet("emulate split", io.Discard)
+	var e emuFlags
+	e.register(fs, "split")
+	if err := parseFlags(fs, []string{"--net", "SE(2)", "--backend", "local"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.check(fs); err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, e.t.Ranks())
+	err := local.RunWith(local.Options{Timeout: time.Minute}, e.t.Ranks(), func(c mpi.Comm) error {
+		errs[c.Rank()] = e.emulation(c, "split", e.bench(results.Meta{}), func(results.Record) error { return nil },
+			func(s *emulate.Store, _ emulate.BenchConfig, _ func(results.Record) error) error {
+				return &optsplit.ModelError{Err: errors.New("no fit"), Reporter: s.Rank() == 0}
+			})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, err := range errs {
+		var a *agreedError
+		var q *quietError
+		switch {
+		case !collective(err) || exitCode(err, io.Discard) != 1:
+			t.Errorf("rank %d: %v: collective %v, exit %d; want a collective verdict, exit 1", r, err, collective(err), exitCode(err, io.Discard))
+		case r == 0 && (!errors.As(err, &a) || err.Error() != "emulate split: no fit"):
+			t.Errorf("rank 0: %v (%T), want the agreed message", err, err)
+		case r > 0 && !errors.As(err, &q):
+			t.Errorf("rank %d: %v (%T), want a quiet error", r, err, err)
+		}
 	}
 }
 
@@ -112,7 +203,7 @@ func TestEmulateLocal(t *testing.T) {
 	}
 
 	sp := filepath.Join(dir, "split.jsonl")
-	code, _, errs = runCLI(t, append([]string{"emulate", "split", "--net", "BF(2)", "--ints", "16,2K", "--calib-k", "1,2,4", "--calib-l", "64,256,1K", "--calib-r", "0.5,1", "--out", sp}, quick...)...)
+	code, _, errs = runCLI(t, append([]string{"emulate", "split", "--net", "BF(2)", "--ints", "16,2K", "--cal-k", "1,2,4", "--cal-l", "64,256,1K", "--cal-r", "0.5,1", "--out", sp}, quick...)...)
 	if code != 0 {
 		t.Fatalf("split: exit %d: %s", code, errs)
 	}
@@ -205,6 +296,28 @@ func TestMPIRunEmulate(t *testing.T) {
 		if rec.Meta.Backend != "native" || rec.Params["network"] != "BF(2)" || rec.Ranks != 4 || !(rec.Median > 0) {
 			t.Fatalf("record: %+v", rec)
 		}
+	}
+	// Figure 14 with its own calibration: the model is fitted on rank 0 and
+	// broadcast to the application ranks (optsplit), reported once.
+	split := filepath.Join(dir, "split.jsonl")
+	r = run(16, "emulate", "split", "--net", "BF(2)", "--ints", "16,1K", "--cal-k", "1,2,4", "--cal-l", "64,256,1K", "--cal-r", "0.5,1",
+		"--min-reps", "3", "--max-time", "0.3", "--out", split)
+	if r.code != 0 || strings.Count(r.stderr, "trilinear model of BF(2)") != 1 {
+		t.Fatalf("split BF(2): exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var cells, versions int
+	for _, rec := range emuRecords(t, split) {
+		switch {
+		case rec.Bench == "kkaccess" && rec.Meta.Backend == "native":
+			cells++
+		case rec.Bench == "packetsplit" && rec.Ranks == 4 && rec.Median > 0 && rec.Derived[optsplit.DerivedPredicted] != 0:
+			versions++
+		default:
+			t.Errorf("split record: %+v", rec)
+		}
+	}
+	if cells != 18 || versions != 6 {
+		t.Errorf("split: %d calibration and %d version records, want 18 and 2 sizes x 3 versions", cells, versions)
 	}
 	// A wrong rank count is a usage error on every rank, and nothing is
 	// written.

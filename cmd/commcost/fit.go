@@ -390,12 +390,3 @@ func writeFitJSON(w io.Writer, m model.Model, val *model.Validation, splits []*m
 	_, err = fmt.Fprintf(w, "%s\n", data)
 	return err
 }
-
-// The formatters and the table renderer live in package report; these
-// names stay for optimize.go until its experiment moves into a library.
-func fmtValue(v float64, unit string) (string, string) { return report.Value(v, unit) }
-func fmtNum(v float64) string                          { return report.Num(v) }
-func pct(x float64) string                             { return report.Pct(x) }
-func renderRightAligned(w io.Writer, header []string, rows [][]string, numeric int) error {
-	return report.TableAligned(w, header, rows, numeric)
-}

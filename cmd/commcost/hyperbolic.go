@@ -97,6 +97,7 @@ func runRoundTrip(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	f.points = len(f.sizes)
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		for _, x := range f.sizes {
 			rt := patterns.RoundTrip{Bytes: x, Peer: f.peer, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
@@ -124,6 +125,7 @@ func runAllToAll(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	f.points = max(1, len(f.ranks)) * len(f.sizes)
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		ns := f.ranks
 		if len(ns) == 0 {
@@ -167,6 +169,7 @@ func runPairs(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	f.points = max(1, len(f.pairs)) * len(f.sizes)
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		ns := f.pairs
 		if len(ns) == 0 {

@@ -136,6 +136,7 @@ func runKKAccess(args []string, stdout, stderr io.Writer) error {
 			return nil
 		})
 	}
+	f.points = len(f.ops) * len(f.k) * len(f.l) * len(f.r)
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rules...), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = f.seed
 		for _, op := range f.ops {
@@ -238,6 +239,13 @@ func runKAccess(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		return nil
+	}
+	for _, a := range f.a {
+		for _, es := range f.es {
+			if !(es && a == 1 && slices.Contains(f.es, false)) {
+				f.points += len(f.ops) * len(f.k) * len(f.l) * len(f.h)
+			}
+		}
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(hRule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = f.seed

@@ -109,6 +109,9 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"no subcommand", nil, "no subcommand", false},
 		{"unknown subcommand", []string{"pingpang"}, `unknown subcommand "pingpang"`, false},
+		{"help of an unknown subcommand", []string{"help", "emulate", "route"}, "help emulate route: no such subcommand", false},
+		{"unknown sub-subcommand", []string{"sched", "plan"}, `sched "plan": unknown subcommand; accepted: count, comm, breakeven, gen`, false},
+		{"sched without subcommand", []string{"sched"}, "sched needs a subcommand: count, comm, breakeven or gen", false},
 		{"unknown flag", []string{"pingpong", "--bogus"}, "bogus", false},
 		{"sizes not a number", []string{"pingpong", "--sizes", "1:abc"}, "--sizes 1:abc", false},
 		{"sizes decreasing", []string{"pingpong", "--sizes", "4K:1K"}, "--sizes 4K:1K", false},

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/csv"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,7 +14,9 @@ import (
 	"testing"
 
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/optsplit"
 	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -60,7 +64,7 @@ func optRecords(t *testing.T, path string) (kk, opt []results.Record) {
 		switch r.Bench {
 		case "kkaccess":
 			kk = append(kk, r)
-		case benchOptimize:
+		case optsplit.BenchOptimize:
 			opt = append(opt, r)
 		default:
 			t.Errorf("unexpected bench %q", r.Bench)
@@ -87,17 +91,17 @@ func checkOptRecords(t *testing.T, recs []results.Record, tr *model.Trilinear, d
 		}
 		k, l := int(num(r.Params["k"])), int(num(r.Params["l"]))
 		ks = append(ks, k)
-		if l != packetBytes(dataBytes, k) || num(r.Params["r"]) != 1 || int(num(r.Params["d_bytes"])) != dataBytes || r.Params["op"] != "read" {
+		if l != optsplit.PacketBytes(dataBytes, k) || num(r.Params["r"]) != 1 || int(num(r.Params["d_bytes"])) != dataBytes || r.Params["op"] != "read" {
 			t.Errorf("k = %d: params %v, want l = round(%d/k), r = 1", k, r.Params, dataBytes)
 		}
-		if r.Counters[counterVolume] != float64(k*l) {
-			t.Errorf("k = %d: volume %v, want %d", k, r.Counters[counterVolume], k*l)
+		if r.Counters[optsplit.CounterVolume] != float64(k*l) {
+			t.Errorf("k = %d: volume %v, want %d", k, r.Counters[optsplit.CounterVolume], k*l)
 		}
 		pred := tr.Time(float64(k), float64(l), 1)
-		if got := r.Derived[derivedPred]; math.Abs(got-pred) > 1e-12*pred {
+		if got := r.Derived[optsplit.DerivedPredicted]; math.Abs(got-pred) > 1e-12*math.Abs(pred) {
 			t.Errorf("k = %d: predicted_s %g, want T(k, l, 1) = %g", k, got, pred)
 		}
-		if got, want := r.Derived[derivedPredErr], pred/r.Median-1; !(r.Median > 0) || math.Abs(got-want) > 1e-9 {
+		if got, want := r.Derived[optsplit.DerivedPredErr], pred/r.Median-1; !(r.Median > 0) || math.Abs(got-want) > 1e-9 {
 			t.Errorf("k = %d: pred_error %g, want %g (median %g)", k, got, want, r.Median)
 		}
 	}
@@ -129,7 +133,7 @@ func TestOptimizeGolden(t *testing.T) {
 	if math.Abs(s.K0-38.1) > 0.5 || s.KInt != 38 {
 		t.Fatalf("synthetic model: k0 = %g, whole k = %d; want about 38", s.K0, s.KInt)
 	}
-	for _, want := range []string{"k0 = sqrt(a2/a1 D) = " + fmtNum(s.K0), "l0 = sqrt(a1/a2 D) = " + fmtNum(s.L0), "whole packets k = 38, l = 1053 bytes"} {
+	for _, want := range []string{"k0 = sqrt(a2/a1 D) = " + report.Num(s.K0), "l0 = sqrt(a1/a2 D) = " + report.Num(s.L0), "whole packets k = 38, l = 1053 bytes"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("report lacks %q:\n%s", want, stdout)
 		}
@@ -197,7 +201,7 @@ func TestOptimizeCalibration(t *testing.T) {
 	rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
 	if err != nil || len(rows) != 1+len(kk)+len(opt) || !slices.Contains(rows[0], "param_k") {
 		t.Errorf("stdout: %d CSV rows (%v), want a header and %d records:\n%s", len(rows), err, len(kk)+len(opt), stdout)
-	} else if len(opt) > 0 && !slices.Contains(rows[0], "derived_"+derivedPred) {
+	} else if len(opt) > 0 && !slices.Contains(rows[0], "derived_"+optsplit.DerivedPredicted) {
 		t.Errorf("CSV header lacks the optimize columns: %v", rows[0])
 	}
 	code2, _, stderr2 := runCLI(t, append([]string{"optimize", "--D", "4K", "--fit", out, "--format", "csv"}, optQuick...)...)
@@ -207,11 +211,11 @@ func TestOptimizeCalibration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := model.BestSplit(tr, 4096, maxPackets)
+		s, err := model.BestSplit(tr, 4096, optsplit.MaxPackets)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkOptRecords(t, opt, tr, 4096, splitKs(nil, s.K0, s.KInt, 4096), backendLocal)
+		checkOptRecords(t, opt, tr, 4096, optsplit.Around(nil, s.K0, s.KInt, 4096), backendLocal)
 		k0Line := regexp.MustCompile(`k0 = sqrt\(a2/a1 D\) = .*|best split is an end of k .*`)
 		if code2 != 0 || k0Line.FindString(stderr) == "" || k0Line.FindString(stderr) != k0Line.FindString(stderr2) {
 			t.Errorf("refit: exit %d, k0 %q, want %q\nstderr:\n%s", code2, k0Line.FindString(stderr2), k0Line.FindString(stderr), stderr2)
@@ -248,7 +252,7 @@ func TestOptimizeFitFromKKAccess(t *testing.T) {
 	tr, ferr := model.FitTrilinear(recs, model.Options{Op: "read"})
 	var s *model.Split
 	if ferr == nil {
-		s, ferr = model.BestSplit(tr, 1024, maxPackets)
+		s, ferr = model.BestSplit(tr, 1024, optsplit.MaxPackets)
 	}
 	if ferr != nil {
 		// Goroutine ranks' times need not give the model an optimum; the
@@ -265,7 +269,7 @@ func TestOptimizeFitFromKKAccess(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
 	_, opt := optRecords(t, out)
-	checkOptRecords(t, opt, tr, 1024, splitKs(nil, s.K0, s.KInt, 1024), backendLocal)
+	checkOptRecords(t, opt, tr, 1024, optsplit.Around(nil, s.K0, s.KInt, 1024), backendLocal)
 }
 
 // TestOptimizeBadInput: every bad input exits 2 with one message naming
@@ -306,6 +310,8 @@ func TestOptimizeBadInput(t *testing.T) {
 		{"cal-r zero", opt("--D", "40000", "--cal-r", "0,1"), "--cal-r 0,1"},
 		{"cal-r above 1", opt("--D", "40000", "--cal-r", "0.5,1.5"), "--cal-r 0.5,1.5"},
 		{"cal-k one level", opt("--D", "40000", "--cal-k", "4"), "at least 2 levels"},
+		{"cal-r repeated", opt("--D", "40000", "--cal-r", "1,1"), "--cal-r 1,1: the trilinear fit needs at least 2 levels"},
+		{"cal-k above the packet limit", opt("--D", "40000", "--cal-k", "1,70000"), "--cal-k 1,70000: 70000 packets"},
 		{"cal-l malformed", opt("--D", "40000", "--cal-l", "64,big"), "--cal-l 64,big"},
 		{"op unknown", opt("--D", "40000", "--op", "read,write"), "--op read,write"},
 		{"plot extension", opt("--D", "40000", "--plot", filepath.Join(dir, "fig.txt")), "--plot"},
@@ -371,68 +377,6 @@ func TestOptimizeModelErrors(t *testing.T) {
 	})
 }
 
-// TestOptimizeSplitKs checks the k the sweep measures.
-func TestOptimizeSplitKs(t *testing.T) {
-	tests := []struct {
-		name     string
-		asked    []int
-		k0       float64
-		kInt, d  int
-		want     []int
-		distinct int // ranks for splitDistinct, 0: not applied
-		dropped  []int
-	}{
-		{"around k0", nil, 38.08, 38, 40000, []int{1, 5, 10, 19, 38, 76, 152, 305}, 0, nil},
-		{"k0 below 1", nil, 0.42, 1, 40000, []int{1, 2, 4, 8}, 0, nil},
-		{"clipped to D", nil, 3.2, 3, 10, []int{1, 2, 3, 6, 10}, 0, nil},
-		{"asked, deduplicated and clipped", []int{8, 1, 8, 64}, 5, 5, 32, []int{1, 8, 32}, 0, nil},
-		{"distinct on 4 ranks", nil, 1.9, 2, 100, []int{1, 2}, 4, []int{4, 8, 15}},
-		{"clipped to the packet limit", nil, 2e5, 200000, 1 << 30, []int{1, 25000, 50000, 65535}, 0, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := splitKs(tt.asked, tt.k0, tt.kInt, tt.d)
-			var dropped []int
-			if tt.distinct > 0 {
-				got, dropped = splitDistinct(got, tt.distinct)
-			}
-			if !slices.Equal(got, tt.want) || !slices.Equal(dropped, tt.dropped) {
-				t.Errorf("k = %v dropped %v, want %v dropped %v", got, dropped, tt.want, tt.dropped)
-			}
-		})
-	}
-	for _, c := range []struct{ d, k, l int }{{40000, 3, 13333}, {40000, 38, 1053}, {10, 20, 1}, {100, 8, 13}} {
-		if got := packetBytes(c.d, c.k); got != c.l {
-			t.Errorf("packetBytes(%d, %d) = %d, want %d", c.d, c.k, got, c.l)
-		}
-	}
-}
-
-// TestOptimizeVerdict checks the summary line on fixed measurements.
-func TestOptimizeVerdict(t *testing.T) {
-	pt := func(k int, med, lo, hi float64) optPoint {
-		return optPoint{k: k, l: 40000 / k, sum: results.Summary{Median: med, CI95: [2]float64{lo, hi}}}
-	}
-	pts := []optPoint{pt(1, 30, 29, 31), pt(4, 12, 11, 13), pt(8, 10, 9, 11.5), pt(16, 14, 13, 15)}
-	tests := []struct {
-		kInt int
-		want string
-	}{
-		{8, "predicted optimum k=8 (l=5000 bytes) is the measured best"},
-		{4, "predicted optimum k=4 (l=10000 bytes) measures 20.0% above the best measured split k=8 (l=5000 bytes); their 95% CIs overlap"},
-		{16, "predicted optimum k=16 (l=2500 bytes) measures 40.0% above the best measured split k=8 (l=5000 bytes); their 95% CIs do not overlap"},
-		{32, "predicted optimum k=32 was not measured; the best measured split is k=8 (l=5000 bytes)"},
-	}
-	for _, tt := range tests {
-		if got := optimizeVerdict(pts, tt.kInt); got != tt.want {
-			t.Errorf("kInt %d:\n got %s\nwant %s", tt.kInt, got, tt.want)
-		}
-	}
-	if got := optimizeVerdict(nil, 1); got != "no split measured" {
-		t.Errorf("no points: %q", got)
-	}
-}
-
 // TestMPIRunOptimize runs optimize under real mpirun with 2 ranks: with a
 // model from --fit (the k are then known) and with its own calibration
 // sweep, whose model on shared memory may have no interior optimum (then
@@ -478,5 +422,34 @@ func TestMPIRunOptimize(t *testing.T) {
 		if rec.Meta.Backend != "native" || rec.Ranks != 2 || rec.N < 3 {
 			t.Errorf("calibration record %v: backend %s ranks %d n %d", rec.Params, rec.Meta.Backend, rec.Ranks, rec.N)
 		}
+	}
+}
+
+// TestModelVerdict: optsplit's collective verdict becomes the CLI's: the
+// reporting rank's message (with the CLI's hint) printed once and agreed,
+// the other ranks quiet, all exit 1 and collective (no MPI_Abort); other
+// errors pass as patternErr leaves them.
+func TestModelVerdict(t *testing.T) {
+	why := func(err error) error { return fmt.Errorf("optimize: %w (hint)", err) }
+	fit := errors.New("trilinear fit: k has 1 level(s)")
+	tests := []struct {
+		name       string
+		err        error
+		collective bool
+		printed    string // what exitCode prints; "" for nothing
+	}{
+		{"reporter", &optsplit.ModelError{Err: fit, Reporter: true}, true, "commcost: optimize: trilinear fit: k has 1 level(s) (hint)\n"},
+		{"other rank", &optsplit.ModelError{Err: fit}, true, ""},
+		{"peer failed", fmt.Errorf("k-k-access: %w", patterns.ErrPeerFailed), true, ""},
+		{"own failure", errors.New("MPI_Send: truncated"), false, "commcost: MPI_Send: truncated\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := modelVerdict(tt.err, why)
+			var printed strings.Builder
+			if code := exitCode(err, &printed); code != 1 || collective(err) != tt.collective || printed.String() != tt.printed {
+				t.Errorf("exit %d, collective %v, printed %q; want 1, %v, %q", code, collective(err), printed.String(), tt.collective, tt.printed)
+			}
+		})
 	}
 }

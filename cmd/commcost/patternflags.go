@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,7 @@ type patternFlags struct {
 	measureFlags
 	syncName string
 	sync     patterns.Sync
+	resync   float64 // --resync: seconds between clock re-synchronisations; negative never
 	seed     int64
 	// itersAre says what --iters counts ("" when the pattern has no
 	// iterations and refuses the flag); warmupReps makes --warmup count
@@ -35,7 +37,8 @@ type patternSpec struct {
 	itersAre   string  // what one --iters iteration is; "" refuses --iters
 	itersDef   string  // the default of --iters, for the help text
 	warmupReps bool    // --warmup counts repetitions, not iterations
-	maxTime    float64 // default --max-time per point, seconds
+	maxTime    float64 // default --max-time per point, seconds (0: measureFlags')
+	maxReps    int     // default --max-reps per point (0: measureFlags')
 }
 
 // defaultSeed makes runs reproducible by default; --seed changes it and the
@@ -57,8 +60,13 @@ func (f *patternFlags) registerPattern(fs *flag.FlagSet, sp patternSpec) {
 		f.maxTime = sp.maxTime
 		fs.Lookup("max-time").DefValue = strconv.FormatFloat(sp.maxTime, 'g', -1, 64)
 	}
+	if sp.maxReps > 0 {
+		f.maxReps = sp.maxReps
+		fs.Lookup("max-reps").DefValue = strconv.Itoa(sp.maxReps)
+	}
 	if sp.sync {
 		fs.StringVar(&f.syncName, "sync", "barrier", "start of each repetition: barrier, or window (all ranks start at an agreed time on a clock synchronised from minimum round trips)")
+		fs.Float64Var(&f.resync, "resync", patterns.DefaultResyncSec, "with --sync window: `seconds` between re-measurements of the clock offsets, to which a linear drift is fitted; negative: measure them once per point (offset only)")
 	}
 	if sp.seed {
 		fs.Int64Var(&f.seed, "seed", defaultSeed, "seed of the random instances (recorded in meta.seed)")
@@ -80,6 +88,13 @@ func (f *patternFlags) checkPattern(fs *flag.FlagSet) error {
 	if f.sync, err = patterns.ParseSync(f.syncName); err != nil {
 		return usagef("--sync %s: accepted values are barrier and window", f.syncName)
 	}
+	switch {
+	case fs.Lookup("resync") == nil:
+	case math.IsNaN(f.resync) || math.IsInf(f.resync, 0) || f.resync == 0:
+		return usagef("--resync %v: want a positive number of seconds, or a negative one for offset only", f.resync)
+	case f.set["resync"] && f.sync != patterns.SyncWindow:
+		return usagef("--resync: the clock is only synchronised with --sync window")
+	}
 	return nil
 }
 
@@ -88,6 +103,7 @@ func (f *patternFlags) checkPattern(fs *flag.FlagSet) error {
 func (f *patternFlags) patternReps() patterns.Reps {
 	r := f.reps()
 	r.Sync = f.sync
+	r.ResyncSec = f.resync
 	if f.warmupReps && f.set["warmup"] {
 		r.Warmup = f.warmup
 		if f.warmup == 0 {
@@ -105,7 +121,7 @@ func (f *patternFlags) itersOrZero() int {
 	return 0
 }
 
-// parseList splits a comma list and parses every item with parse; the
+// parseListOf splits a comma list and parses every item with parse; the
 // error names the flag and the accepted form.
 func parseListOf[T any](flagName, s, form string, parse func(string) (T, error)) ([]T, error) {
 	var out []T
@@ -119,7 +135,7 @@ func parseListOf[T any](flagName, s, form string, parse func(string) (T, error))
 	return out, nil
 }
 
-// parseBools parses a comma list of booleans (false,true).
+// parseBoolGrid parses a comma list of booleans (false,true).
 func parseBoolGrid(flagName, s string) ([]bool, error) {
 	return parseListOf(flagName, s, "a list of false and true", func(v string) (bool, error) {
 		b, err := strconv.ParseBool(v)

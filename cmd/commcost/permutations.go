@@ -44,6 +44,7 @@ func runPermutations(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	f.points = len(xs)
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = f.seed
 		for _, x := range xs {

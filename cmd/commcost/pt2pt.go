@@ -78,6 +78,7 @@ func runPingPong(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	f.points = len(f.sizes)
 	return runMeasured(&f.measureFlags, stdout, twoRanks("pingpong"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return pingPongSweep(c, f, meta, emit)
 	})
@@ -101,6 +102,7 @@ func runBandwidth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	f.points = len(f.sizes)
 	return runMeasured(&f.measureFlags, stdout, twoRanks("bandwidth"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return bandwidthSweep(c, f, meta, emit)
 	})

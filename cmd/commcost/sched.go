@@ -17,52 +17,19 @@ import (
 )
 
 func init() {
-	register(command{name: "sched", summary: "all-to-many scheduling (paper 002): count, comm, breakeven, gen", run: runSched})
+	register(command{name: "sched", summary: "all-to-many scheduling (paper 002)", more: schedMore})
+	register(command{name: "sched count", summary: "experiment 1, no MPI needed: number of permutations and scheduling time of " + strings.Join(permsched.SchedulerNames(), ", ") + " over sampled matrices (paper Table 4 and Fig. 10)", run: runSchedCount})
+	register(command{name: "sched comm", summary: "experiment 2, under mpirun: communication time of every schedule and of MPI_Alltoallv by message size and density, the runtime scheduling cost and their ratio (Tables 1-3, Figs. 8, 9)", run: runSchedComm})
+	register(command{name: "sched breakeven", summary: "experiment 3: fit the Section 5.1 constants C1, C2, C3 and print the LP/CGM break-even densities, from --in records of 'sched comm' or from a measurement run now", run: runSchedBreakeven})
+	register(command{name: "sched gen", summary: "write a matrix file for --matrix (" + strings.Join(permsched.GenKinds(), ", ") + ", samplesort)", run: runSchedGen})
 }
 
-const schedUsage = `usage: commcost sched <count|comm|breakeven|gen> [flags]
-
-  count      experiment 1, no MPI needed: number of permutations and
-             scheduling time of AC, LP, GM, CGM and EXACT over sampled
-             matrices (paper Table 4 and Fig. 10)
-  comm       experiment 2, under mpirun: communication time of every
-             schedule and of MPI_Alltoallv by message size and density, the
-             runtime scheduling cost and their ratio (Tables 1-3, Figs. 8, 9)
-  breakeven  experiment 3: fit the Section 5.1 constants C1, C2, C3 and
-             print the LP/CGM break-even densities, from --in records of
-             'sched comm' or from a measurement run now
-  gen        write a matrix file for --matrix (fig7, fig7-noself, uniform,
-             skewed, samplesort)
-
-Examples:
+const schedMore = `Examples:
   commcost sched count --samples 300 --out runs/sched.jsonl
   mpirun -np 8 --oversubscribe --mca mpi_yield_when_idle 1 commcost sched comm --out runs/sched.jsonl
   commcost sched comm --backend local --np 32      (goroutine ranks: not network times)
   commcost sched breakeven --in runs/sched.jsonl
-
-'commcost sched <subcommand> -h' lists its flags.
 `
-
-func runSched(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, schedUsage)
-		return usagef("sched needs a subcommand: count, comm, breakeven or gen")
-	}
-	switch args[0] {
-	case "count":
-		return runSchedCount(args[1:], stdout, stderr)
-	case "comm":
-		return runSchedComm(args[1:], stdout, stderr)
-	case "breakeven":
-		return runSchedBreakeven(args[1:], stdout, stderr)
-	case "gen":
-		return runSchedGen(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, schedUsage)
-		return nil
-	}
-	return usagef("sched %q: unknown subcommand; accepted: count, comm, breakeven, gen", args[0])
-}
 
 // parseIntList parses a comma list of integers in [lo, hi] for flag name.
 func parseIntList(name, s string, lo, hi int) ([]int, error) {

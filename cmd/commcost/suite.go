@@ -42,6 +42,9 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	if f.out != "" {
 		return usagef("--out: suite writes records.jsonl into its run directory; use --rundir")
 	}
+	// A run directory is the archive later runs are compared with
+	// (commcost compare tests the raw repetitions), so it keeps them.
+	f.samples = true
 	atLeastTwo := func(c mpi.Comm) error {
 		return needRanks(c, "suite", func(n int) bool { return n >= 2 }, "at least 2 ranks")
 	}
@@ -68,11 +71,19 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		var m *meter
+		if c.Rank() == 0 {
+			total := 2*len(f.sizes) + len(suiteKKK)*len(suiteKKL)*len(suiteRs(c.Size()))
+			m = newMeter(f.progress, f.quiet, f.label, total)
+		}
+		defer m.finish()
 		emit := func(rec results.Record) error {
 			if c.Rank() != 0 {
 				return nil
 			}
-			return s.write(rec)
+			err := s.write(rec)
+			m.step()
+			return err
 		}
 		// The two-party benchmarks run on ranks 0 and 1; others wait.
 		color := mpi.Undefined
@@ -99,6 +110,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 			s.close()
 			return err
 		}
+		m.finish() // the progress line ends before the report prints
 		if err := s.close(); err != nil {
 			return err
 		}
@@ -122,14 +134,20 @@ var (
 // suiteKKSeed fixes the k-k-access permutations so runs are comparable.
 const suiteKKSeed = 1
 
-func suiteKKAccess(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
-	p := c.Size()
+// suiteRs are the portions r = j/p of the suite's k-k-access sweep.
+func suiteRs(p int) []float64 {
 	var rs []float64
 	for j := 1; j <= p; j++ {
 		if p <= 4 || j*4%p == 0 { // at most four levels: p/4, p/2, 3p/4, p
 			rs = append(rs, float64(j)/float64(p))
 		}
 	}
+	return rs
+}
+
+func suiteKKAccess(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	p := c.Size()
+	rs := suiteRs(p)
 	meta.Seed = suiteKKSeed
 	reps := f.reps()
 	for _, k := range suiteKKK {
