@@ -104,7 +104,17 @@ func TestMeasureBatchSizes(t *testing.T) {
 				return serial(b)
 			})
 		})
-		if !slices.Equal(sizes[0], tt.want) || !slices.Equal(sizes[1], tt.want) {
+		got := sizes
+		if tt.cfg.Sync == SyncWindow {
+			// A window start some rank missed is redone (Measure): more
+			// batches, every one of them a single repetition.
+			for r := range got {
+				if len(got[r]) >= len(tt.want) && !slices.ContainsFunc(got[r], func(n int) bool { return n != 1 }) {
+					got[r] = got[r][:len(tt.want)]
+				}
+			}
+		}
+		if !slices.Equal(got[0], tt.want) || !slices.Equal(got[1], tt.want) {
 			t.Errorf("%s: batches %v, want %v", tt.name, sizes, tt.want)
 		}
 		if syncs[0] != (tt.cfg.Sync == SyncBarrier) {
