@@ -246,7 +246,7 @@ cc_batch_result cc_steps_batch(MPI_Comm comm, BATCH_ARGS, char *b0, char *b1, ch
 typedef struct {
     cc_access *a;
     const int *targets, *incoming;
-    int steps, my_slot, check_slot;
+    int steps, my_slot, check;
     unsigned long long rep0;
     cc_access_result last;
 } access_batch;
@@ -256,7 +256,7 @@ static int access_rep(void *kernel, int i, double *own)
     access_batch *k = kernel;
     const size_t row = (size_t)k->steps * (size_t)k->a->k;
     k->last = cc_access_run(k->a, k->targets + (size_t)i * row, k->steps, k->my_slot, k->incoming[i],
-                            k->rep0 + (unsigned long long)i, k->check_slot);
+                            k->rep0 + (unsigned long long)i, k->check);
     *own = k->last.seconds;
     if (k->last.rc != MPI_SUCCESS)
         return k->last.rc;
@@ -264,7 +264,7 @@ static int access_rep(void *kernel, int i, double *own)
 }
 
 cc_access_batch_result cc_access_batch(cc_access *a, BATCH_ARGS, const int *targets, int steps, const int *incoming,
-                                       int my_slot, unsigned long long rep0, int check_slot)
+                                       int my_slot, unsigned long long rep0, int check)
 {
     batch b = BATCH;
     access_batch k;
@@ -274,7 +274,7 @@ cc_access_batch_result cc_access_batch(cc_access *a, BATCH_ARGS, const int *targ
     k.incoming = incoming;
     k.steps = steps;
     k.my_slot = my_slot;
-    k.check_slot = check_slot;
+    k.check = check;
     k.rep0 = rep0;
     cc_access_batch_result r;
     r.b = run_batch(&b, a->comm, access_rep, &k);

@@ -75,6 +75,6 @@ typedef struct {
  * to serve, sequence numbers from rep0 + i. */
 cc_access_batch_result cc_access_batch(cc_access *a, int reps, int sync, int rank0, int me, double *own,
                                        double *samples, const int *targets, int steps, const int *incoming,
-                                       int my_slot, unsigned long long rep0, int check_slot);
+                                       int my_slot, unsigned long long rep0, int check);
 
 #endif
