@@ -355,7 +355,7 @@ var opposite = [4]int{1, 0, 3, 2}
 func (r *aggRun) program() []mpi.Step {
 	r.steps = nil
 	if r.a.Impl == ImplMPI {
-		r.mpiOnce()
+		r.mpiProgram()
 		return r.steps
 	}
 	m := r.m
@@ -380,7 +380,7 @@ func (r *aggRun) program() []mpi.Step {
 
 func span(buf, off, n int) mpi.Span { return mpi.Span{Buf: buf, Off: off, Len: n} }
 
-func (r *aggRun) mpiOnce() {
+func (r *aggRun) mpiProgram() {
 	m, p := r.m, r.p
 	switch r.a.Op {
 	case AggBcast:
