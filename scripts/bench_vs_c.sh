@@ -39,18 +39,19 @@ if [ "$(id -u)" = 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 # Cells: name | commcost arguments | C reference and arguments | repetitions.
-# The repetitions are chosen so that a cell takes well under a second.
+# The iterations and repetitions are chosen so that a cell takes well under
+# a second on a quiet machine (a loaded one stretches 1 MiB messages 30x).
 cells=(
 	"pingpong 8B|pingpong --sizes 8 --iters 1000 --warmup 100|pt2pt_ref --mode pingpong --bytes 8 --iters 1000 --warmup 100|200"
-	"pingpong 1MiB|pingpong --sizes 1M --iters 100 --warmup 10|pt2pt_ref --mode pingpong --bytes 1048576 --iters 100 --warmup 10|30"
+	"pingpong 1MiB|pingpong --sizes 1M --iters 10 --warmup 10|pt2pt_ref --mode pingpong --bytes 1048576 --iters 10 --warmup 10|50"
 	"bandwidth 8B|bandwidth --sizes 8 --iters 10 --warmup 10|pt2pt_ref --mode bandwidth --bytes 8 --iters 10 --warmup 10|300"
-	"bandwidth 1MiB|bandwidth --sizes 1M --iters 2 --warmup 2|pt2pt_ref --mode bandwidth --bytes 1048576 --iters 2 --warmup 2|50"
+	"bandwidth 1MiB|bandwidth --sizes 1M --iters 2 --warmup 2|pt2pt_ref --mode bandwidth --bytes 1048576 --iters 2 --warmup 2|20"
 	"roundtrip 8B|roundtrip --sizes 8 --iters 1000 --warmup 100|pt2pt_ref --mode roundtrip --bytes 8 --iters 1000 --warmup 100|200"
-	"roundtrip 1MiB|roundtrip --sizes 1M --iters 100 --warmup 10|pt2pt_ref --mode roundtrip --bytes 1048576 --iters 100 --warmup 10|30"
+	"roundtrip 1MiB|roundtrip --sizes 1M --iters 10 --warmup 10|pt2pt_ref --mode roundtrip --bytes 1048576 --iters 10 --warmup 10|50"
 	"pairwise 8B|pairwise --sizes 8 --iters 1000 --warmup 100|pt2pt_ref --mode pairwise --bytes 8 --iters 1000 --warmup 100|200"
-	"pairwise 1MiB|pairwise --sizes 1M --iters 100 --warmup 10|pt2pt_ref --mode pairwise --bytes 1048576 --iters 100 --warmup 10|30"
+	"pairwise 1MiB|pairwise --sizes 1M --iters 10 --warmup 10|pt2pt_ref --mode pairwise --bytes 1048576 --iters 10 --warmup 10|50"
 	"rowcontention 8B|rowcontention --sizes 8 --iters 1000 --warmup 100|pt2pt_ref --mode rowcontention --bytes 8 --iters 1000 --warmup 100|200"
-	"rowcontention 1MiB|rowcontention --sizes 1M --iters 100 --warmup 10|pt2pt_ref --mode rowcontention --bytes 1048576 --iters 100 --warmup 10|30"
+	"rowcontention 1MiB|rowcontention --sizes 1M --iters 10 --warmup 10|pt2pt_ref --mode rowcontention --bytes 1048576 --iters 10 --warmup 10|50"
 	"prtt 8B n=1|prtt --sizes 8 --n 1 --delay 0 --iters 1000 --warmup 100|pt2pt_ref --mode prtt --bytes 8 --n 1 --iters 1000 --warmup 100|200"
 	"prtt 8B n=10|prtt --sizes 8 --n 10 --delay 0 --iters 100 --warmup 10|pt2pt_ref --mode prtt --bytes 8 --n 10 --iters 100 --warmup 10|200"
 	"prtt 64KiB n=1|prtt --sizes 64K --n 1 --delay 0 --iters 100 --warmup 10|pt2pt_ref --mode prtt --bytes 65536 --n 1 --iters 100 --warmup 10|100"
