@@ -237,6 +237,26 @@ const (
 	ErrIntern   = 17
 )
 
+var classNames = [...]string{
+	ErrSuccess: "MPI_SUCCESS", ErrBuffer: "MPI_ERR_BUFFER", ErrCount: "MPI_ERR_COUNT",
+	ErrType: "MPI_ERR_TYPE", ErrTag: "MPI_ERR_TAG", ErrComm: "MPI_ERR_COMM",
+	ErrRank: "MPI_ERR_RANK", ErrRequest: "MPI_ERR_REQUEST", ErrRoot: "MPI_ERR_ROOT",
+	ErrGroup: "MPI_ERR_GROUP", ErrOp: "MPI_ERR_OP", ErrTopology: "MPI_ERR_TOPOLOGY",
+	ErrDims: "MPI_ERR_DIMS", ErrArg: "MPI_ERR_ARG", ErrUnknown: "MPI_ERR_UNKNOWN",
+	ErrTruncate: "MPI_ERR_TRUNCATE", ErrOther: "MPI_ERR_OTHER", ErrIntern: "MPI_ERR_INTERN",
+}
+
+// ClassName is the standard name of an error class ("MPI_ERR_TRUNCATE"),
+// or "MPI error class N" outside the table. Messages name the class so
+// that they read the same whichever library produced them: Open MPI's
+// MPI_Error_string starts with it, MPICH's does not.
+func ClassName(class int) string {
+	if class >= 0 && class < len(classNames) {
+		return classNames[class]
+	}
+	return fmt.Sprintf("MPI error class %d", class)
+}
+
 // Float64Bytes views a []float64 as bytes without copying (same host
 // representation on every rank is assumed, as MPI_BYTE transfer would).
 func Float64Bytes(v []float64) []byte {
@@ -448,6 +468,78 @@ func (f *AccessFault) Error() string {
 		return fmt.Sprintf("rank %d addressed slot %d, want its own slot %d", f.Rank, f.Slot, f.Want)
 	}
 	return fmt.Sprintf("access fault %d from rank %d", f.Kind, f.Rank)
+}
+
+// StoreKernel is implemented by backends that serve a direct
+// global-variable store (package directstore) with the access protocol of
+// AccessKernel inside the MPI library's language: per packet, a request of
+// AccessHeaderBytes (plus the data for a write) to the home rank, answered
+// with the data (read) or an acknowledgement of AccessHeaderBytes (write),
+// the packets of a group in flight at once. Unlike an AccessRunner's
+// repetition, a store does not know how many requests a rank will serve, so
+// the request receive stays posted between calls and every wait (Batch,
+// WaitAny) serves whatever has arrived. directstore runs the same protocol
+// in Go on backends without the kernel.
+type StoreKernel interface {
+	NewStoreServer(spec StoreSpec) (StoreServer, error)
+}
+
+// StoreSpec fixes the tags and the largest packet of a StoreServer.
+type StoreSpec struct {
+	ReqTag, ReplyTag int
+	// MaxPacket is the most data bytes one request may carry (write) or
+	// ask for (read); the posted request receive holds a header and this
+	// many bytes.
+	MaxPacket int
+}
+
+// Store request header (AccessHeaderBytes, little endian): word 0 is the
+// byte offset in the home's memory; word 1 is the data length in its low 32
+// bits with the flags below.
+const (
+	StoreWrite   = 1 << 63 // a write: the data follows the header
+	StoreClose   = 1 << 62 // a rank's request to itself that ends its server
+	StoreLenMask = 1<<32 - 1
+)
+
+// StoreBatch is one batched access: packet j has Bufs[j] (read into, or
+// written from) at byte Offs[j] of rank Targets[j]'s home memory. The
+// packets leave in groups of K; a group's packets are in flight at once and
+// the next group leaves when all answers of the previous are in.
+type StoreBatch struct {
+	Write   bool
+	K       int
+	Targets []int
+	Offs    []int
+	Bufs    [][]byte
+}
+
+// StoreServer serves one rank's home memory and issues its batches. A
+// protocol violation is returned as an *AccessFault; after any error the
+// server must not be used (it may keep buffers that MPI still holds).
+type StoreServer interface {
+	// Mem is this rank's home memory; the view is valid until Grow.
+	Mem() []byte
+	// Grow makes the home memory at least n bytes (new bytes zero),
+	// keeping its contents. No request may be in flight to this rank (the
+	// caller separates Grow from accesses by a barrier).
+	Grow(n int) error
+	// Batch runs b, serving requests while it waits, and returns when every
+	// answer is in and every answer it sent is complete.
+	Batch(b StoreBatch) error
+	// WaitAny serves requests until one of reqs (requests of the same
+	// backend) completes, and returns its index and status as Waitany does
+	// (-1 and no error when every entry is nil).
+	WaitAny(reqs []Request) (int, Status, error)
+	// Poll serves the requests that have arrived and returns without
+	// waiting for more.
+	Poll() error
+	// Served counts the read and write requests served so far.
+	Served() (reads, writes int64)
+	// Close ends serving: the rank sends itself a StoreClose request,
+	// which completes the posted receive, and frees the buffers. No request
+	// of another rank may be in flight (call it after a barrier).
+	Close() error
 }
 
 // Info describes the process's MPI environment; both backends provide it

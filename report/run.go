@@ -135,6 +135,14 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 			return nil, err
 		}
 	}
+	if present[results.BenchApp] > 0 {
+		if err := writeRunApps(&fits, run, recs, fitted); err != nil {
+			return nil, err
+		}
+		if err := writeAppRankings(&fits, recs, run); err != nil {
+			return nil, err
+		}
+	}
 	var named []NamedModel
 	for _, f := range fitted {
 		named = append(named, NamedModel{Label: f.kind.Name, Model: f.m})
@@ -386,4 +394,53 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// writeRunApps is the application section of a run report: every
+// communication phase of the application records predicted by every model
+// fitted above that describes k-k-accesses (paper 000's programs state
+// their phases in them), each model on its own, and Table 2 of the errors,
+// with the plot of predicted against measured (plots/apps.png). A run's
+// sweep that measured only reads predicts the programs' writes as reads
+// (Predictor.OpFallback), and the section says how many.
+func writeRunApps(w io.Writer, run *Run, recs []results.Record, fitted []fittedModel) error {
+	var preds []Predictor
+	for _, f := range fitted {
+		if len(kkOps(f.m)) > 0 {
+			preds = append(preds, Predictor{Name: f.kind.Name, Models: []model.Model{f.m}, Sources: []string{"fitted above"}, OpFallback: "read"})
+		}
+	}
+	var app []results.Record
+	for _, r := range recs {
+		// Paper 000's programs (k-k-accesses); the message-passing ones
+		// are ranked by writeAppRankings from their stored predictions.
+		if r.Bench == results.BenchApp && !messagePassing(r) {
+			c := r
+			c.Derived = nil // predictions are made here, from the fits above
+			app = append(app, c)
+		}
+	}
+	fmt.Fprintf(w, "\n## Applications\n\n")
+	fmt.Fprintln(w, "Every communication phase of the programs, measured (the median over repetitions of the slowest rank) against each model fitted above that describes its k-k-accesses; error = (T_pred - T_meas)/T_meas, signed (paper 000, section 6.5).")
+	if len(preds) == 0 {
+		fmt.Fprintln(w, "\nNo model fitted above describes k-k-accesses, so no phase is predicted.")
+	}
+	for _, n := range AnnotateApps(app, preds) {
+		fmt.Fprintf(w, "\n- %s", n)
+	}
+	fmt.Fprint(w, "\n\n")
+	if err := WriteApps(w, app, true); err != nil {
+		return err
+	}
+	img, err := PlotApps(app, "png")
+	switch {
+	case errors.Is(err, ErrNothingToPlot):
+	case err != nil:
+		return fmt.Errorf("applications plot: %w", err)
+	default:
+		const name = "apps.png"
+		run.Plots = append(run.Plots, PlotFile{Name: name, Data: img})
+		fmt.Fprintf(w, "\n![applications](%s/%s)\n", results.PlotsDir, name)
+	}
+	return nil
 }

@@ -38,6 +38,11 @@ done
 if [ "$(id -u)" = 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
+# shellcheck source=scripts/mpi.sh
+. scripts/mpi.sh
+impl=$(mpi_impl) || exit 2
+launcher=$(mpi_launcher "$impl") || { echo "$0: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
+mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }
 # Cells: name | commcost arguments | C reference and arguments | repetitions.
 # The iterations and repetitions are chosen so that a cell takes well under
 # a second on a quiet machine (a loaded one stretches 1 MiB messages 30x).
@@ -77,7 +82,7 @@ for op in bcast allgather scatter alltoall qshift news; do
 done
 
 # shellcheck disable=SC2046
-launch() { mpirun -np "$np" $(scripts/mpiflags.sh "$np") "$@"; }
+launch() { "$launcher" -np "$np" $(mpi_flags "$impl" "$np") "$@"; }
 # c_run REF ARGS... REPS prints the reference's median seconds.
 c_run() { launch "bin/$1" "${@:2}" | awk '!/^#/ && NF >= 1 {print $1; exit}'; }
 # cc_run REPS ARGS... prints commcost's median seconds per operation (the
@@ -102,9 +107,10 @@ for cell in "${cells[@]}"; do
 done
 [ ${#selected[@]} -gt 0 ] || { echo "bench_vs_c: --cells $filter matches no cell" >&2; exit 2; }
 mkdir -p bin "$(dirname "$tsv")"
-[ -x bin/commcost ] || go build -o bin/commcost ./cmd/commcost
+# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
+[ -x bin/commcost ] || go build ${TAGS:-} -o bin/commcost ./cmd/commcost
 for ref in pt2pt_ref access_ref coll_ref; do
-	mpicc -O2 -o "bin/$ref" "scripts/ref/$ref.c"
+	"$mpicc" -O2 -o "bin/$ref" "scripts/ref/$ref.c"
 done
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
@@ -133,7 +139,7 @@ done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
 commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
-library=$(mpirun --version 2>/dev/null | head -n1)
+library=$(mpi_version "$impl" "$launcher")
 date=$(date -u +%FT%TZ)
 [ -s "$tsv" ] || printf 'date\tcommit\tmpi\tnp\tload_start\tload_end\trounds\tcell\tc_median_s\tcommcost_median_s\tratio_median\tratio_min\tratio_max\n' >"$tsv"
 echo

@@ -47,6 +47,11 @@ awk -v t="$maxtime" 'BEGIN{exit !(t + 0 > 0 && t ~ /^[0-9.]+$/)}' || { echo "ben
 if [ "$(id -u)" = 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
+# shellcheck source=scripts/mpi.sh
+. scripts/mpi.sh
+impl=$(mpi_impl) || exit 2
+launcher=$(mpi_launcher "$impl") || { echo "$0: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
+mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }
 
 missing() {
 	if [ -n "$skip_missing" ]; then
@@ -76,21 +81,22 @@ else
 		missing "no OSU found: set OSU_DIR to an installed OSU (module load osu-micro-benchmarks) or OSU_SRC to the sources of osu_latency.c, osu_bw.c and osu_pt2pt.c (OSU 5.x mpi/pt2pt)"
 	mkdir -p bin/osu
 	for b in osu_latency osu_bw; do
-		mpicc -O2 -I"$src" -o "bin/osu/$b" "$src/$b.c" "$src/osu_pt2pt.c" -lm
+		"$mpicc" -O2 -I"$src" -o "bin/osu/$b" "$src/$b.c" "$src/osu_pt2pt.c" -lm
 	done
 	lat=bin/osu/osu_latency bw=bin/osu/osu_bw
 fi
 mkdir -p bin "$(dirname "$tsv")"
-[ -x bin/commcost ] || go build -o bin/commcost ./cmd/commcost
+# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
+[ -x bin/commcost ] || go build ${TAGS:-} -o bin/commcost ./cmd/commcost
 
 # Each column's output is "size value" lines: OSU prints them, commcost's
 # JSON Lines are reduced to them (latency in us, bandwidth in MB/s, MB =
 # 10^6 bytes, as OSU prints).
-osu_rows() { mpirun -np 2 "$@" | awk '!/^#/ && NF == 2 && $1 >= 1 {print $1, $2}'; }
+osu_rows() { "$launcher" -np 2 "$@" | awk '!/^#/ && NF == 2 && $1 >= 1 {print $1, $2}'; }
 cc_rows() {
 	local scale=$1
 	shift
-	mpirun -np 2 bin/commcost "$@" --sizes 1:4M --format jsonl | awk -v s="$scale" '
+	"$launcher" -np 2 bin/commcost "$@" --sizes 1:4M --format jsonl | awk -v s="$scale" '
 		match($0, /"bytes":[0-9]+/) { b = substr($0, RSTART + 8, RLENGTH - 8)
 			if (match($0, /"median":[-0-9.eE+]+/)) print b, substr($0, RSTART + 9, RLENGTH - 9) * s }'
 }
@@ -125,7 +131,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{if (NR) print (NR%
 # spread: (max - min) / median over the launches.
 spread() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f", m ? (a[NR]-a[1])/m : 0}'; }
 commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
-library=$(mpirun --version 2>/dev/null | head -n1)
+library=$(mpi_version "$impl" "$launcher")
 date=$(date -u +%FT%TZ)
 [ -s "$tsv" ] || printf 'date\tcommit\tmpi\tload_start\tload_end\tlaunches\tbench\tbytes\tosu\tcommcost\tratio\tcommcost_osu\tratio_osu\tspread_osu\tspread_commcost\tspread_commcost_osu\n' >"$tsv"
 echo "medians over $launches launches on 2 ranks (load average $load_start at the start, $load_end at the end); spread = (max - min) / median"

@@ -17,17 +17,22 @@ func init() {
 }
 
 // runSuite is the main job (make run): ping-pong and bandwidth sweeps over
-// two ranks (the first two when there are more) and a k-k-access sweep over
-// all ranks, written to a new run directory base/<host>-<date>/ as
+// two ranks (the first two when there are more), a k-k-access sweep over
+// all ranks, a small instance of paper 000's four programs on the direct
+// store, and small instances of the message-passing applications with the
+// calibration their models need (suiteAppsMP), written to a new run
+// directory base/<host>-<date>/ as
 // records.jsonl; then report.md (tables, the fit of every model kind the
-// records feed, validated on held-out points, models compared) and
-// plots/*.png are rendered from that file (package report).
+// records feed, validated on held-out points, models compared, the
+// programs' phases against the fits) and plots/*.png are rendered from
+// that file (package report).
 func runSuite(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("suite", stderr)
 	var f pt2ptFlags
 	f.register(fs)
 	sizes := fs.String("sizes", defaultBandwidthSizes, "message sizes for ping-pong and bandwidth: LO:HI or a list")
 	rundir := fs.String("rundir", filepath.Join("results", "runs"), "base `directory` of run directories")
+	withMP := fs.Bool("mp-apps", true, "also run small instances of the message-passing applications (commcost app multigrid, cannon, checkerboard, gauss) with the calibration they need, and rank the models on them")
 	if err := parseFlags(fs, args, false); err != nil {
 		return err
 	}
@@ -73,7 +78,8 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		}
 		var m *meter
 		if c.Rank() == 0 {
-			total := 2*len(f.sizes) + len(suiteKKK)*len(suiteKKL)*len(suiteRs(c.Size()))
+			programs, _ := suiteApps(c.Size())
+			total := 2*len(f.sizes) + len(suiteKKK)*len(suiteKKL)*len(suiteRs(c.Size())) + len(programs)
 			m = newMeter(f.progress, f.quiet, f.label, total)
 		}
 		defer m.finish()
@@ -109,6 +115,27 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		if err := suiteKKAccess(c, &f, meta, emit); err != nil {
 			s.close()
 			return err
+		}
+		// Paper 000's four programs on the direct store, which the
+		// trilinear fit of that sweep predicts (report.md, Applications);
+		// the meter counts programs, not their phase records.
+		appEmit := func(rec results.Record) error {
+			if c.Rank() != 0 {
+				return nil
+			}
+			return s.write(rec)
+		}
+		if err := suiteAppSweep(c, &f, meta, appEmit, func() { m.step() }, stderr); err != nil {
+			s.close()
+			return err
+		}
+		// The message-passing programs of papers 001 and 003, with the
+		// calibration of the patterns they name.
+		if *withMP {
+			if err := suiteAppsMP(c, f.reps(), meta, emit); err != nil {
+				s.close()
+				return err
+			}
 		}
 		m.finish() // the progress line ends before the report prints
 		if err := s.close(); err != nil {
