@@ -175,18 +175,8 @@ func MeasureBatch(c mpi.Comm, cfg Reps, perRep bool, batch BatchRep) (Measuremen
 			}
 		}
 		m.Samples = append(m.Samples, samples...)
-		n := len(m.Samples)
-		elapsed, pace = e, e/float64(n)
-		if n >= cfg.MinReps && results.RelCIHalfWidth(results.Summarize(m.Samples)) <= cfg.RelCI {
-			m.Stop = results.StopRelCI
-			break
-		}
-		if n >= cfg.MaxReps {
-			m.Stop = results.StopMaxReps
-			break
-		}
-		if elapsed >= cfg.MaxTime && n >= 3 {
-			m.Stop = results.StopMaxTime
+		elapsed, pace = e, e/float64(len(m.Samples))
+		if m.Stop = cfg.stop(m.Samples, elapsed); m.Stop != "" {
 			break
 		}
 	}

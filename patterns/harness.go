@@ -240,19 +240,7 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 			own = append(own, mine)
 		}
 		m.Samples = append(m.Samples, t)
-		n := len(m.Samples)
-		if n >= cfg.MinReps {
-			if results.RelCIHalfWidth(results.Summarize(m.Samples)) <= cfg.RelCI {
-				m.Stop = results.StopRelCI
-				break
-			}
-		}
-		if n >= cfg.MaxReps {
-			m.Stop = results.StopMaxReps
-			break
-		}
-		if out[1] >= cfg.MaxTime && n >= 3 {
-			m.Stop = results.StopMaxTime
+		if m.Stop = cfg.stop(m.Samples, out[1]); m.Stop != "" {
 			break
 		}
 	}
@@ -458,4 +446,22 @@ func warmUp(c mpi.Comm, reps Reps, total int, on bool, loop func(k int) (float64
 		}
 	}
 	return pace, nil
+}
+
+// stop is the stopping rule applied after every repetition (Measure) or
+// batch (MeasureBatch), given the samples so far and the timed seconds
+// elapsed: the reason to stop (a results.Stop* value), or "" to go on. The
+// CI target counts only from MinReps on; MaxTime needs 3 samples, the
+// fewest a median and its spread can be read from.
+func (r Reps) stop(samples []float64, elapsed float64) string {
+	n := len(samples)
+	switch {
+	case n >= r.MinReps && results.RelCIHalfWidth(results.Summarize(samples)) <= r.RelCI:
+		return results.StopRelCI
+	case n >= r.MaxReps:
+		return results.StopMaxReps
+	case elapsed >= r.MaxTime && n >= 3:
+		return results.StopMaxTime
+	}
+	return ""
 }
