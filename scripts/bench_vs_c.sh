@@ -115,7 +115,7 @@ done
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 declare -A c_vals cc_vals ratios
-printf '%-5s %-32s %14s %14s %8s\n' round cell "C s" "commcost s" ratio
+printf '%-5s %-33s %14s %14s %8s\n' round cell "C s" "commcost s" ratio
 for r in $(seq 1 "$rounds"); do
 	for cell in "${selected[@]}"; do
 		IFS='|' read -r name cc_args ref_args reps <<<"$cell"
@@ -133,7 +133,7 @@ for r in $(seq 1 "$rounds"); do
 		fi
 		ratio=$(awk -v g="$g" -v c="$c" 'BEGIN{printf "%.4f", g/c}')
 		c_vals[$name]+="$c " cc_vals[$name]+="$g " ratios[$name]+="$ratio "
-		printf '%-5s %-32s %14.6g %14.6g %8s\n' "$r" "$name" "$c" "$g" "$ratio"
+		printf '%-5s %-33s %14.6g %14.6g %8s\n' "$r" "$name" "$c" "$g" "$ratio"
 	done
 done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
@@ -144,8 +144,8 @@ date=$(date -u +%FT%TZ)
 [ -s "$tsv" ] || printf 'date\tcommit\tmpi\tnp\tload_start\tload_end\trounds\tcell\tc_median_s\tcommcost_median_s\tratio_median\tratio_min\tratio_max\n' >"$tsv"
 echo
 echo "commcost/C per cell, $rounds rounds on $np ranks (load average ${load_start} at the start, ${load_end} at the end)"
-printf '| %-32s | %12s | %12s | %7s | %15s |\n' cell "C median" "commcost" ratio "ratio min-max"
-printf '|%s|%s|%s|%s|%s|\n' "----------------------------------" "--------------" "--------------" "---------" "-----------------"
+printf '| %-33s | %12s | %12s | %7s | %15s |\n' cell "C median" "commcost" ratio "ratio min-max"
+printf '|%s|%s|%s|%s|%s|\n' "-----------------------------------" "--------------" "--------------" "---------" "-----------------"
 fmt() { awk -v v="$1" 'BEGIN{ if (v < 1e-6) printf "%.1f ns", v*1e9; else if (v < 1e-3) printf "%.3f us", v*1e6; else printf "%.3f ms", v*1e3 }'; }
 missed=()
 for cell in "${selected[@]}"; do
@@ -158,7 +158,7 @@ for cell in "${selected[@]}"; do
 		lo=$(printf '%s\n' ${ratios[$name]} | sort -g | head -n1)
 		hi=$(printf '%s\n' ${ratios[$name]} | sort -g | tail -n1)
 	}
-	printf '| %-32s | %12s | %12s | %7s | %15s |\n' "$name" "$(fmt "$cm")" "$(fmt "$gm")" "$rm" "$lo-$hi"
+	printf '| %-33s | %12s | %12s | %7s | %15s |\n' "$name" "$(fmt "$cm")" "$(fmt "$gm")" "$rm" "$lo-$hi"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$date" "$commit" "$library" "$np" "$load_start" "$load_end" \
 		"$rounds" "$name" "$cm" "$gm" "$rm" "$lo" "$hi" >>"$tsv"
 	if awk -v m="$rm" 'BEGIN{exit !(m > 1.05)}'; then
