@@ -107,12 +107,17 @@ for cell in "${cells[@]}"; do
 done
 [ ${#selected[@]} -gt 0 ] || { echo "bench_vs_c: --cells $filter matches no cell" >&2; exit 2; }
 mkdir -p bin "$(dirname "$tsv")"
+# Always (re)build: go build is incremental, and a binary left from another
+# commit would be recorded under this one.
 # shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
-[ -x bin/commcost ] || go build ${TAGS:-} -o bin/commcost ./cmd/commcost
+go build ${TAGS:-} -ldflags "-X github.com/commcost/commcost/results.buildCommit=$(git describe --always --dirty 2>/dev/null || echo unknown)" -o bin/commcost ./cmd/commcost
 for ref in pt2pt_ref access_ref coll_ref; do
 	"$mpicc" -O2 -o "bin/$ref" "scripts/ref/$ref.c"
 done
 
+# The commit the rounds measure, taken before they run (the tree may change
+# while they do).
+commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 declare -A c_vals cc_vals ratios
 printf '%-5s %-33s %14s %14s %8s\n' round cell "C s" "commcost s" ratio
@@ -138,7 +143,6 @@ for r in $(seq 1 "$rounds"); do
 done
 load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 
-commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 library=$(mpi_version "$impl" "$launcher")
 date=$(date -u +%FT%TZ)
 [ -s "$tsv" ] || printf 'date\tcommit\tmpi\tnp\tload_start\tload_end\trounds\tcell\tc_median_s\tcommcost_median_s\tratio_median\tratio_min\tratio_max\n' >"$tsv"
