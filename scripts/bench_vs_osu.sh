@@ -86,8 +86,10 @@ else
 	lat=bin/osu/osu_latency bw=bin/osu/osu_bw
 fi
 mkdir -p bin "$(dirname "$tsv")"
+# Always (re)build: go build is incremental, and a binary left from another
+# commit would be recorded under this one.
 # shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
-[ -x bin/commcost ] || go build ${TAGS:-} -o bin/commcost ./cmd/commcost
+go build ${TAGS:-} -ldflags "-X github.com/commcost/commcost/results.buildCommit=$(git describe --always --dirty 2>/dev/null || echo unknown)" -o bin/commcost ./cmd/commcost
 
 # Each column's output is "size value" lines: OSU prints them, commcost's
 # JSON Lines are reduced to them (latency in us, bandwidth in MB/s, MB =
@@ -112,6 +114,9 @@ run_col() {
 	esac
 }
 
+# The commit the launches measure, taken before they run (the tree may
+# change while they do).
+commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 declare -A vals
 for l in $(seq 1 "$launches"); do
@@ -130,7 +135,6 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{if (NR) print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 # spread: (max - min) / median over the launches.
 spread() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; printf "%.2f", m ? (a[NR]-a[1])/m : 0}'; }
-commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 library=$(mpi_version "$impl" "$launcher")
 date=$(date -u +%FT%TZ)
 [ -s "$tsv" ] || printf 'date\tcommit\tmpi\tload_start\tload_end\tlaunches\tbench\tbytes\tosu\tcommcost\tratio\tcommcost_osu\tratio_osu\tspread_osu\tspread_commcost\tspread_commcost_osu\n' >"$tsv"
