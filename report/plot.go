@@ -59,6 +59,27 @@ func PlotFormat(path string) (string, error) {
 	return "", errors.New("plot: file name must end in .png, .svg, .pdf, .eps, .jpg or .tif")
 }
 
+// SavePlot renders p at the given size in the format of path's extension
+// and writes it with WriteFile, whole or not at all: plot.Plot.Save
+// writes straight into path, so a full disk or a killed process leaves a
+// truncated image under the final name. Every plot commcost writes goes
+// through here or WritePlot.
+func SavePlot(p *plot.Plot, width, height vg.Length, path string) error {
+	format, err := PlotFormat(path)
+	if err != nil {
+		return err
+	}
+	wt, err := p.WriterTo(width, height, format)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return WriteFile(path, buf.Bytes())
+}
+
 // WritePlot renders Plot in the format of path's extension and writes it
 // to path whole (a temporary file renamed over it).
 func WritePlot(m model.Model, recs []results.Record, path, title string) error {

@@ -452,7 +452,7 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 		if err := cal.refuseWith(e.set, "--fit "+*fitFile); err != nil {
 			return err
 		}
-		if fitted, err = fitFromFile(*fitFile, e.t.Name()); err != nil {
+		if fitted, err = fitFromFile(*fitFile, e.t.Name(), stderr); err != nil {
 			return err
 		}
 	default:
@@ -484,10 +484,10 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 // fitFromFile fits the trilinear model to the kkaccess read records of one
 // network in a JSON Lines file; a missing file or an unusable fit is bad
 // input.
-func fitFromFile(path, network string) (*model.Trilinear, error) {
-	all, err := results.ReadJSONLFile(path)
+func fitFromFile(path, network string, stderr io.Writer) (*model.Trilinear, error) {
+	all, err := readRecordsFile("--fit", path, stderr)
 	if err != nil {
-		return nil, usagef("--fit %s: %v", path, err)
+		return nil, err
 	}
 	var recs []results.Record
 	for _, r := range all {

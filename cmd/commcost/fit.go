@@ -15,7 +15,6 @@ import (
 
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/report"
-	"github.com/commcost/commcost/results"
 )
 
 func init() {
@@ -234,20 +233,6 @@ func (f *fitFlags) splitVolumes() ([]float64, error) {
 	return out, nil
 }
 
-// readRecords reads a JSON Lines file named by a positional argument; a
-// file cut off mid-line (an interrupted run) is accepted with a warning.
-func readRecords(path string, stderr io.Writer) ([]results.Record, error) {
-	recs, err := results.ReadJSONLFile(path)
-	if err != nil {
-		if errors.Is(err, results.ErrTruncated) && len(recs) > 0 {
-			fmt.Fprintf(stderr, "commcost: warning: %v; using the %d complete records\n", err, len(recs))
-			return recs, nil
-		}
-		return nil, usagef("FILE %s: %v (want a JSON Lines file of commcost records)", path, err)
-	}
-	return recs, nil
-}
-
 func runFit(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("fit", stderr)
 	var f fitFlags
@@ -286,7 +271,7 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	recs, err := readRecords(path, stderr)
+	recs, err := readRecordsFile("FILE", path, stderr)
 	if err != nil {
 		return err
 	}

@@ -215,10 +215,10 @@ func dedupe[T comparable](xs []T) []T {
 // gives a split of D. An unreadable file or one without kkaccess records of
 // op is bad input (exit 2); a design that cannot determine the model is a
 // finding about the records (exit 1), as for 'commcost fit'.
-func fitOptimumFile(path string, op patterns.AccessOp, dataBytes int) (*model.Trilinear, error) {
-	recs, err := results.ReadJSONLFile(path)
-	if err != nil && !(errors.Is(err, results.ErrTruncated) && len(recs) > 0) {
-		return nil, usagef("--fit %s: %v (want a JSON Lines file of kkaccess records, e.g. from 'commcost kkaccess --out FILE')", path, err)
+func fitOptimumFile(path string, op patterns.AccessOp, dataBytes int, stderr io.Writer) (*model.Trilinear, error) {
+	recs, err := readRecordsFile("--fit", path, stderr)
+	if err != nil {
+		return nil, err
 	}
 	tr, err := model.FitTrilinear(recs, model.Options{Op: op.String()})
 	if err == nil {
@@ -280,7 +280,7 @@ func runOptimize(args []string, stdout, stderr io.Writer) error {
 		}
 		if f.fitFile != "" && c.Rank() == 0 {
 			var err error
-			fitted, err = fitOptimumFile(f.fitFile, f.op, f.dataBytes)
+			fitted, err = fitOptimumFile(f.fitFile, f.op, f.dataBytes, stderr)
 			return err
 		}
 		return nil

@@ -449,9 +449,9 @@ func runSchedBreakeven(args []string, stdout, stderr io.Writer) error {
 		}
 		var recs []results.Record
 		for _, p := range strings.Split(*in, ",") {
-			r, err := results.ReadJSONLFile(p)
+			r, err := readRecordsFile("--in", p, stderr)
 			if err != nil {
-				return usagef("--in %s: %v", p, err)
+				return err
 			}
 			recs = append(recs, r...)
 		}
