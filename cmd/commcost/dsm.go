@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
@@ -77,21 +76,20 @@ func (d *dsmFlags) check(allowHand bool) error {
 	if d.barKind, err = divalib.ParseBarrier(d.barrier); err != nil {
 		return usagef("--barrier %s: %v", d.barrier, err)
 	}
-	d.list = nil
-	for _, s := range strings.Split(d.strategies, ",") {
-		s = strings.TrimSpace(s)
+	d.list, err = parseListOf("strategies", d.strategies, "a comma list of strategies", func(s string) (string, error) {
 		if s == "hand" && allowHand {
-			d.list = append(d.list, s)
-			continue
+			return s, nil
 		}
 		if _, _, err := divalib.ParseStrategy(s); err != nil {
-			hand := ""
 			if allowHand {
-				hand = " or hand"
+				return "", fmt.Errorf("%v or hand", err)
 			}
-			return usagef("--strategies %s: %v%s", d.strategies, err, hand)
+			return "", err
 		}
-		d.list = append(d.list, s)
+		return s, nil
+	})
+	if err != nil {
+		return err
 	}
 	if d.mf.backend == backendLocal && d.rows > 0 && d.rows*d.cols != d.mf.np {
 		return usagef("--mesh %s has %d processors but --np is %d: the mesh must hold exactly one rank per processor", d.mesh, d.rows*d.cols, d.mf.np)
@@ -132,11 +130,11 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case *ops < 1:
-		return usagef("--ops %d: must be an integer >= 1", *ops)
+		return mustBePositive("ops", *ops)
 	case *vars < 1:
-		return usagef("--vars %d: must be an integer >= 1", *vars)
+		return mustBePositive("vars", *vars)
 	case *slots < 1:
-		return usagef("--slots %d: must be an integer >= 1", *slots)
+		return mustBePositive("slots", *slots)
 	case !(*wf > 0 && *wf < 1):
 		return usagef("--write-fraction %v: must be a fraction in (0, 1), e.g. 0.3", *wf)
 	case d.memBytes > 0 && d.memBytes < 32*16:
@@ -251,7 +249,7 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 		return usagef("--kernel %s: accepted values are mul and sum", *kernel)
 	}
 	if *reps < 1 {
-		return usagef("--reps %d: must be an integer >= 1", *reps)
+		return mustBePositive("reps", *reps)
 	}
 	// Ratios are against the hand-optimised run, so it goes first.
 	order := []string{}
@@ -330,10 +328,10 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *iters < 1 {
-		return usagef("--iters %d: must be an integer >= 1", *iters)
+		return mustBePositive("iters", *iters)
 	}
 	if *batches < 1 {
-		return usagef("--batches %d: must be an integer >= 1", *batches)
+		return mustBePositive("batches", *batches)
 	}
 	return runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = d.seed

@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/commcost/commcost/emulate"
@@ -132,7 +131,7 @@ func (e *emuFlags) check(fs *flag.FlagSet) error {
 		return usagef("--module-mem %s: a module's memory must be a size from 1 byte to 1G, e.g. 64M", e.moduleMem)
 	}
 	if e.window < 1 {
-		return usagef("--window %d: must be an integer >= 1", e.window)
+		return mustBePositive("window", e.window)
 	}
 	if e.linkSlots < 1 || e.linkSlots > 255 {
 		return usagef("--link-slots %d: must be an integer in 1..255", e.linkSlots)
@@ -235,16 +234,12 @@ func (e *emuFlags) emulation(c mpi.Comm, what string, bc emulate.BenchConfig, em
 
 // parseOps reads --op: read, write or both.
 func parseOps(s string) ([]string, error) {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
+	return parseListOf("op", s, "read, write, or read,write", func(f string) (string, error) {
 		if f != "read" && f != "write" {
-			return nil, usagef("--op %s: accepted values are read, write, or read,write", s)
+			return "", fmt.Errorf("%s is not read or write", echo(f))
 		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	return out, nil
+		return f, nil
+	})
 }
 
 // parseLengths reads a packet-length grid; 0 is refused (a packet carries
@@ -416,15 +411,16 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var versions []emulate.SplitVersion
-	for _, f := range strings.Split(*vs, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
+	versions, err := parseListOf("versions", *vs, "1, 2, 3 as a list (e.g. 1,2,3)", func(f string) (emulate.SplitVersion, error) {
+		v, err := strconv.Atoi(f)
 		if err != nil || v < 1 || v > 3 {
-			return usagef("--versions %s: accepted values are 1, 2, 3 as a list (e.g. 1,2,3)", *vs)
+			return 0, fmt.Errorf("%s is not 1, 2 or 3", echo(f))
 		}
-		versions = append(versions, emulate.SplitVersion(v))
+		return emulate.SplitVersion(v), nil
+	})
+	if err != nil {
+		return err
 	}
-	versions = dedupe(versions)
 	pk, err := parseSize(*packet)
 	if err != nil || pk < 1 {
 		return usagef("--packet %s: packet length must be a size >= 1 byte, e.g. 4K", *packet)

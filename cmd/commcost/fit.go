@@ -222,15 +222,16 @@ func (f *fitFlags) splitVolumes() ([]float64, error) {
 	if f.split == "" {
 		return nil, nil
 	}
-	var out []float64
-	for _, s := range strings.Split(f.split, ",") {
+	return parseListOf("split", f.split, "positive data volumes in bytes, e.g. 10000 or 4K,64K", func(s string) (float64, error) {
 		n, err := parseSize(s)
-		if err != nil || n == 0 {
-			return nil, usagef("--split %s: want positive data volumes in bytes, e.g. 10000 or 4K,64K", f.split)
+		if err != nil {
+			return 0, err
 		}
-		out = append(out, float64(n))
-	}
-	return out, nil
+		if n == 0 {
+			return 0, errors.New("0 bytes is not a data volume; volumes must be positive")
+		}
+		return float64(n), nil
+	})
 }
 
 func runFit(args []string, stdout, stderr io.Writer) error {

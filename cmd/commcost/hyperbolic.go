@@ -70,12 +70,12 @@ func parseHyp(name string, args []string, stderr io.Writer) (*hypFlags, error) {
 	if f.set["peer"] && f.peer < 1 {
 		return nil, usagef("--peer %d: the peer must be a rank >= 1 (rank 0 starts the round trips)", f.peer)
 	}
-	if ranks != nil && *ranks != "" {
+	if ranks != nil && f.set["ranks"] { // given empty: refused, not the default
 		if f.ranks, err = parseIntGrid("ranks", *ranks, 2); err != nil {
 			return nil, err
 		}
 	}
-	if pairs != nil && *pairs != "" {
+	if pairs != nil && f.set["pairs"] {
 		if f.pairs, err = parseIntGrid("pairs", *pairs, 1); err != nil {
 			return nil, err
 		}

@@ -172,6 +172,9 @@ type hotSpec struct {
 	input string
 }
 
+// String is the value as the lists print it.
+func (h hotSpec) String() string { return h.input }
+
 func (h hotSpec) value(p int) float64 {
 	if h.perP {
 		return 1 / float64(p)
@@ -182,7 +185,7 @@ func (h hotSpec) value(p int) float64 {
 func parseHot(s string) ([]hotSpec, error) {
 	return parseListOf("h", s, "a list of numbers in [1/p, 1], where 1/p may be written as is (1/p,0.5,1)", func(v string) (hotSpec, error) {
 		if strings.EqualFold(v, "1/p") {
-			return hotSpec{perP: true, input: v}, nil
+			return hotSpec{perP: true, input: "1/p"}, nil
 		}
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil {
@@ -191,7 +194,8 @@ func parseHot(s string) ([]hotSpec, error) {
 		if !(x > 0 && x <= 1) {
 			return hotSpec{}, fmt.Errorf("%v is outside [1/p, 1]", x)
 		}
-		return hotSpec{v: x, input: v}, nil
+		// The canonical spelling, so 0.5 and .5 are one value.
+		return hotSpec{v: x, input: strconv.FormatFloat(x, 'g', -1, 64)}, nil
 	})
 }
 

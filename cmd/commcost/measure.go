@@ -50,16 +50,16 @@ func (m *measureFlags) check(fs *flag.FlagSet) error {
 	m.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { m.set[f.Name] = true })
 	if m.set["iters"] && m.iters < 1 {
-		return usagef("--iters %d: iterations must be an integer >= 1", m.iters)
+		return mustBePositive("iters", m.iters)
 	}
 	if m.set["warmup"] && m.warmup < 0 {
-		return usagef("--warmup %d: warm-up iterations must be an integer >= 0", m.warmup)
+		return mustNotBeNegative("warmup", m.warmup)
 	}
 	if !(m.relCI > 0 && m.relCI < 1) {
 		return usagef("--rel-ci %v: the target must be a fraction in (0, 1), e.g. 0.03", m.relCI)
 	}
 	if m.minReps < 1 {
-		return usagef("--min-reps %d: must be an integer >= 1", m.minReps)
+		return mustBePositive("min-reps", m.minReps)
 	}
 	if m.maxReps < m.minReps {
 		return usagef("--max-reps %d: must be an integer >= --min-reps (%d)", m.maxReps, m.minReps)

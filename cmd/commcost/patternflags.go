@@ -110,16 +110,25 @@ func (f *patternFlags) itersOrZero() int {
 	return 0
 }
 
-// parseListOf splits a comma list and parses every item with parse; the
-// error names the flag and the accepted form.
-func parseListOf[T any](flagName, s, form string, parse func(string) (T, error)) ([]T, error) {
+// parseListOf splits a comma list and parses every item with parse, under
+// the rules of every list flag (flags.go: no empty list or item, each
+// value once, in the order given); the error names the flag and the
+// accepted form.
+func parseListOf[T comparable](flagName, s, form string, parse func(string) (T, error)) ([]T, error) {
+	items, err := listItems(flagName, s, form)
+	if err != nil {
+		return nil, err
+	}
 	var out []T
-	for _, item := range strings.Split(s, ",") {
-		v, err := parse(strings.TrimSpace(item))
+	for _, item := range items {
+		v, err := parse(item)
 		if err != nil {
-			return nil, usagef("--%s %s: %v; accepted form: %s", flagName, s, err, form)
+			return nil, usagef("--%s %s: %v; accepted form: %s", flagName, echo(s), err, form)
 		}
 		out = append(out, v)
+	}
+	if err := distinct(flagName, s, out, func(v T) string { return fmt.Sprint(v) }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

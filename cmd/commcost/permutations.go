@@ -36,7 +36,7 @@ func runPermutations(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *count < 1 {
-		return usagef("--count %d: the number of permutations must be an integer >= 1", *count)
+		return mustBePositive("count", *count)
 	}
 	rule := func(p int) error {
 		if p < 2 {

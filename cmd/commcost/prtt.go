@@ -32,6 +32,14 @@ type delaySpec struct {
 	auto bool
 }
 
+// String is the value as the lists print it.
+func (d delaySpec) String() string {
+	if d.auto {
+		return "auto"
+	}
+	return strconv.FormatFloat(d.sec, 'g', -1, 64)
+}
+
 type prttFlags struct {
 	patternFlags
 	sizes  []int

@@ -40,7 +40,7 @@ func parsePt2pt(name string, args []string, stderr io.Writer, defSizes string) (
 		return nil, err
 	}
 	if name == "bandwidth" && f.window < 1 {
-		return nil, usagef("--window %d: must be an integer >= 1", f.window)
+		return nil, mustBePositive("window", f.window)
 	}
 	var err error
 	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {

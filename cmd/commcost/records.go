@@ -19,7 +19,7 @@ func readRecordsFile(what, path string, stderr io.Writer) ([]results.Record, err
 		return nil, usagef("%s %s: %v (want a JSON Lines file of commcost records)", what, path, err)
 	}
 	if torn != nil {
-		fmt.Fprintf(stderr, "commcost: warning: %v; using the %d complete records before it\n", torn, len(recs))
+		fmt.Fprintln(stderr, "commcost: warning:", printable(fmt.Sprintf("%v; using the %d complete records before it", torn, len(recs))))
 	}
 	return recs, nil
 }
