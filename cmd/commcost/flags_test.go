@@ -31,7 +31,7 @@ func TestParseSizes(t *testing.T) {
 		{in: "1:2:3", bad: true},
 		{in: "-1", bad: true},
 		{in: "8,4", want: []int{8, 4}}, // lists run in the order given
-		{in: "1K,1024", bad: true},    // one size spelt twice
+		{in: "1K,1024", bad: true},     // one size spelt twice
 		{in: "8,", bad: true},
 		{in: " ", bad: true},
 		{in: "8,8", bad: true},

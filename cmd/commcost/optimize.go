@@ -199,7 +199,6 @@ func parsePackets(flagName, s string) ([]int, error) {
 	return ks, nil
 }
 
-
 // fitOptimumFile fits the model to the records of --fit and checks that it
 // gives a split of D. An unreadable file or one without kkaccess records of
 // op is bad input (exit 2); a design that cannot determine the model is a
