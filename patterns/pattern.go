@@ -14,6 +14,8 @@ type Pattern interface {
 	// Run measures the instance on every rank of c (collective); every
 	// rank gets the same Measurement except its own traffic (Mine).
 	Run(c mpi.Comm) (Measurement, error)
+	// Bench is the bench name of the pattern's records.
+	Bench() string
 	// Params are the record parameters of the instance on a communicator
 	// of p ranks (some, such as the realised portion r of a k-k-access,
 	// depend on p).

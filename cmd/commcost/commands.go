@@ -256,6 +256,7 @@ func exitCode(err error, stderr io.Writer) int {
 
 // run is the whole program: main only maps its error to an exit status.
 func run(args []string, stdout, stderr io.Writer) error {
+	setInvocation(args)
 	return root.dispatch(args, stdout, stderr)
 }
 

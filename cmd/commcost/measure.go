@@ -20,6 +20,7 @@ type measureFlags struct {
 	minReps  int
 	maxReps  int
 	maxTime  float64
+	timeout  float64
 	validate bool
 	samples  bool
 	format   results.Format
@@ -36,6 +37,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.minReps, "min-reps", patterns.DefaultMinReps, "minimum timed repetitions per point")
 	fs.IntVar(&m.maxReps, "max-reps", patterns.DefaultMaxReps, "maximum timed repetitions per point")
 	fs.Float64Var(&m.maxTime, "max-time", patterns.DefaultMaxTimeSec, "seconds of timed repetitions per point before stopping")
+	fs.Float64Var(&m.timeout, "timeout", defaultTimeoutSec, "seconds a measurement point may go without progress (and beyond its --max-time budget) before the rank that waits ends the job: a hung or stopped peer")
 	fs.BoolVar(&m.validate, "validate", false, "fill and check every buffer; a mismatch is an error")
 	fs.BoolVar(&m.samples, "samples", false, "keep every repetition's time in the records")
 	fs.Var(&m.format, "format", "output `format` on stdout: "+results.FormatNames)
@@ -67,6 +69,10 @@ func (m *measureFlags) check(fs *flag.FlagSet) error {
 	if !(m.maxTime > 0) || math.IsInf(m.maxTime, 0) {
 		return usagef("--max-time %v: must be a positive number of seconds", m.maxTime)
 	}
+	if err := checkTimeout(m.timeout); err != nil {
+		return err
+	}
+	setTimeout(m.timeout)
 	if m.backend != backendNative && m.backend != backendLocal {
 		return usagef("--backend %q: accepted values are native and local", m.backend)
 	}
@@ -197,7 +203,9 @@ func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) 
 // agreed). The measurement comes back for callers that derive the next
 // point from it (prtt's auto delay).
 func measurePoint(c mpi.Comm, emit func(results.Record) error, pat patterns.Pattern, meta results.Meta) (patterns.Measurement, error) {
+	end := patterns.Installed().Begin(pointName(pat, c.Size()), 0)
 	m, err := pat.Run(c)
+	end()
 	if err != nil {
 		return m, patternErr(err)
 	}

@@ -123,7 +123,9 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 			// PRTT(1,0,s) first: it is the auto delay, and the base of
 			// every derivation.
 			first := pattern(s, 1, 0, false)
+			end := patterns.Installed().Begin(pointName(first, c.Size()), 0)
 			one, err := first.Run(c)
+			end()
 			if err != nil {
 				return patternErr(err)
 			}

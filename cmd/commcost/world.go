@@ -13,6 +13,7 @@ import (
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/mpi/native"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -107,9 +108,19 @@ func stopNative() {
 // Errors of the ranks are combined; a usage error on any rank stays a usage
 // error, reported once (by the lowest failing rank).
 func withWorld(backend string, np int, fn func(c mpi.Comm) error) error {
+	args, timeout := currentInvocation()
+	defer watch(timeout)()
 	switch backend {
 	case backendNative:
+		// Start-up is watched too: a rank that never reaches MPI_Init
+		// (started with a subcommand that needs no MPI) stalls the others
+		// inside it.
+		end := patterns.Installed().Begin("start-up (MPI_Init and the check that every rank runs the same command)", 0)
 		c, err := startNative()
+		if err == nil {
+			err = sameCommand(c, args)
+		}
+		end()
 		if err != nil {
 			return err
 		}
