@@ -71,7 +71,7 @@ func parseAgg(args []string, stderr io.Writer) (*aggFlags, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+	if f.sizes, err = paramSizes("sizes", *sizes, patterns.BenchAggregate); err != nil {
 		return nil, err
 	}
 	if f.root < 0 {

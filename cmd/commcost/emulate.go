@@ -14,6 +14,7 @@ import (
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/optsplit"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -271,7 +272,7 @@ func runEmulateKK(args []string, stdout, stderr io.Writer) error {
 	if err := e.check(fs); err != nil {
 		return err
 	}
-	kv, err := parseIntGrid("k", *ks, 1)
+	kv, err := paramGrid("k", *ks, patterns.BenchKKAccess, "k")
 	if err != nil {
 		return err
 	}
@@ -279,7 +280,7 @@ func runEmulateKK(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rv, err := parseFloatList("r", *rs, portion, "(0, 1]")
+	rv, err := paramFloats("r", *rs, patterns.BenchKKAccess, "r")
 	if err != nil {
 		return err
 	}
@@ -329,7 +330,7 @@ func runEmulateKAccess(args []string, stdout, stderr io.Writer) error {
 	if err := e.check(fs); err != nil {
 		return err
 	}
-	kv, err := parseIntGrid("k", *ks, 1)
+	kv, err := paramGrid("k", *ks, patterns.BenchKAccess, "k")
 	if err != nil {
 		return err
 	}
@@ -350,7 +351,7 @@ func runEmulateKAccess(args []string, stdout, stderr io.Writer) error {
 		}
 		hv = append(hv, v)
 	}
-	av, err := parseIntGrid("a", *as, 1)
+	av, err := paramGrid("a", *as, patterns.BenchKAccess, "a")
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,10 @@ func init() {
 	register(command{name: "rowcontention", summary: "paper 001 sec. 3.4: rank i <-> 2n-1-i (nested pairs), concurrent ping-pongs", run: runRowContention})
 }
 
+// hypBench is the bench of each subcommand of this file.
+var hypBench = map[string]string{"roundtrip": patterns.BenchRoundTrip, "alltoall": patterns.BenchAllToAll,
+	"pairwise": patterns.BenchPairwise, "rowcontention": patterns.BenchRowContention}
+
 type hypFlags struct {
 	patternFlags
 	sizes []int
@@ -64,7 +68,7 @@ func parseHyp(name string, args []string, stderr io.Writer) (*hypFlags, error) {
 		return nil, err
 	}
 	var err error
-	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+	if f.sizes, err = paramSizes("sizes", *sizes, hypBench[name]); err != nil {
 		return nil, err
 	}
 	if f.set["peer"] && f.peer < 1 {

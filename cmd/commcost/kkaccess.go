@@ -54,12 +54,12 @@ func (g *accessGrid) register(fs *flag.FlagSet, kDefault, kHelp, lDefault, lHelp
 	g.opsArg = fs.String("op", defaultKKOp, "access kinds: read (the l bytes come back), write (they are stored, an ack comes back), or read,write")
 }
 
-func (g *accessGrid) parse() error {
+func (g *accessGrid) parse(bench string) error {
 	var err error
-	if g.k, err = parseIntGrid("k", *g.kArg, 1); err != nil {
+	if g.k, err = paramGrid("k", *g.kArg, bench, "k"); err != nil {
 		return err
 	}
-	if g.l, err = parseIntGrid("l", *g.lArg, 0); err != nil {
+	if g.l, err = paramGrid("l", *g.lArg, bench, "l"); err != nil {
 		return err
 	}
 	g.ops, err = parseAccessOps(*g.opsArg)
@@ -99,11 +99,11 @@ func parseKK(args []string, stderr io.Writer) (*kkFlags, error) {
 	if err := f.checkPattern(fs); err != nil {
 		return nil, err
 	}
-	if err := f.accessGrid.parse(); err != nil {
+	if err := f.accessGrid.parse(patterns.BenchKKAccess); err != nil {
 		return nil, err
 	}
 	var err error
-	if f.r, err = parseFloatList("r", *r, func(v float64) bool { return v > 0 && v <= 1 }, "(0, 1]"); err != nil {
+	if f.r, err = paramFloats("r", *r, patterns.BenchKKAccess, "r"); err != nil {
 		return nil, err
 	}
 	return &f, nil
@@ -214,11 +214,11 @@ func parseKA(args []string, stderr io.Writer) (*kaFlags, error) {
 	if err := f.checkPattern(fs); err != nil {
 		return nil, err
 	}
-	if err := f.accessGrid.parse(); err != nil {
+	if err := f.accessGrid.parse(patterns.BenchKAccess); err != nil {
 		return nil, err
 	}
 	var err error
-	if f.a, err = parseIntGrid("a", *a, 1); err != nil {
+	if f.a, err = paramGrid("a", *a, patterns.BenchKAccess, "a"); err != nil {
 		return nil, err
 	}
 	if f.h, err = parseHot(*h); err != nil {

@@ -46,14 +46,14 @@ var messageCases = []struct {
 	{"empty item", []string{"kkaccess", "--l", "64,,1K"}, "--l 64,,1K: empty item"},
 	{"empty optimize k", []string{"optimize", "--D", "4K", "--k="}, `--k "": empty list`},
 	// Negative counts must be positive, not "not a size".
-	{"negative k", []string{"kkaccess", "--k", "-1"}, "--k -1: -1 is not positive"},
-	{"zero k", []string{"kkaccess", "--k", "0,1"}, "0 is not positive"},
-	{"negative l", []string{"kkaccess", "--l", "-5"}, "-5 is negative"},
+	{"negative k", []string{"kkaccess", "--k", "-1"}, "--k -1: k = -1: must be positive"},
+	{"zero k", []string{"kkaccess", "--k", "0,1"}, "--k 0,1: k = 0: must be positive"},
+	{"negative l", []string{"kkaccess", "--l", "-5"}, "--l -5: l = -5: must not be negative"},
 	{"negative size", []string{"pingpong", "--sizes", "-5"}, "-5 is negative"},
 	{"negative iters", []string{"pingpong", "--iters", "-5"}, "--iters -5: must be positive"},
-	{"negative count", []string{"permutations", "--count", "-3"}, "--count -3: must be positive"},
+	{"negative count", []string{"permutations", "--count", "-3"}, "--count -3: count = -3: must be positive"},
 	{"negative slots", []string{"dsm", "check", "--slots", "-1"}, "--slots -1: must be positive"},
-	{"negative window", []string{"bandwidth", "--window", "-64"}, "--window -64: must be positive"},
+	{"negative window", []string{"bandwidth", "--window", "-64"}, "--window -64: window = -64: must be positive"},
 	// Sizes in the flag's units.
 	{"size too large", []string{"pingpong", "--sizes", "3G"}, "3G is more than 2G-1 = 2147483647 bytes"},
 	// Network names echoed whole, and half a name refused.

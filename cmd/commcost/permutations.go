@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strconv"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
@@ -31,12 +32,12 @@ func runPermutations(args []string, stdout, stderr io.Writer) error {
 	if err := f.checkPattern(fs); err != nil {
 		return err
 	}
-	xs, err := parseSizes("sizes", *sizes)
+	xs, err := paramSizes("sizes", *sizes, patterns.BenchPermutations)
 	if err != nil {
 		return err
 	}
-	if *count < 1 {
-		return mustBePositive("count", *count)
+	if err := checkParamValues("count", strconv.Itoa(*count), patterns.BenchPermutations, "count", []int{*count}); err != nil {
+		return err
 	}
 	rule := func(p int) error {
 		if p < 2 {

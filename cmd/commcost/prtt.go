@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -58,8 +59,8 @@ func parseDelays(s string) ([]delaySpec, error) {
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return delaySpec{}, fmt.Errorf("%q is not a number of seconds", v)
 		}
-		if x < 0 {
-			return delaySpec{}, fmt.Errorf("%v is negative", x)
+		if err := checkParamValues("delay", s, patterns.BenchPRTT, "delay_s", []float64{x}); err != nil {
+			return delaySpec{}, errors.New(strings.TrimPrefix(err.Error(), "--delay "+echo(s)+": "))
 		}
 		return delaySpec{sec: x}, nil
 	})
@@ -81,10 +82,10 @@ func parsePRTT(args []string, stderr io.Writer) (*prttFlags, error) {
 		return nil, err
 	}
 	var err error
-	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+	if f.sizes, err = paramSizes("sizes", *sizes, patterns.BenchPRTT); err != nil {
 		return nil, err
 	}
-	if f.n, err = parseIntGrid("n", *n, 1); err != nil {
+	if f.n, err = paramGrid("n", *n, patterns.BenchPRTT, "n"); err != nil {
 		return nil, err
 	}
 	if f.delays, err = parseDelays(*delay); err != nil {

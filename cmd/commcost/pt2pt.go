@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strconv"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
@@ -39,11 +40,15 @@ func parsePt2pt(name string, args []string, stderr io.Writer, defSizes string) (
 	if err := f.check(fs); err != nil {
 		return nil, err
 	}
-	if name == "bandwidth" && f.window < 1 {
-		return nil, mustBePositive("window", f.window)
+	bench := patterns.BenchPingPong
+	if name == "bandwidth" {
+		bench = patterns.BenchBandwidth
+		if err := checkParamValues("window", strconv.Itoa(f.window), bench, "window", []int{f.window}); err != nil {
+			return nil, err
+		}
 	}
 	var err error
-	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+	if f.sizes, err = paramSizes("sizes", *sizes, bench); err != nil {
 		return nil, err
 	}
 	return &f, nil

@@ -114,6 +114,12 @@ func stallMessage(s patterns.Stall) string {
 	return msg + "; ending the job (MPI_Abort, exit status 1)"
 }
 
+// allowMPMDEnv, set to any value, lets the ranks of a launch run
+// different arguments: for tests that make one rank fail on purpose (a
+// ping-pong whose peer sends more than it receives), never for
+// measurements.
+const allowMPMDEnv = "COMMCOST_ALLOW_MPMD"
+
 // commandHash is a hash of the arguments of a run (subcommand path and
 // flags), the same on every rank that runs the same command.
 func commandHash(args []string) int64 {
