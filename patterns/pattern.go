@@ -20,6 +20,11 @@ type Pattern interface {
 	// of p ranks (some, such as the realised portion r of a k-k-access,
 	// depend on p).
 	Params(p int) results.Params
+	// Demand is what the instance asks of one rank on a communicator of
+	// p ranks (memory, and the fewest messages a repetition moves),
+	// from its parameters alone: callers check it against the machine
+	// and the time budget before anything is allocated (demand.go).
+	Demand(p int) Demand
 	// Record is the pattern's record of m, a Measurement its Run returned.
 	Record(m Measurement, meta results.Meta) results.Record
 }

@@ -20,7 +20,11 @@ import (
 // repetition loop of Measure reports progress after each one), or when it
 // has run longer than its budget plus Timeout: the warm-up and the timed
 // repetitions are each bounded by Reps.MaxTime, and Timeout is the slack
-// for the repetition in flight when the budget ran out.
+// for the repetition in flight when the budget ran out. A point whose
+// repetitions are long (a ping-pong of a gigabyte) is not stuck for that:
+// both limits grow with the longest gap between progress seen in the
+// point (twice it for the next progress; four times it for the whole
+// point, which ends after a warm-up and at least three repetitions).
 
 // Stall describes a point past its deadline, for the message.
 type Stall struct {
@@ -29,15 +33,20 @@ type Stall struct {
 	Running time.Duration // since the point started
 	Budget  time.Duration // the point's own time budget (0: none)
 	Timeout time.Duration
-	Overdue bool // the budget plus Timeout is spent (else: no progress for Timeout)
+	Slack   time.Duration // what long repetitions added to the limit broken
+	Overdue bool          // the budget plus Timeout is spent (else: no progress for Timeout)
 }
 
 func (s Stall) String() string {
-	if s.Overdue {
-		return fmt.Sprintf("%s has run %.1f s, more than its budget of %.1f s plus --timeout %g s",
-			s.Point, s.Running.Seconds(), s.Budget.Seconds(), s.Timeout.Seconds())
+	slack := ""
+	if s.Slack > 0 {
+		slack = fmt.Sprintf(" and %.1f s for its long repetitions", s.Slack.Seconds())
 	}
-	return fmt.Sprintf("%s made no progress for %.1f s (--timeout %g s)", s.Point, s.Idle.Seconds(), s.Timeout.Seconds())
+	if s.Overdue {
+		return fmt.Sprintf("%s has run %.1f s, more than its budget of %.1f s plus --timeout %g s%s",
+			s.Point, s.Running.Seconds(), s.Budget.Seconds(), s.Timeout.Seconds(), slack)
+	}
+	return fmt.Sprintf("%s made no progress for %.1f s (--timeout %g s%s)", s.Point, s.Idle.Seconds(), s.Timeout.Seconds(), slack)
 }
 
 // Watchdog ends stuck points. The zero value is not usable; see
@@ -54,6 +63,7 @@ type Watchdog struct {
 	start   time.Time
 	budget  time.Duration
 	last    atomic.Int64 // unix nanoseconds of the last progress
+	maxGap  atomic.Int64 // longest nanoseconds between progress in this point
 	fired   bool
 	stop    chan struct{}
 	stopped sync.Once
@@ -100,12 +110,17 @@ func (w *Watchdog) check(now time.Time) (Stall, bool) {
 	}
 	s := Stall{Point: w.point, Idle: now.Sub(time.Unix(0, w.last.Load())), Running: now.Sub(w.start),
 		Budget: w.budget, Timeout: w.timeout}
-	s.Overdue = w.budget > 0 && s.Running > w.budget+w.timeout
-	if s.Idle > w.timeout || s.Overdue {
-		w.fired = true
-		return s, true
+	gap := time.Duration(w.maxGap.Load())
+	switch {
+	case s.Idle > w.timeout+2*gap:
+		s.Slack = 2 * gap
+	case w.budget > 0 && s.Running > w.budget+w.timeout+4*gap:
+		s.Slack, s.Overdue = 4*gap, true
+	default:
+		return Stall{}, false
 	}
-	return Stall{}, false
+	w.fired = true
+	return s, true
 }
 
 // Begin starts a point named point with a time budget (0: only the
@@ -122,6 +137,8 @@ func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
 	switch {
 	case w.depth == 0:
 		w.point, w.start, w.budget = point, now, budget
+		w.maxGap.Store(0)
+		w.last.Store(now.UnixNano())
 	case w.budget == 0 && budget > 0:
 		// A point begun without a budget (a pattern's Run, whose
 		// repetitions Measure configures) gets Measure's, counted from
@@ -140,8 +157,16 @@ func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
 
 // Progress marks that the current point moved on (a repetition ended).
 func (w *Watchdog) Progress() {
-	if w != nil {
-		w.last.Store(time.Now().UnixNano())
+	if w == nil {
+		return
+	}
+	now := time.Now().UnixNano()
+	gap := now - w.last.Swap(now)
+	for {
+		old := w.maxGap.Load()
+		if gap <= old || w.maxGap.CompareAndSwap(old, gap) {
+			return
+		}
 	}
 }
 

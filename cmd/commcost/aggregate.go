@@ -122,7 +122,8 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	f.points = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
 		for _, op := range f.ops {
 			qs := []int{0}
 			if op == patterns.AggQShift {
@@ -131,15 +132,15 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 			for _, q := range qs {
 				for _, impl := range f.impls {
 					for _, m := range f.sizes {
-						a := patterns.AggregateOp{Op: op, Impl: impl, Bytes: m, Root: f.root, Q: q, Grid: f.grid,
-							Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()}
-						if _, err := measurePoint(c, emit, a, meta); err != nil {
-							return err
-						}
+						out = append(out, patterns.AggregateOp{Op: op, Impl: impl, Bytes: m, Root: f.root, Q: q, Grid: f.grid,
+							Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()})
 					}
 				}
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return measurePoints(c, emit, f.points(c.Size()), meta)
 	})
 }

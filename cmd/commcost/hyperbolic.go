@@ -101,14 +101,15 @@ func runRoundTrip(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	f.points = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
 		for _, x := range f.sizes {
-			rt := patterns.RoundTrip{Bytes: x, Peer: f.peer, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
-			if _, err := measurePoint(c, emit, rt, meta); err != nil {
-				return err
-			}
+			out = append(out, patterns.RoundTrip{Bytes: x, Peer: f.peer, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()})
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return measurePoints(c, emit, f.points(c.Size()), meta)
 	})
 }
 
@@ -128,20 +129,21 @@ func runAllToAll(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	f.points = func(p int) []patterns.Pattern {
 		ns := f.ranks
 		if len(ns) == 0 {
-			ns = []int{c.Size()}
+			ns = []int{p}
 		}
+		var out []patterns.Pattern
 		for _, n := range ns {
 			for _, x := range f.sizes {
-				a := patterns.AllToAll{Bytes: x, Ranks: n, Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()}
-				if _, err := measurePoint(c, emit, a, meta); err != nil {
-					return err
-				}
+				out = append(out, patterns.AllToAll{Bytes: x, Ranks: n, Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()})
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return measurePoints(c, emit, f.points(c.Size()), meta)
 	})
 }
 
@@ -171,22 +173,24 @@ func runPairs(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	f.points = func(p int) []patterns.Pattern {
 		ns := f.pairs
 		if len(ns) == 0 {
-			ns = []int{c.Size() / 2}
+			ns = []int{p / 2}
 		}
+		var out []patterns.Pattern
 		for _, n := range ns {
 			for _, x := range f.sizes {
 				var pat patterns.Pattern = patterns.Pairwise{Bytes: x, Pairs: n, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
 				if name == "rowcontention" {
 					pat = patterns.RowContention{Bytes: x, Pairs: n, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
 				}
-				if _, err := measurePoint(c, emit, pat, meta); err != nil {
-					return err
-				}
+				out = append(out, pat)
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return measurePoints(c, emit, f.points(c.Size()), meta)
 	})
 }

@@ -136,24 +136,25 @@ func runKKAccess(args []string, stdout, stderr io.Writer) error {
 			return nil
 		})
 	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rules...), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		meta.Seed = f.seed
+	f.points = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
 		for _, op := range f.ops {
 			for _, k := range f.k {
 				for _, l := range f.l {
 					for _, r := range f.r {
 						// The record's r is the portion that accessed (r p
 						// rounded to whole ranks); the asked r is a counter.
-						kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Distinct: f.distinct, Self: f.self,
-							Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-						if _, err := measurePoint(c, emit, kk, meta); err != nil {
-							return err
-						}
+						out = append(out, patterns.KKAccess{K: k, L: l, R: r, Op: op, Distinct: f.distinct, Self: f.self,
+							Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
 					}
 				}
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rules...), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		meta.Seed = f.seed
+		return measurePoints(c, emit, f.points(c.Size()), meta)
 	})
 }
 
@@ -243,9 +244,8 @@ func runKAccess(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(hRule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		meta.Seed = f.seed
-		p := c.Size()
+	f.points = func(p int) []patterns.Pattern {
+		var out []patterns.Pattern
 		for _, op := range f.ops {
 			for _, k := range f.k {
 				for _, l := range f.l {
@@ -257,17 +257,18 @@ func runKAccess(args []string, stdout, stderr io.Writer) error {
 								}
 								// The record's h is the realised hot spot H/p; the
 								// asked one is a counter.
-								ka := patterns.KAccess{K: k, L: l, H: h.value(p), A: a, ES: es, Op: op,
-									Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-								if _, err := measurePoint(c, emit, ka, meta); err != nil {
-									return err
-								}
+								out = append(out, patterns.KAccess{K: k, L: l, H: h.value(p), A: a, ES: es, Op: op,
+									Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
 							}
 						}
 					}
 				}
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(hRule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		meta.Seed = f.seed
+		return measurePoints(c, emit, f.points(c.Size()), meta)
 	})
 }

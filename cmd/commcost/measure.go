@@ -27,7 +27,17 @@ type measureFlags struct {
 	out      string
 	backend  string
 	np       int
-	set      map[string]bool // flags given on the command line
+	set      map[string]bool   // flags given on the command line
+	given    map[string]string // their values as given
+	// points lists the pattern instances a sweep measures on p ranks,
+	// in order: runMeasured checks what they ask of the machine (memory
+	// per rank, the time floor of a repetition) before it opens any
+	// output, and measurePoints measures them. Nil for subcommands that
+	// measure no patterns.
+	points func(p int) []patterns.Pattern
+	// need is the memory per rank of a subcommand without points (the
+	// emulated network's modules, dsm's variables), nil if negligible.
+	need func(p int) memNeed
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
@@ -49,8 +59,11 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // check validates the values after parsing; every message names the flag
 // and the accepted form.
 func (m *measureFlags) check(fs *flag.FlagSet) error {
-	m.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { m.set[f.Name] = true })
+	m.set, m.given = map[string]bool{}, map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		m.set[f.Name] = true
+		m.given[f.Name] = f.Value.String()
+	})
 	if m.set["iters"] && m.iters < 1 {
 		return mustBePositive("iters", m.iters)
 	}
@@ -181,6 +194,9 @@ func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) 
 		if err != nil {
 			return err
 		}
+		if err := agree(c, checkDemand(c, mf, meta)); err != nil {
+			return err
+		}
 		s, err := openSink(c, mf, stdout)
 		if err != nil {
 			return err
@@ -196,6 +212,16 @@ func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) 
 		}
 		return err
 	})
+}
+
+// measurePoints measures the instances of a sweep in order (measurePoint).
+func measurePoints(c mpi.Comm, emit func(results.Record) error, pts []patterns.Pattern, meta results.Meta) error {
+	for _, pat := range pts {
+		if _, err := measurePoint(c, emit, pat, meta); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // measurePoint measures one pattern instance on every rank of c and writes

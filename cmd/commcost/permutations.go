@@ -45,14 +45,15 @@ func runPermutations(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
+	f.points = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
+		for _, x := range xs {
+			out = append(out, patterns.Permutations{Bytes: x, Count: *count, Iters: f.itersOrZero(), Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
+		}
+		return out
+	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = f.seed
-		for _, x := range xs {
-			pm := patterns.Permutations{Bytes: x, Count: *count, Iters: f.itersOrZero(), Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-			if _, err := measurePoint(c, emit, pm, meta); err != nil {
-				return err
-			}
-		}
-		return nil
+		return measurePoints(c, emit, f.points(c.Size()), meta)
 	})
 }

@@ -111,11 +111,27 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		pattern := func(s, n int, d float64, server bool) patterns.PRTT {
-			return patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: f.peer,
-				Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
+	pattern := func(s, n int, d float64, server bool) patterns.PRTT {
+		return patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: f.peer,
+			Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
+	}
+	// The points for the checks before the run; an auto delay is the
+	// PRTT(1,0,s) measured first, not known yet, and counts as none.
+	f.points = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
+		for _, s := range f.sizes {
+			out = append(out, pattern(s, 1, 0, false))
+			for _, n := range f.n {
+				for _, ds := range f.delays {
+					if n > 1 {
+						out = append(out, pattern(s, n, ds.sec, false))
+					}
+				}
+			}
 		}
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		wantOne := false
 		for _, n := range f.n {
 			wantOne = wantOne || n == 1

@@ -65,19 +65,23 @@ func runPingPong(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	f.points = f.pingPongPoints
 	return runMeasured(&f.measureFlags, stdout, twoRanks("pingpong"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return pingPongSweep(c, f, meta, emit)
 	})
 }
 
-func pingPongSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+// pingPongPoints are the ping-pongs of the sweep, one per size.
+func (f *pt2ptFlags) pingPongPoints(int) []patterns.Pattern {
+	var out []patterns.Pattern
 	for _, n := range f.sizes {
-		p := patterns.PingPong{Bytes: n, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
-		if _, err := measurePoint(c, emit, p, meta); err != nil {
-			return err
-		}
+		out = append(out, patterns.PingPong{Bytes: n, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()})
 	}
-	return nil
+	return out
+}
+
+func pingPongSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	return measurePoints(c, emit, f.pingPongPoints(c.Size()), meta)
 }
 
 func runBandwidth(args []string, stdout, stderr io.Writer) error {
@@ -85,17 +89,21 @@ func runBandwidth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	f.points = f.bandwidthPoints
 	return runMeasured(&f.measureFlags, stdout, twoRanks("bandwidth"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return bandwidthSweep(c, f, meta, emit)
 	})
 }
 
-func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+// bandwidthPoints are the bandwidth tests of the sweep, one per size.
+func (f *pt2ptFlags) bandwidthPoints(int) []patterns.Pattern {
+	var out []patterns.Pattern
 	for _, n := range f.sizes {
-		b := patterns.Bandwidth{Bytes: n, Window: f.window, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
-		if _, err := measurePoint(c, emit, b, meta); err != nil {
-			return err
-		}
+		out = append(out, patterns.Bandwidth{Bytes: n, Window: f.window, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()})
 	}
-	return nil
+	return out
+}
+
+func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	return measurePoints(c, emit, f.bandwidthPoints(c.Size()), meta)
 }

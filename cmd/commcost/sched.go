@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,10 @@ const schedMore = `Examples:
   commcost sched comm --backend local --np 32      (goroutine ranks: not network times)
   commcost sched breakeven --in runs/sched.jsonl
 `
+
+// countEntryBytes is what sched count holds per message of a matrix: the
+// entry and the working copies of the schedulers (a generous estimate).
+const countEntryBytes = 256
 
 // parseIntList parses a comma list of integers in [lo, hi] for flag name.
 func parseIntList(name, s string, lo, hi int) ([]int, error) {
@@ -196,6 +201,19 @@ func runSchedCount(args []string, stdout, stderr io.Writer) error {
 	}
 	if *minSamples < 1 {
 		return mustBePositive("min-samples", *minSamples)
+	}
+	// A matrix of n ranks with d messages each, and the schedulers'
+	// working copies of it (countEntryBytes per message).
+	for _, n := range ns {
+		d := n - 1
+		if ds != nil {
+			d = slices.Max(ds)
+		} else if pd := permsched.PaperDensities(n); len(pd) > 0 {
+			d = slices.Max(pd)
+		}
+		if err := checkInProcess("--n "+echo(*nFlag), fmt.Sprintf("a matrix of n = %d ranks with d = %d messages each", n, d), float64(n)*float64(max(d, 1))*countEntryBytes); err != nil {
+			return err
+		}
 	}
 	cfg := permsched.CountConfig{Ns: ns, Samples: *samples, Seed: *seed, Gen: *gen,
 		Schedulers: scheds, CellSeconds: *cellSec, MinSamples: *minSamples}

@@ -97,7 +97,7 @@ func expireJob(s patterns.Stall) {
 
 // stallMessage describes a stuck point from this rank's view.
 func stallMessage(s patterns.Stall) string {
-	who := "this rank"
+	who := "watchdog" // the local backend: every rank is in this process
 	if native.Initialized() {
 		who = fmt.Sprintf("rank %d of %d", native.WorldRank(), native.WorldSize())
 	} else if r := launcherRank(); r >= 0 {

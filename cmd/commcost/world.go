@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/mpi/native"
@@ -133,6 +134,9 @@ func withWorld(backend string, np int, fn func(c mpi.Comm) error) error {
 		}
 		if np < 1 {
 			return usagef("--np %d: the local backend needs --np N with N >= 1", np)
+		}
+		if err := checkInProcess(fmt.Sprintf("--np %d", np), fmt.Sprintf("the local backend's %d ranks (about %s each)", np, sysmem.Format(localRankBytes)), float64(np)*localRankBytes); err != nil {
+			return err
 		}
 		errs := make([]error, np)
 		runErr := local.Run(np, func(c mpi.Comm) error {
