@@ -39,7 +39,7 @@ type Stall struct {
 
 func (s Stall) String() string {
 	slack := ""
-	if s.Slack > 0 {
+	if s.Slack >= 100*time.Millisecond {
 		slack = fmt.Sprintf(" and %.1f s for its long repetitions", s.Slack.Seconds())
 	}
 	if s.Overdue {

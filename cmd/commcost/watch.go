@@ -105,10 +105,14 @@ func stallMessage(s patterns.Stall) string {
 	}
 	msg := fmt.Sprintf("%s: %v", who, s)
 	if op, peer, inside := native.Blocked(); inside {
-		if peer >= 0 {
+		switch {
+		case peer >= 0:
 			msg += fmt.Sprintf("; it waits in %s for rank %d", op, peer)
-		} else {
-			msg += fmt.Sprintf("; it waits in %s (a collective, or a call on any rank)", op)
+		case native.WorldSize() == 2:
+			// A collective of two ranks waits for the other one.
+			msg += fmt.Sprintf("; it waits in %s for rank %d, the only other rank", op, 1-native.WorldRank())
+		default:
+			msg += fmt.Sprintf("; it waits in %s for a rank that has not reached it (a collective over the %d ranks, or a receive from any rank)", op, native.WorldSize())
 		}
 	}
 	return msg + "; ending the job (MPI_Abort, exit status 1)"
