@@ -20,6 +20,15 @@
 //     MaxTime. It returns one record per phase (bench "app"), carrying the
 //     phase's workload.
 //
+// The message-passing programs of papers 001 and 003 (multigrid.go,
+// cannon.go, checkerboard.go, gauss.go) run textbook collectives of their
+// own (collectives.go) so that each phase names "aggregate" points
+// exactly, state every phase at several levels (results.WorkItem.View),
+// and come with what comparing models on them needs: a calibration of
+// exactly the patterns a workload names (calibrate.go), the ranking of
+// models on a run and paper 003's closed forms (compare.go,
+// closedforms.go).
+//
 // Units: seconds and bytes.
 package apps
 
@@ -36,16 +45,17 @@ import (
 )
 
 // Bench is the bench name of application records; params "app" and
-// "phase" say which application and phase a record measured.
-const Bench = "app"
+// "phase" say which application and phase a record measured
+// (results.BenchApp, which package report reads).
+const Bench = results.BenchApp
 
 // Phase kinds (record param "kind"). Only Comm phases carry a workload and
 // are predicted; Comp is local computation; Sync is time spent waiting in
 // barriers or locks that the paper's formulas do not count.
 const (
-	KindComm = "comm"
-	KindComp = "comp"
-	KindSync = "sync"
+	KindComm = results.PhaseKindComm
+	KindComp = results.PhaseKindComp
+	KindSync = results.PhaseKindSync
 )
 
 // Env is what an application runs on. Store is nil for message-passing
@@ -58,6 +68,21 @@ type Env struct {
 	// it, identically in every repetition, so every repetition runs the same
 	// program on the same data and declares the same workload.
 	Seed int64
+	// State is this rank's result of the application's Setup (Setupper),
+	// shared by every Run of one measurement; nil for applications without
+	// Setup, and when Run is called without Measure (Run then sets itself
+	// up).
+	State any
+}
+
+// Setupper is implemented by applications whose runs share state created
+// once per measurement, such as global variables: globalvar.Store has no
+// Free, so a program that created its variables in every Run would grow
+// the homes' memory with every repetition. Measure calls Setup on every
+// rank (collectively, untimed) before the first run and passes the result
+// to every Run in Env.State.
+type Setupper interface {
+	Setup(env Env) (any, error)
 }
 
 // App is one configured application.
@@ -168,6 +193,13 @@ func Measure(env Env, app App, reps patterns.Reps, meta results.Meta) ([]results
 		return nil, err
 	}
 	reps = reps.Defaults()
+	if su, ok := app.(Setupper); ok && env.State == nil {
+		st, err := su.Setup(env)
+		if err != nil {
+			return nil, err
+		}
+		env.State = st
+	}
 	for i := 0; i < reps.Warmup; i++ {
 		if err := c.Barrier(); err != nil {
 			return nil, err

@@ -290,22 +290,24 @@ func KAccess(s *Store, pt KAPoint, bc BenchConfig) (results.Record, error) {
 	}
 	p := s.Apps()
 	buf := make([]byte, pt.K*pt.L)
-	ops := make([]Op, 0, pt.K)
+	pk := make([]globalvar.Packet, 0, pt.A*pt.K)
 	point := pointKey(BenchKAccess, pt.K, pt.L, int(pt.H*1e6), pt.A, boolInt(pt.ES))
 	var rep uint64
 	pat := patterns.KAccess{K: pt.K, L: pt.L, H: pt.H, A: pt.A, ES: pt.ES, Op: patterns.AccessRead}
 	rec, err := s.measure(BenchKAccess, pat.Params(p), bc, func() (float64, error) {
 		rep++
 		dest := kDestinations(pointRNG(bc.Seed, point, rep), p, pt)
-		t0 := s.app.Wtime()
+		// The a successive k-accesses are one batch of a k packets in
+		// groups of k (globalvar.Batcher).
+		pk = pk[:0]
 		for t := range pt.A {
-			ops = ops[:0]
 			for j, m := range dest[t][s.me] {
-				ops = append(ops, Op{Var: vars[m], Buf: buf[j*pt.L : (j+1)*pt.L]})
+				pk = append(pk, globalvar.Packet{Var: vars[m], Buf: buf[j*pt.L : (j+1)*pt.L]})
 			}
-			if err := s.AccessSplit(ops, SplitOne); err != nil {
-				return 0, err
-			}
+		}
+		t0 := s.app.Wtime()
+		if err := s.batch(false, pk, pt.K); err != nil {
+			return 0, err
 		}
 		return (s.app.Wtime() - t0) / float64(pt.A), nil
 	})

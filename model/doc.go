@@ -47,6 +47,12 @@
 //	aggregate      {op, impl, bytes}       op in bcast, allgather, scatter,
 //	                                       alltoall, qshift, news; s
 //
+// Instances predicted but never fitted (no pattern records them):
+//
+//	chainshift     {bytes}, Ranks = n      rank i sends x bytes to i+1, all
+//	                                       at once (paper 001's multigrid,
+//	                                       Table 1); hyperbolic only
+//
 // Each fitter picks the benches it needs and ignores the others, so one run
 // file can feed every model; it is an error when none is present.
 //

@@ -128,6 +128,45 @@ func RowContention(p, c Block, n int) Block {
 	return Serial(false, p, cn, cn, p)
 }
 
+// ChainShift is the dominant pattern of paper 001's test application
+// (section 4.2, Fig. 6, Table 1): n nodes in a chain, node i sending one
+// message of x bytes to node i+1, all at once (the time-parallel multigrid
+// moving whole planes between neighbouring time levels). For the message
+// between two interior nodes, each end node serves two messages (it sends
+// one and receives one; rule 3), and the network block serves the
+// messages that share it:
+//
+//	medium  network           a                       b                           Table 1 row
+//	shared  (n-1) messages    4 a_w + (n-1) a_c       max{2 b_w, (n-1) b_c}       Ethernet/FDDI
+//	link    one message       4 a_p + a_l             max{2 b_p, b_l}             IBM SP2
+//	row     two comm. procs   4 a_p + 2 a_c           max{2 b_p, 2 b_c}           Intel Paragon
+//
+// (the SP2 row's dedicated link CB_l is the network block serving one
+// message). With n = 2 each node only sends or only receives, and the
+// pattern is one message, eq. 3. With duplex, the end node's incremental
+// service is per direction (a full-duplex link carries the message sent
+// and the one received side by side): b_w enters once, not twice; its
+// fixed service a_w, the processor's, still serves both.
+func ChainShift(w, c Block, n int, network string, duplex bool) Block {
+	if n <= 2 {
+		return EndToEnd(w, c)
+	}
+	node := w.Scale(2)
+	if duplex {
+		node.B = w.B
+	}
+	var net Block
+	switch network {
+	case "alltoall":
+		net = c.Scale(float64(n - 1))
+	case "pairwise":
+		net = c
+	default:
+		net = c.Scale(2)
+	}
+	return Serial(false, node, net, node)
+}
+
 // Graph is a communication graph (paper 001, section 2) written as an
 // expression and reduced to one block with the rules:
 //

@@ -335,3 +335,78 @@ func TestHyperbolicRoundTripOnly(t *testing.T) {
 		t.Error("alltoall predicted without component blocks")
 	}
 }
+
+// TestChainShiftTable1: paper 001's Table 1, the multigrid pattern reduced
+// for the three architectures, and the two-node case (eq. 3).
+func TestChainShiftTable1(t *testing.T) {
+	w, c := Block{A: 750e-6, B: 1.05e-6}, Block{A: 250e-6, B: 0.95e-6}
+	const n = 6
+	for _, tc := range []struct {
+		name    string
+		network string
+		duplex  bool
+		n       int
+		want    Block
+	}{
+		{"Ethernet/FDDI", "alltoall", false, n, Block{A: 4*w.A + (n-1)*c.A, B: math.Max(2*w.B, (n-1)*c.B)}},
+		{"IBM SP2", "pairwise", false, n, Block{A: 4*w.A + c.A, B: math.Max(2*w.B, c.B)}},
+		{"Intel Paragon", "rowcontention", false, n, Block{A: 4*w.A + 2*c.A, B: math.Max(2*w.B, 2*c.B)}},
+		{"Ethernet duplex", "alltoall", true, n, Block{A: 4*w.A + (n-1)*c.A, B: math.Max(w.B, (n-1)*c.B)}},
+		{"SP2 duplex", "pairwise", true, n, Block{A: 4*w.A + c.A, B: math.Max(w.B, c.B)}},
+		{"two nodes: one message", "alltoall", false, 2, EndToEnd(w, c)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			blockNear(t, tc.name, ChainShift(w, c, tc.n, tc.network, tc.duplex), tc.want)
+		})
+	}
+}
+
+// TestHyperbolicDuplex: on full-duplex links without a shared bottleneck
+// (a switch) an all-to-all costs b(n) = (n-1) b_w, half of eq. 4's node
+// term; the fit says so, and predicts the all-to-all and the multigrid
+// chain from per-direction node blocks. The paper's Ethernet, whose medium
+// dominates, keeps the half-duplex node.
+func TestHyperbolicDuplex(t *testing.T) {
+	link := Block{A: 30e-6, B: 40e-9} // 200 Mbit/s host links
+	sw := Block{A: 5e-6, B: 1e-9}     // a switch that never saturates
+	var recs []results.Record
+	for _, x := range sizes(10, 21) {
+		recs = append(recs, rec("roundtrip", results.Params{"bytes": x}, 2, 2*EndToEnd(link, sw).Time(x)))
+		for _, n := range []int{2, 3, 4} {
+			recs = append(recs, rec("alltoall", results.Params{"bytes": x}, n, AllToAllDuplex(link, sw, n).Time(x)))
+		}
+	}
+	h, err := FitHyperbolic(recs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Duplex {
+		t.Fatalf("switched all-to-all not recognised as full duplex: %v", h.Fit.Notes)
+	}
+	const x = 1 << 20
+	for _, tc := range []struct {
+		pattern string
+		ranks   int
+		want    float64
+	}{
+		{"alltoall", 3, AllToAllDuplex(link, sw, 3).Time(x)},
+		// One plane per link: the chain costs one message's wire time.
+		{"chainshift", 4, ChainShift(link, Block{A: h.Ac.Value, B: h.Bc.Value}, 4, "alltoall", true).Time(x)},
+	} {
+		got, err := h.Predict(Instance{Pattern: tc.pattern, Params: results.Params{"bytes": x}, Ranks: tc.ranks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, tc.pattern, got, tc.want, 1e-3)
+	}
+	chain, _ := h.Predict(Instance{Pattern: "chainshift", Params: results.Params{"bytes": x}, Ranks: 4})
+	near(t, "chain / one message", chain/EndToEnd(link, sw).Time(x), 1, 0.05)
+
+	eth, err := FitHyperbolic(hyperRecords(ethW, ethC, "alltoall", []int{2, 3, 4, 5}, 0, 1), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eth.Duplex {
+		t.Errorf("shared Ethernet medium taken for full duplex: %v", eth.Fit.Notes)
+	}
+}

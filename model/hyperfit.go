@@ -62,6 +62,14 @@ type Hyperbolic struct {
 	// n_max - 1 (the paper's "adding a node" rule).
 	AcChange    float64 `json:"ac_change,omitempty"`
 	AcConverged bool    `json:"ac_converged"`
+	// Duplex says the end nodes send and receive at once at full speed:
+	// the all-to-all's b(n) at the largest n stayed below 1.5 (n-1) b_w,
+	// where eq. 4's node term is 2(n-1) b_w (a node serving its n-1 sent
+	// and n-1 received messages one after another). Full-duplex links
+	// (switched Ethernet) give (n-1) b_w. Then a node's b_w counts once
+	// per direction in AllToAll and ChainShift predictions. Only an
+	// all-to-all fit can show it; otherwise the paper's half-duplex node.
+	Duplex bool `json:"duplex,omitempty"`
 	// Curves are the per-n fits T(x; a(n), b(n)) of the contention pattern.
 	Curves []HyperbolicCurve `json:"curves,omitempty"`
 	// Fit is the quality of the round-trip fit of (a, b); each curve
@@ -79,13 +87,19 @@ type HyperbolicCurve struct {
 	Fit     Quality `json:"quality"`
 }
 
-var hyperbolicPatterns = []string{"pingpong", "roundtrip", "alltoall", "pairwise", "rowcontention"}
+// hyperbolicBenches are the records the fit reads; hyperbolicPatterns what
+// Predict describes: also paper 001's multigrid chain, which no pattern
+// measures (the hyperbolic model reduces it from the fitted blocks).
+var (
+	hyperbolicBenches  = []string{"pingpong", "roundtrip", "alltoall", "pairwise", "rowcontention"}
+	hyperbolicPatterns = append(append([]string(nil), hyperbolicBenches...), "chainshift")
+)
 
 func init() {
 	Register(Kind{
 		Name:    "hyperbolic",
 		Summary: "T(x; a, b) = a^2/(a + b x) + b x with end-node and network blocks from the contention patterns (paper 001)",
-		Benches: hyperbolicPatterns,
+		Benches: hyperbolicBenches,
 		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
 		Fit:     func(r []results.Record, o Options) (Model, error) { return FitHyperbolic(r, o) },
 		New:     func() Model { return &Hyperbolic{} },
@@ -118,8 +132,12 @@ func (h *Hyperbolic) Components() (w, c Block, ok bool) {
 
 // Predict: "pingpong" T(x; a, b) one way, "roundtrip" twice that; with
 // component blocks also "alltoall" (Ranks = n, eq. 4), "pairwise" (Ranks =
-// 2n, eq. 8) and "rowcontention" (Ranks = 2n, eq. 12), all evaluated with
-// rule 4, T(x; a(n), b(n)).
+// 2n, eq. 8), "rowcontention" (Ranks = 2n, eq. 12) and "chainshift"
+// (Ranks = n, paper 001 Table 1 by ChainShift, with the network block of
+// the pattern the components came from: alltoall a shared medium, pairwise
+// a dedicated link, rowcontention a mesh row), all evaluated with rule 4,
+// T(x; a(n), b(n)). A chainshift over 2 ranks is one message and needs
+// only the end-to-end block.
 func (h *Hyperbolic) Predict(in Instance) (float64, error) {
 	x, err := in.Num("bytes")
 	if err != nil {
@@ -130,6 +148,13 @@ func (h *Hyperbolic) Predict(in Instance) (float64, error) {
 		return h.EndToEndBlock().Time(x), nil
 	case "roundtrip":
 		return 2 * h.EndToEndBlock().Time(x), nil
+	case "chainshift":
+		if in.Ranks < 2 {
+			return 0, fmt.Errorf("%w: chainshift needs ranks >= 2, got %d", ErrBadRecord, in.Ranks)
+		}
+		if in.Ranks == 2 {
+			return h.EndToEndBlock().Time(x), nil
+		}
 	case "alltoall", "pairwise", "rowcontention":
 	default:
 		return 0, unsupported(h.Kind(), in.Pattern, hyperbolicPatterns)
@@ -140,9 +165,14 @@ func (h *Hyperbolic) Predict(in Instance) (float64, error) {
 			ErrUnsupportedPattern, in.Pattern)
 	}
 	switch in.Pattern {
+	case "chainshift":
+		return ChainShift(w, c, in.Ranks, h.Source, h.Duplex).Time(x), nil
 	case "alltoall":
 		if in.Ranks < 2 {
 			return 0, fmt.Errorf("%w: alltoall needs ranks >= 2, got %d", ErrBadRecord, in.Ranks)
+		}
+		if h.Duplex {
+			return AllToAllDuplex(w, c, in.Ranks).Time(x), nil
 		}
 		return AllToAll(w, c, in.Ranks).Time(x), nil
 	case "pairwise":
@@ -281,7 +311,7 @@ func FitHyperbolic(recs []results.Record, opt Options) (*Hyperbolic, error) {
 	sort.Ints(ranks)
 	type acEst struct {
 		n       int
-		an      Param // a(n)
+		an, bn  Param // a(n), b(n)
 		ac, bc  Param
 		acLimit float64
 	}
@@ -308,7 +338,7 @@ func FitHyperbolic(recs []results.Record, opt Options) (*Hyperbolic, error) {
 		}
 		h.Curves = append(h.Curves, HyperbolicCurve{Pattern: source, N: n, A: cf.a, B: cf.b, Fit: cf.q})
 		if ac, lim, bc, ok := networkEstimate(source, n, cf.a, cf.b, h.A); ok {
-			ests = append(ests, acEst{n: n, an: cf.a, ac: ac, bc: bc, acLimit: lim})
+			ests = append(ests, acEst{n: n, an: cf.a, bn: cf.b, ac: ac, bc: bc, acLimit: lim})
 		}
 	}
 	if len(ests) == 0 {
@@ -354,7 +384,31 @@ func FitHyperbolic(recs []results.Record, opt Options) (*Hyperbolic, error) {
 		h.Fit.Notes = append(h.Fit.Notes, fmt.Sprintf("b = %.3g s/B is not above b_c = %.3g s/B: b_w is shadowed by the network (paper 001, section 3.1); b_w <= b is kept as its upper bound", h.B.Value, bc.Value))
 	}
 	h.Aw, h.Bw = &aw, &bw
+	if source == "alltoall" && last.n >= 2 && bw.Value > 0 {
+		// Eq. 4's node term 2(n-1) b_w bounds b(n) from below for a
+		// half-duplex node; a measured b(n) well under it means the node
+		// sends and receives at once.
+		rho := last.bn.Value / (float64(last.n-1) * bw.Value)
+		if rho < duplexRatio {
+			h.Duplex = true
+			h.Fit.Notes = append(h.Fit.Notes, fmt.Sprintf("all-to-all at n=%d: b(n) = %.3g (n-1) b_w, under eq. 4's 2(n-1) b_w: the nodes send and receive at once (full duplex); b_w counts once per direction, and b_c is an upper bound (the network did not limit)", last.n, rho))
+		}
+	}
 	return h, nil
+}
+
+// duplexRatio separates b(n) = (n-1) b_w (full duplex) from 2(n-1) b_w
+// (a node serving sends and receives in turn), halfway.
+const duplexRatio = 1.5
+
+// AllToAllDuplex is eq. 4 for end nodes that send and receive at once:
+// each direction of a node serves n-1 messages,
+//
+//	a(n) = 4(n-1) a_w + n(n-1) a_c,  b(n) = max{(n-1) b_w, n(n-1) b_c}.
+func AllToAllDuplex(w, c Block, n int) Block {
+	k := float64(n - 1)
+	node := Block{A: 2 * k * w.A, B: k * w.B}
+	return Serial(false, node, c.Scale(float64(n)*k), node)
 }
 
 // scaleParam multiplies a parameter (value, SE, CI) by k > 0 and renames it.

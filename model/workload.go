@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -26,7 +27,47 @@ func InstanceOfItem(w results.WorkItem) Instance {
 // predict is an error naming it (wrapping ErrUnsupportedPattern when the
 // model does not describe that pattern), never a silent zero. An empty
 // workload predicts 0.
+//
+// A workload with several views (results.WorkItem.View) is predicted from
+// the first view the model describes completely; PredictWorkloadView also
+// says which.
 func PredictWorkload(m Model, w []results.WorkItem) (float64, error) {
+	v, _, err := PredictWorkloadView(m, w)
+	return v, err
+}
+
+// PredictWorkloadView is PredictWorkload that also returns the view it
+// predicted from. Views are tried in the order they first appear; a view
+// with an item the model does not describe (ErrUnsupportedPattern: a
+// pattern outside m.Patterns(), or one the fitted parameters cannot
+// reach, such as the two-level model at a rank count it has no bisection
+// estimate for) is skipped. When no view is described the error joins
+// every view's reason; any other error (a malformed item) is returned at
+// once.
+func PredictWorkloadView(m Model, w []results.WorkItem) (float64, string, error) {
+	names, items := results.WorkViews(w)
+	var errs []error
+	for _, view := range names {
+		v, err := predictItems(m, items[view])
+		if err == nil {
+			return v, view, nil
+		}
+		if !errors.Is(err, ErrUnsupportedPattern) {
+			return 0, view, err
+		}
+		if view != "" {
+			err = fmt.Errorf("view %s: %w", view, err)
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return 0, "", nil
+	}
+	return 0, "", errors.Join(errs...)
+}
+
+// predictItems is the sum over one view's items.
+func predictItems(m Model, w []results.WorkItem) (float64, error) {
 	var sum float64
 	for i, it := range w {
 		if err := it.Validate(); err != nil {
@@ -42,7 +83,9 @@ func PredictWorkload(m Model, w []results.WorkItem) (float64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("workload item %d (%s %s): %w", i+1, it.Bench, paramString(it.Params), err)
 		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			// A negative time is a fit outside its physical range (e.g.
+			// LogGP's L below zero on noisy round trips), not a prediction.
 			return 0, fmt.Errorf("workload item %d (%s %s): %s predicts %v", i+1, it.Bench, paramString(it.Params), m.Kind(), v)
 		}
 		sum += it.Count * v

@@ -447,6 +447,78 @@ func (f *AccessFault) Error() string {
 	return fmt.Sprintf("access fault %d from rank %d", f.Kind, f.Rank)
 }
 
+// StoreKernel is implemented by backends that serve a direct
+// global-variable store (package directstore) with the access protocol of
+// AccessKernel inside the MPI library's language: per packet, a request of
+// AccessHeaderBytes (plus the data for a write) to the home rank, answered
+// with the data (read) or an acknowledgement of AccessHeaderBytes (write),
+// the packets of a group in flight at once. Unlike an AccessRunner's
+// repetition, a store does not know how many requests a rank will serve, so
+// the request receive stays posted between calls and every wait (Batch,
+// WaitAny) serves whatever has arrived. directstore runs the same protocol
+// in Go on backends without the kernel.
+type StoreKernel interface {
+	NewStoreServer(spec StoreSpec) (StoreServer, error)
+}
+
+// StoreSpec fixes the tags and the largest packet of a StoreServer.
+type StoreSpec struct {
+	ReqTag, ReplyTag int
+	// MaxPacket is the most data bytes one request may carry (write) or
+	// ask for (read); the posted request receive holds a header and this
+	// many bytes.
+	MaxPacket int
+}
+
+// Store request header (AccessHeaderBytes, little endian): word 0 is the
+// byte offset in the home's memory; word 1 is the data length in its low 32
+// bits with the flags below.
+const (
+	StoreWrite   = 1 << 63 // a write: the data follows the header
+	StoreClose   = 1 << 62 // a rank's request to itself that ends its server
+	StoreLenMask = 1<<32 - 1
+)
+
+// StoreBatch is one batched access: packet j has Bufs[j] (read into, or
+// written from) at byte Offs[j] of rank Targets[j]'s home memory. The
+// packets leave in groups of K; a group's packets are in flight at once and
+// the next group leaves when all answers of the previous are in.
+type StoreBatch struct {
+	Write   bool
+	K       int
+	Targets []int
+	Offs    []int
+	Bufs    [][]byte
+}
+
+// StoreServer serves one rank's home memory and issues its batches. A
+// protocol violation is returned as an *AccessFault; after any error the
+// server must not be used (it may keep buffers that MPI still holds).
+type StoreServer interface {
+	// Mem is this rank's home memory; the view is valid until Grow.
+	Mem() []byte
+	// Grow makes the home memory at least n bytes (new bytes zero),
+	// keeping its contents. No request may be in flight to this rank (the
+	// caller separates Grow from accesses by a barrier).
+	Grow(n int) error
+	// Batch runs b, serving requests while it waits, and returns when every
+	// answer is in and every answer it sent is complete.
+	Batch(b StoreBatch) error
+	// WaitAny serves requests until one of reqs (requests of the same
+	// backend) completes, and returns its index and status as Waitany does
+	// (-1 and no error when every entry is nil).
+	WaitAny(reqs []Request) (int, Status, error)
+	// Poll serves the requests that have arrived and returns without
+	// waiting for more.
+	Poll() error
+	// Served counts the read and write requests served so far.
+	Served() (reads, writes int64)
+	// Close ends serving: the rank sends itself a StoreClose request,
+	// which completes the posted receive, and frees the buffers. No request
+	// of another rank may be in flight (call it after a barrier).
+	Close() error
+}
+
 // Info describes the process's MPI environment; both backends provide it
 // through the optional Describer interface.
 type Info struct {

@@ -96,7 +96,7 @@ func PlotFigure13(path string, res *OptimizeResult) error {
 	}
 	// Headroom for the legend in the top corner.
 	p.Y.Max += 0.15 * (p.Y.Max - p.Y.Min)
-	return report.SavePlot(p, 8*vg.Inch, 6*vg.Inch, path)
+	return report.SavePlot(p, path)
 }
 
 // errPoints are points with asymmetric vertical errors (plotter.XYer and

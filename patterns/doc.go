@@ -34,8 +34,14 @@
 //     initiator's time for two-party patterns measured from one side as OSU
 //     does (ReduceRank0), or, with the synchronised window start, the
 //     latest end minus the common start on a synchronised clock;
-//   - every repetition's time is kept; ranks' per-rank medians are reported
-//     as min/avg/max across the ranks that take part.
+//   - the synchronised clock (syncclock.go) re-measures the ranks' offsets
+//     every Reps.ResyncSec and fits a linear drift to them (ReproMPI's
+//     linear clock model), so a long point keeps its start in step; a
+//     repetition some rank started late is redone, not kept, and counted
+//     (Measurement.Late, the record counter "late_redone");
+//   - every repetition's time is kept (but late window starts); ranks'
+//     per-rank medians are reported as min/avg/max across the ranks that
+//     take part.
 //
 // Patterns that also count their traffic report it per rank and repetition
 // in Counts and reduce it over ranks with CountersOf; the Measurement

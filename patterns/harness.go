@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/commcost/commcost/mpi"
@@ -34,6 +35,11 @@ type Reps struct {
 	// Reduction is the rank reduction of a repetition under SyncBarrier
 	// (SyncWindow always takes the latest end on the synchronised clock).
 	Reduction Reduction
+	// ResyncSec is, under SyncWindow, the time between re-measurements of
+	// the clock offsets; the synchronised clock fits a linear drift to
+	// them (syncClock). Default 1 s; negative for the offset measured once
+	// at the start and never again (no drift model).
+	ResyncSec float64
 }
 
 // Defaults for Reps.
@@ -43,7 +49,22 @@ const (
 	DefaultMaxReps    = 1000
 	DefaultMaxTimeSec = 10.0
 	DefaultRelCI      = 0.03
+	DefaultResyncSec  = 1.0
+	// MaxLateFactor bounds the repetitions redone after a late window
+	// start: more than MaxLateFactor x MaxReps (at least maxLateMin) ends
+	// the measurement with ErrLateStarts.
+	MaxLateFactor = 1
+	maxLateMin    = 100
 )
+
+// CounterLateRedone is the record counter of the repetitions redone after
+// a late window start (Measurement.Late).
+const CounterLateRedone = "late_redone"
+
+// ErrLateStarts is returned by Measure under SyncWindow when repetitions
+// keep starting late on some rank (a clock that cannot be kept in step, a
+// rank descheduled for longer than the start guard every time).
+var ErrLateStarts = errors.New("window mode: too many repetitions started late on some rank")
 
 // Defaults returns r with every zero field replaced by its documented
 // default (the values every measurement loop uses).
@@ -71,6 +92,9 @@ func (r Reps) withDefaults() Reps {
 	if r.RelCI == 0 {
 		r.RelCI = DefaultRelCI
 	}
+	if r.ResyncSec == 0 {
+		r.ResyncSec = DefaultResyncSec
+	}
 	return r
 }
 
@@ -84,6 +108,9 @@ func (r Reps) Validate() error {
 	}
 	if r.RelCI < 0 || r.RelCI >= 1 || math.IsNaN(r.RelCI) {
 		return errors.New("relative CI target must be in (0, 1)")
+	}
+	if math.IsNaN(r.ResyncSec) || math.IsInf(r.ResyncSec, 1) {
+		return errors.New("resync interval must be a number of seconds (negative: never)")
 	}
 	return nil
 }
@@ -101,8 +128,15 @@ type Measurement struct {
 	RankMax   float64
 	Stop      string // why repetitions stopped: a results.Stop* value
 	Reduction string // how ranks' times became a sample: a results.Reduction* value
-	Late      int    // window sync: repetitions in which some rank started late
-	CommSize  int    // ranks of the communicator measured on (c.Size())
+	// Late counts, under SyncWindow, the repetitions redone because some
+	// rank reached the agreed start after it had passed (its sample would
+	// include waiting for that rank, not the pattern); they are not in
+	// Samples. Window-mode records carry it as the counter "late_redone".
+	Late int
+	// Resyncs counts the re-measurements of the clock offsets under
+	// SyncWindow after the first.
+	Resyncs  int
+	CommSize int // ranks of the communicator measured on (c.Size())
 	// Mine is this rank's traffic per repetition, and Counters the traffic
 	// reduced over ranks (CountersOf) plus the pattern's own counters, for
 	// the record; both are zero for patterns that do not count (pingpong,
@@ -129,7 +163,7 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 	var clock *syncClock
 	if cfg.Sync == SyncWindow {
 		var err error
-		if clock, err = newSyncClock(c); err != nil {
+		if clock, err = newSyncClock(c, cfg.ResyncSec > 0); err != nil {
 			return Measurement{}, err
 		}
 	}
@@ -162,11 +196,10 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 	}
 	var own []float64
 	start := c.Wtime()
+	lastSync := 0.0 // seconds after start of the last clock measurement
+	maxLate := max(MaxLateFactor*cfg.MaxReps, maxLateMin)
 	for {
 		mine, late, repErr := oneRep(c, clock, rep)
-		if mine > 0 { // the repetitions this rank took part in
-			own = append(own, mine)
-		}
 		contrib := mine
 		if clock != nil {
 			contrib = late.end
@@ -195,11 +228,31 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 		wd.Progress()
 		t := out[0]
 		if clock != nil {
+			// Re-measure the offsets every ResyncSec (decided on the
+			// reduced elapsed time, the same on every rank, so the
+			// collective resync is entered by all).
+			if cfg.ResyncSec > 0 && out[1]-lastSync >= cfg.ResyncSec {
+				if err := clock.resync(c); err != nil {
+					return Measurement{}, err
+				}
+				lastSync = out[1]
+				m.Resyncs++
+			}
 			t = out[0] - late.start
 			if out[2] > 0 {
+				// A late start is redone, not kept: the latest end would
+				// include the late rank's delay. Widen the guard so the
+				// next start leaves more room.
 				m.Late++
 				clock.widen()
+				if m.Late > maxLate {
+					return Measurement{}, fmt.Errorf("%w: %d redone, %d kept", ErrLateStarts, m.Late, len(m.Samples))
+				}
+				continue
 			}
+		}
+		if mine > 0 { // the repetitions this rank took part in
+			own = append(own, mine)
 		}
 		m.Samples = append(m.Samples, t)
 		n := len(m.Samples)
@@ -356,10 +409,16 @@ func (m Measurement) Record(bench string, params results.Params, ranks int, meta
 		Samples:   append([]float64(nil), m.Samples...),
 		Meta:      meta,
 	}
-	if len(m.Counters) > 0 {
-		rec.Counters = make(map[string]float64, len(m.Counters))
+	// Window-mode records always say how many starts were redone (0
+	// included), so their columns do not depend on the machine's luck.
+	window := m.Reduction == results.ReductionWindowLatestEnd
+	if len(m.Counters) > 0 || window || m.Late > 0 {
+		rec.Counters = make(map[string]float64, len(m.Counters)+1)
 		for k, v := range m.Counters {
 			rec.Counters[k] = v
+		}
+		if window || m.Late > 0 {
+			rec.Counters[CounterLateRedone] = float64(m.Late)
 		}
 	}
 	return rec

@@ -109,6 +109,14 @@ func (c *Comparison) Summaries() []ModelSummary {
 
 // Write draws the table.
 func (c *Comparison) Write(w io.Writer) error {
+	header, rows := c.Cells()
+	return Table(w, header, rows)
+}
+
+// Cells are the table's header and rows: the point columns, the measured
+// value and each model's prediction and relative error (the closest
+// marked "*" when there are two models or more), then the summary rows.
+func (c *Comparison) Cells() ([]string, [][]string) {
 	_, unit := Value(0, c.Unit)
 	suffix := ""
 	if unit != "" {
@@ -160,5 +168,5 @@ func (c *Comparison) Write(w io.Writer) error {
 		line("max err", func(s ModelSummary) string { return pctOrDash(s.MaxRelErr) })
 		line("closest (*)", func(s ModelSummary) string { return fmt.Sprintf("%d of %d", s.Best, len(c.Rows)) })
 	}
-	return Table(w, header, rows)
+	return header, rows
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/commcost/commcost/model"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's table of model kinds from the registry")
+var update = flag.Bool("update", false, "rewrite README.md's table of model kinds from the registry and testdata/benchstat from the pinned benchstat")
 
 const (
 	kindsBegin = "<!-- model kinds: generated from model.Registered() -->\n"

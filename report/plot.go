@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -59,25 +58,21 @@ func PlotFormat(path string) (string, error) {
 	return "", errors.New("plot: file name must end in .png, .svg, .pdf, .eps, .jpg or .tif")
 }
 
-// SavePlot renders p at the given size in the format of path's extension
-// and writes it with WriteFile, whole or not at all: plot.Plot.Save
-// writes straight into path, so a full disk or a killed process leaves a
+// SavePlot renders p (8 x 6 inches) in the format of path's extension and
+// writes it with WriteFile, whole or not at all: plot.Plot.Save writes
+// straight into path, so a full disk or a killed process leaves a
 // truncated image under the final name. Every plot commcost writes goes
-// through here or WritePlot.
-func SavePlot(p *plot.Plot, width, height vg.Length, path string) error {
+// through here, WritePlot or WriteRunDir.
+func SavePlot(p *plot.Plot, path string) error {
 	format, err := PlotFormat(path)
 	if err != nil {
 		return err
 	}
-	wt, err := p.WriterTo(width, height, format)
+	data, err := render(p, format)
 	if err != nil {
-		return fmt.Errorf("plot: %w", err)
+		return err
 	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	return WriteFile(path, buf.Bytes())
+	return WriteFile(path, data)
 }
 
 // WritePlot renders Plot in the format of path's extension and writes it
@@ -215,15 +210,7 @@ func Plot(m model.Model, recs []results.Record, format, title string) ([]byte, e
 	if dropped > 0 {
 		p.Title.Text += fmt.Sprintf(" (%d zero-size points not on the log axis)", dropped)
 	}
-	wt, err := p.WriterTo(8*vg.Inch, 6*vg.Inch, format)
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	return buf.Bytes(), nil
+	return render(p, format)
 }
 
 // predictCurve evaluates the model along x in [lo, hi] (200 points,

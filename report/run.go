@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,11 +50,13 @@ type fittedModel struct {
 
 // BuildRun renders the report of a run from its records: a summary of
 // the run (benches, MPI, hosts, commit, dates: from the records' metadata),
-// the table of every record, then every registered model kind whose
+// the table of every record, the spread between launches when the records
+// come from several (LaunchSpreads), then every registered model kind whose
 // benches are among the records, fitted with the default options and
 // validated on held-out points (a kind that cannot be fitted says why),
-// with a plot of its fit, and for each bench the table of every fitted
-// model that predicts it against the measurements. The report holds
+// with a plot of its fit, for each bench the table of every fitted model
+// that predicts it against the measurements, and the figures of the
+// papers the records hold data for (Figures), each with its caption. The report holds
 // nothing that is not computed from recs, so it is the same whenever it
 // is rebuilt from the same records. truncated says the records come from
 // a file whose last record was cut off (ReadRunDir), which the report
@@ -71,6 +72,14 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 	}
 	if err := results.RenderTable(&md, recs, results.TableOptions{Markdown: true}); err != nil {
 		return nil, err
+	}
+	if sp := LaunchSpreads(recs); len(sp) > 0 {
+		fmt.Fprintf(&md, "\n## Spread between launches\n\n")
+		fmt.Fprintln(&md, "The records come from several launches (meta.launch): each point's spread between the launches next to the spread within one launch (what a record's ci95 describes).")
+		fmt.Fprintln(&md)
+		if err := WriteLaunchSpreads(&md, sp, true); err != nil {
+			return nil, err
+		}
 	}
 	run := &Run{Truncated: truncated}
 	var fits bytes.Buffer
@@ -126,6 +135,29 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 			return nil, err
 		}
 	}
+	if present[results.BenchApp] > 0 {
+		if err := writeRunApps(&fits, run, recs, fitted); err != nil {
+			return nil, err
+		}
+		if err := writeAppRankings(&fits, recs, run); err != nil {
+			return nil, err
+		}
+	}
+	var named []NamedModel
+	for _, f := range fitted {
+		named = append(named, NamedModel{Label: f.kind.Name, Model: f.m})
+	}
+	figs, err := Figures(recs, named)
+	if err != nil {
+		return nil, err
+	}
+	if len(figs) > 0 {
+		fmt.Fprintf(&fits, "\n## The papers' figures from these records\n\n")
+		for _, f := range figs {
+			run.Plots = append(run.Plots, f.PlotFile)
+			fmt.Fprintf(&fits, "%s\n\n![%s](%s/%s)\n\n", f.Caption, f.Name, results.PlotsDir, f.Name)
+		}
+	}
 	md.Write(fits.Bytes())
 	run.Markdown, run.Fits = md.Bytes(), fits.Bytes()
 	return run, nil
@@ -156,77 +188,29 @@ func writeRunSummary(w io.Writer, recs []results.Record) {
 }
 
 // writeBenchComparison tables every fitted model that predicts the bench
-// against its measurements, unless only one model predicts it and that
-// model was fitted from it (its section already shows its held-out
-// points).
+// against its measurements (ModelsOnBench), unless only one model
+// predicts it and that model was fitted from it (its section already
+// shows its held-out points).
 func writeBenchComparison(w io.Writer, bench string, recs []results.Record, fitted []fittedModel) error {
-	var sel []results.Record
-	unit := ""
-	for _, r := range recs {
-		if r.Bench == bench {
-			sel = append(sel, r)
-			unit = r.Unit
-		}
-	}
-	type column struct {
-		name string
-		cmp  map[string]model.Comparison
-	}
-	var cols []column
-	var order []model.Instance
-	seen := map[string]bool{}
-	ownOnly := true
+	var models []NamedModel
 	for _, f := range fitted {
-		if !slices.Contains(f.m.Patterns(), bench) {
-			continue
-		}
-		cmp := model.Compare(f.m, sel)
-		if len(cmp) == 0 {
-			continue
-		}
-		col := column{name: f.kind.Name, cmp: map[string]model.Comparison{}}
-		for _, c := range cmp {
-			key := instanceKey(c.Instance)
-			col.cmp[key] = c
-			if !seen[key] {
-				seen[key] = true
-				order = append(order, c.Instance)
-			}
-		}
-		cols = append(cols, col)
-		if !slices.Contains(f.kind.Benches, bench) {
-			ownOnly = false
-		}
+		models = append(models, NamedModel{Label: f.kind.Name, Model: f.m})
 	}
-	if len(cols) == 0 || (len(cols) == 1 && ownOnly) {
+	bm, ok := ModelsOnBench(bench, recs, models)
+	if !ok {
 		return nil
 	}
-	keys := paramKeys(order)
-	c := Comparison{PointColumns: append(append([]string(nil), keys...), "ranks"), Unit: unit}
-	for _, col := range cols {
-		c.Models = append(c.Models, col.name)
-	}
-	for _, in := range order {
-		key := instanceKey(in)
-		point := make([]string, 0, len(keys)+1)
-		for _, k := range keys {
-			point = append(point, paramCell(in, k))
-		}
-		point = append(point, strconv.Itoa(in.Ranks))
-		measured := math.NaN()
-		pred := make([]float64, len(cols))
-		for j, col := range cols {
-			pred[j] = math.NaN()
-			if cm, ok := col.cmp[key]; ok {
-				measured, pred[j] = cm.Measured, cm.Predicted
+	if len(bm.Comparison.Models) == 1 {
+		for _, f := range fitted {
+			if f.kind.Name == bm.Comparison.Models[0] && slices.Contains(f.kind.Benches, bench) {
+				return nil
 			}
 		}
-		c.Add(point, measured, pred)
 	}
 	fmt.Fprintf(w, "\n## Models compared on %s records\n\n", bench)
 	fmt.Fprintln(w, "Each model as fitted above, at every measured point (the median of its records): in-sample for the models fitted from these records, a prediction across patterns for the others; * marks the closest prediction of each point.")
 	fmt.Fprint(w, "\n```\n")
-	if err := c.Write(w); err != nil {
+	if err := bm.Comparison.Write(w); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "```")
@@ -351,9 +335,18 @@ func benchOrder(recs []results.Record) []string {
 
 // paramKeys lists the parameter keys of the instances, sorted.
 func paramKeys(ins []model.Instance) []string {
+	ps := make([]results.Params, len(ins))
+	for i, in := range ins {
+		ps[i] = in.Params
+	}
+	return unionKeys(ps...)
+}
+
+// unionKeys is the sorted union of the parameter names of ps.
+func unionKeys(ps ...results.Params) []string {
 	set := map[string]bool{}
-	for _, in := range ins {
-		for k := range in.Params {
+	for _, p := range ps {
+		for k := range p {
 			set[k] = true
 		}
 	}
@@ -398,4 +391,53 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// writeRunApps is the application section of a run report: every
+// communication phase of the application records predicted by every model
+// fitted above that describes k-k-accesses (paper 000's programs state
+// their phases in them), each model on its own, and Table 2 of the errors,
+// with the plot of predicted against measured (plots/apps.png). A run's
+// sweep that measured only reads predicts the programs' writes as reads
+// (Predictor.OpFallback), and the section says how many.
+func writeRunApps(w io.Writer, run *Run, recs []results.Record, fitted []fittedModel) error {
+	var preds []Predictor
+	for _, f := range fitted {
+		if len(kkOps(f.m)) > 0 {
+			preds = append(preds, Predictor{Name: f.kind.Name, Models: []model.Model{f.m}, Sources: []string{"fitted above"}, OpFallback: "read"})
+		}
+	}
+	var app []results.Record
+	for _, r := range recs {
+		// Paper 000's programs (k-k-accesses); the message-passing ones
+		// are ranked by writeAppRankings from their stored predictions.
+		if r.Bench == results.BenchApp && !messagePassing(r) {
+			c := r
+			c.Derived = nil // predictions are made here, from the fits above
+			app = append(app, c)
+		}
+	}
+	fmt.Fprintf(w, "\n## Applications\n\n")
+	fmt.Fprintln(w, "Every communication phase of the programs, measured (the median over repetitions of the slowest rank) against each model fitted above that describes its k-k-accesses; error = (T_pred - T_meas)/T_meas, signed (paper 000, section 6.5).")
+	if len(preds) == 0 {
+		fmt.Fprintln(w, "\nNo model fitted above describes k-k-accesses, so no phase is predicted.")
+	}
+	for _, n := range AnnotateApps(app, preds) {
+		fmt.Fprintf(w, "\n- %s", n)
+	}
+	fmt.Fprint(w, "\n\n")
+	if err := WriteApps(w, app, true); err != nil {
+		return err
+	}
+	img, err := PlotApps(app, "png")
+	switch {
+	case errors.Is(err, ErrNothingToPlot):
+	case err != nil:
+		return fmt.Errorf("applications plot: %w", err)
+	default:
+		const name = "apps.png"
+		run.Plots = append(run.Plots, PlotFile{Name: name, Data: img})
+		fmt.Fprintf(w, "\n![applications](%s/%s)\n", results.PlotsDir, name)
+	}
+	return nil
 }

@@ -65,6 +65,7 @@ func TestBuildRun(t *testing.T) {
 		"## piecewise model (pingpong records)", "## trilinear model (kkaccess records)", "## trilinear-piecewise model (kkaccess records)",
 		"held-out points, measured vs predicted", "![trilinear](plots/trilinear.png)",
 		"## Models compared on pingpong records", "## Models compared on kkaccess records", "closest (*)",
+		"## The papers' figures from these records", "Paper 000, Fig. 5", "![paper000-fig05-kk-l.png](plots/paper000-fig05-kk-l.png)",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report.md lacks %q", want)
@@ -77,7 +78,8 @@ func TestBuildRun(t *testing.T) {
 	for _, p := range a.Plots {
 		names = append(names, p.Name)
 	}
-	if want := []string{"bsp.png", "hockney.png", "hyperbolic.png", "piecewise.png", "trilinear.png", "trilinear-piecewise.png"}; !slices.Equal(names, want) {
+	if want := []string{"bsp.png", "hockney.png", "hyperbolic.png", "piecewise.png", "trilinear.png", "trilinear-piecewise.png",
+		"paper000-fig05-kk-l.png", "paper000-fig06-kk-r.png", "paper000-fig07-kk-k.png", "paper000-fig08-kk-r1-rmin.png"}; !slices.Equal(names, want) {
 		t.Errorf("plots %v, want %v", names, want)
 	}
 	path := filepath.Join(t.TempDir(), results.RecordsFile)

@@ -1,9 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
@@ -37,4 +40,63 @@ func TableAligned(w io.Writer, header []string, rows [][]string, numeric int) er
 		}
 	}
 	return t.Render()
+}
+
+// MarkdownTable draws one GitHub-flavoured markdown table, with the
+// characters that would split a cell or start emphasis escaped.
+func MarkdownTable(w io.Writer, header []string, rows [][]string) error {
+	esc := func(cells []string) []string {
+		out := make([]string, len(cells))
+		for i, c := range cells {
+			out[i] = markdownEscaper.Replace(c)
+		}
+		return out
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	t.Header(esc(header))
+	for _, r := range rows {
+		if err := t.Append(esc(r)); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// markdownEscaper escapes '|' (splits a cell), '*', '_' and '`' (emphasis,
+// code) and '\'.
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`")
+
+// TitledTable writes a title line and a table: bold and a markdown table
+// with markdown, a plain line and a box-drawn table without.
+func TitledTable(w io.Writer, title string, header []string, rows [][]string, markdown bool) error {
+	if markdown {
+		if _, err := fmt.Fprintf(w, "**%s**\n\n", markdownEscaper.Replace(title)); err != nil {
+			return err
+		}
+		return MarkdownTable(w, header, rows)
+	}
+	if _, err := fmt.Fprintln(w, title); err != nil {
+		return err
+	}
+	return Table(w, header, rows)
+}
+
+// writeNotes writes notes under tables: a markdown list, or plain lines.
+func writeNotes(w io.Writer, notes []string, markdown bool) error {
+	for _, n := range notes {
+		if markdown {
+			n = "- " + markdownEscaper.Replace(n)
+		}
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -18,6 +18,7 @@ var csvFixed = []string{
 	"rank_min", "rank_avg", "rank_max", "aggregate", "stop",
 	"commit", "mpi_library", "mpi_version", "hosts", "ranks_per_host", "gomaxprocs",
 	"binding", "backend", "date", "command", "seed", "goos", "goarch", "go_version", "cpu",
+	"launch",
 }
 
 // Prefixes of the variable columns: one per parameter, derived value and
@@ -164,7 +165,7 @@ func (cw *CSVWriter) row(r Record) []string {
 		formatValue(r.RankMin), formatValue(r.RankAvg), formatValue(r.RankMax), r.Reduction, r.Stop,
 		m.Commit, m.MPILibrary, m.MPIVersion, strings.Join(m.Hosts, " "), joinInts(m.RanksPerHost), strconv.Itoa(m.GOMAXPROCS),
 		m.Binding, m.Backend, m.Date, strings.Join(m.Command, " "), strconv.FormatInt(m.Seed, 10),
-		m.GOOS, m.GOARCH, m.GoVersion, m.CPU,
+		m.GOOS, m.GOARCH, m.GoVersion, m.CPU, m.Launch,
 	}
 	for _, k := range cw.cols.params {
 		v, ok := r.Params[k]

@@ -21,9 +21,10 @@ var buildCommit string
 
 // NewMeta fills the fields of Meta this process can know by itself: Commit,
 // Date (now, UTC), GOMAXPROCS, Command (os.Args), Binding, GOOS, GOARCH,
-// GoVersion and CPU, with Backend set to backend ("native" or "local").
-// MPILibrary, MPIVersion, Hosts and RanksPerHost come from MPI and are the
-// caller's to fill; Seed too when the run uses one.
+// GoVersion, CPU and Launch (from LaunchEnv), with Backend set to backend
+// ("native" or "local"). MPILibrary, MPIVersion, Hosts and RanksPerHost
+// come from MPI and are the caller's to fill; Seed too when the run uses
+// one.
 func NewMeta(backend string) Meta {
 	return Meta{
 		Commit:     BuildCommit(),
@@ -36,8 +37,15 @@ func NewMeta(backend string) Meta {
 		GOARCH:     runtime.GOARCH,
 		GoVersion:  runtime.Version(),
 		CPU:        cpuModel(),
+		Launch:     strings.TrimSpace(os.Getenv(LaunchEnv)),
 	}
 }
+
+// LaunchEnv is the environment variable NewMeta reads Meta.Launch from.
+// scripts/launches.sh and the batch job scripts set it, one value per
+// launch, so that records tell which launch (one sample of process
+// placement and memory layout) they come from.
+const LaunchEnv = "COMMCOST_LAUNCH_ID"
 
 // FormatDate is the Meta.Date form of t: RFC 3339 in UTC, to the second.
 func FormatDate(t time.Time) string {

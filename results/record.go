@@ -143,6 +143,11 @@ type Meta struct {
 	GOARCH    string `json:"goarch,omitempty"`
 	GoVersion string `json:"go_version,omitempty"`
 	CPU       string `json:"cpu,omitempty"` // CPU model name from /proc/cpuinfo
+	// Launch identifies the launch (one mpirun or srun) that wrote the
+	// record when a run repeats launches (scripts/launches.sh, a Slurm
+	// array): records of one launch share it. From COMMCOST_LAUNCH_ID;
+	// optional field added in schema 1.
+	Launch string `json:"launch,omitempty"`
 }
 
 // Validate reports the first reason r cannot be written or trusted: an empty

@@ -389,7 +389,7 @@ func FormatBytes(b float64) string {
 const (
 	noteMB    = "MB/s: MB = 10^6 bytes."
 	noteSizes = "Sizes: K = 2^10 bytes, M = 2^20 bytes, G = 2^30 bytes."
-	noteCI    = "median: median over n repetitions; ci95: nonparametric 95% confidence interval of the median (order statistics); ±%: its half-width relative to the median (- when n < 6)."
+	noteCI    = "median: median over n repetitions; ci95: nonparametric 95% confidence interval of the median (order statistics) over the repetitions of one launch, not the spread between launches; ±%: its half-width relative to the median (- when n < 6)."
 )
 
 type noteSet struct{ notes []string }

@@ -11,11 +11,35 @@ import "fmt"
 // Bench and Params name a point exactly as the pattern's own records do
 // (e.g. bench "kkaccess", params {"k": 4, "l": 1024, "r": 1, "op": "read"}),
 // so a model fitted on those records reads the item without translation.
+//
+// View groups items into alternative descriptions of the same phase: a
+// program's communication can be stated at several levels (paper 003's
+// aggregate operations; the rounds of point-to-point messages those
+// operations are made of; paper 001's contention patterns), and each model
+// describes only some of them (the two-level model predicts aggregate
+// operations, Hockney single messages). Items with the same View form one
+// complete description; a model predicts the phase from the first view, in
+// the order the views first appear, whose every item it describes. A
+// workload whose items all have View "" is one description.
 type WorkItem struct {
 	Count  float64 `json:"count"`
 	Bench  string  `json:"bench"`
 	Params Params  `json:"params"`
 	Ranks  int     `json:"ranks,omitempty"`
+	View   string  `json:"view,omitempty"`
+}
+
+// WorkViews splits a workload into its views (see WorkItem.View), in the
+// order each view first appears.
+func WorkViews(w []WorkItem) (names []string, items map[string][]WorkItem) {
+	items = map[string][]WorkItem{}
+	for _, it := range w {
+		if _, ok := items[it.View]; !ok {
+			names = append(names, it.View)
+		}
+		items[it.View] = append(items[it.View], it)
+	}
+	return names, items
 }
 
 // Validate reports an item no model could predict: a count that is negative

@@ -122,7 +122,7 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = func(int) []patterns.Pattern {
+	f.plan = func(int) []patterns.Pattern {
 		var out []patterns.Pattern
 		for _, op := range f.ops {
 			qs := []int{0}
@@ -141,6 +141,6 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 		return out
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		return measurePoints(c, emit, f.points(c.Size()), meta)
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }

@@ -51,8 +51,8 @@ var availableMemory = sysmem.Available
 func checkDemand(c mpi.Comm, mf *measureFlags, meta results.Meta) error {
 	p := c.Size()
 	var worst memNeed
-	if mf.points != nil {
-		for _, pat := range mf.points(p) {
+	if mf.plan != nil {
+		for _, pat := range mf.plan(p) {
 			d := pat.Demand(p)
 			name := pointName(pat, p)
 			if err := d.CheckTime(mf.maxTime); err != nil {

@@ -86,12 +86,12 @@ func TestEmuFlags(t *testing.T) {
 		want patterns.Reps
 		np   int
 	}{
-		{"defaults", nil, patterns.Reps{MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI}, 16},
+		{"defaults", nil, patterns.Reps{MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI, ResyncSec: patterns.DefaultResyncSec}, 16},
 		{"no warm-up, window start", []string{"--warmup", "0", "--sync", "window", "--np", "16"},
-			patterns.Reps{Warmup: -1, MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI, Sync: patterns.SyncWindow}, 16},
+			patterns.Reps{Warmup: -1, MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI, ResyncSec: patterns.DefaultResyncSec, Sync: patterns.SyncWindow}, 16},
 		{"repetitions", []string{"--warmup", "3", "--min-reps", "4", "--max-reps", "9", "--max-time", "0.5", "--rel-ci", "0.1", "--net", "SE(3)"},
-			patterns.Reps{Warmup: 3, MinReps: 4, MaxReps: 9, MaxTime: 0.5, RelCI: 0.1}, 16},
-		{"mesh", []string{"--net", "mesh(2x3)"}, patterns.Reps{MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI}, 12},
+			patterns.Reps{Warmup: 3, MinReps: 4, MaxReps: 9, MaxTime: 0.5, RelCI: 0.1, ResyncSec: patterns.DefaultResyncSec}, 16},
+		{"mesh", []string{"--net", "mesh(2x3)"}, patterns.Reps{MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI, ResyncSec: patterns.DefaultResyncSec}, 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

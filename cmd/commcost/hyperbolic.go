@@ -101,7 +101,7 @@ func runRoundTrip(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = func(int) []patterns.Pattern {
+	f.plan = func(int) []patterns.Pattern {
 		var out []patterns.Pattern
 		for _, x := range f.sizes {
 			out = append(out, patterns.RoundTrip{Bytes: x, Peer: f.peer, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()})
@@ -109,7 +109,7 @@ func runRoundTrip(args []string, stdout, stderr io.Writer) error {
 		return out
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		return measurePoints(c, emit, f.points(c.Size()), meta)
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }
 
@@ -129,7 +129,7 @@ func runAllToAll(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = func(p int) []patterns.Pattern {
+	f.plan = func(p int) []patterns.Pattern {
 		ns := f.ranks
 		if len(ns) == 0 {
 			ns = []int{p}
@@ -143,7 +143,7 @@ func runAllToAll(args []string, stdout, stderr io.Writer) error {
 		return out
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		return measurePoints(c, emit, f.points(c.Size()), meta)
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }
 
@@ -173,7 +173,7 @@ func runPairs(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = func(p int) []patterns.Pattern {
+	f.plan = func(p int) []patterns.Pattern {
 		ns := f.pairs
 		if len(ns) == 0 {
 			ns = []int{p / 2}
@@ -191,6 +191,6 @@ func runPairs(name string, args []string, stdout, stderr io.Writer) error {
 		return out
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		return measurePoints(c, emit, f.points(c.Size()), meta)
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }

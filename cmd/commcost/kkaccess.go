@@ -136,7 +136,7 @@ func runKKAccess(args []string, stdout, stderr io.Writer) error {
 			return nil
 		})
 	}
-	f.points = func(int) []patterns.Pattern {
+	f.plan = func(int) []patterns.Pattern {
 		var out []patterns.Pattern
 		for _, op := range f.ops {
 			for _, k := range f.k {
@@ -154,7 +154,7 @@ func runKKAccess(args []string, stdout, stderr io.Writer) error {
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rules...), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = f.seed
-		return measurePoints(c, emit, f.points(c.Size()), meta)
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }
 
@@ -244,7 +244,7 @@ func runKAccess(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = func(p int) []patterns.Pattern {
+	f.plan = func(p int) []patterns.Pattern {
 		var out []patterns.Pattern
 		for _, op := range f.ops {
 			for _, k := range f.k {
@@ -269,6 +269,6 @@ func runKAccess(args []string, stdout, stderr io.Writer) error {
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(hRule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = f.seed
-		return measurePoints(c, emit, f.points(c.Size()), meta)
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }

@@ -27,16 +27,25 @@ type measureFlags struct {
 	out      string
 	backend  string
 	np       int
+	quiet    bool
 	set      map[string]bool   // flags given on the command line
 	given    map[string]string // their values as given
-	// points lists the pattern instances a sweep measures on p ranks,
-	// in order: runMeasured checks what they ask of the machine (memory
-	// per rank, the time floor of a repetition) before it opens any
-	// output, and measurePoints measures them. Nil for subcommands that
-	// measure no patterns.
-	points func(p int) []patterns.Pattern
-	// need is the memory per rank of a subcommand without points (the
-	// emulated network's modules, dsm's variables), nil if negligible.
+	// points is the number of points (records) the sweep will write, for
+	// the progress line's total and estimate; 0 when the subcommand does
+	// not know it in advance (runMeasured counts plan's points then).
+	points int
+	// progress is where the progress line goes (the flag set's output:
+	// stderr), and label what it says the sweep is.
+	progress io.Writer
+	label    string
+	// plan lists the pattern instances a sweep measures on p ranks, in
+	// order: runMeasured checks what they ask of the machine (memory per
+	// rank, the time floor of a repetition) before it opens any output,
+	// and measurePoints measures them. Nil for subcommands that measure
+	// no patterns.
+	plan func(p int) []patterns.Pattern
+	// need is the memory per rank of a subcommand without a plan (dsm's
+	// variables), nil if negligible.
 	need func(p int) memNeed
 }
 
@@ -54,6 +63,8 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&m.out, "out", "", "append records to this JSON Lines `file`, flushed one record at a time")
 	fs.StringVar(&m.backend, "backend", backendNative, "native (system MPI, under mpirun) or local (goroutine ranks; not a network measurement)")
 	fs.IntVar(&m.np, "np", 2, "ranks for --backend local")
+	fs.BoolVar(&m.quiet, "quiet", false, "no progress line on stderr (shown only when stderr is a terminal and the sweep takes more than a few seconds)")
+	m.progress, m.label = fs.Output(), fs.Name()
 }
 
 // check validates the values after parsing; every message names the flag
@@ -183,7 +194,9 @@ func needRanks(c mpi.Comm, what string, ok func(n int) bool, want string) error 
 
 // runMeasured is the skeleton of a measuring subcommand: check the rank
 // count, open the outputs, fill the metadata, then call body with a function
-// that writes one record; outputs are closed at the end on rank 0.
+// that writes one record; outputs are closed at the end on rank 0. Rank 0
+// shows a progress line on a terminal stderr (meter), one step per record,
+// out of mf.points when the subcommand set it (else the points of its plan).
 func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) error,
 	body func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error) error {
 	return withWorld(mf.backend, mf.np, func(c mpi.Comm) error {
@@ -201,12 +214,22 @@ func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) 
 		if err != nil {
 			return err
 		}
+		var m *meter
+		if c.Rank() == 0 {
+			if mf.points == 0 && mf.plan != nil {
+				mf.points = len(mf.plan(c.Size())) // a record per point
+			}
+			m = newMeter(mf.progress, mf.quiet, mf.label, mf.points)
+		}
 		err = body(c, meta, func(rec results.Record) error {
 			if c.Rank() != 0 {
 				return nil
 			}
-			return s.write(rec)
+			err := s.write(rec)
+			m.step()
+			return err
 		})
+		m.finish()
 		if cerr := s.close(); err == nil {
 			err = cerr
 		}

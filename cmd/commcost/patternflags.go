@@ -20,6 +20,7 @@ type patternFlags struct {
 	measureFlags
 	syncName string
 	sync     patterns.Sync
+	resync   float64 // --resync: seconds between clock re-synchronisations; negative never
 	seed     int64
 	// itersAre says what --iters counts ("" when the pattern has no
 	// iterations and refuses the flag); warmupReps makes --warmup count
@@ -65,6 +66,7 @@ func (f *patternFlags) registerPattern(fs *flag.FlagSet, sp patternSpec) {
 	}
 	if sp.sync {
 		fs.StringVar(&f.syncName, "sync", "barrier", "start of each repetition: barrier, or window (all ranks start at an agreed time on a clock synchronised from minimum round trips)")
+		fs.Float64Var(&f.resync, "resync", patterns.DefaultResyncSec, "with --sync window: `seconds` between re-measurements of the clock offsets, to which a linear drift is fitted; negative: measure them once per point (offset only)")
 	}
 	if sp.seed {
 		fs.Int64Var(&f.seed, "seed", defaultSeed, "seed of the random instances (recorded in meta.seed)")
@@ -86,6 +88,13 @@ func (f *patternFlags) checkPattern(fs *flag.FlagSet) error {
 	if f.sync, err = patterns.ParseSync(f.syncName); err != nil {
 		return usagef("--sync %s: accepted values are barrier and window", f.syncName)
 	}
+	switch {
+	case fs.Lookup("resync") == nil:
+	case math.IsNaN(f.resync) || math.IsInf(f.resync, 0) || f.resync == 0:
+		return usagef("--resync %v: want a positive number of seconds, or a negative one for offset only", f.resync)
+	case f.set["resync"] && f.sync != patterns.SyncWindow:
+		return usagef("--resync: the clock is only synchronised with --sync window")
+	}
 	return nil
 }
 
@@ -94,6 +103,7 @@ func (f *patternFlags) checkPattern(fs *flag.FlagSet) error {
 func (f *patternFlags) patternReps() patterns.Reps {
 	r := f.reps()
 	r.Sync = f.sync
+	r.ResyncSec = f.resync
 	if f.warmupReps && f.set["warmup"] {
 		r.Warmup = f.warmup
 		if f.warmup == 0 {

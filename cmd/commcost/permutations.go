@@ -45,7 +45,7 @@ func runPermutations(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = func(int) []patterns.Pattern {
+	f.plan = func(int) []patterns.Pattern {
 		var out []patterns.Pattern
 		for _, x := range xs {
 			out = append(out, patterns.Permutations{Bytes: x, Count: *count, Iters: f.itersOrZero(), Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
@@ -54,6 +54,6 @@ func runPermutations(args []string, stdout, stderr io.Writer) error {
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = f.seed
-		return measurePoints(c, emit, f.points(c.Size()), meta)
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }

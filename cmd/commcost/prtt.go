@@ -117,7 +117,7 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 	}
 	// The points for the checks before the run; an auto delay is the
 	// PRTT(1,0,s) measured first, not known yet, and counts as none.
-	f.points = func(int) []patterns.Pattern {
+	f.plan = func(int) []patterns.Pattern {
 		var out []patterns.Pattern
 		for _, s := range f.sizes {
 			out = append(out, pattern(s, 1, 0, false))
@@ -130,6 +130,23 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		return out
+	}
+	// The records it writes, for the progress line: the plan runs
+	// PRTT(1,0,s) whether or not its record is asked for, and a server
+	// record follows every client one with a delay (auto is one).
+	for range f.sizes {
+		for _, n := range f.n {
+			if n == 1 {
+				f.points++
+				continue
+			}
+			for _, ds := range f.delays {
+				f.points++
+				if f.server && (ds.auto || ds.sec > 0) {
+					f.points++
+				}
+			}
+		}
 	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		wantOne := false

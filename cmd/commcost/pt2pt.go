@@ -65,7 +65,7 @@ func runPingPong(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f.points = f.pingPongPoints
+	f.plan = f.pingPongPoints
 	return runMeasured(&f.measureFlags, stdout, twoRanks("pingpong"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return pingPongSweep(c, f, meta, emit)
 	})
@@ -89,7 +89,7 @@ func runBandwidth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f.points = f.bandwidthPoints
+	f.plan = f.bandwidthPoints
 	return runMeasured(&f.measureFlags, stdout, twoRanks("bandwidth"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return bandwidthSweep(c, f, meta, emit)
 	})

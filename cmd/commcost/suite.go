@@ -17,17 +17,22 @@ func init() {
 }
 
 // runSuite is the main job (make run): ping-pong and bandwidth sweeps over
-// two ranks (the first two when there are more) and a k-k-access sweep over
-// all ranks, written to a new run directory base/<host>-<date>/ as
+// two ranks (the first two when there are more), a k-k-access sweep over
+// all ranks, a small instance of paper 000's four programs on the direct
+// store, and small instances of the message-passing applications with the
+// calibration their models need (suiteAppsMP), written to a new run
+// directory base/<host>-<date>/ as
 // records.jsonl; then report.md (tables, the fit of every model kind the
-// records feed, validated on held-out points, models compared) and
-// plots/*.png are rendered from that file (package report).
+// records feed, validated on held-out points, models compared, the
+// programs' phases against the fits) and plots/*.png are rendered from
+// that file (package report).
 func runSuite(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("suite", stderr)
 	var f pt2ptFlags
 	f.register(fs)
 	sizes := fs.String("sizes", defaultBandwidthSizes, "message sizes for ping-pong and bandwidth: LO:HI or a list")
 	rundir := fs.String("rundir", filepath.Join("results", "runs"), "base `directory` of run directories")
+	withMP := fs.Bool("mp-apps", true, "also run small instances of the message-passing applications (commcost app multigrid, cannon, checkerboard, gauss) with the calibration they need, and rank the models on them")
 	if err := parseFlags(fs, args, false); err != nil {
 		return err
 	}
@@ -39,10 +44,13 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	f.window = patterns.OSUWindow
-	f.points = func(p int) []patterns.Pattern { return append(f.pingPongPoints(2), f.bandwidthPoints(2)...) }
+	f.plan = func(p int) []patterns.Pattern { return append(f.pingPongPoints(2), f.bandwidthPoints(2)...) }
 	if f.out != "" {
 		return usagef("--out: suite writes records.jsonl into its run directory; use --rundir")
 	}
+	// A run directory is the archive later runs are compared with
+	// (commcost compare tests the raw repetitions), so it keeps them.
+	f.samples = true
 	atLeastTwo := func(c mpi.Comm) error {
 		return needRanks(c, "suite", func(n int) bool { return n >= 2 }, "at least 2 ranks")
 	}
@@ -73,11 +81,20 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		var m *meter
+		if c.Rank() == 0 {
+			programs, _ := suiteApps(c.Size())
+			total := 2*len(f.sizes) + len(suiteKKK)*len(suiteKKL)*len(suiteRs(c.Size())) + len(programs)
+			m = newMeter(f.progress, f.quiet, f.label, total)
+		}
+		defer m.finish()
 		emit := func(rec results.Record) error {
 			if c.Rank() != 0 {
 				return nil
 			}
-			return s.write(rec)
+			err := s.write(rec)
+			m.step()
+			return err
 		}
 		// The two-party benchmarks run on ranks 0 and 1; others wait.
 		color := mpi.Undefined
@@ -104,6 +121,28 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 			s.close()
 			return err
 		}
+		// Paper 000's four programs on the direct store, which the
+		// trilinear fit of that sweep predicts (report.md, Applications);
+		// the meter counts programs, not their phase records.
+		appEmit := func(rec results.Record) error {
+			if c.Rank() != 0 {
+				return nil
+			}
+			return s.write(rec)
+		}
+		if err := suiteAppSweep(c, &f, meta, appEmit, func() { m.step() }, stderr); err != nil {
+			s.close()
+			return err
+		}
+		// The message-passing programs of papers 001 and 003, with the
+		// calibration of the patterns they name.
+		if *withMP {
+			if err := suiteAppsMP(c, f.reps(), meta, emit); err != nil {
+				s.close()
+				return err
+			}
+		}
+		m.finish() // the progress line ends before the report prints
 		if err := s.close(); err != nil {
 			return err
 		}
@@ -127,14 +166,20 @@ var (
 // suiteKKSeed fixes the k-k-access permutations so runs are comparable.
 const suiteKKSeed = 1
 
-func suiteKKAccess(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
-	p := c.Size()
+// suiteRs are the portions r = j/p of the suite's k-k-access sweep.
+func suiteRs(p int) []float64 {
 	var rs []float64
 	for j := 1; j <= p; j++ {
 		if p <= 4 || j*4%p == 0 { // at most four levels: p/4, p/2, 3p/4, p
 			rs = append(rs, float64(j)/float64(p))
 		}
 	}
+	return rs
+}
+
+func suiteKKAccess(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	p := c.Size()
+	rs := suiteRs(p)
 	meta.Seed = suiteKKSeed
 	reps := f.reps()
 	for _, k := range suiteKKK {

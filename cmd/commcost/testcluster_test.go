@@ -20,6 +20,7 @@ import (
 
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -210,6 +211,131 @@ func TestTestCluster(t *testing.T) {
 	t.Run("Hockney", func(t *testing.T) { testClusterHockney(t, bin) })
 	t.Run("AllToAllBus", func(t *testing.T) { testClusterAllToAllBus(t, bin) })
 	t.Run("Trilinear", func(t *testing.T) { testClusterTrilinear(t, bin) })
+	t.Run("Apps", func(t *testing.T) { testClusterApps(t, bin) })
+	t.Run("AppsMP", func(t *testing.T) { testClusterAppsMP(t, bin) })
+}
+
+// testClusterApps: paper 000's four applications on the direct store over
+// four hosts shaped to 200 Mbit/s, predicted by the trilinear model fitted
+// on kkaccess records alone (reads and writes apart, k = 1, 2, 4 x l = 64K,
+// 128K x r = 1/4, 1/2, 1), the store whose protocol is the pattern's.
+// Asserted (issue 13): the phases whose every k-k-access cell lies in the
+// fitted (k, l, r) range are predicted with a median relative error of at
+// most 10% (goal 5%), on the medians, as the trilinear check, when the
+// machine is not loaded (load average at most its cores, before and after
+// the run). Under load the phases, which run for hundreds of milliseconds
+// with computation between their accesses, vary by tens of percent from
+// run to run (a median error of 13% to 20% with load averages near 20 on
+// two cores); the test then asserts 35%, which still fails a wrong
+// workload (a count off by (p+2)/p, a write priced as nothing) or a store
+// whose protocol is not the pattern's, and logs that the 10% goal was not
+// checked. Every phase's error, in range or not, is logged, and the fit of
+// the fastest repetitions for comparison.
+//
+// The configurations: every access carries k l >= 64 KiB (a k-k-access of
+// one tbf bucket, 25 KB, or less rides the bucket in the calibration, while
+// a program's back-to-back accesses empty it), and blocks of many k l (the
+// paper's ceil(D/(k l)) counts a partial last access as a whole one). Known
+// error: the matrix product reads one block of B from its own rank, a
+// memory copy the model prices as a remote access (paper 000, section 6.5,
+// data locality): (p+2)/(p+1) = 6/5 too much at p = 4. The four hosts share
+// two cores, so computing ranks yield after every poll of the store.
+func testClusterApps(t *testing.T, bin string) {
+	const goal, loaded = 0.10, 0.35
+	load := loadAverage()
+	dir := t.TempDir()
+	kk, out := filepath.Join(dir, "kkaccess.jsonl"), filepath.Join(dir, "apps.jsonl")
+	rd, wr := filepath.Join(dir, "read.json"), filepath.Join(dir, "write.json")
+	app := func(name, args string) string {
+		return fmt.Sprintf("$CC_MPIRUN %s app %s %s --store direct --model %s --model %s --min-reps 7 --max-reps 40 --max-time 2 --format jsonl --out %s >/dev/null",
+			bin, name, args, rd, wr, out)
+	}
+	// The models fitted here only let the applications run; the assertion
+	// refits the records below.
+	runCluster(t, 240*time.Second, []string{"--hosts", "4", "--rate", "200mbit"}, strings.Join([]string{
+		fmt.Sprintf("$CC_MPIRUN %s kkaccess --k 1,2,4 --l 64K,128K --r 0.25,0.5,1 --op read,write --min-reps 10 --max-reps 60 --max-time 0.7 --format jsonl --out %s >/dev/null", bin, kk),
+		fmt.Sprintf("%s fit trilinear %s --op read --format json > %s", bin, kk, rd),
+		fmt.Sprintf("%s fit trilinear %s --op write --format json > %s", bin, kk, wr),
+		app("bitonic", "--n 64K --k 2,4 --l 64K"),
+		app("matmul", "--n 512 --k 2 --l 64K"),
+		app("samplesort", "--n 128K --k 1 --l 64K"),
+		app("concomp", "--n 16384 --density 0.02 --k 1 --l 64K"),
+	}, " && "))
+	load = max(load, loadAverage())
+	limit := goal
+	if load > float64(runtime.NumCPU()) {
+		limit = loaded
+		t.Logf("load average up to %.1f on %d cores: asserting a median error of at most %.0f%% (gross errors); the %.0f%% goal is asserted on a machine whose load average stays at most its cores",
+			load, runtime.NumCPU(), 100*loaded, 100*goal)
+	}
+	inRange := func(items []results.WorkItem) bool {
+		num := func(v any) float64 {
+			switch x := v.(type) {
+			case int:
+				return float64(x)
+			case float64:
+				return x
+			}
+			return math.NaN()
+		}
+		for _, it := range items {
+			k, l, r := num(it.Params["k"]), num(it.Params["l"]), num(it.Params["r"])
+			if !(k >= 1 && k <= 4 && l >= 64<<10 && l <= 128<<10 && r >= 0.25 && r <= 1) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, v := range []struct {
+		name     string
+		kk, apps string
+		assert   bool
+	}{
+		{"medians (asserted)", kk, out, true},
+		{"fastest repetitions (for comparison)", lowerEnvelope(t, kk), lowerEnvelope(t, out), false},
+	} {
+		models := []model.Model{
+			fitJSON(t, "trilinear", v.kk, "--op", "read", "--holdout", "none"),
+			fitJSON(t, "trilinear", v.kk, "--op", "write", "--holdout", "none"),
+		}
+		preds, err := report.NewPredictors(models, []string{"read", "write"}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := results.ReadJSONLFile(v.apps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if notes := report.AnnotateApps(recs, preds); len(notes) > 0 {
+			t.Errorf("%s: %v", v.name, notes)
+		}
+		var rep strings.Builder
+		var errs []float64
+		fmt.Fprintf(&rep, "%s: phase, measured, predicted, error (* = every cell in the fitted range)\n", v.name)
+		for _, e := range report.AppErrors(recs, preds[0].Name) {
+			mark := " "
+			if inRange(e.Record.Workload) {
+				mark = "*"
+				errs = append(errs, math.Abs(e.Err))
+			}
+			fmt.Fprintf(&rep, " %s %-40s %-14v %9.2f ms %9.2f ms %+7.1f%%\n", mark,
+				fmt.Sprintf("%v %v %v", e.Record.Params["app"], e.Record.Params["phase"], e.Record.Params["sync"]),
+				fmt.Sprintf("k=%v n=%v", e.Record.Params["k"], e.Record.Params["n"]), e.Record.Median*1e3, e.Predicted*1e3, 100*e.Err)
+		}
+		sort.Float64s(errs)
+		med := math.NaN()
+		if len(errs) > 0 {
+			med = errs[len(errs)/2]
+			if len(errs)%2 == 0 {
+				med = (errs[len(errs)/2-1] + errs[len(errs)/2]) / 2
+			}
+		}
+		fmt.Fprintf(&rep, "median |error| over the %d phases in range: %.1f%% (goal 10%%, 5%% ideally)", len(errs), 100*med)
+		t.Log(rep.String())
+		if v.assert && (len(errs) < 7 || !(med <= limit)) {
+			t.Errorf("%s: median |error| %.1f%% over %d phases in the fitted range; want <= %.0f%% over at least 7", v.name, 100*med, len(errs), 100*limit)
+		}
+	}
 }
 
 // testClusterTrilinear: the k-k-access of paper 000 on four hosts whose
@@ -375,4 +501,18 @@ func testClusterAllToAllBus(t *testing.T, bin string) {
 			errorf("%s: b_c = %.3f ns/B is %.3f x the configured %.3f ns/B (want 0.95..1.10)", f.name, bc*1e9, r, c.B*1e9)
 		}
 	}
+}
+
+// loadAverage is the one-minute load average (/proc/loadavg), or +Inf when
+// it cannot be read, which counts as loaded.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return math.Inf(1)
+	}
+	var l float64
+	if _, err := fmt.Sscan(string(b), &l); err != nil {
+		return math.Inf(1)
+	}
+	return l
 }

@@ -203,4 +203,51 @@ void cc_access_free(cc_access *a);
 cc_access_result cc_access_run(cc_access *a, const int *targets, int steps, int my_slot,
                                int incoming, unsigned long long rep, int check_slot);
 
+/* The direct store's server (package directstore): the access protocol
+ * above, open-ended. Requests carry (offset, length | flags) in the header;
+ * the request receive stays posted between calls and every wait serves.
+ * The home memory and every buffer MPI may hold between calls are C memory. */
+#define CC_STORE_WRITE (1ULL << 63)
+#define CC_STORE_CLOSE (1ULL << 62)
+#define CC_STORE_LEN_MASK 0xffffffffULL
+
+typedef struct {
+    MPI_Comm comm;
+    int me, req_tag, reply_tag, max_packet;
+    char *mem;
+    size_t mem_len;
+    char *req_buf;  /* header + max_packet */
+    MPI_Request req; /* the posted request receive */
+    /* Requester side, grown to the largest group and request bytes. */
+    int kcap;
+    MPI_Request *waits; /* 1 + kcap, or 1 + extra requests in cc_store_wait */
+    int wcap;
+    MPI_Request *req_sends;
+    char *req_msgs;
+    size_t msgs_cap;
+    char *acks_in; /* kcap acknowledgements of this rank's writes */
+    /* Server side: answers in flight. */
+    int scap, nsends;
+    char *acks;
+    MPI_Request *sends;
+    long long served_reads, served_writes;
+    int closed;
+    int broken;
+} cc_store;
+
+cc_store *cc_store_new(MPI_Comm comm, int req_tag, int reply_tag, int max_packet, int *rc);
+int cc_store_grow(cc_store *s, size_t n);
+cc_access_result cc_store_batch(cc_store *s, int write, int n, int k, const int *targets,
+                                const long long *offs, const int *lens, char *base,
+                                const long long *boffs, char **bufs);
+typedef struct {
+    cc_access_result r;
+    int index; /* of the extra request that completed, -1 if none */
+    cc_status st;
+} cc_store_wait_result;
+cc_store_wait_result cc_store_wait(cc_store *s, int n, MPI_Request *reqs);
+cc_access_result cc_store_poll(cc_store *s);
+cc_access_result cc_store_close(cc_store *s);
+void cc_store_free(cc_store *s);
+
 #endif

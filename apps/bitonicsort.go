@@ -1,0 +1,268 @@
+package apps
+
+import (
+	"fmt"
+
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// BitonicSort is the bitonic sort of paper 000, section 6.3 (Batcher's
+// network as Culler et al. run it on processors: the blocks are sorted
+// locally, then log p merge stages in which partner processors exchange
+// their keys, keep the lower or the upper half and sort locally again, by
+// radix sort). Module i holds the array A_i of the n keys of processor i.
+// Program of processor i (p a power of two):
+//
+//	read the keys of the global array A_i; sort them locally
+//	for j := 1 to log p do
+//	    for s := j-1 downto 0 do
+//	        synchronize; write the keys into A_i; synchronize
+//	        read the keys y of the partner's array A_(i XOR 2^s)
+//	        if bit(s, i) XOR bit(j, i) = 1 then x := swapmax(x, y)
+//	        else x := swapmin(x, y)
+//	        sort x locally
+//	synchronize; write the keys into A_i
+//
+// Every block is kept ascending, so swapmin pairs x_t with y_(n-1-t): the
+// two sorted blocks then form a bitonic sequence whose elementwise minima
+// are exactly the n smallest keys of both (the paper sorts the partners in
+// opposite directions instead; the communication is the same). Every access
+// involves all processors (r = 1):
+//
+//	T_bitonic(k, l) = (2 + log^2 p + log p) ceil(n/(k l)) T_kk(k, l, r)
+//
+// with the array's 4n bytes. The result is checked for sortedness within
+// and across the blocks and against the input's multiset checksum. Phases:
+// "bitonic" (communication), "compute" (the local sorts and exchanges),
+// "sync".
+type BitonicSort struct {
+	N int // keys per processor
+	Access
+}
+
+// PhaseBitonic is the communication phase of BitonicSort.
+const PhaseBitonic = "bitonic"
+
+func (b BitonicSort) Name() string { return "bitonic" }
+
+func (b BitonicSort) Params() results.Params {
+	return results.Params{"n": b.N, "k": b.K, "l": b.L}
+}
+
+func (b BitonicSort) Check(p int) error {
+	if b.N < 1 {
+		return fmt.Errorf("n = %d: the keys per rank must be an integer >= 1", b.N)
+	}
+	if !isPow2(p) {
+		return fmt.Errorf("%d ranks: bitonic sort needs a power of two", p)
+	}
+	return b.Access.check(b.N*IntBytes, "array of n keys")
+}
+
+type sortState struct {
+	a        []globalvar.Var
+	input    []uint32
+	inSum    uint64 // multiset checksum of every rank's input
+	inCount  uint64
+	bucket   []globalvar.Var // sample sort: B_i
+	lengths  []globalvar.Var // sample sort: the list lengths of processor i
+	sampleIx []int           // sample sort: the positions of the sample
+}
+
+// restore puts processor i's input into A_i (untimed) and waits for every
+// rank's: the program starts from the same input in every repetition.
+func (st *sortState) restore(s globalvar.Store, a Access, i int) error {
+	if err := a.write(s, st.a[i], 0, u32Bytes(st.input)); err != nil {
+		return err
+	}
+	return s.Barrier()
+}
+
+// sortInput is processor i's n input keys for a seed.
+func sortInput(seed int64, i, n int) []uint32 {
+	rng := newRand(seed, 0x5047+uint64(i))
+	keys := make([]uint32, n)
+	for x := range keys {
+		keys[x] = rng.Uint32()
+	}
+	return keys
+}
+
+// setupSort creates the arrays A_i of size keys and the input, and sums the
+// input's checksum over the ranks.
+func setupSort(env Env, app App, n, size int) (*sortState, error) {
+	s, c := env.Store, env.Comm
+	p, i := c.Size(), c.Rank()
+	st := &sortState{input: sortInput(env.Seed, i, n)}
+	var err error
+	if st.a, err = blocks(s, varName(app, "A"), size*IntBytes, p); err != nil {
+		return nil, err
+	}
+	st.inCount, st.inSum, err = sumChecksum(c, st.input)
+	return st, err
+}
+
+// sumChecksum is keyChecksum summed over the ranks (collective).
+func sumChecksum(c mpi.Comm, keys []uint32) (n, sum uint64, err error) {
+	ln, ls := keyChecksum(keys)
+	all := make([]int64, 2*c.Size())
+	if err := mpi.AllgatherInt64s(c, []int64{int64(ln), int64(ls)}, all); err != nil {
+		return 0, 0, err
+	}
+	for r := 0; r < c.Size(); r++ {
+		n += uint64(all[2*r])
+		sum += uint64(all[2*r+1])
+	}
+	return n, sum, nil
+}
+
+// checkSorted verifies, collectively, that the ranks' keys in rank order
+// are one ascending sequence with the input's multiset checksum. It is
+// called after a store barrier; keys may be empty on some ranks.
+func checkSorted(c mpi.Comm, app string, keys []uint32, st *sortState) error {
+	var verr error
+	for x := 1; x < len(keys); x++ {
+		if keys[x-1] > keys[x] {
+			verr = fmt.Errorf("%w: %s: rank %d keys %d and %d are %d > %d", errVerify, app, c.Rank(), x-1, x, keys[x-1], keys[x])
+			break
+		}
+	}
+	// Boundaries: every rank's smallest key is at least the largest key of
+	// every rank before it (-1 marks an empty rank).
+	lohi := []int64{-1, -1}
+	if len(keys) > 0 {
+		lohi = []int64{int64(keys[0]), int64(keys[len(keys)-1])}
+	}
+	all := make([]int64, 2*c.Size())
+	if err := mpi.AllgatherInt64s(c, lohi, all); err != nil {
+		return err
+	}
+	prev := int64(-1)
+	for r := 0; r < c.Size() && verr == nil; r++ {
+		lo, hi := all[2*r], all[2*r+1]
+		if lo < 0 {
+			continue
+		}
+		if lo < prev && r == c.Rank() {
+			verr = fmt.Errorf("%w: %s: rank %d starts with %d, below the largest key %d of an earlier rank", errVerify, app, r, lo, prev)
+		}
+		prev = max(prev, hi)
+	}
+	n, sum, err := sumChecksum(c, keys)
+	if err != nil {
+		return err
+	}
+	if verr == nil && (n != st.inCount || sum != st.inSum) {
+		verr = fmt.Errorf("%w: %s: the sorted keys are %d with checksum %#x, the input %d with %#x (keys lost, added or changed)", errVerify, app, n, sum, st.inCount, st.inSum)
+	}
+	return AgreeErr(c, verr)
+}
+
+// Setup creates the arrays and the input.
+func (b BitonicSort) Setup(env Env) (any, error) {
+	if err := needStore(env, b.Name()); err != nil {
+		return nil, err
+	}
+	if err := b.Check(env.Comm.Size()); err != nil {
+		return nil, err
+	}
+	st, err := setupSort(env, b, b.N, b.N)
+	if err != nil {
+		return nil, err
+	}
+	return st, env.Store.Barrier()
+}
+
+// Run puts the input into A_i (untimed), runs the program and checks the
+// result in the store.
+func (b BitonicSort) Run(env Env) (Outcome, error) {
+	var out Outcome
+	st, err := stateOf[*sortState](&env, b)
+	if err != nil {
+		return out, err
+	}
+	s, c := env.Store, env.Comm
+	p, i := c.Size(), c.Rank()
+	if err := st.restore(s, b.Access, i); err != nil {
+		return out, err
+	}
+	pl := &poller{s: s}
+	x := make([]uint32, b.N)
+	y := make([]uint32, b.N)
+	tmp := make([]uint32, b.N)
+	comm := func(fn func() error) error { return out.Phases.Time(c, PhaseBitonic, KindComm, fn) }
+	sync := func() error { return out.Phases.Time(c, PhaseSync, KindSync, s.Barrier) }
+	compute := func(fn func()) error {
+		_ = out.Phases.Time(c, PhaseCompute, KindComp, func() error { fn(); return nil })
+		return pl.err
+	}
+	if err := comm(func() error { return b.Access.read(s, st.a[i], 0, u32Bytes(x)) }); err != nil {
+		return out, err
+	}
+	if err := compute(func() { radixSort(x, tmp, pl) }); err != nil {
+		return out, err
+	}
+	bit := func(k, v int) int { return v >> k & 1 }
+	steps := 0
+	for j := 1; j <= log2(p); j++ {
+		for sb := j - 1; sb >= 0; sb-- {
+			steps++
+			if err := sync(); err != nil {
+				return out, err
+			}
+			if err := comm(func() error { return b.Access.write(s, st.a[i], 0, u32Bytes(x)) }); err != nil {
+				return out, err
+			}
+			if err := sync(); err != nil {
+				return out, err
+			}
+			partner := i ^ 1<<sb
+			if err := comm(func() error { return b.Access.read(s, st.a[partner], 0, u32Bytes(y)) }); err != nil {
+				return out, err
+			}
+			high := bit(sb, i)^bit(j, i) == 1
+			if err := compute(func() {
+				n := len(x)
+				for t := range x {
+					if high {
+						x[t] = max(x[t], y[n-1-t])
+					} else {
+						x[t] = min(x[t], y[n-1-t])
+					}
+				}
+				radixSort(x, tmp, pl)
+			}); err != nil {
+				return out, err
+			}
+		}
+	}
+	if err := sync(); err != nil {
+		return out, err
+	}
+	if err := comm(func() error { return b.Access.write(s, st.a[i], 0, u32Bytes(x)) }); err != nil {
+		return out, err
+	}
+	// Check what the store holds.
+	if err := s.Barrier(); err != nil {
+		return out, err
+	}
+	got := make([]uint32, b.N)
+	if err := b.Access.read(s, st.a[i], 0, u32Bytes(got)); err != nil {
+		return out, err
+	}
+	if err := s.Barrier(); err != nil {
+		return out, err
+	}
+	if err := checkSorted(c, b.Name(), got, st); err != nil {
+		return out, err
+	}
+	g := b.Access.groups(b.N * IntBytes)
+	// 1 + steps reads, steps + 1 writes: (2 + log^2 p + log p) in all, as
+	// steps = log p (log p + 1)/2.
+	out.Workload = map[string][]results.WorkItem{
+		PhaseBitonic: {kkItem((1+steps)*g, b.K, b.L, 1, opRead, p), kkItem((steps+1)*g, b.K, b.L, 1, opWrite, p)},
+	}
+	return out, nil
+}

@@ -1,0 +1,393 @@
+package apps
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// Calibration measures the patterns the models need to predict one
+// application's workload on this communicator, and fits the models: the
+// "calibration of the needed patterns first" of `commcost app` when no
+// fitted model is given.
+//
+// What it measures, from the workload's items (sizes are the items'
+// message sizes, spread over at most MaxSizes powers of two from half the
+// smallest to twice the largest, so that the fits interpolate):
+//
+//   - pingpong between ranks 0 and 1 (Hockney, piecewise Hockney, BSP's
+//     fallback) and roundtrip between the same ranks, from 8 bytes on (the
+//     hyperbolic model's end-to-end block, eq. 3, whose a is the
+//     small-message limit);
+//   - prtt(n = 1 and 4, d = 0 and PRTT(1,0,s)), client and server side,
+//     between ranks 0 and 1 (LogGP, LogP);
+//   - for a workload with chainshift items, the all-to-all of paper 001
+//     over the first n ranks, n = 2 .. p (the hyperbolic model's a_c, b_c);
+//   - for every aggregate point (op, q) on r ranks the workload names, the
+//     textbook operation on the first r ranks at three sizes around the
+//     item's (the two-level model per rank count, BSP), and the all-to-all
+//     broadcast on all p ranks when no bisection-insensitive operation is
+//     named (the two-level model's t_s, t_w need one).
+//
+// Only the patterns some kind of Kinds reads are measured. Every rank must
+// call Run; the records are complete on rank 0 only (sub-communicator
+// patterns run on the first ranks).
+type Calibration struct {
+	// Reps configures each point's repetitions; the zero value means
+	// patterns' defaults with MaxTime 0.5 s and MinReps 5.
+	Reps patterns.Reps
+	// MaxSizes bounds the message sizes per point-to-point sweep; zero
+	// means 6.
+	MaxSizes int
+	// Kinds are the model kinds to calibrate for (FitKinds when empty):
+	// only the patterns some of them read are measured.
+	Kinds []string
+}
+
+// needs reports whether a kind of cal.Kinds reads records of bench.
+func (cal Calibration) needs(bench string) bool {
+	kinds := cal.kinds()
+	for _, k := range model.Registered() {
+		if slices.Contains(kinds, k.Name) && slices.Contains(k.Benches, bench) {
+			return true
+		}
+	}
+	return false
+}
+
+// calibrationMaxTime bounds each calibration point (seconds).
+const calibrationMaxTime = 0.5
+
+func (cal Calibration) reps() patterns.Reps {
+	r := cal.Reps
+	if r.MaxTime == 0 {
+		r.MaxTime = calibrationMaxTime
+	}
+	if r.MinReps == 0 {
+		r.MinReps = 5
+	}
+	return r
+}
+
+// calIters keeps a repetition near 64 KiB of traffic per rank: enough
+// operations that small messages are timed well above the clock's
+// resolution, and one operation per repetition from 64 KiB on, as the
+// applications' phases are timed, so that the fastest repetition of a
+// calibration point and of a phase are the same statistic (a repetition
+// that averages several operations rarely catches only fast ones).
+func calIters(bytes int) int { return max(1, min(100, (64<<10)/max(bytes, 1))) }
+
+// Run measures the calibration for work on c and returns the records
+// (complete on rank 0); emit, when not nil, is called on every rank with
+// each record as it completes (rank 0's copy is the one to write).
+func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
+	p := c.Size()
+	if p < 2 {
+		return nil, errors.New("a calibration needs at least 2 ranks")
+	}
+	reps := cal.reps()
+	var recs []results.Record
+	add := func(rec results.Record) error {
+		recs = append(recs, rec)
+		if emit != nil {
+			return emit(rec)
+		}
+		return nil
+	}
+	var p2p, chain []int
+	type aggKey struct {
+		op    string
+		ranks int
+		q     int
+	}
+	aggs := map[aggKey][]int{}
+	var aggOrder []aggKey
+	// Phases in name order: every rank must build the same plan (a map's
+	// order differs between ranks, and the sub-communicator operations
+	// below would then pair different operations).
+	for _, ph := range slices.Sorted(maps.Keys(work)) {
+		for _, it := range work[ph] {
+			b := intParam(it.Params, "bytes")
+			switch it.Bench {
+			case "pingpong":
+				p2p = append(p2p, b)
+			case "chainshift":
+				chain = append(chain, b)
+				p2p = append(p2p, b)
+			case "aggregate":
+				op, _ := it.Params["op"].(string)
+				q := intParam(it.Params, "q")
+				k := aggKey{op, it.Ranks, q}
+				if _, ok := aggs[k]; !ok {
+					aggOrder = append(aggOrder, k)
+				}
+				aggs[k] = append(aggs[k], b)
+			}
+		}
+	}
+	sizes := sweepSizes(p2p, cal.maxSizes())
+	if len(sizes) == 0 {
+		return nil, errors.New("the workload has no message to calibrate for")
+	}
+
+	// Point-to-point between ranks 0 and 1.
+	pairColor := mpi.Undefined
+	if c.Rank() < 2 {
+		pairColor = 0
+	}
+	pair, err := c.Split(pairColor, c.Rank())
+	if err != nil {
+		return nil, err
+	}
+	wantRT := slices.Contains(cal.kinds(), "hyperbolic")
+	roundTrip := func(s int) error {
+		rt := patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps}
+		m, err := rt.Run(c)
+		if err != nil {
+			return err
+		}
+		return add(rt.Record(m, meta))
+	}
+	if wantRT {
+		// The hyperbolic model's a is the small-message limit (eq. 3,
+		// RTT(0)/2): its round trips start from small sizes.
+		for _, s := range []int{8, 1 << 10, 8 << 10} {
+			if s < sizes[0] {
+				if err := roundTrip(s); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, s := range sizes {
+		if pair != nil && cal.needs("pingpong") {
+			pp := patterns.PingPong{Bytes: s, Iters: calIters(s), Reps: reps}
+			m, err := pp.Run(pair)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(pp.Record(m, meta)); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.Barrier(); err != nil {
+			return nil, err
+		}
+		if wantRT {
+			if err := roundTrip(s); err != nil {
+				return nil, err
+			}
+		}
+		if !cal.needs("prtt") {
+			continue
+		}
+		pr1 := patterns.PRTT{Bytes: s, N: 1, Peer: 1, Iters: calIters(s), Reps: reps}
+		one, err := pr1.Run(c)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(pr1.Record(one, meta)); err != nil {
+			return nil, err
+		}
+		const n = 4
+		for _, d := range []float64{0, one.Summary.Median} {
+			for _, server := range []bool{false, true} {
+				if server && d == 0 {
+					continue
+				}
+				pr := patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: 1, Iters: max(1, calIters(s)/n), Reps: reps}
+				res, err := pr.Run(c)
+				if err != nil {
+					return nil, err
+				}
+				if err := add(pr.Record(res, meta)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if pair != nil {
+		if err := pair.Free(); err != nil {
+			return nil, err
+		}
+	}
+
+	// Paper 001's all-to-all for the hyperbolic model's network block.
+	if len(chain) > 0 && cal.needs("alltoall") {
+		// Sizes from 0 (T(0) = a(n), rule 4) to the plane, as paper 001
+		// fits a(n) and b(n) per n.
+		for _, s := range append([]int{0}, spread(chain)...) {
+			for n := 2; n <= p; n++ {
+				a := patterns.AllToAll{Bytes: s, Ranks: n, Iters: 1, Reps: reps}
+				res, err := a.Run(c)
+				if err != nil {
+					return nil, err
+				}
+				if err := add(a.Record(res, meta)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+
+	// Paper 003's aggregate operations, on the ranks each item names.
+	if !cal.needs("aggregate") {
+		aggOrder = nil
+	}
+	insensitive := false
+	for _, k := range aggOrder {
+		sens, err := model.BisectionSensitive(k.op)
+		if err != nil {
+			return nil, err
+		}
+		insensitive = insensitive || !sens
+	}
+	if len(aggOrder) > 0 && !insensitive {
+		var all []int
+		for _, k := range aggOrder {
+			all = append(all, aggs[k]...)
+		}
+		k := aggKey{"allgather", p, 0}
+		aggOrder = append(aggOrder, k)
+		aggs[k] = all
+	}
+	for _, k := range aggOrder {
+		op, err := patterns.ParseAggKind(k.op)
+		if err != nil {
+			return nil, err
+		}
+		if k.ranks < 2 || k.ranks > p {
+			continue
+		}
+		color := mpi.Undefined
+		if c.Rank() < k.ranks {
+			color = 0
+		}
+		sub, err := c.Split(color, c.Rank())
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range spread(aggs[k]) {
+			if sub != nil {
+				a := patterns.AggregateOp{Op: op, Impl: patterns.ImplTextbook, Bytes: s, Q: k.q, Iters: calIters(s), Reps: reps}
+				res, err := a.Run(sub)
+				if err != nil {
+					return nil, err
+				}
+				if err := add(a.Record(res, meta)); err != nil {
+					return nil, err
+				}
+			}
+			if err := c.Barrier(); err != nil {
+				return nil, err
+			}
+		}
+		if sub != nil {
+			if err := sub.Free(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return recs, nil
+}
+
+func (cal Calibration) kinds() []string {
+	if len(cal.Kinds) == 0 {
+		return FitKinds
+	}
+	return cal.Kinds
+}
+
+func (cal Calibration) maxSizes() int {
+	if cal.MaxSizes <= 0 {
+		return 6
+	}
+	return cal.MaxSizes
+}
+
+// intParam reads an integral parameter written as int or, after a JSON
+// round trip through other code, float64.
+func intParam(p results.Params, key string) int {
+	switch v := p[key].(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	}
+	return 0
+}
+
+// sweepSizes spreads at most k powers of two from half the smallest to
+// twice the largest of sizes (at least three, for the hyperbolic fit).
+func sweepSizes(sizes []int, k int) []int {
+	lo, hi := math.MaxInt, 0
+	for _, s := range sizes {
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	if hi == 0 {
+		return nil
+	}
+	e0 := max(0, int(math.Floor(math.Log2(float64(max(lo, 1))/2))))
+	e1 := int(math.Ceil(math.Log2(float64(hi) * 2)))
+	if e1-e0 < 2 {
+		e0 = max(0, e1-2)
+	}
+	step := max(1, int(math.Ceil(float64(e1-e0)/float64(max(k-1, 1)))))
+	var out []int
+	for e := e1; e >= e0; e -= step {
+		out = append(out, 1<<e)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// spread returns three sizes around the given ones: the smallest, the
+// largest and their geometric mean, or s/4, s/2, s for a single size.
+func spread(sizes []int) []int {
+	lo, hi := math.MaxInt, 0
+	for _, s := range sizes {
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	if lo >= hi {
+		return []int{max(1, hi/4), max(1, hi/2), hi}
+	}
+	mid := int(math.Round(math.Sqrt(float64(lo) * float64(hi))))
+	if mid <= lo || mid >= hi {
+		return []int{lo, hi}
+	}
+	return []int{lo, mid, hi}
+}
+
+// FitKinds are the model kinds Fit tries, in table order.
+var FitKinds = []string{"hockney", "piecewise", "loggp", "logp", "hyperbolic", "twolevel", "bsp"}
+
+// Fit fits every kind of kinds (FitKinds when empty) to recs; a kind the
+// records cannot support is left out and its reason returned.
+func Fit(recs []results.Record, kinds []string) ([]NamedModel, []string) {
+	if len(kinds) == 0 {
+		kinds = FitKinds
+	}
+	var out []NamedModel
+	var notes []string
+	for _, k := range kinds {
+		opt := model.Options{}
+		if k == "twolevel" {
+			opt.Impl = "textbook"
+		}
+		m, err := model.Fit(k, recs, opt)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s not fitted: %v", k, err))
+			continue
+		}
+		out = append(out, NamedModel{Name: k, Model: m})
+	}
+	return out, notes
+}

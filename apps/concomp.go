@@ -1,0 +1,381 @@
+package apps
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/results"
+)
+
+// ConnComp computes the connected components of a dense graph as paper 000,
+// section 6.2 does, after Woo and Sahni: module i holds A_i, n/p rows of the
+// adjacency matrix (one bit per edge: the paper's 16 edges per 16-bit
+// integer), and the spanning forest W_i (n integers: a parent per vertex).
+// Program of processor i (p a power of two dividing n):
+//
+//	read submatrix A_i of the adjacency matrix A
+//	breadth-first search on the subgraph G_i described by A_i
+//	write the computed forest W_i
+//	synchronize all application processors
+//	for j := 1 to log p do
+//	    if i mod 2^j = 0 then
+//	        read the forest W_(i + 2^(j-1))
+//	        merge it into W_i
+//	        write the new forest W_i
+//	    synchronize
+//
+// W_0 then holds the components; it is checked against a serial union-find
+// over the whole graph. The paper's communication times:
+//
+//	T_bfs(k, l)   = ceil((n^2/(16 p))/(k l)) T_kk(k, l, r = 1)
+//	T_merge(k, l) = ceil(n/(k l)) T_kk(k, l, 1)
+//	                + 2 sum_{i=1}^{log p} ceil(n/(k l)) T_kk(k, l, 1/2^i)
+//
+// with the submatrix (n^2/(8p) bytes) and the forest (4n bytes) in bytes
+// here. Phases: "bfs" and "merge" (communication), "compute" (the searches
+// and merges), "sync".
+//
+// The graph is dense (m = Theta(n^2)) with planted components: the vertices
+// fall into Parts random groups, and two vertices of one group are joined
+// with probability Density.
+type ConnComp struct {
+	N       int     // vertices
+	Parts   int     // planted groups; 0 means 4
+	Density float64 // edge probability inside a group; 0 means 0.1
+	Access
+}
+
+// Phase names of ConnComp.
+const (
+	PhaseBFS   = "bfs"
+	PhaseMerge = "merge"
+)
+
+func (g ConnComp) withDefaults() ConnComp {
+	if g.Parts == 0 {
+		g.Parts = 4
+	}
+	if g.Density == 0 {
+		g.Density = 0.1
+	}
+	return g
+}
+
+func (g ConnComp) Name() string { return "concomp" }
+
+func (g ConnComp) Params() results.Params {
+	g = g.withDefaults()
+	return results.Params{"n": g.N, "parts": g.Parts, "density": g.Density, "k": g.K, "l": g.L}
+}
+
+func (g ConnComp) Check(p int) error {
+	g = g.withDefaults()
+	switch {
+	case g.N < 8 || g.N%8 != 0:
+		return fmt.Errorf("n = %d: the vertices must be a multiple of 8 (rows of whole bytes), at least 8", g.N)
+	case !isPow2(p):
+		return fmt.Errorf("%d ranks: connected components needs a power of two (log p merge steps)", p)
+	case g.N%p != 0:
+		return fmt.Errorf("n = %d on %d ranks: the ranks must divide the vertices (p | n)", g.N, p)
+	case g.Parts < 1 || g.Parts > g.N:
+		return fmt.Errorf("parts = %d: the planted components must be in 1..n", g.Parts)
+	case !(g.Density > 0 && g.Density <= 1):
+		return fmt.Errorf("density = %v: the edge probability must be in (0, 1]", g.Density)
+	}
+	if err := g.Access.check(g.adjBytes(p), "submatrix of n^2/p edge bits"); err != nil {
+		return err
+	}
+	return g.Access.check(g.forestBytes(), "forest of n integers")
+}
+
+func (g ConnComp) adjBytes(p int) int { return g.N * g.N / p / 8 }
+func (g ConnComp) forestBytes() int   { return g.N * IntBytes }
+
+// graph is the planted graph of a seed: group of every vertex and the edge
+// test.
+type graph struct {
+	n         int
+	group     []int
+	threshold uint64
+	seed      uint64
+}
+
+func (g ConnComp) graph(seed int64) graph {
+	g = g.withDefaults()
+	rng := newRand(seed, 0xcc)
+	gr := graph{n: g.N, group: make([]int, g.N), seed: uint64(seed)}
+	for v, x := range rng.Perm(g.N) {
+		gr.group[v] = x % g.Parts
+	}
+	gr.threshold = uint64(g.Density * math.MaxUint64)
+	if g.Density >= 1 {
+		gr.threshold = math.MaxUint64
+	}
+	return gr
+}
+
+// edge reports whether u and v (u != v) are joined.
+func (gr graph) edge(u, v int) bool {
+	if u == v || gr.group[u] != gr.group[v] {
+		return false
+	}
+	if u > v {
+		u, v = v, u
+	}
+	z := gr.seed*0x9e3779b97f4a7c15 + uint64(u)*uint64(gr.n) + uint64(v)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z^(z>>31) <= gr.threshold
+}
+
+type connCompState struct {
+	adj, forest []globalvar.Var
+	want        []uint32 // rank 0: the oracle's component label of every vertex
+}
+
+// Setup creates A and W, writes this rank's rows A_i, and on rank 0 runs the
+// oracle.
+func (g ConnComp) Setup(env Env) (any, error) {
+	if err := needStore(env, g.Name()); err != nil {
+		return nil, err
+	}
+	s, p, i := env.Store, env.Comm.Size(), env.Comm.Rank()
+	if err := g.Check(p); err != nil {
+		return nil, err
+	}
+	gr := g.graph(env.Seed)
+	var st connCompState
+	var err error
+	if st.adj, err = blocks(s, varName(g, "A"), g.adjBytes(p), p); err != nil {
+		return nil, err
+	}
+	if st.forest, err = blocks(s, varName(g, "W"), g.forestBytes(), p); err != nil {
+		return nil, err
+	}
+	n, R := g.N, g.N/p
+	rows := make([]byte, g.adjBytes(p))
+	for r := range R {
+		for v := range n {
+			if gr.edge(i*R+r, v) {
+				b := r*n + v
+				rows[b/8] |= 1 << (b % 8)
+			}
+		}
+	}
+	if err := g.Access.write(s, st.adj[i], 0, rows); err != nil {
+		return nil, err
+	}
+	if i == 0 {
+		uf := newUnionFind(n)
+		for u := range n {
+			for v := u + 1; v < n; v++ {
+				if gr.edge(u, v) {
+					uf.union(u, v)
+				}
+			}
+		}
+		st.want = make([]uint32, n)
+		for v := range n {
+			st.want[v] = uint32(uf.find(v))
+		}
+	}
+	if err := s.Barrier(); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// Run runs the program once and checks W_0 on rank 0.
+func (g ConnComp) Run(env Env) (Outcome, error) {
+	var out Outcome
+	st, err := stateOf[*connCompState](&env, g)
+	if err != nil {
+		return out, err
+	}
+	s, c := env.Store, env.Comm
+	p, i := c.Size(), c.Rank()
+	n, R := g.N, g.N/p
+	pl := &poller{s: s}
+	rows := make([]byte, g.adjBytes(p))
+	if err := out.Phases.Time(c, PhaseBFS, KindComm, func() error { return g.Access.read(s, st.adj[i], 0, rows) }); err != nil {
+		return out, err
+	}
+	forest := make([]uint32, n)
+	_ = out.Phases.Time(c, PhaseCompute, KindComp, func() error {
+		bfsForest(rows, i*R, R, n, forest, pl)
+		return nil
+	})
+	if pl.err != nil {
+		return out, pl.err
+	}
+	merge := func(fn func() error) error { return out.Phases.Time(c, PhaseMerge, KindComm, fn) }
+	sync := func() error { return out.Phases.Time(c, PhaseSync, KindSync, s.Barrier) }
+	if err := merge(func() error { return g.Access.write(s, st.forest[i], 0, u32Bytes(forest)) }); err != nil {
+		return out, err
+	}
+	if err := sync(); err != nil {
+		return out, err
+	}
+	other := make([]uint32, n)
+	uf := newUnionFind(n)
+	for j := 1; j <= log2(p); j++ {
+		if i%(1<<j) == 0 {
+			if err := merge(func() error { return g.Access.read(s, st.forest[i+1<<(j-1)], 0, u32Bytes(other)) }); err != nil {
+				return out, err
+			}
+			_ = out.Phases.Time(c, PhaseCompute, KindComp, func() error {
+				uf.reset()
+				for v := range n {
+					uf.union(v, int(forest[v]))
+					uf.union(v, int(other[v]))
+				}
+				for v := range n {
+					forest[v] = uint32(uf.find(v))
+				}
+				pl.poll()
+				return nil
+			})
+			if pl.err != nil {
+				return out, pl.err
+			}
+			if err := merge(func() error { return g.Access.write(s, st.forest[i], 0, u32Bytes(forest)) }); err != nil {
+				return out, err
+			}
+		}
+		if err := sync(); err != nil {
+			return out, err
+		}
+	}
+	// Check W_0 as the store holds it.
+	var verr error
+	if i == 0 {
+		got := make([]uint32, n)
+		if err := g.Access.read(s, st.forest[0], 0, u32Bytes(got)); err != nil {
+			return out, err
+		}
+		verr = samePartition(got, st.want)
+	}
+	if err := s.Barrier(); err != nil {
+		return out, err
+	}
+	if err := AgreeErr(c, verr); err != nil {
+		return out, err
+	}
+	gw := g.Access.groups(g.forestBytes())
+	merges := []results.WorkItem{kkItem(gw, g.K, g.L, 1, opWrite, p)}
+	for j := 1; j <= log2(p); j++ {
+		r := 1 / float64(int(1)<<j)
+		merges = append(merges, kkItem(gw, g.K, g.L, r, opRead, p), kkItem(gw, g.K, g.L, r, opWrite, p))
+	}
+	out.Workload = map[string][]results.WorkItem{
+		PhaseBFS:   {kkItem(g.Access.groups(g.adjBytes(p)), g.K, g.L, 1, opRead, p)},
+		PhaseMerge: merges,
+	}
+	return out, nil
+}
+
+// bfsForest computes a spanning forest of the subgraph G_i given by the R
+// rows of the adjacency bits starting at vertex first, by breadth-first
+// search from every unvisited vertex; forest[v] is v's parent (v for a
+// root).
+func bfsForest(rows []byte, first, R, n int, forest []uint32, pl *poller) {
+	adj := make([][]int32, n)
+	rowBytes := n / 8
+	for r := range R {
+		u := first + r
+		// A dense graph is still mostly zero bits: skip zero bytes and
+		// visit the set bits of the others.
+		for x, by := range rows[r*rowBytes : (r+1)*rowBytes] {
+			for ; by != 0; by &= by - 1 {
+				v := x*8 + bits.TrailingZeros8(by)
+				adj[u] = append(adj[u], int32(v))
+				adj[v] = append(adj[v], int32(u))
+			}
+		}
+		pl.poll()
+	}
+	seen := make([]bool, n)
+	queue := make([]int32, 0, n)
+	for root := range n {
+		if seen[root] {
+			continue
+		}
+		seen[root] = true
+		forest[root] = uint32(root)
+		queue = append(queue[:0], int32(root))
+		for len(queue) > 0 {
+			u := queue[0]
+			queue = queue[1:]
+			for _, v := range adj[u] {
+				if !seen[v] {
+					seen[v] = true
+					forest[v] = uint32(u)
+					queue = append(queue, v)
+				}
+			}
+		}
+	}
+}
+
+// unionFind is a disjoint-set forest with path halving and union by size.
+type unionFind struct{ parent, size []int }
+
+func newUnionFind(n int) *unionFind {
+	uf := &unionFind{parent: make([]int, n), size: make([]int, n)}
+	uf.reset()
+	return uf
+}
+
+func (uf *unionFind) reset() {
+	for v := range uf.parent {
+		uf.parent[v], uf.size[v] = v, 1
+	}
+}
+
+func (uf *unionFind) find(v int) int {
+	for uf.parent[v] != v {
+		uf.parent[v] = uf.parent[uf.parent[v]]
+		v = uf.parent[v]
+	}
+	return v
+}
+
+func (uf *unionFind) union(a, b int) {
+	a, b = uf.find(a), uf.find(b)
+	if a == b {
+		return
+	}
+	if uf.size[a] < uf.size[b] {
+		a, b = b, a
+	}
+	uf.parent[b] = a
+	uf.size[a] += uf.size[b]
+}
+
+// samePartition checks that the forest got (parent pointers) puts vertices
+// in the same components as the labels want.
+func samePartition(got, want []uint32) error {
+	n := len(want)
+	uf := newUnionFind(n)
+	for v, par := range got {
+		if int(par) >= n {
+			return fmt.Errorf("%w: concomp: W_0[%d] = %d is not a vertex", errVerify, v, par)
+		}
+		uf.union(v, int(par))
+	}
+	toWant := map[int]uint32{}
+	fromWant := map[uint32]int{}
+	for v := range n {
+		r := uf.find(v)
+		if w, ok := toWant[r]; ok && w != want[v] {
+			return fmt.Errorf("%w: concomp: vertex %d is in the component of vertex %d in W_0 but not in the union-find of the graph", errVerify, v, r)
+		}
+		if x, ok := fromWant[want[v]]; ok && x != r {
+			return fmt.Errorf("%w: concomp: vertex %d and vertex %d are connected in the graph but in different trees of W_0", errVerify, v, x)
+		}
+		toWant[r], fromWant[want[v]] = want[v], r
+	}
+	return nil
+}

@@ -1,0 +1,351 @@
+package apps
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/commcost/commcost/directstore"
+	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/emulate"
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// testStore is a store under test: how to run fn on p application ranks
+// with the store.
+type testStore struct {
+	name string
+	run  func(p int, fn func(env Env) error) error
+	// pOK says which application rank counts the store can run.
+	pOK func(p int) bool
+}
+
+func withStore(p int, newStore func(c mpi.Comm) (globalvar.Store, error), fn func(env Env) error) error {
+	return local.RunWith(local.Options{Timeout: 120 * time.Second}, p, func(c mpi.Comm) error {
+		s, err := newStore(c)
+		if err != nil {
+			return err
+		}
+		if err := fn(Env{Comm: c, Store: s, Seed: 5}); err != nil {
+			return err
+		}
+		return s.Close()
+	})
+}
+
+// testStores: the direct store, fixed home, the 4-ary access tree, and the
+// emulated butterfly BF(2) (4 application ranks, 12 service ranks).
+var testStores = []testStore{
+	{"direct", func(p int, fn func(Env) error) error {
+		return withStore(p, func(c mpi.Comm) (globalvar.Store, error) { return directstore.New(c, directstore.Config{}) }, fn)
+	}, func(int) bool { return true }},
+	{"fixed-home", func(p int, fn func(Env) error) error {
+		return withStore(p, func(c mpi.Comm) (globalvar.Store, error) {
+			return divalib.New(c, divalib.Config{Strategy: divalib.FixedHome, Seed: 3})
+		}, fn)
+	}, func(int) bool { return true }},
+	{"tree-4", func(p int, fn func(Env) error) error {
+		return withStore(p, func(c mpi.Comm) (globalvar.Store, error) {
+			return divalib.New(c, divalib.Config{Variant: divalib.Tree4, Seed: 3})
+		}, fn)
+	}, func(int) bool { return true }},
+	{"BF(2)", func(p int, fn func(Env) error) error {
+		top, err := emulate.Parse("BF(2)")
+		if err != nil {
+			return err
+		}
+		cfg := emulate.Config{Topology: top, Seed: 3, StallTimeout: 30 * time.Second}
+		return local.RunWith(local.Options{Timeout: 120 * time.Second}, top.Ranks(), func(w mpi.Comm) error {
+			return emulate.Run(w, cfg, func(s *emulate.Store) error {
+				return fn(Env{Comm: s.AppComm(), Store: s, Seed: 5})
+			})
+		})
+	}, func(p int) bool { return p == 4 }},
+}
+
+// runApp runs app twice (so repeated runs over one setup are covered) on
+// every rank and returns rank 0's outcome of the second run.
+func runApp(ts testStore, p int, app App) (Outcome, error) {
+	var mu sync.Mutex
+	var out0 Outcome
+	err := ts.run(p, func(env Env) error {
+		if err := app.Check(env.Comm.Size()); err != nil {
+			return err
+		}
+		if su, ok := app.(Setupper); ok {
+			st, err := su.Setup(env)
+			if err != nil {
+				return err
+			}
+			env.State = st
+		}
+		var out Outcome
+		for range 2 {
+			var err error
+			if out, err = app.Run(env); err != nil {
+				return err
+			}
+		}
+		if env.Comm.Rank() == 0 {
+			mu.Lock()
+			out0 = out
+			mu.Unlock()
+		}
+		return nil
+	})
+	return out0, err
+}
+
+// count sums the counts of a phase's workload items.
+func count(items []results.WorkItem) float64 {
+	s := 0.0
+	for _, it := range items {
+		s += it.Count
+	}
+	return s
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func TestMatMul(t *testing.T) {
+	for _, ts := range testStores {
+		for _, p := range []int{1, 2, 4, 8} {
+			if !ts.pOK(p) {
+				continue
+			}
+			for _, sync := range []bool{false, true} {
+				app := MatMul{N: 16, Access: Access{K: 2, L: 32}, Sync: sync}
+				t.Run(fmt.Sprintf("%s/p%d/sync=%v", ts.name, p, sync), func(t *testing.T) {
+					out, err := runApp(ts, p, app)
+					if err != nil {
+						t.Fatal(err)
+					}
+					// T_MM = (p+2) ceil((n^2/p)/(k l)) with 4-byte integers.
+					want := float64((p + 2) * ceilDiv(4*16*16/p, 2*32))
+					if got := count(out.Workload[PhaseMM]); got != want {
+						t.Errorf("T_MM count %v, want (p+2) ceil(4 n^2/(p k l)) = %v", got, want)
+					}
+					if sync != (out.Phases.Kind(PhaseSync) == KindSync) {
+						t.Errorf("sync phase %q with Sync %v", out.Phases.Kind(PhaseSync), sync)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMeasureMatMul: Measure sets the application up once and repeats it.
+func TestMeasureMatMul(t *testing.T) {
+	err := withStore(4, func(c mpi.Comm) (globalvar.Store, error) { return directstore.New(c, directstore.Config{}) }, func(env Env) error {
+		recs, err := Measure(env, MatMul{N: 32, Access: Access{K: 4, L: 64}, Sync: true}, patterns.Reps{MinReps: 3, MaxReps: 3, Warmup: 1}, results.Meta{Backend: "local"})
+		if err != nil {
+			return err
+		}
+		if len(recs) != 3 {
+			return fmt.Errorf("%d records, want mm, sync, compute", len(recs))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConnComp(t *testing.T) {
+	for _, ts := range testStores {
+		for _, p := range []int{1, 2, 4, 8} {
+			if !ts.pOK(p) {
+				continue
+			}
+			app := ConnComp{N: 64, Parts: 3, Density: 0.3, Access: Access{K: 2, L: 16}}
+			t.Run(fmt.Sprintf("%s/p%d", ts.name, p), func(t *testing.T) {
+				out, err := runApp(ts, p, app)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// T_bfs = ceil((n^2/(8p))/(k l)); T_merge = (1 + 2 log p) ceil(4n/(k l)).
+				bfs, merge := ceilDiv(64*64/8/p, 2*16), ceilDiv(4*64, 2*16)
+				logp := 0
+				for 1<<logp < p {
+					logp++
+				}
+				if got := count(out.Workload[PhaseBFS]); got != float64(bfs) {
+					t.Errorf("T_bfs count %v, want %d", got, bfs)
+				}
+				if got := count(out.Workload[PhaseMerge]); got != float64((1+2*logp)*merge) {
+					t.Errorf("T_merge count %v, want (1 + 2 log p) %d", got, merge)
+				}
+				// The r of the merge steps are 1, then 1/2^j twice for j = 1..log p.
+				for _, it := range out.Workload[PhaseMerge][1:] {
+					if r := it.Params["r"].(float64); r >= 1 || r*float64(p) != float64(int(r*float64(p))) {
+						t.Errorf("merge item r = %v", r)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSamePartition: the check of W_0 catches a split and a merged component.
+func TestSamePartition(t *testing.T) {
+	want := []uint32{0, 0, 2, 2, 4}
+	for _, tc := range []struct {
+		name string
+		got  []uint32
+		ok   bool
+	}{
+		{"same", []uint32{1, 1, 3, 2, 4}, true},
+		{"split", []uint32{0, 1, 2, 2, 4}, false},
+		{"merged", []uint32{0, 0, 0, 2, 4}, false},
+		{"not a vertex", []uint32{0, 0, 2, 2, 9}, false},
+	} {
+		if err := samePartition(tc.got, want); (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+func TestBitonicSort(t *testing.T) {
+	for _, ts := range testStores {
+		for _, p := range []int{1, 2, 4, 8} {
+			if !ts.pOK(p) {
+				continue
+			}
+			app := BitonicSort{N: 100, Access: Access{K: 3, L: 40}}
+			t.Run(fmt.Sprintf("%s/p%d", ts.name, p), func(t *testing.T) {
+				out, err := runApp(ts, p, app)
+				if err != nil {
+					t.Fatal(err)
+				}
+				logp := float64(log2(p))
+				want := (2 + logp*logp + logp) * float64(ceilDiv(4*100, 3*40))
+				if got := count(out.Workload[PhaseBitonic]); got != want {
+					t.Errorf("T_bitonic count %v, want (2 + log^2 p + log p) ceil(4n/(k l)) = %v", got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestSampleSort(t *testing.T) {
+	for _, ts := range testStores {
+		for _, p := range []int{1, 2, 4, 8} {
+			if !ts.pOK(p) {
+				continue
+			}
+			app := SampleSort{N: 640, Access: Access{K: 2, L: 64}}
+			t.Run(fmt.Sprintf("%s/p%d", ts.name, p), func(t *testing.T) {
+				out, err := runApp(ts, p, app)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := out.Counters[CounterExpansion]
+				if e < 1 || e > 2 {
+					t.Errorf("expansion factor E(s, n) = %v, want in [1, 2]", e)
+				}
+				c := float64(ceilDiv(4*640, 2*64))
+				local := float64(ceilDiv(int(math.Round(e*640))*4, 2*64))
+				for _, tc := range []struct {
+					phase string
+					want  float64
+				}{
+					{PhaseSplitter, c + 3},     // (1) + (2) + (3) + (4)
+					{PhaseDistribution, 3 + c}, // (5) + (6a) + (6b) + (6c)
+					{PhaseLocalSort, 2 * local},
+				} {
+					if got := count(out.Workload[tc.phase]); got != tc.want {
+						t.Errorf("%s count %v, want %v", tc.phase, got, tc.want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestRadixSort against the standard library on seeded keys.
+func TestRadixSort(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 1000, 70000} {
+		keys := sortInput(int64(n)+1, 0, n)
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		radixSort(keys, make([]uint32, n), nil)
+		if !slices.Equal(keys, want) {
+			t.Errorf("n = %d: radix sort differs from slices.Sort", n)
+		}
+	}
+}
+
+// corrupting is a direct store whose rank-0 writes, once armed, carry
+// 0xffffffff in the first four bytes of their first packet (of 32 bytes or
+// more, so that the data, not the sample sort's list lengths, is hit):
+// every application must notice.
+type corrupting struct {
+	*directstore.Store
+	armed bool
+	rank  int
+}
+
+func (c *corrupting) spoil(pk []globalvar.Packet) []globalvar.Packet {
+	if !c.armed || c.rank != 0 || len(pk) == 0 || len(pk[0].Buf) < 32 {
+		return pk
+	}
+	out := slices.Clone(pk)
+	out[0].Buf = slices.Clone(pk[0].Buf)
+	copy(out[0].Buf, []byte{0xff, 0xff, 0xff, 0xff})
+	return out
+}
+
+func (c *corrupting) WriteBatch(pk []globalvar.Packet, k int) error {
+	return c.Store.WriteBatch(c.spoil(pk), k)
+}
+
+func (c *corrupting) Write(v globalvar.Var, off int, data []byte) error {
+	return c.WriteBatch([]globalvar.Packet{{Var: v, Off: off, Buf: data}}, 1)
+}
+
+// TestVerificationFails: with rank 0's writes spoilt after setup, every
+// application's check fails on every rank.
+func TestVerificationFails(t *testing.T) {
+	for _, app := range []App{
+		MatMul{N: 16, Access: Access{K: 2, L: 32}},
+		ConnComp{N: 64, Access: Access{K: 2, L: 32}},
+		BitonicSort{N: 100, Access: Access{K: 2, L: 40}},
+		SampleSort{N: 640, Access: Access{K: 2, L: 64}},
+	} {
+		t.Run(app.Name(), func(t *testing.T) {
+			errs := make([]error, 4)
+			_ = local.RunWith(local.Options{Timeout: 60 * time.Second}, 4, func(c mpi.Comm) error {
+				ds, err := directstore.New(c, directstore.Config{})
+				if err != nil {
+					return err
+				}
+				s := &corrupting{Store: ds, rank: c.Rank()}
+				env := Env{Comm: c, Store: s, Seed: 5}
+				st, err := app.(Setupper).Setup(env)
+				if err != nil {
+					return err
+				}
+				env.State = st
+				s.armed = true
+				_, errs[c.Rank()] = app.Run(env)
+				return s.Close()
+			})
+			for r, err := range errs {
+				if err == nil {
+					t.Errorf("rank %d: the spoilt run passed its check", r)
+				}
+			}
+			if !errors.Is(errs[0], errVerify) {
+				t.Errorf("rank 0: %v, want a verification failure", errs[0])
+			}
+		})
+	}
+}

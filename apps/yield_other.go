@@ -1,0 +1,7 @@
+//go:build !linux
+
+package apps
+
+import "runtime"
+
+func osYield() { runtime.Gosched() }

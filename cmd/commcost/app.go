@@ -1,0 +1,653 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/directstore"
+	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/emulate"
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/report"
+	"github.com/commcost/commcost/results"
+)
+
+// commcost app: the applications (DESIGN.md contract 5), measured phase by
+// phase and predicted by fitted models, in the layout of paper 000's
+// Table 2. The experiment lives in package apps (apps.Measure, Annotate,
+// WriteReport, PlotPredicted); this file is the subcommand, its flags and
+// the stores, and every application adds itself as a table entry
+// (registerApp) from its own file.
+
+func init() {
+	register(command{name: "app", summary: "applications measured phase by phase against models' predictions (paper 000's four, Table 2; papers 001 and 003's message-passing programs, models ranked)", more: appMore})
+	register(command{name: "app list", summary: "the applications, what they run over, their own flags", run: runAppList})
+	register(command{name: "app table", summary: "the per-phase table and Table 2 from application records (of several runs), optionally re-predicted with --model", run: runAppTable})
+}
+
+const appMore = `Every application (app NAME) runs every configuration (its size flags, and
+the lists of its other flags) on every store of --store, measured phase by
+phase (a phase's time is the slowest rank's; repetitions until the 95% CI of
+every phase's median is within --rel-ci), its result checked against an
+independent oracle. Every communication phase states its communication as
+pattern instances (record field "workload"), which every model of --model
+predicts; without --model a calibration sweep of the pattern is measured on
+the same store first and fitted (paper 000's applications: k-k-accesses,
+the trilinear model, one fit for reads and one for writes).
+
+Output: the records (calibration, then one per application phase; the
+communication phases carry derived pred_MODEL_s and pred_err_MODEL =
+(T_pred - T_meas)/T_meas) on stdout in --format and appended to --out, then
+a table of every phase measured against predicted and Table 2 (rows: stores;
+columns: phases; cells: the mean error over the configurations), on stdout
+for --format table or markdown, else on stderr. --plot draws predicted
+against measured. 'app table' rebuilds the tables from records, e.g. of
+several runs on different stores.
+
+The message-passing programs of papers 001 and 003 (multigrid, cannon,
+checkerboard, gauss) run over MPI ranks, not a store, with flags of their
+own (commcost app NAME --help): without --model they measure the patterns
+their workload names and fit every model kind, and print one table per run,
+models against phases, the best model per column marked.
+
+Stores (--store, a comma list): direct (the plain direct store: every access
+to the variable's home rank, the k-k-access kernel's protocol), fixed-home,
+tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (divalib, paper 004), and
+emulate:NET (paper 000's service network: NET = BF(d), SE(d), CCC(d), HC(d),
+mesh(RxC), torus(RxC); needs the network's ranks, e.g. 16 for BF(2), and must
+be the only store).
+
+Examples:
+  mpirun -np 4 --oversubscribe --mca mpi_yield_when_idle 1 commcost app matmul --store direct,fixed-home,tree-4
+  mpirun -np 16 --oversubscribe --mca mpi_yield_when_idle 1 commcost app bitonic --store 'emulate:BF(2)'
+  commcost app samplesort --backend local --np 4 --model tri-read.json --model tri-write.json
+`
+
+// appEntry is one application of 'commcost app', added by its file with
+// registerApp. flags registers the application's own flags and returns
+// what is needed once they are parsed.
+type appEntry struct {
+	name    string
+	summary string
+	paper   string // e.g. "000 sec. 6.1"
+	// overStore is true for applications written against globalvar.Store
+	// (run once per --store); false for those over mpi.Comm.
+	overStore bool
+	flags     func(fs *flag.FlagSet) *appSetup
+	// run, when set, runs the application with its own flags and output
+	// instead of runAppEntry (the message-passing programs of papers 001
+	// and 003, appmp.go: models ranked per run); flags is then unused.
+	run      func(args []string, stdout, stderr io.Writer) error
+	ownFlags []string // the flags of a run entry, for app list
+}
+
+// appSetup is an entry's parsed state.
+type appSetup struct {
+	// configs returns the configurations to run, after parsing; errors are
+	// usage errors naming the flag.
+	configs func() ([]apps.App, error)
+	// calibrate measures the records the default models are fitted from
+	// (when no --model is given) on env, emitting each; nil means the
+	// application needs --model.
+	calibrate func(env apps.Env, store appStore, f *appFlags, meta results.Meta, emit func(results.Record) error) ([]results.Record, error)
+	// fit fits the default models to the calibration records (rank 0).
+	fit func(recs []results.Record) ([]model.Model, []string, error)
+	// minCalRanks is the fewest ranks the calibration runs on.
+	minCalRanks int
+}
+
+var appTable = map[string]appEntry{}
+
+// registerApp adds an application to 'commcost app' (from an init
+// function): its entry, and its subcommand app NAME.
+func registerApp(e appEntry) {
+	if _, dup := appTable[e.name]; dup {
+		panic("commcost: application registered twice: " + e.name)
+	}
+	appTable[e.name] = e
+	run := e.run
+	if run == nil {
+		run = func(args []string, stdout, stderr io.Writer) error { return runAppEntry(e, args, stdout, stderr) }
+	}
+	register(command{name: "app " + e.name, summary: fmt.Sprintf("%s (paper %s)", e.summary, e.paper), run: run})
+}
+
+func appNames() []string {
+	names := make([]string, 0, len(appTable))
+	for n := range appTable {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func runAppList(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("app list", stderr)
+	if err := parseFlags(fs, args, false); err != nil {
+		return err
+	}
+	return writeAppList(stdout)
+}
+
+func writeAppList(w io.Writer) error {
+	var rows [][]string
+	for _, n := range appNames() {
+		e := appTable[n]
+		over := "mpi.Comm"
+		if e.overStore {
+			over = "global variables (--store)"
+		}
+		var own []string
+		if e.flags != nil {
+			fs := flag.NewFlagSet(n, flag.ContinueOnError)
+			e.flags(fs)
+			fs.VisitAll(func(f *flag.Flag) { own = append(own, "--"+f.Name) })
+		} else {
+			own = e.ownFlags
+		}
+		rows = append(rows, []string{n, "paper " + e.paper, over, e.summary, strings.Join(own, " ")})
+	}
+	return report.Table(w, []string{"application", "source", "runs over", "what", "own flags"}, rows)
+}
+
+// appFlags are the flags of 'commcost app NAME'.
+type appFlags struct {
+	patternFlags
+	stores  []appStore
+	models  []model.Model
+	sources []string
+	plot    string
+	calK    []int
+	calL    []int
+	calR    []float64
+	calTime float64
+	calArgs struct{ k, l, r string }
+}
+
+// appStore is one parsed --store entry.
+type appStore struct {
+	name string // as in records' "store" param: direct, fixed-home, tree-4, BF(2)
+	kind string // "direct", "divalib" or "emulate"
+	diva divalib.Config
+	net  *emulate.Topology
+}
+
+// parseStores reads --store.
+func parseStores(s string, seed int64) ([]appStore, error) {
+	const form = "a comma list of direct, fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16, or one emulate:NET such as emulate:BF(2)"
+	var out []appStore
+	items, err := listItems("store", s, form)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range items {
+		switch {
+		case f == "direct":
+			out = append(out, appStore{name: f, kind: "direct"})
+		case strings.HasPrefix(f, "emulate:"):
+			t, err := emulate.Parse(strings.TrimPrefix(f, "emulate:"))
+			if err != nil {
+				return nil, usagef("--store %s: %v; accepted: %s", s, err, form)
+			}
+			out = append(out, appStore{name: t.Name(), kind: "emulate", net: t})
+		default:
+			st, v, err := divalib.ParseStrategy(f)
+			if err != nil {
+				return nil, usagef("--store %s: %q is not a store; accepted: %s", s, f, form)
+			}
+			cfg := divalib.Config{Strategy: st, Variant: v, Seed: seed}
+			out = append(out, appStore{name: cfg.Name(), kind: "divalib", diva: cfg})
+		}
+	}
+	if err := distinct("store", s, out, func(a appStore) string { return a.name }); err != nil {
+		return nil, err
+	}
+	for _, st := range out {
+		if st.kind == "emulate" && len(out) > 1 {
+			return nil, usagef("--store %s: an emulated network needs a world of its own size, so emulate:NET must be the only store", s)
+		}
+	}
+	return out, nil
+}
+
+// appRanks is the number of ranks the application runs on in a world of
+// size world: the network's application ranks for an emulated network.
+func (f *appFlags) appRanks(world int) int {
+	if len(f.stores) == 1 && f.stores[0].kind == "emulate" {
+		return f.stores[0].net.Apps()
+	}
+	return world
+}
+
+// loadModel reads one --model file.
+func loadModel(path string) (model.Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--model %s: %v (want the JSON of 'commcost fit MODEL FILE --format json')", path, err)
+	}
+	m, _, err := model.Unmarshal(data)
+	if err != nil {
+		return nil, usagef("--model %s: %v (want the JSON of 'commcost fit MODEL FILE --format json')", path, err)
+	}
+	return m, nil
+}
+
+// modelList is the repeatable --model flag.
+type modelList []string
+
+func (m *modelList) String() string     { return strings.Join(*m, ",") }
+func (m *modelList) Set(s string) error { *m = append(*m, s); return nil }
+
+const (
+	defaultAppMaxTime = 10.0 // seconds of repetitions per configuration
+	defaultCalMaxTime = 0.5  // seconds per calibration point
+)
+
+func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, *appSetup, error) {
+	fs := newFlagSet("app "+e.name, stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: commcost app %s [flags]   (%s; paper %s)\n\nflags:\n", e.name, e.summary, e.paper)
+		fs.PrintDefaults()
+	}
+	var f appFlags
+	f.registerPattern(fs, patternSpec{name: "app " + e.name, seed: true, warmupReps: true, maxTime: defaultAppMaxTime})
+	setup := e.flags(fs)
+	store := "direct"
+	if e.overStore {
+		fs.StringVar(&store, "store", "direct", "stores to run on: a comma list of direct, fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16, or one emulate:NET (e.g. 'emulate:BF(2)')")
+	}
+	var models modelList
+	fs.Var(&models, "model", "a fitted model (`FILE.json` from 'commcost fit MODEL FILE --format json') to predict the phases with; repeatable (models of one kind pair up, e.g. a read and a write trilinear fit). Without it a calibration sweep is measured and fitted first")
+	fs.StringVar(&f.plot, "plot", "", "draw predicted against measured phase times to this `file` (.png, .svg, .pdf)")
+	fs.StringVar(&f.calArgs.k, "cal-k", "1,2,4,8", "calibration sweep (without --model): send hot spots k; the application's --k values are added")
+	fs.StringVar(&f.calArgs.l, "cal-l", "64,256,1K,4K", "calibration sweep: packet sizes l in bytes; the application's --l values are added")
+	fs.StringVar(&f.calArgs.r, "cal-r", "0.25,0.5,1", "calibration sweep: portions r of accessing ranks, each in (0, 1]")
+	fs.Float64Var(&f.calTime, "cal-max-time", defaultCalMaxTime, "calibration sweep: seconds of repetitions per point at most")
+	if err := parseFlags(fs, args, false); err != nil {
+		return nil, nil, err
+	}
+	if err := f.checkPattern(fs); err != nil {
+		return nil, nil, err
+	}
+	var err error
+	if e.overStore {
+		if f.stores, err = parseStores(store, f.seed); err != nil {
+			return nil, nil, err
+		}
+		if st := f.stores[0]; st.kind == "emulate" && f.backend == backendLocal && !f.set["np"] {
+			f.np = st.net.Ranks()
+		}
+	}
+	if f.plot != "" {
+		if err := checkPlotPath(f.plot); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !(f.calTime > 0) {
+		return nil, nil, usagef("--cal-max-time %v: must be a positive number of seconds", f.calTime)
+	}
+	for _, path := range models {
+		m, err := loadModel(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		f.models = append(f.models, m)
+		f.sources = append(f.sources, filepath.Base(path))
+	}
+	if len(models) > 0 {
+		if _, err := report.NewPredictors(f.models, f.sources, e.overStore); err != nil {
+			return nil, nil, usagef("--model %v", err)
+		}
+		for _, name := range []string{"cal-k", "cal-l", "cal-r", "cal-max-time"} {
+			if f.set[name] {
+				return nil, nil, usagef("--%s: the calibration sweep is not measured with --model; give one or the other", name)
+			}
+		}
+	} else {
+		if setup.calibrate == nil {
+			return nil, nil, usagef("app %s needs --model FILE.json: it has no calibration sweep of its own", e.name)
+		}
+		if f.calK, err = parseIntGrid("cal-k", f.calArgs.k, 1); err != nil {
+			return nil, nil, err
+		}
+		if f.calL, err = parseIntGrid("cal-l", f.calArgs.l, 1); err != nil {
+			return nil, nil, err
+		}
+		if f.calR, err = parseFloatList("cal-r", f.calArgs.r, portion, "(0, 1]"); err != nil {
+			return nil, nil, err
+		}
+	}
+	return &f, setup, nil
+}
+
+func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
+	f, setup, err := parseAppFlags(e, args, stderr)
+	if err != nil {
+		return err
+	}
+	configs, err := setup.configs()
+	if err != nil {
+		return err
+	}
+	rankCheck := func(c mpi.Comm) error {
+		if len(f.stores) == 1 && f.stores[0].kind == "emulate" {
+			t := f.stores[0].net
+			if err := t.CheckRanks(c.Size()); err != nil {
+				hint := ""
+				if c.Backend() == backendNative {
+					hint = fmt.Sprintf(" (run: mpirun -np %d --oversubscribe --mca mpi_yield_when_idle 1 commcost app %s --store 'emulate:%s')", t.Ranks(), e.name, t.Name())
+				}
+				return usagef("--store emulate:%s: %v%s", t.Name(), err, hint)
+			}
+		}
+		p := f.appRanks(c.Size())
+		for _, a := range configs {
+			if err := a.Check(p); err != nil {
+				return usagef("app %s on %d ranks: %v", e.name, p, err)
+			}
+		}
+		if len(f.models) == 0 && p < setup.minCalRanks {
+			return usagef("app %s on %d rank(s): the calibration sweep needs at least %d ranks; give --model FILE.json instead", e.name, p, setup.minCalRanks)
+		}
+		return nil
+	}
+	var all []results.Record // rank 0's application records, for the report
+	var notes []string
+	err = runMeasured(&f.measureFlags, stdout, rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		meta.Seed = f.seed
+		run := func(env apps.Env, st appStore) error {
+			// Emits happen on application rank 0; their outcome is agreed
+			// over the application ranks (the service ranks of an
+			// emulated network are busy routing).
+			emitApp := func(rec results.Record) error { return agree(env.Comm, emit(rec)) }
+			preds, err := f.predictors(env, st, setup, meta, emitApp)
+			if err != nil {
+				return err
+			}
+			for _, a := range configs {
+				recs, err := apps.Measure(env, a, f.patternReps(), meta)
+				if err != nil {
+					return err
+				}
+				for i := range recs {
+					recs[i].Params["store"] = st.name
+				}
+				if env.Comm.Rank() == 0 {
+					notes = append(notes, report.AnnotateApps(recs, preds)...)
+					all = append(all, recs...)
+				}
+				for _, rec := range recs {
+					if err := emitApp(rec); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		if !e.overStore {
+			return run(apps.Env{Comm: c, Seed: f.seed}, appStore{name: "mpi"})
+		}
+		for _, st := range f.stores {
+			if err := withAppStore(c, st, f.seed, func(env apps.Env) error { return run(env, st) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || len(all) == 0 {
+		return err
+	}
+	var rep bytes.Buffer
+	for _, n := range notes {
+		fmt.Fprintf(&rep, "note: %s\n", n)
+	}
+	if err := report.WriteApps(&rep, all, f.format == results.FormatMarkdown); err != nil {
+		return err
+	}
+	if f.plot != "" {
+		if err := writeAppPlot(f.plot, all); err != nil {
+			return fmt.Errorf("--plot %s: %w", f.plot, err)
+		}
+	}
+	w := stdout
+	if f.format != results.FormatTable && f.format != results.FormatMarkdown {
+		w = stderr
+	} else {
+		fmt.Fprintln(w)
+	}
+	_, err = w.Write(rep.Bytes())
+	return err
+}
+
+// predictors returns rank 0's predictors: the --model files, or the models
+// fitted to a calibration sweep measured now on env (collective).
+func (f *appFlags) predictors(env apps.Env, st appStore, setup *appSetup, meta results.Meta, emit func(results.Record) error) ([]report.Predictor, error) {
+	if len(f.models) > 0 {
+		if env.Comm.Rank() != 0 {
+			return nil, nil
+		}
+		return report.NewPredictors(f.models, f.sources, true)
+	}
+	recs, err := setup.calibrate(env, st, f, meta, emit)
+	if err != nil {
+		return nil, err
+	}
+	var preds []report.Predictor
+	var ferr error
+	if env.Comm.Rank() == 0 {
+		ms, srcs, err := setup.fit(recs)
+		if err == nil {
+			preds, err = report.NewPredictors(ms, srcs, false)
+		}
+		if err != nil {
+			ferr = fmt.Errorf("calibration sweep on %s: %w (its records are in the output; fit them with 'commcost fit')", st.name, err)
+		}
+	}
+	return preds, agree(env.Comm, ferr)
+}
+
+// withAppStore opens st over c, runs fn on the application ranks and closes
+// the store (collective over c).
+func withAppStore(c mpi.Comm, st appStore, seed int64, fn func(env apps.Env) error) error {
+	switch st.kind {
+	case "emulate":
+		cfg := emulate.Config{Topology: st.net, Seed: seed}
+		return emulate.Run(c, cfg, func(s *emulate.Store) error {
+			return fn(apps.Env{Comm: s.AppComm(), Store: s, Seed: seed})
+		})
+	case "direct", "divalib":
+		var s globalvar.Store
+		var err error
+		if st.kind == "direct" {
+			s, err = directstore.New(c, directstore.Config{})
+		} else {
+			s, err = divalib.New(c, st.diva)
+		}
+		if err != nil {
+			return fmt.Errorf("store %s: %w", st.name, err)
+		}
+		if err := fn(apps.Env{Comm: c, Store: s, Seed: seed}); err != nil {
+			return err
+		}
+		return s.Close()
+	}
+	return fmt.Errorf("store %s: unknown kind %q", st.name, st.kind)
+}
+
+// calibrateKK measures the k-k-access sweep on the store: the pattern
+// itself for the direct store (its protocol is the pattern's, so the
+// records are those of 'commcost kkaccess'), the network's driver for an
+// emulated network, and apps.StoreKKAccess for divalib's strategies; reads
+// and writes, the grid --cal-k x --cal-l x --cal-r plus the application's
+// own k and l.
+func calibrateKK(ks, ls []int) func(env apps.Env, st appStore, f *appFlags, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
+	return func(env apps.Env, st appStore, f *appFlags, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
+		gridK := mergeInts(f.calK, ks)
+		gridL := mergeInts(f.calL, ls)
+		reps := f.patternReps()
+		reps.MaxTime = f.calTime
+		reps.Sync = patterns.SyncBarrier
+		var recs []results.Record
+		for _, op := range []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite} {
+			for _, k := range gridK {
+				for _, l := range gridL {
+					for _, r := range f.calR {
+						kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Seed: f.seed, Validate: f.validate, Reps: reps}
+						var rec results.Record
+						var err error
+						switch st.kind {
+						case "direct":
+							var m patterns.Measurement
+							if m, err = kk.Run(env.Comm); err == nil {
+								rec = kk.Record(m, meta)
+							}
+						case "emulate":
+							bc := emulate.BenchConfig{Reps: reps, Seed: f.seed, Meta: meta}
+							rec, err = emulate.KKAccess(env.Store.(*emulate.Store), emulate.KKPoint{K: k, L: l, R: r, Op: op.String()}, bc)
+						default:
+							rec, err = apps.StoreKKAccess(env, kk, st.name, meta)
+						}
+						if err != nil {
+							return nil, patternErr(err)
+						}
+						if err := emit(rec); err != nil {
+							return nil, err
+						}
+						recs = append(recs, rec)
+					}
+				}
+			}
+		}
+		return recs, nil
+	}
+}
+
+// fitTrilinearRW fits the trilinear model to the reads and to the writes of
+// the calibration records.
+func fitTrilinearRW(recs []results.Record) ([]model.Model, []string, error) {
+	var ms []model.Model
+	var srcs []string
+	for _, op := range []string{"read", "write"} {
+		tr, err := model.FitTrilinear(recs, model.Options{Op: op})
+		if err != nil {
+			return nil, nil, fmt.Errorf("trilinear fit of the %ss: %w", op, err)
+		}
+		ms = append(ms, tr)
+		srcs = append(srcs, "calibration ("+op+")")
+	}
+	return ms, srcs, nil
+}
+
+// mergeInts is a and b without repeats, increasing.
+func mergeInts(a, b []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, v := range append(append([]int(nil), a...), b...) {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// runAppTable rebuilds the tables from application records.
+func runAppTable(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("app table", stderr)
+	var models modelList
+	fs.Var(&models, "model", "predict the records' phases with this fitted model (`FILE.json`), replacing the predictions they carry; repeatable")
+	format := fs.String("format", "table", "table or markdown")
+	plot := fs.String("plot", "", "draw predicted against measured to this `file`")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if *format != "table" && *format != "markdown" {
+		return usagef("--format %s: want table or markdown", *format)
+	}
+	if len(pos) == 0 {
+		return usagef("app table needs one or more FILE.jsonl of application records (from 'commcost app NAME --out FILE')")
+	}
+	if *plot != "" {
+		if err := checkPlotPath(*plot); err != nil {
+			return err
+		}
+	}
+	var ms []model.Model
+	var srcs []string
+	for _, p := range models {
+		m, err := loadModel(p)
+		if err != nil {
+			return err
+		}
+		ms, srcs = append(ms, m), append(srcs, filepath.Base(p))
+	}
+	var preds []report.Predictor
+	if len(ms) > 0 {
+		if preds, err = report.NewPredictors(ms, srcs, false); err != nil {
+			return usagef("--model %v", err)
+		}
+	}
+	var recs []results.Record
+	for _, p := range pos {
+		rs, err := readRecordsFile("FILE", p, stderr)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.Bench == apps.Bench {
+				recs = append(recs, r)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		return usagef("FILE %s: no application records (bench %q)", strings.Join(pos, ", "), apps.Bench)
+	}
+	var out bytes.Buffer
+	if len(preds) > 0 {
+		for i := range recs {
+			for k := range recs[i].Derived {
+				if strings.HasPrefix(k, "pred_") {
+					delete(recs[i].Derived, k)
+				}
+			}
+		}
+		for _, n := range report.AnnotateApps(recs, preds) {
+			fmt.Fprintf(&out, "note: %s\n", n)
+		}
+	}
+	if err := report.WriteApps(&out, recs, *format == "markdown"); err != nil {
+		return err
+	}
+	if *plot != "" {
+		if err := writeAppPlot(*plot, recs); err != nil {
+			return fmt.Errorf("--plot %s: %w", *plot, err)
+		}
+	}
+	_, err = stdout.Write(out.Bytes())
+	return err
+}
+
+// writeAppPlot draws predicted against measured phase times to path.
+func writeAppPlot(path string, recs []results.Record) error {
+	format, err := report.PlotFormat(path)
+	if err != nil {
+		return err
+	}
+	img, err := report.PlotApps(recs, format)
+	if err != nil {
+		return err
+	}
+	return report.WriteFile(path, img)
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/results"
+)
+
+// appQuick are the repetition flags of the app tests on goroutine ranks.
+var appQuick = []string{"--backend", "local", "--np", "4", "--min-reps", "3", "--max-reps", "3", "--warmup", "0"}
+
+// writeModel writes a fitted model as 'commcost fit --format json' does.
+func writeModel(t *testing.T, path string, m model.Model) {
+	t.Helper()
+	data, err := model.Marshal(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// triModels writes trilinear read and write models fitted to the synthetic
+// k-k-access records (paper 000's BF(3) coefficients).
+func triModels(t *testing.T, dir string) (read, write string) {
+	t.Helper()
+	recs := synthetic("trilinear")
+	tr, err := model.FitTrilinear(recs, model.Options{Op: "read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read = filepath.Join(dir, "tri-read.json")
+	writeModel(t, read, tr)
+	w := *tr
+	w.Op = "write"
+	write = filepath.Join(dir, "tri-write.json")
+	writeModel(t, write, &w)
+	return read, write
+}
+
+// TestApp runs each application on goroutine ranks over the direct store
+// with --model files, then 'app table' on the records: every communication
+// phase record carries its workload and a prediction by the paired read
+// and write models, and the tables name every phase.
+func TestApp(t *testing.T) {
+	dir := t.TempDir()
+	rd, wr := triModels(t, dir)
+	for _, tc := range []struct {
+		app    string
+		args   []string
+		phases []string
+	}{
+		{"matmul", []string{"--n", "32", "--k", "2", "--l", "128"}, []string{apps.PhaseMM}},
+		{"concomp", []string{"--n", "64", "--k", "2", "--l", "64"}, []string{apps.PhaseBFS, apps.PhaseMerge}},
+		{"bitonic", []string{"--n", "256", "--k", "1,2", "--l", "128"}, []string{apps.PhaseBitonic}},
+		{"samplesort", []string{"--n", "640", "--k", "2", "--l", "128"}, []string{apps.PhaseSplitter, apps.PhaseDistribution, apps.PhaseLocalSort}},
+	} {
+		t.Run(tc.app, func(t *testing.T) {
+			out := filepath.Join(dir, tc.app+".jsonl")
+			args := append(append([]string{"app", tc.app}, tc.args...), appQuick...)
+			args = append(args, "--model", rd, "--model", wr, "--out", out, "--format", "csv")
+			code, stdout, errs := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, errs)
+			}
+			if !strings.Contains(stdout, "bench,") || !strings.Contains(errs, "Table 2") {
+				t.Errorf("stdout is not CSV or the report is not on stderr:\n%s\n%s", stdout, errs)
+			}
+			recs, err := results.ReadJSONLFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, r := range recs {
+				if r.Bench != apps.Bench {
+					t.Errorf("unexpected bench %q with --model", r.Bench)
+					continue
+				}
+				if r.Params["store"] != "direct" || r.Ranks != 4 {
+					t.Errorf("record params %v ranks %d", r.Params, r.Ranks)
+				}
+				if r.Params["kind"] != apps.KindComm {
+					continue
+				}
+				ph := r.Params["phase"].(string)
+				seen[ph] = true
+				if len(r.Workload) == 0 || !(r.Derived["pred_trilinear_s"] > 0) {
+					t.Errorf("%s: workload %v, derived %v", ph, r.Workload, r.Derived)
+				}
+			}
+			for _, ph := range tc.phases {
+				if !seen[ph] {
+					t.Errorf("no record of phase %s", ph)
+				}
+			}
+			code, stdout, errs = runCLI(t, "app", "table", out, "--format", "markdown")
+			if code != 0 {
+				t.Fatalf("app table: exit %d\n%s", code, errs)
+			}
+			for _, ph := range tc.phases {
+				if !strings.Contains(stdout, tc.app+" "+ph) {
+					t.Errorf("app table lacks %s %s:\n%s", tc.app, ph, stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestAppCalibrated: without --model the store is calibrated first (the
+// kkaccess records come out before the application's) and the phases are
+// predicted by the trilinear fits of its reads and writes, on the direct
+// store and on fixed-home.
+func TestAppCalibrated(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	plot := filepath.Join(dir, "pred.png")
+	args := append([]string{"app", "bitonic", "--n", "256", "--k", "2", "--l", "128", "--store", "direct,fixed-home",
+		"--cal-k", "1,2", "--cal-l", "64,256", "--cal-r", "0.5,1", "--cal-max-time", "0.05", "--out", out, "--plot", plot}, appQuick...)
+	code, stdout, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(stdout, "Table 2") || !strings.Contains(stdout, "fixed-home") {
+		t.Errorf("report:\n%s", stdout)
+	}
+	recs, err := results.ReadJSONLFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kk := map[string]int{}
+	for _, r := range recs {
+		if r.Bench == "kkaccess" {
+			net, _ := r.Params["network"].(string)
+			kk[net]++
+		}
+		if r.Bench == apps.Bench && r.Params["kind"] == apps.KindComm && !(r.Derived["pred_trilinear_s"] > 0) {
+			t.Errorf("%v: no prediction", r.Params)
+		}
+	}
+	// (1, 2) x (64, 128, 256) x (0.5, 1) x (read, write) per store; the
+	// direct store's records are the pattern's (no network param).
+	if kk[""] != 24 || kk["fixed-home"] != 24 {
+		t.Errorf("calibration records per store %v, want 24 each", kk)
+	}
+	if st, err := os.Stat(plot); err != nil || st.Size() == 0 {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+func TestAppList(t *testing.T) {
+	code, out, errs := runCLI(t, "app", "list")
+	if code != 0 {
+		t.Fatal(errs)
+	}
+	for _, n := range []string{"matmul", "concomp", "bitonic", "samplesort", "--sync", "--parts"} {
+		if !strings.Contains(out, n) {
+			t.Errorf("app list lacks %s:\n%s", n, out)
+		}
+	}
+}
+
+// TestAppBadInput: exit 2, one message naming the flag, nothing written.
+func TestAppBadInput(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	rd, _ := triModels(t, dir)
+	hock := filepath.Join(dir, "hockney.json")
+	hm, err := model.FitHockney(synthetic("hockney"), model.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeModel(t, hock, hm)
+	notJSON := filepath.Join(dir, "model.txt")
+	if err := os.WriteFile(notJSON, []byte("not a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	app := func(name string, args ...string) []string {
+		return append(append([]string{"app", name}, args...), "--backend", "local", "--np", "4", "--out", out, "--model", rd)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no application", []string{"app"}, "app needs a subcommand"},
+		{"unknown application", []string{"app", "quicksort"}, `app "quicksort": unknown subcommand`},
+		{"unknown store", app("matmul", "--store", "nvram"), "--store nvram"},
+		{"emulate with another store", app("matmul", "--store", "direct,emulate:BF(2)"), "must be the only store"},
+		{"emulate bad network", app("matmul", "--store", "emulate:XY(3)"), "--store emulate:XY(3)"},
+		{"emulate wrong ranks", app("matmul", "--store", "emulate:BF(2)"), "--store emulate:BF(2)"},
+		{"p does not divide n", app("matmul", "--n", "30"), "the ranks must divide the matrix order"},
+		{"not a power of two", append(app("bitonic", "--n", "64"), "--np", "3"), "bitonic sort needs a power of two"},
+		{"concomp not a power of two", append(app("concomp", "--n", "96"), "--np", "6"), "needs a power of two"},
+		{"samplesort n not 64k", app("samplesort", "--n", "100"), "multiple of 64"},
+		{"k zero", app("bitonic", "--k", "0"), "--k 0"},
+		{"l zero", app("bitonic", "--l", "0"), "--l 0"},
+		{"k l above the volume", app("bitonic", "--n", "64", "--k", "4", "--l", "128"), "above the array of n keys"},
+		{"l above the volume", app("concomp", "--n", "64", "--k", "1", "--l", "1K"), "above the"},
+		{"sync malformed", app("matmul", "--sync", "maybe"), "--sync maybe"},
+		{"density", app("concomp", "--density", "0"), "--density 0"},
+		{"model missing", app("bitonic", "--model", filepath.Join(dir, "none.json")), "--model"},
+		{"model not a model", app("bitonic", "--model", notJSON), "--model " + notJSON},
+		{"model without k-k-access", app("bitonic", "--model", hock), "predicts no k-k-access"},
+		{"calibration flags with model", app("bitonic", "--cal-k", "1,2"), "--cal-k"},
+		{"calibration on one rank", []string{"app", "bitonic", "--n", "64", "--l", "64", "--backend", "local", "--np", "1", "--out", out}, "calibration sweep needs at least 2 ranks"},
+		{"cal-r zero", []string{"app", "bitonic", "--cal-r", "0", "--backend", "local", "--out", out}, "--cal-r 0"},
+		{"plot extension", app("bitonic", "--plot", filepath.Join(dir, "p.txt")), "--plot"},
+		{"iters", app("bitonic", "--iters", "3"), "--iters"},
+		{"list with arguments", []string{"app", "list", "x"}, `unexpected argument "x"`},
+		{"table without files", []string{"app", "table"}, "app table needs one or more FILE.jsonl"},
+		{"table of no records", []string{"app", "table", notJSON}, "FILE " + notJSON},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkUsageError(t, dir, tt.args, tt.want)
+		})
+	}
+}

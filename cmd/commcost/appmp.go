@@ -1,0 +1,436 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/report"
+	"github.com/commcost/commcost/results"
+)
+
+// The message-passing applications of papers 001 and 003 (package apps):
+// `commcost app multigrid|cannon|checkerboard|gauss`. Each run measures the
+// program (verified against its oracle), predicts every communication
+// phase with every model (--model files, or models fitted to a calibration
+// of exactly the patterns the program's workload names), and prints one
+// table per run: rows are models, columns the phases and their total,
+// cells the predicted time and its error against the measured median, the
+// best model per column marked.
+
+// appMPNames are the applications of this file, in help order.
+var appMPNames = []string{"multigrid", "cannon", "checkerboard", "gauss"}
+
+var appMPSummaries = map[string]string{
+	"multigrid":    "paper 001's time-parallel multigrid (heat equation, one time plane per rank, whole planes between neighbouring time levels every iteration), async and sync; the hyperbolic model reduces its exchange with Table 1",
+	"cannon":       "Cannon's matrix multiplication on a q x q grid (alignment, q-1 shifts of A and B), the classic alternative to paper 003's checkerboard algorithm",
+	"checkerboard": "paper 003's dense matrix multiplication: all-to-all broadcasts of A's blocks along grid rows and B's along columns, then local products",
+	"gauss":        "paper 003's Gaussian elimination: row-wise, the pivot row by the two-step broadcast (scatter, all-to-all broadcast), back-substitution; ||Ax-b|| checked",
+}
+
+// appMPPapers are the sources app list names.
+var appMPPapers = map[string]string{"multigrid": "001 sec. 4", "cannon": "003 (Cannon 1969)", "checkerboard": "003", "gauss": "003"}
+
+// appMPFlagNames are the flags app list shows for each application.
+var appMPFlagNames = map[string][]string{
+	"multigrid":    {"--n", "--iterations", "--variant", "--cycles"},
+	"cannon":       {"--n"},
+	"checkerboard": {"--n", "--grid"},
+	"gauss":        {"--n", "--matrix"},
+}
+
+func init() {
+	for _, name := range appMPNames {
+		name := name
+		registerApp(appEntry{name: name, paper: appMPPapers[name], summary: appMPSummaries[name],
+			ownFlags: append(append([]string(nil), appMPFlagNames[name]...), "--model", "--kinds", "--calibration", "--stat", "--plot", "--markdown"),
+			run:      func(args []string, stdout, stderr io.Writer) error { return runAppMP(name, args, stdout, stderr) }})
+	}
+}
+
+type appMPFlags struct {
+	patternFlags
+	name       string
+	n          int
+	grid       string
+	iterations int
+	variants   []string
+	cycles     int
+	matrix     string
+	models     modelList
+	kinds      []string
+	plot       string
+	calibTime  float64
+	markdown   bool
+	fastest    bool
+	calibFile  string
+	calibRecs  []results.Record // --calibration records, read on every rank
+
+	loaded []apps.NamedModel // --model files, read on every rank
+}
+
+// Defaults: sizes that finish in seconds on shared memory with blocks and
+// planes of 32 KiB and more.
+const (
+	defaultAppN         = 128
+	defaultMGN          = 127
+	defaultMGIterations = 10
+	defaultCalibMaxTime = 0.5 // seconds per calibration point
+)
+
+func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, error) {
+	fs := newFlagSet("app "+name, stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: commcost app %s [flags]   (paper %s, over MPI ranks)\n\n%s\n\nflags:\n", name, appMPPapers[name], appMPSummaries[name])
+		fs.PrintDefaults()
+	}
+	f := &appMPFlags{name: name}
+	f.registerPattern(fs, patternSpec{name: "app " + name, seed: true, warmupReps: true, maxTime: defaultAppMaxTime})
+	fs.Lookup("warmup").Usage = "untimed runs of the program before the timed ones (default 2)"
+	fs.Lookup("min-reps").Usage = "minimum timed runs"
+	fs.Lookup("max-reps").Usage = "maximum timed runs"
+	fs.Lookup("max-time").Usage = "seconds of timed runs before stopping"
+	nDef := defaultAppN
+	if name == "multigrid" {
+		nDef = defaultMGN
+	}
+	switch name {
+	case "multigrid":
+		fs.IntVar(&f.n, "n", nDef, "interior grid points per side of a time plane, 2^k - 1 (a plane message is 8 n^2 bytes)")
+		fs.IntVar(&f.iterations, "iterations", defaultMGIterations, "block-Jacobi iterations in time (each moves every plane to the next time level)")
+		fs.IntVar(&f.cycles, "cycles", 1, "V-cycles per iteration")
+	case "gauss":
+		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of the rank count)")
+		fs.StringVar(&f.matrix, "matrix", "dd", "input: dd (diagonally dominant), random, hilbert (near-singular), singular, zeropivot (needs pivoting: fails during the run)")
+	case "checkerboard":
+		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of the grid's rows and columns)")
+		fs.StringVar(&f.grid, "grid", "", "process grid ROWSxCOLS with ROWS*COLS = ranks (default: the most nearly square)")
+	default:
+		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of q on a q x q grid)")
+	}
+	variant := "async"
+	if name == "multigrid" {
+		fs.StringVar(&variant, "variant", "async", "async (as the program runs), sync (a barrier before every exchange), or async,sync")
+	}
+	fs.Var(&f.models, "model", "fitted model `FILE.json` ('commcost fit KIND FILE --format json'); repeat for several; without it, the patterns the program needs are measured and every kind fitted first")
+	kinds := fs.String("kinds", strings.Join(apps.FitKinds, ","), "model kinds to fit to the calibration (without --model)")
+	fs.StringVar(&f.plot, "plot", "", "write measured against predicted per model to this `file` (.png, .svg, .pdf)")
+	fs.Float64Var(&f.calibTime, "calib-max-time", defaultCalibMaxTime, "seconds of repetitions per calibration point")
+	fs.StringVar(&f.calibFile, "calibration", "", "fit the models to the pattern records of this JSON Lines `file` (an earlier run's --out) instead of measuring a calibration")
+	fs.BoolVar(&f.markdown, "markdown", false, "print the tables as markdown")
+	stat := fs.String("stat", "median", "measured statistic the models are fitted to and judged against: median, or fastest (the fastest repetition: the wire time of a shaped link when the machine is busy)")
+	if err := parseFlags(fs, args, false); err != nil {
+		return nil, err
+	}
+	if err := f.checkPattern(fs); err != nil {
+		return nil, err
+	}
+	if f.set["format"] {
+		return nil, usagef("--format: app prints its tables (--markdown for markdown); records go to --out as JSON Lines")
+	}
+	switch *stat {
+	case "median":
+	case "fastest":
+		f.fastest = true
+	default:
+		return nil, usagef("--stat %s: accepted values are median and fastest", *stat)
+	}
+	if f.n < 1 {
+		return nil, usagef("--n %d: must be a positive integer", f.n)
+	}
+	if name == "multigrid" {
+		if f.iterations < 1 {
+			return nil, usagef("--iterations %d: must be an integer >= 1", f.iterations)
+		}
+		if f.cycles < 1 {
+			return nil, usagef("--cycles %d: must be an integer >= 1", f.cycles)
+		}
+		var err error
+		if f.variants, err = parseListOf("variant", variant, "async, sync or async,sync", func(v string) (string, error) {
+			if v != "async" && v != "sync" {
+				return "", fmt.Errorf("%q is not async or sync", v)
+			}
+			return v, nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if f.grid != "" {
+		if _, err := apps.ParseGrid(f.grid); err != nil {
+			return nil, usagef("--grid %s: accepted form ROWSxCOLS with positive integers, e.g. 2x3", f.grid)
+		}
+	}
+	if !(f.calibTime > 0) || math.IsInf(f.calibTime, 0) {
+		return nil, usagef("--calib-max-time %v: must be a positive number of seconds", f.calibTime)
+	}
+	var err error
+	if f.kinds, err = parseListOf("kinds", *kinds, "a list of "+strings.Join(model.Kinds(), ", "), func(v string) (string, error) {
+		if !slices.Contains(model.Kinds(), v) {
+			return "", fmt.Errorf("%q is not a model kind", v)
+		}
+		return v, nil
+	}); err != nil {
+		return nil, err
+	}
+	if f.set["kinds"] && len(f.models) > 0 {
+		return nil, usagef("--kinds chooses what to fit to a calibration; with --model nothing is fitted")
+	}
+	if f.calibFile != "" {
+		if len(f.models) > 0 {
+			return nil, usagef("--calibration and --model: give fitted models or the records to fit them to, not both")
+		}
+		recs, err := readRecordsFile("--calibration", f.calibFile, stderr)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if r.Bench != apps.Bench {
+				f.calibRecs = append(f.calibRecs, r)
+			}
+		}
+		if len(f.calibRecs) == 0 {
+			return nil, usagef("--calibration %s: no pattern records (only application records or none)", f.calibFile)
+		}
+	}
+	if f.plot != "" {
+		if err := checkPlotPath(f.plot); err != nil {
+			return nil, err
+		}
+	}
+	for _, path := range f.models {
+		m, err := loadModel(path)
+		if err != nil {
+			return nil, err
+		}
+		f.loaded = append(f.loaded, apps.NamedModel{Name: modelName(m.Kind(), path, f.models), Model: m})
+	}
+	return f, nil
+}
+
+// modelName is the model's kind, with the file's name when several
+// --model files are given (two may hold the same kind).
+func modelName(kind, path string, all []string) string {
+	if len(all) == 1 {
+		return kind
+	}
+	return kind + " (" + filepath.Base(path) + ")"
+}
+
+// programs are the configured runs: one per multigrid variant, else one.
+func (f *appMPFlags) programs() []apps.App {
+	switch f.name {
+	case "multigrid":
+		var out []apps.App
+		for _, v := range f.variants {
+			out = append(out, &apps.Multigrid{N: f.n, Iters: f.iterations, Cycles: f.cycles, Sync: v == "sync"})
+		}
+		return out
+	case "cannon":
+		return []apps.App{apps.Cannon{N: f.n}}
+	case "checkerboard":
+		g, _ := apps.ParseGrid(f.grid)
+		if f.grid == "" {
+			g = apps.Grid{}
+		}
+		return []apps.App{apps.Checkerboard{N: f.n, Grid: g}}
+	}
+	return []apps.App{&apps.Gauss{N: f.n, Matrix: f.matrix}}
+}
+
+func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
+	f, err := parseAppMP(name, args, stderr)
+	if err != nil {
+		return err
+	}
+	progs := f.programs()
+	return withWorld(f.backend, f.np, func(c mpi.Comm) error {
+		p := c.Size()
+		// Bad input first, agreed by every rank: the rank count, the sizes,
+		// the input matrix, and whether the given models predict anything.
+		err := func() error {
+			if p < 2 {
+				hint := ""
+				if c.Backend() == backendNative {
+					hint = " (run under mpirun -np 4, or --backend local --np 4)"
+				}
+				return usagef("app %s needs at least 2 ranks to communicate, got %d%s", name, p, hint)
+			}
+			for _, prog := range progs {
+				if err := prog.Check(p); err != nil {
+					return usagef("%v", err)
+				}
+				if g, ok := prog.(*apps.Gauss); ok {
+					if err := g.Input(f.seed); err != nil {
+						return usagef("%v", err)
+					}
+				}
+				if len(f.loaded) > 0 {
+					if err := apps.Predictable(prog.(apps.Workloader).Workload(p), f.loaded); err != nil {
+						return usagef("--model: %v", err)
+					}
+				}
+			}
+			return nil
+		}()
+		if err := agree(c, err); err != nil {
+			return err
+		}
+		meta, err := newMeta(c)
+		if err != nil {
+			return err
+		}
+		meta.Seed = f.seed
+		// Records go to --out only; stdout gets the tables.
+		mf := f.measureFlags
+		mf.format, _ = results.ParseFormat("jsonl")
+		s, err := openSink(c, &mf, io.Discard)
+		if err != nil {
+			return err
+		}
+		err = f.measureAll(c, progs, meta, s, stdout)
+		if cerr := s.close(); err == nil {
+			err = cerr
+		}
+		var ce *apps.CollectiveError
+		if errors.As(err, &ce) {
+			// Every rank has this verdict: rank 0 prints it, nobody aborts.
+			if c.Rank() == 0 {
+				return &agreedError{err}
+			}
+			return &quietError{err: err}
+		}
+		return err
+	})
+}
+
+// measureAll calibrates (without --model), runs every program, and prints
+// its ranking on rank 0.
+func (f *appMPFlags) measureAll(c mpi.Comm, progs []apps.App, meta results.Meta, s *sink, stdout io.Writer) error {
+	emit := func(rec results.Record) error {
+		if c.Rank() != 0 {
+			return nil
+		}
+		return s.write(rec)
+	}
+	models := f.loaded
+	p := c.Size()
+	if len(models) == 0 {
+		work := map[string][]results.WorkItem{}
+		for i, prog := range progs {
+			for ph, w := range prog.(apps.Workloader).Workload(p) {
+				work[fmt.Sprintf("%d/%s", i, ph)] = w
+			}
+		}
+		cal := f.calibRecs
+		if cal == nil {
+			reps := f.patternReps()
+			reps.MaxTime, reps.MinReps, reps.Warmup = f.calibTime, min(reps.MinReps, 5), 1
+			var err error
+			if cal, err = (apps.Calibration{Reps: reps, Kinds: f.kinds}).Run(c, work, meta, emit); err != nil {
+				return fmt.Errorf("calibration: %w", err)
+			}
+		}
+		if f.fastest {
+			cal = apps.Fastest(cal)
+		}
+		var ferr error
+		if c.Rank() == 0 {
+			var notes []string
+			models, notes = apps.Fit(cal, f.kinds)
+			for _, n := range notes {
+				fmt.Fprintln(stdout, "calibration:", n)
+			}
+			for _, prog := range progs {
+				if err := apps.Predictable(prog.(apps.Workloader).Workload(p), models); err != nil {
+					ferr = fmt.Errorf("calibration: %w", err)
+				}
+			}
+		}
+		if err := agree(c, ferr); err != nil {
+			return err
+		}
+	}
+	for i, prog := range progs {
+		env := apps.Env{Comm: c, Seed: f.seed}
+		recs, err := apps.Measure(env, prog, f.patternReps(), meta)
+		if err != nil {
+			return err
+		}
+		if c.Rank() != 0 {
+			continue
+		}
+		rank, err := apps.RankAnnotated(recs, models, f.fastest)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		// The table is built from the annotated records, as report.md
+		// rebuilds it (report.AppRankings).
+		tables := report.AppRankings(recs)
+		if len(tables) != 1 {
+			return fmt.Errorf("%s: %d ranking tables from one run's records", prog.Name(), len(tables))
+		}
+		if err := tables[0].Write(stdout, f.markdown); err != nil {
+			return err
+		}
+		rank.WriteNotes(stdout)
+		if f.name != "multigrid" {
+			if ts, tw, src, ok := slidesParams(models); ok {
+				forms, err := apps.ClosedForms(f.name, f.n, p, ts, tw)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(stdout)
+				if err := rank.WriteClosedForms(stdout, forms, src, f.markdown); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintln(stdout, "paper 003's closed forms need t_s and t_w: fit or give a hockney or twolevel model")
+			}
+		}
+		if f.plot != "" {
+			path := f.plot
+			if len(progs) > 1 {
+				ext := filepath.Ext(path)
+				path = strings.TrimSuffix(path, ext) + "-" + prog.Params()["variant"].(string) + ext
+			}
+			if err := tables[0].WriteAppPlot(path); err != nil {
+				return fmt.Errorf("--plot %s: %w", path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// slidesParams picks t_s and t_w for paper 003's closed forms: the
+// Hockney fit's (the slides' point-to-point cost t_s + t_w m), else the
+// two-level model's.
+func slidesParams(models []apps.NamedModel) (ts, tw float64, source string, ok bool) {
+	for _, kind := range []string{"hockney", "twolevel"} {
+		for _, nm := range models {
+			if nm.Model.Kind() != kind {
+				continue
+			}
+			a, okA := model.ParamByName(nm.Model, "t_s")
+			b, okB := model.ParamByName(nm.Model, "t_w")
+			if okA && okB {
+				return a.Value, b.Value, nm.Name, true
+			}
+		}
+	}
+	return 0, 0, "", false
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/results"
+)
+
+// modelFile writes m as 'commcost fit --format json' does and returns
+// the path.
+func modelFile(t *testing.T, path string, m model.Model) string {
+	t.Helper()
+	writeModel(t, path, m)
+	return path
+}
+
+func fixed(name, unit string, v float64) model.Param {
+	return model.Param{Name: name, Unit: unit, Value: v, CI95: [2]float64{v, v}, Fixed: true}
+}
+
+func testModels(t *testing.T, dir string) (hockney, trilinear string) {
+	t.Helper()
+	h := &model.Hockney{Ts: fixed("t_s", "s", 20e-6), Tw: fixed("t_w", "s/B", 1e-9)}
+	tr := &model.Trilinear{}
+	for i := 0; i < 8; i++ {
+		tr.C[i] = fixed("c", "s", 1e-6)
+	}
+	return modelFile(t, filepath.Join(dir, "hockney.json"), h), modelFile(t, filepath.Join(dir, "trilinear.json"), tr)
+}
+
+// TestAppMPBadInput: every bad input exits 2 with one message naming the
+// flag or the condition, writes nothing and prints nothing.
+func TestAppMPBadInput(t *testing.T) {
+	dir := t.TempDir()
+	hock, tri := testModels(t, dir)
+	out := filepath.Join(dir, "out.jsonl")
+	plot := filepath.Join(dir, "p.png")
+	local := func(np string, args ...string) []string {
+		return append(append([]string{"app"}, args...), "--backend", "local", "--np", np, "--out", out, "--plot", plot)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown application", []string{"app", "fft"}, `app "fft": unknown subcommand; accepted: list, table`},
+		{"cannon not square", local("6", "cannon", "--n", "12"), "square"},
+		{"cannon n not divisible", local("4", "cannon", "--n", "13"), "not divisible"},
+		{"zero size", local("4", "cannon", "--n", "0"), "--n 0"},
+		{"negative size", local("4", "gauss", "--n", "-8"), "--n -8"},
+		{"one rank", local("1", "cannon", "--n", "8"), "at least 2 ranks"},
+		{"checkerboard grid does not fit", local("4", "checkerboard", "--n", "12", "--grid", "2x3"), "6 places"},
+		{"checkerboard grid malformed", local("4", "checkerboard", "--grid", "2by2"), "--grid 2by2"},
+		{"checkerboard n not divisible", local("6", "checkerboard", "--n", "10", "--grid", "2x3"), "not divisible"},
+		{"gauss n not divisible", local("4", "gauss", "--n", "10"), "not divisible"},
+		{"gauss singular", local("2", "gauss", "--n", "8", "--matrix", "singular"), "singular"},
+		{"gauss near-singular", local("2", "gauss", "--n", "16", "--matrix", "hilbert"), "near-singular"},
+		{"gauss unknown matrix", local("2", "gauss", "--n", "8", "--matrix", "magic"), "--matrix magic"},
+		{"multigrid n not 2^k-1", local("4", "multigrid", "--n", "16"), "2^k - 1"},
+		{"multigrid no iterations", local("4", "multigrid", "--iterations", "0"), "--iterations 0"},
+		{"multigrid variant", local("4", "multigrid", "--variant", "fast"), "--variant"},
+		{"model predicts no phase", local("4", "cannon", "--n", "16", "--model", tri), "--model"},
+		{"model file missing", local("4", "cannon", "--model", filepath.Join(dir, "none.json")), "--model"},
+		{"calibration and model", local("4", "cannon", "--model", hock, "--calibration", hock), "--calibration and --model"},
+		{"stat", local("4", "cannon", "--stat", "mean"), "--stat mean"},
+		{"format", local("4", "cannon", "--format", "csv"), "--format"},
+		{"out directory missing", []string{"app", "cannon", "--n", "16", "--backend", "local", "--np", "4", "--model", hock, "--out", filepath.Join(dir, "no", "x.jsonl")}, "--out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })
+	}
+}
+
+// TestAppMPLocal runs every application on goroutine ranks with a given
+// model: the table is printed, the records (calibration-free) carry the
+// workload and every prediction, the plot is written.
+func TestAppMPLocal(t *testing.T) {
+	dir := t.TempDir()
+	hock, _ := testModels(t, dir)
+	for _, tc := range []struct {
+		name string
+		args []string
+		runs int
+	}{
+		{"cannon", []string{"cannon", "--n", "32"}, 1},
+		{"checkerboard", []string{"checkerboard", "--n", "24", "--grid", "2x3"}, 1},
+		{"gauss", []string{"gauss", "--n", "32"}, 1},
+		{"multigrid", []string{"multigrid", "--n", "15", "--iterations", "3", "--variant", "async,sync"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			np := "4"
+			if tc.name == "checkerboard" {
+				np = "6"
+			}
+			out := filepath.Join(dir, tc.name+".jsonl")
+			plot := filepath.Join(dir, tc.name+".png")
+			args := append(append([]string{"app"}, tc.args...), "--backend", "local", "--np", np,
+				"--model", hock, "--min-reps", "3", "--max-reps", "3", "--out", out, "--plot", plot)
+			code, stdout, stderr := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if n := strings.Count(stdout, "* best per column"); n != tc.runs {
+				t.Errorf("%d ranking tables, want %d:\n%s", n, tc.runs, stdout)
+			}
+			if !strings.Contains(stdout, "hockney") || !strings.Contains(stdout, "measured (median)") {
+				t.Errorf("table without the model or the measurement:\n%s", stdout)
+			}
+			if tc.name != "multigrid" && !strings.Contains(stdout, "closed forms") {
+				t.Errorf("no closed forms:\n%s", stdout)
+			}
+			recs, err := results.ReadJSONLFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			comm := 0
+			for _, r := range recs {
+				if r.Bench != apps.Bench || r.Params["kind"] != apps.KindComm {
+					continue
+				}
+				comm++
+				if len(r.Workload) == 0 {
+					t.Errorf("%v: no workload", r.Params)
+				}
+				if _, ok := r.Derived["pred_hockney_s"]; !ok {
+					t.Errorf("%v: no hockney prediction in %v", r.Params, r.Derived)
+				}
+			}
+			if comm == 0 {
+				t.Errorf("no communication phase record among %d", len(recs))
+			}
+			plots, _ := filepath.Glob(strings.TrimSuffix(plot, ".png") + "*.png")
+			if len(plots) != tc.runs {
+				t.Errorf("plots %v, want %d", plots, tc.runs)
+			}
+		})
+	}
+}
+
+// TestAppMPRunTimeRefusal: a matrix that needs pivoting is found during
+// the elimination, on every rank alike: exit 1, one message.
+func TestAppMPRunTimeRefusal(t *testing.T) {
+	dir := t.TempDir()
+	hock, _ := testModels(t, dir)
+	code, stdout, stderr := runCLI(t, "app", "gauss", "--n", "16", "--matrix", "zeropivot", "--backend", "local", "--np", "4", "--model", hock)
+	if code != 1 || strings.Count(stderr, "commcost:") != 1 || !strings.Contains(stderr, "step 0") {
+		t.Errorf("exit %d, stderr %q, stdout %q; want exit 1 with one message about step 0", code, stderr, stdout)
+	}
+}
+
+// TestMPIRunAppsMP: the message-passing applications under mpirun with 4 ranks verify,
+// calibrate what their models need and print the ranking.
+func TestMPIRunAppsMP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mpirun: skipped under -short")
+	}
+	bin := commcostBinary(t)
+	for _, args := range [][]string{
+		{"app", "cannon", "--n", "64", "--kinds", "hockney,twolevel", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
+		{"app", "gauss", "--n", "64", "--kinds", "hockney,bsp", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
+		{"app", "multigrid", "--n", "31", "--iterations", "3", "--variant", "async,sync", "--kinds", "hockney,hyperbolic", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
+	} {
+		t.Run(args[1], func(t *testing.T) {
+			r := underMPI(t, 4, bin, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "* best per column") || !strings.Contains(r.stdout, "hockney") {
+				t.Errorf("no ranking table:\n%s", r.stdout)
+			}
+		})
+	}
+}

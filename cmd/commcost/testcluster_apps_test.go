@@ -1,0 +1,196 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/results"
+)
+
+// Ground truth for the message-passing applications of papers 001 and 003
+// (issue 14; testClusterAppsMP) on the shaped test cluster, in two topologies: four hosts on
+// one switch with 200 Mbit/s links, and the same hosts in two groups of two
+// joined by one 100 Mbit/s link (paper 001's SP2 two-frame case). In each:
+//
+//   - Cannon's algorithm and the checkerboard multiplication with n = 256
+//     on the 2 x 2 grid (blocks of 128 KiB), the models fitted to a
+//     calibration of the patterns Cannon's workload names (the
+//     checkerboard's are the same on a 2 x 2 grid), every model's error on
+//     the total communication time logged; asserted: the best model within
+//     10% (issue 14; goal 5%);
+//   - the time-parallel multigrid (n = 127: planes of 126 KiB), async and
+//     sync, with its own calibration for the hyperbolic model (round
+//     trips and paper 001's all-to-all); asserted: the hyperbolic model
+//     within 20% of the exchange time (paper 001's claim; goal 10%).
+//
+// Statistic: the fastest repetition (commcost app --stat fastest), for the
+// calibration and the applications alike, as the other ground-truth checks
+// use it (see lowerEnvelope): the shaped link is a hard cap and load only
+// adds time.
+//
+// The errors are asserted only when the machine is quiet (1-minute load
+// average at most clusterAppsMaxLoad per core, before and after): four
+// hosts exchanging at once need about 1.6 Gbit/s of packet processing
+// through veths, bridges and tbf queues on the same cores, and on a busy
+// 2-core machine concurrent exchanges then take 2-3 times the wire time
+// while a lone ping-pong still runs at wire speed, which no model
+// calibrated on two ranks can know. The tables are logged either way.
+func testClusterAppsMP(t *testing.T, bin string) {
+	for _, topo := range []struct {
+		name string
+		opts []string
+	}{
+		{"switch", []string{"--hosts", "4", "--rate", "200mbit"}},
+		{"twogroups", []string{"--hosts", "4", "--rate", "200mbit", "--bottleneck", "100mbit", "--groups", "2"}},
+	} {
+		t.Run(topo.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cal := filepath.Join(dir, "calibration.jsonl")
+			mm := filepath.Join(dir, "matmul.jsonl")
+			mg := filepath.Join(dir, "multigrid.jsonl")
+			const reps = "--stat fastest --min-reps 5 --max-reps 10 --calib-max-time 0.4"
+			load0 := loadPerCore(t)
+			runCluster(t, 240*time.Second, topo.opts, strings.Join([]string{
+				fmt.Sprintf("$CC_MPIRUN %s app cannon --n 256 %s --out %s", bin, reps, cal),
+				fmt.Sprintf("$CC_MPIRUN %s app checkerboard --n 256 %s --calibration %s --out %s", bin, reps, cal, mm),
+				fmt.Sprintf("$CC_MPIRUN %s app multigrid --n 127 --iterations 10 --variant async,sync --kinds hockney,piecewise,hyperbolic,bsp %s --out %s", bin, reps, mg),
+			}, " && "))
+			load1 := loadPerCore(t)
+			quiet := load0 <= clusterAppsMaxLoad && load1 <= clusterAppsMaxLoad
+			if !quiet {
+				t.Logf("load average %.1f then %.1f per core (> %g): the errors below are logged, not asserted; rerun on a quiet machine: go test ./cmd/commcost -run TestTestCluster/AppsMP -count=1 -v",
+					load0, load1, clusterAppsMaxLoad)
+			}
+			check := func(app, variant string, errs map[string]float64, models []string, limit float64) {
+				var best string
+				for _, m := range models {
+					if _, ok := errs[m]; ok && (best == "" || math.Abs(errs[m]) < math.Abs(errs[best])) {
+						best = m
+					}
+				}
+				if best == "" {
+					t.Errorf("%s %s: no model among %v predicts the total communication", app, variant, models)
+					return
+				}
+				if e := errs[best]; math.Abs(e) > limit {
+					msg := fmt.Sprintf("%s %s: %s predicts the total communication with error %+.1f%%, want within %g%%", app, variant, best, 100*e, 100*limit)
+					if quiet {
+						t.Error(msg)
+					} else {
+						t.Log("not asserted (load): " + msg)
+					}
+				}
+			}
+			for _, file := range []string{cal, mm} {
+				for key, errs := range totalErrors(t, file) {
+					t.Logf("%s: total communication, error of every model: %s", key, fmtErrors(errs))
+					check(key, "", errs, sortedModels(errs), 0.10)
+				}
+			}
+			for key, errs := range totalErrors(t, mg) {
+				t.Logf("%s: exchange, error of every model: %s", key, fmtErrors(errs))
+				check(key, "(hyperbolic)", errs, []string{"hyperbolic"}, 0.20)
+			}
+		})
+	}
+}
+
+// clusterAppsMaxLoad is the 1-minute load average per core up to which the
+// machine counts as quiet for testClusterApps.
+const clusterAppsMaxLoad = 1.5
+
+// loadPerCore is the 1-minute load average divided by the cores.
+func loadPerCore(t *testing.T) float64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		t.Logf("no load average (%v): taken as busy", err)
+		return math.Inf(1)
+	}
+	f := strings.Fields(string(b))
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return math.Inf(1)
+	}
+	return v / float64(runtime.NumCPU())
+}
+
+// totalErrors reads the application records of file (annotated by commcost
+// app with every model's prediction, against the statistic it ranked on)
+// and returns, per run, every model's relative error on the sum of the
+// communication phases. A model missing a phase has no total.
+func totalErrors(t *testing.T, file string) map[string]map[string]float64 {
+	t.Helper()
+	recs, err := results.ReadJSONLFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type run struct {
+		meas   float64
+		pred   map[string]float64
+		phases map[string]int
+		n      int
+	}
+	runs := map[string]*run{}
+	for _, r := range apps.Fastest(recs) {
+		if r.Bench != apps.Bench || r.Params["kind"] != apps.KindComm || len(r.Workload) == 0 {
+			continue
+		}
+		key := fmt.Sprintf("%v", r.Params["app"])
+		if v, ok := r.Params["variant"]; ok {
+			key += " " + fmt.Sprint(v)
+		}
+		ru := runs[key]
+		if ru == nil {
+			ru = &run{pred: map[string]float64{}, phases: map[string]int{}}
+			runs[key] = ru
+		}
+		ru.meas += r.Median
+		ru.n++
+		for k, v := range r.Derived {
+			if name, ok := strings.CutPrefix(k, "pred_"); ok && strings.HasSuffix(name, "_s") {
+				name = strings.TrimSuffix(name, "_s")
+				ru.pred[name] += v
+				ru.phases[name]++
+			}
+		}
+	}
+	out := map[string]map[string]float64{}
+	for key, ru := range runs {
+		out[key] = map[string]float64{}
+		for m, v := range ru.pred {
+			if ru.phases[m] == ru.n && ru.meas > 0 {
+				out[key][m] = (v - ru.meas) / ru.meas
+			}
+		}
+	}
+	return out
+}
+
+func sortedModels(errs map[string]float64) []string {
+	var ms []string
+	for m := range errs {
+		ms = append(ms, m)
+	}
+	sort.Strings(ms)
+	return ms
+}
+
+func fmtErrors(errs map[string]float64) string {
+	var parts []string
+	for _, m := range sortedModels(errs) {
+		parts = append(parts, fmt.Sprintf("%s %+.1f%%", m, 100*errs[m]))
+	}
+	return strings.Join(parts, ", ")
+}
