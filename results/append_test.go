@@ -296,7 +296,7 @@ func TestReadRecordsFile(t *testing.T) {
 	}{
 		{"whole", good, 4, "", ""},
 		{"torn last line", append(append([]byte{}, good...), `{"schema":1,"bench":"pi`...), 4, "line 5", ""},
-		{"only a torn line", []byte(`{"schema":1,"be`), 0, "line 1", ""},
+		{"only a torn line", []byte(`{"schema":1,"be`), 0, "", "line 1"},
 		{"bad line inside", append([]byte("{\"schema\":1,\"be\n"), good...), 0, "", "line 1"},
 		{"glued records", append(append([]byte{}, good[:len(good)-1]...), good...), 0, "", "line 4"},
 	}

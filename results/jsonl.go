@@ -330,14 +330,20 @@ func ReadJSONLFile(path string) ([]Record, error) {
 // append cut off by a crash leaves behind (ErrTruncated), is not an
 // error. The complete records come back, and torn describes the lost line
 // (a *LineError naming the file and line) so that the caller can say the
-// last record was lost; torn is nil for a whole file. Any other bad line
-// is an error naming the file and the line.
+// last record was lost; torn is nil for a whole file. Any other bad line,
+// or a torn line with no complete record before it, is an error naming
+// the file and the line.
 func ReadRecordsFile(path string) (recs []Record, torn, err error) {
 	recs, err = ReadJSONLFile(path)
-	if errors.Is(err, ErrTruncated) {
+	if errors.Is(err, ErrTruncated) && len(recs) > 0 {
 		return recs, err, nil
 	}
-	return recs, nil, err
+	if err != nil {
+		// A file whose only line is cut off holds no record to keep: it
+		// is refused like any file that is not a records file.
+		return nil, nil, err
+	}
+	return recs, nil, nil
 }
 
 // parseRecordLine decodes and checks one line.
