@@ -237,6 +237,26 @@ const (
 	ErrIntern   = 17
 )
 
+var classNames = [...]string{
+	ErrSuccess: "MPI_SUCCESS", ErrBuffer: "MPI_ERR_BUFFER", ErrCount: "MPI_ERR_COUNT",
+	ErrType: "MPI_ERR_TYPE", ErrTag: "MPI_ERR_TAG", ErrComm: "MPI_ERR_COMM",
+	ErrRank: "MPI_ERR_RANK", ErrRequest: "MPI_ERR_REQUEST", ErrRoot: "MPI_ERR_ROOT",
+	ErrGroup: "MPI_ERR_GROUP", ErrOp: "MPI_ERR_OP", ErrTopology: "MPI_ERR_TOPOLOGY",
+	ErrDims: "MPI_ERR_DIMS", ErrArg: "MPI_ERR_ARG", ErrUnknown: "MPI_ERR_UNKNOWN",
+	ErrTruncate: "MPI_ERR_TRUNCATE", ErrOther: "MPI_ERR_OTHER", ErrIntern: "MPI_ERR_INTERN",
+}
+
+// ClassName is the standard name of an error class ("MPI_ERR_TRUNCATE"),
+// or "MPI error class N" outside the table. Messages name the class so
+// that they read the same whichever library produced them: Open MPI's
+// MPI_Error_string starts with it, MPICH's does not.
+func ClassName(class int) string {
+	if class >= 0 && class < len(classNames) {
+		return classNames[class]
+	}
+	return fmt.Sprintf("MPI error class %d", class)
+}
+
 // Float64Bytes views a []float64 as bytes without copying (same host
 // representation on every rank is assumed, as MPI_BYTE transfer would).
 func Float64Bytes(v []float64) []byte {

@@ -13,10 +13,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 mkdir -p bin results/bench
-[ -x bin/commcost ] || go build -o bin/commcost ./cmd/commcost
-mpicc -O2 -o bin/kk_ref scripts/ref/kk_ref.c
+# shellcheck source=scripts/mpi.sh
+. scripts/mpi.sh
+impl=$(mpi_impl) || exit 2
+launcher=$(mpi_launcher "$impl") || { echo "$0: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
+mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }
+# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
+[ -x bin/commcost ] || go build ${TAGS:-} -o bin/commcost ./cmd/commcost
+"$mpicc" -O2 -o bin/kk_ref scripts/ref/kk_ref.c
 
-run2() { mpirun -np 2 "$@"; }
+run2() { "$launcher" -np 2 "$@"; }
 go_median() { grep -o '"median":[-0-9.e+]*' | head -n1 | cut -d: -f2; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -34,7 +40,7 @@ for r in $(seq 1 "$rounds"); do
 	done
 done
 worst=0
-line="$(date -u +%FT%TZ)	$(git describe --always --dirty 2>/dev/null || echo unknown)	$(mpirun --version | head -n1)"
+line="$(date -u +%FT%TZ)	$(git describe --always --dirty 2>/dev/null || echo unknown)	$(mpi_version "$impl" "$launcher")"
 for cell in "${cells[@]}"; do
 	# shellcheck disable=SC2086
 	m=$(median ${ratios[$cell]})

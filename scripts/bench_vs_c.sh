@@ -13,10 +13,16 @@ rounds=${1:-7}
 lat_size=8
 bw_size=1048576
 mkdir -p bin results/bench
-[ -x bin/commcost ] || go build -o bin/commcost ./cmd/commcost
-mpicc -O2 -o bin/osu_ref scripts/ref/osu_ref.c
+# shellcheck source=scripts/mpi.sh
+. scripts/mpi.sh
+impl=$(mpi_impl) || exit 2
+launcher=$(mpi_launcher "$impl") || { echo "$0: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
+mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }
+# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
+[ -x bin/commcost ] || go build ${TAGS:-} -o bin/commcost ./cmd/commcost
+"$mpicc" -O2 -o bin/osu_ref scripts/ref/osu_ref.c
 
-run2() { mpirun -np 2 "$@"; }
+run2() { "$launcher" -np 2 "$@"; }
 c_value() { awk '!/^#/ && NF==2 {print $2; exit}'; }
 go_median() { grep -o '"median":[-0-9.e+]*' | head -n1 | cut -d: -f2; }
 
@@ -38,7 +44,7 @@ bw_med=$(median "${bw_ratios[@]}")
 echo "median latency ratio commcost/C at ${lat_size} B: ${lat_med} (target <= 1.05)"
 echo "median bandwidth ratio commcost/C at 1 MiB:   ${bw_med} (target >= 0.97)"
 printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(git describe --always --dirty 2>/dev/null || echo unknown)" \
-	"$(mpirun --version | head -n1)" "$lat_med" "$bw_med" >> results/bench/bench_vs_c.tsv
+	"$(mpi_version "$impl" "$launcher")" "$lat_med" "$bw_med" >> results/bench/bench_vs_c.tsv
 ok=$(awk -v l="$lat_med" -v b="$bw_med" 'BEGIN{print (l<=1.05 && b>=0.97) ? 1 : 0}')
 if [ "$ok" != 1 ] && [ -z "${BENCH_NO_FAIL:-}" ]; then
 	echo "bench_vs_c: target missed" >&2

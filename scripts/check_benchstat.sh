@@ -10,13 +10,20 @@
 # cannot parse there), or prints no result rows.
 #
 # benchstat is installed from the Go module proxy into a temporary GOBIN
-# (golang.org/x/perf/cmd/benchstat@$BENCHSTAT_VERSION, default latest) rather
-# than run with "go run": that keeps go's own download messages out of the
-# stderr we check, and leaves the project's go.mod alone.
+# (golang.org/x/perf/cmd/benchstat@$BENCHSTAT_VERSION) rather than run with
+# "go run": that keeps go's own download messages out of the stderr we
+# check. The version is pinned below, so CI reads our output with the
+# benchstat it was checked against, not whatever is latest that day; go
+# install verifies the module against the checksum database. The pin lives
+# here rather than in a go.mod "tool" directive because that would merge
+# x/perf's requirements into commcost's own module graph: it raised
+# golang.org/x/image, x/sys and x/text, which plot and the terminal code
+# link into commcost. BENCHSTAT_VERSION=latest tries the newest one.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-version=${BENCHSTAT_VERSION:-latest}
+# golang.org/x/perf at 2026-09-08 (x/perf has no tagged releases).
+version=${BENCHSTAT_VERSION:-v0.0.0-20260908200009-22c9c6c9d4da}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

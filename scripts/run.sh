@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# run.sh [NP]: the main job on this machine: runs `commcost suite` under
-# mpirun with NP ranks (default 2), which measures, prints the tables and
-# writes a run directory under results/runs/.
+# run.sh [NP]: the main job on this machine: runs `commcost suite` with NP
+# ranks (default 2) under the launcher of the MPI bin/commcost was built for
+# ($TAGS/$MPI, scripts/mpi.sh), which measures, prints the tables and writes
+# a run directory under results/runs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/mpi.sh
+. scripts/mpi.sh
 np=${1:-2}
 [ -x bin/commcost ] || { echo "run.sh: bin/commcost missing; run 'make build'" >&2; exit 1; }
+impl=$(mpi_impl) || exit 2
+launcher=$(mpi_launcher "$impl") || { echo "run.sh: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
 # shellcheck disable=SC2046
-exec mpirun -np "$np" $(scripts/mpiflags.sh "$np") bin/commcost suite --rundir results/runs
+exec "$launcher" -np "$np" $(mpi_flags "$impl" "$np") bin/commcost suite --rundir results/runs

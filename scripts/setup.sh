@@ -1,14 +1,27 @@
 #!/usr/bin/env bash
 # setup.sh: make this machine able to build and run commcost. Idempotent.
 #
-# Finds an MPI through pkg-config (Open MPI "ompi-c" or MPICH "mpich") and
-# mpirun. If none is found and we are root on Debian/Ubuntu, installs Open MPI
-# from the distribution; otherwise prints exactly what to install or load and
-# exits 1. Also checks the Go toolchain against go.mod.
+#   scripts/setup.sh                 Open MPI (the default build)
+#   MPI=mpich scripts/setup.sh       MPICH (builds with -tags mpich)
+#   TAGS="-tags mpich" scripts/setup.sh   the same, as make passes it
+#
+# Checks for the selected MPI (scripts/mpi.sh): its pkg-config entry (ompi-c
+# or mpich) and its own launcher (mpirun.openmpi or mpiexec.mpich, or a
+# plain mpirun/mpiexec whose --version names it). If it is missing and we
+# are root on Debian/Ubuntu, installs it from the distribution (libopenmpi-dev
+# openmpi-bin, or libmpich-dev mpich; the two live side by side); otherwise
+# prints exactly what to install or load and exits 1. Also checks the Go
+# toolchain against go.mod.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/mpi.sh
+. scripts/mpi.sh
 
 say() { printf 'setup: %s\n' "$*" >&2; }
+
+impl=$(mpi_impl) || exit 2
+name=$(mpi_name "$impl")
+pc=$(mpi_pkgconfig "$impl")
 
 need_go=$(awk '/^go /{print $2; exit}' go.mod)
 if ! command -v go >/dev/null 2>&1; then
@@ -17,30 +30,43 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 have_mpi() {
-	command -v mpirun >/dev/null 2>&1 || return 1
 	command -v pkg-config >/dev/null 2>&1 || return 1
-	pkg-config --exists ompi-c 2>/dev/null || pkg-config --exists mpich 2>/dev/null
+	pkg-config --exists "$pc" 2>/dev/null || return 1
+	mpi_launcher "$impl" >/dev/null
 }
 
 if ! have_mpi; then
 	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-		say "no MPI found; installing Open MPI (libopenmpi-dev openmpi-bin) with apt-get"
+		pkgs=$(mpi_packages "$impl")
+		say "$name not found; installing it ($pkgs) with apt-get"
 		export DEBIAN_FRONTEND=noninteractive
 		apt-get update -qq >/dev/null
-		apt-get install -y -qq --no-install-recommends \
-			libopenmpi-dev openmpi-bin pkg-config gcc make >/dev/null
+		# shellcheck disable=SC2086
+		apt-get install -y -qq --no-install-recommends $pkgs pkg-config gcc make >/dev/null
 	else
-		say "no MPI found (need mpirun and a pkg-config entry ompi-c or mpich)."
-		say "  Debian/Ubuntu:  sudo apt-get install libopenmpi-dev openmpi-bin pkg-config"
-		say "  RHEL/Rocky:     sudo dnf install openmpi-devel && module load mpi/openmpi-x86_64"
-		say "  cluster:        module load openmpi   (or mpich); check: pkg-config --libs ompi-c"
+		say "$name not found (need pkg-config $pc and $name's launcher)."
+		if [ "$impl" = mpich ]; then
+			say "  Debian/Ubuntu:  sudo apt-get install libmpich-dev mpich pkg-config"
+			say "  RHEL/Rocky:     sudo dnf install mpich-devel && module load mpi/mpich-x86_64"
+			say "  cluster:        module load mpich; check: pkg-config --libs mpich"
+		else
+			say "  Debian/Ubuntu:  sudo apt-get install libopenmpi-dev openmpi-bin pkg-config"
+			say "  RHEL/Rocky:     sudo dnf install openmpi-devel && module load mpi/openmpi-x86_64"
+			say "  cluster:        module load openmpi; check: pkg-config --libs ompi-c"
+			if [ "$impl" = openmpi ] && pkg-config --exists mpich 2>/dev/null; then
+				say "  MPICH is installed: build and test against it with make TAGS=\"-tags mpich\""
+			fi
+		fi
 		exit 1
 	fi
 fi
-have_mpi || { say "MPI still not usable after install (mpirun or pkg-config entry missing)"; exit 1; }
+have_mpi || { say "$name still not usable after install (pkg-config $pc or its launcher missing)"; exit 1; }
 
-if pkg-config --exists ompi-c 2>/dev/null; then
-	say "MPI: $(mpirun --version 2>/dev/null | head -n1) (pkg-config ompi-c)"
-else
-	say "MPI: $(mpirun --version 2>/dev/null | head -n1) (pkg-config mpich; build with -tags mpich)"
+launcher=$(mpi_launcher "$impl")
+tags=$(mpi_tags "$impl")
+say "MPI: $(mpi_version "$impl" "$launcher") (launcher $launcher, pkg-config $pc${tags:+; build with $tags})"
+# Plain mpirun is whatever update-alternatives (or PATH) says; the scripts
+# and tests never rely on it, but say so when it is the other library.
+if plain=$(command -v mpirun 2>/dev/null) && ! mpi_version_is "$impl" "$plain"; then
+	say "note: plain mpirun ($plain) is not $name's; commcost's scripts and tests use $launcher"
 fi

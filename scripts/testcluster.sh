@@ -92,6 +92,14 @@ set -uo pipefail
 readonly PROG=testcluster.sh
 readonly TAG="commcost-testcluster"
 
+# The cluster's ranks are started through Open MPI's rsh agent, so
+# $CC_MPIRUN must be Open MPI's mpirun even where update-alternatives made
+# plain mpirun MPICH's (scripts/mpi.sh). Programs run on it must be built
+# for Open MPI (the default build, not -tags mpich).
+# shellcheck source=scripts/mpi.sh
+. "$(dirname "$0")/mpi.sh"
+OMPIRUN=$(mpi_launcher openmpi) || OMPIRUN=""
+
 die_usage() {
 	echo "$PROG: $*" >&2
 	echo "usage: $PROG --hosts N [--rate R[,R...]] [--bottleneck C [--groups 1|2] [--split K]] [--slots S] [--prefix P] [--subnet A.B.C] [--timeout SECS] [--lock-wait SECS] [--stats] [-q] -- COMMAND..." >&2
@@ -271,7 +279,7 @@ check_machine() {
 	for c in ip tc unshare flock awk; do
 		[ -n "$why" ] || command -v $c >/dev/null || why="$c not found"
 	done
-	[ -n "$why" ] || command -v mpirun >/dev/null || why="mpirun not found (scripts/setup.sh installs Open MPI)"
+	[ -n "$why" ] || [ -n "$OMPIRUN" ] || why="Open MPI's mpirun not found (scripts/setup.sh installs Open MPI)"
 	local ns="${PREFIX}chk$$"
 	if [ -z "$why" ]; then
 		if ! ip netns add "$ns" 2>/dev/null; then
@@ -402,7 +410,7 @@ build_cluster() {
 		echo "${PREFIX}h$i slots=$SLOTS" >>"$TMPD/hostfile"
 		hl="$hl${hl:+,}${PREFIX}h$i:$SLOTS"
 	done
-	CC_MPIRUN="mpirun --mca plm_rsh_agent $TMPD/agent --mca plm_rsh_no_tree_spawn 1 --mca btl tcp,self --mca btl_tcp_if_include $SUBNET.0/24 --mca oob_tcp_if_include $SUBNET.0/24 --mca mpi_yield_when_idle 1 --bind-to none -H $hl"
+	CC_MPIRUN="${OMPIRUN:-mpirun} --mca plm_rsh_agent $TMPD/agent --mca plm_rsh_no_tree_spawn 1 --mca btl tcp,self --mca btl_tcp_if_include $SUBNET.0/24 --mca oob_tcp_if_include $SUBNET.0/24 --mca mpi_yield_when_idle 1 --bind-to none -H $hl"
 	# Every host answers before COMMAND starts: a TCP connection to a closed
 	# port is refused (reachable) rather than timing out (no ping needed).
 	for ((i = 1; i <= HOSTS; i++)); do
@@ -458,7 +466,7 @@ if [ "$MODE" = cleanup ]; then
 	exit 0
 fi
 
-command -v mpirun >/dev/null || say "warning: mpirun not found; \$CC_MPIRUN will not work"
+[ -n "$OMPIRUN" ] || say "warning: Open MPI's mpirun not found; \$CC_MPIRUN will not work"
 
 CHILD=""
 WATCH=""

@@ -184,7 +184,8 @@ func TestMPIRunDSM(t *testing.T) {
 	out := filepath.Join(dir, "dsm.jsonl")
 	run := func(args ...string) cmdResult {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		limit := mpirun.HangLimit(4*time.Minute, 4)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		cmd, err := mpirun.Command(ctx, 4, bin, args...)
 		if err != nil {
@@ -192,7 +193,7 @@ func TestMPIRunDSM(t *testing.T) {
 		}
 		r := runCmd(t, cmd)
 		if ctx.Err() != nil {
-			t.Fatalf("%v: hung (killed after 4 minutes)\n%s%s", args, r.stdout, r.stderr)
+			t.Fatalf("%v: hung (killed after %v)\n%s%s", args, limit, r.stdout, r.stderr)
 		}
 		return r
 	}

@@ -187,7 +187,7 @@ func (e *emuFlags) rankCheck(what string) func(c mpi.Comm) error {
 		if err := e.t.CheckRanks(c.Size()); err != nil {
 			hint := ""
 			if c.Backend() == backendNative {
-				hint = fmt.Sprintf(" (run: mpirun -np %d --oversubscribe --mca mpi_yield_when_idle 1 commcost emulate %s --net '%s')", e.t.Ranks(), what, e.t.Name())
+				hint = " (run: " + runLine(e.t.Ranks(), "emulate", what, "--net", e.t.Name()) + ")"
 			}
 			return usagef("%v%s", err, hint)
 		}

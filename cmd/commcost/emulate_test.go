@@ -262,7 +262,8 @@ func TestMPIRunEmulate(t *testing.T) {
 	dir := t.TempDir()
 	run := func(np int, args ...string) cmdResult {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		limit := mpirun.HangLimit(3*time.Minute, np)
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
 		defer cancel()
 		cmd, err := mpirun.Command(ctx, np, bin, args...)
 		if err != nil {
@@ -270,7 +271,7 @@ func TestMPIRunEmulate(t *testing.T) {
 		}
 		r := runCmd(t, cmd)
 		if ctx.Err() != nil {
-			t.Fatalf("%v: hung (killed after 3 minutes)\n%s%s", args, r.stdout, r.stderr)
+			t.Fatalf("%v: hung (killed after %v)\n%s%s", args, limit, r.stdout, r.stderr)
 		}
 		return r
 	}

@@ -187,7 +187,7 @@ func needRanks(c mpi.Comm, what string, ok func(n int) bool, want string) error 
 	}
 	hint := ""
 	if c.Size() == 1 && c.Backend() == backendNative {
-		hint = " (started without mpirun? run: mpirun -np 2 commcost " + what + ")"
+		hint = " (started without an MPI launcher? run: " + runLine(2, what) + ")"
 	}
 	return usagef("%s needs %s, got %d%s", what, want, c.Size(), hint)
 }

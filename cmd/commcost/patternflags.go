@@ -166,7 +166,7 @@ func checkRanks(rules ...rankRule) func(c mpi.Comm) error {
 		for _, r := range rules {
 			if err := r(c.Size()); err != nil {
 				if c.Size() == 1 && c.Backend() == backendNative {
-					return usagef("%v (started without mpirun? run: mpirun -np 4 commcost ...)", err)
+					return usagef("%v (started without an MPI launcher? run: %s)", err, runLine(4, "..."))
 				}
 				return err
 			}

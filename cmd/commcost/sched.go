@@ -387,7 +387,7 @@ func (f *commFlags) runComm(stdout, stderr io.Writer, sizes []int, methods []str
 		case m == nil && n < 2:
 			hint := ""
 			if c.Backend() == backendNative {
-				hint = " (started without mpirun? run: mpirun -np 8 --oversubscribe --mca mpi_yield_when_idle 1 commcost sched comm)"
+				hint = " (started without an MPI launcher? run: " + runLine(8, "sched", "comm") + ")"
 			}
 			err = usagef("sched comm needs at least 2 ranks, got %d%s", n, hint)
 		}

@@ -70,6 +70,9 @@ func testClusterBinary(t *testing.T) string {
 	if err := mpirun.Available(); err != nil {
 		t.Skipf("test cluster: %v", err)
 	}
+	if !mpirun.OpenMPI() {
+		t.Skipf("test cluster: scripts/testcluster.sh starts ranks through Open MPI's rsh agent; this build links %s", mpirun.Linked())
+	}
 	var out bytes.Buffer
 	cmd := exec.Command(clusterScript, "--check", "--prefix", clusterPrefix)
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -306,8 +309,23 @@ func testClusterApps(t *testing.T, bin string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if notes := report.AnnotateApps(recs, preds); len(notes) > 0 {
-			t.Errorf("%s: %v", v.name, notes)
+		// A phase whose every cell lies in the fitted range must be
+		// predicted by both models; outside it (sample sort's 16-byte
+		// splitter accesses) the trilinear surface may extrapolate below
+		// zero, which the report shows as "-" and this test only logs.
+		var in, out []results.Record
+		for _, r := range recs {
+			if inRange(r.Workload) {
+				in = append(in, r)
+			} else {
+				out = append(out, r)
+			}
+		}
+		if notes := report.AnnotateApps(in, preds); len(notes) > 0 {
+			t.Errorf("%s: phases in the fitted range: %v", v.name, notes)
+		}
+		if notes := report.AnnotateApps(out, preds); len(notes) > 0 {
+			t.Logf("%s: phases outside the fitted range (not asserted): %v", v.name, notes)
 		}
 		var rep strings.Builder
 		var errs []float64

@@ -142,33 +142,9 @@ func (c *comm) checkRoot(op string, root int) error {
 }
 
 // errorf builds an *mpi.Error whose message starts with the class name, as
-// MPI_Error_string does in Open MPI and MPICH.
+// Open MPI's MPI_Error_string and mpi/native's errors do.
 func errorf(op string, class int, format string, args ...any) *mpi.Error {
 	return &mpi.Error{Op: op, Class: class, Code: class, Msg: className(class) + ": " + fmt.Sprintf(format, args...)}
 }
 
-func className(class int) string {
-	switch class {
-	case mpi.ErrCount:
-		return "MPI_ERR_COUNT"
-	case mpi.ErrTag:
-		return "MPI_ERR_TAG"
-	case mpi.ErrComm:
-		return "MPI_ERR_COMM"
-	case mpi.ErrRank:
-		return "MPI_ERR_RANK"
-	case mpi.ErrRoot:
-		return "MPI_ERR_ROOT"
-	case mpi.ErrOp:
-		return "MPI_ERR_OP"
-	case mpi.ErrArg:
-		return "MPI_ERR_ARG"
-	case mpi.ErrTruncate:
-		return "MPI_ERR_TRUNCATE"
-	case mpi.ErrOther:
-		return "MPI_ERR_OTHER"
-	case mpi.ErrIntern:
-		return "MPI_ERR_INTERN"
-	}
-	return fmt.Sprintf("MPI error class %d", class)
-}
+func className(class int) string { return mpi.ClassName(class) }

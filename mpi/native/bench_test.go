@@ -1,6 +1,7 @@
 package native
 
 import (
+	"encoding/binary"
 	"os"
 	"runtime"
 	"testing"
@@ -14,7 +15,8 @@ import (
 //	go test -run '^$' -bench . ./mpi/native
 //
 // Each rank's benchmark loop is local: b.Loop picks its own iteration
-// count per process, so no benchmark here may communicate.
+// count per process, so no benchmark here may communicate, except
+// BenchmarkKernels, which tells rank 1 rank 0's count.
 
 func benchRank0(b *testing.B) {
 	b.Helper()
@@ -68,89 +70,138 @@ func BenchmarkIprobe(b *testing.B) {
 	}
 }
 
-// TestKernelFigures logs the kernels' figures against a Go loop of Send and
-// Recv (one cgo crossing per message) with 2 ranks, so `go test -v` shows
-// what the binding costs: 8 B half round trip, 1 MiB half round trip and
-// 1 MiB bandwidth (window 64, MB = 10^6 bytes). Each figure is the minimum
-// over up to maxBatches timed batches after a warm-up batch; rank 0 stops
-// a figure early once it has spent figureBudget on it and tells rank 1 by
-// Bcast, so a loaded machine cannot stretch the test much. It asserts only
-// success: timings depend on the machine. For published figures use the
-// suite's own measurements, not this smoke report.
-func TestKernelFigures(t *testing.T) {
-	needMPI(t)
-	c := world()
-	if c.Size() != 2 {
-		t.Skip("figures are taken with exactly 2 ranks")
-	}
-	if testing.Short() {
-		t.Skip("timing report skipped in -short mode")
-	}
-	peer := 1 - c.Rank()
-	first := c.Rank() == 0
-	const (
-		maxBatches   = 5
-		figureBudget = 0.5 // seconds
-	)
-	best := func(f func() (float64, error)) float64 {
-		t.Helper()
-		min := 0.0
-		start := c.Wtime()
-		for i := 0; ; i++ {
-			if err := c.Barrier(); err != nil {
-				t.Fatal(err)
-			}
-			sec, err := f()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i > 0 && (min == 0 || sec < min) {
-				min = sec
-			}
-			more := []byte{0}
-			if i < maxBatches && (i == 0 || c.Wtime()-start < figureBudget) {
-				more[0] = 1
-			}
-			if err := c.Bcast(more, 0); err != nil {
-				t.Fatal(err)
-			}
-			if more[0] == 0 {
-				return min
-			}
-		}
-	}
+// kernelCase is one figure of BenchmarkKernels: run does n operations
+// between ranks 0 and 1 (each rank its own side) and returns the seconds
+// this rank measured around them with MPI_Wtime.
+type kernelCase struct {
+	name  string
+	bytes int // message size
+	// metrics turns rank 0's seconds for n operations into the reported
+	// figures beyond ns/op.
+	metrics func(b *testing.B, sec float64, n int)
+	run     func(c *Comm, peer int, first bool, n int) (float64, error)
+}
+
+const (
+	kernelWindow = 64 // messages per bandwidth operation (OSU osu_bw)
+	kernelCmdTag = 90 // rank 0 -> 1: the next case and its count
+)
+
+// halfRTT reports OSU's latency, half a round trip, next to ns/op (one
+// round trip).
+func halfRTT(b *testing.B, sec float64, n int) {
+	b.ReportMetric(sec/float64(2*n)*1e9, "ns/half-rtt")
+}
+
+func kernelCases() []kernelCase {
 	small, large := make([]byte, 8), make([]byte, 1<<20)
 	smallRecv, largeRecv := make([]byte, len(small)), make([]byte, len(large))
-	const smallIters, largeIters, window, bwIters = 10000, 200, 64, 20
-
-	kSmall := best(func() (float64, error) { return c.PingPong(small, smallRecv, peer, 1, smallIters, first) })
-	goSmall := best(func() (float64, error) {
-		t0 := c.Wtime()
-		for range smallIters {
-			var err error
-			if first {
-				if err = c.Send(small, peer, 2); err == nil {
-					_, err = c.Recv(small, peer, 2)
-				}
-			} else {
-				if _, err = c.Recv(small, peer, 2); err == nil {
+	return []kernelCase{
+		{"pingpong/bytes=8/impl=kernel", len(small), halfRTT, func(c *Comm, peer int, first bool, n int) (float64, error) {
+			return c.PingPong(small, smallRecv, peer, 1, n, first)
+		}},
+		// The same round trips through the Go API, one cgo crossing (and
+		// one SERIALIZED guard) per message: the difference to the kernel
+		// is what the binding adds per message.
+		{"pingpong/bytes=8/impl=go-send-recv", len(small), halfRTT, func(c *Comm, peer int, first bool, n int) (float64, error) {
+			t0 := c.Wtime()
+			for range n {
+				var err error
+				if first {
+					if err = c.Send(small, peer, 2); err == nil {
+						_, err = c.Recv(smallRecv, peer, 2)
+					}
+				} else if _, err = c.Recv(smallRecv, peer, 2); err == nil {
 					err = c.Send(small, peer, 2)
 				}
+				if err != nil {
+					return 0, err
+				}
 			}
-			if err != nil {
-				return 0, err
+			return c.Wtime() - t0, nil
+		}},
+		{"pingpong/bytes=1048576/impl=kernel", len(large), halfRTT, func(c *Comm, peer int, first bool, n int) (float64, error) {
+			return c.PingPong(large, largeRecv, peer, 3, n, first)
+		}},
+		{"bandwidth/bytes=1048576/window=64/impl=kernel", len(large), func(b *testing.B, sec float64, n int) {
+			// MB = 10^6 bytes, as OSU and the bandwidth subcommand.
+			b.ReportMetric(float64(len(large)*kernelWindow*n)/sec/1e6, "MB/s")
+		}, func(c *Comm, peer int, first bool, n int) (float64, error) {
+			return c.Bandwidth(large, peer, 4, kernelWindow, n, first)
+		}},
+	}
+}
+
+// BenchmarkKernels measures the C kernels the suite's numbers come from, and
+// a Go loop of Send and Recv beside them, between ranks 0 and 1 of a
+// 2-rank run:
+//
+//	go test -run '^$' -bench Kernels -count 6 ./mpi/native | benchstat -
+//
+// ns/op is rank 0's MPI_Wtime around the kernel per operation (a round
+// trip; a window of 64 messages plus the ack for bandwidth), with
+// ns/half-rtt (OSU latency) and MB/s beside it. Both ranks must run the
+// same number of operations, but b.N is chosen by each process's own
+// testing package, so rank 0 alone runs the sub-benchmarks and sends rank
+// 1 each case and count before the operations (hence b.N, not b.Loop);
+// rank 1 serves them and skips. It skips on both ranks unless there are
+// exactly 2 ranks with a core each.
+func BenchmarkKernels(b *testing.B) {
+	needMPI(b)
+	c := world()
+	if c.Size() != 2 {
+		b.Skip("kernel figures are taken with exactly 2 ranks")
+	}
+	if os.Getenv(oversubEnv) != "" {
+		b.Skip("ranks share the cores: timings would be of an oversubscribed machine")
+	}
+	cases := kernelCases()
+	cmd := make([]byte, 16) // case index (-1 = done), operations
+	if c.Rank() == 1 {
+		for {
+			if _, err := c.Recv(cmd, 0, kernelCmdTag); err != nil {
+				b.Fatal(err)
+			}
+			i, n := int(int64(binary.LittleEndian.Uint64(cmd))), int(binary.LittleEndian.Uint64(cmd[8:]))
+			if i < 0 {
+				b.Skip("rank 1 serves rank 0's kernel benchmarks")
+			}
+			if _, err := cases[i].run(c, 0, false, n); err != nil {
+				b.Fatal(err)
 			}
 		}
-		return c.Wtime() - t0, nil
-	})
-	kLarge := best(func() (float64, error) { return c.PingPong(large, largeRecv, peer, 3, largeIters, first) })
-	kBW := best(func() (float64, error) { return c.Bandwidth(large, peer, 4, window, bwIters, first) })
-	if first {
-		half := func(sec float64, iters int) float64 { return sec / float64(2*iters) * 1e6 }
-		t.Logf("8 B half round trip: kernel %.3f us, Go Send/Recv loop %.3f us (difference %.0f ns per message)",
-			half(kSmall, smallIters), half(goSmall, smallIters), (half(goSmall, smallIters)-half(kSmall, smallIters))*1e3)
-		t.Logf("1 MiB half round trip: kernel %.1f us", half(kLarge, largeIters))
-		t.Logf("1 MiB bandwidth, window %d: kernel %.0f MB/s (MB = 10^6 B)", window, float64(len(large))*window*bwIters/kBW/1e6)
+	}
+	send := func(i, n int) error {
+		binary.LittleEndian.PutUint64(cmd, uint64(int64(i)))
+		binary.LittleEndian.PutUint64(cmd[8:], uint64(n))
+		return c.Send(cmd, 1, kernelCmdTag)
+	}
+	defer func() {
+		// Release rank 1 whatever happened to the cases.
+		if err := send(-1, 0); err != nil {
+			b.Error(err)
+		}
+	}()
+	for i, kc := range cases {
+		// A failed case may leave rank 1 inside its kernel; stop there
+		// (TestMain then aborts the job).
+		ok := b.Run(kc.name, func(b *testing.B) {
+			if err := send(i, b.N); err != nil {
+				b.Fatal(err)
+			}
+			sec, err := kc.run(c, 1, true, b.N)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !(sec > 0) {
+				b.Fatalf("the kernel measured %g s for %d operations", sec, b.N)
+			}
+			b.ReportMetric(sec/float64(b.N)*1e9, "ns/op")
+			kc.metrics(b, sec, b.N)
+		})
+		if !ok {
+			break
+		}
 	}
 }
 

@@ -264,6 +264,7 @@ func (c *Comm) Iprobe(source, tag int) (bool, mpi.Status, error) {
 		return false, mpi.Status{}, newError(op, r.rc)
 	}
 	if r.flag == 0 {
+		idle()
 		return false, mpi.Status{}, nil
 	}
 	st, _ := c.status(op, r.st)

@@ -3,7 +3,6 @@ package native
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/commcost/commcost/mpi/mpirun"
 )
 
 // The tests of this package run under mpirun, but `go test ./mpi/native`
@@ -29,9 +30,8 @@ const (
 	childEnv = "COMMCOST_MPI_CHILD"
 	// npEnv overrides the rank counts of the child runs, e.g. "2" or "2,4,8".
 	npEnv = "COMMCOST_MPI_NP"
-	// launcherEnv overrides the mpirun program (default: the linked
-	// library's own launcher, mpirun.openmpi or mpirun.mpich, else mpirun).
-	launcherEnv = "COMMCOST_MPIRUN"
+	// launcherEnv overrides the mpirun program (see findLauncher).
+	launcherEnv = mpirun.LauncherEnv
 	// deadlineEnv overrides the deadline of one child run (default 5m).
 	deadlineEnv = "COMMCOST_MPI_DEADLINE"
 	// oversubEnv tells the children that they share cores (more ranks than
@@ -114,6 +114,13 @@ func parentMain(m *testing.M) int {
 			return 2
 		}
 		runDeadline = d
+	}
+	if got, want := mpirun.Linked(), mpirun.Impl(Implementation()); got != want {
+		// mpi/mpirun and this package's cgo files choose the library by
+		// the same build tag; if they disagree, every launch would use the
+		// other library's launcher.
+		fmt.Printf("--- FAIL: mpi/mpirun says this build links %s, but the C headers say %s\n", got, want)
+		return 1
 	}
 	launcher, err := findLauncher()
 	if err != nil {
@@ -201,22 +208,12 @@ func wantsBoundRun() bool {
 	return true
 }
 
-func findLauncher() (string, error) {
-	if l := os.Getenv(launcherEnv); l != "" {
-		return exec.LookPath(l)
-	}
-	// The launcher must belong to the library this binary links: Open
-	// MPI's mpirun cannot start MPICH processes and vice versa, and
-	// update-alternatives may point mpirun at the other one.
-	if p, err := exec.LookPath("mpirun." + Implementation()); err == nil {
-		return p, nil
-	}
-	p, err := exec.LookPath("mpirun")
-	if err != nil {
-		return "", errors.New("mpirun is not on PATH")
-	}
-	return p, nil
-}
+// findLauncher is the launcher of the library this binary links
+// (mpirun.Launcher: $COMMCOST_MPIRUN, else mpirun.openmpi or mpiexec.mpich,
+// else a plain mpirun whose --version names that library): Open MPI's
+// mpirun cannot start MPICH processes and vice versa, and
+// update-alternatives may point plain mpirun at the other one.
+func findLauncher() (string, error) { return mpirun.Launcher() }
 
 func rankCounts() ([]int, error) {
 	s := os.Getenv(npEnv)
@@ -249,9 +246,9 @@ func launchArgs(np int) []string {
 	}
 	args := []string{"-np", n, "--tag-output", "-x", childEnv + "=1"}
 	if over {
-		args = append(args, "-x", oversubEnv+"=1", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1")
+		args = append(args, "-x", oversubEnv+"=1")
 	}
-	return args
+	return append(args, mpirun.Flags(np)...)
 }
 
 // forwardFlags are the test flags the children inherit; the rest
@@ -345,7 +342,8 @@ func runChild(launcher string, args, env []string, deadline time.Duration) error
 var rankTag = regexp.MustCompile(`^\[(?:\d+,)?(\d+)\](?:<std(?:out|err)>:|\s)`)
 
 // midTag is an Open MPI tag inside a line: it tags every chunk it forwards,
-// and a benchmark prints its name and its result in two writes.
+// and a benchmark prints its name and its result in two writes. MPICH does
+// the same with "[rank] " (relabel strips the line's own rank's).
 var midTag = regexp.MustCompile(`\[\d+,\d+\]<std(?:out|err)>:`)
 
 // relabel copies the launcher's output line by line: rank 0's lines
@@ -361,6 +359,9 @@ func relabel(w io.Writer, r io.Reader) {
 			if m := rankTag.FindStringSubmatchIndex(line); m != nil {
 				rank := line[m[2]:m[3]]
 				rest := midTag.ReplaceAllString(line[m[1]:], "")
+				if !strings.Contains(line[:m[1]], ",") {
+					rest = strings.ReplaceAll(rest, "["+rank+"] ", "")
+				}
 				switch {
 				case rank == "0":
 					line = rest

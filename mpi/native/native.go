@@ -95,6 +95,9 @@ func Start(level ThreadLevel) error {
 	if C.cc_finalized() != 0 {
 		return errors.New("native.Start: MPI was finalised; it cannot be initialised again")
 	}
+	if err := setYieldWhenIdle(); err != nil {
+		return fmt.Errorf("native.Start: %w", err)
+	}
 	runtime.LockOSThread()
 	keepSpareP()
 	r := C.cc_init_thread(C.int(level))
@@ -359,15 +362,27 @@ func newError(op string, rc C.int) error {
 	if cls := int(C.cc_error_class_std(rc)); cls >= 0 {
 		e.Class = cls
 	}
-	e.Msg = errorString(rc)
+	e.Msg = classMessage(e.Class, errorString(rc))
 	return e
+}
+
+// classMessage puts the class name in front of the library's message
+// unless it starts with it (Open MPI's do, MPICH's do not: "Message
+// truncated, error stack: ..."), so that errors name their class under
+// either library.
+func classMessage(class int, msg string) string {
+	name := mpi.ClassName(class)
+	if strings.HasPrefix(msg, name) {
+		return msg
+	}
+	return name + ": " + msg
 }
 
 // classError builds the error MPI would return for a standard class, for
 // arguments checked on the Go side; detail says what was wrong.
 func classError(op string, class int, detail string) error {
 	code := C.cc_native_class(C.int(class))
-	msg := errorString(code)
+	msg := classMessage(class, errorString(code))
 	if detail != "" {
 		msg += ": " + detail
 	}

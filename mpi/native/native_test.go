@@ -174,6 +174,11 @@ func TestClassTable(t *testing.T) {
 		if back := errorFromCode("op", e.Code).(*mpi.Error); back.Class != class || back.Msg != e.Msg {
 			t.Errorf("class %d: code %d maps back to %+v", class, e.Code, back)
 		}
+		// Under either library the message names the class (MPICH's
+		// MPI_Error_string does not by itself).
+		if name := mpi.ClassName(class); !strings.HasPrefix(e.Msg, name+":") {
+			t.Errorf("class %d: message %q does not start with %s", class, e.Msg, name)
+		}
 	}
 }
 

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# lint.sh: the static checks of `make test` (and `make lint`): gofmt, go vet
+# with the build's $TAGS, and go.mod/go.sum tidy. Each failure lists what to
+# fix.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+status=0
+
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+	echo "lint: not gofmt-formatted (run gofmt -w on them):" >&2
+	printf '  %s\n' $unformatted >&2
+	status=1
+fi
+
+# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
+go vet ${TAGS:-} ./... || status=1
+
+# go mod tidy -diff changes nothing and prints the diff it would make.
+if ! tidy=$(go mod tidy -diff 2>&1); then
+	echo "lint: go.mod/go.sum are not tidy (run go mod tidy):" >&2
+	echo "$tidy" >&2
+	status=1
+fi
+exit $status
