@@ -104,7 +104,16 @@ func tableCells(recs []Record, opt TableOptions, notes *noteSet) (header []strin
 	params, derived = sortedUnique(params), sortedUnique(derived)
 
 	header = append(header, params...)
-	header = append(header, "ranks", "n", "median", "ci95", "±%", "min")
+	// The record's sample count is "n"; a pattern parameter of that name
+	// (prtt's messages per round trip, an application's problem size)
+	// keeps it, and the count is labelled reps.
+	count := "n"
+	for _, p := range params {
+		if p == "n" {
+			count = "reps"
+		}
+	}
+	header = append(header, "ranks", count, "median", "ci95", "±%", "min")
 	if opt.Wide {
 		header = append(header, "mean", "p90", "p99", "max")
 	}
@@ -131,6 +140,15 @@ func tableCells(recs []Record, opt TableOptions, notes *noteSet) (header []strin
 				row = append(row, "")
 			case strings.HasSuffix(strings.ToLower(k), "bytes"):
 				row = append(row, formatSize(v, notes))
+			case strings.HasSuffix(k, "_s") && isFloat(v):
+				// A duration parameter (prtt's delay_s): measured, so it
+				// prints as a time, not as the float's 17 digits.
+				f := v.(float64)
+				if f == 0 {
+					row = append(row, "0")
+				} else {
+					row = append(row, scaleFor(UnitSeconds, f, notes).format(f))
+				}
 			default:
 				row = append(row, formatParam(v))
 			}
@@ -402,3 +420,5 @@ func (s *noteSet) add(n string) {
 
 // list returns the CI note first, then the unit notes in first-use order.
 func (s *noteSet) list() []string { return append([]string{noteCI}, s.notes...) }
+
+func isFloat(v any) bool { _, ok := v.(float64); return ok }

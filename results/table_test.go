@@ -113,3 +113,24 @@ func TestFormatBytes(t *testing.T) {
 		})
 	}
 }
+
+// A duration parameter prints as a time, and a parameter named n keeps its
+// name while the sample count becomes reps (prtt's table showed
+// 7.647784999999996e-07 under delay_s and two columns named n).
+func TestTableDurationParamAndCountLabel(t *testing.T) {
+	r := testRecords()[0]
+	r.Params = Params{"delay_s": 7.647784999999996e-07, "n": 10}
+	var buf bytes.Buffer
+	if err := RenderTable(&buf, []Record{r}, TableOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"765 ns", " reps "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "e-07") {
+		t.Errorf("raw float in the table:\n%s", out)
+	}
+}

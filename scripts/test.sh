@@ -105,5 +105,12 @@ else
 	step "SKIP the $oname conformance suite: $have_other"
 fi
 
+step "batch jobs on a private one-node Slurm (scripts/test_batch.sh)"
+# Root only (slurmd and munged); anywhere else it says SKIP and why.
+scripts/test_batch.sh "$tmp/commcost"
+
+step "the Spack recipe (scripts/test_spack.py)"
+python3 scripts/test_spack.py
+
 step "all tests passed"
 echo "test.sh: all tests passed in $(($(date +%s) - start)) s"

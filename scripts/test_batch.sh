@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# test_batch.sh: submits commcost's batch job scripts (scripts/batch) to a
+# real, private one-node Slurm (scripts/slurmcluster.sh) and checks each
+# job: its exit state, its run directory (valid records, a report) and, for
+# the jobs that must refuse, the message and the status. Part of make test.
+#
+# usage: scripts/test_batch.sh [BINARY]     (default: builds bin/commcost)
+#        TEST_BATCH_LOGS=DIR keeps the jobs' logs in DIR
+#
+# Skipped, with the reason, when not root or without apt-get and Slurm;
+# as root with apt-get, Slurm that cannot be installed is a failure.
+# The one node declares 4 CPUs on this 2-core machine (config_overrides), so
+# the emulated-network job can get its 4 ranks; jobs with more tasks than
+# cores run unbound with Open MPI's mpi_yield_when_idle. The point-to-point
+# scripts ask for 2 nodes; on one node the test overrides that with
+# --nodes=1 on the command line (sbatch and qsub options beat #SBATCH/#PBS
+# directives), which the job notes in its log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+say() { printf 'test_batch: %s\n' "$*" >&2; }
+
+if [ "${1:-}" != --inside ]; then
+	start=$(date +%s)
+	bin=${1:-}
+	if [ -z "$bin" ]; then
+		go build ${TAGS:-} -o bin/commcost ./cmd/commcost
+		bin=$PWD/bin/commcost
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		say "SKIP: needs root to run slurmd and munged"
+		exit 0
+	fi
+	install=()
+	command -v apt-get >/dev/null && install=(--install)
+	if ! why=$(scripts/slurmcluster.sh "${install[@]}" --check); then
+		# As root with apt-get the packages can be installed: not having
+		# them is a failure, not a reason to skip.
+		if [ ${#install[@]} -gt 0 ]; then
+			say "FAIL: could not set up Slurm: $why"
+			exit 1
+		fi
+		say "SKIP: $why"
+		exit 0
+	fi
+	COMMCOST=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+	export COMMCOST
+	scripts/slurmcluster.sh --quiet --cpus 4 -- "$0" --inside
+	say "all batch jobs passed in $(($(date +%s) - start)) s"
+	exit 0
+fi
+
+# Inside the cluster: SLURM_CONF is set.
+tmp=$(mktemp -d /tmp/ccbatch.XXXXXX)
+chmod 755 "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+export COMMCOST_RESULTS=$tmp/runs COMMCOST_QUICK=1 OMPI_MCA_mpi_yield_when_idle=1
+export COMMCOST_BATCH_LIB=$PWD/scripts/batch/lib.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fails=0
+fail() {
+	say "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# check_run NAME DIR LOG: the job's run directory holds valid records and a
+# report.
+check_run() {
+	local name=$1 dir=$2 log=$3
+	if [ ! -s "$dir/records.jsonl" ]; then
+		fail "$name: no records in $dir"
+		sed 's/^/    /' "$log" >&2
+		return
+	fi
+	local n
+	n=$(grep -c . "$dir/records.jsonl")
+	if ! "$COMMCOST" report "$dir" >/dev/null 2>"$tmp/report.err"; then
+		fail "$name: commcost report $dir failed: $(cat "$tmp/report.err")"
+		return
+	fi
+	[ -s "$dir/report.md" ] || fail "$name: no report.md in $dir"
+	grep -q '^== commcost job' "$log" || fail "$name: the log lacks the environment header"
+	say "ok: $name: $n records, report.md, log $(wc -l <"$log") lines"
+}
+
+# submit NAME EXPECT SBATCH-ARGS...: sbatch --wait; EXPECT is the exit
+# status the job must end with. Sets id to the job id.
+id=
+submit() {
+	local name=$1 expect=$2
+	shift 2
+	local rc=0 t0=$SECONDS
+	sbatch --parsable --wait -o "$tmp/$name-%j.out" "$@" >"$tmp/sbatch.out" || rc=$?
+	id=$(head -n1 "$tmp/sbatch.out")
+	id=${id%%;*}
+	if [ "$rc" != "$expect" ]; then
+		fail "$name: job $id ended with status $rc, want $expect"
+		sed 's/^/    /' "$tmp/$name-$id.out" >&2 || true
+	fi
+	say "job $name ($id): status $rc in $((SECONDS - t0)) s"
+}
+
+# 1. Point-to-point job through srun (pmix) and through the mpirun fallback.
+submit p2p 0 --nodes=1 --ntasks-per-node=2 scripts/batch/slurm/p2p.sbatch
+check_run p2p "$COMMCOST_RESULTS/slurm-$id" "$tmp/p2p-$id.out"
+grep -q 'slurm_cpu_bind' "$COMMCOST_RESULTS/slurm-$id/info.txt" || fail "p2p: info.txt shows no Slurm CPU binding"
+COMMCOST_LAUNCHER=mpirun submit p2p-mpirun 0 --nodes=1 --ntasks-per-node=2 scripts/batch/slurm/p2p.sbatch
+check_run p2p-mpirun "$COMMCOST_RESULTS/slurm-$id" "$tmp/p2p-mpirun-$id.out"
+
+# 2. All-ranks job.
+submit all 0 --nodes=1 --ntasks=2 scripts/batch/slurm/all.sbatch
+check_run all "$COMMCOST_RESULTS/slurm-$id" "$tmp/all-$id.out"
+
+# 3. Emulated network: HC(1) needs 4 ranks (2 application + 2 service).
+COMMCOST_NET='HC(1)' CC_PLACE_SRUN='--cpu-bind=none' submit emulate 0 --ntasks=4 scripts/batch/slurm/emulate.sbatch
+check_run emulate "$COMMCOST_RESULTS/slurm-$id" "$tmp/emulate-$id.out"
+
+# 4. Refusals: too few tasks for the network, before any measurement; no
+#    binary.
+COMMCOST_NET='BF(2)' submit emulate-small 2 --ntasks=4 scripts/batch/slurm/emulate.sbatch
+grep -q 'BF(2) needs 16 ranks, the job has 4: submit with --ntasks=16' "$tmp/emulate-small-$id.out" ||
+	fail "emulate-small: no message naming the 16 ranks BF(2) needs: $(cat "$tmp/emulate-small-$id.out")"
+[ ! -e "$COMMCOST_RESULTS/slurm-$id/records.jsonl" ] || fail "emulate-small: wrote records before refusing"
+COMMCOST=/nonexistent/commcost submit nobinary 1 --nodes=1 --ntasks=2 scripts/batch/slurm/all.sbatch
+grep -q 'no commcost binary' "$tmp/nobinary-$id.out" || fail "nobinary: no clear message: $(cat "$tmp/nobinary-$id.out")"
+
+# 5. Repeated launches: a job array of 2, each task its own run directory.
+submit repeat 0 --array=1-2 --nodes=1 --ntasks-per-node=2 scripts/batch/slurm/repeat.sbatch
+for t in 1 2; do
+	check_run "repeat[$t]" "$COMMCOST_RESULTS/slurm-${id}_$t" "$tmp/repeat-$id.out"
+done
+
+# 6. PBS scripts through Slurm's PBS wrapper (qsub from slurm-wlm-torque):
+#    it runs #PBS scripts as Slurm jobs without PBS_* variables, which the
+#    scripts' library falls back from. qsub does not wait: poll.
+if command -v qsub >/dev/null; then
+	for job in p2p all; do
+		out=$(cd "$tmp" && qsub -l nodes=1:ppn=2 "$(dirname "$COMMCOST_BATCH_LIB")/pbs/$job.pbs" 2>&1) || {
+			fail "pbs $job: qsub: $out"
+			continue
+		}
+		id=$(echo "$out" | grep -o '[0-9][0-9]*' | tail -n1)
+		state=
+		for _ in $(seq 600); do
+			state=$(scontrol show job "$id" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
+			case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
+			sleep 0.2
+		done
+		exitcode=$(scontrol show job "$id" | grep -o ' ExitCode=[0-9:]*' | cut -d= -f2)
+		# The wrapper ignores #PBS -j oe: join SCRIPT.oID and SCRIPT.eID.
+		log=$tmp/pbs-$job-$id.log
+		cat "$tmp"/*.o"$id" "$tmp"/*.e"$id" >"$log" 2>/dev/null || true
+		if [ "$state" != COMPLETED ] || [ "$exitcode" != 0:0 ]; then
+			fail "pbs $job: job $id $state exit $exitcode"
+			sed 's/^/    /' "$log" >&2
+			continue
+		fi
+		check_run "pbs $job" "$COMMCOST_RESULTS/pbs-$id" "$log"
+	done
+else
+	say "note: no qsub (slurm-wlm-torque); PBS scripts not submitted"
+fi
+
+# 7. An MPICH build launched by srun through PMI-2, when MPICH is installed.
+if pkg-config --exists mpich 2>/dev/null; then
+	mbin=$tmp/commcost-mpich
+	if go build -tags mpich -o "$mbin" ./cmd/commcost 2>"$tmp/mpich-build.err"; then
+		COMMCOST=$mbin COMMCOST_SRUN_MPI=pmi2 submit p2p-mpich 0 --nodes=1 --ntasks-per-node=2 scripts/batch/slurm/p2p.sbatch
+		check_run p2p-mpich "$COMMCOST_RESULTS/slurm-$id" "$tmp/p2p-mpich-$id.out"
+		grep -q 'MPICH' "$COMMCOST_RESULTS/slurm-$id/info.txt" || fail "p2p-mpich: info does not show MPICH"
+	else
+		fail "MPICH build: $(cat "$tmp/mpich-build.err")"
+	fi
+else
+	say "note: MPICH not installed; the MPICH build was not launched"
+fi
+
+# TEST_BATCH_LOGS=DIR keeps every job's log (to show one, or to debug).
+if [ -n "${TEST_BATCH_LOGS:-}" ]; then
+	mkdir -p "$TEST_BATCH_LOGS"
+	cp "$tmp"/*.out "$tmp"/*.log "$TEST_BATCH_LOGS"/ 2>/dev/null || true
+fi
+
+if [ "$fails" -gt 0 ]; then
+	say "$fails failure(s); slurm logs in $CC_SLURM_DIR/log:"
+	tail -n 20 "$CC_SLURM_DIR"/log/*.log >&2
+	exit 1
+fi
