@@ -20,11 +20,13 @@ func init() {
 }
 
 const dsmMore = `Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any
-tree-L-K with L in {2,4}, K >= L); matsquare also takes hand.
+tree-L-K with L in {2,4}, K >= L); matsquare and bitonic also take hand.
 Examples:
   commcost dsm check --backend local --np 64
   mpirun -np 4 --oversubscribe --mca mpi_yield_when_idle 1 commcost dsm check
   commcost dsm matsquare --backend local --np 1024 --blocks 4096 --kernel sum
+  commcost dsm bitonic --backend local --meshes 4x4,8x8,16x16,32x32 --plot figs
+  commcost dsm plot a.jsonl b.jsonl --plot figs
 `
 
 // allDSMStrategies is every strategy and variant the paper evaluates.
@@ -232,10 +234,15 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 	kernel := fs.String("kernel", "mul", "local computation: mul (the real product) or sum (elementwise sum: same communication, O(m) work)")
 	reps := fs.Int("reps", 3, "measured repetitions (each squares again)")
 	verify := fs.Bool("verify", true, "compare the result with the serial computation on rank 0")
+	var sw dsmSweep
+	sw.register(fs, false)
 	if err := parseFlags(fs, args, false); err != nil {
 		return err
 	}
 	if err := d.check(true); err != nil {
+		return err
+	}
+	if err := sw.check(&d); err != nil {
 		return err
 	}
 	bl, err := parseIntGrid("blocks", *blocks, 1)
@@ -265,16 +272,9 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 			order = append(order, s)
 		}
 	}
-	return runMeasured(&d.mf, stdout, func(c mpi.Comm) error {
-		if err := d.rankCheck(c); err != nil {
-			return err
-		}
-		m, err := divalib.NewMesh(d.rows, d.cols, c.Size())
-		if err != nil {
-			return usagef("--mesh: %v", err)
-		}
+	return runDSMSweep(&d, &sw, stdout, stderr, func(m divalib.Mesh) error {
 		if m.Rows != m.Cols {
-			return usagef("matsquare needs a square mesh (sqrt(P) x sqrt(P) ranks, e.g. 4, 16, 64, 256, 1024); %d ranks give %v", c.Size(), m)
+			return usagef("matsquare needs a square mesh (sqrt(P) x sqrt(P) ranks, e.g. 4, 16, 64, 256, 1024); %d ranks give %v", m.Size(), m)
 		}
 		return nil
 	}, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
