@@ -147,10 +147,10 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 	}
 	if name == "multigrid" {
 		if f.iterations < 1 {
-			return nil, usagef("--iterations %d: must be an integer >= 1", f.iterations)
+			return nil, mustBePositive("iterations", f.iterations)
 		}
 		if f.cycles < 1 {
-			return nil, usagef("--cycles %d: must be an integer >= 1", f.cycles)
+			return nil, mustBePositive("cycles", f.cycles)
 		}
 		var err error
 		if f.variants, err = parseListOf("variant", variant, "async, sync or async,sync", func(v string) (string, error) {

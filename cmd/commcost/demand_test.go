@@ -32,6 +32,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		{"aggregate scatter", with("aggregate", "--np", "8", "--ops", "scatter", "--impl", "mpi", "--sizes", "64M"), "--sizes 64M: aggregate bytes=67108864"},
 		{"permutations", with("permutations", "--np", "4", "--sizes", "512M"), "--sizes 512M: permutations bytes=536870912"},
 		{"dsm check slots", with("dsm", "check", "--np", "4", "--slots", "100000000"), "--slots 100000000: dsm check's 16 variables"},
+		{"dsm bitonic keys", with("dsm", "bitonic", "--np", "16", "--keys", "4194304"), "--keys 4194304 with --np 16: bitonic's blocks of 4194304 keys on each of the local backend's 16 ranks (about 144.2 MiB each) needs about 2.3 GiB in this process; available: 1.0 GiB"},
 		{"sched count n", []string{"sched", "count", "--n", "65536", "--d", "65535", "--out", out}, "--n 65536: a matrix of n = 65536 ranks with d = 65535 messages each needs about"},
 		// counts beyond the time budget
 		{"iters", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "pingpong bytes=8 iters=1000000000: one repetition needs at least 40.2 s"},
@@ -52,6 +53,9 @@ func TestAskBeforeAllocating(t *testing.T) {
 	availableMemory = func() (int64, string, bool) { return 100 << 20, "a test's 100 MiB", true }
 	t.Run("local ranks", func(t *testing.T) {
 		checkUsageError(t, dir, []string{"info", "--backend", "local", "--np", "4096"}, "--np 4096: the local backend's 4096 ranks (about 256.0 KiB each) needs about 1.0 GiB in this process; available: 100.0 MiB")
+	})
+	t.Run("dsm sweep of meshes", func(t *testing.T) {
+		checkUsageError(t, dir, with("dsm", "barneshut", "--meshes", "2x2,32x32"), "--meshes 2x2,32x32: mesh 32x32's 1024 ranks (about 256.0 KiB each) needs about 256.0 MiB in this process; available: 100.0 MiB")
 	})
 	// What fits runs.
 	availableMemory = func() (int64, string, bool) { return gib, "a test's 1 GiB", true }

@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
 )
@@ -69,7 +71,7 @@ func (w *dsmSweep) check(d *dsmFlags) error {
 		}
 	}
 	if w.warmup < -1 {
-		return usagef("--warmup %d: must be an integer >= 0", w.warmup)
+		return mustNotBeNegative("warmup", w.warmup)
 	}
 	if d.mf.backend == backendLocal && d.barKind == divalib.BarrierMPI {
 		return usagef("--barrier mpi needs MPI_Ibarrier, which the local backend does not offer; accepted here: tree, central")
@@ -210,6 +212,10 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck 
 		}
 		meta, err := newMeta(c)
 		meta.Seed = d.seed
+		if err == nil && c.Backend() == backendNative && d.mf.need != nil {
+			// The local backend's worlds were checked before any output.
+			err = agree(c, checkMemory(c, &d.mf, meta, d.mf.need(c.Size())))
+		}
 		return meta, err
 	}
 	if d.mf.backend == backendNative {
@@ -248,6 +254,21 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck 
 			if len(sw.list) > 0 {
 				return usagef("--meshes %s: %v", sw.meshes, err)
 			}
+			return err
+		}
+		// Ask for what the machine has before any output (issue 18,
+		// class 2): every world's ranks live in this process.
+		flag, what, per := fmt.Sprintf("--np %d", p), fmt.Sprintf("the local backend's %d ranks", p), float64(localRankBytes)
+		if len(sw.list) > 0 {
+			flag = "--meshes " + echo(sw.meshes)
+			what = fmt.Sprintf("mesh %s's %d ranks", m, p)
+		}
+		if d.mf.need != nil {
+			n := d.mf.need(p)
+			per += n.perRank + n.inFlight
+			flag, what = n.flag+" with "+flag, n.what+" on each of "+what
+		}
+		if err := checkInProcess(flag, fmt.Sprintf("%s (about %s each)", what, sysmem.Format(per)), float64(p)*per); err != nil {
 			return err
 		}
 	}
@@ -314,9 +335,19 @@ func runDSMBitonic(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *reps < 1 {
-		return usagef("--reps %d: must be an integer >= 1", *reps)
+		return mustBePositive("reps", *reps)
 	}
 	warm := sw.warmupRuns(d.mf.backend)
+	// A rank holds its block of m keys, the partner's block it merges with
+	// and the merged result, each also as a store variable's home copy
+	// (six blocks of 4-byte keys at the largest m); the verification
+	// gathers every key to rank 0 three times over (apps.bitonicVerify:
+	// the gathered bytes, the oracle, the output), three blocks per rank
+	// of the world in all.
+	mmax := slices.Max(ks)
+	d.mf.need = func(int) memNeed {
+		return memNeed{perRank: 9 * 4 * float64(mmax), flag: "--keys " + echo(*keys), what: fmt.Sprintf("bitonic's blocks of %d keys", mmax)}
+	}
 	return runDSMSweep(&d, &sw, stdout, stderr, powerOfTwoRanks, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		setup := dsmexp.Setup{Strategies: d.list, Store: d.config("tree-4"), Reps: *reps, Warmup: warm, Seed: d.seed}
 		return dsmexp.Bitonic(c, setup, ks, func(r dsmexp.Result, hand *dsmexp.Result) error {
@@ -359,9 +390,9 @@ func runDSMPlot(args []string, stdout, stderr io.Writer) error {
 	}
 	var recs []results.Record
 	for _, f := range files {
-		rs, err := results.ReadJSONLFile(f)
+		rs, err := readRecordsFile("dsm plot", f, stderr)
 		if err != nil {
-			return usagef("%s: %v", f, err)
+			return err
 		}
 		recs = append(recs, rs...)
 	}

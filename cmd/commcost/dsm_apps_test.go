@@ -34,7 +34,7 @@ func TestDSMAppsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"keys zero", bit("--keys", "0"), "--keys 0: 0 is below the minimum 1"},
+		{"keys zero", bit("--keys", "0"), "--keys 0: 0 is not positive; the value must be positive"},
 		{"keys negative", bit("--keys", "-4"), "--keys -4"},
 		{"keys too many", bit("--keys", "1G"), "do not fit one message"},
 		{"ranks not a power of two", bit("--np", "12"), "power-of-two number of ranks"},
@@ -50,7 +50,7 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"plot is a file", []string{"dsm", "bitonic", "--backend", "local", "--plot", file}, "is not a directory"},
 		{"plot parent missing", []string{"dsm", "bitonic", "--backend", "local", "--plot", filepath.Join(dir, "no", "figs")}, "the parent directory must exist"},
 		{"mpi barrier on local", bit("--barrier", "mpi"), "MPI_Ibarrier"},
-		{"bodies zero", bh("--bodies", "0"), "--bodies 0: 0 is below the minimum 1"},
+		{"bodies zero", bh("--bodies", "0"), "--bodies 0: 0 is not positive; the value must be positive"},
 		{"bodies per rank zero", bh("--bodies-per-rank", "0"), "--bodies-per-rank 0"},
 		{"bodies both ways", bh("--bodies", "100", "--bodies-per-rank", "10"), "either --bodies or --bodies-per-rank"},
 		{"theta zero", bh("--theta", "0"), "--theta 0: must be in (0, 2]"},
