@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/commcost/commcost/apps/dsmexp"
@@ -31,9 +30,10 @@ func init() {
 // sizes on the local backend (the figures over the mesh need several worlds)
 // and the figures' directory.
 type dsmSweep struct {
-	meshes string
-	plot   string
-	warmup int
+	meshes    string
+	meshesSet bool // --meshes was given (perhaps empty)
+	plot      string
+	warmup    int
 
 	list []divalib.Mesh
 }
@@ -41,7 +41,12 @@ type dsmSweep struct {
 // register adds the flags; warmup adds --warmup (the applications of
 // package apps; the matrix square has no untimed run).
 func (w *dsmSweep) register(fs *flag.FlagSet, warmup bool) {
-	fs.StringVar(&w.meshes, "meshes", "", "local backend: run one world per mesh in this comma `list` (e.g. 4x4,8x8,16x16,32x32), in place of --np and --mesh")
+	// A Func, not a StringVar, so that a list given empty is told apart
+	// from no list (the list rule: an empty list is an error).
+	fs.Func("meshes", "local backend: run one world per mesh in this comma `list` (e.g. 4x4,8x8,16x16,32x32), in place of --np and --mesh", func(s string) error {
+		w.meshes, w.meshesSet = s, true
+		return nil
+	})
 	fs.StringVar(&w.plot, "plot", "", "draw the paper's figures from this run's records as PNG files into `DIR` (created if missing)")
 	w.warmup = -1
 	if warmup {
@@ -52,22 +57,31 @@ func (w *dsmSweep) register(fs *flag.FlagSet, warmup bool) {
 // check validates the sweep flags against the shared ones.
 func (w *dsmSweep) check(d *dsmFlags) error {
 	w.list = nil
-	if w.meshes != "" {
+	if w.meshesSet {
 		if d.mf.backend != backendLocal {
-			return usagef("--meshes %s: a sweep over meshes needs --backend local (under mpirun the world has one size: give --mesh or nothing)", w.meshes)
+			return usagef("--meshes %s: a sweep over meshes needs --backend local (under mpirun the world has one size: give --mesh or nothing)", echo(w.meshes))
 		}
 		if d.mesh != "" {
-			return usagef("--meshes %s: give either --meshes or --mesh, not both", w.meshes)
+			return usagef("--meshes %s: give either --meshes or --mesh, not both", echo(w.meshes))
 		}
-		for _, f := range strings.Split(w.meshes, ",") {
-			r, c, err := divalib.ParseMesh(strings.TrimSpace(f))
+		const form = "a comma list of ROWSxCOLS, e.g. 4x4,8x8,16x16"
+		items, err := listItems("meshes", w.meshes, form)
+		if err != nil {
+			return err
+		}
+		for _, f := range items {
+			r, c, err := divalib.ParseMesh(f)
 			if err != nil || r == 0 {
-				return usagef("--meshes %s: %q: accepted form is a comma list of ROWSxCOLS, e.g. 4x4,8x8,16x16", w.meshes, f)
+				return usagef("--meshes %s: %s: accepted form is %s", echo(w.meshes), echo(f), form)
 			}
 			if r*c > 4096 {
-				return usagef("--meshes %s: %s has %d processors; the local backend takes 1 to 4096 ranks", w.meshes, f, r*c)
+				return usagef("--meshes %s: %s has %d processors; the local backend takes 1 to 4096 ranks", echo(w.meshes), echo(f), r*c)
 			}
 			w.list = append(w.list, divalib.Mesh{Rows: r, Cols: c})
+		}
+		// The list rule of every list flag: each mesh once.
+		if err := distinct("meshes", w.meshes, w.list, divalib.Mesh.String); err != nil {
+			return err
 		}
 	}
 	if w.warmup < -1 {
@@ -252,7 +266,7 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck 
 		}
 		if err := meshCheck(m); err != nil {
 			if len(sw.list) > 0 {
-				return usagef("--meshes %s: %v", sw.meshes, err)
+				return usagef("--meshes %s: %v", echo(sw.meshes), err)
 			}
 			return err
 		}

@@ -45,7 +45,12 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"reps", bit("--reps", "0"), "--reps 0"},
 		{"warmup", bit("--warmup", "-2"), "--warmup -2"},
 		{"meshes and mesh", bit("--meshes", "4x4", "--mesh", "4x4"), "either --meshes or --mesh"},
-		{"meshes malformed", bit("--meshes", "4x4,8"), `"8": accepted form is a comma list of ROWSxCOLS`},
+		{"meshes malformed", bit("--meshes", "4x4,8"), `--meshes 4x4,8: 8: accepted form is a comma list of ROWSxCOLS`},
+		// The list rule of every list flag (issue 18, class 5).
+		{"meshes empty", bit("--meshes", ""), `--meshes "": empty list`},
+		{"meshes empty item", bit("--meshes", "2x2,,4x4"), "--meshes 2x2,,4x4: empty item in the list"},
+		{"meshes twice", bit("--meshes", "2x2,4x4,2x2"), "--meshes 2x2,4x4,2x2: 2x2 is listed twice; list each value once"},
+		{"keys twice", bit("--keys", "64,64"), "--keys 64,64: 64 is listed twice"},
 		{"meshes native", []string{"dsm", "bitonic", "--meshes", "4x4", "--out", out}, "needs --backend local"},
 		{"plot is a file", []string{"dsm", "bitonic", "--backend", "local", "--plot", file}, "is not a directory"},
 		{"plot parent missing", []string{"dsm", "bitonic", "--backend", "local", "--plot", filepath.Join(dir, "no", "figs")}, "the parent directory must exist"},
