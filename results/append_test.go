@@ -299,6 +299,13 @@ func TestReadRecordsFile(t *testing.T) {
 		{"only a torn line", []byte(`{"schema":1,"be`), 0, "", "line 1"},
 		{"bad line inside", append([]byte("{\"schema\":1,\"be\n"), good...), 0, "", "line 1"},
 		{"glued records", append(append([]byte{}, good[:len(good)-1]...), good...), 0, "", "line 4"},
+		// Cut inside a string, after a backslash, inside a number: torn.
+		{"torn in an escape", append(append([]byte{}, good...), `{"schema":1,"bench":"a\`...), 4, "line 5", ""},
+		{"torn in a number", append(append([]byte{}, good...), `{"schema":1`...), 4, "line 5", ""},
+		// Binary data or a whole but bad object on the last line is a bad
+		// line, not a record an interrupted writer cut off.
+		{"binary last line", append(append([]byte{}, good...), 0x01, 0x02, 0xff), 0, "", "line 5: not a JSON record"},
+		{"whole object last line", append(append([]byte{}, good...), `{"schema":1}`...), 0, "", "line 5"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

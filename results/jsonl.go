@@ -297,7 +297,7 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			rec, perr := parseRecordLine(line)
 			if perr != nil {
-				if !terminated {
+				if !terminated && isJSONPrefix(line) {
 					return recs, &LineError{Line: lineNo, Err: fmt.Errorf("%w: %v", ErrTruncated, perr)}
 				}
 				return nil, &LineError{Line: lineNo, Err: perr}
@@ -308,6 +308,24 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 			return recs, nil
 		}
 	}
+}
+
+// isJSONPrefix reports whether line is the beginning of a JSON object cut
+// off before its end: what an append interrupted in the middle of a record
+// leaves. Anything else on the last line (binary data, another format) is
+// a bad line, not a torn record, and is named as such.
+func isJSONPrefix(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	var v any
+	var se *json.SyntaxError
+	err := json.Unmarshal(t, &v)
+	// The decoder's scanner accepted every byte and failed only at the
+	// end (at EOF it reports "unexpected end", or, inside a literal or an
+	// escape, the space it feeds itself there): a valid prefix.
+	return errors.As(err, &se) && se.Offset == int64(len(t))
 }
 
 // ReadJSONLFile is ReadJSONL on the file at path, with the path in errors.
