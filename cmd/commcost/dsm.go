@@ -57,11 +57,18 @@ func (d *dsmFlags) register(fs *flag.FlagSet, defStrategies string, defNP int) {
 	fs.StringVar(&d.mf.out, "out", "", "append records to this JSON Lines `file`, flushed one record at a time")
 	fs.StringVar(&d.mf.backend, "backend", backendNative, "native (system MPI, under mpirun) or local (goroutine ranks; times are not network measurements)")
 	fs.IntVar(&d.mf.np, "np", defNP, "ranks for --backend local")
+	// The dsm experiments run under the watchdog too (apps.Measure, the
+	// store's checks): --timeout as every measuring subcommand has it.
+	fs.Float64Var(&d.mf.timeout, "timeout", defaultTimeoutSec, "seconds a run may go without progress (an ended phase or repetition) before the rank that waits ends the job: a hung or stopped peer")
 }
 
 // check validates the shared flags: every message names the flag and the
 // accepted form.
 func (d *dsmFlags) check(allowHand bool) error {
+	if err := checkTimeout(d.mf.timeout); err != nil {
+		return err
+	}
+	setTimeout(d.mf.timeout)
 	if d.mf.backend != backendNative && d.mf.backend != backendLocal {
 		return usagef("--backend %q: accepted values are native and local", d.mf.backend)
 	}

@@ -51,6 +51,7 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"meshes empty item", bit("--meshes", "2x2,,4x4"), "--meshes 2x2,,4x4: empty item in the list"},
 		{"meshes twice", bit("--meshes", "2x2,4x4,2x2"), "--meshes 2x2,4x4,2x2: 2x2 is listed twice; list each value once"},
 		{"keys twice", bit("--keys", "64,64"), "--keys 64,64: 64 is listed twice"},
+		{"timeout zero", bit("--timeout", "0"), "--timeout 0: must be a positive number of seconds"},
 		{"meshes native", []string{"dsm", "bitonic", "--meshes", "4x4", "--out", out}, "needs --backend local"},
 		{"plot is a file", []string{"dsm", "bitonic", "--backend", "local", "--plot", file}, "is not a directory"},
 		{"plot parent missing", []string{"dsm", "bitonic", "--backend", "local", "--plot", filepath.Join(dir, "no", "figs")}, "the parent directory must exist"},
