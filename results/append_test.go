@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/commcost/commcost/internal/testfs"
 )
 
 // Issue 18, class 1: a record is whole or absent even when the disk
@@ -61,14 +63,7 @@ func bigRecord(i, size int) Record {
 // frees space and appends again: each failed append names the file and the
 // cause, and the file holds whole records only.
 func TestAppendJSONLFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	mnt := testfs.Tmpfs(t, 64<<10)
 	path := filepath.Join(mnt, RecordsFile)
 	var writers [2]*JSONLWriter
 	for i := range writers {

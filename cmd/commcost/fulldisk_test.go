@@ -2,11 +2,11 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/internal/testfs"
 	"github.com/commcost/commcost/results"
 )
 
@@ -14,14 +14,7 @@ import (
 // fills up stops with exit 1 and one message naming the file and the
 // cause; the records before it are whole and the file ends in a newline.
 func TestRecordsOnFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
-	}
-	mnt := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	mnt := testfs.Tmpfs(t, 64<<10)
 	// Leave room for a few records with their samples.
 	if err := os.WriteFile(filepath.Join(mnt, "filler"), make([]byte, 40<<10), 0o644); err != nil {
 		t.Fatal(err)
