@@ -52,13 +52,9 @@ func (r MatSquareResult) Record(cfg MatSquareConfig, hand *MatSquareResult, meta
 		Params: results.Params{"strategy": r.Strategy, "mesh": r.Mesh.String(), "block_ints": r.BlockInts, "kernel": string(cfg.Kernel)},
 		Ranks:  r.Mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(r.CommSec), Samples: r.CommSec,
 		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed,
-		Counters: map[string]float64{
-			"congestion_bytes": float64(g.MaxLinkBytes), "congestion_messages": float64(g.MaxLinkMessages),
-			"load_bytes": float64(g.LoadBytes), "load_messages": float64(g.LoadMessages),
-			"startups": float64(g.Startups), "max_startups_per_rank": float64(g.MaxStartups), "bytes_sent": float64(g.BytesSent),
-		},
-		Derived: map[string]float64{},
-		Meta:    meta,
+		Counters: g.Counters(),
+		Derived:  map[string]float64{},
+		Meta:     meta,
 	}
 	if r.Verified {
 		rec.Counters["verified"] = 1

@@ -45,6 +45,26 @@ func (t *Traffic) Reset() {
 	t.startups, t.bytes = 0, 0
 }
 
+// Add adds u's counters to t. Both must count the same mesh; an
+// experiment keeps one Traffic per phase and adds the store's counters to
+// it at every phase boundary, so that a phase's congestion is the maximum
+// over links of its bytes summed over all its occurrences (paper 004,
+// section 3.3: the congestion of the force phase "added over 5 time
+// steps").
+func (t *Traffic) Add(u *Traffic) {
+	if t.mesh != u.mesh {
+		panic("divalib: Traffic.Add of the counters of mesh " + u.mesh.String() + " to those of mesh " + t.mesh.String())
+	}
+	for i, v := range u.linkBytes {
+		t.linkBytes[i] += v
+	}
+	for i, v := range u.linkMsgs {
+		t.linkMsgs[i] += v
+	}
+	t.startups += u.startups
+	t.bytes += u.bytes
+}
+
 // Congestion is the traffic of a phase summed over all ranks (paper 004,
 // section 1: "the congestion is defined to be the maximum amount of data
 // that is transmitted by the same link during the execution").
@@ -56,6 +76,17 @@ type Congestion struct {
 	Startups        int64 // messages sent between different ranks, all ranks
 	MaxStartups     int64 // the most messages one rank sent
 	BytesSent       int64 // bytes sent between different ranks, all ranks
+}
+
+// Counters are the congestion figures under the record counter names of
+// the DIVA experiments (the matrix square here, bitonic sorting and
+// Barnes-Hut in apps/dsmexp).
+func (g Congestion) Counters() map[string]float64 {
+	return map[string]float64{
+		"congestion_bytes": float64(g.MaxLinkBytes), "congestion_messages": float64(g.MaxLinkMessages),
+		"load_bytes": float64(g.LoadBytes), "load_messages": float64(g.LoadMessages),
+		"startups": float64(g.Startups), "max_startups_per_rank": float64(g.MaxStartups), "bytes_sent": float64(g.BytesSent),
+	}
 }
 
 // Reduce sums the counters of every rank (collective: a plain MPI

@@ -293,6 +293,9 @@ func (a AggregateOp) Params(p int) results.Params {
 	return params
 }
 
+// Bench is the bench name of the records.
+func (AggregateOp) Bench() string { return BenchAggregate }
+
 // Record is the aggregate-operation record of m, over all p ranks.
 func (a AggregateOp) Record(m Measurement, meta results.Meta) results.Record {
 	return m.Record(BenchAggregate, a.Params(m.CommSize), m.CommSize, meta)

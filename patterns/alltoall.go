@@ -157,6 +157,9 @@ func (a AllToAll) Run(c mpi.Comm) (Measurement, error) {
 // Ranks).
 func (a AllToAll) Params(int) results.Params { return results.Params{"bytes": a.Bytes} }
 
+// Bench is the bench name of the records.
+func (AllToAll) Bench() string { return BenchAllToAll }
+
 // Record is the all-to-all record of m; its Ranks is n, the ranks that
 // took part.
 func (a AllToAll) Record(m Measurement, meta results.Meta) results.Record {

@@ -103,6 +103,9 @@ func (b Bandwidth) Params(int) results.Params {
 	return results.Params{"bytes": b.Bytes, "window": b.window(), "iters": iters}
 }
 
+// Bench is the bench name of the records.
+func (Bandwidth) Bench() string { return BenchBandwidth }
+
 // Record is the bandwidth record of m, a measurement of repetition times:
 // each repetition's bandwidth is Volume / time in B/s, so the summary
 // (median, CI, percentiles) is that of the bandwidth sample itself. The

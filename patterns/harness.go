@@ -167,10 +167,24 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 			return Measurement{}, err
 		}
 	}
+	// Under the process's watchdog (watchdog.go): a point already begun
+	// by the caller keeps its name; each repetition is progress.
+	wd := Installed()
+	defer wd.Begin("a measurement", measureBudget(cfg))()
+	// The warm-up is bounded by MaxTime as the timed repetitions are, so
+	// --max-time bounds every loop. Whether to go on is decided on the
+	// maximum over ranks of the elapsed time, so that all ranks stop
+	// after the same repetition.
+	warmStart := c.Wtime()
 	for i := 0; i < cfg.Warmup; i++ {
 		_, _, err := oneRep(c, clock, rep)
-		if err := collectiveFailure(c, err); err != nil {
+		elapsed, err := collectiveFailureElapsed(c, err, c.Wtime()-warmStart)
+		if err != nil {
 			return Measurement{}, err
+		}
+		wd.Progress()
+		if elapsed >= cfg.MaxTime {
+			break
 		}
 	}
 	m := Measurement{Reduction: results.ReductionMaxOverRanks, CommSize: c.Size()}
@@ -211,6 +225,7 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 		if out[3] > 0 {
 			return Measurement{}, ErrPeerFailed
 		}
+		wd.Progress()
 		t := out[0]
 		if clock != nil {
 			// Re-measure the offsets every ResyncSec (decided on the
@@ -324,6 +339,26 @@ func collectiveFailure(c mpi.Comm, err error) error {
 		return ErrPeerFailed
 	}
 	return nil
+}
+
+// collectiveFailureElapsed is collectiveFailure that also returns the
+// maximum over ranks of elapsed, in the same reduction.
+func collectiveFailureElapsed(c mpi.Comm, err error, elapsed float64) (float64, error) {
+	in := []float64{0, elapsed}
+	if err != nil {
+		in[0] = 1
+	}
+	out := []float64{0, 0}
+	if aerr := c.AllreduceFloat64s(in, out, mpi.OpMax); aerr != nil {
+		return 0, errors.Join(err, aerr)
+	}
+	switch {
+	case err != nil:
+		return 0, err
+	case out[0] > 0:
+		return 0, ErrPeerFailed
+	}
+	return out[1], nil
 }
 
 // oneRep synchronises and runs one repetition.

@@ -130,6 +130,9 @@ func (pm Permutations) Params(int) results.Params {
 	return results.Params{"bytes": pm.Bytes, "count": pm.count()}
 }
 
+// Bench is the bench name of the records.
+func (Permutations) Bench() string { return BenchPermutations }
+
 // Record is the permutations record of m with Table 1's rows as derived
 // values: ave_s (the mean), max_over_ave and min_over_ave.
 func (pm Permutations) Record(m Measurement, meta results.Meta) results.Record {

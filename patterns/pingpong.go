@@ -192,6 +192,9 @@ func (p PingPong) Params(int) results.Params {
 	return results.Params{"bytes": p.Bytes, "iters": iters}
 }
 
+// Bench is the bench name of the records.
+func (PingPong) Bench() string { return BenchPingPong }
+
 // Record is the ping-pong record of m: one-way latencies, rank 0's time
 // (results.ReductionRank0), with the round trip as derived round_trip_s.
 func (p PingPong) Record(m Measurement, meta results.Meta) results.Record {

@@ -106,6 +106,9 @@ func (pr PRTT) Params(int) results.Params {
 	return results.Params{"bytes": pr.Bytes, "n": pr.N, "delay_s": pr.DelaySec, "side": side}
 }
 
+// Bench is the bench name of the records.
+func (PRTT) Bench() string { return BenchPRTT }
+
 // Record is the PRTT record of m: ranks 2, the client and the server.
 func (pr PRTT) Record(m Measurement, meta results.Meta) results.Record {
 	return m.Record(BenchPRTT, pr.Params(m.CommSize), 2, meta)

@@ -85,6 +85,9 @@ func (rt RoundTrip) Run(c mpi.Comm) (Measurement, error) {
 // Params are the record parameters: the message size x.
 func (rt RoundTrip) Params(int) results.Params { return results.Params{"bytes": rt.Bytes} }
 
+// Bench is the bench name of the records.
+func (RoundTrip) Bench() string { return BenchRoundTrip }
+
 // Record is the round-trip record of m: RTT(x) on rank 0, two ranks.
 func (rt RoundTrip) Record(m Measurement, meta results.Meta) results.Record {
 	return m.Record(BenchRoundTrip, rt.Params(m.CommSize), 2, meta)

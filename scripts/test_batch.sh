@@ -123,6 +123,21 @@ grep -q 'BF(2) needs 16 ranks, the job has 4: submit with --ntasks=16' "$tmp/emu
 COMMCOST=/nonexistent/commcost submit nobinary 1 --nodes=1 --ntasks=2 scripts/batch/slurm/all.sbatch
 grep -q 'no commcost binary' "$tmp/nobinary-$id.out" || fail "nobinary: no clear message: $(cat "$tmp/nobinary-$id.out")"
 
+#    A binary whose MPI library is missing (as when the job forgets its
+#    module): a stand-in linked against a library that is then removed.
+mkdir -p "$tmp/nolib"
+printf 'int cc_gone(void) { return 0; }\n' >"$tmp/nolib/gone.c"
+printf 'int cc_gone(void);\nint main(void) { return cc_gone(); }\n' >"$tmp/nolib/main.c"
+if cc -shared -fPIC -o "$tmp/nolib/libccgone.so" "$tmp/nolib/gone.c" &&
+	cc -o "$tmp/nolib/commcost" "$tmp/nolib/main.c" -L"$tmp/nolib" -lccgone; then
+	rm "$tmp/nolib/libccgone.so"
+	COMMCOST=$tmp/nolib/commcost submit nolib 1 --nodes=1 --ntasks=2 scripts/batch/slurm/all.sbatch
+	grep -q 'libccgone.so is not found; load the MPI module' "$tmp/nolib-$id.out" ||
+		fail "nolib: no message naming the missing library: $(cat "$tmp/nolib-$id.out")"
+else
+	fail "nolib: could not build the stand-in binary"
+fi
+
 # 5. Repeated launches: a job array of 2, each task its own run directory.
 submit repeat 0 --array=1-2 --nodes=1 --ntasks-per-node=2 scripts/batch/slurm/repeat.sbatch
 for t in 1 2; do

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
-	"github.com/commcost/commcost/mpi/mpirun"
 	"github.com/commcost/commcost/results"
 )
 
@@ -30,7 +28,7 @@ func TestDSMBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand: check, matsquare or overhead"},
+		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand: check, matsquare, overhead, bitonic, barneshut or plot"},
 		{"unknown subcommand", []string{"dsm", "sort"}, `dsm "sort": unknown subcommand`},
 		{"mesh does not match ranks", append([]string{"dsm", "check", "--np", "16", "--mesh", "3x5"}, local...), "--mesh 3x5 has 15 processors but --np is 16"},
 		{"mesh malformed", append([]string{"dsm", "check", "--mesh", "4by4"}, local...), "accepted form is ROWSxCOLS"},
@@ -182,21 +180,7 @@ func TestMPIRunDSM(t *testing.T) {
 	bin := commcostBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "dsm.jsonl")
-	run := func(args ...string) cmdResult {
-		t.Helper()
-		limit := mpirun.HangLimit(4*time.Minute, 4)
-		ctx, cancel := context.WithTimeout(context.Background(), limit)
-		defer cancel()
-		cmd, err := mpirun.Command(ctx, 4, bin, args...)
-		if err != nil {
-			t.Skip(err)
-		}
-		r := runCmd(t, cmd)
-		if ctx.Err() != nil {
-			t.Fatalf("%v: hung (killed after %v)\n%s%s", args, limit, r.stdout, r.stderr)
-		}
-		return r
-	}
+	run := func(args ...string) cmdResult { return mpirunCLI(t, bin, 4, 4*time.Minute, args...) }
 	r := run("dsm", "check", "--out", out, "--format", "csv")
 	if r.code != 0 {
 		t.Fatalf("dsm check: exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strconv"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
@@ -57,11 +58,15 @@ func parsePt2pt(name string, args []string, stderr io.Writer, defSizes string) (
 			}
 		}
 	}
-	if name == "bandwidth" && f.window < 1 {
-		return nil, usagef("--window %d: must be an integer >= 1", f.window)
+	bench := patterns.BenchPingPong
+	if name == "bandwidth" {
+		bench = patterns.BenchBandwidth
+		if err := checkParamValues("window", strconv.Itoa(f.window), bench, "window", []int{f.window}); err != nil {
+			return nil, err
+		}
 	}
 	var err error
-	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+	if f.sizes, err = paramSizes("sizes", *sizes, bench); err != nil {
 		return nil, err
 	}
 	return &f, nil
@@ -78,23 +83,27 @@ func runPingPong(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f.points = len(f.sizes)
+	f.plan = f.pingPongPoints
 	return runMeasured(&f.measureFlags, stdout, twoRanks("pingpong"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return pingPongSweep(c, f, meta, emit)
 	})
 }
 
-func pingPongSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+// pingPongPoints are the ping-pongs of the sweep, one per size.
+func (f *pt2ptFlags) pingPongPoints(int) []patterns.Pattern {
+	var out []patterns.Pattern
 	for _, n := range f.sizes {
 		p := patterns.PingPong{Bytes: n, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
 		if f.osu {
 			p = p.OSU()
 		}
-		if _, err := measurePoint(c, emit, p, meta); err != nil {
-			return err
-		}
+		out = append(out, p)
 	}
-	return nil
+	return out
+}
+
+func pingPongSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	return measurePoints(c, emit, f.pingPongPoints(c.Size()), meta)
 }
 
 func runBandwidth(args []string, stdout, stderr io.Writer) error {
@@ -102,21 +111,25 @@ func runBandwidth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f.points = len(f.sizes)
+	f.plan = f.bandwidthPoints
 	return runMeasured(&f.measureFlags, stdout, twoRanks("bandwidth"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return bandwidthSweep(c, f, meta, emit)
 	})
 }
 
-func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+// bandwidthPoints are the bandwidth tests of the sweep, one per size.
+func (f *pt2ptFlags) bandwidthPoints(int) []patterns.Pattern {
+	var out []patterns.Pattern
 	for _, n := range f.sizes {
 		b := patterns.Bandwidth{Bytes: n, Window: f.window, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
 		if f.osu {
 			b = b.OSU()
 		}
-		if _, err := measurePoint(c, emit, b, meta); err != nil {
-			return err
-		}
+		out = append(out, b)
 	}
-	return nil
+	return out
+}
+
+func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	return measurePoints(c, emit, f.bandwidthPoints(c.Size()), meta)
 }

@@ -63,6 +63,12 @@ cc_init() {
 	fi
 	[ -n "$CC_BIN" ] && [ -x "$CC_BIN" ] ||
 		cc_die 1 "no commcost binary: build it (make build) in $submit, put it on PATH, or set COMMCOST=/path/to/commcost"
+	# A binary whose MPI library is not on the loader's path (the module
+	# it was built with is not loaded) would fail on every rank at start.
+	local missing
+	missing=$(ldd "$CC_BIN" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+	[ -z "$missing" ] ||
+		cc_die 1 "$CC_BIN cannot start: the library ${missing% } is not found; load the MPI module it was built with (module load openmpi, or mpich) or set LD_LIBRARY_PATH"
 	case $CC_LAUNCHER in
 	srun)
 		command -v srun >/dev/null || cc_die 1 "srun not found: load the Slurm module, or set COMMCOST_LAUNCHER=mpirun"

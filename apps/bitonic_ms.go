@@ -1,0 +1,462 @@
+package apps
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// Bitonic sorting with merge&split, paper 004 (Krick et al., file
+// ../shared/papers/004_c5e3b56ad2f7df61.txt), section 3.2 and Figure 5.
+//
+// Batcher's bitonic sorting circuit on P = 2^d wires, one wire per rank.
+// Phase i = 1..d consists of i parallel steps j = i-1, ..., 0; in step j
+// wire w is paired with wire w XOR 2^j, and the pair sorts ascending when
+// bit i of w is 0, descending otherwise (in the last phase, bit d is 0 for
+// every wire: everything ascends). The merging circuits of phase i cover
+// 2^i neighbouring wires: this is the locality the access tree exploits.
+// Every wire holds m keys, sorted locally first, and the comparator is
+// replaced by merge&split: of the 2m keys of a pair the wire that receives
+// the minimum keeps the lower m, the other the upper m. Merge&split of
+// sorted blocks sorts whenever the comparator network sorts single keys
+// (Knuth, TAOCP vol. 3, 5.3.4, exercise 38), so the result is the P*m keys
+// sorted in wire order.
+//
+// Wires are placed on ranks by BitonicConfig.Wires. Paper 004 numbers the
+// processors along the leaves of the mesh-decomposition tree from left to
+// right (section 3.3, "Analogously to the sorting algorithm ..."), so that
+// a merging circuit of 2^i wires lies in a submesh of 2^i processors; the
+// experiments (package dsmexp) pass that order.
+//
+// Keys are uint32 (4 bytes, the integers of the paper's machine), drawn from
+// the seed per wire, identically in every repetition.
+
+// BitonicConfig is the configuration both versions share.
+type BitonicConfig struct {
+	// Keys is m, the keys per rank (>= 1).
+	Keys int
+	// Wires maps wire w to the rank that simulates it (a permutation of
+	// 0..P-1); nil means wire w on rank w.
+	Wires []int
+	// Probe, if set, is told the measured section: "sort" from the first
+	// local sort to the barrier after the last merge&split, "" before and
+	// after (the keys' initial placement, the verification).
+	Probe Probe
+}
+
+// Check reports a configuration that cannot run on p ranks.
+func (c BitonicConfig) Check(p int) error {
+	if c.Keys < 1 {
+		return fmt.Errorf("keys per rank m = %d: must be >= 1", c.Keys)
+	}
+	if p < 1 || p&(p-1) != 0 {
+		return fmt.Errorf("bitonic sorting needs a power-of-two number of ranks (one wire of the circuit each), got %d", p)
+	}
+	if c.Wires != nil {
+		if len(c.Wires) != p {
+			return fmt.Errorf("wire placement lists %d ranks, want %d", len(c.Wires), p)
+		}
+		seen := make([]bool, p)
+		for w, r := range c.Wires {
+			if r < 0 || r >= p || seen[r] {
+				return fmt.Errorf("wire placement is not a permutation of the ranks (wire %d on rank %d)", w, r)
+			}
+			seen[r] = true
+		}
+	}
+	return nil
+}
+
+// wireOf returns the wire rank r simulates.
+func (c BitonicConfig) wireOf(r int) int {
+	if c.Wires == nil {
+		return r
+	}
+	return slices.Index(c.Wires, r)
+}
+
+// rankOf returns the rank simulating wire w.
+func (c BitonicConfig) rankOf(w int) int {
+	if c.Wires == nil {
+		return w
+	}
+	return c.Wires[w]
+}
+
+// BitonicStep is one parallel merge&split step of the circuit: phase I
+// (1-based), distance 2^J.
+type BitonicStep struct{ I, J int }
+
+// BitonicSteps lists the circuit's steps for p = 2^d wires: d(d+1)/2 of
+// them.
+func BitonicSteps(p int) []BitonicStep {
+	d := bits.Len(uint(p)) - 1
+	var out []BitonicStep
+	for i := 1; i <= d; i++ {
+		for j := i - 1; j >= 0; j-- {
+			out = append(out, BitonicStep{i, j})
+		}
+	}
+	return out
+}
+
+// Partner returns the wire paired with w in the step, and whether w keeps
+// the lower half of the pair's keys.
+func (s BitonicStep) Partner(w int) (partner int, keepLow bool) {
+	partner = w ^ 1<<s.J
+	ascending := w>>s.I&1 == 0
+	return partner, (w < partner) == ascending
+}
+
+// bitonicKeys draws wire w's m input keys.
+func bitonicKeys(seed int64, w, m int) []uint32 {
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(w)+0x62697463))
+	out := make([]uint32, m)
+	for i := range out {
+		out[i] = rng.Uint32()
+	}
+	return out
+}
+
+// mergeSplit merges the sorted blocks mine and theirs (equal lengths) and
+// writes the lower (keepLow) or upper half into out.
+func mergeSplit(mine, theirs, out []uint32, keepLow bool) {
+	m := len(mine)
+	if keepLow {
+		a, b := 0, 0
+		for k := 0; k < m; k++ {
+			if b >= m || a < m && mine[a] <= theirs[b] {
+				out[k] = mine[a]
+				a++
+			} else {
+				out[k] = theirs[b]
+				b++
+			}
+		}
+		return
+	}
+	a, b := m-1, m-1
+	for k := m - 1; k >= 0; k-- {
+		if b < 0 || a >= 0 && mine[a] > theirs[b] {
+			out[k] = mine[a]
+			a--
+		} else {
+			out[k] = theirs[b]
+			b--
+		}
+	}
+}
+
+func putKeys(dst []byte, keys []uint32) {
+	for i, k := range keys {
+		binary.LittleEndian.PutUint32(dst[4*i:], k)
+	}
+}
+
+func getKeys(keys []uint32, src []byte) {
+	for i := range keys {
+		keys[i] = binary.LittleEndian.Uint32(src[4*i:])
+	}
+}
+
+// BitonicName is the application's name (record param "app"); paper
+// 000's bitonic sort is another program.
+const BitonicName = "bitonic-ms"
+
+// Bitonic phases (record param "phase").
+const (
+	BitonicLocalSort = "local-sort" // sorting the rank's m keys (comp)
+	BitonicExchange  = "exchange"   // reads/writes of the global variables and barriers, or the messages (comm)
+	BitonicMerge     = "merge"      // merge&split of two blocks (comp)
+)
+
+// bitonicVerify checks, on rank 0, that the wires' final keys (gathered in
+// rank order) are sorted in wire order and are a permutation of the input,
+// regenerated from the seed and sorted serially: an independent oracle.
+// The verdict is collective.
+func bitonicVerify(c mpi.Comm, cfg BitonicConfig, seed int64, mine []uint32, extra error) error {
+	m := cfg.Keys
+	p := c.Size()
+	send := make([]byte, 4*m)
+	putKeys(send, mine)
+	var all []byte
+	if c.Rank() == 0 {
+		all = make([]byte, 4*m*p)
+	}
+	if err := c.Gather(send, all, 0); err != nil {
+		return err
+	}
+	verr := extra
+	if c.Rank() == 0 && verr == nil {
+		want := make([]uint32, 0, m*p)
+		for w := 0; w < p; w++ {
+			want = append(want, bitonicKeys(seed, w, m)...)
+		}
+		slices.Sort(want)
+		got := make([]uint32, 0, m*p)
+		for w := 0; w < p; w++ {
+			r := cfg.rankOf(w)
+			blk := make([]uint32, m)
+			getKeys(blk, all[4*m*r:])
+			got = append(got, blk...)
+		}
+		for i := 1; i < len(got) && verr == nil; i++ {
+			if got[i] < got[i-1] {
+				verr = fmt.Errorf("bitonic: output not sorted: key %d of wire %d (rank %d) is %d, after %d", i%m, i/m, cfg.rankOf(i/m), got[i], got[i-1])
+			}
+		}
+		for i := 0; i < len(got) && verr == nil; i++ {
+			if got[i] != want[i] {
+				verr = fmt.Errorf("bitonic: output is not a permutation of the input: key %d of wire %d (rank %d) is %d, the sorted input has %d", i%m, i/m, cfg.rankOf(i/m), got[i], want[i])
+			}
+		}
+	}
+	return AgreeErr(c, verr)
+}
+
+// BitonicStore is bitonic sorting with merge&split over a global-variable
+// store: wire w's keys are the global variable "bitonic/m/K[w]" of 4m
+// bytes. In each step both wires of a pair read the other's variable, a
+// barrier separates the reads from the writes of the new blocks (a wire
+// must not overwrite its keys before its partner has read them), and a
+// second barrier makes the writes visible to the next step. Before the
+// measured section wire w's rank writes its input, so it holds the only
+// copy (as p_ij holds A[i,j] in the matrix square); the measured section
+// starts with the local sort, whose result replaces the input in the
+// variable before the first step.
+type BitonicStore struct {
+	BitonicConfig
+}
+
+// NewBitonicStore returns the store version.
+func NewBitonicStore(cfg BitonicConfig) *BitonicStore { return &BitonicStore{BitonicConfig: cfg} }
+
+// Setup creates the P key variables (collective; apps.Setupper): every run
+// of one measurement uses them.
+func (b *BitonicStore) Setup(env Env) (any, error) {
+	if err := needStore(env, b.Name()); err != nil {
+		return nil, err
+	}
+	p := env.Comm.Size()
+	if err := b.Check(p); err != nil {
+		return nil, err
+	}
+	vs := make([]globalvar.Var, p)
+	for w := range vs {
+		v, err := env.Store.Create(fmt.Sprintf("bitonic/%d/K[%d]", b.Keys, w), 4*b.Keys)
+		if err != nil {
+			return nil, err
+		}
+		vs[w] = v
+	}
+	return vs, nil
+}
+
+func (b *BitonicStore) Name() string { return BitonicName }
+
+func (b *BitonicStore) Params() results.Params {
+	return results.Params{"keys": b.Keys, "impl": "store"}
+}
+
+// Run sorts once (collective over env.Comm and env.Store).
+func (b *BitonicStore) Run(env Env) (Outcome, error) {
+	var out Outcome
+	c, s := env.Comm, env.Store
+	if err := needStore(env, b.Name()); err != nil {
+		return out, err
+	}
+	p := c.Size()
+	if err := b.Check(p); err != nil {
+		return out, err
+	}
+	vars, err := stateOf[[]globalvar.Var](&env, b)
+	if err != nil {
+		return out, err
+	}
+	if len(vars) != p {
+		return out, fmt.Errorf("bitonic: Env.State holds %d variables, want one per rank (%d)", len(vars), p)
+	}
+	m := b.Keys
+	w := b.wireOf(c.Rank())
+	keys := bitonicKeys(env.Seed, w, m)
+	raw := make([]byte, 4*m)
+	// Initial placement, not measured: the wire's rank holds the only
+	// copy. Written twice: the first write may leave copies on the way
+	// from wherever the variable was (the access-tree root of a fresh
+	// variable, an earlier run's readers), the second removes them, so
+	// every run starts from the same state and counts the same messages,
+	// with or without warm-up runs before it.
+	putKeys(raw, keys)
+	for i := 0; i < 2; i++ {
+		if err := s.Write(vars[w], 0, raw); err != nil {
+			return out, err
+		}
+	}
+	if err := s.Barrier(); err != nil {
+		return out, err
+	}
+	enter(b.Probe, "sort")
+	steps := BitonicSteps(p)
+	_ = out.Phases.Time(c, BitonicLocalSort, KindComp, func() error {
+		slices.Sort(keys)
+		putKeys(raw, keys)
+		return nil
+	})
+	// The rank's block replaces its variable; the barrier makes it visible
+	// to the next step. The first time, the sorted block replaces the
+	// input (this rank holds the only copy: no message but the barrier's).
+	writeOwn := func() error {
+		if err := s.Write(vars[w], 0, raw); err != nil {
+			return err
+		}
+		return s.Barrier()
+	}
+	if err := out.Phases.Time(c, BitonicExchange, KindComm, writeOwn); err != nil {
+		return out, err
+	}
+	theirs := make([]uint32, m)
+	next := make([]uint32, m)
+	for _, st := range steps {
+		partner, low := st.Partner(w)
+		if err := out.Phases.Time(c, BitonicExchange, KindComm, func() error {
+			if err := s.Read(vars[partner], 0, raw); err != nil {
+				return err
+			}
+			return s.Barrier()
+		}); err != nil {
+			return out, err
+		}
+		_ = out.Phases.Time(c, BitonicMerge, KindComp, func() error {
+			getKeys(theirs, raw)
+			mergeSplit(keys, theirs, next, low)
+			keys, next = next, keys
+			putKeys(raw, keys)
+			return nil
+		})
+		if err := out.Phases.Time(c, BitonicExchange, KindComm, writeOwn); err != nil {
+			return out, err
+		}
+	}
+	enter(b.Probe, "")
+	// The store must hold what this rank computed: read it back (its own
+	// copy, no message) before the independent check of the keys.
+	var own error
+	if err := s.Read(vars[w], 0, raw); err != nil {
+		return out, err
+	}
+	got := make([]uint32, m)
+	getKeys(got, raw)
+	if !slices.Equal(got, keys) {
+		own = fmt.Errorf("bitonic: rank %d: the store's copy of K[%d] differs from the keys the rank wrote", c.Rank(), w)
+	}
+	// The verification is plain MPI, and a rank blocked in it serves no
+	// store request: no read may be left waiting for it.
+	if err := s.Barrier(); err != nil {
+		return out, err
+	}
+	if err := bitonicVerify(c, b.BitonicConfig, env.Seed, keys, own); err != nil {
+		return out, err
+	}
+	out.Workload = map[string][]results.WorkItem{
+		// Per step every rank reads one remote block of 4m bytes (a
+		// 1-1-access; the pairs form a permutation); the write goes to the
+		// rank's own variable, whose data does not travel.
+		BitonicExchange: {{Count: float64(len(steps)), Bench: "kkaccess", Params: results.Params{"k": 1, "l": 4 * m, "r": 1, "op": "read"}, Ranks: p}},
+	}
+	return out, nil
+}
+
+// bitonicTag is the tag of the hand-optimised version's messages (on its
+// own duplicate of the communicator).
+const bitonicTag = 0xb170
+
+// BitonicHand is the hand-optimised message-passing version of paper 004,
+// section 3.2: "exchanges two messages between every pair of nodes jointly
+// computing a merge&split operation", each along the dimension-order path
+// (the caller's Charger counts them on its mesh). No barrier: the exchange
+// itself synchronises the pair.
+type BitonicHand struct {
+	BitonicConfig
+	// Links, if set, is charged 4m bytes for each of the two messages of
+	// every merge&split pair in the measured section.
+	Links Charger
+}
+
+// NewBitonicHand returns the message-passing version.
+func NewBitonicHand(cfg BitonicConfig, links Charger) *BitonicHand {
+	return &BitonicHand{BitonicConfig: cfg, Links: links}
+}
+
+func (b *BitonicHand) Name() string { return BitonicName }
+
+func (b *BitonicHand) Params() results.Params {
+	return results.Params{"keys": b.Keys, "impl": "hand"}
+}
+
+// Run sorts once (collective over env.Comm).
+func (b *BitonicHand) Run(env Env) (Outcome, error) {
+	var out Outcome
+	c := env.Comm
+	p := c.Size()
+	if err := b.Check(p); err != nil {
+		return out, err
+	}
+	dup, err := c.Dup()
+	if err != nil {
+		return out, err
+	}
+	defer dup.Free()
+	m := b.Keys
+	me := c.Rank()
+	w := b.wireOf(me)
+	keys := bitonicKeys(env.Seed, w, m)
+	if err := c.Barrier(); err != nil {
+		return out, err
+	}
+	enter(b.Probe, "sort")
+	steps := BitonicSteps(p)
+	_ = out.Phases.Time(c, BitonicLocalSort, KindComp, func() error {
+		slices.Sort(keys)
+		return nil
+	})
+	send := make([]byte, 4*m)
+	recv := make([]byte, 4*m)
+	theirs := make([]uint32, m)
+	next := make([]uint32, m)
+	for _, st := range steps {
+		partner, low := st.Partner(w)
+		peer := b.rankOf(partner)
+		if err := out.Phases.Time(c, BitonicExchange, KindComm, func() error {
+			putKeys(send, keys)
+			if b.Links != nil {
+				b.Links.Charge(me, peer, len(send))
+			}
+			_, err := dup.Sendrecv(send, peer, bitonicTag, recv, peer, bitonicTag)
+			return err
+		}); err != nil {
+			return out, err
+		}
+		_ = out.Phases.Time(c, BitonicMerge, KindComp, func() error {
+			getKeys(theirs, recv)
+			mergeSplit(keys, theirs, next, low)
+			keys, next = next, keys
+			return nil
+		})
+	}
+	enter(b.Probe, "")
+	if err := bitonicVerify(c, b.BitonicConfig, env.Seed, keys, nil); err != nil {
+		return out, err
+	}
+	out.Workload = map[string][]results.WorkItem{
+		// Per step every rank sends its 4m bytes to its partner (the pairs
+		// form a permutation) and receives the partner's.
+		BitonicExchange: {{Count: float64(len(steps)), Bench: "kkaccess", Params: results.Params{"k": 1, "l": 4 * m, "r": 1, "op": "write"}, Ranks: p}},
+	}
+	return out, nil
+}

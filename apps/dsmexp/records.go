@@ -1,0 +1,115 @@
+package dsmexp
+
+import (
+	"sort"
+
+	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/results"
+)
+
+// Bench names of the experiments' records. dsm-matsquare records are
+// written by cmd/commcost (divalib.MatSquareStore/Hand) with the same
+// counters and derived values.
+const (
+	BenchMatSquare = divalib.BenchMatSquare
+	BenchBitonic   = "dsm-bitonic"
+	BenchBarnesHut = "dsm-barneshut"
+)
+
+// Counter and derived keys of the records (results.Record.Counters,
+// Derived), shared with the plots and tables that read them back.
+const (
+	KeyCongestionBytes    = "congestion_bytes"    // max over directed links of the bytes
+	KeyCongestionMessages = "congestion_messages" // max over directed links of the messages
+	KeyLoadBytes          = "load_bytes"          // sum over links of the bytes
+	KeyLoadMessages       = "load_messages"       // sum over links of the messages (message-hops)
+	KeyStartups           = "startups"            // messages sent between different ranks
+	KeyMaxStartups        = "max_startups_per_rank"
+	KeyBytesSent          = "bytes_sent"
+	KeyVerified           = "verified" // 1: the result passed the application's check
+	KeyReads              = "reads"
+	KeyReadHits           = "read_hits"
+	KeyWrites             = "writes"
+	KeyLocks              = "locks"
+	KeyCongestionRatio    = "congestion_ratio" // congestion bytes / the hand-optimised version's
+	KeyTimeRatio          = "time_ratio"       // median time / the hand-optimised version's
+	KeyHitRatio           = "read_hit_ratio"   // reads served by the rank's own copy / reads
+	KeyEnergyDrift        = "energy_drift"     // Barnes-Hut: |E_last - E_first| / |E_first|
+	KeyLocalComp          = "local_comp_s"     // Barnes-Hut force phase: seconds of local computation (median)
+)
+
+// Barnes-Hut record phases (param "phase"): PhaseTotal is the whole
+// measured part; the others are the application's phases.
+const (
+	PhaseTotal = "total"
+	PhaseLoad  = "load"
+	PhaseForce = "force"
+)
+
+// Record turns the result into a record of bench whose time is
+// sec (per repetition, max over ranks) and whose counts are those of the
+// section; the ratios refer to hand's (nil: none). extra parameters are
+// added to the result's.
+func (r Result) record(bench string, ranks int, meta results.Meta, sec []float64, s Section, hand *Result, handSec []float64, handS Section, extra results.Params) results.Record {
+	params := results.Params{"strategy": r.Strategy, "mesh": r.Mesh.String()}
+	for k, v := range r.Params {
+		params[k] = v
+	}
+	for k, v := range extra {
+		params[k] = v
+	}
+	rec := results.Record{
+		Schema: results.SchemaVersion, Bench: bench, Params: params, Ranks: ranks,
+		Unit: results.UnitSeconds, Summary: results.Summarize(sec), Samples: append([]float64(nil), sec...),
+		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed,
+		Counters: s.Congestion.Counters(), Derived: map[string]float64{}, Meta: meta,
+	}
+	if r.Verified {
+		rec.Counters[KeyVerified] = 1
+	}
+	if s.Reads > 0 || s.Writes > 0 {
+		rec.Counters[KeyReads] = float64(s.Reads)
+		rec.Counters[KeyReadHits] = float64(s.ReadHits)
+		rec.Counters[KeyWrites] = float64(s.Writes)
+		rec.Derived[KeyHitRatio] = s.HitRatio()
+	}
+	if s.Locks > 0 {
+		rec.Counters[KeyLocks] = float64(s.Locks)
+	}
+	if hand != nil {
+		if handS.Congestion.MaxLinkBytes > 0 {
+			rec.Derived[KeyCongestionRatio] = float64(s.Congestion.MaxLinkBytes) / float64(handS.Congestion.MaxLinkBytes)
+		}
+		if hs := results.Summarize(handSec); hs.Median > 0 {
+			rec.Derived[KeyTimeRatio] = rec.Median / hs.Median
+		}
+	}
+	return rec
+}
+
+// BitonicRecord is the record of a bitonic result: the execution time of
+// the sort, the congestion of the measured section, the ratios against
+// hand, and each phase's median time as derived "<phase>_s".
+func BitonicRecord(r Result, ranks int, meta results.Meta, hand *Result) results.Record {
+	s, _ := r.Section("sort")
+	var hs Section
+	var hsec []float64
+	if hand != nil {
+		hs, _ = hand.Section("sort")
+		hsec = hand.TimeSec
+	}
+	rec := r.record(BenchBitonic, ranks, meta, r.TimeSec, s, hand, hsec, hs, nil)
+	for _, ph := range r.Phases {
+		rec.Derived[ph.Name+"_s"] = results.Summarize(ph.Sec).Median
+	}
+	return rec
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
