@@ -35,8 +35,11 @@ package apps
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
@@ -131,9 +134,25 @@ func (p *Phases) Time(c mpi.Comm, name, kind string, fn func() error) error {
 	return err
 }
 
+// pointName names an application run for the watchdog's message: "app",
+// the application and its parameters, as its records do.
+func pointName(app App) string {
+	ps := app.Params()
+	keys := slices.Sorted(maps.Keys(ps))
+	var b strings.Builder
+	b.WriteString("app " + app.Name())
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%v", k, ps[k])
+	}
+	return b.String()
+}
+
 // Add adds sec seconds to the phase name. The first call fixes the kind;
 // a later call with another kind is a programming error and panics.
+// An ended phase is progress for the watchdog (patterns.Watchdog): a long
+// application is not stuck while its ranks keep ending phases.
 func (p *Phases) Add(name, kind string, sec float64) {
+	patterns.Installed().Progress()
 	if p.kind == nil {
 		p.kind = map[string]string{}
 		p.sec = map[string]float64{}
@@ -200,6 +219,13 @@ func Measure(env Env, app App, reps patterns.Reps, meta results.Meta) ([]results
 		}
 		env.State = st
 	}
+	// Under the process's watchdog (patterns.Watchdog, issue 18 class 3):
+	// the application is one measurement point, with no budget of its own
+	// (a run's length is the application's), whose progress is every
+	// phase a rank ends (Phases.Add) and every run; a peer that stops
+	// answering leaves the point idle past --timeout and ends the job.
+	wd := patterns.Installed()
+	defer wd.Begin(pointName(app), 0)()
 	for i := 0; i < reps.Warmup; i++ {
 		if err := c.Barrier(); err != nil {
 			return nil, err
@@ -207,6 +233,7 @@ func Measure(env Env, app App, reps patterns.Reps, meta results.Meta) ([]results
 		if _, err := app.Run(env); err != nil {
 			return nil, err
 		}
+		wd.Progress()
 	}
 	var (
 		names    []string
@@ -228,6 +255,7 @@ func Measure(env Env, app App, reps patterns.Reps, meta results.Meta) ([]results
 			return nil, err
 		}
 		total := c.Wtime() - t0
+		wd.Progress()
 		got := out.Phases.Names()
 		if rep == 0 {
 			names = got

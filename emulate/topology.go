@@ -233,10 +233,19 @@ const meshSideMax = 64
 func Parse(spec string) (*Topology, error) {
 	s := strings.ToLower(strings.TrimSpace(spec))
 	s = strings.ReplaceAll(s, " ", "")
-	name := strings.TrimRight(s, "0123456789x()")
-	arg := strings.TrimSuffix(strings.TrimPrefix(s[len(name):], "("), ")")
+	// NAME(ARG) with one pair of parentheses closing at the end, or NAME
+	// and ARG run together; a parenthesis left open ("BF(2") or doubled
+	// is refused rather than read as the network it almost names.
+	name := s
+	if i := strings.IndexFunc(s, func(r rune) bool { return !(r >= 'a' && r <= 'z') }); i >= 0 {
+		name = s[:i]
+	}
+	arg := s[len(name):]
 	if strings.ContainsAny(arg, "()") {
-		return nil, fmt.Errorf("topology %q: accepted forms are SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC)", spec)
+		if !strings.HasPrefix(arg, "(") || !strings.HasSuffix(arg, ")") || strings.Count(arg, "(") != 1 || strings.Count(arg, ")") != 1 {
+			return nil, fmt.Errorf("topology %q: accepted forms are SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC)", spec)
+		}
+		arg = arg[1 : len(arg)-1]
 	}
 	var kind Kind
 	switch name {

@@ -185,6 +185,11 @@ func TestParseErrors(t *testing.T) {
 		{"mesh(4x)", "RxC"},
 		{"torus(2x3x4)", "RxC"},
 		{"BF((2))", "accepted forms"},
+		{"BF(2", "accepted forms"},
+		{"BF2)", "accepted forms"},
+		{"BF(2))", "accepted forms"},
+		{"(2)", "unknown network"},
+		{"box(2)", `unknown network "box"`},
 	}
 	for _, tc := range tests {
 		_, err := Parse(tc.spec)

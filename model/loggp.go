@@ -186,7 +186,14 @@ func derivedSigma(sa, sb, k float64) float64 {
 // FitLogGP derives LogGP parameters from "prtt" records (params bytes, n,
 // delay_s; records with side=server carry the server's receive time).
 func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
-	sel, err := selectRecords(recs, "loggp", "prtt")
+	return fitLogGP("loggp", recs, opt)
+}
+
+// fitLogGP is FitLogGP for the kind the caller fits (loggp, or logp and
+// postal, which are reduced from it), so that a refusal names the model
+// the user asked for.
+func fitLogGP(kind string, recs []results.Record, opt Options) (*LogGP, error) {
+	sel, err := selectRecords(recs, kind, "prtt")
 	if err != nil {
 		return nil, err
 	}
@@ -283,15 +290,15 @@ func FitLogGP(recs []results.Record, opt Options) (*LogGP, error) {
 		}
 	}
 	if len(missing) > 0 && len(gapPts) == 0 {
-		return nil, fmt.Errorf("%w: loggp needs PRTT(1,0,s) records (n=1, delay_s=0); missing %v", ErrNoRecords, missing)
+		return nil, fmt.Errorf("%w: %s needs PRTT(1,0,s) records (n=1, delay_s=0); missing %v", ErrNoRecords, kind, missing)
 	}
 	if len(gapPts) < 3 {
-		return nil, fmt.Errorf("%w: loggp needs PRTT(1,0,s) and PRTT(n,0,s) (n>1, delay_s=0) at 3 or more sizes to fit g and G; found %d",
-			ErrIllConditioned, len(gapPts))
+		return nil, fmt.Errorf("%w: %s needs PRTT(1,0,s) and PRTT(n,0,s) (n>1, delay_s=0) at 3 or more sizes to fit g and G; found %d",
+			ErrIllConditioned, kind, len(gapPts))
 	}
 	if len(osPts) < 3 {
-		return nil, fmt.Errorf("%w: loggp needs PRTT(n,d,s) records with delay_s > 0 at 3 or more sizes to fit o_s; found %d",
-			ErrIllConditioned, len(osPts))
+		return nil, fmt.Errorf("%w: %s needs PRTT(n,d,s) records with delay_s > 0 at 3 or more sizes to fit o_s; found %d",
+			ErrIllConditioned, kind, len(osPts))
 	}
 	lineRows := func(pts []point) ([][]float64, []string) {
 		rows := make([][]float64, len(pts))
@@ -454,7 +461,11 @@ func LogPFromLogGP(g *LogGP, w float64) *LogP {
 
 // FitLogP fits LogGP to "prtt" records and reduces it to LogP.
 func FitLogP(recs []results.Record, opt Options) (*LogP, error) {
-	g, err := FitLogGP(recs, opt)
+	return fitLogP("logp", recs, opt)
+}
+
+func fitLogP(kind string, recs []results.Record, opt Options) (*LogP, error) {
+	g, err := fitLogGP(kind, recs, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -536,7 +547,7 @@ func PostalFromLogP(p *LogP) *Postal {
 
 // FitPostal fits LogGP to "prtt" records and reduces it via LogP.
 func FitPostal(recs []results.Record, opt Options) (*Postal, error) {
-	p, err := FitLogP(recs, opt)
+	p, err := fitLogP("postal", recs, opt)
 	if err != nil {
 		return nil, err
 	}

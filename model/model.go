@@ -413,7 +413,7 @@ func unsupported(kind, pattern string, patterns []string) error {
 func PredictSum(m Model, ins []Instance) (float64, error) {
 	var sum float64
 	for i, in := range ins {
-		v, err := m.Predict(in)
+		v, err := PredictChecked(m, in)
 		if err != nil {
 			return 0, fmt.Errorf("instance %d (%s %s): %w", i+1, in.Pattern, paramString(in.Params), err)
 		}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -435,7 +436,100 @@ func Unmarshal(data []byte) (Model, *Validation, error) {
 	if err := checkUsable(m); err != nil {
 		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
+	if err := checkPresent(reflect.TypeOf(m), env.Fit, ""); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %s: %w (a parameter left out would predict as if it were 0; use the output of commcost fit --format json)", env.Model, err)
+	}
 	return m, env.Validation, nil
+}
+
+var (
+	paramType   = reflect.TypeOf(Param{})
+	qualityType = reflect.TypeOf(Quality{})
+)
+
+// checkPresent verifies that data, the JSON of a value of type t in a
+// model body, holds everything the kind writes that Predict reads: every
+// parameter (a Param, with its "value") and every field around them that
+// the encoder always writes (no omitempty), in structures, slices and
+// arrays alike (an array of 8 coefficients needs all 8). JSON decoding
+// leaves a missing field at zero, which would predict as if the parameter
+// were 0. The fit statistics (Quality) describe the fit and may be
+// absent.
+func checkPresent(t reflect.Type, data json.RawMessage, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	trimmed := bytes.TrimSpace(data)
+	if bytes.Equal(trimmed, []byte("null")) {
+		// A nil pointer or slice: the kind's Check says whether it may be.
+		return nil
+	}
+	where := func() string {
+		if path == "" {
+			return "the body"
+		}
+		return path
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if t == qualityType {
+			return nil
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(data, &obj); err != nil {
+			return fmt.Errorf("%s is not an object", where())
+		}
+		if t == paramType {
+			if _, ok := obj["value"]; !ok {
+				return fmt.Errorf("parameter %s has no value", where())
+			}
+			return nil
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			sub := name
+			if path != "" {
+				sub = path + "." + name
+			}
+			raw, ok := obj[name]
+			if !ok {
+				if strings.Contains(opts, "omitempty") || f.Type == qualityType {
+					continue
+				}
+				return fmt.Errorf("%s is missing", sub)
+			}
+			if err := checkPresent(f.Type, raw, sub); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return nil
+		}
+		var elems []json.RawMessage
+		if err := json.Unmarshal(data, &elems); err != nil {
+			return fmt.Errorf("%s is not an array", where())
+		}
+		if t.Kind() == reflect.Array && len(elems) != t.Len() {
+			return fmt.Errorf("%s has %d entries, want %d", where(), len(elems), t.Len())
+		}
+		for i, e := range elems {
+			if err := checkPresent(t.Elem(), e, fmt.Sprintf("%s[%d]", where(), i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkFinite walks v and reports the first NaN or Inf float (JSON cannot

@@ -2,6 +2,8 @@ package model
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,4 +259,125 @@ func FuzzParseHoldout(f *testing.F) {
 			t.Fatalf("%q accepted as every:%d", s, h.Every)
 		}
 	})
+}
+
+// TestUnmarshalRequiresEveryParameter (issue 18, class 4): for every
+// fitted kind, a model file with any one parameter left out (at any
+// depth: a coefficient of an array, a segment's t_s), or with a parameter
+// without its value, is refused on read: decoding would take it as 0 and
+// predict nonsense.
+func TestUnmarshalRequiresEveryParameter(t *testing.T) {
+	// Parameters a kind may leave out as a whole (omitempty in its type).
+	optional := map[string]bool{"a_w": true, "b_w": true, "a_c": true, "b_c": true}
+	cases := 0
+	defer func() { t.Logf("%d incomplete model files refused", cases) }()
+	for _, m := range fittedModels(t) {
+		data, err := Marshal(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env map[string]any
+		if err := json.Unmarshal(data, &env); err != nil {
+			t.Fatal(err)
+		}
+		// paths of every parameter (an object with a "value") in the body
+		var paths [][]any
+		var walk func(v any, path []any)
+		walk = func(v any, path []any) {
+			switch x := v.(type) {
+			case map[string]any:
+				if _, ok := x["value"]; ok && len(path) > 0 {
+					paths = append(paths, append([]any(nil), path...))
+					return
+				}
+				for k, e := range x {
+					if k == "quality" || k == "candidates" || k == "curves" || k == "bisection" {
+						continue // fit statistics and per-n curves, not what Predict reads
+					}
+					walk(e, append(path, k))
+				}
+			case []any:
+				for i, e := range x {
+					walk(e, append(path, i))
+				}
+			}
+		}
+		walk(env["fit"], nil)
+		if len(paths) == 0 {
+			t.Errorf("%s: no parameters found in its JSON", m.Kind())
+		}
+		for _, path := range paths {
+			last := path[len(path)-1]
+			for _, drop := range []bool{true, false} {
+				if key, ok := last.(string); drop && (!ok || optional[key]) {
+					continue // array entries are dropped by shortening; optional blocks may go
+				}
+				var env2 map[string]any
+				json.Unmarshal(data, &env2)
+				// walk to the parent of the parameter
+				var parent any = env2["fit"]
+				for _, step := range path[:len(path)-1] {
+					switch s := step.(type) {
+					case string:
+						parent = parent.(map[string]any)[s]
+					case int:
+						parent = parent.([]any)[s]
+					}
+				}
+				var param map[string]any
+				switch s := last.(type) {
+				case string:
+					param = parent.(map[string]any)[s].(map[string]any)
+					if drop {
+						delete(parent.(map[string]any), s)
+					}
+				case int:
+					param = parent.([]any)[s].(map[string]any)
+				}
+				if !drop {
+					delete(param, "value")
+				}
+				data2, _ := json.Marshal(env2)
+				cases++
+				if _, _, err := Unmarshal(data2); err == nil {
+					t.Errorf("%s: %v with drop=%v accepted", m.Kind(), path, drop)
+				} else if key, ok := last.(string); ok && !strings.Contains(err.Error(), key) {
+					t.Errorf("%s: %v: error %v does not name %s", m.Kind(), path, err, key)
+				}
+			}
+		}
+	}
+}
+
+// TestPredictChecked: a prediction that is negative or not finite is an
+// error wrapping ErrUnphysical that names the model and the instance.
+func TestPredictChecked(t *testing.T) {
+	in := Instance{Pattern: "pingpong", Params: results.Params{"bytes": 8}}
+	for _, tc := range []struct {
+		name   string
+		ts, tw float64
+		want   string
+	}{
+		{"positive", 1e-6, 1e-9, ""},
+		{"zero", 0, 0, ""},
+		{"negative", -1e-6, 1e-12, "which is negative"},
+		{"infinite", 1e-6, math.Inf(1), "which is not finite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &Hockney{Ts: Param{Name: "t_s", Value: tc.ts}, Tw: Param{Name: "t_w", Value: tc.tw}}
+			v, err := PredictChecked(m, in)
+			if tc.want == "" {
+				if err != nil || v < 0 {
+					t.Errorf("%g, %v", v, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrUnphysical) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "hockney predicts") {
+				t.Errorf("error %v, want ErrUnphysical naming %q", err, tc.want)
+			}
+			if _, err := PredictSum(m, []Instance{in}); !errors.Is(err, ErrUnphysical) {
+				t.Errorf("PredictSum: %v", err)
+			}
+		})
+	}
 }

@@ -417,7 +417,10 @@ type AccessRun struct {
 	Incoming int    // requests this rank serves in the repetition
 	Rep      uint64 // sequence numbers are Rep<<32 | access<<16 | packet
 	// CheckSlot makes a served request addressing another slot than its
-	// source's own (source mod Slots) a fault.
+	// source's own (source mod Slots) a fault, and a request or answer of
+	// the wrong length (validation). Without it the lengths are not
+	// checked, as a benchmark of the protocol in C would not; slots are
+	// checked against Slots either way.
 	CheckSlot bool
 }
 

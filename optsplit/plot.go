@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/commcost/commcost/report"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -95,7 +96,7 @@ func PlotFigure13(path string, res *OptimizeResult) error {
 	}
 	// Headroom for the legend in the top corner.
 	p.Y.Max += 0.15 * (p.Y.Max - p.Y.Min)
-	return p.Save(8*vg.Inch, 6*vg.Inch, path)
+	return report.SavePlot(p, path)
 }
 
 // errPoints are points with asymmetric vertical errors (plotter.XYer and

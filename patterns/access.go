@@ -158,9 +158,9 @@ type writer struct {
 }
 
 // accessEngine runs access plans on one rank: in the backend's own language
-// when it implements mpi.AccessKernel (native: one cgo crossing per
-// repetition, so the time is MPI's), else with the Go loop of run below.
-// Both run the same protocol on the same buffer layout.
+// when it implements mpi.AccessKernel (native: a batch of repetitions per
+// cgo crossing, mpi.AccessBatcher, so the time is MPI's), else with the Go
+// loop of run below. Both run the same protocol on the same buffer layout.
 type accessEngine struct {
 	c        mpi.Comm
 	op       AccessOp
@@ -590,22 +590,88 @@ func AccessingRanks(r float64, p int) int {
 	return min(p, max(1, int(math.Round(r*float64(p)))))
 }
 
-// measure times repetitions of the engine with Measure (max over ranks),
-// each on a fresh plan from draw; the next plan is drawn after the
-// repetition's time is taken, so drawing is never timed. It returns the
-// measurement and the number of repetitions run (warm-up included).
+// measure times repetitions of the engine with MeasureBatch (max over
+// ranks), each on a fresh plan from draw, drawn ahead of the batch that
+// runs it (ahead), so drawing is never timed; the plans are drawn in the
+// same order whatever the batches. It returns the measurement and the
+// number of repetitions run (warm-up included).
 func (e *accessEngine) measure(reps Reps, draw func() *accessPlan) (Measurement, int, error) {
-	next := draw()
 	n := 0
 	reps.Reduction = ReduceMax
-	m, err := Measure(e.c, reps, func() (float64, error) {
-		d, err := e.run(next)
-		if err != nil {
-			return 0, err
+	plans := ahead[*accessPlan]{draw: draw}
+	plans.refill()
+	bt, batched := e.runner.(mpi.AccessBatcher)
+	var ran []*accessPlan
+	serial := SerialBatch(e.c, func() (float64, error) {
+		pl := ran[0]
+		ran = ran[1:]
+		return e.run(pl)
+	})
+	m, err := MeasureBatch(e.c, reps, e.validate, func(b mpi.Batch) error {
+		ran = plans.take(b.Reps())
+		var err error
+		if batched {
+			err = e.runBatch(bt, b, ran)
+		} else {
+			err = serial(b)
 		}
-		n++
-		next = draw()
-		return d, nil
+		if err != nil {
+			return err
+		}
+		n += b.Reps()
+		plans.refill() // the next plan, outside the timed region
+		return nil
 	})
 	return m, n, err
+}
+
+// runBatch runs one batch of plans with the backend's batch kernel; it
+// counts and validates as runKernel does (a validating engine runs one
+// repetition per batch, MeasureBatch's perRep).
+func (e *accessEngine) runBatch(bt mpi.AccessBatcher, b mpi.Batch, plans []*accessPlan) error {
+	if e.validate && len(plans) != 1 {
+		return fmt.Errorf("%s access: a validating batch must hold one repetition, not %d", e.op, len(plans))
+	}
+	me := e.c.Rank()
+	runs := make([]mpi.AccessRun, len(plans))
+	for i, pl := range plans {
+		rows := make([]int, 0, len(pl.targets)*e.k)
+		for x := range pl.targets {
+			rows = append(rows, pl.row(x, me)...)
+		}
+		runs[i] = mpi.AccessRun{Targets: rows, Slot: me % e.slots, Incoming: pl.incoming(me), Rep: e.rep + 1 + uint64(i), CheckSlot: e.validate}
+	}
+	if err := bt.RunBatch(b, runs); err != nil {
+		e.close() // it must not run again
+		if f, ok := err.(*mpi.AccessFault); ok {
+			return e.fault(f)
+		}
+		return err
+	}
+	reqLen, replyLen := e.msgLens()
+	for i, pl := range plans {
+		e.rep++
+		for x := range pl.targets {
+			if pl.row(x, me)[0] < 0 {
+				continue
+			}
+			e.counts.add(e.k, reqLen, e.k, replyLen)
+			if e.validate && e.op == AccessRead {
+				if err := e.checkReads(pl.row(x, me), me%e.slots, e.replies[x*e.k:(x+1)*e.k]); err != nil {
+					return err
+				}
+			}
+		}
+		e.counts.add(runs[i].Incoming, replyLen, runs[i].Incoming, reqLen)
+	}
+	if e.validate && e.op == AccessWrite {
+		for _, s := range e.runner.Served() {
+			e.writers[s.Slot] = writer{src: s.Source, seq: s.Seq, rep: e.rep}
+		}
+		if err := e.checkWrites(); err != nil {
+			return err
+		}
+	}
+	e.prepare()
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
@@ -221,16 +222,24 @@ func (a AggregateOp) Rounds(p int) int {
 func isPow2(p int) bool { return p > 0 && p&(p-1) == 0 }
 
 // aggRun holds one rank's buffers and counts for an aggregate operation.
+// Its program (mpi.Step) addresses the buffers by index: send, recv, tmp.
 type aggRun struct {
 	a        AggregateOp
-	c        mpi.Comm
 	p, me, m int
 	send     []byte
 	recv     []byte
 	tmp      []byte
 	nb       [4]int // NEWS neighbours N, S, W, E
 	counts   Counts
+	steps    []mpi.Step // the program being built
 }
+
+// Buffer indices of an aggregate program.
+const (
+	aggSend = iota
+	aggRecv
+	aggTmp
+)
 
 // Run measures the operation (collective over c).
 func (a AggregateOp) Run(c mpi.Comm) (Measurement, error) {
@@ -238,27 +247,22 @@ func (a AggregateOp) Run(c mpi.Comm) (Measurement, error) {
 	if err := a.Check(p); err != nil {
 		return Measurement{}, err
 	}
-	r := &aggRun{a: a, c: c, p: p, me: c.Rank(), m: a.Bytes}
+	r := &aggRun{a: a, p: p, me: c.Rank(), m: a.Bytes}
 	r.setup()
+	prog := [][]mpi.Step{r.program()}
 	iters := max(a.Iters, 1)
 	calls := 0
+	kernel := programKernel(c, [][]byte{r.send, r.recv, r.tmp}, iters, &r.counts, &calls)
 	cfg := a.Reps
 	cfg.Reduction = ReduceMax
-	meas, err := Measure(c, cfg, func() (float64, error) {
-		calls++
-		t0 := c.Wtime()
-		for i := 0; i < iters; i++ {
-			if err := r.once(); err != nil {
-				return 0, err
-			}
+	meas, err := MeasureBatch(c, cfg, a.Validate, func(b mpi.Batch) error {
+		if err := kernel(b, prog); err != nil {
+			return err
 		}
-		t := c.Wtime() - t0
-		if a.Validate {
-			if err := r.check(); err != nil {
-				return 0, err
-			}
+		if a.Validate { // one repetition per batch
+			return r.check()
 		}
-		return t, nil
+		return nil
 	})
 	if err != nil {
 		return Measurement{}, err
@@ -288,6 +292,9 @@ func (a AggregateOp) Params(p int) results.Params {
 	}
 	return params
 }
+
+// Bench is the bench name of the records.
+func (AggregateOp) Bench() string { return BenchAggregate }
 
 // Record is the aggregate-operation record of m, over all p ranks.
 func (a AggregateOp) Record(m Measurement, meta results.Meta) results.Record {
@@ -338,54 +345,64 @@ func (r *aggRun) setup() {
 			fillBlock(r.send[d*m:(d+1)*m], me, n)
 		}
 		r.recv = make([]byte, 4*m)
+		if r.a.Impl == ImplMPI {
+			r.sparseSend()
+		}
 	}
 }
 
 // opposite is the NEWS direction a shift in direction d receives from.
 var opposite = [4]int{1, 0, 3, 2}
 
-// once runs the operation one time.
-func (r *aggRun) once() error {
+// program builds the operation as this rank's program of steps.
+func (r *aggRun) program() []mpi.Step {
+	r.steps = nil
 	if r.a.Impl == ImplMPI {
-		return r.mpiOnce()
+		r.mpiProgram()
+		return r.steps
 	}
+	m := r.m
 	switch r.a.Op {
 	case AggBcast:
-		return r.binomialBcast()
+		r.binomialBcast()
 	case AggAllgather:
-		return r.allgather()
+		r.allgather()
 	case AggScatter:
-		return r.binomialScatter()
+		r.binomialScatter()
 	case AggAlltoall:
-		return r.pairwiseAlltoall()
+		r.pairwiseAlltoall()
 	case AggQShift:
-		return r.sendrecv(r.send, (r.me+r.a.Q)%r.p, r.recv, (r.me-r.a.Q+r.p)%r.p, aggTag)
+		r.sendrecv(span(aggSend, 0, m), (r.me+r.a.Q)%r.p, span(aggRecv, 0, m), (r.me-r.a.Q+r.p)%r.p, aggTag)
 	case AggNEWS:
-		m := r.m
 		for d := 0; d < 4; d++ {
-			if err := r.sendrecv(r.send[d*m:(d+1)*m], r.nb[d], r.recv[d*m:(d+1)*m], r.nb[opposite[d]], aggTag+d); err != nil {
-				return err
-			}
+			r.sendrecv(span(aggSend, d*m, m), r.nb[d], span(aggRecv, d*m, m), r.nb[opposite[d]], aggTag+d)
 		}
 	}
-	return nil
+	return r.steps
 }
 
-func (r *aggRun) mpiOnce() error {
-	c := r.c
+func span(buf, off, n int) mpi.Span { return mpi.Span{Buf: buf, Off: off, Len: n} }
+
+func (r *aggRun) mpiProgram() {
+	m, p := r.m, r.p
 	switch r.a.Op {
 	case AggBcast:
-		return c.Bcast(r.send, r.a.Root)
+		r.add(mpi.Step{Op: mpi.StepBcast, Send: span(aggSend, 0, m), Peer: r.a.Root})
 	case AggAllgather:
-		return c.Allgather(r.send, r.recv)
+		r.add(mpi.Step{Op: mpi.StepAllgather, Send: span(aggSend, 0, m), Recv: span(aggRecv, 0, p*m)})
 	case AggScatter:
-		return c.Scatter(r.send, r.recv, r.a.Root)
+		r.add(mpi.Step{Op: mpi.StepScatter, Send: span(aggSend, 0, p*m), Recv: span(aggRecv, 0, m), Peer: r.a.Root})
 	case AggAlltoall:
-		return c.Alltoall(r.send, r.recv)
+		r.add(mpi.Step{Op: mpi.StepAlltoall, Send: span(aggSend, 0, p*m), Recv: span(aggRecv, 0, p*m)})
+	default:
+		// Sparse personalized exchanges: one block per peer, in rank order.
+		sc, sd, rc, rd := r.sparseLayout()
+		send := span(aggSend, 0, len(r.send))
+		if r.a.Op == AggNEWS {
+			send = span(aggTmp, 0, len(r.tmp))
+		}
+		r.add(mpi.Step{Op: mpi.StepAlltoallv, Send: send, Recv: span(aggRecv, 0, len(r.recv)), Counts: slices.Concat(sc, sd, rc, rd)})
 	}
-	// Sparse personalized exchanges: one block per peer, in rank order.
-	sc, sd, rc, rd := r.sparseLayout()
-	return c.Alltoallv(r.sparseSend(sc, sd), sc, sd, r.recv, rc, rd)
 }
 
 // sparseLayout gives the Alltoallv counts and displacements of the q-shift
@@ -409,85 +426,69 @@ func (r *aggRun) sparseLayout() (sc, sd, rc, rd []int) {
 	return
 }
 
-// sparseSend is the Alltoallv send buffer: for the q-shift the one block;
-// for NEWS the blocks regrouped by destination rank (tmp, built once).
-func (r *aggRun) sparseSend(sc, sd []int) []byte {
-	if r.a.Op == AggQShift {
-		return r.send
+// sparseSend builds the NEWS Alltoallv send buffer tmp: the blocks
+// regrouped by destination rank.
+func (r *aggRun) sparseSend() {
+	_, sd, _, _ := r.sparseLayout()
+	r.tmp = make([]byte, 4*r.m)
+	at := append([]int(nil), sd...)
+	for d := 0; d < 4; d++ {
+		n := r.nb[d]
+		copy(r.tmp[at[n]:at[n]+r.m], r.send[d*r.m:(d+1)*r.m])
+		at[n] += r.m
 	}
-	if r.tmp == nil {
-		r.tmp = make([]byte, 4*r.m)
-		at := append([]int(nil), sd...)
-		for d := 0; d < 4; d++ {
-			n := r.nb[d]
-			copy(r.tmp[at[n]:at[n]+r.m], r.send[d*r.m:(d+1)*r.m])
-			at[n] += r.m
-		}
-	}
-	return r.tmp
 }
 
-func (r *aggRun) sendrecv(send []byte, dst int, recv []byte, src, tag int) error {
-	if _, err := r.c.Sendrecv(send, dst, tag, recv, src, tag); err != nil {
-		return err
-	}
-	r.counts.Sent(len(send))
-	r.counts.Recv(len(recv))
-	return nil
+func (r *aggRun) add(s mpi.Step) { r.steps = append(r.steps, s) }
+
+func (r *aggRun) sendrecv(send mpi.Span, dst int, recv mpi.Span, src, tag int) {
+	r.add(mpi.Step{Op: mpi.StepSendrecv, Send: send, Peer: dst, Recv: recv, From: src, Tag: tag})
 }
 
-func (r *aggRun) sendTo(b []byte, dst int) error {
-	if err := r.c.Send(b, dst, aggTag); err != nil {
-		return err
-	}
-	r.counts.Sent(len(b))
-	return nil
+func (r *aggRun) sendTo(b mpi.Span, dst int) {
+	r.add(mpi.Step{Op: mpi.StepSend, Send: b, Peer: dst, Tag: aggTag})
 }
 
-func (r *aggRun) recvFrom(b []byte, src int) error {
-	if _, err := r.c.Recv(b, src, aggTag); err != nil {
-		return err
-	}
-	r.counts.Recv(len(b))
-	return nil
+func (r *aggRun) recvFrom(b mpi.Span, src int) {
+	r.add(mpi.Step{Op: mpi.StepRecv, Recv: b, From: src, Tag: aggTag})
+}
+
+func (r *aggRun) copyTo(dst, src mpi.Span) {
+	r.add(mpi.Step{Op: mpi.StepCopy, Send: src, Recv: dst})
 }
 
 // binomialBcast: relative rank v receives from v - 2^j (its lowest set bit)
 // and sends to v + 2^i for the smaller powers, so the message reaches all p
 // ranks in ceil(lg p) rounds.
-func (r *aggRun) binomialBcast() error {
+func (r *aggRun) binomialBcast() {
 	p, root := r.p, r.a.Root
+	buf := span(aggSend, 0, r.m)
 	rel := (r.me - root + p) % p
 	mask := 1
 	for mask < p {
 		if rel&mask != 0 {
-			if err := r.recvFrom(r.send, (r.me-mask+p)%p); err != nil {
-				return err
-			}
+			r.recvFrom(buf, (r.me-mask+p)%p)
 			break
 		}
 		mask <<= 1
 	}
 	for mask >>= 1; mask > 0; mask >>= 1 {
 		if rel+mask < p {
-			if err := r.sendTo(r.send, (r.me+mask)%p); err != nil {
-				return err
-			}
+			r.sendTo(buf, (r.me+mask)%p)
 		}
 	}
-	return nil
 }
 
 // binomialScatter: the same tree; each rank receives the blocks of its
-// whole subtree (in relative rank order) and passes the upper part on, so
-// the data halves at every level.
-func (r *aggRun) binomialScatter() error {
+// whole subtree (in relative rank order) into tmp and passes the upper
+// part on, so the data halves at every level.
+func (r *aggRun) binomialScatter() {
 	p, m, root := r.p, r.m, r.a.Root
 	rel := (r.me - root + p) % p
 	cnt := 0 // blocks held, for relative ranks rel, rel+1, ...
 	if rel == 0 {
 		for i := 0; i < p; i++ {
-			copy(r.tmp[i*m:(i+1)*m], r.send[((i+root)%p)*m:((i+root)%p+1)*m])
+			r.copyTo(span(aggTmp, i*m, m), span(aggSend, ((i+root)%p)*m, m))
 		}
 		cnt = p
 	}
@@ -495,67 +496,54 @@ func (r *aggRun) binomialScatter() error {
 	for mask < p {
 		if rel&mask != 0 {
 			cnt = min(mask, p-rel)
-			if err := r.recvFrom(r.tmp[:cnt*m], (r.me-mask+p)%p); err != nil {
-				return err
-			}
+			r.recvFrom(span(aggTmp, 0, cnt*m), (r.me-mask+p)%p)
 			break
 		}
 		mask <<= 1
 	}
 	for mask >>= 1; mask > 0; mask >>= 1 {
 		if rel+mask < p {
-			if err := r.sendTo(r.tmp[mask*m:cnt*m], (r.me+mask)%p); err != nil {
-				return err
-			}
+			r.sendTo(span(aggTmp, mask*m, (cnt-mask)*m), (r.me+mask)%p)
 			cnt = mask
 		}
 	}
-	copy(r.recv, r.tmp[:m])
-	return nil
+	r.copyTo(span(aggRecv, 0, m), span(aggTmp, 0, m))
 }
 
 // allgather: recursive doubling when p is a power of two (partner me XOR
 // 2^j, the exchanged data doubling each round), else the ring.
-func (r *aggRun) allgather() error {
+func (r *aggRun) allgather() {
 	p, m, me := r.p, r.m, r.me
-	copy(r.recv[me*m:(me+1)*m], r.send)
+	r.copyTo(span(aggRecv, me*m, m), span(aggSend, 0, m))
 	if isPow2(p) {
 		for mask := 1; mask < p; mask <<= 1 {
 			mine := me &^ (mask - 1)
 			theirs := mine ^ mask
-			if err := r.sendrecv(r.recv[mine*m:(mine+mask)*m], me^mask, r.recv[theirs*m:(theirs+mask)*m], me^mask, aggTag); err != nil {
-				return err
-			}
+			r.sendrecv(span(aggRecv, mine*m, mask*m), me^mask, span(aggRecv, theirs*m, mask*m), me^mask, aggTag)
 		}
-		return nil
+		return
 	}
 	right, left := (me+1)%p, (me-1+p)%p
 	for s := 0; s < p-1; s++ {
 		out := (me - s + p) % p
 		in := (me - s - 1 + p) % p
-		if err := r.sendrecv(r.recv[out*m:(out+1)*m], right, r.recv[in*m:(in+1)*m], left, aggTag); err != nil {
-			return err
-		}
+		r.sendrecv(span(aggRecv, out*m, m), right, span(aggRecv, in*m, m), left, aggTag)
 	}
-	return nil
 }
 
 // pairwiseAlltoall: p-1 rounds; in round j rank i exchanges with i XOR j
 // when p is a power of two (E-cube routing on the hypercube), else sends to
 // i+j and receives from i-j.
-func (r *aggRun) pairwiseAlltoall() error {
+func (r *aggRun) pairwiseAlltoall() {
 	p, m, me := r.p, r.m, r.me
-	copy(r.recv[me*m:(me+1)*m], r.send[me*m:(me+1)*m])
+	r.copyTo(span(aggRecv, me*m, m), span(aggSend, me*m, m))
 	for j := 1; j < p; j++ {
 		to, from := (me+j)%p, (me-j+p)%p
 		if isPow2(p) {
 			to, from = me^j, me^j
 		}
-		if err := r.sendrecv(r.send[to*m:(to+1)*m], to, r.recv[from*m:(from+1)*m], from, aggTag); err != nil {
-			return err
-		}
+		r.sendrecv(span(aggSend, to*m, m), to, span(aggRecv, from*m, m), from, aggTag)
 	}
-	return nil
 }
 
 // check compares what arrived with what was sent, then clears it.

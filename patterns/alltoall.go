@@ -104,42 +104,48 @@ func (a AllToAll) Run(c mpi.Comm) (Measurement, error) {
 	}
 	cfg := a.Reps
 	cfg.Reduction = ReduceMax
-	m, err := Measure(c, cfg, func() (float64, error) {
+	batch := SerialBatch(c, func() (float64, error) {
 		if !on {
 			return 0, nil
 		}
-		calls++
-		var t float64
-		if k, ok := c.(mpi.AllToAllKernel); ok {
-			var err error
-			if t, err = k.AllToAllPt2Pt(send, recv, x, n, allToAllTag, iters); err != nil {
+		t0 := c.Wtime()
+		for i := 0; i < iters; i++ {
+			if err := exchange(); err != nil {
 				return 0, err
 			}
-		} else {
-			t0 := c.Wtime()
-			for i := 0; i < iters; i++ {
-				if err := exchange(); err != nil {
-					return 0, err
-				}
-			}
-			t = c.Wtime() - t0
 		}
-		counts.MsgsSent += float64(iters * (n - 1))
-		counts.MsgsRecv += float64(iters * (n - 1))
-		counts.BytesSent += float64(iters * (n - 1) * x)
-		counts.BytesRecv += float64(iters * (n - 1) * x)
-		if a.Validate {
+		return c.Wtime() - t0, nil
+	})
+	if bk, ok := c.(mpi.BatchKernels); ok {
+		batch = func(b mpi.Batch) error { return bk.AllToAllBatch(b, send, recv, x, n, allToAllTag, iters) }
+	}
+	if a.Validate {
+		batch = checked(batch, func() {}, func() error {
+			if !on {
+				return nil
+			}
 			for s := 0; s < n; s++ {
 				if s == me {
 					continue
 				}
 				if err := checkBlock(recv[s*x:(s+1)*x], s, me, "alltoall"); err != nil {
-					return 0, err
+					return err
 				}
 			}
 			clear(recv)
+			return nil
+		})
+	}
+	m, err := MeasureBatch(c, cfg, a.Validate, func(b mpi.Batch) error {
+		if err := batch(b); err != nil {
+			return err
 		}
-		return t, nil
+		if on {
+			calls += b.Reps()
+			k := iters * b.Reps() * (n - 1)
+			counts.add(k, x, k, x)
+		}
+		return nil
 	})
 	if err != nil {
 		return Measurement{}, err
@@ -150,6 +156,9 @@ func (a AllToAll) Run(c mpi.Comm) (Measurement, error) {
 // Params are the record parameters: the message size x (n is the record's
 // Ranks).
 func (a AllToAll) Params(int) results.Params { return results.Params{"bytes": a.Bytes} }
+
+// Bench is the bench name of the records.
+func (AllToAll) Bench() string { return BenchAllToAll }
 
 // Record is the all-to-all record of m; its Ranks is n, the ranks that
 // took part.

@@ -57,21 +57,30 @@ func (b Bandwidth) Run(c mpi.Comm) (Measurement, error) {
 	}
 	reps := b.Reps
 	reps.Reduction = ReduceRank0
-	return Measure(c, reps, func() (float64, error) {
-		if b.Validate {
-			prepareCheck(buf, sender, b.Bytes)
+	batch := SerialBatch(c, func() (float64, error) { return loop(iters) })
+	if bk, ok := c.(mpi.BatchKernels); ok {
+		batch = func(bt mpi.Batch) error {
+			return bk.BandwidthBatch(bt, buf, peer, bandwidthTag, window, iters, sender)
 		}
-		t, err := loop(iters)
-		if err != nil {
-			return 0, err
-		}
-		if b.Validate && !sender {
-			if err := checkPattern(buf, b.Bytes, "bandwidth"); err != nil {
-				return 0, err
+	}
+	if b.Validate {
+		batch = checked(batch, func() { prepareCheck(buf, sender, b.Bytes) }, func() error {
+			if sender {
+				return nil
 			}
-		}
-		return t, nil
-	})
+			return checkPattern(buf, b.Bytes, "bandwidth")
+		})
+	}
+	return MeasureBatch(c, reps, b.Validate, batch)
+}
+
+// OSU returns b configured as osu_bw measures (OSU 5.3, osu_bw.c): one
+// repetition of the full loop, 100 windows of 64 messages up to
+// OSULargeMessage and 20 above, after 10 (2) untimed windows, with no
+// warm-up repetition; its bandwidth is the figure osu_bw prints. See
+// PingPong.OSU.
+func (b Bandwidth) OSU() Bandwidth {
+	return Bandwidth{Bytes: b.Bytes, Window: OSUWindow, Iters: osuBandwidth.full(b.Bytes), Warmup: osuBandwidth.skip(b.Bytes), Validate: b.Validate, Reps: osuReps}
 }
 
 func (b Bandwidth) window() int {
@@ -93,6 +102,9 @@ func (b Bandwidth) Params(int) results.Params {
 	iters, _ := BandwidthIterations(b.Bytes, b.Iters, b.Warmup)
 	return results.Params{"bytes": b.Bytes, "window": b.window(), "iters": iters}
 }
+
+// Bench is the bench name of the records.
+func (Bandwidth) Bench() string { return BenchBandwidth }
 
 // Record is the bandwidth record of m, a measurement of repetition times:
 // each repetition's bandwidth is Volume / time in B/s, so the summary

@@ -18,6 +18,14 @@ func (c *Counts) Sent(n int) { c.MsgsSent++; c.BytesSent += float64(n) }
 // Recv counts one message of n bytes received.
 func (c *Counts) Recv(n int) { c.MsgsRecv++; c.BytesRecv += float64(n) }
 
+// add counts sent messages of sentBytes and recv messages of recvBytes.
+func (c *Counts) add(sent, sentBytes, recv, recvBytes int) {
+	c.MsgsSent += float64(sent)
+	c.BytesSent += float64(sent) * float64(sentBytes)
+	c.MsgsRecv += float64(recv)
+	c.BytesRecv += float64(recv) * float64(recvBytes)
+}
+
 // PerRep divides the counts by the number of repetitions that made them.
 func (c Counts) PerRep(reps int) Counts {
 	if reps <= 0 {

@@ -21,8 +21,9 @@
 // record of the same point is the same whether the CLI, the suite, optimize
 // or emulate measured it.
 //
-// The harness (harness.go, with the synchronised clock in syncclock.go and
-// the traffic counts in counts.go) applies the timing rules of MEASURE.md:
+// The harness (harness.go and batch.go, with the synchronised clock in
+// syncclock.go and the traffic counts in counts.go) applies the timing
+// rules of MEASURE.md:
 //
 //   - untimed warm-up repetitions first;
 //   - adaptive repetitions: repeat until the nonparametric 95% confidence
@@ -42,6 +43,17 @@
 //   - every repetition's time is kept (but late window starts); ranks'
 //     per-rank medians are reported as min/avg/max across the ranks that
 //     take part.
+//
+// The patterns run their repetitions through MeasureBatch (batch.go): a
+// batch of repetitions per call of the backend, which on the native
+// backend runs the barrier, the timed kernel and the reduction of every
+// repetition in C (mpi.BatchKernels), so no Go code runs between a
+// repetition's barrier and its timer, as in a C benchmark; the stopping
+// rule is applied between batches. Backends without batch kernels run
+// the same repetitions in Go (SerialBatch). Patterns made of a short
+// program of MPI operations (aggregate.go's textbook algorithms, a
+// permutation) build it once as mpi.Steps (program.go), for the native
+// backend to replay in C and any other to run with mpi.RunSteps.
 //
 // Patterns that also count their traffic report it per rank and repetition
 // in Counts and reduce it over ranks with CountersOf; the Measurement

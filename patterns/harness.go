@@ -167,10 +167,24 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 			return Measurement{}, err
 		}
 	}
+	// Under the process's watchdog (watchdog.go): a point already begun
+	// by the caller keeps its name; each repetition is progress.
+	wd := Installed()
+	defer wd.Begin("a measurement", measureBudget(cfg))()
+	// The warm-up is bounded by MaxTime as the timed repetitions are, so
+	// --max-time bounds every loop. Whether to go on is decided on the
+	// maximum over ranks of the elapsed time, so that all ranks stop
+	// after the same repetition.
+	warmStart := c.Wtime()
 	for i := 0; i < cfg.Warmup; i++ {
 		_, _, err := oneRep(c, clock, rep)
-		if err := collectiveFailure(c, err); err != nil {
+		elapsed, err := collectiveFailureElapsed(c, err, c.Wtime()-warmStart)
+		if err != nil {
 			return Measurement{}, err
+		}
+		wd.Progress()
+		if elapsed >= cfg.MaxTime {
+			break
 		}
 	}
 	m := Measurement{Reduction: results.ReductionMaxOverRanks, CommSize: c.Size()}
@@ -211,6 +225,7 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 		if out[3] > 0 {
 			return Measurement{}, ErrPeerFailed
 		}
+		wd.Progress()
 		t := out[0]
 		if clock != nil {
 			// Re-measure the offsets every ResyncSec (decided on the
@@ -240,36 +255,31 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 			own = append(own, mine)
 		}
 		m.Samples = append(m.Samples, t)
-		n := len(m.Samples)
-		if n >= cfg.MinReps {
-			if results.RelCIHalfWidth(results.Summarize(m.Samples)) <= cfg.RelCI {
-				m.Stop = results.StopRelCI
-				break
-			}
-		}
-		if n >= cfg.MaxReps {
-			m.Stop = results.StopMaxReps
-			break
-		}
-		if out[1] >= cfg.MaxTime && n >= 3 {
-			m.Stop = results.StopMaxTime
+		if m.Stop = cfg.stop(m.Samples, out[1]); m.Stop != "" {
 			break
 		}
 	}
 	m.Summary = results.Summarize(m.Samples)
-	// Ranks' spread: every rank's median own time over the repetitions it
-	// took part in (Rep returned > 0). A rank that never took part has
-	// median 0 and is left out, so idle ranks do not pull the minimum and
-	// average to zero.
+	if err := m.rankSpread(c, own); err != nil {
+		return Measurement{}, err
+	}
+	return m, nil
+}
+
+// rankSpread sets the ranks' spread: every rank's median own time over the
+// repetitions it took part in (own holds those, the times > 0). A rank that
+// never took part has median 0 and is left out, so idle ranks do not pull
+// the minimum and average to zero. It is collective.
+func (m *Measurement) rankSpread(c mpi.Comm, own []float64) error {
 	med := []float64{0} // a rank that never took part
 	if len(own) > 0 {
 		med[0] = results.Median(own)
 	}
 	all := make([]float64, c.Size())
 	if err := mpi.AllgatherFloat64s(c, med, all); err != nil {
-		return Measurement{}, err
+		return err
 	}
-	m.RankMin, m.RankMax = math.Inf(1), math.Inf(-1)
+	m.RankMin, m.RankMax, m.RankAvg = math.Inf(1), math.Inf(-1), 0
 	taking := 0
 	for _, v := range all {
 		if v == 0 {
@@ -285,7 +295,7 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 	} else {
 		m.RankAvg /= float64(taking)
 	}
-	return m, nil
+	return nil
 }
 
 // Scaled returns m with every time multiplied by f: the samples, their
@@ -308,7 +318,8 @@ func (m Measurement) Scaled(f float64) Measurement {
 // waiting in a collective for one that has given up. The failing rank
 // returns its own error. (A rank that fails in the middle of point-to-point
 // traffic can still leave its peers blocked; only the launcher ends that.)
-var ErrPeerFailed = errors.New("another rank failed in the same repetition")
+// It is mpi.ErrPeerFailed, which batch kernels return in the same case.
+var ErrPeerFailed = mpi.ErrPeerFailed
 
 // collectiveFailure tells every rank whether any rank's err is non-nil: the
 // failing ranks get their own error back, the others ErrPeerFailed.
@@ -328,6 +339,26 @@ func collectiveFailure(c mpi.Comm, err error) error {
 		return ErrPeerFailed
 	}
 	return nil
+}
+
+// collectiveFailureElapsed is collectiveFailure that also returns the
+// maximum over ranks of elapsed, in the same reduction.
+func collectiveFailureElapsed(c mpi.Comm, err error, elapsed float64) (float64, error) {
+	in := []float64{0, elapsed}
+	if err != nil {
+		in[0] = 1
+	}
+	out := []float64{0, 0}
+	if aerr := c.AllreduceFloat64s(in, out, mpi.OpMax); aerr != nil {
+		return 0, errors.Join(err, aerr)
+	}
+	switch {
+	case err != nil:
+		return 0, err
+	case out[0] > 0:
+		return 0, ErrPeerFailed
+	}
+	return out[1], nil
 }
 
 // oneRep synchronises and runs one repetition.
@@ -450,4 +481,22 @@ func warmUp(c mpi.Comm, reps Reps, total int, on bool, loop func(k int) (float64
 		}
 	}
 	return pace, nil
+}
+
+// stop is the stopping rule applied after every repetition (Measure) or
+// batch (MeasureBatch), given the samples so far and the timed seconds
+// elapsed: the reason to stop (a results.Stop* value), or "" to go on. The
+// CI target counts only from MinReps on; MaxTime needs 3 samples, the
+// fewest a median and its spread can be read from.
+func (r Reps) stop(samples []float64, elapsed float64) string {
+	n := len(samples)
+	switch {
+	case n >= r.MinReps && results.RelCIHalfWidth(results.Summarize(samples)) <= r.RelCI:
+		return results.StopRelCI
+	case n >= r.MaxReps:
+		return results.StopMaxReps
+	case elapsed >= r.MaxTime && n >= 3:
+		return results.StopMaxTime
+	}
+	return ""
 }

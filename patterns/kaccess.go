@@ -119,6 +119,9 @@ func (ka KAccess) Params(p int) results.Params {
 	return results.Params{"k": ka.K, "l": ka.L, "h": float64(HotRanks(ka.H, p)) / float64(p), "a": ka.A, "es": ka.ES, "op": ka.Op.String()}
 }
 
+// Bench is the bench name of the records.
+func (KAccess) Bench() string { return BenchKAccess }
+
 // Record is the k-access record of m (amortised times T_k/a), with counter
 // h_asked next to the traffic counters.
 func (ka KAccess) Record(m Measurement, meta results.Meta) results.Record {

@@ -141,6 +141,9 @@ func (kk KKAccess) Params(p int) results.Params {
 	return params
 }
 
+// Bench is the bench name of the records.
+func (KKAccess) Bench() string { return BenchKKAccess }
+
 // Record is the k-k-access record of m: Params on all the ranks measured,
 // with counter r_asked next to the traffic counters.
 func (kk KKAccess) Record(m Measurement, meta results.Meta) results.Record {

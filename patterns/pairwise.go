@@ -84,6 +84,9 @@ func (pw Pairwise) Run(c mpi.Comm) (Measurement, error) {
 // Ranks).
 func (pw Pairwise) Params(int) results.Params { return results.Params{"bytes": pw.Bytes} }
 
+// Bench is the bench name of the records.
+func (Pairwise) Bench() string { return BenchPairwise }
+
 // Record is the pairwise record of m; its Ranks is 2n.
 func (pw Pairwise) Record(m Measurement, meta results.Meta) results.Record {
 	return m.Record(BenchPairwise, pw.Params(m.CommSize), 2*pairsOrAll(pw.Pairs, m.CommSize), meta)

@@ -14,10 +14,17 @@ type Pattern interface {
 	// Run measures the instance on every rank of c (collective); every
 	// rank gets the same Measurement except its own traffic (Mine).
 	Run(c mpi.Comm) (Measurement, error)
+	// Bench is the bench name of the pattern's records.
+	Bench() string
 	// Params are the record parameters of the instance on a communicator
 	// of p ranks (some, such as the realised portion r of a k-k-access,
 	// depend on p).
 	Params(p int) results.Params
+	// Demand is what the instance asks of one rank on a communicator of
+	// p ranks (memory, and the fewest messages a repetition moves),
+	// from its parameters alone: callers check it against the machine
+	// and the time budget before anything is allocated (demand.go).
+	Demand(p int) Demand
 	// Record is the pattern's record of m, a Measurement its Run returned.
 	Record(m Measurement, meta results.Meta) results.Record
 }

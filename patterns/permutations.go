@@ -75,48 +75,44 @@ func (pm Permutations) Run(c mpi.Comm) (Measurement, error) {
 	iters := max(pm.Iters, 1)
 	rng := newRand(pm.Seed)
 	perm := make([]int, p)
-	dst, src := 0, 0
-	draw := func() {
+	// A permutation is this rank's program: one MPI_Sendrecv of x bytes
+	// to pi(me) and from pi^-1(me).
+	perms := ahead[[]mpi.Step]{draw: func() []mpi.Step {
 		derangement(rng, perm, false)
-		dst = perm[me]
+		src := 0
 		for i, v := range perm {
 			if v == me {
 				src = i
 			}
 		}
-	}
+		return []mpi.Step{{Op: mpi.StepSendrecv, Send: mpi.Span{Buf: 0, Len: x}, Recv: mpi.Span{Buf: 1, Len: x},
+			Peer: perm[me], From: src, Tag: permutationTag}}
+	}}
 	send := make([]byte, x)
 	recv := make([]byte, x)
 	var counts Counts
 	calls := 0
-	draw()
+	kernel := programKernel(c, [][]byte{send, recv}, iters, &counts, &calls)
+	perms.refill()
 	cfg := pm.Reps
 	cfg.MinReps, cfg.MaxReps = pm.count(), pm.count()
 	cfg.Reduction = ReduceMax
-	m, err := Measure(c, cfg, func() (float64, error) {
-		calls++
-		if pm.Validate {
-			fillBlock(send, me, dst)
+	m, err := MeasureBatch(c, cfg, pm.Validate, func(b mpi.Batch) error {
+		progs := perms.take(b.Reps())
+		if pm.Validate { // one repetition per batch
+			fillBlock(send, me, progs[0][0].Peer)
 		}
-		t0 := c.Wtime()
-		for i := 0; i < iters; i++ {
-			if _, err := c.Sendrecv(send, dst, permutationTag, recv, src, permutationTag); err != nil {
-				return 0, err
-			}
+		if err := kernel(b, progs); err != nil {
+			return err
 		}
-		t := c.Wtime() - t0
-		counts.MsgsSent += float64(iters)
-		counts.MsgsRecv += float64(iters)
-		counts.BytesSent += float64(iters * x)
-		counts.BytesRecv += float64(iters * x)
 		if pm.Validate {
-			if err := checkBlock(recv, src, me, "permutation"); err != nil {
-				return 0, err
+			if err := checkBlock(recv, progs[0][0].From, me, "permutation"); err != nil {
+				return err
 			}
 			clear(recv)
 		}
-		draw() // the next permutation, outside the timed region
-		return t, nil
+		perms.refill() // the next permutation, outside the timed region
+		return nil
 	})
 	if err != nil {
 		return Measurement{}, err
@@ -133,6 +129,9 @@ func (pm Permutations) Run(c mpi.Comm) (Measurement, error) {
 func (pm Permutations) Params(int) results.Params {
 	return results.Params{"bytes": pm.Bytes, "count": pm.count()}
 }
+
+// Bench is the bench name of the records.
+func (Permutations) Bench() string { return BenchPermutations }
 
 // Record is the permutations record of m with Table 1's rows as derived
 // values: ave_s (the mean), max_over_ave and min_over_ave.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
@@ -74,6 +75,38 @@ func BandwidthIterations(bytes, iters, warmup int) (int, int) {
 	return osuBandwidth.resolve(bytes, iters, warmup)
 }
 
+// OSU returns p configured as osu_latency measures (OSU 5.3,
+// osu_latency.c): one repetition of the full loop, 10000 round trips up to
+// OSULargeMessage and 1000 above, after 100 (10) untimed ones, with no
+// warm-up repetition; its sample is the mean half round trip over the
+// loop, the figure osu_latency prints. The default configuration instead
+// spreads the loop over repetitions and reports their median, which is
+// robust to the interruptions a single pass averages in (README, "Trusting
+// the numbers").
+func (p PingPong) OSU() PingPong {
+	return PingPong{Bytes: p.Bytes, Iters: osuLatency.full(p.Bytes), Warmup: osuLatency.skip(p.Bytes), Validate: p.Validate, Reps: osuReps}
+}
+
+// osuReps is the single pass of an OSU benchmark: no warm-up repetition
+// (the skip iterations are the warm-up), exactly one timed repetition.
+var osuReps = Reps{Warmup: -1, MinReps: 1, MaxReps: 1, MaxTime: math.MaxFloat64}
+
+// full is an OSU benchmark's timed iteration count for a message size.
+func (o osuCounts) full(bytes int) int {
+	if bytes > OSULargeMessage {
+		return o.itersLarge
+	}
+	return o.itersSmall
+}
+
+// skip is an OSU benchmark's untimed iteration count for a message size.
+func (o osuCounts) skip(bytes int) int {
+	if bytes > OSULargeMessage {
+		return o.skipLarge
+	}
+	return o.skipSmall
+}
+
 // BenchPingPong is the bench name of ping-pong records: params bytes and
 // iters (round trips per repetition), the latency (half a round trip) per
 // repetition, derived round_trip_s.
@@ -119,24 +152,37 @@ func (p PingPong) Run(c mpi.Comm) (Measurement, error) {
 	}
 	reps := p.Reps
 	reps.Reduction = ReduceRank0
-	m, err := Measure(c, reps, func() (float64, error) {
-		if p.Validate {
+	batch := SerialBatch(c, func() (float64, error) { return loop(iters) })
+	if bk, ok := c.(mpi.BatchKernels); ok {
+		batch = func(b mpi.Batch) error {
+			return bk.PingPongBatch(b, send, recv, peer, pingPongTag, iters, initiator)
+		}
+	}
+	if p.Validate {
+		// Each side must have received the other's bytes, in every
+		// repetition (MeasureBatch runs one per batch when validating).
+		batch = checked(batch, func() {
 			prepareCheck(send, true, p.Bytes)
 			prepareCheck(recv, false, p.Bytes)
+		}, func() error { return checkPattern(recv, p.Bytes, "pingpong") })
+	}
+	m, err := MeasureBatch(c, reps, p.Validate, batch)
+	if err != nil {
+		return Measurement{}, err
+	}
+	return m.Scaled(1 / float64(2*iters)), nil
+}
+
+// checked wraps a batch with validation: before prepares the buffers and
+// after checks what arrived, around every batch.
+func checked(batch BatchRep, before func(), after func() error) BatchRep {
+	return func(b mpi.Batch) error {
+		before()
+		if err := batch(b); err != nil {
+			return err
 		}
-		t, err := loop(iters)
-		if err != nil {
-			return 0, err
-		}
-		if p.Validate {
-			// Each side must have received the other's bytes.
-			if err := checkPattern(recv, p.Bytes, "pingpong"); err != nil {
-				return 0, err
-			}
-		}
-		return t / float64(2*iters), nil
-	})
-	return m, err
+		return after()
+	}
 }
 
 // Params are the record parameters: the message size and the round trips
@@ -145,6 +191,9 @@ func (p PingPong) Params(int) results.Params {
 	iters, _ := Iterations(p.Bytes, p.Iters, p.Warmup)
 	return results.Params{"bytes": p.Bytes, "iters": iters}
 }
+
+// Bench is the bench name of the records.
+func (PingPong) Bench() string { return BenchPingPong }
 
 // Record is the ping-pong record of m: one-way latencies, rank 0's time
 // (results.ReductionRank0), with the round trip as derived round_trip_s.

@@ -106,6 +106,9 @@ func (pr PRTT) Params(int) results.Params {
 	return results.Params{"bytes": pr.Bytes, "n": pr.N, "delay_s": pr.DelaySec, "side": side}
 }
 
+// Bench is the bench name of the records.
+func (PRTT) Bench() string { return BenchPRTT }
+
 // Record is the PRTT record of m: ranks 2, the client and the server.
 func (pr PRTT) Record(m Measurement, meta results.Meta) results.Record {
 	return m.Record(BenchPRTT, pr.Params(m.CommSize), 2, meta)
@@ -199,44 +202,61 @@ func (pr PRTT) Run(c mpi.Comm) (Measurement, error) {
 	cfg := pr.Reps
 	cfg.Sync = SyncBarrier // the samples are not rank time spans (Rep)
 	cfg.Reduction = ReduceRank0
+	report := mpi.PRTTElapsed
 	if pr.Server {
 		cfg.Reduction = ReduceMax // only the server reports a time
+		report = mpi.PRTTArrivals
+		if client {
+			report = mpi.PRTTNothing // only the server's receives are timed
+		}
 	}
-	m, err := Measure(c, cfg, func() (float64, error) {
+	batch := SerialBatch(c, func() (float64, error) {
 		if !client && !server {
 			return 0, nil
 		}
-		calls++
-		if pr.Validate {
-			prepareCheck(buf, client, pr.Bytes)
-		}
 		t, srv, err := exchanges(iters)
-		if err != nil {
-			return 0, err
+		switch report {
+		case mpi.PRTTArrivals:
+			t = srv
+		case mpi.PRTTNothing:
+			t = 0
 		}
-		if client {
-			counts.MsgsSent += float64(iters * n)
-			counts.BytesSent += float64(iters * n * pr.Bytes)
-			counts.MsgsRecv += float64(iters)
-			counts.BytesRecv += float64(iters * pr.Bytes)
-		} else {
-			counts.MsgsRecv += float64(iters * n)
-			counts.BytesRecv += float64(iters * n * pr.Bytes)
-			counts.MsgsSent += float64(iters)
-			counts.BytesSent += float64(iters * pr.Bytes)
+		return t, err
+	})
+	if bk, ok := c.(mpi.BatchKernels); ok {
+		peer := mpi.NoPeer
+		switch {
+		case client:
+			peer = q
+		case server:
+			peer = 0
 		}
-		if pr.Validate {
-			if err := checkPattern(buf, pr.Bytes, "prtt"); err != nil {
-				return 0, err
+		batch = func(b mpi.Batch) error {
+			return bk.PRTTBatch(b, buf, peer, prttTag, n, d, iters, client, pr.Server, report)
+		}
+	}
+	if pr.Validate {
+		batch = checked(batch, func() { prepareCheck(buf, client, pr.Bytes) }, func() error {
+			if !client && !server {
+				return nil
 			}
+			return checkPattern(buf, pr.Bytes, "prtt")
+		})
+	}
+	m, err := MeasureBatch(c, cfg, pr.Validate, func(b mpi.Batch) error {
+		if err := batch(b); err != nil {
+			return err
 		}
-		if pr.Server {
-			if client {
-				return 0, nil // only the server's receives are timed
-			}
-			return srv, nil
+		k := iters * b.Reps()
+		switch {
+		case client:
+			calls += b.Reps()
+			counts.add(k*n, pr.Bytes, k, pr.Bytes)
+		case server:
+			calls += b.Reps()
+			counts.add(k, pr.Bytes, k*n, pr.Bytes)
 		}
-		return t, nil
+		return nil
 	})
 	if err != nil {
 		return Measurement{}, err

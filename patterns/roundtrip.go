@@ -85,6 +85,9 @@ func (rt RoundTrip) Run(c mpi.Comm) (Measurement, error) {
 // Params are the record parameters: the message size x.
 func (rt RoundTrip) Params(int) results.Params { return results.Params{"bytes": rt.Bytes} }
 
+// Bench is the bench name of the records.
+func (RoundTrip) Bench() string { return BenchRoundTrip }
+
 // Record is the round-trip record of m: RTT(x) on rank 0, two ranks.
 func (rt RoundTrip) Record(m Measurement, meta results.Meta) results.Record {
 	return m.Record(BenchRoundTrip, rt.Params(m.CommSize), 2, meta)
@@ -124,30 +127,42 @@ func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc,
 	calls := 0
 	cfg := reps
 	cfg.Reduction = red
-	m, err := Measure(c, cfg, func() (float64, error) {
+	batch := SerialBatch(c, func() (float64, error) {
 		if !on {
 			return 0, nil
 		}
-		calls++
-		if validate {
+		return loop(iters)
+	})
+	if bk, ok := c.(mpi.BatchKernels); ok {
+		kpeer := peer
+		if !on {
+			kpeer = mpi.NoPeer
+		}
+		batch = func(b mpi.Batch) error {
+			return bk.PingPongBatch(b, send, recv, kpeer, roundTripTag, iters, initiator)
+		}
+	}
+	if validate {
+		// Each side received the other's pattern.
+		batch = checked(batch, func() {
 			prepareCheck(send, true, n)
 			prepareCheck(recv, false, n)
-		}
-		t, err := loop(iters)
-		if err != nil {
-			return 0, err
-		}
-		for i := 0; i < iters; i++ {
-			counts.Sent(n)
-			counts.Recv(n)
-		}
-		if validate {
-			// Each side received the other's pattern.
-			if err := checkPattern(recv, n, fmt.Sprintf("round trip %d<->%d", c.Rank(), peer)); err != nil {
-				return 0, err
+		}, func() error {
+			if !on {
+				return nil
 			}
+			return checkPattern(recv, n, fmt.Sprintf("round trip %d<->%d", c.Rank(), peer))
+		})
+	}
+	m, err := MeasureBatch(c, cfg, validate, func(b mpi.Batch) error {
+		if err := batch(b); err != nil {
+			return err
 		}
-		return t, nil
+		if on {
+			calls += b.Reps()
+			counts.add(iters*b.Reps(), n, iters*b.Reps(), n)
+		}
+		return nil
 	})
 	if err != nil {
 		return Measurement{}, 0, err

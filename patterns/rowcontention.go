@@ -51,6 +51,9 @@ func (rc RowContention) Run(c mpi.Comm) (Measurement, error) {
 // Ranks).
 func (rc RowContention) Params(int) results.Params { return results.Params{"bytes": rc.Bytes} }
 
+// Bench is the bench name of the records.
+func (RowContention) Bench() string { return BenchRowContention }
+
 // Record is the row-contention record of m; its Ranks is 2n.
 func (rc RowContention) Record(m Measurement, meta results.Meta) results.Record {
 	return m.Record(BenchRowContention, rc.Params(m.CommSize), 2*pairsOrAll(rc.Pairs, m.CommSize), meta)

@@ -58,6 +58,23 @@ func PlotFormat(path string) (string, error) {
 	return "", errors.New("plot: file name must end in .png, .svg, .pdf, .eps, .jpg or .tif")
 }
 
+// SavePlot renders p (8 x 6 inches) in the format of path's extension and
+// writes it with WriteFile, whole or not at all: plot.Plot.Save writes
+// straight into path, so a full disk or a killed process leaves a
+// truncated image under the final name. Every plot commcost writes goes
+// through here, WritePlot or WriteRunDir.
+func SavePlot(p *plot.Plot, path string) error {
+	format, err := PlotFormat(path)
+	if err != nil {
+		return err
+	}
+	data, err := render(p, format)
+	if err != nil {
+		return err
+	}
+	return WriteFile(path, data)
+}
+
 // WritePlot renders Plot in the format of path's extension and writes it
 // to path whole (a temporary file renamed over it).
 func WritePlot(m model.Model, recs []results.Record, path, title string) error {

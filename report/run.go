@@ -284,17 +284,14 @@ func WriteRunDir(dir string, run *Run) error {
 // the built report says so, and the error is nil.
 func ReadRunDir(dir string) (recs []results.Record, truncated bool, err error) {
 	path := filepath.Join(dir, results.RecordsFile)
-	recs, err = results.ReadJSONLFile(path)
-	if errors.Is(err, results.ErrTruncated) && len(recs) > 0 {
-		return recs, true, nil
-	}
+	recs, torn, err := results.ReadRecordsFile(path)
 	if err != nil {
 		return nil, false, err
 	}
 	if len(recs) == 0 {
 		return nil, false, fmt.Errorf("%s holds no records", path)
 	}
-	return recs, false, nil
+	return recs, torn != nil, nil
 }
 
 // RegenerateRunDir rebuilds dir's report.md and plots/ from its

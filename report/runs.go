@@ -579,10 +579,10 @@ func ReadInput(arg string) (in Input, truncated bool, err error) {
 	if st.IsDir() {
 		file = filepath.Join(path, results.RecordsFile)
 	}
-	recs, err := results.ReadJSONLFile(file)
+	// The one reader of every command that analyses records: a torn last
+	// line (a crash in the middle of an append) costs that record only.
+	recs, torn, err := results.ReadRecordsFile(file)
 	switch {
-	case errors.Is(err, results.ErrTruncated) && len(recs) > 0:
-		truncated = true
 	case err != nil:
 		return Input{}, false, err
 	case len(recs) == 0:
@@ -592,7 +592,7 @@ func ReadInput(arg string) (in Input, truncated bool, err error) {
 	if !named {
 		label = defaultLabel(path, st.IsDir())
 	}
-	return Input{Label: label, Named: named, Path: path, Records: recs}, truncated, nil
+	return Input{Label: label, Named: named, Path: path, Records: recs}, torn != nil, nil
 }
 
 // DisambiguateLabels relabels inputs whose default labels (not given as

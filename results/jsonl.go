@@ -50,11 +50,21 @@ func flushAndSync(w io.Writer) error {
 // JSONLWriter writes the canonical format: one record per line as a JSON
 // object (README.md "records.jsonl"). Each Write marshals the record first
 // and hands the whole line to the destination in one write call, then
-// flushes and fsyncs it, so a record is either completely in the file or
-// not at all; with AppendJSONL's O_APPEND, lines from several processes
-// appending to one local file do not interleave.
+// flushes and fsyncs it.
+//
+// A writer from AppendJSONL keeps a database's write-ahead discipline for
+// the file, so a record is in it whole or not at all whatever happens to
+// the disk: every append holds an exclusive advisory lock on the file
+// (flock), so writers in several processes serialise whole records, and
+// an append that cannot complete (disk full, ulimit -f, an I/O error,
+// an fsync that fails) truncates the file back to its size before the
+// record and returns an *AppendError naming the file and the cause. A
+// process killed by SIGXFSZ would leave its half line behind; Go's runtime
+// ignores SIGXFSZ unless asked for it, so the write returns EFBIG instead
+// and the append is undone like any other.
 type JSONLWriter struct {
 	w      io.Writer
+	file   *os.File  // the appended file (AppendJSONL), nil for NewJSONLWriter
 	closer io.Closer // nil when the caller owns w
 	name   string    // for error messages
 }
@@ -65,12 +75,12 @@ func NewJSONLWriter(w io.Writer) *JSONLWriter {
 	return &JSONLWriter{w: w, name: "JSON Lines output"}
 }
 
-// AppendJSONL opens path for appending (O_APPEND|O_CREATE|O_WRONLY, mode
-// 0644) and returns a writer that owns the file. It fails before anything is
-// written when the directory is missing, path is a directory, the file
-// cannot be opened for writing, or the file ends in a truncated record
-// (appending would glue the new record onto the fragment and corrupt both),
-// with an error that says which.
+// AppendJSONL opens path for appending (O_APPEND|O_CREATE, mode 0644) and
+// returns a writer that owns the file. It fails before anything is written
+// when the directory is missing, path is a directory, the file cannot be
+// opened for writing, or the file ends in a truncated record (appending
+// would glue the new record onto the fragment and corrupt both), with an
+// error that says which.
 func AppendJSONL(path string) (*JSONLWriter, error) {
 	f, err := openAppend(path)
 	if err != nil {
@@ -80,7 +90,7 @@ func AppendJSONL(path string) (*JSONLWriter, error) {
 		f.Close()
 		return nil, err
 	}
-	return &JSONLWriter{w: f, closer: f, name: path}, nil
+	return &JSONLWriter{w: f, file: f, closer: f, name: path}, nil
 }
 
 // checkTerminated fails if the file at path is non-empty and does not end
@@ -131,13 +141,87 @@ func openAppend(path string) (*os.File, error) {
 	return f, nil
 }
 
+// AppendError is an append to a records file that did not complete: the
+// record is not in the file. Restored says whether the file was truncated
+// back to its size before the record (Size); if not, its last line is torn
+// and every reader (ReadJSONL) skips it.
+type AppendError struct {
+	Path     string
+	Size     int64 // the file's size before the record
+	Err      error // the cause: ENOSPC, EFBIG, EIO, ...
+	Restored bool
+	Undo     error // why the truncation failed, when !Restored
+}
+
+func (e *AppendError) Error() string {
+	if e.Restored {
+		return fmt.Sprintf("results: %s: record not written: %v (the file is as it was before this record, %d bytes)", e.Path, e.Err, e.Size)
+	}
+	return fmt.Sprintf("results: %s: record not written: %v; cutting the partial record off failed too (%v), so the last line is torn (readers skip it)", e.Path, e.Err, e.Undo)
+}
+
+func (e *AppendError) Unwrap() error { return e.Err }
+
+// cause strips the *PathError wrapping of a write error: the file is named
+// by AppendError already.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// appendLine appends one encoded record under the file's lock (see
+// JSONLWriter) and undoes a partial append.
+func (jw *JSONLWriter) appendLine(line []byte) error {
+	f := jw.file
+	unlock, err := lockFile(f)
+	if err != nil {
+		return fmt.Errorf("results: %s: record not written: cannot lock the file: %w", jw.name, err)
+	}
+	defer unlock()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("results: %s: record not written: %w", jw.name, cause(err))
+	}
+	size := st.Size()
+	// Under the lock a torn tail can only come from a writer that died
+	// in the middle of a record without undoing it; appending would glue
+	// this record onto the fragment.
+	if err := checkTerminated(jw.name); err != nil {
+		return err
+	}
+	_, werr := f.Write(line)
+	if werr == nil {
+		werr = flushAndSync(f)
+	}
+	if werr == nil {
+		return nil
+	}
+	ae := &AppendError{Path: jw.name, Size: size, Err: cause(werr)}
+	if terr := f.Truncate(size); terr != nil {
+		ae.Undo = cause(terr)
+	} else {
+		ae.Restored = true
+		// The truncation must reach the disk too, or a crash now could
+		// bring the partial record back.
+		_ = f.Sync()
+	}
+	return ae
+}
+
 // Write validates rec, stamps SchemaVersion if rec.Schema is 0, and appends
 // it as one line. A record that cannot be encoded (e.g. a NaN in Samples or
-// Derived) is an error and nothing of it is written.
+// Derived) is an error and nothing of it is written; so is a record the
+// file cannot take whole (*AppendError).
 func (jw *JSONLWriter) Write(rec Record) error {
 	line, err := MarshalRecord(rec)
 	if err != nil {
 		return err
+	}
+	if jw.file != nil {
+		return jw.appendLine(line)
 	}
 	if _, err := jw.w.Write(line); err != nil {
 		return fmt.Errorf("results: writing %s: %w", jw.name, err)
@@ -213,7 +297,7 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 		if len(bytes.TrimSpace(line)) > 0 {
 			rec, perr := parseRecordLine(line)
 			if perr != nil {
-				if !terminated {
+				if !terminated && isJSONPrefix(line) {
 					return recs, &LineError{Line: lineNo, Err: fmt.Errorf("%w: %v", ErrTruncated, perr)}
 				}
 				return nil, &LineError{Line: lineNo, Err: perr}
@@ -224,6 +308,24 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 			return recs, nil
 		}
 	}
+}
+
+// isJSONPrefix reports whether line is the beginning of a JSON object cut
+// off before its end: what an append interrupted in the middle of a record
+// leaves. Anything else on the last line (binary data, another format) is
+// a bad line, not a torn record, and is named as such.
+func isJSONPrefix(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	var v any
+	var se *json.SyntaxError
+	err := json.Unmarshal(t, &v)
+	// The decoder's scanner accepted every byte and failed only at the
+	// end (at EOF it reports "unexpected end", or, inside a literal or an
+	// escape, the space it feeds itself there): a valid prefix.
+	return errors.As(err, &se) && se.Offset == int64(len(t))
 }
 
 // ReadJSONLFile is ReadJSONL on the file at path, with the path in errors.
@@ -238,6 +340,28 @@ func ReadJSONLFile(path string) ([]Record, error) {
 		err = fmt.Errorf("results: %s: %w", path, err)
 	}
 	return recs, err
+}
+
+// ReadRecordsFile is the one reader of the commands that analyse records
+// (fit, report, compare, sched breakeven, the --fit files of optimize and
+// emulate split): ReadJSONLFile, except that a torn last line, which an
+// append cut off by a crash leaves behind (ErrTruncated), is not an
+// error. The complete records come back, and torn describes the lost line
+// (a *LineError naming the file and line) so that the caller can say the
+// last record was lost; torn is nil for a whole file. Any other bad line,
+// or a torn line with no complete record before it, is an error naming
+// the file and the line.
+func ReadRecordsFile(path string) (recs []Record, torn, err error) {
+	recs, err = ReadJSONLFile(path)
+	if errors.Is(err, ErrTruncated) && len(recs) > 0 {
+		return recs, err, nil
+	}
+	if err != nil {
+		// A file whose only line is cut off holds no record to keep: it
+		// is refused like any file that is not a records file.
+		return nil, nil, err
+	}
+	return recs, nil, nil
 }
 
 // parseRecordLine decodes and checks one line.

@@ -182,6 +182,9 @@ func (r *Record) Validate() error {
 			return fmt.Errorf("record %s: parameter %q is %T; want a number, string or bool", r.Bench, k, v)
 		}
 	}
+	if err := CheckBenchParams(r.Bench, r.Params); err != nil {
+		return fmt.Errorf("record %w", err)
+	}
 	return nil
 }
 

@@ -59,5 +59,8 @@ func (w WorkItem) Validate() error {
 			return fmt.Errorf("workload item %s: parameter %q is %T; want a number, string or bool", w.Bench, k, v)
 		}
 	}
+	if err := CheckBenchParams(w.Bench, w.Params); err != nil {
+		return fmt.Errorf("workload item %w", err)
+	}
 	return nil
 }

@@ -1,52 +1,176 @@
 #!/usr/bin/env bash
-# bench_vs_c.sh [ROUNDS]: commcost's ping-pong and bandwidth against a C
-# reference (scripts/ref/osu_ref.c, OSU methodology) compiled with mpicc,
-# run alternately in one session on 2 ranks so drift hits both alike.
+# bench_vs_c.sh [--rounds N] [--np P] [--cells REGEX] [--tsv FILE]
 #
-# Targets (issue 2): latency at 8 B within 1.05x of C; bandwidth at 1 MiB at
-# least 0.97x of C. Prints per-round values and the median ratios, appends
-# them to results/bench/bench_vs_c.tsv, and exits 1 if a target is missed
-# (set BENCH_NO_FAIL=1 to only report).
+# Every pattern's timed loop against a C program of the same protocol
+# (issue 19): for each cell of a small grid per pattern (the smallest and a
+# large message, the smallest and largest k or n), commcost and the C
+# reference (scripts/ref/*.c, compiled here with mpicc, the repetition
+# protocol of scripts/ref/ref.h) run alternately, one mpirun launch each,
+# for N rounds (default 7), the order flipping every round so drift hits
+# both alike. Both run the same iterations per repetition, the same
+# warm-up and the same fixed number of repetitions, and report the median
+# repetition (per operation); bandwidth compares the median repetition
+# time.
+#
+# Prints every round, then per cell the median over rounds of each side,
+# the median of the per-round ratios commcost/C and their range (the
+# between-launch spread), and appends one row per cell to
+# results/bench/patterns_vs_c.tsv (or --tsv FILE) with the date, commit,
+# MPI library, ranks and load average. Target: every median ratio at most
+# 1.05; the script exits 1 when a cell misses it (BENCH_NO_FAIL=1: report
+# only). --cells selects cells by a regular expression on their names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-7}
-lat_size=8
-bw_size=1048576
-mkdir -p bin results/bench
+rounds=7 np=2 filter=. tsv=results/bench/patterns_vs_c.tsv
+usage() { echo "usage: scripts/bench_vs_c.sh [--rounds N (>= 1)] [--np P (>= 2)] [--cells REGEX] [--tsv FILE]" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--rounds) rounds=${2:-}; shift 2 || usage ;;
+	--np) np=${2:-}; shift 2 || usage ;;
+	--cells) filter=${2:-}; shift 2 || usage ;;
+	--tsv) tsv=${2:-}; shift 2 || usage ;;
+	-h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+	*) usage ;;
+	esac
+done
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench_vs_c: --rounds $rounds: want an integer >= 1" >&2; exit 2; }
+[[ "$np" =~ ^[0-9]+$ && "$np" -ge 2 ]] || { echo "bench_vs_c: --np $np: want an integer >= 2" >&2; exit 2; }
+if [ "$(id -u)" = 0 ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
 # shellcheck source=scripts/mpi.sh
 . scripts/mpi.sh
 impl=$(mpi_impl) || exit 2
 launcher=$(mpi_launcher "$impl") || { echo "$0: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
 mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }
-# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
-[ -x bin/commcost ] || go build ${TAGS:-} -o bin/commcost ./cmd/commcost
-"$mpicc" -O2 -o bin/osu_ref scripts/ref/osu_ref.c
-
-run2() { "$launcher" -np 2 "$@"; }
-c_value() { awk '!/^#/ && NF==2 {print $2; exit}'; }
-go_median() { grep -o '"median":[-0-9.e+]*' | head -n1 | cut -d: -f2; }
-
-lat_ratios=() bw_ratios=()
-printf '%-5s %12s %12s %8s %12s %12s %8s\n' round "C lat us" "cc lat us" ratio "C MB/s" "cc MB/s" ratio
-for r in $(seq 1 "$rounds"); do
-	c_lat=$(run2 bin/osu_ref --mode lat --sizes $lat_size | c_value)
-	g_lat=$(run2 bin/commcost pingpong --sizes $lat_size --format jsonl | go_median)
-	c_bw=$(run2 bin/osu_ref --mode bw --sizes $bw_size | c_value)
-	g_bw=$(run2 bin/commcost bandwidth --sizes $bw_size --format jsonl | go_median)
-	read -r g_lat_us g_bw_mb lr br < <(awk -v gl="$g_lat" -v cl="$c_lat" -v gb="$g_bw" -v cb="$c_bw" \
-		'BEGIN{printf "%.4f %.1f %.4f %.4f\n", gl*1e6, gb/1e6, gl*1e6/cl, (gb/1e6)/cb}')
-	lat_ratios+=("$lr") bw_ratios+=("$br")
-	printf '%-5s %12s %12s %8s %12s %12s %8s\n' "$r" "$c_lat" "$g_lat_us" "$lr" "$c_bw" "$g_bw_mb" "$br"
+# Cells: name | commcost arguments | C reference and arguments | repetitions.
+# The iterations and repetitions are chosen so that a cell takes well under
+# a second on a quiet machine (a loaded one stretches 1 MiB messages 30x).
+cells=(
+	"pingpong 8B|pingpong --sizes 8 --iters 1000 --warmup 100|pt2pt_ref --mode pingpong --bytes 8 --iters 1000 --warmup 100|200"
+	"pingpong 1MiB|pingpong --sizes 1M --iters 10 --warmup 10|pt2pt_ref --mode pingpong --bytes 1048576 --iters 10 --warmup 10|50"
+	"bandwidth 8B|bandwidth --sizes 8 --iters 10 --warmup 10|pt2pt_ref --mode bandwidth --bytes 8 --iters 10 --warmup 10|300"
+	"bandwidth 1MiB|bandwidth --sizes 1M --iters 2 --warmup 2|pt2pt_ref --mode bandwidth --bytes 1048576 --iters 2 --warmup 2|20"
+	"roundtrip 8B|roundtrip --sizes 8 --iters 1000 --warmup 100|pt2pt_ref --mode roundtrip --bytes 8 --iters 1000 --warmup 100|200"
+	"roundtrip 1MiB|roundtrip --sizes 1M --iters 10 --warmup 10|pt2pt_ref --mode roundtrip --bytes 1048576 --iters 10 --warmup 10|50"
+	"pairwise 8B|pairwise --sizes 8 --iters 1000 --warmup 100|pt2pt_ref --mode pairwise --bytes 8 --iters 1000 --warmup 100|200"
+	"pairwise 1MiB|pairwise --sizes 1M --iters 10 --warmup 10|pt2pt_ref --mode pairwise --bytes 1048576 --iters 10 --warmup 10|50"
+	"rowcontention 8B|rowcontention --sizes 8 --iters 1000 --warmup 100|pt2pt_ref --mode rowcontention --bytes 8 --iters 1000 --warmup 100|200"
+	"rowcontention 1MiB|rowcontention --sizes 1M --iters 10 --warmup 10|pt2pt_ref --mode rowcontention --bytes 1048576 --iters 10 --warmup 10|50"
+	"prtt 8B n=1|prtt --sizes 8 --n 1 --delay 0 --iters 1000 --warmup 100|pt2pt_ref --mode prtt --bytes 8 --n 1 --iters 1000 --warmup 100|200"
+	"prtt 8B n=10|prtt --sizes 8 --n 10 --delay 0 --iters 100 --warmup 10|pt2pt_ref --mode prtt --bytes 8 --n 10 --iters 100 --warmup 10|200"
+	"prtt 64KiB n=1|prtt --sizes 64K --n 1 --delay 0 --iters 100 --warmup 10|pt2pt_ref --mode prtt --bytes 65536 --n 1 --iters 100 --warmup 10|100"
+	"prtt 64KiB n=10|prtt --sizes 64K --n 10 --delay 0 --iters 10 --warmup 2|pt2pt_ref --mode prtt --bytes 65536 --n 10 --iters 10 --warmup 2|100"
+	"kkaccess k=1 l=64|kkaccess --k 1 --l 64 --r 1|access_ref --k 1 --l 64|1000"
+	"kkaccess k=8 l=64|kkaccess --k 8 --l 64 --r 1|access_ref --k 8 --l 64|1000"
+	"kkaccess k=1 l=16K|kkaccess --k 1 --l 16K --r 1|access_ref --k 1 --l 16384|1000"
+	"kkaccess k=8 l=16K|kkaccess --k 8 --l 16K --r 1|access_ref --k 8 --l 16384|500"
+	"kaccess k=1 l=64 a=4|kaccess --k 1 --l 64 --a 4 --h 1/p --es false|access_ref --k 1 --l 64 --a 4|1000"
+	"kaccess k=8 l=64 a=4|kaccess --k 8 --l 64 --a 4 --h 1/p --es false|access_ref --k 8 --l 64 --a 4|500"
+	"kaccess k=1 l=16K a=4|kaccess --k 1 --l 16K --a 4 --h 1/p --es false|access_ref --k 1 --l 16384 --a 4|500"
+	"kaccess k=8 l=16K a=4|kaccess --k 8 --l 16K --a 4 --h 1/p --es false|access_ref --k 8 --l 16384 --a 4|200"
+	"alltoall 8B|alltoall --sizes 8|coll_ref --mode alltoall --bytes 8|1000"
+	"alltoall 1MiB|alltoall --sizes 1M|coll_ref --mode alltoall --bytes 1048576|200"
+	"permutations 16B|permutations --sizes 16|coll_ref --mode permutations --bytes 16|1000"
+	"permutations 256KiB|permutations --sizes 256K|coll_ref --mode permutations --bytes 262144|500"
+)
+for op in bcast allgather scatter alltoall qshift news; do
+	for impl in mpi textbook; do
+		cells+=("aggregate $op $impl 8B|aggregate --ops $op --impl $impl --sizes 8|coll_ref --mode aggregate --op $op --impl $impl --bytes 8|1000")
+		cells+=("aggregate $op $impl 1MiB|aggregate --ops $op --impl $impl --sizes 1M|coll_ref --mode aggregate --op $op --impl $impl --bytes 1048576|100")
+	done
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
-lat_med=$(median "${lat_ratios[@]}")
-bw_med=$(median "${bw_ratios[@]}")
-echo "median latency ratio commcost/C at ${lat_size} B: ${lat_med} (target <= 1.05)"
-echo "median bandwidth ratio commcost/C at 1 MiB:   ${bw_med} (target >= 0.97)"
-printf '%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$(git describe --always --dirty 2>/dev/null || echo unknown)" \
-	"$(mpi_version "$impl" "$launcher")" "$lat_med" "$bw_med" >> results/bench/bench_vs_c.tsv
-ok=$(awk -v l="$lat_med" -v b="$bw_med" 'BEGIN{print (l<=1.05 && b>=0.97) ? 1 : 0}')
-if [ "$ok" != 1 ] && [ -z "${BENCH_NO_FAIL:-}" ]; then
-	echo "bench_vs_c: target missed" >&2
-	exit 1
+
+# shellcheck disable=SC2046
+launch() { "$launcher" -np "$np" $(mpi_flags "$impl" "$np") "$@"; }
+# c_run REF ARGS... REPS prints the reference's median seconds.
+c_run() { launch "bin/$1" "${@:2}" | awk '!/^#/ && NF >= 1 {print $1; exit}'; }
+# cc_run REPS ARGS... prints commcost's median seconds per operation (the
+# median repetition time for bandwidth, whose records hold B/s).
+cc_run() {
+	local reps=$1
+	shift
+	# permutations times --count repetitions; the others --min/--max-reps.
+	local fixed=(--min-reps "$reps" --max-reps "$reps")
+	[ "$1" = permutations ] && fixed=(--count "$reps")
+	launch bin/commcost "$@" "${fixed[@]}" --max-time 3600 --format jsonl |
+		awk -v bw="$([ "$1" = bandwidth ] && echo 1 || echo 0)" '
+			{ key = bw ? "\"rep_time_s\":" : "\"median\":"
+			  if (match($0, key "[-0-9.eE+]+")) { print substr($0, RSTART + length(key), RLENGTH - length(key)); exit } }'
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{if (NR) print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
+
+selected=()
+for cell in "${cells[@]}"; do
+	name=${cell%%|*}
+	[[ "$name" =~ $filter ]] && selected+=("$cell")
+done
+[ ${#selected[@]} -gt 0 ] || { echo "bench_vs_c: --cells $filter matches no cell" >&2; exit 2; }
+mkdir -p bin "$(dirname "$tsv")"
+# Always (re)build: go build is incremental, and a binary left from another
+# commit would be recorded under this one.
+# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
+go build ${TAGS:-} -ldflags "-X github.com/commcost/commcost/results.buildCommit=$(git describe --always --dirty 2>/dev/null || echo unknown)" -o bin/commcost ./cmd/commcost
+for ref in pt2pt_ref access_ref coll_ref; do
+	"$mpicc" -O2 -o "bin/$ref" "scripts/ref/$ref.c"
+done
+
+# The commit the rounds measure, taken before they run (the tree may change
+# while they do).
+commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+declare -A c_vals cc_vals ratios
+printf '%-5s %-33s %14s %14s %8s\n' round cell "C s" "commcost s" ratio
+for r in $(seq 1 "$rounds"); do
+	for cell in "${selected[@]}"; do
+		IFS='|' read -r name cc_args ref_args reps <<<"$cell"
+		# shellcheck disable=SC2086
+		if [ $((r % 2)) = 1 ]; then
+			c=$(c_run $ref_args --reps "$reps")
+			g=$(cc_run "$reps" $cc_args)
+		else
+			g=$(cc_run "$reps" $cc_args)
+			c=$(c_run $ref_args --reps "$reps")
+		fi
+		if [ -z "$c" ] || [ -z "$g" ]; then
+			echo "bench_vs_c: $name: no result (C '$c', commcost '$g')" >&2
+			exit 1
+		fi
+		ratio=$(awk -v g="$g" -v c="$c" 'BEGIN{printf "%.4f", g/c}')
+		c_vals[$name]+="$c " cc_vals[$name]+="$g " ratios[$name]+="$ratio "
+		printf '%-5s %-33s %14.6g %14.6g %8s\n' "$r" "$name" "$c" "$g" "$ratio"
+	done
+done
+load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+
+library=$(mpi_version "$impl" "$launcher")
+date=$(date -u +%FT%TZ)
+[ -s "$tsv" ] || printf 'date\tcommit\tmpi\tnp\tload_start\tload_end\trounds\tcell\tc_median_s\tcommcost_median_s\tratio_median\tratio_min\tratio_max\n' >"$tsv"
+echo
+echo "commcost/C per cell, $rounds rounds on $np ranks (load average ${load_start} at the start, ${load_end} at the end)"
+printf '| %-33s | %12s | %12s | %7s | %15s |\n' cell "C median" "commcost" ratio "ratio min-max"
+printf '|%s|%s|%s|%s|%s|\n' "-----------------------------------" "--------------" "--------------" "---------" "-----------------"
+fmt() { awk -v v="$1" 'BEGIN{ if (v < 1e-6) printf "%.1f ns", v*1e9; else if (v < 1e-3) printf "%.3f us", v*1e6; else printf "%.3f ms", v*1e3 }'; }
+missed=()
+for cell in "${selected[@]}"; do
+	name=${cell%%|*}
+	# shellcheck disable=SC2086
+	{
+		cm=$(median ${c_vals[$name]})
+		gm=$(median ${cc_vals[$name]})
+		rm=$(median ${ratios[$name]})
+		lo=$(printf '%s\n' ${ratios[$name]} | sort -g | head -n1)
+		hi=$(printf '%s\n' ${ratios[$name]} | sort -g | tail -n1)
+	}
+	printf '| %-33s | %12s | %12s | %7s | %15s |\n' "$name" "$(fmt "$cm")" "$(fmt "$gm")" "$rm" "$lo-$hi"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$date" "$commit" "$library" "$np" "$load_start" "$load_end" \
+		"$rounds" "$name" "$cm" "$gm" "$rm" "$lo" "$hi" >>"$tsv"
+	if awk -v m="$rm" 'BEGIN{exit !(m > 1.05)}'; then
+		missed+=("$name ($rm)")
+	fi
+done
+echo "rows appended to $tsv"
+if [ ${#missed[@]} -gt 0 ]; then
+	echo "bench_vs_c: above 1.05x: ${missed[*]}" >&2
+	[ -n "${BENCH_NO_FAIL:-}" ] || exit 1
 fi

@@ -1,6 +1,7 @@
 package dsmexp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image/color"
@@ -19,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -269,15 +271,14 @@ func (f figSpec) draw(path string, series map[string][]point, slice, backend str
 	for i, p := range row {
 		p.Draw(canvases[0][i])
 	}
-	out, err := os.Create(path)
-	if err != nil {
+	// Rendered in memory and written whole (report.WriteFile: temporary
+	// file, rename), so a full disk or a killed run leaves no truncated
+	// figure under the final name (issue 18, class 1).
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return err
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(out); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return report.WriteFile(path, buf.Bytes())
 }
 
 // valueTicks puts a labelled tick at every x value of the data (block

@@ -71,7 +71,7 @@ func parseAgg(args []string, stderr io.Writer) (*aggFlags, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+	if f.sizes, err = paramSizes("sizes", *sizes, patterns.BenchAggregate); err != nil {
 		return nil, err
 	}
 	if f.root < 0 {
@@ -122,14 +122,8 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	for _, op := range f.ops {
-		qs := 1
-		if op == patterns.AggQShift {
-			qs = len(f.q)
-		}
-		f.points += qs * len(f.impls) * len(f.sizes)
-	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	f.plan = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
 		for _, op := range f.ops {
 			qs := []int{0}
 			if op == patterns.AggQShift {
@@ -138,15 +132,15 @@ func runAggregate(args []string, stdout, stderr io.Writer) error {
 			for _, q := range qs {
 				for _, impl := range f.impls {
 					for _, m := range f.sizes {
-						a := patterns.AggregateOp{Op: op, Impl: impl, Bytes: m, Root: f.root, Q: q, Grid: f.grid,
-							Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()}
-						if _, err := measurePoint(c, emit, a, meta); err != nil {
-							return err
-						}
+						out = append(out, patterns.AggregateOp{Op: op, Impl: impl, Bytes: m, Root: f.root, Q: q, Grid: f.grid,
+							Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()})
 					}
 				}
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -187,8 +186,11 @@ type appStore struct {
 func parseStores(s string, seed int64) ([]appStore, error) {
 	const form = "a comma list of direct, fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16, or one emulate:NET such as emulate:BF(2)"
 	var out []appStore
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
+	items, err := listItems("store", s, form)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range items {
 		switch {
 		case f == "direct":
 			out = append(out, appStore{name: f, kind: "direct"})
@@ -206,6 +208,9 @@ func parseStores(s string, seed int64) ([]appStore, error) {
 			cfg := divalib.Config{Strategy: st, Variant: v, Seed: seed}
 			out = append(out, appStore{name: cfg.Name(), kind: "divalib", diva: cfg})
 		}
+	}
+	if err := distinct("store", s, out, func(a appStore) string { return a.name }); err != nil {
+		return nil, err
 	}
 	for _, st := range out {
 		if st.kind == "emulate" && len(out) > 1 {
@@ -596,9 +601,9 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 	}
 	var recs []results.Record
 	for _, p := range pos {
-		rs, err := results.ReadJSONLFile(p)
-		if err != nil && !(errors.Is(err, results.ErrTruncated) && len(rs) > 0) {
-			return usagef("FILE %s: %v (want JSON Lines records from 'commcost app NAME --out FILE')", p, err)
+		rs, err := readRecordsFile("FILE", p, stderr)
+		if err != nil {
+			return err
 		}
 		for _, r := range rs {
 			if r.Bench == apps.Bench {

@@ -147,10 +147,10 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 	}
 	if name == "multigrid" {
 		if f.iterations < 1 {
-			return nil, usagef("--iterations %d: must be an integer >= 1", f.iterations)
+			return nil, mustBePositive("iterations", f.iterations)
 		}
 		if f.cycles < 1 {
-			return nil, usagef("--cycles %d: must be an integer >= 1", f.cycles)
+			return nil, mustBePositive("cycles", f.cycles)
 		}
 		var err error
 		if f.variants, err = parseListOf("variant", variant, "async, sync or async,sync", func(v string) (string, error) {
@@ -186,9 +186,9 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 		if len(f.models) > 0 {
 			return nil, usagef("--calibration and --model: give fitted models or the records to fit them to, not both")
 		}
-		recs, err := results.ReadJSONLFile(f.calibFile)
+		recs, err := readRecordsFile("--calibration", f.calibFile, stderr)
 		if err != nil {
-			return nil, usagef("--calibration %s: %v", f.calibFile, err)
+			return nil, err
 		}
 		for _, r := range recs {
 			if r.Bench != apps.Bench {

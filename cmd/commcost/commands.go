@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // command is one node of the subcommand tree: a leaf runs, a group (run
@@ -236,8 +242,13 @@ func exitCode(err error, stderr io.Writer) int {
 		}
 		return 1
 	}
-	fmt.Fprintln(stderr, "commcost:", err)
-	if isUsage(err) {
+	usage := isUsage(err)
+	// Bad input found before MPI is started (a flag, an argument) is found
+	// the same way by every rank of the launch: only the first says it.
+	if !(usage && !mpiStarted() && launcherRank() > 0) {
+		fmt.Fprintln(stderr, "commcost:", printable(err.Error()))
+	}
+	if usage {
 		return 2
 	}
 	return 1
@@ -245,6 +256,7 @@ func exitCode(err error, stderr io.Writer) int {
 
 // run is the whole program: main only maps its error to an exit status.
 func run(args []string, stdout, stderr io.Writer) error {
+	setInvocation(args)
 	return root.dispatch(args, stdout, stderr)
 }
 
@@ -268,16 +280,101 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 }
 
 // parseFlags parses args and turns flag errors into usage errors; positional
-// arguments are refused unless allowArgs.
+// arguments are refused unless allowArgs. A bad flag is one line that names
+// it and points to -h (the flag package would print the whole usage after
+// it, burying the message); the usage is printed when asked for, with -h
+// or --help.
 func parseFlags(fs *flag.FlagSet, args []string, allowArgs bool) error {
-	if err := fs.Parse(args); err != nil {
+	out := fs.Output()
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			_, _ = out.Write(buf.Bytes())
 			return err
 		}
-		return usagef("%v", err)
+		return usagef("%s (run '%s -h' for the flags)", flagMessage(fs, err), fs.Name())
 	}
 	if !allowArgs && fs.NArg() > 0 {
 		return usagef("unexpected argument %q (flags only: %s -h lists them)", fs.Arg(0), fs.Name())
 	}
 	return nil
+}
+
+// flagErrorRE matches the flag package's message for a value its parser
+// refuses.
+var flagErrorRE = regexp.MustCompile(`^invalid (?:boolean )?value "((?s).*)" for (?:flag )?-([^:]+): (.*)$`)
+
+// flagMessage rewrites the flag package's errors in the form of every
+// other message: the flag with two dashes and its value, then what is
+// wrong with it in the flag's own terms.
+func flagMessage(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	m := flagErrorRE.FindStringSubmatch(msg)
+	if m == nil {
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			return fmt.Sprintf("--%s: no such flag", strings.TrimLeft(name, "-"))
+		}
+		if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+			return fmt.Sprintf("--%s: needs a value", strings.TrimLeft(name, "-"))
+		}
+		return msg
+	}
+	value, name, why := m[1], m[2], m[3]
+	want := why
+	if f := fs.Lookup(name); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case int, int64, uint, uint64:
+				want = "want an integer"
+			case float64:
+				want = "want a number"
+			case bool:
+				want = "want true or false"
+			case time.Duration:
+				want = "want a duration such as 500ms, 2s or 1m"
+			}
+		}
+		if why == "value out of range" {
+			want = "out of range; " + want
+		}
+	}
+	return fmt.Sprintf("--%s %s: %s", name, echo(value), want)
+}
+
+// printable escapes what a terminal would not show as text (control
+// characters, invalid UTF-8) in a message, so binary input that reaches a
+// message through any path is never echoed raw; newlines and tabs stay.
+func printable(msg string) string {
+	var b strings.Builder
+	for i, w := 0, 0; i < len(msg); i += w {
+		r, size := utf8.DecodeRuneInString(msg[i:])
+		w = size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", msg[i])
+		case r == '\n' || r == '\t' || unicode.IsGraphic(r):
+			b.WriteRune(r)
+		default:
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		}
+	}
+	return b.String()
+}
+
+// echo renders user input for a message: as typed when it is printable
+// text, quoted with escapes otherwise, so binary input never reaches the
+// terminal raw and an empty value is visible.
+func echo(s string) string {
+	if s == "" {
+		return `""`
+	}
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsGraphic(r) || unicode.IsSpace(r) && r != ' ' {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
@@ -58,11 +57,18 @@ func (d *dsmFlags) register(fs *flag.FlagSet, defStrategies string, defNP int) {
 	fs.StringVar(&d.mf.out, "out", "", "append records to this JSON Lines `file`, flushed one record at a time")
 	fs.StringVar(&d.mf.backend, "backend", backendNative, "native (system MPI, under mpirun) or local (goroutine ranks; times are not network measurements)")
 	fs.IntVar(&d.mf.np, "np", defNP, "ranks for --backend local")
+	// The dsm experiments run under the watchdog too (apps.Measure, the
+	// store's checks): --timeout as every measuring subcommand has it.
+	fs.Float64Var(&d.mf.timeout, "timeout", defaultTimeoutSec, "seconds a run may go without progress (an ended phase or repetition) before the rank that waits ends the job: a hung or stopped peer")
 }
 
 // check validates the shared flags: every message names the flag and the
 // accepted form.
 func (d *dsmFlags) check(allowHand bool) error {
+	if err := checkTimeout(d.mf.timeout); err != nil {
+		return err
+	}
+	setTimeout(d.mf.timeout)
 	if d.mf.backend != backendNative && d.mf.backend != backendLocal {
 		return usagef("--backend %q: accepted values are native and local", d.mf.backend)
 	}
@@ -79,21 +85,20 @@ func (d *dsmFlags) check(allowHand bool) error {
 	if d.barKind, err = divalib.ParseBarrier(d.barrier); err != nil {
 		return usagef("--barrier %s: %v", d.barrier, err)
 	}
-	d.list = nil
-	for _, s := range strings.Split(d.strategies, ",") {
-		s = strings.TrimSpace(s)
+	d.list, err = parseListOf("strategies", d.strategies, "a comma list of strategies", func(s string) (string, error) {
 		if s == "hand" && allowHand {
-			d.list = append(d.list, s)
-			continue
+			return s, nil
 		}
 		if _, _, err := divalib.ParseStrategy(s); err != nil {
-			hand := ""
 			if allowHand {
-				hand = " or hand"
+				return "", fmt.Errorf("%v or hand", err)
 			}
-			return usagef("--strategies %s: %v%s", d.strategies, err, hand)
+			return "", err
 		}
-		d.list = append(d.list, s)
+		return s, nil
+	})
+	if err != nil {
+		return err
 	}
 	if d.mf.backend == backendLocal && d.rows > 0 && d.rows*d.cols != d.mf.np {
 		return usagef("--mesh %s has %d processors but --np is %d: the mesh must hold exactly one rank per processor", d.mesh, d.rows*d.cols, d.mf.np)
@@ -134,11 +139,11 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case *ops < 1:
-		return usagef("--ops %d: must be an integer >= 1", *ops)
+		return mustBePositive("ops", *ops)
 	case *vars < 1:
-		return usagef("--vars %d: must be an integer >= 1", *vars)
+		return mustBePositive("vars", *vars)
 	case *slots < 1:
-		return usagef("--slots %d: must be an integer >= 1", *slots)
+		return mustBePositive("slots", *slots)
 	case !(*wf > 0 && *wf < 1):
 		return usagef("--write-fraction %v: must be a fraction in (0, 1), e.g. 0.3", *wf)
 	case d.memBytes > 0 && d.memBytes < 32*16:
@@ -148,6 +153,11 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 		return usagef("--memory %s: smaller than one coherence variable (%d bytes = --slots x 16)", d.memory, *slots*16)
 	}
 	ccfg := storecheck.CoherenceConfig{Ops: *ops, Vars: *vars, Slots: *slots, WriteFraction: *wf, Seed: d.seed}
+	// Each rank holds a variable's home copy and may cache the others'.
+	d.mf.need = func(int) memNeed {
+		return memNeed{perRank: 2 * float64(*vars) * float64(*slots) * 16, flag: fmt.Sprintf("--slots %d", *slots),
+			what: fmt.Sprintf("dsm check's %d variables of %d 16-byte slots (a home and a cached copy)", *vars, *slots)}
+	}
 	return runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = d.seed
 		return dsmCheckWorld(c, &d, ccfg, stderr, meta, emit)
@@ -258,7 +268,7 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 		return usagef("--kernel %s: accepted values are mul and sum", *kernel)
 	}
 	if *reps < 1 {
-		return usagef("--reps %d: must be an integer >= 1", *reps)
+		return mustBePositive("reps", *reps)
 	}
 	// Ratios are against the hand-optimised run, so it goes first.
 	order := []string{}
@@ -347,10 +357,10 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *iters < 1 {
-		return usagef("--iters %d: must be an integer >= 1", *iters)
+		return mustBePositive("iters", *iters)
 	}
 	if *batches < 1 {
-		return usagef("--batches %d: must be an integer >= 1", *batches)
+		return mustBePositive("batches", *batches)
 	}
 	return runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = d.seed

@@ -6,11 +6,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"sync"
 
 	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
 )
@@ -29,9 +30,10 @@ func init() {
 // sizes on the local backend (the figures over the mesh need several worlds)
 // and the figures' directory.
 type dsmSweep struct {
-	meshes string
-	plot   string
-	warmup int
+	meshes    string
+	meshesSet bool // --meshes was given (perhaps empty)
+	plot      string
+	warmup    int
 
 	list []divalib.Mesh
 }
@@ -39,7 +41,12 @@ type dsmSweep struct {
 // register adds the flags; warmup adds --warmup (the applications of
 // package apps; the matrix square has no untimed run).
 func (w *dsmSweep) register(fs *flag.FlagSet, warmup bool) {
-	fs.StringVar(&w.meshes, "meshes", "", "local backend: run one world per mesh in this comma `list` (e.g. 4x4,8x8,16x16,32x32), in place of --np and --mesh")
+	// A Func, not a StringVar, so that a list given empty is told apart
+	// from no list (the list rule: an empty list is an error).
+	fs.Func("meshes", "local backend: run one world per mesh in this comma `list` (e.g. 4x4,8x8,16x16,32x32), in place of --np and --mesh", func(s string) error {
+		w.meshes, w.meshesSet = s, true
+		return nil
+	})
 	fs.StringVar(&w.plot, "plot", "", "draw the paper's figures from this run's records as PNG files into `DIR` (created if missing)")
 	w.warmup = -1
 	if warmup {
@@ -50,26 +57,35 @@ func (w *dsmSweep) register(fs *flag.FlagSet, warmup bool) {
 // check validates the sweep flags against the shared ones.
 func (w *dsmSweep) check(d *dsmFlags) error {
 	w.list = nil
-	if w.meshes != "" {
+	if w.meshesSet {
 		if d.mf.backend != backendLocal {
-			return usagef("--meshes %s: a sweep over meshes needs --backend local (under mpirun the world has one size: give --mesh or nothing)", w.meshes)
+			return usagef("--meshes %s: a sweep over meshes needs --backend local (under mpirun the world has one size: give --mesh or nothing)", echo(w.meshes))
 		}
 		if d.mesh != "" {
-			return usagef("--meshes %s: give either --meshes or --mesh, not both", w.meshes)
+			return usagef("--meshes %s: give either --meshes or --mesh, not both", echo(w.meshes))
 		}
-		for _, f := range strings.Split(w.meshes, ",") {
-			r, c, err := divalib.ParseMesh(strings.TrimSpace(f))
+		const form = "a comma list of ROWSxCOLS, e.g. 4x4,8x8,16x16"
+		items, err := listItems("meshes", w.meshes, form)
+		if err != nil {
+			return err
+		}
+		for _, f := range items {
+			r, c, err := divalib.ParseMesh(f)
 			if err != nil || r == 0 {
-				return usagef("--meshes %s: %q: accepted form is a comma list of ROWSxCOLS, e.g. 4x4,8x8,16x16", w.meshes, f)
+				return usagef("--meshes %s: %s: accepted form is %s", echo(w.meshes), echo(f), form)
 			}
 			if r*c > 4096 {
-				return usagef("--meshes %s: %s has %d processors; the local backend takes 1 to 4096 ranks", w.meshes, f, r*c)
+				return usagef("--meshes %s: %s has %d processors; the local backend takes 1 to 4096 ranks", echo(w.meshes), echo(f), r*c)
 			}
 			w.list = append(w.list, divalib.Mesh{Rows: r, Cols: c})
 		}
+		// The list rule of every list flag: each mesh once.
+		if err := distinct("meshes", w.meshes, w.list, divalib.Mesh.String); err != nil {
+			return err
+		}
 	}
 	if w.warmup < -1 {
-		return usagef("--warmup %d: must be an integer >= 0", w.warmup)
+		return mustNotBeNegative("warmup", w.warmup)
 	}
 	if d.mf.backend == backendLocal && d.barKind == divalib.BarrierMPI {
 		return usagef("--barrier mpi needs MPI_Ibarrier, which the local backend does not offer; accepted here: tree, central")
@@ -210,6 +226,10 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck 
 		}
 		meta, err := newMeta(c)
 		meta.Seed = d.seed
+		if err == nil && c.Backend() == backendNative && d.mf.need != nil {
+			// The local backend's worlds were checked before any output.
+			err = agree(c, checkMemory(c, &d.mf, meta, d.mf.need(c.Size())))
+		}
 		return meta, err
 	}
 	if d.mf.backend == backendNative {
@@ -246,8 +266,23 @@ func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck 
 		}
 		if err := meshCheck(m); err != nil {
 			if len(sw.list) > 0 {
-				return usagef("--meshes %s: %v", sw.meshes, err)
+				return usagef("--meshes %s: %v", echo(sw.meshes), err)
 			}
+			return err
+		}
+		// Ask for what the machine has before any output (issue 18,
+		// class 2): every world's ranks live in this process.
+		flag, what, per := fmt.Sprintf("--np %d", p), fmt.Sprintf("the local backend's %d ranks", p), float64(localRankBytes)
+		if len(sw.list) > 0 {
+			flag = "--meshes " + echo(sw.meshes)
+			what = fmt.Sprintf("mesh %s's %d ranks", m, p)
+		}
+		if d.mf.need != nil {
+			n := d.mf.need(p)
+			per += n.perRank + n.inFlight
+			flag, what = n.flag+" with "+flag, n.what+" on each of "+what
+		}
+		if err := checkInProcess(flag, fmt.Sprintf("%s (about %s each)", what, sysmem.Format(per)), float64(p)*per); err != nil {
 			return err
 		}
 	}
@@ -314,9 +349,19 @@ func runDSMBitonic(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *reps < 1 {
-		return usagef("--reps %d: must be an integer >= 1", *reps)
+		return mustBePositive("reps", *reps)
 	}
 	warm := sw.warmupRuns(d.mf.backend)
+	// A rank holds its block of m keys, the partner's block it merges with
+	// and the merged result, each also as a store variable's home copy
+	// (six blocks of 4-byte keys at the largest m); the verification
+	// gathers every key to rank 0 three times over (apps.bitonicVerify:
+	// the gathered bytes, the oracle, the output), three blocks per rank
+	// of the world in all.
+	mmax := slices.Max(ks)
+	d.mf.need = func(int) memNeed {
+		return memNeed{perRank: 9 * 4 * float64(mmax), flag: "--keys " + echo(*keys), what: fmt.Sprintf("bitonic's blocks of %d keys", mmax)}
+	}
 	return runDSMSweep(&d, &sw, stdout, stderr, powerOfTwoRanks, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		setup := dsmexp.Setup{Strategies: d.list, Store: d.config("tree-4"), Reps: *reps, Warmup: warm, Seed: d.seed}
 		return dsmexp.Bitonic(c, setup, ks, func(r dsmexp.Result, hand *dsmexp.Result) error {
@@ -359,9 +404,9 @@ func runDSMPlot(args []string, stdout, stderr io.Writer) error {
 	}
 	var recs []results.Record
 	for _, f := range files {
-		rs, err := results.ReadJSONLFile(f)
+		rs, err := readRecordsFile("dsm plot", f, stderr)
 		if err != nil {
-			return usagef("%s: %v", f, err)
+			return err
 		}
 		recs = append(recs, rs...)
 	}

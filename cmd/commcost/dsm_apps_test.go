@@ -34,7 +34,7 @@ func TestDSMAppsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"keys zero", bit("--keys", "0"), "--keys 0: 0 is below the minimum 1"},
+		{"keys zero", bit("--keys", "0"), "--keys 0: 0 is not positive; the value must be positive"},
 		{"keys negative", bit("--keys", "-4"), "--keys -4"},
 		{"keys too many", bit("--keys", "1G"), "do not fit one message"},
 		{"ranks not a power of two", bit("--np", "12"), "power-of-two number of ranks"},
@@ -45,12 +45,18 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"reps", bit("--reps", "0"), "--reps 0"},
 		{"warmup", bit("--warmup", "-2"), "--warmup -2"},
 		{"meshes and mesh", bit("--meshes", "4x4", "--mesh", "4x4"), "either --meshes or --mesh"},
-		{"meshes malformed", bit("--meshes", "4x4,8"), `"8": accepted form is a comma list of ROWSxCOLS`},
+		{"meshes malformed", bit("--meshes", "4x4,8"), `--meshes 4x4,8: 8: accepted form is a comma list of ROWSxCOLS`},
+		// The list rule of every list flag (issue 18, class 5).
+		{"meshes empty", bit("--meshes", ""), `--meshes "": empty list`},
+		{"meshes empty item", bit("--meshes", "2x2,,4x4"), "--meshes 2x2,,4x4: empty item in the list"},
+		{"meshes twice", bit("--meshes", "2x2,4x4,2x2"), "--meshes 2x2,4x4,2x2: 2x2 is listed twice; list each value once"},
+		{"keys twice", bit("--keys", "64,64"), "--keys 64,64: 64 is listed twice"},
+		{"timeout zero", bit("--timeout", "0"), "--timeout 0: must be a positive number of seconds"},
 		{"meshes native", []string{"dsm", "bitonic", "--meshes", "4x4", "--out", out}, "needs --backend local"},
 		{"plot is a file", []string{"dsm", "bitonic", "--backend", "local", "--plot", file}, "is not a directory"},
 		{"plot parent missing", []string{"dsm", "bitonic", "--backend", "local", "--plot", filepath.Join(dir, "no", "figs")}, "the parent directory must exist"},
 		{"mpi barrier on local", bit("--barrier", "mpi"), "MPI_Ibarrier"},
-		{"bodies zero", bh("--bodies", "0"), "--bodies 0: 0 is below the minimum 1"},
+		{"bodies zero", bh("--bodies", "0"), "--bodies 0: 0 is not positive; the value must be positive"},
 		{"bodies per rank zero", bh("--bodies-per-rank", "0"), "--bodies-per-rank 0"},
 		{"bodies both ways", bh("--bodies", "100", "--bodies-per-rank", "10"), "either --bodies or --bodies-per-rank"},
 		{"theta zero", bh("--theta", "0"), "--theta 0: must be in (0, 2]"},

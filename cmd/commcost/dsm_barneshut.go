@@ -50,7 +50,7 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 		return usagef("--bodies-per-rank %d: give either --bodies or --bodies-per-rank, not both", *perRank)
 	case set["bodies-per-rank"]:
 		if *perRank < 1 {
-			return usagef("--bodies-per-rank %d: must be an integer >= 1", *perRank)
+			return mustBePositive("bodies-per-rank", *perRank)
 		}
 	default:
 		var err error
@@ -62,7 +62,7 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 	case !(*theta > 0 && *theta <= 2):
 		return usagef("--theta %v: must be in (0, 2], e.g. 1 (SPLASH-2's default) or 0.5", *theta)
 	case *steps < 1:
-		return usagef("--steps %d: must be an integer >= 1", *steps)
+		return mustBePositive("steps", *steps)
 	case *measured < 1 || *measured > *steps:
 		return usagef("--measured %d: must be an integer in 1..--steps (%d)", *measured, *steps)
 	case !(*dt > 0) || math.IsInf(*dt, 0):
@@ -72,9 +72,9 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 	case !(*cells > 0) || math.IsInf(*cells, 0):
 		return usagef("--cells-per-body %v: must be a positive number, e.g. 2", *cells)
 	case *sample < 0:
-		return usagef("--sample %d: must be an integer >= 0", *sample)
+		return mustNotBeNegative("sample", *sample)
 	case *reps < 1:
-		return usagef("--reps %d: must be an integer >= 1", *reps)
+		return mustBePositive("reps", *reps)
 	case d.memBytes > 0 && d.memBytes < bhMinMemory:
 		return usagef("--memory %s: smaller than one body variable (%d bytes); give at least %d", d.memory, bhMinMemory, bhMinMemory)
 	}

@@ -8,13 +8,13 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/commcost/commcost/emulate"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/optsplit"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -132,7 +132,7 @@ func (e *emuFlags) check(fs *flag.FlagSet) error {
 		return usagef("--module-mem %s: a module's memory must be a size from 1 byte to 1G, e.g. 64M", e.moduleMem)
 	}
 	if e.window < 1 {
-		return usagef("--window %d: must be an integer >= 1", e.window)
+		return mustBePositive("window", e.window)
 	}
 	if e.linkSlots < 1 || e.linkSlots > 255 {
 		return usagef("--link-slots %d: must be an integer in 1..255", e.linkSlots)
@@ -235,16 +235,12 @@ func (e *emuFlags) emulation(c mpi.Comm, what string, bc emulate.BenchConfig, em
 
 // parseOps reads --op: read, write or both.
 func parseOps(s string) ([]string, error) {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
+	return parseListOf("op", s, "read, write, or read,write", func(f string) (string, error) {
 		if f != "read" && f != "write" {
-			return nil, usagef("--op %s: accepted values are read, write, or read,write", s)
+			return "", fmt.Errorf("%s is not read or write", echo(f))
 		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	return out, nil
+		return f, nil
+	})
 }
 
 // parseLengths reads a packet-length grid; 0 is refused (a packet carries
@@ -276,7 +272,7 @@ func runEmulateKK(args []string, stdout, stderr io.Writer) error {
 	if err := e.check(fs); err != nil {
 		return err
 	}
-	kv, err := parseIntGrid("k", *ks, 1)
+	kv, err := paramGrid("k", *ks, patterns.BenchKKAccess, "k")
 	if err != nil {
 		return err
 	}
@@ -284,7 +280,7 @@ func runEmulateKK(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rv, err := parseFloatList("r", *rs, portion, "(0, 1]")
+	rv, err := paramFloats("r", *rs, patterns.BenchKKAccess, "r")
 	if err != nil {
 		return err
 	}
@@ -334,7 +330,7 @@ func runEmulateKAccess(args []string, stdout, stderr io.Writer) error {
 	if err := e.check(fs); err != nil {
 		return err
 	}
-	kv, err := parseIntGrid("k", *ks, 1)
+	kv, err := paramGrid("k", *ks, patterns.BenchKAccess, "k")
 	if err != nil {
 		return err
 	}
@@ -355,7 +351,7 @@ func runEmulateKAccess(args []string, stdout, stderr io.Writer) error {
 		}
 		hv = append(hv, v)
 	}
-	av, err := parseIntGrid("a", *as, 1)
+	av, err := paramGrid("a", *as, patterns.BenchKAccess, "a")
 	if err != nil {
 		return err
 	}
@@ -416,15 +412,16 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var versions []emulate.SplitVersion
-	for _, f := range strings.Split(*vs, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
+	versions, err := parseListOf("versions", *vs, "1, 2, 3 as a list (e.g. 1,2,3)", func(f string) (emulate.SplitVersion, error) {
+		v, err := strconv.Atoi(f)
 		if err != nil || v < 1 || v > 3 {
-			return usagef("--versions %s: accepted values are 1, 2, 3 as a list (e.g. 1,2,3)", *vs)
+			return 0, fmt.Errorf("%s is not 1, 2 or 3", echo(f))
 		}
-		versions = append(versions, emulate.SplitVersion(v))
+		return emulate.SplitVersion(v), nil
+	})
+	if err != nil {
+		return err
 	}
-	versions = dedupe(versions)
 	pk, err := parseSize(*packet)
 	if err != nil || pk < 1 {
 		return usagef("--packet %s: packet length must be a size >= 1 byte, e.g. 4K", *packet)
@@ -452,7 +449,7 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 		if err := cal.refuseWith(e.set, "--fit "+*fitFile); err != nil {
 			return err
 		}
-		if fitted, err = fitFromFile(*fitFile, e.t.Name()); err != nil {
+		if fitted, err = fitFromFile(*fitFile, e.t.Name(), stderr); err != nil {
 			return err
 		}
 	default:
@@ -484,10 +481,10 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 // fitFromFile fits the trilinear model to the kkaccess read records of one
 // network in a JSON Lines file; a missing file or an unusable fit is bad
 // input.
-func fitFromFile(path, network string) (*model.Trilinear, error) {
-	all, err := results.ReadJSONLFile(path)
+func fitFromFile(path, network string, stderr io.Writer) (*model.Trilinear, error) {
+	all, err := readRecordsFile("--fit", path, stderr)
 	if err != nil {
-		return nil, usagef("--fit %s: %v", path, err)
+		return nil, err
 	}
 	var recs []results.Record
 	for _, r := range all {

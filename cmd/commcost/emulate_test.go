@@ -59,8 +59,9 @@ func TestEmulateBadInput(t *testing.T) {
 		{"calibration too small", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-r", "1"}, local...), "needs at least 2 levels"},
 		// A repeated level is one level: refused before anything is
 		// measured, as optimize refuses it, not after the sweep by the fit.
-		{"calibration r repeated", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-r", "1,1"}, local...), "--cal-r 1,1: the trilinear fit needs at least 2 levels"},
-		{"calibration k repeated", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-k", "2,2,2"}, local...), "needs at least 2 levels"},
+		{"calibration r repeated", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-r", "1,1"}, local...), "--cal-r 1,1: 1 is listed twice"},
+		{"calibration r one level", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-r", "1"}, local...), "--cal-r 1: the trilinear fit needs at least 2 levels"},
+		{"calibration k repeated", append([]string{"emulate", "split", "--net", "SE(2)", "--cal-k", "2,2,2"}, local...), "--cal-k 2,2,2: 2 is listed twice"},
 		{"fit without version 3", append([]string{"emulate", "split", "--net", "SE(2)", "--versions", "1,2", "--fit", filepath.Join(dir, "none.jsonl")}, local...), "--versions 1,2 leaves it out"},
 		{"calibration without version 3", append([]string{"emulate", "split", "--net", "SE(2)", "--versions", "2", "--cal-k", "1,2,4"}, local...), "--cal-k: the calibration sweep is not measured with --versions 2"},
 		{"fit with calibration flags", append([]string{"emulate", "split", "--net", "SE(2)", "--fit", filepath.Join(dir, "none.jsonl"), "--cal-r", "0.5,1"}, local...), "--cal-r: the calibration sweep is not measured with --fit"},

@@ -15,7 +15,6 @@ import (
 
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/report"
-	"github.com/commcost/commcost/results"
 )
 
 func init() {
@@ -223,29 +222,16 @@ func (f *fitFlags) splitVolumes() ([]float64, error) {
 	if f.split == "" {
 		return nil, nil
 	}
-	var out []float64
-	for _, s := range strings.Split(f.split, ",") {
+	return parseListOf("split", f.split, "positive data volumes in bytes, e.g. 10000 or 4K,64K", func(s string) (float64, error) {
 		n, err := parseSize(s)
-		if err != nil || n == 0 {
-			return nil, usagef("--split %s: want positive data volumes in bytes, e.g. 10000 or 4K,64K", f.split)
+		if err != nil {
+			return 0, err
 		}
-		out = append(out, float64(n))
-	}
-	return out, nil
-}
-
-// readRecords reads a JSON Lines file named by a positional argument; a
-// file cut off mid-line (an interrupted run) is accepted with a warning.
-func readRecords(path string, stderr io.Writer) ([]results.Record, error) {
-	recs, err := results.ReadJSONLFile(path)
-	if err != nil {
-		if errors.Is(err, results.ErrTruncated) && len(recs) > 0 {
-			fmt.Fprintf(stderr, "commcost: warning: %v; using the %d complete records\n", err, len(recs))
-			return recs, nil
+		if n == 0 {
+			return 0, errors.New("0 bytes is not a data volume; volumes must be positive")
 		}
-		return nil, usagef("FILE %s: %v (want a JSON Lines file of commcost records)", path, err)
-	}
-	return recs, nil
+		return float64(n), nil
+	})
 }
 
 func runFit(args []string, stdout, stderr io.Writer) error {
@@ -286,7 +272,7 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	recs, err := readRecords(path, stderr)
+	recs, err := readRecordsFile("FILE", path, stderr)
 	if err != nil {
 		return err
 	}

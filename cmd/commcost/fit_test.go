@@ -285,7 +285,7 @@ func TestFitBadInput(t *testing.T) {
 		{"predict bad pair", []string{"predict", mjson, "pingpong", "bytes"}, `"bytes" is not key=value`},
 		{"predict duplicate", []string{"predict", mjson, "pingpong", "bytes=1", "bytes=2"}, "bytes given twice"},
 		{"predict pattern", []string{"predict", mjson, "kkaccess", "bytes=8"}, "PATTERN kkaccess"},
-		{"predict missing param", []string{"predict", mjson, "pingpong", "size=8"}, `no parameter "bytes"`},
+		{"predict missing param", []string{"predict", mjson, "pingpong", "size=8"}, `pingpong has no parameter "size"`},
 		{"predict ranks", []string{"predict", mjson, "pingpong", "bytes=8", "ranks=0"}, "ranks wants an integer"},
 		{"predict format", []string{"predict", mjson, "pingpong", "bytes=8", "--format", "csv"}, "--format csv"},
 	} {

@@ -25,6 +25,10 @@ func init() {
 	register(command{name: "rowcontention", summary: "paper 001 sec. 3.4: rank i <-> 2n-1-i (nested pairs), concurrent ping-pongs", run: runRowContention})
 }
 
+// hypBench is the bench of each subcommand of this file.
+var hypBench = map[string]string{"roundtrip": patterns.BenchRoundTrip, "alltoall": patterns.BenchAllToAll,
+	"pairwise": patterns.BenchPairwise, "rowcontention": patterns.BenchRowContention}
+
 type hypFlags struct {
 	patternFlags
 	sizes []int
@@ -64,18 +68,18 @@ func parseHyp(name string, args []string, stderr io.Writer) (*hypFlags, error) {
 		return nil, err
 	}
 	var err error
-	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+	if f.sizes, err = paramSizes("sizes", *sizes, hypBench[name]); err != nil {
 		return nil, err
 	}
 	if f.set["peer"] && f.peer < 1 {
 		return nil, usagef("--peer %d: the peer must be a rank >= 1 (rank 0 starts the round trips)", f.peer)
 	}
-	if ranks != nil && *ranks != "" {
+	if ranks != nil && f.set["ranks"] { // given empty: refused, not the default
 		if f.ranks, err = parseIntGrid("ranks", *ranks, 2); err != nil {
 			return nil, err
 		}
 	}
-	if pairs != nil && *pairs != "" {
+	if pairs != nil && f.set["pairs"] {
 		if f.pairs, err = parseIntGrid("pairs", *pairs, 1); err != nil {
 			return nil, err
 		}
@@ -97,15 +101,15 @@ func runRoundTrip(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = len(f.sizes)
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	f.plan = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
 		for _, x := range f.sizes {
-			rt := patterns.RoundTrip{Bytes: x, Peer: f.peer, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
-			if _, err := measurePoint(c, emit, rt, meta); err != nil {
-				return err
-			}
+			out = append(out, patterns.RoundTrip{Bytes: x, Peer: f.peer, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()})
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }
 
@@ -125,21 +129,21 @@ func runAllToAll(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = max(1, len(f.ranks)) * len(f.sizes)
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	f.plan = func(p int) []patterns.Pattern {
 		ns := f.ranks
 		if len(ns) == 0 {
-			ns = []int{c.Size()}
+			ns = []int{p}
 		}
+		var out []patterns.Pattern
 		for _, n := range ns {
 			for _, x := range f.sizes {
-				a := patterns.AllToAll{Bytes: x, Ranks: n, Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()}
-				if _, err := measurePoint(c, emit, a, meta); err != nil {
-					return err
-				}
+				out = append(out, patterns.AllToAll{Bytes: x, Ranks: n, Iters: f.itersOrZero(), Validate: f.validate, Reps: f.patternReps()})
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }
 
@@ -169,23 +173,24 @@ func runPairs(name string, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = max(1, len(f.pairs)) * len(f.sizes)
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	f.plan = func(p int) []patterns.Pattern {
 		ns := f.pairs
 		if len(ns) == 0 {
-			ns = []int{c.Size() / 2}
+			ns = []int{p / 2}
 		}
+		var out []patterns.Pattern
 		for _, n := range ns {
 			for _, x := range f.sizes {
 				var pat patterns.Pattern = patterns.Pairwise{Bytes: x, Pairs: n, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
 				if name == "rowcontention" {
 					pat = patterns.RowContention{Bytes: x, Pairs: n, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
 				}
-				if _, err := measurePoint(c, emit, pat, meta); err != nil {
-					return err
-				}
+				out = append(out, pat)
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }

@@ -54,12 +54,12 @@ func (g *accessGrid) register(fs *flag.FlagSet, kDefault, kHelp, lDefault, lHelp
 	g.opsArg = fs.String("op", defaultKKOp, "access kinds: read (the l bytes come back), write (they are stored, an ack comes back), or read,write")
 }
 
-func (g *accessGrid) parse() error {
+func (g *accessGrid) parse(bench string) error {
 	var err error
-	if g.k, err = parseIntGrid("k", *g.kArg, 1); err != nil {
+	if g.k, err = paramGrid("k", *g.kArg, bench, "k"); err != nil {
 		return err
 	}
-	if g.l, err = parseIntGrid("l", *g.lArg, 0); err != nil {
+	if g.l, err = paramGrid("l", *g.lArg, bench, "l"); err != nil {
 		return err
 	}
 	g.ops, err = parseAccessOps(*g.opsArg)
@@ -99,11 +99,11 @@ func parseKK(args []string, stderr io.Writer) (*kkFlags, error) {
 	if err := f.checkPattern(fs); err != nil {
 		return nil, err
 	}
-	if err := f.accessGrid.parse(); err != nil {
+	if err := f.accessGrid.parse(patterns.BenchKKAccess); err != nil {
 		return nil, err
 	}
 	var err error
-	if f.r, err = parseFloatList("r", *r, func(v float64) bool { return v > 0 && v <= 1 }, "(0, 1]"); err != nil {
+	if f.r, err = paramFloats("r", *r, patterns.BenchKKAccess, "r"); err != nil {
 		return nil, err
 	}
 	return &f, nil
@@ -136,25 +136,25 @@ func runKKAccess(args []string, stdout, stderr io.Writer) error {
 			return nil
 		})
 	}
-	f.points = len(f.ops) * len(f.k) * len(f.l) * len(f.r)
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rules...), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		meta.Seed = f.seed
+	f.plan = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
 		for _, op := range f.ops {
 			for _, k := range f.k {
 				for _, l := range f.l {
 					for _, r := range f.r {
 						// The record's r is the portion that accessed (r p
 						// rounded to whole ranks); the asked r is a counter.
-						kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Distinct: f.distinct, Self: f.self,
-							Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-						if _, err := measurePoint(c, emit, kk, meta); err != nil {
-							return err
-						}
+						out = append(out, patterns.KKAccess{K: k, L: l, R: r, Op: op, Distinct: f.distinct, Self: f.self,
+							Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
 					}
 				}
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rules...), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		meta.Seed = f.seed
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }
 
@@ -173,6 +173,9 @@ type hotSpec struct {
 	input string
 }
 
+// String is the value as the lists print it.
+func (h hotSpec) String() string { return h.input }
+
 func (h hotSpec) value(p int) float64 {
 	if h.perP {
 		return 1 / float64(p)
@@ -183,7 +186,7 @@ func (h hotSpec) value(p int) float64 {
 func parseHot(s string) ([]hotSpec, error) {
 	return parseListOf("h", s, "a list of numbers in [1/p, 1], where 1/p may be written as is (1/p,0.5,1)", func(v string) (hotSpec, error) {
 		if strings.EqualFold(v, "1/p") {
-			return hotSpec{perP: true, input: v}, nil
+			return hotSpec{perP: true, input: "1/p"}, nil
 		}
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil {
@@ -192,7 +195,8 @@ func parseHot(s string) ([]hotSpec, error) {
 		if !(x > 0 && x <= 1) {
 			return hotSpec{}, fmt.Errorf("%v is outside [1/p, 1]", x)
 		}
-		return hotSpec{v: x, input: v}, nil
+		// The canonical spelling, so 0.5 and .5 are one value.
+		return hotSpec{v: x, input: strconv.FormatFloat(x, 'g', -1, 64)}, nil
 	})
 }
 
@@ -211,11 +215,11 @@ func parseKA(args []string, stderr io.Writer) (*kaFlags, error) {
 	if err := f.checkPattern(fs); err != nil {
 		return nil, err
 	}
-	if err := f.accessGrid.parse(); err != nil {
+	if err := f.accessGrid.parse(patterns.BenchKAccess); err != nil {
 		return nil, err
 	}
 	var err error
-	if f.a, err = parseIntGrid("a", *a, 1); err != nil {
+	if f.a, err = paramGrid("a", *a, patterns.BenchKAccess, "a"); err != nil {
 		return nil, err
 	}
 	if f.h, err = parseHot(*h); err != nil {
@@ -240,16 +244,8 @@ func runKAccess(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	for _, a := range f.a {
-		for _, es := range f.es {
-			if !(es && a == 1 && slices.Contains(f.es, false)) {
-				f.points += len(f.ops) * len(f.k) * len(f.l) * len(f.h)
-			}
-		}
-	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(hRule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		meta.Seed = f.seed
-		p := c.Size()
+	f.plan = func(p int) []patterns.Pattern {
+		var out []patterns.Pattern
 		for _, op := range f.ops {
 			for _, k := range f.k {
 				for _, l := range f.l {
@@ -261,17 +257,18 @@ func runKAccess(args []string, stdout, stderr io.Writer) error {
 								}
 								// The record's h is the realised hot spot H/p; the
 								// asked one is a counter.
-								ka := patterns.KAccess{K: k, L: l, H: h.value(p), A: a, ES: es, Op: op,
-									Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-								if _, err := measurePoint(c, emit, ka, meta); err != nil {
-									return err
-								}
+								out = append(out, patterns.KAccess{K: k, L: l, H: h.value(p), A: a, ES: es, Op: op,
+									Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
 							}
 						}
 					}
 				}
 			}
 		}
-		return nil
+		return out
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(hRule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		meta.Seed = f.seed
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }

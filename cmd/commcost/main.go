@@ -4,10 +4,22 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/debug"
 )
 
 func main() {
+	// A panic is a runtime failure, exit status 1 like any other (Go's
+	// default, 2, is the status of bad input); it ends the job, since
+	// peers may wait for this rank.
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "commcost: internal error: %v\n%s", r, debug.Stack())
+			abortNative(1)
+			os.Exit(1)
+		}
+	}()
 	err := run(os.Args[1:], os.Stdout, os.Stderr)
 	code := exitCode(err, os.Stderr)
 	if err != nil && !collective(err) {

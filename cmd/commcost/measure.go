@@ -20,6 +20,7 @@ type measureFlags struct {
 	minReps  int
 	maxReps  int
 	maxTime  float64
+	timeout  float64
 	validate bool
 	samples  bool
 	format   results.Format
@@ -27,15 +28,25 @@ type measureFlags struct {
 	backend  string
 	np       int
 	quiet    bool
-	set      map[string]bool // flags given on the command line
+	set      map[string]bool   // flags given on the command line
+	given    map[string]string // their values as given
 	// points is the number of points (records) the sweep will write, for
 	// the progress line's total and estimate; 0 when the subcommand does
-	// not know it in advance.
+	// not know it in advance (runMeasured counts plan's points then).
 	points int
 	// progress is where the progress line goes (the flag set's output:
 	// stderr), and label what it says the sweep is.
 	progress io.Writer
 	label    string
+	// plan lists the pattern instances a sweep measures on p ranks, in
+	// order: runMeasured checks what they ask of the machine (memory per
+	// rank, the time floor of a repetition) before it opens any output,
+	// and measurePoints measures them. Nil for subcommands that measure
+	// no patterns.
+	plan func(p int) []patterns.Pattern
+	// need is the memory per rank of a subcommand without a plan (dsm's
+	// variables), nil if negligible.
+	need func(p int) memNeed
 }
 
 func (m *measureFlags) register(fs *flag.FlagSet) {
@@ -45,6 +56,7 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&m.minReps, "min-reps", patterns.DefaultMinReps, "minimum timed repetitions per point")
 	fs.IntVar(&m.maxReps, "max-reps", patterns.DefaultMaxReps, "maximum timed repetitions per point")
 	fs.Float64Var(&m.maxTime, "max-time", patterns.DefaultMaxTimeSec, "seconds of timed repetitions per point before stopping")
+	fs.Float64Var(&m.timeout, "timeout", defaultTimeoutSec, "seconds a measurement point may go without progress (and beyond its --max-time budget) before the rank that waits ends the job: a hung or stopped peer")
 	fs.BoolVar(&m.validate, "validate", false, "fill and check every buffer; a mismatch is an error")
 	fs.BoolVar(&m.samples, "samples", false, "keep every repetition's time in the records")
 	fs.Var(&m.format, "format", "output `format` on stdout: "+results.FormatNames)
@@ -58,19 +70,22 @@ func (m *measureFlags) register(fs *flag.FlagSet) {
 // check validates the values after parsing; every message names the flag
 // and the accepted form.
 func (m *measureFlags) check(fs *flag.FlagSet) error {
-	m.set = map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { m.set[f.Name] = true })
+	m.set, m.given = map[string]bool{}, map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		m.set[f.Name] = true
+		m.given[f.Name] = f.Value.String()
+	})
 	if m.set["iters"] && m.iters < 1 {
-		return usagef("--iters %d: iterations must be an integer >= 1", m.iters)
+		return mustBePositive("iters", m.iters)
 	}
 	if m.set["warmup"] && m.warmup < 0 {
-		return usagef("--warmup %d: warm-up iterations must be an integer >= 0", m.warmup)
+		return mustNotBeNegative("warmup", m.warmup)
 	}
 	if !(m.relCI > 0 && m.relCI < 1) {
 		return usagef("--rel-ci %v: the target must be a fraction in (0, 1), e.g. 0.03", m.relCI)
 	}
 	if m.minReps < 1 {
-		return usagef("--min-reps %d: must be an integer >= 1", m.minReps)
+		return mustBePositive("min-reps", m.minReps)
 	}
 	if m.maxReps < m.minReps {
 		return usagef("--max-reps %d: must be an integer >= --min-reps (%d)", m.maxReps, m.minReps)
@@ -78,6 +93,10 @@ func (m *measureFlags) check(fs *flag.FlagSet) error {
 	if !(m.maxTime > 0) || math.IsInf(m.maxTime, 0) {
 		return usagef("--max-time %v: must be a positive number of seconds", m.maxTime)
 	}
+	if err := checkTimeout(m.timeout); err != nil {
+		return err
+	}
+	setTimeout(m.timeout)
 	if m.backend != backendNative && m.backend != backendLocal {
 		return usagef("--backend %q: accepted values are native and local", m.backend)
 	}
@@ -177,7 +196,7 @@ func needRanks(c mpi.Comm, what string, ok func(n int) bool, want string) error 
 // count, open the outputs, fill the metadata, then call body with a function
 // that writes one record; outputs are closed at the end on rank 0. Rank 0
 // shows a progress line on a terminal stderr (meter), one step per record,
-// out of mf.points when the subcommand set it.
+// out of mf.points when the subcommand set it (else the points of its plan).
 func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) error,
 	body func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error) error {
 	return withWorld(mf.backend, mf.np, func(c mpi.Comm) error {
@@ -188,12 +207,18 @@ func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) 
 		if err != nil {
 			return err
 		}
+		if err := agree(c, checkDemand(c, mf, meta)); err != nil {
+			return err
+		}
 		s, err := openSink(c, mf, stdout)
 		if err != nil {
 			return err
 		}
 		var m *meter
 		if c.Rank() == 0 {
+			if mf.points == 0 && mf.plan != nil {
+				mf.points = len(mf.plan(c.Size())) // a record per point
+			}
 			m = newMeter(mf.progress, mf.quiet, mf.label, mf.points)
 		}
 		err = body(c, meta, func(rec results.Record) error {
@@ -212,12 +237,24 @@ func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) 
 	})
 }
 
+// measurePoints measures the instances of a sweep in order (measurePoint).
+func measurePoints(c mpi.Comm, emit func(results.Record) error, pts []patterns.Pattern, meta results.Meta) error {
+	for _, pat := range pts {
+		if _, err := measurePoint(c, emit, pat, meta); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // measurePoint measures one pattern instance on every rank of c and writes
 // the record the pattern builds for itself (emitRecord: the outcome is
 // agreed). The measurement comes back for callers that derive the next
 // point from it (prtt's auto delay).
 func measurePoint(c mpi.Comm, emit func(results.Record) error, pat patterns.Pattern, meta results.Meta) (patterns.Measurement, error) {
+	end := patterns.Installed().Begin(pointName(pat, c.Size()), 0)
 	m, err := pat.Run(c)
+	end()
 	if err != nil {
 		return m, patternErr(err)
 	}

@@ -200,6 +200,7 @@ func TestMPIRunInfoAndSuite(t *testing.T) {
 // the job hung (30 s timeout hit).
 func TestMPIRunOneRankFails(t *testing.T) {
 	bin := commcostBinary(t)
+	t.Setenv(allowMPMDEnv, "1") // else refused as different commands (TestMPIRunDifferentCommands)
 	start := time.Now()
 	r := underMPI(t, 1, bin, "pingpong", "--sizes", "8", "--max-time", "2",
 		":", "-np", "1", bin, "pingpong", "--sizes", "16", "--max-time", "2")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
@@ -108,7 +107,7 @@ func parseOptimize(args []string, stderr io.Writer) (*optFlags, error) {
 	if f.op, err = patterns.ParseAccessOp(*op); err != nil {
 		return nil, usagef("--op %s: accepted values are read and write (one of them)", *op)
 	}
-	if *ks != "" {
+	if f.set["k"] { // given empty: refused, not the default
 		if f.ks, err = parsePackets("k", *ks); err != nil {
 			return nil, err
 		}
@@ -148,8 +147,9 @@ func (cf *calFlags) register(fs *flag.FlagSet, defK, defL, defR string, minL int
 	cf.r = fs.String("cal-r", defR, "calibration sweep: portions r of accessing ranks, each in (0, 1] (at least 2 levels)")
 }
 
-// parse reads the grid; repeated values count once, so that a grid the fit
-// cannot use is refused here (exit 2) and not after the sweep (exit 1).
+// parse reads the grid (a value listed twice is refused, as in every list
+// flag), so that a grid the fit cannot use is refused here (exit 2) and
+// not after the sweep (exit 1).
 func (cf *calFlags) parse() (optsplit.Grid, error) {
 	var g optsplit.Grid
 	var err error
@@ -167,7 +167,6 @@ func (cf *calFlags) parse() (optsplit.Grid, error) {
 	if g.R, err = parseFloatList("cal-r", *cf.r, portion, "(0, 1]"); err != nil {
 		return g, err
 	}
-	g.R = dedupe(g.R)
 	if err := g.Check(); err != nil {
 		return g, usagef("--cal-k %s --cal-l %s --cal-r %s: %v (e.g. --cal-k 1,2,4,8 --cal-l 64,1K,16K --cal-r 0.5,1)", *cf.k, *cf.l, *cf.r, err)
 	}
@@ -200,25 +199,14 @@ func parsePackets(flagName, s string) ([]int, error) {
 	return ks, nil
 }
 
-// dedupe drops repeated values, keeping the first of each.
-func dedupe[T comparable](xs []T) []T {
-	var out []T
-	for _, x := range xs {
-		if !slices.Contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // fitOptimumFile fits the model to the records of --fit and checks that it
 // gives a split of D. An unreadable file or one without kkaccess records of
 // op is bad input (exit 2); a design that cannot determine the model is a
 // finding about the records (exit 1), as for 'commcost fit'.
-func fitOptimumFile(path string, op patterns.AccessOp, dataBytes int) (*model.Trilinear, error) {
-	recs, err := results.ReadJSONLFile(path)
-	if err != nil && !(errors.Is(err, results.ErrTruncated) && len(recs) > 0) {
-		return nil, usagef("--fit %s: %v (want a JSON Lines file of kkaccess records, e.g. from 'commcost kkaccess --out FILE')", path, err)
+func fitOptimumFile(path string, op patterns.AccessOp, dataBytes int, stderr io.Writer) (*model.Trilinear, error) {
+	recs, err := readRecordsFile("--fit", path, stderr)
+	if err != nil {
+		return nil, err
 	}
 	tr, err := model.FitTrilinear(recs, model.Options{Op: op.String()})
 	if err == nil {
@@ -280,7 +268,7 @@ func runOptimize(args []string, stdout, stderr io.Writer) error {
 		}
 		if f.fitFile != "" && c.Rank() == 0 {
 			var err error
-			fitted, err = fitOptimumFile(f.fitFile, f.op, f.dataBytes)
+			fitted, err = fitOptimumFile(f.fitFile, f.op, f.dataBytes, stderr)
 			return err
 		}
 		return nil

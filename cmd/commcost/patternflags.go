@@ -121,16 +121,25 @@ func (f *patternFlags) itersOrZero() int {
 	return 0
 }
 
-// parseListOf splits a comma list and parses every item with parse; the
-// error names the flag and the accepted form.
-func parseListOf[T any](flagName, s, form string, parse func(string) (T, error)) ([]T, error) {
+// parseListOf splits a comma list and parses every item with parse, under
+// the rules of every list flag (flags.go: no empty list or item, each
+// value once, in the order given); the error names the flag and the
+// accepted form.
+func parseListOf[T comparable](flagName, s, form string, parse func(string) (T, error)) ([]T, error) {
+	items, err := listItems(flagName, s, form)
+	if err != nil {
+		return nil, err
+	}
 	var out []T
-	for _, item := range strings.Split(s, ",") {
-		v, err := parse(strings.TrimSpace(item))
+	for _, item := range items {
+		v, err := parse(item)
 		if err != nil {
-			return nil, usagef("--%s %s: %v; accepted form: %s", flagName, s, err, form)
+			return nil, usagef("--%s %s: %v; accepted form: %s", flagName, echo(s), err, form)
 		}
 		out = append(out, v)
+	}
+	if err := distinct(flagName, s, out, func(v T) string { return fmt.Sprint(v) }); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -180,4 +189,50 @@ func patternErr(err error) error {
 		return &quietError{err: err}
 	}
 	return err
+}
+
+// checkParamValues checks every value of a list flag against the pattern
+// parameter it sets (patterns.Spec): a flag is refused by the same code
+// that checks the pattern's records and predict's instances, in the same
+// words.
+func checkParamValues[T any](flagName, s, bench, key string, vals []T) error {
+	spec, ok := patterns.Spec(bench, key)
+	if !ok {
+		panic("commcost: no parameter " + key + " of " + bench)
+	}
+	for _, v := range vals {
+		if err := spec.Check(v); err != nil {
+			return usagef("--%s %s: %v", flagName, echo(s), err)
+		}
+	}
+	return nil
+}
+
+// paramGrid parses a grid flag (parseIntGrid) that sets parameter key of
+// bench, checked by the parameter's spec.
+func paramGrid(flagName, s, bench, key string) ([]int, error) {
+	v, err := parseIntGrid(flagName, s, math.MinInt)
+	if err != nil {
+		return nil, err
+	}
+	return v, checkParamValues(flagName, s, bench, key, v)
+}
+
+// paramFloats parses a list of numbers that sets parameter key of bench.
+func paramFloats(flagName, s, bench, key string) ([]float64, error) {
+	v, err := parseFloatList(flagName, s, func(float64) bool { return true }, "")
+	if err != nil {
+		return nil, err
+	}
+	return v, checkParamValues(flagName, s, bench, key, v)
+}
+
+// paramSizes parses a --sizes flag (parseSizes) whose values are bench's
+// parameter bytes.
+func paramSizes(flagName, s, bench string) ([]int, error) {
+	v, err := parseSizes(flagName, s)
+	if err != nil {
+		return nil, err
+	}
+	return v, checkParamValues(flagName, s, bench, "bytes", v)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -55,6 +56,52 @@ func TestMPIRunPatterns(t *testing.T) {
 				}
 				if !strings.Contains(rec.Meta.MPILibrary, "MPI") {
 					t.Errorf("metadata incomplete: %+v", rec.Meta)
+				}
+			}
+		})
+	}
+}
+
+// TestMPIRunPatternsBatched runs the patterns under real mpirun with 4
+// ranks without validation, so the native backend runs many repetitions
+// per batch (mpi.BatchKernels): every point gets exactly the repetitions
+// asked for, positive times, and the traffic counters of one repetition.
+func TestMPIRunPatternsBatched(t *testing.T) {
+	bin := commcostBinary(t)
+	const reps = 25
+	fixed := []string{"--min-reps", "25", "--max-reps", "25", "--max-time", "60"}
+	tests := []struct {
+		name string
+		args []string
+		msgs float64 // msgs_total per repetition, 0: not checked
+	}{
+		{"kkaccess", []string{"kkaccess", "--k", "2", "--l", "64", "--r", "1"}, 4 * 2 * 2},
+		{"kaccess", []string{"kaccess", "--k", "2", "--l", "64", "--h", "1/p", "--a", "3", "--es", "false"}, 4 * 2 * 2 * 3},
+		{"prtt", []string{"prtt", "--sizes", "8", "--n", "4", "--delay", "0", "--iters", "10"}, 10 * 5},
+		{"alltoall", []string{"alltoall", "--sizes", "8"}, 4 * 3},
+		{"pairwise", []string{"pairwise", "--sizes", "8", "--iters", "20"}, 2 * 20 * 2},
+		{"permutations", []string{"permutations", "--sizes", "16", "--count", "25"}, 4},
+		{"aggregate textbook", []string{"aggregate", "--sizes", "8", "--impl", "textbook", "--ops", "alltoall"}, 0}, // its record counts rounds, not messages
+		{"aggregate mpi", []string{"aggregate", "--sizes", "8", "--impl", "mpi", "--ops", "bcast,news"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "b.jsonl")
+			args := append(slices.Clone(tt.args), fixed...)
+			r := underMPI(t, 4, bin, append(args, "--out", out, "--format", "csv")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			recs, err := results.ReadJSONLFile(out)
+			if err != nil || len(recs) == 0 {
+				t.Fatalf("%d records, %v", len(recs), err)
+			}
+			for _, rec := range recs {
+				if rec.N != reps || !(rec.Min > 0) {
+					t.Errorf("%s %v: n %d min %g, want %d repetitions", rec.Bench, rec.Params, rec.N, rec.Min, reps)
+				}
+				if tt.msgs > 0 && rec.Counters[patterns.CounterMsgsTotal] != tt.msgs {
+					t.Errorf("%s %v: %v messages per repetition, want %v", rec.Bench, rec.Params, rec.Counters[patterns.CounterMsgsTotal], tt.msgs)
 				}
 			}
 		})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strconv"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
@@ -31,12 +32,12 @@ func runPermutations(args []string, stdout, stderr io.Writer) error {
 	if err := f.checkPattern(fs); err != nil {
 		return err
 	}
-	xs, err := parseSizes("sizes", *sizes)
+	xs, err := paramSizes("sizes", *sizes, patterns.BenchPermutations)
 	if err != nil {
 		return err
 	}
-	if *count < 1 {
-		return usagef("--count %d: the number of permutations must be an integer >= 1", *count)
+	if err := checkParamValues("count", strconv.Itoa(*count), patterns.BenchPermutations, "count", []int{*count}); err != nil {
+		return err
 	}
 	rule := func(p int) error {
 		if p < 2 {
@@ -44,15 +45,15 @@ func runPermutations(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	f.points = len(xs)
+	f.plan = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
+		for _, x := range xs {
+			out = append(out, patterns.Permutations{Bytes: x, Count: *count, Iters: f.itersOrZero(), Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
+		}
+		return out
+	}
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = f.seed
-		for _, x := range xs {
-			pm := patterns.Permutations{Bytes: x, Count: *count, Iters: f.itersOrZero(), Seed: f.seed, Validate: f.validate, Reps: f.patternReps()}
-			if _, err := measurePoint(c, emit, pm, meta); err != nil {
-				return err
-			}
-		}
-		return nil
+		return measurePoints(c, emit, f.plan(c.Size()), meta)
 	})
 }

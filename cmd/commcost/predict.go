@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
@@ -125,8 +126,14 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usagef("MODEL.json %s: %v", path, err)
 	}
+	// The instance is checked by the code that checks the pattern's
+	// flags and records (patterns.CheckParams), strictly: a key the
+	// pattern does not have is refused, not ignored.
+	if err := patterns.CheckParams(pattern, params, true); err != nil {
+		return usagef("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
+	}
 	in := model.Instance{Pattern: pattern, Params: params, Ranks: ranks}
-	v, err := m.Predict(in)
+	v, err := model.PredictChecked(m, in)
 	if err != nil {
 		if errors.Is(err, model.ErrUnsupportedPattern) || errors.Is(err, model.ErrBadRecord) {
 			return usagef("PATTERN %s %s: %v", pattern, report.ParamList(params), err)

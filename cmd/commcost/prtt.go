@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -32,6 +33,14 @@ type delaySpec struct {
 	auto bool
 }
 
+// String is the value as the lists print it.
+func (d delaySpec) String() string {
+	if d.auto {
+		return "auto"
+	}
+	return strconv.FormatFloat(d.sec, 'g', -1, 64)
+}
+
 type prttFlags struct {
 	patternFlags
 	sizes  []int
@@ -50,8 +59,8 @@ func parseDelays(s string) ([]delaySpec, error) {
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 			return delaySpec{}, fmt.Errorf("%q is not a number of seconds", v)
 		}
-		if x < 0 {
-			return delaySpec{}, fmt.Errorf("%v is negative", x)
+		if err := checkParamValues("delay", s, patterns.BenchPRTT, "delay_s", []float64{x}); err != nil {
+			return delaySpec{}, errors.New(strings.TrimPrefix(err.Error(), "--delay "+echo(s)+": "))
 		}
 		return delaySpec{sec: x}, nil
 	})
@@ -73,10 +82,10 @@ func parsePRTT(args []string, stderr io.Writer) (*prttFlags, error) {
 		return nil, err
 	}
 	var err error
-	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+	if f.sizes, err = paramSizes("sizes", *sizes, patterns.BenchPRTT); err != nil {
 		return nil, err
 	}
-	if f.n, err = parseIntGrid("n", *n, 1); err != nil {
+	if f.n, err = paramGrid("n", *n, patterns.BenchPRTT, "n"); err != nil {
 		return nil, err
 	}
 	if f.delays, err = parseDelays(*delay); err != nil {
@@ -102,11 +111,44 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		pattern := func(s, n int, d float64, server bool) patterns.PRTT {
-			return patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: f.peer,
-				Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
+	pattern := func(s, n int, d float64, server bool) patterns.PRTT {
+		return patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: f.peer,
+			Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
+	}
+	// The points for the checks before the run; an auto delay is the
+	// PRTT(1,0,s) measured first, not known yet, and counts as none.
+	f.plan = func(int) []patterns.Pattern {
+		var out []patterns.Pattern
+		for _, s := range f.sizes {
+			out = append(out, pattern(s, 1, 0, false))
+			for _, n := range f.n {
+				for _, ds := range f.delays {
+					if n > 1 {
+						out = append(out, pattern(s, n, ds.sec, false))
+					}
+				}
+			}
 		}
+		return out
+	}
+	// The records it writes, for the progress line: the plan runs
+	// PRTT(1,0,s) whether or not its record is asked for, and a server
+	// record follows every client one with a delay (auto is one).
+	for range f.sizes {
+		for _, n := range f.n {
+			if n == 1 {
+				f.points++
+				continue
+			}
+			for _, ds := range f.delays {
+				f.points++
+				if f.server && (ds.auto || ds.sec > 0) {
+					f.points++
+				}
+			}
+		}
+	}
+	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		wantOne := false
 		for _, n := range f.n {
 			wantOne = wantOne || n == 1
@@ -115,7 +157,9 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 			// PRTT(1,0,s) first: it is the auto delay, and the base of
 			// every derivation.
 			first := pattern(s, 1, 0, false)
+			end := patterns.Installed().Begin(pointName(first, c.Size()), 0)
 			one, err := first.Run(c)
+			end()
 			if err != nil {
 				return patternErr(err)
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strconv"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
@@ -23,7 +24,12 @@ type pt2ptFlags struct {
 	measureFlags
 	sizes  []int
 	window int
+	osu    bool
 }
+
+// osuExclusive are the flags --osu fixes itself: OSU's loop and skip
+// counts, one repetition, OSU's window.
+var osuExclusive = []string{"iters", "warmup", "min-reps", "max-reps", "max-time", "rel-ci", "window"}
 
 func parsePt2pt(name string, args []string, stderr io.Writer, defSizes string) (*pt2ptFlags, error) {
 	fs := newFlagSet(name, stderr)
@@ -33,17 +39,34 @@ func parsePt2pt(name string, args []string, stderr io.Writer, defSizes string) (
 	if name == "bandwidth" {
 		fs.IntVar(&f.window, "window", patterns.OSUWindow, "messages in flight per window")
 	}
+	osuLoop := "10000 round trips up to 8K, 1000 above, after 100 (10) untimed; the mean half round trip"
+	if name == "bandwidth" {
+		osuLoop = "100 windows of 64 up to 8K, 20 above, after 10 (2) untimed; the bandwidth of the loop"
+	}
+	fs.BoolVar(&f.osu, "osu", false, "OSU 5.3's methodology, for a figure to put next to osu_"+map[string]string{"pingpong": "latency", "bandwidth": "bw"}[name]+
+		"'s: one pass of its loop ("+osuLoop+") per size instead of repetitions and their median")
 	if err := parseFlags(fs, args, false); err != nil {
 		return nil, err
 	}
 	if err := f.check(fs); err != nil {
 		return nil, err
 	}
-	if name == "bandwidth" && f.window < 1 {
-		return nil, usagef("--window %d: must be an integer >= 1", f.window)
+	if f.osu {
+		for _, name := range osuExclusive {
+			if f.set[name] {
+				return nil, usagef("--%s with --osu: --osu fixes the iterations, repetitions and window as OSU 5.3 does; drop one of them", name)
+			}
+		}
+	}
+	bench := patterns.BenchPingPong
+	if name == "bandwidth" {
+		bench = patterns.BenchBandwidth
+		if err := checkParamValues("window", strconv.Itoa(f.window), bench, "window", []int{f.window}); err != nil {
+			return nil, err
+		}
 	}
 	var err error
-	if f.sizes, err = parseSizes("sizes", *sizes); err != nil {
+	if f.sizes, err = paramSizes("sizes", *sizes, bench); err != nil {
 		return nil, err
 	}
 	return &f, nil
@@ -60,20 +83,27 @@ func runPingPong(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f.points = len(f.sizes)
+	f.plan = f.pingPongPoints
 	return runMeasured(&f.measureFlags, stdout, twoRanks("pingpong"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return pingPongSweep(c, f, meta, emit)
 	})
 }
 
-func pingPongSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+// pingPongPoints are the ping-pongs of the sweep, one per size.
+func (f *pt2ptFlags) pingPongPoints(int) []patterns.Pattern {
+	var out []patterns.Pattern
 	for _, n := range f.sizes {
 		p := patterns.PingPong{Bytes: n, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
-		if _, err := measurePoint(c, emit, p, meta); err != nil {
-			return err
+		if f.osu {
+			p = p.OSU()
 		}
+		out = append(out, p)
 	}
-	return nil
+	return out
+}
+
+func pingPongSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	return measurePoints(c, emit, f.pingPongPoints(c.Size()), meta)
 }
 
 func runBandwidth(args []string, stdout, stderr io.Writer) error {
@@ -81,18 +111,25 @@ func runBandwidth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	f.points = len(f.sizes)
+	f.plan = f.bandwidthPoints
 	return runMeasured(&f.measureFlags, stdout, twoRanks("bandwidth"), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return bandwidthSweep(c, f, meta, emit)
 	})
 }
 
-func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+// bandwidthPoints are the bandwidth tests of the sweep, one per size.
+func (f *pt2ptFlags) bandwidthPoints(int) []patterns.Pattern {
+	var out []patterns.Pattern
 	for _, n := range f.sizes {
 		b := patterns.Bandwidth{Bytes: n, Window: f.window, Iters: f.iters, Warmup: f.warmupIters(), Validate: f.validate, Reps: f.reps()}
-		if _, err := measurePoint(c, emit, b, meta); err != nil {
-			return err
+		if f.osu {
+			b = b.OSU()
 		}
+		out = append(out, b)
 	}
-	return nil
+	return out
+}
+
+func bandwidthSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error) error {
+	return measurePoints(c, emit, f.bandwidthPoints(c.Size()), meta)
 }

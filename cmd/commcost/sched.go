@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,20 +32,25 @@ const schedMore = `Examples:
   commcost sched breakeven --in runs/sched.jsonl
 `
 
+// countEntryBytes is what sched count holds per message of a matrix: the
+// entry and the working copies of the schedulers (a generous estimate).
+const countEntryBytes = 256
+
 // parseIntList parses a comma list of integers in [lo, hi] for flag name.
 func parseIntList(name, s string, lo, hi int) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
+	return parseListOf(name, s, "a comma list of integers such as 4,8,16", func(f string) (int, error) {
+		v, err := strconv.Atoi(f)
 		if err != nil {
-			return nil, usagef("--%s %s: %q is not an integer; accepted form: a comma list such as 4,8,16", name, s, f)
+			return 0, fmt.Errorf("%s is not an integer", echo(f))
+		}
+		if v < lo && lo == 1 {
+			return 0, fmt.Errorf("%d is not positive; the value must be an integer from 1 to %d", v, hi)
 		}
 		if v < lo || v > hi {
-			return nil, usagef("--%s %s: %d is outside %d..%d", name, s, v, lo, hi)
+			return 0, fmt.Errorf("%d is outside %d..%d", v, lo, hi)
 		}
-		out = append(out, v)
-	}
-	return out, nil
+		return v, nil
+	})
 }
 
 // parseDensities parses --d: "paper" (nil: the experiment's default) or a
@@ -72,13 +78,19 @@ func parseDensities(s string, ns []int) ([]int, error) {
 
 // parseSchedulers parses --sched.
 func parseSchedulers(s string) ([]permsched.Scheduler, error) {
-	var out []permsched.Scheduler
-	for _, f := range strings.Split(s, ",") {
-		sc, err := permsched.ByName(strings.TrimSpace(f))
+	names, err := parseListOf("sched", s, "a comma list of schedulers", func(f string) (string, error) {
+		sc, err := permsched.ByName(f)
 		if err != nil {
-			return nil, usagef("--sched %s: %v", s, err)
+			return "", err
 		}
-		out = append(out, sc)
+		return sc.Name(), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]permsched.Scheduler, len(names))
+	for i, n := range names {
+		out[i], _ = permsched.ByName(n)
 	}
 	return out, nil
 }
@@ -175,7 +187,7 @@ func runSchedCount(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *samples < 1 {
-		return usagef("--samples %d: must be an integer >= 1", *samples)
+		return mustBePositive("samples", *samples)
 	}
 	if err := checkGen(*gen); err != nil {
 		return err
@@ -188,7 +200,20 @@ func runSchedCount(args []string, stdout, stderr io.Writer) error {
 		return usagef("--cell-sec %v: must be a number of seconds >= 0", *cellSec)
 	}
 	if *minSamples < 1 {
-		return usagef("--min-samples %d: must be an integer >= 1", *minSamples)
+		return mustBePositive("min-samples", *minSamples)
+	}
+	// A matrix of n ranks with d messages each, and the schedulers'
+	// working copies of it (countEntryBytes per message).
+	for _, n := range ns {
+		d := n - 1
+		if ds != nil {
+			d = slices.Max(ds)
+		} else if pd := permsched.PaperDensities(n); len(pd) > 0 {
+			d = slices.Max(pd)
+		}
+		if err := checkInProcess("--n "+echo(*nFlag), fmt.Sprintf("a matrix of n = %d ranks with d = %d messages each", n, d), float64(n)*float64(max(d, 1))*countEntryBytes); err != nil {
+			return err
+		}
 	}
 	cfg := permsched.CountConfig{Ns: ns, Samples: *samples, Seed: *seed, Gen: *gen,
 		Schedulers: scheds, CellSeconds: *cellSec, MinSamples: *minSamples}
@@ -298,20 +323,26 @@ func (f *commFlags) check(set map[string]bool) (sizes []int, methods []string, m
 	if sizes, err = parseSizes("sizes", f.sizes); err != nil {
 		return nil, nil, nil, err
 	}
-	if methods, err = permsched.ParseMethods(f.methods); err != nil {
-		return nil, nil, nil, usagef("--methods %s: %v", f.methods, err)
+	if methods, err = parseListOf("methods", f.methods, "a comma list of schedulers and Alltoallv", func(s string) (string, error) {
+		m, err := permsched.ParseMethods(s)
+		if err != nil {
+			return "", err
+		}
+		return m[0], nil
+	}); err != nil {
+		return nil, nil, nil, err
 	}
 	if err := checkGen(f.gen); err != nil {
 		return nil, nil, nil, err
 	}
 	if f.matrices < 1 {
-		return nil, nil, nil, usagef("--matrices %d: must be an integer >= 1", f.matrices)
+		return nil, nil, nil, mustBePositive("matrices", f.matrices)
 	}
 	if f.warmup < 0 {
-		return nil, nil, nil, usagef("--warmup %d: must be an integer >= 0", f.warmup)
+		return nil, nil, nil, mustNotBeNegative("warmup", f.warmup)
 	}
 	if f.minReps < 1 {
-		return nil, nil, nil, usagef("--min-reps %d: must be an integer >= 1", f.minReps)
+		return nil, nil, nil, mustBePositive("min-reps", f.minReps)
 	}
 	if f.maxReps < f.minReps {
 		return nil, nil, nil, usagef("--max-reps %d: must be an integer >= --min-reps (%d)", f.maxReps, f.minReps)
@@ -448,10 +479,14 @@ func runSchedBreakeven(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		var recs []results.Record
-		for _, p := range strings.Split(*in, ",") {
-			r, err := results.ReadJSONLFile(p)
+		files, err := listItems("in", *in, "a comma list of JSON Lines files")
+		if err != nil {
+			return err
+		}
+		for _, p := range files {
+			r, err := readRecordsFile("--in", p, stderr)
 			if err != nil {
-				return usagef("--in %s: %v", p, err)
+				return err
 			}
 			recs = append(recs, r...)
 		}
@@ -543,7 +578,7 @@ func runSchedGen(args []string, stdout, stderr io.Writer) error {
 	var err error
 	if *gen == "samplesort" {
 		if *keys < 1 {
-			return usagef("--keys %d: must be an integer >= 1", *keys)
+			return mustBePositive("keys", *keys)
 		}
 		m, err = permsched.SampleSortTrace(*n, *keys, *seed)
 	} else {

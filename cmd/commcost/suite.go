@@ -44,6 +44,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	f.window = patterns.OSUWindow
+	f.plan = func(p int) []patterns.Pattern { return append(f.pingPongPoints(2), f.bandwidthPoints(2)...) }
 	if f.out != "" {
 		return usagef("--out: suite writes records.jsonl into its run directory; use --rundir")
 	}
@@ -59,6 +60,10 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		}
 		meta, err := newMeta(c)
 		if err != nil {
+			return err
+		}
+		// What the sweeps need, before the run directory is made.
+		if err := agree(c, checkDemand(c, &f.measureFlags, meta)); err != nil {
 			return err
 		}
 		var dir string

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/mpi/native"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -51,6 +53,48 @@ func startNative() (mpi.Comm, error) {
 	return native.World(), nil
 }
 
+// mpiStarted reports whether this process initialised MPI.
+func mpiStarted() bool {
+	nativeOnce.Lock()
+	defer nativeOnce.Unlock()
+	return nativeOnce.started && nativeOnce.err == nil
+}
+
+// launcherRanks are the environment variables in which the launchers
+// commcost runs under (Open MPI's mpirun, MPICH's Hydra, PMIx, Slurm's
+// srun) give a process its rank and the number of processes, before MPI
+// is initialised.
+var launcherRanks = [][2]string{
+	{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+	{"PMIX_RANK", "PMIX_SIZE"}, // PMIx has no size variable; Open MPI and Slurm set their own
+	{"PMI_RANK", "PMI_SIZE"},
+	{"SLURM_PROCID", "SLURM_NTASKS"},
+}
+
+// launcherRank is this process's rank in the launch according to the
+// launcher's environment, or -1 when it was not started by one. It lets a
+// process tell, without MPI, whether it is the one of the launch that
+// reports what every process found alike.
+func launcherRank() int {
+	for _, v := range launcherRanks {
+		if r, err := strconv.Atoi(os.Getenv(v[0])); err == nil && r >= 0 {
+			return r
+		}
+	}
+	return -1
+}
+
+// launcherSize is the number of processes of the launch according to the
+// launcher's environment, or 0 when it does not say.
+func launcherSize() int {
+	for _, v := range launcherRanks {
+		if n, err := strconv.Atoi(os.Getenv(v[1])); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
 // stopNative finalises MPI if this process started it.
 func stopNative() {
 	nativeOnce.Lock()
@@ -65,16 +109,34 @@ func stopNative() {
 // Errors of the ranks are combined; a usage error on any rank stays a usage
 // error, reported once (by the lowest failing rank).
 func withWorld(backend string, np int, fn func(c mpi.Comm) error) error {
+	args, timeout := currentInvocation()
+	defer watch(timeout)()
 	switch backend {
 	case backendNative:
+		// Start-up is watched too: a rank that never reaches MPI_Init
+		// (started with a subcommand that needs no MPI) stalls the others
+		// inside it.
+		end := patterns.Installed().Begin("start-up (MPI_Init and the check that every rank runs the same command)", 0)
 		c, err := startNative()
+		if err == nil && os.Getenv(allowMPMDEnv) == "" {
+			err = sameCommand(c, args)
+		}
+		end()
 		if err != nil {
 			return err
 		}
 		return fn(c)
 	case backendLocal:
+		if n := launcherSize(); n > 1 {
+			// Every process of the launch would run its own world of np
+			// goroutine ranks, and each print the same tables.
+			return usagef("--backend local: the local backend runs all its ranks in one process, but the launcher started %d processes; run it without mpirun or srun (--np sets its ranks), or use --backend native", n)
+		}
 		if np < 1 {
 			return usagef("--np %d: the local backend needs --np N with N >= 1", np)
+		}
+		if err := checkInProcess(fmt.Sprintf("--np %d", np), fmt.Sprintf("the local backend's %d ranks (about %s each)", np, sysmem.Format(localRankBytes)), float64(np)*localRankBytes); err != nil {
+			return err
 		}
 		errs := make([]error, np)
 		runErr := local.Run(np, func(c mpi.Comm) error {

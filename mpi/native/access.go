@@ -1,6 +1,6 @@
 package native
 
-// #include "shim.h"
+// #include "harness.h"
 // #cgo noescape cc_access_run
 // #cgo nocallback cc_access_run
 import "C"
@@ -97,50 +97,70 @@ func (x *access) Run(run mpi.AccessRun) (float64, error) {
 	if x.a == nil {
 		return 0, classError(op, mpi.ErrOther, "the access runner is closed or broken")
 	}
-	k := x.spec.K
-	if len(run.Targets)%k != 0 || len(run.Targets)/k > x.spec.MaxSteps || len(run.Targets) == 0 {
-		return 0, classError(op, mpi.ErrArg, fmt.Sprintf("%d targets: want a whole number of rows of k = %d, at most %d rows", len(run.Targets), k, x.spec.MaxSteps))
-	}
-	if run.Incoming < 0 || run.Incoming > mpi.MaxCount {
-		return 0, classError(op, mpi.ErrArg, fmt.Sprintf("incoming %d outside [0, %d]", run.Incoming, mpi.MaxCount))
-	}
-	// A row is idle (its first entry negative; the kernel reads no more of
-	// it) or all ranks of the communicator: a negative rank would reach MPI
-	// as a wildcard or MPI_PROC_NULL.
 	x.targets = x.targets[:0]
-	for i := 0; i < len(run.Targets); i += k {
-		row := run.Targets[i : i+k]
-		for _, t := range row {
-			if row[0] >= 0 && (t < 0 || t >= x.c.size) {
-				return 0, classError(op, mpi.ErrRank, fmt.Sprintf("target %d outside [0, %d) in access %d", t, x.c.size, i/k))
-			}
-			x.targets = append(x.targets, C.int(t))
-		}
+	if err := x.appendTargets(op, run); err != nil {
+		return 0, err
 	}
 	if err := enter(op); err != nil {
 		return 0, err
 	}
-	r := C.cc_access_run(x.a, &x.targets[0], C.int(len(run.Targets)/k), C.int(run.Slot), C.int(run.Incoming),
+	r := C.cc_access_run(x.a, &x.targets[0], C.int(len(run.Targets)/x.spec.K), C.int(run.Slot), C.int(run.Incoming),
 		C.ulonglong(run.Rep), cbool(run.CheckSlot))
 	leave()
 	if r.rc == C.CC_ERR_WRONG_THREAD {
 		return 0, wrongThread(op)
 	}
 	if r.rc != 0 || r.fault != 0 {
-		// A broken runner keeps its buffers (MPI may still use them);
-		// otherwise nothing is in flight and they are freed.
-		C.cc_access_free(x.a)
-		x.a = nil
-		x.bufs = mpi.AccessBuffers{}
-		if r.rc != 0 {
-			return 0, newError(op, r.rc)
-		}
-		return 0, &mpi.AccessFault{Kind: mpi.AccessFaultKind(r.fault), Rank: int(r.rank), Count: int(r.count), Want: int(r.want), Slot: uint64(r.slot)}
+		return 0, x.broken(op, r.rc, r)
 	}
+	x.collectServed()
+	return float64(r.seconds), nil
+}
+
+// appendTargets checks run's targets and incoming count and appends the
+// targets to x.targets, the kernel's input.
+func (x *access) appendTargets(op string, run mpi.AccessRun) error {
+	k := x.spec.K
+	if len(run.Targets)%k != 0 || len(run.Targets)/k > x.spec.MaxSteps || len(run.Targets) == 0 {
+		return classError(op, mpi.ErrArg, fmt.Sprintf("%d targets: want a whole number of rows of k = %d, at most %d rows", len(run.Targets), k, x.spec.MaxSteps))
+	}
+	if run.Incoming < 0 || run.Incoming > mpi.MaxCount {
+		return classError(op, mpi.ErrArg, fmt.Sprintf("incoming %d outside [0, %d]", run.Incoming, mpi.MaxCount))
+	}
+	// A row is idle (its first entry negative; the kernel reads no more of
+	// it) or all ranks of the communicator: a negative rank would reach MPI
+	// as a wildcard or MPI_PROC_NULL.
+	for i := 0; i < len(run.Targets); i += k {
+		row := run.Targets[i : i+k]
+		for _, t := range row {
+			if row[0] >= 0 && (t < 0 || t >= x.c.size) {
+				return classError(op, mpi.ErrRank, fmt.Sprintf("target %d outside [0, %d) in access %d", t, x.c.size, i/k))
+			}
+			x.targets = append(x.targets, C.int(t))
+		}
+	}
+	return nil
+}
+
+// broken ends the runner after a failed repetition (an MPI error rc, or
+// the fault r reports) and returns the error. A broken runner keeps its
+// buffers (MPI may still use them); otherwise nothing is in flight and
+// they are freed.
+func (x *access) broken(op string, rc C.int, r C.cc_access_result) error {
+	C.cc_access_free(x.a)
+	x.a = nil
+	x.bufs = mpi.AccessBuffers{}
+	if rc != 0 && rc != C.CC_ERR_FAULT {
+		return newError(op, rc)
+	}
+	return &mpi.AccessFault{Kind: mpi.AccessFaultKind(r.fault), Rank: int(r.rank), Count: int(r.count), Want: int(r.want), Slot: uint64(r.slot)}
+}
+
+// collectServed copies the requests the last repetition served.
+func (x *access) collectServed() {
 	served := unsafe.Slice(x.a.served, int(x.a.nserved))
 	x.served = x.served[:0]
 	for _, s := range served {
 		x.served = append(x.served, mpi.AccessServed{Source: int(s.source), Slot: uint64(s.slot), Seq: uint64(s.seq)})
 	}
-	return float64(r.seconds), nil
 }

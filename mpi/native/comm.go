@@ -159,7 +159,7 @@ func (c *Comm) send(op string, buf []byte, dest, tag int, sync bool) error {
 	if err := c.checkPeer(op, dest, false); err != nil {
 		return err
 	}
-	if err := enter(op); err != nil {
+	if err := enterPeer(op, dest); err != nil {
 		return err
 	}
 	var rc C.int
@@ -194,7 +194,7 @@ func (c *Comm) Recv(buf []byte, source, tag int) (mpi.Status, error) {
 	if err := c.checkPeer(op, source, true); err != nil {
 		return mpi.Status{}, err
 	}
-	if err := enter(op); err != nil {
+	if err := enterPeer(op, source); err != nil {
 		return mpi.Status{}, err
 	}
 	s := C.cc_recv(c.h, rptr(buf), C.int(len(buf)), C.int(source), C.int(tag))
@@ -220,7 +220,7 @@ func (c *Comm) Sendrecv(sendBuf []byte, dest, sendTag int, recvBuf []byte, sourc
 	if err := c.checkPeer(op, source, true); err != nil {
 		return mpi.Status{}, err
 	}
-	if err := enter(op); err != nil {
+	if err := enterPeer(op, source); err != nil {
 		return mpi.Status{}, err
 	}
 	s := C.cc_sendrecv(c.h, ptr(sendBuf), C.int(len(sendBuf)), C.int(dest), C.int(sendTag),
@@ -238,7 +238,7 @@ func (c *Comm) Probe(source, tag int) (mpi.Status, error) {
 	if err := c.checkPeer(op, source, true); err != nil {
 		return mpi.Status{}, err
 	}
-	if err := enter(op); err != nil {
+	if err := enterPeer(op, source); err != nil {
 		return mpi.Status{}, err
 	}
 	s := C.cc_probe(c.h, C.int(source), C.int(tag))

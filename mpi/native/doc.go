@@ -1,11 +1,12 @@
 // Package native is the cgo binding to the system MPI library: it implements
-// mpi.Comm (and mpi.Describer, mpi.Kernels, mpi.AccessKernel) for programs
-// run under mpirun or srun. Every time commcost reports as a network
-// measurement comes from here.
+// mpi.Comm (and mpi.Describer, mpi.Kernels, mpi.AccessKernel,
+// mpi.BatchKernels) for programs run under mpirun or srun. Every time
+// commcost reports as a network measurement comes from here.
 //
 // The library is found with pkg-config: Open MPI (ompi-c) by default, MPICH
 // (mpich) with the build tag "mpich". This is the only package of commcost
-// that imports "C"; the C side lives in shim.c/shim.h and access.c.
+// that imports "C"; the C side lives in shim.c/shim.h, access.c and
+// harness.c/harness.h.
 //
 // # Life cycle
 //
@@ -33,7 +34,7 @@
 //     request in flight. The commcost command uses ThreadSingle: everything
 //     it does runs on one goroutine, and it is the level MPI_Init gives
 //     OSU's benchmarks. It matters for the numbers: on Open MPI 4.1.4 here
-//     the C reference ping-pong (scripts/ref/osu_ref.c) takes 0.14-0.19 us
+//     a C ping-pong with osu_latency's loop takes 0.14-0.19 us
 //     per 8-byte message under SINGLE and 0.20-0.25 us under FUNNELED or
 //     SERIALIZED (12 alternated runs of each).
 //   - ThreadSerialized: any goroutine may call MPI, one at a time. Go
@@ -85,7 +86,8 @@
 // batch, timed with MPI_Wtime inside C (MEASURE.md: a cgo crossing is a
 // large part of a shared-memory ping-pong). They follow OSU's osu_latency
 // and osu_bw, including separate send and receive buffers for the
-// ping-pong (see PingPong), so their figures match scripts/ref/osu_ref.c.
+// ping-pong (see PingPong), so their figures match OSU's
+// (scripts/bench_vs_osu.sh).
 // Measured here (2 cores, Open MPI 4.1.4 shared memory): a cgo call costs
 // about 30 ns, Wtime about 60 ns, the serialisation check about 5 ns, a
 // complete non-communicating call (Iprobe) about 100 ns.
@@ -105,4 +107,19 @@
 // barrier, in C; Go queues its sends and hands them over with the wait
 // that follows, so each protocol message costs one crossing on each side
 // (two for a payload sent as a message of its own), and a barrier one.
+//
+// # Batches
+//
+// The batch kernels (mpi.BatchKernels, mpi.AccessBatcher; batch.go and
+// harness.c) run a batch of the harness's repetitions per cgo call: for
+// every repetition an MPI_Barrier, the kernel timed from right after the
+// barrier returns, and one MPI_Allreduce (max) of the ranks' times and a
+// failure flag, the times written into the caller's arrays. So no Go code
+// runs between a repetition's barrier and its timer, or between two
+// repetitions, as in a C benchmark; the patterns apply their stopping rule
+// between batches (patterns.MeasureBatch). StepsBatch replays a program of
+// mpi.Steps (an aggregate operation's textbook algorithm, a permutation)
+// with a switch per step in C instead of a cgo call per message.
+// scripts/bench_vs_c.sh compares every pattern with a C program of the
+// same protocol (scripts/ref).
 package native

@@ -26,7 +26,7 @@ func (c *Comm) PingPong(send, recv []byte, peer, tag, iters int, initiator bool)
 	if len(recv) < len(send) {
 		return 0, classError(op, mpi.ErrTruncate, fmt.Sprintf("receive buffer of %d bytes is shorter than the %d-byte message", len(recv), len(send)))
 	}
-	if err := enter(op); err != nil {
+	if err := enterPeer(op, peer); err != nil {
 		return 0, err
 	}
 	r := C.cc_pingpong(c.h, ptr(send), ptr(recv), C.int(len(send)), C.int(peer), C.int(tag), C.int(iters), cbool(initiator))
@@ -50,7 +50,7 @@ func (c *Comm) Bandwidth(buf []byte, peer, tag, window, iters int, sender bool) 
 	if window < 1 || window > 1<<20 {
 		return 0, classError(op, mpi.ErrArg, fmt.Sprintf("window %d outside [1, %d]", window, 1<<20))
 	}
-	if err := enter(op); err != nil {
+	if err := enterPeer(op, peer); err != nil {
 		return 0, err
 	}
 	r := C.cc_bandwidth(c.h, ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag), C.int(window), C.int(iters), cbool(sender))
@@ -75,7 +75,7 @@ func (c *Comm) PRTT(buf []byte, peer, tag, n int, delay float64, iters int, clie
 	if n < 1 || n > mpi.MaxCount || !(delay >= 0) || math.IsInf(delay, 0) {
 		return 0, 0, classError(op, mpi.ErrArg, fmt.Sprintf("n %d, delay %g: need n in [1, %d] and a finite delay >= 0", n, delay, mpi.MaxCount))
 	}
-	if err := enter(op); err != nil {
+	if err := enterPeer(op, peer); err != nil {
 		return 0, 0, err
 	}
 	r := C.cc_prtt(c.h, ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag), C.int(n), C.double(delay), C.int(iters), cbool(client), cbool(serverDelay))

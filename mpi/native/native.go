@@ -67,7 +67,8 @@ const minProcs = 2
 // kernel call (perf: 29,000 in 20,000 k-k-access repetitions at k = 8,
 // l = 16 KiB, against 1,100 for the same loop in C), which put commcost at
 // 1.6x the C reference there. With an idle second P the monitor leaves
-// calls of up to 10 ms alone: 0.98x (scripts/bench_kk_vs_c.sh, 5 rounds).
+// calls of up to 10 ms alone: 0.98x (the k-k-access cells of
+// scripts/bench_vs_c.sh, 5 rounds).
 // The second P only runs when there is Go work, e.g. garbage collection.
 // A GOMAXPROCS set in the environment is respected.
 func keepSpareP() {
@@ -269,7 +270,13 @@ var (
 // is inside one, which every level below MPI_THREAD_MULTIPLE forbids (the library would
 // corrupt its queues silently). One CAS costs a few ns, well under the cgo
 // crossing around it.
-func enter(op string) error {
+func enter(op string) error { return enterPeer(op, -1) }
+
+// enterPeer is enter for a call that waits for one peer rank (a send, a
+// receive, a kernel's exchange); peer -1 means all ranks of the
+// communicator or several.
+func enterPeer(op string, peer int) error {
+	noteCall(op, peer)
 	if finalized.Load() {
 		return classError(op, mpi.ErrOther, "MPI is finalised (native.Stop was called)")
 	}
@@ -285,9 +292,56 @@ func enter(op string) error {
 }
 
 func leave() {
+	blocked.inside.Store(false)
 	if checkConcurrency.Load() {
 		inCall.Store(0)
 	}
+}
+
+// blocked is the MPI call this process is inside, for a watchdog that
+// finds the rank stuck (Blocked). The name is a string constant of the
+// calling function, kept as its data pointer and length so that noting a
+// call costs a few atomic stores and no allocation; seq is odd while a
+// call is being noted, so a reader on another goroutine sees the name
+// and the peer of one call.
+var blocked struct {
+	seq    atomic.Uint64
+	op     atomic.Pointer[byte]
+	opLen  atomic.Int64
+	peer   atomic.Int64
+	inside atomic.Bool
+}
+
+func noteCall(op string, peer int) {
+	blocked.seq.Add(1)
+	blocked.op.Store(unsafe.StringData(op))
+	blocked.opLen.Store(int64(len(op)))
+	blocked.peer.Store(int64(peer))
+	blocked.inside.Store(true)
+	blocked.seq.Add(1)
+}
+
+// Blocked reports the MPI call this process is inside, if any: its name
+// (MPI_Recv, PingPong, ...) and the rank it waits for, or -1 for a
+// collective (every rank of the communicator) or a call with several
+// peers. It may be called from any goroutine; a watchdog calls it when a
+// rank has made no progress, to say what the rank was waiting for.
+func Blocked() (op string, peer int, inside bool) {
+	for range 100 {
+		s1 := blocked.seq.Load()
+		if s1%2 == 1 {
+			continue
+		}
+		p, n, r, in := blocked.op.Load(), blocked.opLen.Load(), blocked.peer.Load(), blocked.inside.Load()
+		if blocked.seq.Load() != s1 {
+			continue
+		}
+		if p == nil || !in {
+			return "", -1, false
+		}
+		return unsafe.String(p, int(n)), int(r), true
+	}
+	return "", -1, false
 }
 
 // wrongThread is the error of a call made, under a thread-bound level

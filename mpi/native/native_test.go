@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 	"weak"
 
@@ -791,5 +792,54 @@ func TestGoPanicsSurvive(t *testing.T) {
 	}()
 	if err == nil || !strings.Contains(err.Error(), "nil pointer") {
 		t.Errorf("nil dereference after MPI_Init: recovered %v, want a nil pointer panic", err)
+	}
+}
+
+// TestBlocked: while a rank waits in a receive, another goroutine reads
+// from Blocked which call and which peer it waits for (what the CLI's
+// watchdog prints for a hung peer); outside MPI it reports nothing.
+func TestBlocked(t *testing.T) {
+	needMPI(t)
+	c := world()
+	if c.Size() < 2 {
+		t.Skip("needs 2 ranks")
+	}
+	me := c.Rank()
+	type seen struct {
+		op     string
+		peer   int
+		inside bool
+	}
+	got := make(chan seen, 1)
+	if me == 0 {
+		go func() {
+			for {
+				if op, peer, in := Blocked(); in && op == "MPI_Recv" {
+					got <- seen{op, peer, in}
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		buf := make([]byte, 1)
+		if _, err := c.Recv(buf, 1, 7); err != nil {
+			t.Fatal(err)
+		}
+		s := <-got
+		if s.peer != 1 {
+			t.Errorf("Blocked() = %+v, want MPI_Recv waiting for rank 1", s)
+		}
+		if _, _, in := Blocked(); in {
+			t.Errorf("Blocked() reports a call after Recv returned")
+		}
+	} else if me == 1 {
+		// Rank 0 must be seen inside the receive before this send ends it.
+		time.Sleep(200 * time.Millisecond)
+		if err := c.Send([]byte{1}, 0, 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Barrier(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -56,6 +56,7 @@ type request struct {
 	h    C.MPI_Request
 	kind reqKind
 	done bool
+	peer int     // the rank of the send or receive; mpi.AnySource for any
 	hold *holder // nil once complete
 	st   mpi.Status
 	err  error
@@ -153,7 +154,7 @@ func (r *request) Wait() (mpi.Status, error) {
 		return r.st, r.err
 	}
 	op := r.kind.waitOp()
-	if err := enter(op); err != nil {
+	if err := enterPeer(op, r.peer); err != nil {
 		return mpi.Status{}, err
 	}
 	s := C.cc_wait(r.h)
@@ -265,7 +266,7 @@ func (c *Comm) post(kind reqKind, buf []byte, peer, tag int) (mpi.Request, error
 		h.release()
 		return nil, newError(op, res.rc)
 	}
-	return &request{h: res.req, kind: kind, hold: h}, nil
+	return &request{h: res.req, kind: kind, peer: peer, hold: h}, nil
 }
 
 // Isend is MPI_Isend. buf must not be modified until the request completes.

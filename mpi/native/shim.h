@@ -201,7 +201,7 @@ cc_access *cc_access_new(MPI_Comm comm, int write, int k, int l, int slots, int 
                          int keep_replies, int req_tag, int reply_tag);
 void cc_access_free(cc_access *a);
 cc_access_result cc_access_run(cc_access *a, const int *targets, int steps, int my_slot,
-                               int incoming, unsigned long long rep, int check_slot);
+                               int incoming, unsigned long long rep, int check);
 
 /* The direct store's server (package directstore): the access protocol
  * above, open-ended. Requests carry (offset, length | flags) in the header;

@@ -96,6 +96,10 @@ func TestThreadBound(t *testing.T) {
 			return c.AllreduceFloat64s(v, v, mpi.OpSum)
 		},
 		"MPI_Comm_dup": func() error { _, err := c.Dup(); return err },
+		"StepsBatch": func() error {
+			b := mpi.Batch{Own: make([]float64, 2), Samples: make([]float64, 2), Sync: true}
+			return c.StepsBatch(b, [][]byte{buf}, [][]mpi.Step{{{Op: mpi.StepBcast, Send: mpi.Span{Len: 8}}}}, 1)
+		},
 	}
 	if c.Size() > 1 {
 		calls["PingPong"] = func() error { _, err := c.PingPong(buf, buf, peer, 1, 10, true); return err }

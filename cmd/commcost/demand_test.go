@@ -1,0 +1,68 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+)
+
+// Issue 18, class 2: ask for what the machine has before allocating, and
+// refuse counts that cannot finish in the time budget. The machine is
+// made small (availableMemory) so that the refusals are tested without
+// allocating anything large; every case must exit 2 with one message
+// naming the flag, the need and what is available, and write nothing.
+func TestAskBeforeAllocating(t *testing.T) {
+	const gib = 1 << 30
+	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, string, bool) { return gib, "a test's 1 GiB", true }
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.jsonl")
+	local := []string{"--backend", "local", "--out", out}
+	with := func(args ...string) []string { return append(args, local...) }
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		// memory
+		{"pingpong of 1 GiB", with("pingpong", "--sizes", "8,1G"), "--sizes 8,1G: pingpong bytes=1073741824 iters=100 needs 3.0 GiB per rank (buffers 2.0 GiB, messages in flight 1.0 GiB), 6.0 GiB for the 2 local ranks (--np 2) in this process; available: 1.0 GiB"},
+		{"bandwidth window in flight", with("bandwidth", "--sizes", "64M"), "--sizes 64M: bandwidth bytes=67108864"},
+		{"bandwidth names what is available", with("bandwidth", "--sizes", "64M"), "available: 1.0 GiB (a test's 1 GiB)"},
+		{"kkaccess large packets", with("kkaccess", "--np", "4", "--k", "8", "--l", "512M", "--r", "1"), "--l 512M: kkaccess k=8 l=536870912"},
+		{"alltoall of many ranks", with("alltoall", "--np", "16", "--sizes", "16M"), "--sizes 16M: alltoall bytes=16777216 needs"},
+		{"aggregate scatter", with("aggregate", "--np", "8", "--ops", "scatter", "--impl", "mpi", "--sizes", "64M"), "--sizes 64M: aggregate bytes=67108864"},
+		{"permutations", with("permutations", "--np", "4", "--sizes", "512M"), "--sizes 512M: permutations bytes=536870912"},
+		{"dsm check slots", with("dsm", "check", "--np", "4", "--slots", "100000000"), "--slots 100000000: dsm check's 16 variables"},
+		{"dsm bitonic keys", with("dsm", "bitonic", "--np", "16", "--keys", "4194304"), "--keys 4194304 with --np 16: bitonic's blocks of 4194304 keys on each of the local backend's 16 ranks (about 144.2 MiB each) needs about 2.3 GiB in this process; available: 1.0 GiB"},
+		{"sched count n", []string{"sched", "count", "--n", "65536", "--d", "65535", "--out", out}, "--n 65536: a matrix of n = 65536 ranks with d = 65535 messages each needs about"},
+		// counts beyond the time budget
+		{"iters", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "pingpong bytes=8 iters=1000000000: one repetition needs at least 40.2 s"},
+		{"iters names the flag", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "lower --iters or raise --max-time"},
+		{"warmup", with("pingpong", "--sizes", "8", "--warmup", "2000000000"), "the warm-up needs at least 80.3 s (4e+09 messages per rank), more than the time budget of 10 s per point; lower --warmup"},
+		{"window", with("bandwidth", "--sizes", "8", "--window", "1048576", "--iters", "100000"), "lower --iters or --window"},
+		{"k", with("kkaccess", "--np", "4", "--k", "100000000", "--l", "8", "--r", "1"), "lower --k or raise --max-time"},
+		{"a and k", with("kaccess", "--np", "4", "--a", "65535", "--k", "65535"), "lower --k or --a"},
+		{"prtt delays", with("prtt", "--sizes", "8", "--n", "1000", "--delay", "1"), "(2.8 hours)"},
+		{"alltoall iters", with("alltoall", "--np", "4", "--sizes", "8", "--iters", "1000000000"), "lower --iters"},
+		{"aggregate iters", with("aggregate", "--np", "4", "--sizes", "8", "--iters", "1000000000"), "lower --iters"},
+		{"permutations iters", with("permutations", "--np", "4", "--sizes", "8", "--iters", "1000000000"), "lower --iters"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })
+	}
+	// The local backend's own ranks, on a machine of 100 MiB.
+	availableMemory = func() (int64, string, bool) { return 100 << 20, "a test's 100 MiB", true }
+	t.Run("local ranks", func(t *testing.T) {
+		checkUsageError(t, dir, []string{"info", "--backend", "local", "--np", "4096"}, "--np 4096: the local backend's 4096 ranks (about 256.0 KiB each) needs about 1.0 GiB in this process; available: 100.0 MiB")
+	})
+	t.Run("dsm sweep of meshes", func(t *testing.T) {
+		checkUsageError(t, dir, with("dsm", "barneshut", "--meshes", "2x2,32x32"), "--meshes 2x2,32x32: mesh 32x32's 1024 ranks (about 256.0 KiB each) needs about 256.0 MiB in this process; available: 100.0 MiB")
+	})
+	// What fits runs.
+	availableMemory = func() (int64, string, bool) { return gib, "a test's 1 GiB", true }
+	t.Run("fits", func(t *testing.T) {
+		code, _, errs := runCLI(t, "pingpong", "--backend", "local", "--sizes", "8,1M", "--iters", "2", "--min-reps", "3", "--max-reps", "3", "--format", "csv")
+		if code != 0 {
+			t.Errorf("exit %d: %s", code, errs)
+		}
+	})
+}

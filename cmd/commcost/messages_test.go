@@ -1,0 +1,150 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 18, class 5: one message, once, that names the real problem.
+
+// messageCases are bad inputs whose one-line message must name the cause;
+// every one goes through checkUsageError (exit 2, one message, nothing
+// written) and must fit on one line with no usage text after it.
+var messageCases = []struct {
+	name string
+	args []string
+	want string
+}{
+	// A flag error is one line pointing to -h, not the flag list.
+	{"unknown flag", []string{"pingpong", "--bogus"}, "--bogus: no such flag (run 'commcost pingpong -h' for the flags)"},
+	{"flag without value", []string{"kkaccess", "--k"}, "--k: needs a value"},
+	{"integer flag not a number", []string{"pingpong", "--iters", "abc"}, "--iters abc: want an integer"},
+	{"float flag not a number", []string{"pingpong", "--max-time", "soon"}, "--max-time soon: want a number"},
+	{"bool flag", []string{"pingpong", "--validate=maybe"}, "--validate maybe: want true or false"},
+	{"integer out of range", []string{"pingpong", "--iters", "99999999999999999999"}, "out of range"},
+	{"unknown flag of a group's subcommand", []string{"emulate", "kk", "--nett", "SE(2)"}, "--nett: no such flag (run 'commcost emulate kk -h'"},
+	// Duplicates are refused the same way in every list flag.
+	{"sizes repeated", []string{"pingpong", "--sizes", "1K,1024"}, "--sizes 1K,1024: 1024 is listed twice"},
+	{"k repeated", []string{"kkaccess", "--k", "1,2,2"}, "--k 1,2,2: 2 is listed twice"},
+	{"k repeated through a range", []string{"kkaccess", "--k", "4,1:8"}, "4 is listed twice"},
+	{"r repeated", []string{"kkaccess", "--r", "0.5,1,0.50"}, "--r 0.5,1,0.50: 0.5 is listed twice"},
+	{"op repeated", []string{"kkaccess", "--op", "read,read"}, "read is listed twice"},
+	{"h repeated", []string{"kaccess", "--h", "0.5,.5"}, "0.5 is listed twice"},
+	{"delay repeated", []string{"prtt", "--delay", "auto,auto"}, "auto is listed twice"},
+	{"ops repeated", []string{"aggregate", "--ops", "bcast,bcast"}, "bcast is listed twice"},
+	{"n repeated", []string{"sched", "count", "--n", "4,4"}, "--n 4,4: 4 is listed twice"},
+	{"strategies repeated", []string{"dsm", "check", "--strategies", "fixed-home,fixed-home"}, "fixed-home is listed twice"},
+	{"emulate op repeated", []string{"emulate", "kk", "--net", "SE(2)", "--op", "write,write"}, "write is listed twice"},
+	{"versions repeated", []string{"emulate", "split", "--net", "SE(2)", "--versions", "1,1"}, "1 is listed twice"},
+	// An empty list is an error, not the default.
+	{"empty sizes", []string{"pingpong", "--sizes", ""}, `--sizes "": empty list`},
+	{"empty k", []string{"kkaccess", "--k="}, `--k "": empty list`},
+	{"empty ranks", []string{"alltoall", "--ranks="}, `--ranks "": empty list`},
+	{"empty pairs", []string{"pairwise", "--pairs="}, `--pairs "": empty list`},
+	{"empty item", []string{"kkaccess", "--l", "64,,1K"}, "--l 64,,1K: empty item"},
+	{"empty optimize k", []string{"optimize", "--D", "4K", "--k="}, `--k "": empty list`},
+	// Negative counts must be positive, not "not a size".
+	{"negative k", []string{"kkaccess", "--k", "-1"}, "--k -1: k = -1: must be positive"},
+	{"zero k", []string{"kkaccess", "--k", "0,1"}, "--k 0,1: k = 0: must be positive"},
+	{"negative l", []string{"kkaccess", "--l", "-5"}, "--l -5: l = -5: must not be negative"},
+	{"negative size", []string{"pingpong", "--sizes", "-5"}, "-5 is negative"},
+	{"negative iters", []string{"pingpong", "--iters", "-5"}, "--iters -5: must be positive"},
+	{"negative count", []string{"permutations", "--count", "-3"}, "--count -3: count = -3: must be positive"},
+	{"negative slots", []string{"dsm", "check", "--slots", "-1"}, "--slots -1: must be positive"},
+	{"negative window", []string{"bandwidth", "--window", "-64"}, "--window -64: window = -64: must be positive"},
+	// Sizes in the flag's units.
+	{"size too large", []string{"pingpong", "--sizes", "3G"}, "3G is more than 2G-1 = 2147483647 bytes"},
+	// Network names echoed whole, and half a name refused.
+	{"net unclosed", []string{"emulate", "info", "--net", "BF(2"}, `--net BF(2: topology "BF(2"`},
+	{"net unopened", []string{"emulate", "info", "--net", "BF2)"}, `topology "BF2)"`},
+	{"net unknown", []string{"emulate", "info", "--net", "butterfly-ish(2)"}, `topology "butterfly-ish(2)"`},
+	// Binary input is escaped.
+	{"binary net", []string{"emulate", "info", "--net", "B\x01F\xff(2)"}, `--net B\x01F\xff(2)`},
+	{"binary flag value", []string{"pingpong", "--iters", "\x1b[2J"}, `--iters \x1b[2J: want an integer`},
+}
+
+func TestOneMessage(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range messageCases {
+		t.Run(tc.name, func(t *testing.T) {
+			checkUsageError(t, dir, tc.args, tc.want)
+			_, _, errs := runCLI(t, tc.args...)
+			if n := strings.Count(strings.TrimRight(errs, "\n"), "\n"); n != 0 {
+				t.Errorf("message spans %d lines, want one:\n%s", n+1, errs)
+			}
+			for _, c := range errs {
+				if c < ' ' && c != '\n' {
+					t.Errorf("control character %q echoed raw: %q", c, errs)
+				}
+			}
+		})
+	}
+}
+
+// TestHelpStillPrintsUsage: -h prints the flags (exit 2, as the flag
+// package does), a flag error does not.
+func TestHelpStillPrintsUsage(t *testing.T) {
+	code, _, errs := runCLI(t, "pingpong", "-h")
+	if code != 2 || !strings.Contains(errs, "-sizes") || !strings.Contains(errs, "usage: commcost pingpong") {
+		t.Errorf("pingpong -h: exit %d, stderr:\n%s", code, errs)
+	}
+	_, _, errs = runCLI(t, "pingpong", "--bogus")
+	if strings.Contains(errs, "usage:") || strings.Contains(errs, "-sizes") {
+		t.Errorf("a flag error printed the usage:\n%s", errs)
+	}
+}
+
+// TestMessageOncePerLaunch: under a launcher (its rank variables set, as
+// mpirun and srun set them before MPI starts), bad input found before MPI
+// is said by rank 0 only; every rank exits 2.
+func TestMessageOncePerLaunch(t *testing.T) {
+	for _, env := range [][2]string{{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"}, {"SLURM_PROCID", "SLURM_NTASKS"}} {
+		for rank, want := range []int{1, 0, 0, 0} {
+			t.Run(env[0]+"="+string(rune('0'+rank)), func(t *testing.T) {
+				t.Setenv(env[0], string(rune('0'+rank)))
+				t.Setenv(env[1], "4")
+				code, out, errs := runCLI(t, "pingpong", "--sizes", "8,8")
+				if code != 2 || out != "" {
+					t.Fatalf("exit %d, stdout %q", code, out)
+				}
+				if got := strings.Count(errs, "commcost:"); got != want {
+					t.Errorf("rank %d printed %d messages, want %d: %q", rank, got, want, errs)
+				}
+			})
+		}
+	}
+}
+
+// TestLocalBackendUnderLauncher: --backend local started by mpirun or srun
+// with more than one process is refused (each process would run the
+// whole local world), with one message.
+func TestLocalBackendUnderLauncher(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.jsonl")
+	t.Setenv("OMPI_COMM_WORLD_RANK", "0")
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "2")
+	checkUsageError(t, dir, []string{"pingpong", "--backend", "local", "--sizes", "8", "--out", out}, "--backend local: the local backend runs all its ranks in one process, but the launcher started 2 processes")
+	checkUsageError(t, dir, []string{"info", "--backend", "local"}, "--backend local")
+	t.Setenv("OMPI_COMM_WORLD_SIZE", "1")
+	if code, _, errs := runCLI(t, "info", "--backend", "local", "--np", "2"); code != 0 {
+		t.Errorf("one process under a launcher: exit %d: %s", code, errs)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s written", out)
+	}
+}
+
+// TestFitNamesTheModel: a derived kind's refusal names the kind asked for,
+// not the one it is reduced from.
+func TestFitNamesTheModel(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pp.jsonl")
+	if code, _, errs := runCLI(t, "pingpong", "--backend", "local", "--sizes", "8", "--iters", "5", "--min-reps", "3", "--max-reps", "3", "--out", path, "--format", "csv"); code != 0 {
+		t.Fatalf("pingpong: %s", errs)
+	}
+	for _, kind := range []string{"loggp", "logp", "postal"} {
+		checkUsageError(t, dir, []string{"fit", kind, path}, "no records: "+kind+" needs prtt records")
+	}
+}

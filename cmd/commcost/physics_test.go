@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/results"
+)
+
+// Issue 18, class 4: models and records are checked for physical sense.
+
+// editModel writes a copy of the model file src with edit applied to its
+// "fit" body.
+func editModel(t *testing.T, src, dst string, edit func(fit map[string]any)) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m["fit"].(map[string]any))
+	out, _ := json.Marshal(m)
+	if err := os.WriteFile(dst, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestPhysicalSense: predict refuses impossible instances (exit 2, in the
+// words of the pattern's flag checks), incomplete model files (exit 2)
+// and predictions that are no time (exit 1); fit and report refuse
+// records with impossible parameters, naming the line.
+func TestPhysicalSense(t *testing.T) {
+	dir := t.TempDir()
+	pp := filepath.Join(dir, "pp.jsonl")
+	writeJSONL(t, pp, synthetic("hockney"))
+	hj := filepath.Join(dir, "h.json")
+	code, out, errs := runCLI(t, "fit", "hockney", pp, "--format", "json")
+	if code != 0 {
+		t.Fatalf("fit: %s", errs)
+	}
+	os.WriteFile(hj, []byte(out), 0o644)
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte(`{"model":"hockney","fit":{}}`), 0o644)
+	noTw := editModel(t, hj, filepath.Join(dir, "notw.json"), func(f map[string]any) { delete(f, "t_w") })
+	noValue := editModel(t, hj, filepath.Join(dir, "novalue.json"), func(f map[string]any) { delete(f["t_s"].(map[string]any), "value") })
+	negative := editModel(t, hj, filepath.Join(dir, "neg.json"), func(f map[string]any) { f["t_s"].(map[string]any)["value"] = -1e-3 })
+	huge := editModel(t, hj, filepath.Join(dir, "huge.json"), func(f map[string]any) { f["t_w"].(map[string]any)["value"] = 1e308 })
+	// Records: valid ones with one impossible record on line 3.
+	bad := func(name string, edit func(*results.Record)) string {
+		recs := synthetic("hockney")[:4]
+		edit(&recs[2])
+		path := filepath.Join(dir, name)
+		var lines []string
+		for _, r := range recs {
+			r.Schema = results.SchemaVersion
+			b, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, string(b))
+		}
+		os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+		return path
+	}
+	negBytes := bad("negbytes.jsonl", func(r *results.Record) { r.Params["bytes"] = -5 })
+	fracBytes := bad("fracbytes.jsonl", func(r *results.Record) { r.Params["bytes"] = 2.5 })
+	kk := bad("kk.jsonl", func(r *results.Record) {
+		r.Bench = "kkaccess"
+		r.Params = results.Params{"k": 4, "l": 64, "r": 5.0, "op": "read"}
+	})
+	runDir := filepath.Join(dir, "run")
+	os.Mkdir(runDir, 0o755)
+	if data, err := os.ReadFile(negBytes); err == nil {
+		os.WriteFile(filepath.Join(runDir, results.RecordsFile), data, 0o644)
+	}
+	usage := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"negative bytes", []string{"predict", hj, "pingpong", "bytes=-5"}, "bytes = -5: must not be negative"},
+		{"fractional bytes", []string{"predict", hj, "pingpong", "bytes=2.5"}, "bytes = 2.5: must be a whole number"},
+		{"k zero", []string{"predict", hj, "kkaccess", "k=0", "l=64", "r=1", "op=read"}, "k = 0: must be positive"},
+		{"r five", []string{"predict", hj, "kkaccess", "k=1", "l=64", "r=5", "op=read"}, "r = 5: must be in (0, 1]"},
+		{"op unknown", []string{"predict", hj, "kkaccess", "k=1", "l=64", "r=1", "op=rmw"}, `op = "rmw": must be one of read, write`},
+		{"unknown key", []string{"predict", hj, "pingpong", "bytes=8", "foo=3"}, `pingpong has no parameter "foo"`},
+		{"misspelt key", []string{"predict", hj, "pingpong", "byte=8"}, `pingpong has no parameter "byte"`},
+		{"model without parameters", []string{"predict", empty, "pingpong", "bytes=8"}, "t_s is missing"},
+		{"model missing a parameter", []string{"predict", noTw, "pingpong", "bytes=8"}, "t_w is missing"},
+		{"parameter without value", []string{"predict", noValue, "pingpong", "bytes=8"}, "parameter t_s has no value"},
+		{"fit: negative size on line 3", []string{"fit", "hockney", negBytes}, "line 3: record pingpong: impossible parameter bytes = -5"},
+		{"fit: fractional size on line 3", []string{"fit", "hockney", fracBytes}, "line 3: record pingpong: impossible parameter bytes = 2.5"},
+		{"fit: r = 5 on line 3", []string{"fit", "trilinear", kk}, "line 3: record kkaccess: impossible parameter r = 5"},
+		{"report: negative size on line 3", []string{"report", runDir}, "line 3"},
+	}
+	for _, tc := range usage {
+		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })
+	}
+	// A model whose parameters predict no time is a finding (exit 1), not
+	// a number to print.
+	for _, tc := range []struct {
+		name, model, want string
+	}{
+		{"negative prediction", negative, "hockney predicts -0.000"},
+		{"infinite prediction", huge, "which is not finite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, "predict", tc.model, "pingpong", "bytes=64K")
+			if code != 1 || out != "" || !strings.Contains(errs, tc.want) || !strings.Contains(errs, "prediction is not physical") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 naming %q", code, out, errs, tc.want)
+			}
+		})
+	}
+}

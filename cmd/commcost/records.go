@@ -1,0 +1,25 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/commcost/commcost/results"
+)
+
+// readRecordsFile reads the records file that what names (FILE, --fit,
+// --in) through the one shared reader (results.ReadRecordsFile), so every
+// command treats a file alike: a torn last line, what a crash in the
+// middle of an append leaves, costs that record only and is said once on
+// stderr; any other bad line is bad input naming what, the file and the
+// line.
+func readRecordsFile(what, path string, stderr io.Writer) ([]results.Record, error) {
+	recs, torn, err := results.ReadRecordsFile(path)
+	if err != nil {
+		return nil, usagef("%s %s: %v (want a JSON Lines file of commcost records)", what, path, err)
+	}
+	if torn != nil {
+		fmt.Fprintln(stderr, "commcost: warning:", printable(fmt.Sprintf("%v; using the %d complete records before it", torn, len(recs))))
+	}
+	return recs, nil
+}

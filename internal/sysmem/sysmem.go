@@ -1,0 +1,147 @@
+// Package sysmem says how much memory this process may still take: the
+// smaller of the kernel's estimate of available memory (MemAvailable in
+// /proc/meminfo) and what the process's memory cgroup still allows (its
+// limit minus its usage, at every level of the hierarchy, cgroup v2 or
+// v1). Batch systems confine jobs with cgroups, so on a cluster node the
+// cgroup, not the node, is usually the limit. commcost checks what a run
+// needs against it before allocating (issue 18, class 2).
+package sysmem
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Available is the memory this process may still allocate, in bytes, and
+// where the bound comes from ("MemAvailable", "cgroup memory.max of
+// /job/…"). ok is false when neither source can be read (not Linux):
+// callers then skip the check.
+func Available() (bytes int64, source string, ok bool) {
+	return available("/")
+}
+
+// available reads the files under root (a test's fake /proc and /sys).
+func available(root string) (int64, string, bool) {
+	best, src, ok := int64(-1), "", false
+	if v, err := memAvailable(filepath.Join(root, "proc/meminfo")); err == nil {
+		best, src, ok = v, "MemAvailable of /proc/meminfo", true
+	}
+	for _, c := range cgroupRooms(root) {
+		if !ok || c.room < best {
+			best, src, ok = c.room, c.source, true
+		}
+	}
+	return max(best, 0), src, ok
+}
+
+// memAvailable parses MemAvailable (kB) from a meminfo file.
+func memAvailable(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, errors.New("no MemAvailable")
+}
+
+type room struct {
+	room   int64
+	source string
+}
+
+// cgroupRooms lists limit minus usage of every memory cgroup level of
+// this process that has a limit.
+func cgroupRooms(root string) []room {
+	data, err := os.ReadFile(filepath.Join(root, "proc/self/cgroup"))
+	if err != nil {
+		return nil
+	}
+	var out []room
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "": // cgroup v2
+			out = append(out, levels(root, "sys/fs/cgroup", parts[2], "memory.max", "memory.current")...)
+			out = append(out, levels(root, "sys/fs/cgroup/unified", parts[2], "memory.max", "memory.current")...)
+		case hasController(parts[1], "memory"): // cgroup v1
+			out = append(out, levels(root, "sys/fs/cgroup/memory", parts[2], "memory.limit_in_bytes", "memory.usage_in_bytes")...)
+		}
+	}
+	return out
+}
+
+func hasController(list, name string) bool {
+	for _, c := range strings.Split(list, ",") {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// levels walks from the process's cgroup up to the mount's root and
+// returns the room at each level with a limit. A container often mounts
+// its own cgroup as the root, so the path may not exist below the mount;
+// the levels that exist are read.
+func levels(root, mount, cg, limitFile, usageFile string) []room {
+	var out []room
+	p := filepath.Clean("/" + cg)
+	for {
+		dir := filepath.Join(root, mount, p)
+		if lim, err := readNumber(filepath.Join(dir, limitFile)); err == nil && lim > 0 && lim < 1<<62 {
+			use, _ := readNumber(filepath.Join(dir, usageFile))
+			out = append(out, room{room: lim - use, source: fmt.Sprintf("cgroup %s of %s (limit %d bytes, in use %d)", limitFile, p, lim, use)})
+		}
+		if p == "/" {
+			return out
+		}
+		p = filepath.Dir(p)
+	}
+}
+
+// readNumber reads a cgroup file holding one integer ("max" is no limit).
+func readNumber(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	s := strings.TrimSpace(string(data))
+	if s == "max" {
+		return 0, errors.New("no limit")
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// Format prints a byte count in binary units (4.0 GiB), as the messages
+// that compare a need with what is available do.
+func Format(b float64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	exp, div := 0, float64(unit)
+	for n := b / unit; n >= unit && exp < 5; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", b/div, "KMGTPE"[exp])
+}

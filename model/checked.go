@@ -1,0 +1,39 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ErrUnphysical marks a prediction that cannot be a time or a bandwidth:
+// negative or not finite (issue 18, class 4). It comes from parameters
+// fitted outside their physical range (a negative latency fitted to noisy
+// small messages) or used far outside the fitted sizes, and is an error,
+// not a number to print.
+var ErrUnphysical = errors.New("prediction is not physical")
+
+// PredictChecked is m.Predict that refuses a result that is negative or
+// not finite with an error wrapping ErrUnphysical, naming the model, the
+// instance and the model's parameters. Every caller that shows or sums
+// predictions (commcost predict, PredictSum) uses it.
+func PredictChecked(m Model, in Instance) (float64, error) {
+	v, err := m.Predict(in)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		var ps []string
+		for _, p := range m.Params() {
+			ps = append(ps, fmt.Sprintf("%s = %.4g %s", p.Name, p.Value, p.Unit))
+		}
+		what := "negative"
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			what = "not finite"
+		}
+		return 0, fmt.Errorf("%w: %s predicts %g for %s %s, which is %s; its parameters (%s) do not describe this instance",
+			ErrUnphysical, m.Kind(), v, in.Pattern, paramString(in.Params), what, strings.Join(ps, ", "))
+	}
+	return v, nil
+}

@@ -1,0 +1,283 @@
+/* harness.c: batches of timed repetitions; see harness.h and batch.go.
+ *
+ * The kernels themselves are those of shim.c and access.c (one repetition
+ * each); this file adds the repetition loop around them, so that nothing
+ * runs between a repetition's barrier and its timer but C. */
+#include <math.h>
+#include <string.h>
+
+#include "harness.h"
+
+typedef struct {
+    int reps, sync, rank0, me;
+    double *own, *samples;
+} batch;
+
+/* rep_fn runs repetition i of a kernel, stores this rank's time in *own
+ * (left 0 when the rank takes no part) and returns an MPI code. */
+typedef int (*rep_fn)(void *kernel, int i, double *own);
+
+/* run_batch is the repetition loop of patterns.Measure under SyncBarrier
+ * (MEASURE.md: barrier before each timed repetition, maximum over ranks):
+ * the barrier, the kernel, and one MPI_Allreduce (max) of the contribution
+ * and a failure flag. The rank whose kernel failed returns its code; the
+ * others learn it from the flag in the same repetition and return
+ * peer_failed, so no rank is left in a barrier the others never reach. */
+static cc_batch_result run_batch(const batch *b, MPI_Comm comm, rep_fn rep, void *kernel)
+{
+    cc_batch_result r;
+    memset(&r, 0, sizeof r);
+    if (cc_wrong_thread()) {
+        r.rc = CC_ERR_WRONG_THREAD;
+        return r;
+    }
+    for (int i = 0; i < b->reps; i++) {
+        if (b->sync && (r.rc = MPI_Barrier(comm)) != MPI_SUCCESS)
+            return r;
+        double t = 0;
+        int rc = rep(kernel, i, &t);
+        b->own[i] = t;
+        if (!b->sync) {
+            if (rc != MPI_SUCCESS) {
+                r.rc = rc;
+                return r;
+            }
+            r.done++;
+            continue;
+        }
+        double in[2] = {b->rank0 && b->me != 0 ? -HUGE_VAL : t, rc != MPI_SUCCESS ? 1.0 : 0.0};
+        double out[2] = {0, 0};
+        int arc = MPI_Allreduce(in, out, 2, MPI_DOUBLE, MPI_MAX, comm);
+        if (rc != MPI_SUCCESS || arc != MPI_SUCCESS) {
+            r.rc = rc != MPI_SUCCESS ? rc : arc;
+            return r;
+        }
+        if (out[1] > 0) {
+            r.peer_failed = 1;
+            return r;
+        }
+        b->samples[i] = out[0];
+        r.done++;
+    }
+    return r;
+}
+
+#define BATCH_ARGS int reps, int sync, int rank0, int me, double *own, double *samples
+#define BATCH {reps, sync, rank0, me, own, samples}
+
+typedef struct {
+    MPI_Comm comm;
+    void *sbuf, *rbuf;
+    int count, peer, tag, iters, initiator;
+} pingpong;
+
+static int pingpong_rep(void *kernel, int i, double *own)
+{
+    const pingpong *k = kernel;
+    (void)i;
+    if (k->peer < 0)
+        return MPI_SUCCESS;
+    cc_time_result t = cc_pingpong(k->comm, k->sbuf, k->rbuf, k->count, k->peer, k->tag, k->iters, k->initiator);
+    *own = t.seconds;
+    return t.rc;
+}
+
+cc_batch_result cc_pingpong_batch(MPI_Comm comm, BATCH_ARGS, void *sbuf, void *rbuf, int count, int peer, int tag,
+                                  int iters, int initiator)
+{
+    batch b = BATCH;
+    pingpong k = {comm, sbuf, rbuf, count, peer, tag, iters, initiator};
+    return run_batch(&b, comm, pingpong_rep, &k);
+}
+
+typedef struct {
+    MPI_Comm comm;
+    void *buf;
+    int count, peer, tag, window, iters, sender;
+} bandwidth;
+
+static int bandwidth_rep(void *kernel, int i, double *own)
+{
+    const bandwidth *k = kernel;
+    (void)i;
+    if (k->peer < 0)
+        return MPI_SUCCESS;
+    cc_time_result t = cc_bandwidth(k->comm, k->buf, k->count, k->peer, k->tag, k->window, k->iters, k->sender);
+    *own = t.seconds;
+    return t.rc;
+}
+
+cc_batch_result cc_bandwidth_batch(MPI_Comm comm, BATCH_ARGS, void *buf, int count, int peer, int tag, int window,
+                                   int iters, int sender)
+{
+    batch b = BATCH;
+    bandwidth k = {comm, buf, count, peer, tag, window, iters, sender};
+    return run_batch(&b, comm, bandwidth_rep, &k);
+}
+
+typedef struct {
+    MPI_Comm comm;
+    void *buf;
+    int count, peer, tag, n;
+    double delay;
+    int iters, client, server_delay, report;
+} prtt;
+
+static int prtt_rep(void *kernel, int i, double *own)
+{
+    const prtt *k = kernel;
+    (void)i;
+    if (k->peer < 0)
+        return MPI_SUCCESS;
+    cc_prtt_result t = cc_prtt(k->comm, k->buf, k->count, k->peer, k->tag, k->n, k->delay, k->iters, k->client,
+                               k->server_delay);
+    switch (k->report) {
+    case 0:
+        *own = t.seconds;
+        break;
+    case 1:
+        *own = t.arrivals;
+        break;
+    }
+    return t.rc;
+}
+
+cc_batch_result cc_prtt_batch(MPI_Comm comm, BATCH_ARGS, void *buf, int count, int peer, int tag, int n,
+                              double delay, int iters, int client, int server_delay, int report)
+{
+    batch b = BATCH;
+    prtt k = {comm, buf, count, peer, tag, n, delay, iters, client, server_delay, report};
+    return run_batch(&b, comm, prtt_rep, &k);
+}
+
+typedef struct {
+    MPI_Comm comm;
+    char *send, *recv;
+    int block, n, me, tag, iters;
+} alltoall;
+
+static int alltoall_rep(void *kernel, int i, double *own)
+{
+    const alltoall *k = kernel;
+    (void)i;
+    if (k->me >= k->n)
+        return MPI_SUCCESS;
+    cc_time_result t = cc_alltoall_pt2pt(k->comm, k->send, k->recv, k->block, k->n, k->me, k->tag, k->iters);
+    *own = t.seconds;
+    return t.rc;
+}
+
+cc_batch_result cc_alltoall_batch(MPI_Comm comm, BATCH_ARGS, char *send, char *recv, int block, int n, int tag,
+                                  int iters)
+{
+    batch b = BATCH;
+    alltoall k = {comm, send, recv, block, n, me, tag, iters};
+    return run_batch(&b, comm, alltoall_rep, &k);
+}
+
+typedef struct {
+    MPI_Comm comm;
+    char *bufs[CC_STEP_BUFFERS];
+    const cc_step *steps;
+    const int *start;
+    int nprogs;
+    const int *aux;
+    int size, iters;
+} program;
+
+/* exec_step runs one step; the spans were checked in Go (mpi.CheckSteps). */
+static int exec_step(const program *k, const cc_step *s)
+{
+    char *sb = k->bufs[s->sbuf] + s->soff, *rb = k->bufs[s->rbuf] + s->roff;
+    int p = k->size;
+    switch (s->op) {
+    case CC_STEP_SEND:
+        return MPI_Send(sb, s->slen, MPI_BYTE, s->peer, s->tag, k->comm);
+    case CC_STEP_RECV:
+        return MPI_Recv(rb, s->rlen, MPI_BYTE, s->from, s->tag, k->comm, MPI_STATUS_IGNORE);
+    case CC_STEP_SENDRECV:
+        return MPI_Sendrecv(sb, s->slen, MPI_BYTE, s->peer, s->tag, rb, s->rlen, MPI_BYTE, s->from, s->tag, k->comm,
+                            MPI_STATUS_IGNORE);
+    case CC_STEP_COPY:
+        memmove(rb, sb, (size_t)s->slen); /* Go's copy: the spans may overlap */
+        return MPI_SUCCESS;
+    case CC_STEP_BCAST:
+        return MPI_Bcast(sb, s->slen, MPI_BYTE, s->peer, k->comm);
+    case CC_STEP_ALLGATHER:
+        return MPI_Allgather(sb, s->slen, MPI_BYTE, rb, s->slen, MPI_BYTE, k->comm);
+    case CC_STEP_SCATTER:
+        return MPI_Scatter(sb, s->rlen, MPI_BYTE, rb, s->rlen, MPI_BYTE, s->peer, k->comm);
+    case CC_STEP_ALLTOALL:
+        return MPI_Alltoall(sb, s->slen / p, MPI_BYTE, rb, s->slen / p, MPI_BYTE, k->comm);
+    case CC_STEP_ALLTOALLV: {
+        const int *c = k->aux + s->aux;
+        return MPI_Alltoallv(sb, c, c + p, MPI_BYTE, rb, c + 2 * p, c + 3 * p, MPI_BYTE, k->comm);
+    }
+    }
+    return MPI_ERR_INTERN;
+}
+
+static int program_rep(void *kernel, int i, double *own)
+{
+    const program *k = kernel;
+    int j = k->nprogs == 1 ? 0 : i;
+    const cc_step *first = k->steps + k->start[j], *end = k->steps + k->start[j + 1];
+    if (first == end)
+        return MPI_SUCCESS;
+    double t0 = MPI_Wtime();
+    for (int it = 0; it < k->iters; it++)
+        for (const cc_step *s = first; s < end; s++) {
+            int rc = exec_step(k, s);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+    *own = MPI_Wtime() - t0;
+    return MPI_SUCCESS;
+}
+
+cc_batch_result cc_steps_batch(MPI_Comm comm, BATCH_ARGS, char *b0, char *b1, char *b2, char *b3,
+                               const cc_step *steps, const int *start, int nprogs, const int *aux, int size, int iters)
+{
+    batch b = BATCH;
+    program k = {comm, {b0, b1, b2, b3}, steps, start, nprogs, aux, size, iters};
+    return run_batch(&b, comm, program_rep, &k);
+}
+
+typedef struct {
+    cc_access *a;
+    const int *targets, *incoming;
+    int steps, my_slot, check;
+    unsigned long long rep0;
+    cc_access_result last;
+} access_batch;
+
+static int access_rep(void *kernel, int i, double *own)
+{
+    access_batch *k = kernel;
+    const size_t row = (size_t)k->steps * (size_t)k->a->k;
+    k->last = cc_access_run(k->a, k->targets + (size_t)i * row, k->steps, k->my_slot, k->incoming[i],
+                            k->rep0 + (unsigned long long)i, k->check);
+    *own = k->last.seconds;
+    if (k->last.rc != MPI_SUCCESS)
+        return k->last.rc;
+    return k->last.fault != 0 ? CC_ERR_FAULT : MPI_SUCCESS;
+}
+
+cc_access_batch_result cc_access_batch(cc_access *a, BATCH_ARGS, const int *targets, int steps, const int *incoming,
+                                       int my_slot, unsigned long long rep0, int check)
+{
+    batch b = BATCH;
+    access_batch k;
+    memset(&k, 0, sizeof k);
+    k.a = a;
+    k.targets = targets;
+    k.incoming = incoming;
+    k.steps = steps;
+    k.my_slot = my_slot;
+    k.check = check;
+    k.rep0 = rep0;
+    cc_access_batch_result r;
+    r.b = run_batch(&b, a->comm, access_rep, &k);
+    r.fault = k.last;
+    return r;
+}

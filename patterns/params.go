@@ -1,0 +1,251 @@
+package patterns
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// The physical range of every record parameter (issue 18, class 4). One
+// table per bench says which parameters a pattern's instances have and
+// which values they may take; the same specs check the CLI's flags of the
+// pattern, an instance given to 'commcost predict', an application's
+// workload items and every record read or written (registered with
+// results.RegisterParamCheck), so a size of -5 bytes, k = 0 or r = 5 is
+// refused the same way wherever it comes from.
+
+// ParamKind is the type of a parameter's values.
+type ParamKind int
+
+const (
+	ParamInt    ParamKind = iota // a whole number
+	ParamReal                    // a finite number
+	ParamBool                    // true or false
+	ParamString                  // one of Values
+)
+
+// ParamSpec is one record parameter of a pattern.
+type ParamSpec struct {
+	Key  string
+	Kind ParamKind
+	// Min and Max bound numbers; MinOpen excludes Min itself (r in
+	// (0, 1]); NoMax leaves the top open.
+	Min, Max float64
+	MinOpen  bool
+	NoMax    bool
+	Values   []string // ParamString: the accepted values
+	Unit     string   // for messages: "bytes", "s", or "" for counts
+	// Optional parameters appear in some records only (the realised
+	// distinct and self of a k-k-access, the network of an emulated one).
+	Optional bool
+}
+
+// maxBytes is the largest message a parameter in bytes may name: one MPI
+// call carries at most mpi.MaxCount bytes.
+const maxBytes = mpi.MaxCount
+
+var (
+	specBytes = ParamSpec{Key: "bytes", Kind: ParamInt, Min: 0, Max: maxBytes, Unit: "bytes"}
+	specIters = ParamSpec{Key: "iters", Kind: ParamInt, Min: 1, NoMax: true, Optional: true}
+	specOp    = ParamSpec{Key: "op", Kind: ParamString, Values: []string{"read", "write"}}
+	specNet   = ParamSpec{Key: "network", Kind: ParamString, Optional: true}
+	specK     = ParamSpec{Key: "k", Kind: ParamInt, Min: 1, NoMax: true}
+	specL     = ParamSpec{Key: "l", Kind: ParamInt, Min: 0, Max: maxBytes, Unit: "bytes"}
+)
+
+// benchParams are the parameters of each bench of this package.
+var benchParams = map[string][]ParamSpec{
+	BenchPingPong:      {specBytes, specIters},
+	BenchBandwidth:     {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specIters},
+	BenchRoundTrip:     {specBytes},
+	BenchAllToAll:      {specBytes},
+	BenchPairwise:      {specBytes},
+	BenchRowContention: {specBytes},
+	BenchKKAccess: {specK, specL,
+		{Key: "r", Kind: ParamReal, Min: 0, MinOpen: true, Max: 1},
+		specOp,
+		{Key: "distinct", Kind: ParamBool, Optional: true},
+		{Key: "self", Kind: ParamBool, Optional: true},
+		specNet},
+	BenchKAccess: {specK, specL,
+		{Key: "h", Kind: ParamReal, Min: 0, MinOpen: true, Max: 1},
+		{Key: "a", Kind: ParamInt, Min: 1, NoMax: true},
+		{Key: "es", Kind: ParamBool},
+		specOp, specNet},
+	BenchPRTT: {specBytes,
+		{Key: "n", Kind: ParamInt, Min: 1, Max: mpi.MaxCount},
+		{Key: "delay_s", Kind: ParamReal, Min: 0, NoMax: true, Unit: "s"},
+		{Key: "side", Kind: ParamString, Values: []string{"client", "server"}, Optional: true}},
+	BenchPermutations: {specBytes, {Key: "count", Kind: ParamInt, Min: 1, NoMax: true, Optional: true}},
+	BenchAggregate: {
+		{Key: "op", Kind: ParamString, Values: aggNames[:]},
+		{Key: "impl", Kind: ParamString, Values: []string{"mpi", "textbook"}, Optional: true},
+		specBytes,
+		{Key: "q", Kind: ParamInt, Min: 0, NoMax: true, Optional: true},
+		{Key: "neighbors", Kind: ParamInt, Min: 0, NoMax: true, Optional: true}},
+}
+
+func init() {
+	for bench := range benchParams {
+		results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
+	}
+}
+
+// Spec returns the spec of parameter key of bench, or false.
+func Spec(bench, key string) (ParamSpec, bool) {
+	for _, s := range benchParams[bench] {
+		if s.Key == key {
+			return s, true
+		}
+	}
+	return ParamSpec{}, false
+}
+
+// SpecsOf returns the parameter specs of bench (nil for a bench this
+// package does not own).
+func SpecsOf(bench string) []ParamSpec { return benchParams[bench] }
+
+// CheckParams checks the parameters of an instance of bench: each known
+// parameter must be of its kind and within its range. With strict, an
+// unknown parameter is an error too (an instance typed by a user, where a
+// misspelt key would otherwise be ignored); records are read leniently,
+// since newer writers may add parameters. A bench without specs passes.
+func CheckParams(bench string, p results.Params, strict bool) error {
+	specs, ok := benchParams[bench]
+	if !ok {
+		return nil
+	}
+	for _, k := range sortedKeys(p) {
+		i := slices.IndexFunc(specs, func(s ParamSpec) bool { return s.Key == k })
+		if i < 0 {
+			if strict {
+				return fmt.Errorf("%s has no parameter %q (its parameters: %s)", bench, k, keyList(specs))
+			}
+			continue
+		}
+		if err := specs[i].Check(p[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Check reports why v is not a value of the parameter, naming it, in the
+// parameter's unit: "k = 0: must be positive (an integer >= 1)".
+func (s ParamSpec) Check(v any) error {
+	bad := func(why string) error { return fmt.Errorf("%s = %s: %s", s.Key, show(v), why) }
+	switch s.Kind {
+	case ParamBool:
+		if _, ok := v.(bool); !ok {
+			return bad("must be true or false")
+		}
+		return nil
+	case ParamString:
+		str, ok := v.(string)
+		if !ok {
+			return bad("must be one of " + strings.Join(s.Values, ", "))
+		}
+		if len(s.Values) > 0 && !slices.Contains(s.Values, str) {
+			return bad("must be one of " + strings.Join(s.Values, ", "))
+		}
+		return nil
+	}
+	x, ok := number(v)
+	if !ok {
+		return bad("must be a number")
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return bad("must be finite")
+	}
+	if s.Kind == ParamInt && x != math.Trunc(x) {
+		return bad("must be a whole number")
+	}
+	switch {
+	case x < s.Min && s.Min == 0 && !s.MinOpen:
+		return bad("must not be negative (" + s.rangeText() + ")")
+	case x < s.Min && s.Min == 1 && s.Kind == ParamInt:
+		return bad("must be positive (" + s.rangeText() + ")")
+	case x < s.Min || (s.MinOpen && x == s.Min) || (!s.NoMax && x > s.Max):
+		return bad("must be " + s.rangeText())
+	}
+	return nil
+}
+
+// rangeText says which values are accepted, in the parameter's unit:
+// "an integer >= 1", "in (0, 1]", "0 to 2147483647 bytes".
+func (s ParamSpec) rangeText() string {
+	unit := ""
+	if s.Unit != "" {
+		unit = " " + s.Unit
+	}
+	kind := "a number"
+	if s.Kind == ParamInt {
+		kind = "an integer"
+	}
+	switch {
+	case s.NoMax && s.MinOpen:
+		return fmt.Sprintf("%s > %s%s", kind, show(s.Min), unit)
+	case s.NoMax:
+		return fmt.Sprintf("%s >= %s%s", kind, show(s.Min), unit)
+	case s.MinOpen:
+		return fmt.Sprintf("in (%s, %s]%s", show(s.Min), show(s.Max), unit)
+	}
+	return fmt.Sprintf("%s from %s to %s%s", kind, show(s.Min), show(s.Max), unit)
+}
+
+func keyList(specs []ParamSpec) string {
+	keys := make([]string, len(specs))
+	for i, s := range specs {
+		keys[i] = s.Key
+	}
+	return strings.Join(keys, ", ")
+}
+
+// number is v as a float64 if it is a number of any Go kind.
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case uint:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+func show(v any) string {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return strconv.FormatFloat(x, 'f', -1, 64)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		return strconv.Quote(x)
+	}
+	return fmt.Sprint(v)
+}
+
+func sortedKeys(p results.Params) []string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,189 @@
+package patterns
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The watchdog (issue 18, class 3: a hung peer ends the job). A rank
+// whose peer is stopped (SIGSTOP, a node that froze, a debugger) or never
+// arrives waits inside MPI forever: MPI has no timeouts, and a launcher
+// only notices processes that exit. Every measurement point therefore
+// runs under a deadline; the rank that passes it says which point and
+// what it was waiting for and ends the whole job (the caller's Expire:
+// MPI_Abort in the CLI), so no allocation is held by a job that will
+// never finish, and the records written before the point stay intact.
+//
+// A point is stuck when no repetition has completed for Timeout (the
+// repetition loop of Measure reports progress after each one), or when it
+// has run longer than its budget plus Timeout: the warm-up and the timed
+// repetitions are each bounded by Reps.MaxTime, and Timeout is the slack
+// for the repetition in flight when the budget ran out. A point whose
+// repetitions are long (a ping-pong of a gigabyte) is not stuck for that:
+// both limits grow with the longest gap between progress seen in the
+// point (twice it for the next progress; four times it for the whole
+// point, which ends after a warm-up and at least three repetitions).
+
+// Stall describes a point past its deadline, for the message.
+type Stall struct {
+	Point   string        // the point, as its record would name it ("pingpong bytes=8")
+	Idle    time.Duration // since the last progress
+	Running time.Duration // since the point started
+	Budget  time.Duration // the point's own time budget (0: none)
+	Timeout time.Duration
+	Slack   time.Duration // what long repetitions added to the limit broken
+	Overdue bool          // the budget plus Timeout is spent (else: no progress for Timeout)
+}
+
+func (s Stall) String() string {
+	slack := ""
+	if s.Slack >= 100*time.Millisecond {
+		slack = fmt.Sprintf(" and %.1f s for its long repetitions", s.Slack.Seconds())
+	}
+	if s.Overdue {
+		return fmt.Sprintf("%s has run %.1f s, more than its budget of %.1f s plus --timeout %g s%s",
+			s.Point, s.Running.Seconds(), s.Budget.Seconds(), s.Timeout.Seconds(), slack)
+	}
+	return fmt.Sprintf("%s made no progress for %.1f s (--timeout %g s%s)", s.Point, s.Idle.Seconds(), s.Timeout.Seconds(), slack)
+}
+
+// Watchdog ends stuck points. The zero value is not usable; see
+// NewWatchdog. One watchdog serves a process (Install); it is safe for
+// concurrent use, as the local backend's ranks are goroutines of one
+// process.
+type Watchdog struct {
+	timeout time.Duration
+	expire  func(Stall)
+
+	mu      sync.Mutex
+	depth   int // nested Begin calls (a point, then Measure inside it)
+	point   string
+	start   time.Time
+	budget  time.Duration
+	last    atomic.Int64 // unix nanoseconds of the last progress
+	maxGap  atomic.Int64 // longest nanoseconds between progress in this point
+	fired   bool
+	stop    chan struct{}
+	stopped sync.Once
+}
+
+// NewWatchdog returns a watchdog that calls expire, once, from its own
+// goroutine, when a point makes no progress for timeout or outlives its
+// budget by timeout. expire is expected to end the process (it gets no
+// chance to unblock the MPI call the rank is stuck in).
+func NewWatchdog(timeout time.Duration, expire func(Stall)) *Watchdog {
+	w := &Watchdog{timeout: timeout, expire: expire, stop: make(chan struct{})}
+	go w.watch()
+	return w
+}
+
+// Stop ends the watchdog's goroutine.
+func (w *Watchdog) Stop() {
+	w.stopped.Do(func() { close(w.stop) })
+}
+
+// watch polls a few times per timeout: the deadline moves with every
+// repetition, so a timer per repetition would cost more than the polls.
+func (w *Watchdog) watch() {
+	tick := time.NewTicker(max(w.timeout/8, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case now := <-tick.C:
+			if s, stuck := w.check(now); stuck {
+				w.expire(s)
+				return
+			}
+		}
+	}
+}
+
+func (w *Watchdog) check(now time.Time) (Stall, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.depth == 0 || w.fired {
+		return Stall{}, false
+	}
+	s := Stall{Point: w.point, Idle: now.Sub(time.Unix(0, w.last.Load())), Running: now.Sub(w.start),
+		Budget: w.budget, Timeout: w.timeout}
+	gap := time.Duration(w.maxGap.Load())
+	switch {
+	case s.Idle > w.timeout+2*gap:
+		s.Slack = 2 * gap
+	case w.budget > 0 && s.Running > w.budget+w.timeout+4*gap:
+		s.Slack, s.Overdue = 4*gap, true
+	default:
+		return Stall{}, false
+	}
+	w.fired = true
+	return s, true
+}
+
+// Begin starts a point named point with a time budget (0: only the
+// progress rule applies, until a nested Begin brings one) and returns its
+// end. A Begin inside another point (Measure within a pattern's point)
+// keeps the outer name, gives it its budget if it had none, and counts as
+// progress.
+func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
+	if w == nil {
+		return func() {}
+	}
+	w.mu.Lock()
+	now := time.Now()
+	switch {
+	case w.depth == 0:
+		w.point, w.start, w.budget = point, now, budget
+		w.maxGap.Store(0)
+		w.last.Store(now.UnixNano())
+	case w.budget == 0 && budget > 0:
+		// A point begun without a budget (a pattern's Run, whose
+		// repetitions Measure configures) gets Measure's, counted from
+		// now.
+		w.budget = now.Sub(w.start) + budget
+	}
+	w.depth++
+	w.mu.Unlock()
+	w.Progress()
+	return func() {
+		w.mu.Lock()
+		w.depth--
+		w.mu.Unlock()
+	}
+}
+
+// Progress marks that the current point moved on (a repetition ended).
+func (w *Watchdog) Progress() {
+	if w == nil {
+		return
+	}
+	now := time.Now().UnixNano()
+	gap := now - w.last.Swap(now)
+	for {
+		old := w.maxGap.Load()
+		if gap <= old || w.maxGap.CompareAndSwap(old, gap) {
+			return
+		}
+	}
+}
+
+// installed is the process's watchdog, nil for none.
+var installed atomic.Pointer[Watchdog]
+
+// Install makes w the watchdog of every Measure in this process (nil
+// removes it). The CLI installs one per run; library users may leave it.
+func Install(w *Watchdog) { installed.Store(w) }
+
+// Installed returns the process's watchdog (nil if none); Begin and
+// Progress on a nil watchdog do nothing.
+func Installed() *Watchdog { return installed.Load() }
+
+// measureBudget is the time a Measure call may take under cfg (with its
+// defaults applied): the warm-up and the timed repetitions, each bounded
+// by MaxTime.
+func measureBudget(cfg Reps) time.Duration {
+	return time.Duration(2 * cfg.MaxTime * float64(time.Second))
+}
