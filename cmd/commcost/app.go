@@ -17,7 +17,6 @@ import (
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
-	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
@@ -484,82 +483,20 @@ func withAppStore(c mpi.Comm, st appStore, seed int64, fn func(env apps.Env) err
 	return fmt.Errorf("store %s: unknown kind %q", st.name, st.kind)
 }
 
-// calibrateKK measures the k-k-access sweep on the store: the pattern
-// itself for the direct store (its protocol is the pattern's, so the
-// records are those of 'commcost kkaccess'), the network's driver for an
-// emulated network, and apps.StoreKKAccess for divalib's strategies; reads
-// and writes, the grid --cal-k x --cal-l x --cal-r plus the application's
-// own k and l.
+// calibrateKK is the k-k-access calibration of paper 000's applications
+// (apps.KKCalibration) on the store, over the grid --cal-k x --cal-l x
+// --cal-r plus the applications' own k and l.
 func calibrateKK(ks, ls []int) func(env apps.Env, st appStore, f *appFlags, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
 	return func(env apps.Env, st appStore, f *appFlags, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
-		gridK := mergeInts(f.calK, ks)
-		gridL := mergeInts(f.calL, ls)
 		reps := f.patternReps()
 		reps.MaxTime = f.calTime
-		reps.Sync = patterns.SyncBarrier
-		var recs []results.Record
-		for _, op := range []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite} {
-			for _, k := range gridK {
-				for _, l := range gridL {
-					for _, r := range f.calR {
-						kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Seed: f.seed, Validate: f.validate, Reps: reps}
-						var rec results.Record
-						var err error
-						switch st.kind {
-						case "direct":
-							var m patterns.Measurement
-							if m, err = kk.Run(env.Comm); err == nil {
-								rec = kk.Record(m, meta)
-							}
-						case "emulate":
-							bc := emulate.BenchConfig{Reps: reps, Seed: f.seed, Meta: meta}
-							rec, err = emulate.KKAccess(env.Store.(*emulate.Store), emulate.KKPoint{K: k, L: l, R: r, Op: op.String()}, bc)
-						default:
-							rec, err = apps.StoreKKAccess(env, kk, st.name, meta)
-						}
-						if err != nil {
-							return nil, patternErr(err)
-						}
-						if err := emit(rec); err != nil {
-							return nil, err
-						}
-						recs = append(recs, rec)
-					}
-				}
-			}
+		cal := apps.KKCalibration{K: f.calK, L: f.calL, R: f.calR, Reps: reps, Seed: f.seed, Validate: f.validate}.WithGrid(ks, ls)
+		recs, err := cal.Run(env, st.kind, st.name, meta, emit)
+		if err != nil {
+			return nil, patternErr(err)
 		}
 		return recs, nil
 	}
-}
-
-// fitTrilinearRW fits the trilinear model to the reads and to the writes of
-// the calibration records.
-func fitTrilinearRW(recs []results.Record) ([]model.Model, []string, error) {
-	var ms []model.Model
-	var srcs []string
-	for _, op := range []string{"read", "write"} {
-		tr, err := model.FitTrilinear(recs, model.Options{Op: op})
-		if err != nil {
-			return nil, nil, fmt.Errorf("trilinear fit of the %ss: %w", op, err)
-		}
-		ms = append(ms, tr)
-		srcs = append(srcs, "calibration ("+op+")")
-	}
-	return ms, srcs, nil
-}
-
-// mergeInts is a and b without repeats, increasing.
-func mergeInts(a, b []int) []int {
-	seen := map[int]bool{}
-	var out []int
-	for _, v := range append(append([]int(nil), a...), b...) {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	sort.Ints(out)
-	return out
 }
 
 // runAppTable rebuilds the tables from application records.

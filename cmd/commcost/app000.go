@@ -86,7 +86,7 @@ func registerGV(fs *flag.FlagSet, nDefault, nHelp string) *gvFlags {
 // setup makes the entry's setup: every n x k x l configuration through
 // build, calibrated by the k-k-access sweep and the trilinear fit.
 func (g *gvFlags) setup(build func(n, k, l int) ([]apps.App, error)) *appSetup {
-	s := &appSetup{fit: fitTrilinearRW, minCalRanks: 2}
+	s := &appSetup{fit: apps.FitTrilinearRW, minCalRanks: 2}
 	var ks, ls []int
 	s.configs = func() ([]apps.App, error) {
 		ns, err := parseIntGrid("n", *g.n, 1)

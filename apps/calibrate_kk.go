@@ -1,0 +1,110 @@
+package apps
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/commcost/commcost/emulate"
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// KKCalibration is the k-k-access sweep paper 000's applications are
+// predicted from (paper 000, section 4: the trilinear T(k, l, r) is fitted
+// to k-k-accesses measured on the same machine): reads and writes over the
+// grid K x L x R, measured on the store the applications run over.
+type KKCalibration struct {
+	K, L     []int
+	R        []float64
+	Reps     patterns.Reps
+	Seed     int64
+	Validate bool
+}
+
+// WithGrid returns the calibration with the applications' own k and l
+// added to its grid (each value once, increasing), so every configuration
+// run lies inside the fitted range.
+func (cal KKCalibration) WithGrid(ks, ls []int) KKCalibration {
+	cal.K, cal.L = mergeInts(cal.K, ks), mergeInts(cal.L, ls)
+	return cal
+}
+
+// Run measures the sweep on env.Store and hands every record to emit as
+// it is measured. kind says how the store is measured: "direct" runs the
+// pattern itself (the direct store's protocol is the pattern's, so the
+// records are those of 'commcost kkaccess'), "emulate" the network's own
+// driver (env.Store must be an *emulate.Store), anything else
+// StoreKKAccess over the store's global variables, with name as the
+// records' "network" parameter. It is collective over env.Comm.
+func (cal KKCalibration) Run(env Env, kind, name string, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
+	reps := cal.Reps
+	reps.Sync = patterns.SyncBarrier
+	var recs []results.Record
+	for _, op := range []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite} {
+		for _, k := range cal.K {
+			for _, l := range cal.L {
+				for _, r := range cal.R {
+					kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Seed: cal.Seed, Validate: cal.Validate, Reps: reps}
+					var rec results.Record
+					var err error
+					switch kind {
+					case "direct":
+						var m patterns.Measurement
+						if m, err = kk.Run(env.Comm); err == nil {
+							rec = kk.Record(m, meta)
+						}
+					case "emulate":
+						st, ok := env.Store.(*emulate.Store)
+						if !ok {
+							return nil, fmt.Errorf("apps: calibration of kind emulate over a %T store", env.Store)
+						}
+						bc := emulate.BenchConfig{Reps: reps, Seed: cal.Seed, Meta: meta}
+						rec, err = emulate.KKAccess(st, emulate.KKPoint{K: k, L: l, R: r, Op: op.String()}, bc)
+					default:
+						rec, err = StoreKKAccess(env, kk, name, meta)
+					}
+					if err != nil {
+						return nil, err
+					}
+					if err := emit(rec); err != nil {
+						return nil, err
+					}
+					recs = append(recs, rec)
+				}
+			}
+		}
+	}
+	return recs, nil
+}
+
+// FitTrilinearRW fits the trilinear model (paper 000, section 4, Table 1)
+// to the reads and to the writes of a k-k-access calibration, returning
+// the two models and their sources.
+func FitTrilinearRW(recs []results.Record) ([]model.Model, []string, error) {
+	var ms []model.Model
+	var srcs []string
+	for _, op := range []string{"read", "write"} {
+		tr, err := model.FitTrilinear(recs, model.Options{Op: op})
+		if err != nil {
+			return nil, nil, fmt.Errorf("trilinear fit of the %ss: %w", op, err)
+		}
+		ms = append(ms, tr)
+		srcs = append(srcs, "calibration ("+op+")")
+	}
+	return ms, srcs, nil
+}
+
+// mergeInts is a and b without repeats, increasing.
+func mergeInts(a, b []int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, v := range append(append([]int(nil), a...), b...) {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
