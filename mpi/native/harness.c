@@ -130,7 +130,7 @@ static int prtt_rep(void *kernel, int i, double *own)
     if (k->peer < 0)
         return MPI_SUCCESS;
     cc_prtt_result t = cc_prtt(k->comm, k->buf, k->count, k->peer, k->tag, k->n, k->delay, k->iters, k->client,
-                               k->server_delay);
+                               k->server_delay, k->report == 1);
     switch (k->report) {
     case 0:
         *own = t.seconds;

@@ -78,7 +78,7 @@ func (c *Comm) PRTT(buf []byte, peer, tag, n int, delay float64, iters int, clie
 	if err := enterPeer(op, peer); err != nil {
 		return 0, 0, err
 	}
-	r := C.cc_prtt(c.h, ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag), C.int(n), C.double(delay), C.int(iters), cbool(client), cbool(serverDelay))
+	r := C.cc_prtt(c.h, ptr(buf), C.int(len(buf)), C.int(peer), C.int(tag), C.int(n), C.double(delay), C.int(iters), cbool(client), cbool(serverDelay), cbool(!client))
 	leave()
 	if r.rc != 0 {
 		return float64(r.seconds), float64(r.arrivals), newError(op, r.rc)

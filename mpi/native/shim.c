@@ -581,7 +581,7 @@ static void spin(double sec)
  * first when server_delay (the o_r run), and answers. arrivals sums the
  * server's first-to-last arrival times. */
 cc_prtt_result cc_prtt(MPI_Comm comm, void *buf, int count, int peer, int tag, int n, double delay,
-                       int iters, int client, int server_delay)
+                       int iters, int client, int server_delay, int time_arrivals)
 {
     GUARD_STRUCT(cc_prtt_result);
     cc_prtt_result r;
@@ -599,13 +599,14 @@ cc_prtt_result cc_prtt(MPI_Comm comm, void *buf, int count, int peer, int tag, i
             continue;
         }
         r.rc = MPI_Recv(buf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
-        double first = MPI_Wtime();
+        double first = time_arrivals ? MPI_Wtime() : 0;
         for (int i = 1; i < n && r.rc == MPI_SUCCESS; i++) {
             if (server_delay)
                 spin(delay);
             r.rc = MPI_Recv(buf, count, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
         }
-        r.arrivals += MPI_Wtime() - first;
+        if (time_arrivals)
+            r.arrivals += MPI_Wtime() - first;
         if (r.rc == MPI_SUCCESS)
             r.rc = MPI_Send(buf, count, MPI_BYTE, peer, tag, comm);
     }

@@ -150,10 +150,14 @@ cc_time_result cc_alltoall_pt2pt(MPI_Comm comm, char *send, char *recv, int bloc
 typedef struct {
     int rc;
     double seconds;  /* this rank, around the whole loop */
-    double arrivals; /* server: sum of first-to-last arrival times */
+    double arrivals; /* server with time_arrivals: sum of first-to-last arrival times */
 } cc_prtt_result;
+/* time_arrivals: the server reads the clock around its receives (two
+ * MPI_Wtime per exchange, between its last receive and its answer); only
+ * when the caller reports the arrivals, since the client's round trip
+ * would pay for them (issue 19: 8 B, n = 1 was 1.23x the C reference). */
 cc_prtt_result cc_prtt(MPI_Comm comm, void *buf, int count, int peer, int tag, int n, double delay,
-                       int iters, int client, int server_delay);
+                       int iters, int client, int server_delay, int time_arrivals);
 
 /* The access engine of paper 000 (package patterns, access.go), one
  * repetition per call. All buffers are C memory owned by the cc_access, so
