@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/commcost/commcost/mpi"
 )
@@ -32,6 +33,16 @@ func TestAccessKernel(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := x.Buffers()
+			// Page-aligned as the C reference's (access.c page_zalloc):
+			// misaligned packets copy slower (issue 19).
+			for _, buf := range []struct {
+				name string
+				b    []byte
+			}{{"Mem", b.Mem}, {"ReqMsgs", b.ReqMsgs}, {"Replies", b.Replies}} {
+				if a := uintptr(unsafe.Pointer(unsafe.SliceData(buf.b))) % 4096; a != 0 {
+					t.Errorf("write %v: %s at %d bytes past a page boundary, want 0", write, buf.name, a)
+				}
+			}
 			for i := range b.Mem {
 				b.Mem[i] = byte(me*17 + i)
 			}
