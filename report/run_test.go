@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/internal/testfs"
 	"github.com/commcost/commcost/results"
 )
 
@@ -186,18 +187,36 @@ func TestWriteFile(t *testing.T) {
 	if string(data) != "two" || st.Mode().Perm() != 0o644 {
 		t.Errorf("content %q mode %v", data, st.Mode())
 	}
-	for _, tc := range []struct{ name, path string }{
-		{"missing directory", filepath.Join(dir, "no", "b.md")},
-		{"directory in the way", dir},
+	for _, tc := range []struct {
+		name string
+		dir  func(t *testing.T) string // where the write happens
+		path func(dir string) string
+		data int // bytes written
+	}{
+		{"missing directory", func(*testing.T) string { return dir }, func(d string) string { return filepath.Join(d, "no", "b.md") }, 1},
+		{"directory in the way", func(*testing.T) string { return dir }, func(d string) string { return d }, 1},
+		// A plot larger than the file system: the temporary file fills
+		// it and is removed; an old plot of that name keeps its content.
+		{"file system full", func(t *testing.T) string {
+			d := testfs.Tmpfs(t, 64<<10)
+			os.WriteFile(filepath.Join(d, "plot.png"), []byte("old"), 0o644)
+			return d
+		}, func(d string) string { return filepath.Join(d, "plot.png") }, 256 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := dirFiles(t, dir)
-			err := WriteFile(tc.path, []byte("x"))
-			if err == nil || !strings.Contains(err.Error(), tc.path) {
-				t.Errorf("err = %v, want one naming %s", err, tc.path)
+			d := tc.dir(t)
+			path := tc.path(d)
+			before := dirFiles(t, d)
+			old, _ := os.ReadFile(path)
+			err := WriteFile(path, make([]byte, tc.data))
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("err = %v, want one naming %s", err, path)
 			}
-			if after := dirFiles(t, dir); !slices.Equal(before, after) {
+			if after := dirFiles(t, d); !slices.Equal(before, after) {
 				t.Errorf("files before %v, after %v", before, after)
+			}
+			if now, _ := os.ReadFile(path); !bytes.Equal(now, old) {
+				t.Errorf("%s changed to %d bytes", path, len(now))
 			}
 		})
 	}

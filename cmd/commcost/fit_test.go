@@ -373,3 +373,53 @@ func TestFitWeightingReachesEveryModel(t *testing.T) {
 		}
 	}
 }
+
+// TestFitTornLastLine (issue 18, class 1): fit reads through the shared
+// reader, so a torn last line costs that record only, with one warning:
+// the fit equals the fit of the complete records before it.
+func TestFitTornLastLine(t *testing.T) {
+	dir := t.TempDir()
+	recs := synthetic("hockney")
+	whole := filepath.Join(dir, "whole.jsonl")
+	writeJSONL(t, whole, recs[:len(recs)-1])
+	full := filepath.Join(dir, "full.jsonl")
+	writeJSONL(t, full, recs)
+	data, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(whole)
+	lastLen := len(data) - len(before)
+	for _, tc := range []struct {
+		name string
+		cut  int // bytes of the last record left
+	}{
+		{"one byte", 1},
+		{"half", lastLen / 2},
+		{"all but the newline", lastLen - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			torn := filepath.Join(t.TempDir(), "whole.jsonl")
+			os.WriteFile(torn, data[:len(before)+tc.cut], 0o644)
+			code, want, errs := runCLI(t, "fit", "hockney", whole, "--format", "json")
+			if code != 0 {
+				t.Fatalf("fit of the whole records: exit %d: %s", code, errs)
+			}
+			code, got, errs := runCLI(t, "fit", "hockney", torn, "--format", "json")
+			if tc.cut == lastLen-1 {
+				// A complete JSON record without its newline is a record.
+				if code != 0 || errs != "" {
+					t.Errorf("exit %d, stderr %q; want the record read, no warning", code, errs)
+				}
+				return
+			}
+			if code != 0 || got != want {
+				t.Errorf("exit %d; fit differs from the fit of the %d whole records: %v\n%s", code, len(recs)-1, got != want, errs)
+			}
+			if strings.Count(errs, "commcost:") != 1 || !strings.Contains(errs, "warning") || !strings.Contains(errs, "truncated final line") ||
+				!strings.Contains(errs, torn) {
+				t.Errorf("want one warning naming %s and the torn line:\n%s", torn, errs)
+			}
+		})
+	}
+}

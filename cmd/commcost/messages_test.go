@@ -148,3 +148,31 @@ func TestFitNamesTheModel(t *testing.T) {
 		checkUsageError(t, dir, []string{"fit", kind, path}, "no records: "+kind+" needs prtt records")
 	}
 }
+
+// TestRanksBeforeRanges: when a pattern is given too few ranks and also a
+// range that exceeds them, the message names the rank count, the cause,
+// not the range that follows from it.
+func TestRanksBeforeRanges(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name      string
+		args      []string
+		want, not string
+	}{
+		{"kkaccess k beyond one rank", []string{"kkaccess", "--backend", "local", "--np", "1", "--k", "8"}, "kkaccess needs at least 2 ranks, got 1", "--k"},
+		{"alltoall ranks beyond one rank", []string{"alltoall", "--backend", "local", "--np", "1", "--ranks", "8"}, "alltoall needs at least 2 ranks, got 1", "--ranks"},
+		{"pairwise pairs beyond one rank", []string{"pairwise", "--backend", "local", "--np", "1", "--pairs", "8"}, "pairwise needs an even number of ranks, got 1", "--pairs"},
+		{"pairwise pairs beyond three ranks", []string{"pairwise", "--backend", "local", "--np", "3", "--pairs", "8"}, "pairwise needs an even number of ranks, got 3", "--pairs"},
+		{"pingpong three ranks", []string{"pingpong", "--backend", "local", "--np", "3", "--sizes", "8"}, "pingpong needs exactly 2 ranks, got 3", "--sizes"},
+		{"prtt one rank", []string{"prtt", "--backend", "local", "--np", "1", "--n", "4"}, "prtt needs at least 2 ranks, got 1", "--n"},
+		{"permutations one rank", []string{"permutations", "--backend", "local", "--np", "1", "--count", "3"}, "permutations need at least 2 ranks, got 1", "--count"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			checkUsageError(t, dir, tc.args, tc.want)
+			if _, _, errs := runCLI(t, tc.args...); strings.Contains(errs, tc.not) {
+				t.Errorf("message names %s, not the rank count first: %s", tc.not, errs)
+			}
+		})
+	}
+}

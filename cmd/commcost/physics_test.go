@@ -75,6 +75,28 @@ func TestPhysicalSense(t *testing.T) {
 		r.Bench = "kkaccess"
 		r.Params = results.Params{"k": 4, "l": 64, "r": 5.0, "op": "read"}
 	})
+	// Sizes no MPI call can carry (more than mpi.MaxCount bytes).
+	hugeBytes := bad("hugebytes.jsonl", func(r *results.Record) { r.Params["bytes"] = 1e12 })
+	overBytes := bad("overbytes.jsonl", func(r *results.Record) { r.Params["bytes"] = 1 << 31 })
+	hugeL := bad("hugel.jsonl", func(r *results.Record) {
+		r.Bench = "kkaccess"
+		r.Params = results.Params{"k": 4, "l": 1 << 40, "r": 1.0, "op": "read"}
+	})
+	// An application record whose workload names an impossible instance
+	// or no pattern at all is refused on read, with its line.
+	app := func(name string, item results.WorkItem) string {
+		return bad(name, func(r *results.Record) {
+			r.Bench = "app"
+			r.Params = results.Params{"app": "test", "phase": "exchange", "kind": "comm"}
+			r.Workload = []results.WorkItem{{Count: 1, Bench: "pingpong", Params: results.Params{"bytes": 8}}, item}
+		})
+	}
+	wlR := app("wl-r.jsonl", results.WorkItem{Count: 3, Bench: "kkaccess", Params: results.Params{"k": 4, "l": 64, "r": 5, "op": "read"}})
+	wlBytes := app("wl-bytes.jsonl", results.WorkItem{Count: 3, Bench: "pingpong", Params: results.Params{"bytes": -5}})
+	wlHuge := app("wl-huge.jsonl", results.WorkItem{Count: 3, Bench: "alltoall", Params: results.Params{"bytes": 1e12}})
+	wlNoBench := app("wl-nobench.jsonl", results.WorkItem{Count: 3, Params: results.Params{"bytes": 8}})
+	wlCount := app("wl-count.jsonl", results.WorkItem{Count: -1, Bench: "pingpong", Params: results.Params{"bytes": 8}})
+	wlOp := app("wl-op.jsonl", results.WorkItem{Count: 1, Bench: "kkaccess", Params: results.Params{"k": 1, "l": 64, "r": 1, "op": "rmw"}})
 	runDir := filepath.Join(dir, "run")
 	os.Mkdir(runDir, 0o755)
 	if data, err := os.ReadFile(negBytes); err == nil {
@@ -99,6 +121,15 @@ func TestPhysicalSense(t *testing.T) {
 		{"fit: fractional size on line 3", []string{"fit", "hockney", fracBytes}, "line 3: record pingpong: impossible parameter bytes = 2.5"},
 		{"fit: r = 5 on line 3", []string{"fit", "trilinear", kk}, "line 3: record kkaccess: impossible parameter r = 5"},
 		{"report: negative size on line 3", []string{"report", runDir}, "line 3"},
+		{"fit: 1e12 bytes on line 3", []string{"fit", "hockney", hugeBytes}, "line 3: record pingpong: impossible parameter bytes = 1000000000000: must be an integer from 0 to 2147483647 bytes"},
+		{"fit: 2^31 bytes on line 3", []string{"fit", "hockney", overBytes}, "line 3: record pingpong: impossible parameter bytes = 2147483648: must be an integer from 0 to 2147483647 bytes"},
+		{"fit: l of 1 TiB on line 3", []string{"fit", "trilinear", hugeL}, "line 3: record kkaccess: impossible parameter l = 1099511627776: must be an integer from 0 to 2147483647 bytes"},
+		{"fit: workload r = 5 on line 3", []string{"fit", "hockney", wlR}, "line 3: record app: workload item 2: workload item kkaccess: impossible parameter r = 5"},
+		{"fit: workload negative size on line 3", []string{"fit", "hockney", wlBytes}, "line 3: record app: workload item 2: workload item pingpong: impossible parameter bytes = -5"},
+		{"fit: workload absurd size on line 3", []string{"fit", "hockney", wlHuge}, "line 3: record app: workload item 2: workload item alltoall: impossible parameter bytes = 1000000000000"},
+		{"fit: workload without bench on line 3", []string{"fit", "hockney", wlNoBench}, "line 3: record app: workload item 2: workload item has no bench name"},
+		{"fit: workload negative count on line 3", []string{"fit", "hockney", wlCount}, "line 3: record app: workload item 2: workload item pingpong has count -1"},
+		{"fit: workload unknown op on line 3", []string{"fit", "hockney", wlOp}, `line 3: record app: workload item 2: workload item kkaccess: impossible parameter op = "rmw"`},
 	}
 	for _, tc := range usage {
 		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/internal/testfs"
 	"github.com/commcost/commcost/results"
 )
 
@@ -82,21 +83,62 @@ func TestReportRegeneratesSuite(t *testing.T) {
 	}
 }
 
-// TestReportWriteFails: a report that cannot be written exits 1 naming
-// the file, and leaves no temporary file behind.
+// TestReportWriteFails: a report that cannot be written (report.md in
+// the way, a run directory not writable, a full file system) exits 1
+// naming the file, and leaves no partial or temporary file behind.
 func TestReportWriteFails(t *testing.T) {
-	dir := t.TempDir()
-	writeJSONL(t, filepath.Join(dir, results.RecordsFile), synthetic("hockney"))
-	if err := os.MkdirAll(filepath.Join(dir, results.ReportFile, "x"), 0o755); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) (dir, want string) // want: the path named
+		cause string
+	}{
+		{"report.md is a directory", func(t *testing.T) (string, string) {
+			dir := t.TempDir()
+			writeJSONL(t, filepath.Join(dir, results.RecordsFile), synthetic("hockney"))
+			if err := os.MkdirAll(filepath.Join(dir, results.ReportFile, "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return dir, filepath.Join(dir, results.ReportFile)
+		}, "file exists"},
+		{"run directory not writable", func(t *testing.T) (string, string) {
+			if os.Geteuid() == 0 {
+				t.Skip("root writes into a read-only directory")
+			}
+			dir := t.TempDir()
+			writeJSONL(t, filepath.Join(dir, results.RecordsFile), synthetic("hockney"))
+			os.Chmod(dir, 0o555)
+			t.Cleanup(func() { os.Chmod(dir, 0o755) })
+			return dir, dir
+		}, "permission denied"},
+		{"file system full", func(t *testing.T) (string, string) {
+			dir := testfs.Tmpfs(t, 256<<10)
+			writeJSONL(t, filepath.Join(dir, results.RecordsFile), synthetic("hockney"))
+			// Fill what is left, so the first plot or report.md fails.
+			f, err := os.Create(filepath.Join(dir, "filler"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if _, err := f.Write(make([]byte, 4096)); err != nil {
+					break
+				}
+			}
+			f.Close()
+			return dir, dir
+		}, "no space left on device"},
 	}
-	before := listDir(t, dir)
-	code, out, errs := runCLI(t, "report", dir)
-	if code != 1 || out != "" || !strings.Contains(errs, filepath.Join(dir, results.ReportFile)) {
-		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 naming report.md", code, out, errs)
-	}
-	if after := listDir(t, dir); after != before {
-		t.Errorf("files before %s, after %s", before, after)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, want := tc.setup(t)
+			before := listDir(t, dir)
+			code, out, errs := runCLI(t, "report", dir)
+			if code != 1 || out != "" || !strings.Contains(errs, want) || !strings.Contains(errs, tc.cause) || strings.Count(errs, "commcost:") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one message naming %s and %q", code, out, errs, want, tc.cause)
+			}
+			if after := listDir(t, dir); after != before {
+				t.Errorf("files before %s, after %s", before, after)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +119,24 @@ func TestSchedCommBreakeven(t *testing.T) {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("breakeven lacks %q:\n%s", want, stdout)
 		}
+	}
+	// Issue 18, class 1: a torn last line (an append cut short) costs that
+	// record only, through the shared reader: the same table, one warning.
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
+	torn := filepath.Join(filepath.Dir(out), "torn.jsonl")
+	last := lines[len(lines)-1]
+	os.WriteFile(torn, []byte(string(data)+last[:len(last)/2]), 0o644)
+	code, tornOut, tornErr := runCLI(t, "sched", "breakeven", "--in", torn, "--markdown")
+	if code != 0 || tornOut != stdout {
+		t.Errorf("breakeven of a torn file: exit %d, stdout differs: %v; stderr %s", code, tornOut != stdout, tornErr)
+	}
+	if strings.Count(tornErr, "commcost:") != 1 || !strings.Contains(tornErr, "warning") || !strings.Contains(tornErr, "truncated final line") ||
+		!strings.Contains(tornErr, fmt.Sprintf("using the %d complete records", len(recs))) {
+		t.Errorf("want one warning naming the torn line and the %d records kept:\n%s", len(recs), tornErr)
 	}
 }
 
