@@ -1,8 +1,13 @@
 /* engine.c: see engine.h. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
+
+/* cc_eng_yield_idle: set from Go (yield.go) when an empty poll should
+ * yield the processor. */
+int cc_eng_yield_idle = 0;
 
 static void put32(char *p, int v) { memcpy(p, &v, 4); }
 static int get32(const char *p) { int v; memcpy(&v, p, 4); return v; }
@@ -407,7 +412,7 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
             goto broken;
         int flag = 0;
         MPI_Status st;
-        if (block) /* the library polls; sends complete inside it */
+        if (block && !cc_eng_yield_idle) /* the library polls; sends complete inside it */
             ev.rc = MPI_Probe(MPI_ANY_SOURCE, e->tag, e->comm, &st), flag = 1;
         else
             ev.rc = MPI_Iprobe(MPI_ANY_SOURCE, e->tag, e->comm, &flag, &st);
@@ -416,6 +421,10 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
         if (!flag) {
             if (!block)
                 break;
+            /* More ranks than cores under an MPI that spins without
+             * yielding (MPICH): a blocking probe would hold the core the
+             * sender needs, so poll and give the processor away. */
+            sched_yield();
             continue;
         }
         int count = 0;

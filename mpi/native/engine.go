@@ -320,3 +320,14 @@ func (x *engine) Close() error {
 	x.e = nil
 	return nil
 }
+
+// setEngineYield tells the C engine whether a blocking wait polls and
+// yields the processor (more ranks than cores under an MPI that spins
+// without yielding, yield.go) instead of blocking in MPI_Probe.
+func setEngineYield(y bool) {
+	v := C.int(0)
+	if y {
+		v = 1
+	}
+	C.cc_eng_yield_idle = v
+}

@@ -20,6 +20,8 @@
 #ifndef COMMCOST_NATIVE_ENGINE_H
 #define COMMCOST_NATIVE_ENGINE_H
 
+extern int cc_eng_yield_idle;
+
 #include "shim.h"
 
 #define CC_ENG_PREFIX 8

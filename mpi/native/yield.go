@@ -63,6 +63,7 @@ func yieldWhenIdle(impl string, getenv func(string) string, cores int) (bool, er
 func setYieldWhenIdle() error {
 	y, err := yieldWhenIdle(Implementation(), os.Getenv, runtime.NumCPU())
 	yieldIdle.Store(y)
+	setEngineYield(y)
 	return err
 }
 
