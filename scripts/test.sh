@@ -106,8 +106,15 @@ else
 fi
 
 step "batch jobs on a private one-node Slurm (scripts/test_batch.sh)"
-# Root only (slurmd and munged); anywhere else it says SKIP and why.
-scripts/test_batch.sh "$tmp/commcost"
+# Root only (slurmd and munged); anywhere else it says SKIP and why. The
+# jobs launch an Open MPI build (srun --mpi=pmix and the mpirun fallback);
+# test_batch.sh builds and launches the MPICH one itself (srun --mpi=pmi2).
+batchbin=$tmp/commcost
+if [ "$impl" = mpich ]; then
+	batchbin=$tmp/commcost-openmpi
+	go build -o "$batchbin" ./cmd/commcost
+fi
+scripts/test_batch.sh "$batchbin"
 
 step "the Spack recipe (scripts/test_spack.py)"
 python3 scripts/test_spack.py

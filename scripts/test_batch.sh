@@ -4,7 +4,7 @@
 # job: its exit state, its run directory (valid records, a report) and, for
 # the jobs that must refuse, the message and the status. Part of make test.
 #
-# usage: scripts/test_batch.sh [BINARY]     (default: builds bin/commcost)
+# usage: scripts/test_batch.sh [BINARY]     (an Open MPI build; default: builds bin/commcost)
 #        TEST_BATCH_LOGS=DIR keeps the jobs' logs in DIR
 #
 # Skipped, with the reason, when not root or without apt-get and Slurm;
@@ -23,7 +23,9 @@ if [ "${1:-}" != --inside ]; then
 	start=$(date +%s)
 	bin=${1:-}
 	if [ -z "$bin" ]; then
-		go build ${TAGS:-} -o bin/commcost ./cmd/commcost
+		# An Open MPI build: the jobs launch it through srun --mpi=pmix
+		# and mpirun; the MPICH build is made and launched below (pmi2).
+		go build -o bin/commcost ./cmd/commcost
 		bin=$PWD/bin/commcost
 	fi
 	if [ "$(id -u)" != 0 ]; then
