@@ -337,45 +337,116 @@ func runChild(launcher string, args, env []string, deadline time.Duration) error
 	return err
 }
 
-// Open MPI's --tag-output prefixes "[jobid,rank]<stdout>:", MPICH's
-// -prepend-rank "[rank] ".
-var rankTag = regexp.MustCompile(`^\[(?:\d+,)?(\d+)\](?:<std(?:out|err)>:|\s)`)
+// Open MPI's --tag-output puts "[jobid,rank]<stdout>:" before every chunk
+// it forwards, not every line: a benchmark prints its name and its figures
+// in two writes, so one output line can hold rank 0's name, then another
+// rank's line, then rank 0's figures, each behind its own tag.
+var ompiTag = regexp.MustCompile(`\[\d+,(\d+)\]<(std(?:out|err))>:`)
 
-// midTag is an Open MPI tag inside a line: it tags every chunk it forwards,
-// and a benchmark prints its name and its result in two writes. MPICH does
-// the same with "[rank] " (relabel strips the line's own rank's).
-var midTag = regexp.MustCompile(`\[\d+,\d+\]<std(?:out|err)>:`)
+// MPICH's -prepend-rank puts "[rank] " before every chunk the same way.
+// Inside a line only two are taken for tags: the line's own rank's, and any
+// rank's right after a tab, where go test's write of a benchmark name ends;
+// elsewhere "[3] " in a rank's output may be text.
+var mpichTag = regexp.MustCompile(`^\[(\d+)\] `)
+var mpichMidTag = regexp.MustCompile(`\t\[(\d+)\] |\[(\d+)\] `)
+
+// chunk is a piece of one rank's stream.
+type chunk struct{ rank, stream, text string }
+
+// chunks splits one line of launcher output at its tags; nil for a line
+// with no tag in front (the launcher's own messages).
+func chunks(line string) []chunk {
+	if loc := ompiTag.FindAllStringSubmatchIndex(line, -1); loc != nil && loc[0][0] == 0 {
+		var cs []chunk
+		for i, m := range loc {
+			end := len(line)
+			if i+1 < len(loc) {
+				end = loc[i+1][0]
+			}
+			cs = append(cs, chunk{line[m[2]:m[3]], line[m[4]:m[5]], line[m[1]:end]})
+		}
+		return cs
+	}
+	m := mpichTag.FindStringSubmatchIndex(line)
+	if m == nil {
+		return nil
+	}
+	cs := []chunk{{rank: line[m[2]:m[3]], stream: "out"}}
+	rest := line[m[1]:]
+	for {
+		cur := &cs[len(cs)-1]
+		next := -1
+		var nm []int
+		for _, mm := range mpichMidTag.FindAllStringSubmatchIndex(rest, -1) {
+			if mm[2] >= 0 { // after a tab: any rank
+				next, nm = mm[0]+1, []int{mm[0] + 1, mm[1], mm[2], mm[3]}
+				break
+			}
+			if rest[mm[4]:mm[5]] == cur.rank {
+				next, nm = mm[0], []int{mm[0], mm[1], mm[4], mm[5]}
+				break
+			}
+		}
+		if next < 0 {
+			cur.text += rest
+			return cs
+		}
+		cur.text += rest[:next]
+		if r := rest[nm[2]:nm[3]]; r != cur.rank {
+			cs = append(cs, chunk{rank: r, stream: "out"})
+		}
+		rest = rest[nm[1]:]
+	}
+}
 
 // relabel copies the launcher's output line by line: rank 0's lines
 // unchanged, so go test's and benchstat's parsers read them as usual;
 // other ranks' lines behind "rank N: ", except their test progress lines
 // (=== RUN, --- PASS, PASS), which repeat rank 0's. Their failures and logs
-// all show.
+// all show. Chunks are put back together per rank and stream before a line
+// is written, so another rank's chunk never lands inside one of rank 0's
+// benchmark lines (benchstat would fail to parse it).
 func relabel(w io.Writer, r io.Reader) {
 	br := bufio.NewReaderSize(r, 1<<16)
+	pending := map[[2]string]string{} // (rank, stream) -> its unfinished line
+	var order [][2]string             // pending's keys, first seen first
 	for {
 		line, err := br.ReadString('\n')
-		if line != "" {
-			if m := rankTag.FindStringSubmatchIndex(line); m != nil {
-				rank := line[m[2]:m[3]]
-				rest := midTag.ReplaceAllString(line[m[1]:], "")
-				if !strings.Contains(line[:m[1]], ",") {
-					rest = strings.ReplaceAll(rest, "["+rank+"] ", "")
-				}
-				switch {
-				case rank == "0":
-					line = rest
-				case progressLine(rest):
-					line = ""
-				default:
-					line = "rank " + rank + ": " + rest
-				}
-			}
+		cs := chunks(line)
+		if cs == nil {
 			io.WriteString(w, line)
 		}
-		if err != nil {
-			return
+		for _, c := range cs {
+			key := [2]string{c.rank, c.stream}
+			if _, ok := pending[key]; !ok {
+				order = append(order, key)
+			}
+			pending[key] += c.text
+			if strings.HasSuffix(pending[key], "\n") {
+				io.WriteString(w, labelLine(c.rank, pending[key]))
+				pending[key] = ""
+			}
 		}
+		if err != nil {
+			break
+		}
+	}
+	for _, key := range order {
+		if rest := pending[key]; rest != "" {
+			io.WriteString(w, labelLine(key[0], rest+"\n"))
+		}
+	}
+}
+
+// labelLine is rank's line as relabel writes it.
+func labelLine(rank, rest string) string {
+	switch {
+	case rank == "0":
+		return rest
+	case progressLine(rest):
+		return ""
+	default:
+		return "rank " + rank + ": " + rest
 	}
 }
 
