@@ -83,6 +83,12 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "delay_s", Kind: ParamReal, Min: 0, NoMax: true, Unit: "s"},
 		{Key: "side", Kind: ParamString, Values: []string{"client", "server"}, Optional: true}},
 	BenchPermutations: {specBytes, {Key: "count", Kind: ParamInt, Min: 1, NoMax: true, Optional: true}},
+	BenchGridShift: {specBytes,
+		{Key: "rows", Kind: ParamInt, Min: 1, NoMax: true},
+		{Key: "cols", Kind: ParamInt, Min: 1, NoMax: true},
+		{Key: "along", Kind: ParamString, Values: []string{GridAlongRow, GridAlongCol}},
+		{Key: "mode", Kind: ParamString, Values: []string{GridModeShift, GridModeXOR, GridModeAlign}},
+		{Key: "d", Kind: ParamInt, Min: 0, NoMax: true}},
 	BenchAggregate: {
 		{Key: "op", Kind: ParamString, Values: aggNames[:]},
 		{Key: "impl", Kind: ParamString, Values: []string{"mpi", "textbook"}, Optional: true},

@@ -1,0 +1,190 @@
+package patterns
+
+import (
+	"fmt"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// BenchGridShift is the bench name of grid-shift records: params bytes,
+// rows, cols, along, mode, d; Ranks = rows x cols.
+const BenchGridShift = "gridshift"
+
+// GridShift is one exchange step of a 2-D process-grid algorithm, measured
+// as the program runs it: on a Rows x Cols grid (rank r Cols + c at row r,
+// column c), every line of the grid (every row, or every column) exchanges
+// at the same time, each rank sending Bytes bytes to one member of its own
+// line and receiving Bytes from another with one MPI_Sendrecv. With member
+// index i along a line of n members (i = c along a row, n = Cols; i = r
+// along a column, n = Rows) and k the line's own number (its row r, or its
+// column c):
+//
+//	mode "shift": send to i + D, receive from i - D (mod n), 1 <= D < n:
+//	              the circular shifts of Cannon's algorithm (D = n-1: one
+//	              place left/up) and the steps of the ring all-to-all
+//	              broadcast (D = 1);
+//	mode "xor":   exchange with i XOR D, n a power of two, D < n a power
+//	              of two: a round of the recursive-doubling all-to-all
+//	              broadcast (paper 003's checkerboard multiplication);
+//	mode "align": send to i - k, receive from i + k (mod n), D = 0:
+//	              Cannon's alignment (row r shifts its A block r places
+//	              left, column c its B block c places up); line 0 idles.
+//
+// Why a pattern of its own: the point-to-point and aggregate descriptions
+// of these steps price one message, or one operation on the first ranks of
+// a sub-communicator, while the step moves one message per rank of every
+// line at once, through every host's link in both directions and, between
+// switches, across whatever the lines share. Measured on the whole grid,
+// the step contains that contention as the application meets it (issue
+// 14: on the shaped test cluster a 2 x 2 grid's exchange takes about twice
+// a lone message's time, and a column exchange across a bottleneck link
+// four times).
+//
+// A sample is the maximum over ranks of one repetition's time (a barrier
+// before each, Iters exchanges back to back, divided by Iters), as
+// aggregate operations are timed; every rank takes part.
+type GridShift struct {
+	Bytes      int
+	Rows, Cols int    // the grid; Rows x Cols = the communicator's size
+	Along      string // "row" or "col": the lines that exchange
+	Mode       string // "shift", "xor" or "align"
+	D          int    // the shift or XOR distance; 0 for align
+	Iters      int    // exchanges per repetition; 0 means 1
+	Validate   bool
+	Reps       Reps
+}
+
+// GridShift modes and directions.
+const (
+	GridAlongRow  = "row"
+	GridAlongCol  = "col"
+	GridModeShift = "shift"
+	GridModeXOR   = "xor"
+	GridModeAlign = "align"
+)
+
+const gridShiftTag = 360
+
+// Check reports a configuration that cannot run on p ranks.
+func (g GridShift) Check(p int) error {
+	if g.Rows < 1 || g.Cols < 1 || g.Rows*g.Cols != p {
+		return fmt.Errorf("gridshift: a %dx%d grid does not hold %d ranks", g.Rows, g.Cols, p)
+	}
+	n, err := g.line()
+	if err != nil {
+		return err
+	}
+	switch g.Mode {
+	case GridModeShift:
+		if g.D < 1 || g.D >= n {
+			return fmt.Errorf("gridshift: shift d = %d on lines of %d ranks: want 1 <= d < %d", g.D, n, n)
+		}
+	case GridModeXOR:
+		if !isPow2(n) || !isPow2(g.D) || g.D >= n {
+			return fmt.Errorf("gridshift: xor d = %d on lines of %d ranks: want a power of two below a power-of-two line", g.D, n)
+		}
+	case GridModeAlign:
+		if g.D != 0 {
+			return fmt.Errorf("gridshift: align takes d = 0, got %d", g.D)
+		}
+	default:
+		return fmt.Errorf("gridshift: mode %q: accepted values are shift, xor and align", g.Mode)
+	}
+	if g.Bytes < 0 || g.Bytes > mpi.MaxCount {
+		return fmt.Errorf("gridshift: bytes = %d: want 0 to %d", g.Bytes, mpi.MaxCount)
+	}
+	if g.Iters < 0 {
+		return fmt.Errorf("gridshift: iters = %d: must be >= 1", g.Iters)
+	}
+	return g.Reps.Validate()
+}
+
+// line returns the number of members of one line.
+func (g GridShift) line() (int, error) {
+	switch g.Along {
+	case GridAlongRow:
+		return g.Cols, nil
+	case GridAlongCol:
+		return g.Rows, nil
+	}
+	return 0, fmt.Errorf("gridshift: along %q: accepted values are row and col", g.Along)
+}
+
+// Partners returns the rank rank sends to and the one it receives from,
+// or ok = false when it idles (align on line 0). The configuration must
+// pass Check.
+func (g GridShift) Partners(rank int) (dst, src int, ok bool) {
+	r, c := rank/g.Cols, rank%g.Cols
+	i, k, n := c, r, g.Cols
+	at := func(j int) int { return r*g.Cols + ((j%n)+n)%n }
+	if g.Along == GridAlongCol {
+		i, k, n = r, c, g.Rows
+		at = func(j int) int { return (((j%n)+n)%n)*g.Cols + c }
+	}
+	switch g.Mode {
+	case GridModeShift:
+		return at(i + g.D), at(i - g.D), true
+	case GridModeXOR:
+		return at(i ^ g.D), at(i ^ g.D), true
+	}
+	if k%n == 0 {
+		return rank, rank, false
+	}
+	return at(i - k), at(i + k), true
+}
+
+// Run measures the step (collective over c).
+func (g GridShift) Run(c mpi.Comm) (Measurement, error) {
+	p := c.Size()
+	if err := g.Check(p); err != nil {
+		return Measurement{}, err
+	}
+	me := c.Rank()
+	x := g.Bytes
+	iters := max(g.Iters, 1)
+	dst, src, active := g.Partners(me)
+	var prog []mpi.Step
+	if active {
+		prog = []mpi.Step{{Op: mpi.StepSendrecv, Send: mpi.Span{Buf: 0, Len: x}, Recv: mpi.Span{Buf: 1, Len: x},
+			Peer: dst, From: src, Tag: gridShiftTag}}
+	}
+	send := make([]byte, x)
+	recv := make([]byte, x)
+	fillBlock(send, me, dst)
+	var counts Counts
+	calls := 0
+	kernel := programKernel(c, [][]byte{send, recv}, iters, &counts, &calls)
+	cfg := g.Reps
+	cfg.Reduction = ReduceMax
+	m, err := MeasureBatch(c, cfg, g.Validate, func(b mpi.Batch) error {
+		if err := kernel(b, [][]mpi.Step{prog}); err != nil {
+			return err
+		}
+		if g.Validate && active {
+			if err := checkBlock(recv, src, me, "gridshift"); err != nil {
+				return err
+			}
+			clear(recv)
+		}
+		return nil
+	})
+	if err != nil {
+		return Measurement{}, err
+	}
+	m = m.Scaled(1 / float64(iters))
+	return finish(c, m, counts, calls, nil)
+}
+
+// Params are the record parameters.
+func (g GridShift) Params(int) results.Params {
+	return results.Params{"bytes": g.Bytes, "rows": g.Rows, "cols": g.Cols, "along": g.Along, "mode": g.Mode, "d": g.D}
+}
+
+// Bench is the bench name of the records.
+func (GridShift) Bench() string { return BenchGridShift }
+
+// Record is the grid-shift record of m.
+func (g GridShift) Record(m Measurement, meta results.Meta) results.Record {
+	return m.Record(BenchGridShift, g.Params(m.CommSize), m.CommSize, meta)
+}

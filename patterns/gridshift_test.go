@@ -1,0 +1,112 @@
+package patterns
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// TestGridShiftPartners checks the partners of every mode against
+// Cannon's algorithm and the recursive-doubling all-to-all broadcast,
+// written out by hand on a 3 x 4 grid (rank 4r + c).
+func TestGridShiftPartners(t *testing.T) {
+	type pr struct{ dst, src int }
+	for _, tc := range []struct {
+		name string
+		g    GridShift
+		want map[int]pr // rank -> partners; absent ranks idle
+	}{
+		{"row shift left one (Cannon A)", GridShift{Rows: 3, Cols: 4, Along: GridAlongRow, Mode: GridModeShift, D: 3},
+			map[int]pr{0: {3, 1}, 1: {0, 2}, 5: {4, 6}, 11: {10, 8}}},
+		{"col shift up one (Cannon B)", GridShift{Rows: 3, Cols: 4, Along: GridAlongCol, Mode: GridModeShift, D: 2},
+			map[int]pr{0: {8, 4}, 4: {0, 8}, 9: {5, 1}}},
+		{"row xor 2", GridShift{Rows: 3, Cols: 4, Along: GridAlongRow, Mode: GridModeXOR, D: 2},
+			map[int]pr{0: {2, 2}, 1: {3, 3}, 6: {4, 4}}},
+		{"row align: row r by r left", GridShift{Rows: 3, Cols: 4, Along: GridAlongRow, Mode: GridModeAlign},
+			map[int]pr{4: {7, 5}, 8: {10, 10}, 9: {11, 11}, 11: {9, 9}}},
+		{"col align: col c by c up", GridShift{Rows: 3, Cols: 4, Along: GridAlongCol, Mode: GridModeAlign},
+			map[int]pr{1: {9, 5}, 5: {1, 9}, 2: {6, 10}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.g.Check(12); err != nil {
+				t.Fatal(err)
+			}
+			for rank, w := range tc.want {
+				dst, src, ok := tc.g.Partners(rank)
+				if !ok || dst != w.dst || src != w.src {
+					t.Errorf("rank %d: partners (%d, %d, %v), want (%d, %d)", rank, dst, src, ok, w.dst, w.src)
+				}
+			}
+			if tc.g.Mode == GridModeAlign { // line 0 idles
+				if _, _, ok := tc.g.Partners(0); ok {
+					t.Errorf("rank 0 exchanges in an alignment, want idle")
+				}
+			}
+		})
+	}
+}
+
+// TestGridShiftCheck: configurations that cannot run name what is wrong.
+func TestGridShiftCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		g    GridShift
+	}{
+		{"grid size", GridShift{Rows: 2, Cols: 3, Along: GridAlongRow, Mode: GridModeShift, D: 1}},
+		{"along", GridShift{Rows: 2, Cols: 2, Along: "diag", Mode: GridModeShift, D: 1}},
+		{"mode", GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: "rotate", D: 1}},
+		{"shift 0", GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeShift}},
+		{"shift n", GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeShift, D: 2}},
+		{"xor on 3", GridShift{Rows: 1, Cols: 3, Along: GridAlongRow, Mode: GridModeXOR, D: 1}},
+		{"xor 3", GridShift{Rows: 1, Cols: 4, Along: GridAlongRow, Mode: GridModeXOR, D: 3}},
+		{"align d", GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeAlign, D: 1}},
+		{"bytes", GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeShift, D: 1, Bytes: -1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.g.Check(4); err == nil {
+				t.Errorf("%+v on 4 ranks: no error", tc.g)
+			}
+		})
+	}
+}
+
+// TestGridShiftRun runs every mode on goroutine ranks with validation (each
+// rank checks the block it received came from its source) and checks the
+// messages counted: one per active rank and repetition each way.
+func TestGridShiftRun(t *testing.T) {
+	for _, g := range []GridShift{
+		{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeShift, D: 1},
+		{Rows: 2, Cols: 3, Along: GridAlongRow, Mode: GridModeShift, D: 2},
+		{Rows: 3, Cols: 2, Along: GridAlongCol, Mode: GridModeShift, D: 2},
+		{Rows: 2, Cols: 4, Along: GridAlongRow, Mode: GridModeXOR, D: 2},
+		{Rows: 3, Cols: 3, Along: GridAlongRow, Mode: GridModeAlign},
+		{Rows: 3, Cols: 3, Along: GridAlongCol, Mode: GridModeAlign},
+	} {
+		g.Bytes, g.Iters, g.Validate, g.Reps = 40, 2, true, quickReps
+		p := g.Rows * g.Cols
+		t.Run(fmt.Sprintf("%dx%d_%s_%s_%d", g.Rows, g.Cols, g.Along, g.Mode, g.D), func(t *testing.T) {
+			rs := runRanks(t, p, func(c mpi.Comm) (Measurement, error) { return g.Run(c) })
+			checkMeasured(t, rs, quickReps.MinReps)
+			active := 0
+			for rank := 0; rank < p; rank++ {
+				if _, _, ok := g.Partners(rank); ok {
+					active++
+				}
+			}
+			var sent float64
+			for _, r := range rs {
+				sent += r.Mine.MsgsSent
+			}
+			// Mine counts per repetition; Iters exchanges in each.
+			if want := float64(active * g.Iters); !near(sent, want) {
+				t.Errorf("%v messages per repetition, want %v", sent, want)
+			}
+			rec := g.Record(rs[0], results.Meta{})
+			if err := CheckParams(BenchGridShift, rec.Params, true); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
