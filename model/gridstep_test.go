@@ -1,0 +1,92 @@
+package model
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/commcost/commcost/results"
+)
+
+// gridRecords are gridshift records of one step at sizes 32 KiB .. 512 KiB
+// following t_s + t_w m, with relative noise sigma.
+func gridRecords(along, mode string, d int, ts, tw, sigma float64, rng *rand.Rand) []results.Record {
+	var recs []results.Record
+	for m := 32 << 10; m <= 512<<10; m *= 2 {
+		ps := results.Params{"bytes": m, "rows": 2, "cols": 2, "along": along, "mode": mode, "d": d}
+		recs = append(recs, rec("gridshift", ps, 4, noisy(rng, ts+tw*float64(m), sigma)))
+	}
+	return recs
+}
+
+// TestGridStepRecovery: two steps of one 2 x 2 grid with different
+// effective bandwidths (the row exchange inside a group, the column
+// exchange across a shared link four times slower) are fitted apart and
+// each predicted with its own line; an unfitted step is unsupported.
+func TestGridStepRecovery(t *testing.T) {
+	const ts = 50e-6
+	twRow := 8.0 / 200e6 * 1514 / 1448 // one 200 Mbit/s link
+	twCol := 4 * twRow
+	for _, tc := range []struct {
+		name  string
+		sigma float64
+		tol   float64
+	}{
+		{"exact", 0, 1e-9},
+		{"1% noise", 0.01, 0.03},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, 1))
+			recs := append(gridRecords("row", "shift", 1, ts, twRow, tc.sigma, rng), gridRecords("col", "shift", 1, ts, twCol, tc.sigma, rng)...)
+			recs = append(recs, rec("pingpong", results.Params{"bytes": 8}, 2, 1e-6)) // read by other kinds, ignored here
+			g, err := FitGridStep(recs, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(g.Steps) != 2 {
+				t.Fatalf("%d steps fitted, want 2", len(g.Steps))
+			}
+			for _, c := range []struct {
+				along string
+				tw    float64
+			}{{"row", twRow}, {"col", twCol}} {
+				in := Instance{Pattern: "gridshift", Ranks: 4, Params: results.Params{"bytes": 131072, "rows": 2, "cols": 2, "along": c.along, "mode": "shift", "d": 1}}
+				got, err := g.Predict(in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				near(t, c.along, got, ts+c.tw*131072, tc.tol)
+			}
+			_, err = g.Predict(Instance{Pattern: "gridshift", Ranks: 4, Params: results.Params{"bytes": 1, "rows": 2, "cols": 2, "along": "row", "mode": "align", "d": 0}})
+			if !errors.Is(err, ErrUnsupportedPattern) {
+				t.Errorf("unfitted step: error %v, want ErrUnsupportedPattern", err)
+			}
+			if _, err := g.Predict(Instance{Pattern: "pingpong", Params: results.Params{"bytes": 1}}); !errors.Is(err, ErrUnsupportedPattern) {
+				t.Errorf("pingpong: error %v, want ErrUnsupportedPattern", err)
+			}
+			if q := g.Quality(); q.N != 10 || q.DoF != 6 {
+				t.Errorf("quality N %d DoF %d, want 10 and 6", q.N, q.DoF)
+			}
+		})
+	}
+}
+
+// TestGridStepErrors: no records, too few sizes of a step.
+func TestGridStepErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	two := gridRecords("row", "shift", 1, 1e-5, 1e-8, 0, rng)[:2]
+	for _, tc := range []struct {
+		name string
+		recs []results.Record
+		want error
+	}{
+		{"none", nil, ErrNoRecords},
+		{"two sizes", two, ErrIllConditioned},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := FitGridStep(tc.recs, Options{}); !errors.Is(err, tc.want) {
+				t.Errorf("error %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
