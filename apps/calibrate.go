@@ -35,7 +35,10 @@ import (
 //     textbook operation on the first r ranks at three sizes around the
 //     item's (the two-level model per rank count, BSP), and the all-to-all
 //     broadcast on all p ranks when no bisection-insensitive operation is
-//     named (the two-level model's t_s, t_w need one).
+//     named (the two-level model's t_s, t_w need one);
+//   - for every grid exchange step the workload names ("gridshift": its
+//     grid, lines, mode and distance), that step on all p ranks at half,
+//     once and twice the item's size (the gridstep model's line per step).
 //
 // Only the patterns some kind of Kinds reads are measured. Every rank must
 // call Run; the records are complete on rank 0 only (sub-communicator
@@ -110,6 +113,14 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 	}
 	aggs := map[aggKey][]int{}
 	var aggOrder []aggKey
+	type gridKey struct {
+		rows, cols int
+		along      string
+		mode       string
+		d          int
+	}
+	grids := map[gridKey][]int{}
+	var gridOrder []gridKey
 	// Phases in name order: every rank must build the same plan (a map's
 	// order differs between ranks, and the sub-communicator operations
 	// below would then pair different operations).
@@ -122,6 +133,14 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 			case "chainshift":
 				chain = append(chain, b)
 				p2p = append(p2p, b)
+			case patterns.BenchGridShift:
+				along, _ := it.Params["along"].(string)
+				mode, _ := it.Params["mode"].(string)
+				k := gridKey{intParam(it.Params, "rows"), intParam(it.Params, "cols"), along, mode, intParam(it.Params, "d")}
+				if _, ok := grids[k]; !ok {
+					gridOrder = append(gridOrder, k)
+				}
+				grids[k] = append(grids[k], b)
 			case "aggregate":
 				op, _ := it.Params["op"].(string)
 				q := intParam(it.Params, "q")
@@ -232,6 +251,26 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 					return nil, err
 				}
 				if err := add(a.Record(res, meta)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+
+	// The grid exchange steps, on the whole grid as the application runs
+	// them (a step's grid is all p ranks).
+	if cal.needs(patterns.BenchGridShift) {
+		for _, k := range gridOrder {
+			if k.rows*k.cols != p {
+				continue
+			}
+			for _, s := range gridSizes(grids[k]) {
+				g := patterns.GridShift{Bytes: s, Rows: k.rows, Cols: k.cols, Along: k.along, Mode: k.mode, D: k.d, Iters: 1, Reps: reps}
+				res, err := g.Run(c)
+				if err != nil {
+					return nil, err
+				}
+				if err := add(g.Record(res, meta)); err != nil {
 					return nil, err
 				}
 			}
@@ -366,8 +405,21 @@ func spread(sizes []int) []int {
 	return []int{lo, mid, hi}
 }
 
+// gridSizes are the sizes a grid step is calibrated at: half the
+// smallest, the sizes' geometric middle and twice the largest, so that the
+// line the gridstep model fits spans the step's sizes. One repetition is
+// one step, as the applications time it.
+func gridSizes(sizes []int) []int {
+	lo, hi := math.MaxInt, 0
+	for _, s := range sizes {
+		lo, hi = min(lo, s), max(hi, s)
+	}
+	mid := int(math.Round(math.Sqrt(float64(lo) * float64(hi))))
+	return []int{max(1, lo/2), max(1, mid), 2 * hi}
+}
+
 // FitKinds are the model kinds Fit tries, in table order.
-var FitKinds = []string{"hockney", "piecewise", "loggp", "logp", "hyperbolic", "twolevel", "bsp"}
+var FitKinds = []string{"hockney", "piecewise", "loggp", "logp", "hyperbolic", "twolevel", "bsp", "gridstep"}
 
 // Fit fits every kind of kinds (FitKinds when empty) to recs; a kind the
 // records cannot support is left out and its reason returned.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -30,7 +31,10 @@ import (
 // the alignment every row and every column is its own circular shift
 // (row r by r, column c by c), concurrently: one qshift on q ranks for A
 // and one for B (a rank sends at most one block of each, although row 0
-// and column 0 do not move). The point-to-point view counts the messages
+// and column 0 do not move). The grid view ("gridshift" steps, read by the
+// gridstep model) states each shift as the program runs it: all rows (or
+// all columns) shifting at once on the whole grid, the alignment as each
+// row r shifting by r (column c by c). The point-to-point view counts the messages
 // along the critical path: two per shift step and two for the alignment
 // (rank (q-1, q-1) moves both blocks). The A and B shifts run one after
 // the other, so their times add, as the workload's sum does. The result
@@ -76,6 +80,13 @@ func (m Cannon) Workload(p int) map[string][]results.WorkItem {
 	blk := m.BlockBytes(p)
 	var align, shift workload
 	if q > 1 {
+		// The grid view: the steps as the program runs them, every row
+		// (column) shifting at once; a left (up) shift by one sends to
+		// member i + q - 1.
+		align.add(gridItem(1, g, blk, patterns.GridAlongRow, patterns.GridModeAlign, 0),
+			gridItem(1, g, blk, patterns.GridAlongCol, patterns.GridModeAlign, 0))
+		shift.add(gridItem(float64(q-1), g, blk, patterns.GridAlongRow, patterns.GridModeShift, q-1),
+			gridItem(float64(q-1), g, blk, patterns.GridAlongCol, patterns.GridModeShift, q-1))
 		align.add(aggItem(2, "qshift", blk, q, q-1))
 		align.add(p2pItems(2, []int{blk})...)
 		steps := float64(q - 1)

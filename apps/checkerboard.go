@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -27,7 +28,10 @@ import (
 // "aggregate" allgather point on Cols (Rows) ranks of m = 8 n^2/p bytes
 // (or, among two ranks, the circular shift it then is; see Workload), and
 // the point-to-point view lists its rounds. The result is checked against a
-// serial triple-loop product of the same generated A and B.
+// serial triple-loop product of the same generated A and B. The grid view
+// states each broadcast as its rounds on the whole grid, every row (or
+// column) in the same round at once ("gridshift" steps, the gridstep
+// model's).
 type Checkerboard struct {
 	// N is the matrix order; Rows and Cols must divide it.
 	N int
@@ -89,8 +93,9 @@ func (m Checkerboard) Workload(p int) map[string][]results.WorkItem {
 	// by Cols. Such phases name that qshift point, the permutation they
 	// perform (and which the two-level model rightly charges to the
 	// bisection); longer rows and columns name the allgather.
-	phase := func(members int, shiftQ, shiftRanks int) []results.WorkItem {
+	phase := func(members int, shiftQ, shiftRanks int, along string) []results.WorkItem {
 		var w workload
+		w.add(allgatherSteps(g, along, members, blk)...)
 		switch {
 		case members == 2:
 			w.add(aggItem(1, "qshift", blk, shiftRanks, shiftQ))
@@ -102,7 +107,7 @@ func (m Checkerboard) Workload(p int) map[string][]results.WorkItem {
 		}
 		return w.list()
 	}
-	return map[string][]results.WorkItem{"rowbcast": phase(g.Cols, 1, 2), "colbcast": phase(g.Rows, g.Cols, p)}
+	return map[string][]results.WorkItem{"rowbcast": phase(g.Cols, 1, 2, patterns.GridAlongRow), "colbcast": phase(g.Rows, g.Cols, p, patterns.GridAlongCol)}
 }
 
 const (

@@ -214,7 +214,41 @@ const (
 	// ViewContention states a phase as one of paper 001's contention
 	// patterns, which the hyperbolic model reduces with its block algebra.
 	ViewContention = "contention"
+	// ViewGrid states a phase of a process-grid algorithm as its exchange
+	// steps, each measured on the whole grid with every row or column
+	// exchanging at once ("gridshift" records): the gridstep model reads
+	// it. Listed first, so only the models that describe it use it.
+	ViewGrid = "grid"
 )
+
+// gridItem is one exchange step of a process grid (patterns.GridShift):
+// every line along (rows or columns) of g exchanging bytes at once, in
+// mode with distance d.
+func gridItem(count float64, g Grid, bytes int, along, mode string, d int) results.WorkItem {
+	s := patterns.GridShift{Bytes: bytes, Rows: g.Rows, Cols: g.Cols, Along: along, Mode: mode, D: d}.Canonical()
+	if err := s.Check(g.size()); err != nil {
+		panic("apps: " + err.Error()) // the applications name only steps their grid runs
+	}
+	return results.WorkItem{Count: count, Bench: patterns.BenchGridShift, Ranks: g.size(), View: ViewGrid, Params: s.Params(g.size())}
+}
+
+// allgatherSteps are the grid steps of the all-to-all broadcast (allgather)
+// of blocks of m bytes along every line of g at once, with n members per
+// line: recursive doubling's rounds (exchange with i XOR 2^j, 2^j m bytes)
+// or the ring's n-1 shifts by one of m bytes.
+func allgatherSteps(g Grid, along string, n, m int) []results.WorkItem {
+	if n < 2 {
+		return nil
+	}
+	if isPow2(n) {
+		var out []results.WorkItem
+		for mask := 1; mask < n; mask <<= 1 {
+			out = append(out, gridItem(1, g, mask*m, along, patterns.GridModeXOR, mask))
+		}
+		return out
+	}
+	return []results.WorkItem{gridItem(float64(n-1), g, m, along, patterns.GridModeShift, 1)}
+}
 
 // aggItem is one textbook aggregate operation on a group of ranks, named
 // with the parameters its "aggregate" records carry

@@ -146,3 +146,70 @@ func TestWorkloadClosedForms(t *testing.T) {
 		close(t, "hyperbolic(exchange)", predict(t, h, w, ViewContention), want)
 	})
 }
+
+// TestWorkloadGridSteps: the grid view names the exchange steps exactly as
+// Cannon and the checkerboard run them (checked against the programs'
+// own partners by TestGridShiftPartners): Cannon's alignment as every row
+// (column) shifting by its own index, each of its q-1 shifts as all rows
+// then all columns shifting one place left (up), i.e. to member i + q - 1;
+// the checkerboard's broadcasts as recursive doubling's XOR rounds (the
+// 2-member round named as the shift it is) or the ring's q-1 shifts by
+// one. A gridstep model with a known line per step then predicts each
+// phase as the sum of its steps.
+func TestWorkloadGridSteps(t *testing.T) {
+	type step struct {
+		along, mode string
+		d, bytes    int
+		count       float64
+	}
+	for _, tc := range []struct {
+		name  string
+		p     int
+		work  map[string][]results.WorkItem
+		g     Grid
+		phase map[string][]step
+	}{
+		{"cannon 2x2", 4, Cannon{N: 64}.Workload(4), Grid{2, 2}, map[string][]step{
+			"align": {{"row", "align", 0, 8 * 32 * 32, 1}, {"col", "align", 0, 8 * 32 * 32, 1}},
+			"shift": {{"row", "shift", 1, 8 * 32 * 32, 1}, {"col", "shift", 1, 8 * 32 * 32, 1}}}},
+		{"cannon 3x3", 9, Cannon{N: 9}.Workload(9), Grid{3, 3}, map[string][]step{
+			"align": {{"row", "align", 0, 72, 1}, {"col", "align", 0, 72, 1}},
+			"shift": {{"row", "shift", 2, 72, 2}, {"col", "shift", 2, 72, 2}}}},
+		{"checkerboard 2x2", 4, Checkerboard{N: 64}.Workload(4), Grid{2, 2}, map[string][]step{
+			"rowbcast": {{"row", "shift", 1, 8 * 32 * 32, 1}},
+			"colbcast": {{"col", "shift", 1, 8 * 32 * 32, 1}}}},
+		{"checkerboard 4x4", 16, Checkerboard{N: 16}.Workload(16), Grid{4, 4}, map[string][]step{
+			"rowbcast": {{"row", "xor", 1, 128, 1}, {"row", "shift", 2, 256, 1}},
+			"colbcast": {{"col", "xor", 1, 128, 1}, {"col", "shift", 2, 256, 1}}}},
+		{"checkerboard 2x3 ring", 6, Checkerboard{N: 12, Grid: Grid{2, 3}}.Workload(6), Grid{2, 3}, map[string][]step{
+			"rowbcast": {{"row", "shift", 1, 8 * 6 * 4, 2}},
+			"colbcast": {{"col", "shift", 1, 8 * 6 * 4, 1}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gs := &model.GridStep{}
+			want := map[string]float64{}
+			lineOf := func(s step) (float64, float64) {
+				return testTs, testTw * float64(1+len(s.along)+3*len(s.mode)+s.d) // a distinct line per step
+			}
+			for ph, steps := range tc.phase {
+				for _, s := range steps {
+					ts, tw := lineOf(s)
+					gs.Steps = append(gs.Steps, model.GridStepFit{Ranks: tc.p, Rows: tc.g.Rows, Cols: tc.g.Cols, Along: s.along, Mode: s.mode, D: s.d,
+						Ts: param("t_s", "s", ts), Tw: param("t_w", "s/B", tw)})
+					want[ph] += s.count * (ts + tw*float64(s.bytes))
+				}
+			}
+			for ph, steps := range tc.phase {
+				_, views := results.WorkViews(tc.work[ph])
+				if got := len(views[ViewGrid]); got != len(steps) {
+					t.Errorf("%s: %d grid items, want %d: %+v", ph, got, len(steps), views[ViewGrid])
+				}
+				close(t, "gridstep("+ph+")", predict(t, gs, tc.work[ph], ViewGrid), want[ph])
+				// The other models skip the grid view, as before it existed.
+				if _, view, err := model.PredictWorkloadView(testHockney(), tc.work[ph]); err != nil || view != ViewP2P {
+					t.Errorf("hockney: view %q, error %v; want the p2p view", view, err)
+				}
+			}
+		})
+	}
+}

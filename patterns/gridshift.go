@@ -111,6 +111,17 @@ func (g GridShift) line() (int, error) {
 	return 0, fmt.Errorf("gridshift: along %q: accepted values are row and col", g.Along)
 }
 
+// Canonical returns the step in the one form that names its permutation:
+// an XOR by d on lines of n = 2d members is the circular shift by d (both
+// pair member i with i + d mod 2d), so it becomes that shift, and records
+// of either serve both.
+func (g GridShift) Canonical() GridShift {
+	if n, err := g.line(); err == nil && g.Mode == GridModeXOR && n == 2*g.D {
+		g.Mode = GridModeShift
+	}
+	return g
+}
+
 // Partners returns the rank rank sends to and the one it receives from,
 // or ok = false when it idles (align on line 0). The configuration must
 // pass Check.

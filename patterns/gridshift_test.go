@@ -110,3 +110,29 @@ func TestGridShiftRun(t *testing.T) {
 		})
 	}
 }
+
+// TestGridShiftCanonical: an XOR by d on lines of 2d members is the shift
+// by d (same partners for every rank); other XORs stay.
+func TestGridShiftCanonical(t *testing.T) {
+	for _, tc := range []struct {
+		g    GridShift
+		mode string
+	}{
+		{GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeXOR, D: 1}, GridModeShift},
+		{GridShift{Rows: 4, Cols: 2, Along: GridAlongCol, Mode: GridModeXOR, D: 2}, GridModeShift},
+		{GridShift{Rows: 4, Cols: 2, Along: GridAlongCol, Mode: GridModeXOR, D: 1}, GridModeXOR},
+		{GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeShift, D: 1}, GridModeShift},
+	} {
+		c := tc.g.Canonical()
+		if c.Mode != tc.mode {
+			t.Errorf("%+v: canonical mode %s, want %s", tc.g, c.Mode, tc.mode)
+		}
+		for rank := 0; rank < tc.g.Rows*tc.g.Cols; rank++ {
+			d0, s0, _ := tc.g.Partners(rank)
+			d1, s1, _ := c.Partners(rank)
+			if d0 != d1 || s0 != s1 {
+				t.Errorf("%+v rank %d: partners (%d, %d) became (%d, %d)", tc.g, rank, d0, s0, d1, s1)
+			}
+		}
+	}
+}
