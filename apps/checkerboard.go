@@ -37,6 +37,9 @@ type Checkerboard struct {
 	N int
 	// Grid is the process grid; the zero value means NearSquareGrid(p).
 	Grid Grid
+	// Sync selects the synchronous variant: a barrier (phase "barrier",
+	// kind sync) before each broadcast, as Cannon's.
+	Sync bool
 }
 
 // Name implements App.
@@ -44,7 +47,7 @@ func (m Checkerboard) Name() string { return "checkerboard" }
 
 // Params implements App.
 func (m Checkerboard) Params() results.Params {
-	ps := results.Params{"n": m.N}
+	ps := results.Params{"n": m.N, "variant": variantName(m.Sync)}
 	if m.Grid != (Grid{}) {
 		ps["grid"] = m.Grid.String()
 		if m.N%m.Grid.Rows == 0 && m.N%m.Grid.Cols == 0 {
@@ -134,9 +137,15 @@ func (m Checkerboard) Run(env Env) (Outcome, error) {
 	cols := newGroup(c, g.col(col), tagCol)
 
 	var out Outcome
+	if err := syncPoint(c, &out.Phases, m.Sync); err != nil {
+		return out, err
+	}
 	if err := out.Phases.Time(c, "rowbcast", KindComm, func() error {
 		return rows.allgather(mpi.Float64Bytes(apan), 8*blk)
 	}); err != nil {
+		return out, err
+	}
+	if err := syncPoint(c, &out.Phases, m.Sync); err != nil {
 		return out, err
 	}
 	if err := out.Phases.Time(c, "colbcast", KindComm, func() error {

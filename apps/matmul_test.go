@@ -38,6 +38,9 @@ func TestMatmulVerifies(t *testing.T) {
 		{9, Checkerboard{N: 18}},
 		{16, Checkerboard{N: 32}},
 		{8, Checkerboard{N: 16, Grid: Grid{1, 8}}},
+		{1, Cannon{N: 12, Sync: true}},
+		{9, Cannon{N: 18, Sync: true}},
+		{6, Checkerboard{N: 12, Grid: Grid{2, 3}, Sync: true}},
 	} {
 		t.Run(fmt.Sprintf("%s/p=%d/%v", tc.app.Name(), tc.p, tc.app.Params()), func(t *testing.T) {
 			outs, errs := runMP(t, tc.p, tc.app, 42)
@@ -48,6 +51,12 @@ func TestMatmulVerifies(t *testing.T) {
 			}
 			if len(outs[0].Workload) == 0 {
 				t.Error("no workload")
+			}
+			// The synchronous variant times its barriers apart, as a
+			// sync phase; the asynchronous one has none.
+			sync := tc.app.Params()["variant"] == "sync"
+			if got := outs[0].Phases.Kind("barrier"); (got == KindSync) != sync {
+				t.Errorf("variant %v: phase barrier has kind %q", tc.app.Params()["variant"], got)
 			}
 		})
 	}

@@ -41,8 +41,8 @@ var appMPPapers = map[string]string{"multigrid": "001 sec. 4", "cannon": "003 (C
 // appMPFlagNames are the flags app list shows for each application.
 var appMPFlagNames = map[string][]string{
 	"multigrid":    {"--n", "--iterations", "--variant", "--cycles"},
-	"cannon":       {"--n"},
-	"checkerboard": {"--n", "--grid"},
+	"cannon":       {"--n", "--variant"},
+	"checkerboard": {"--n", "--grid", "--variant"},
 	"gauss":        {"--n", "--matrix"},
 }
 
@@ -116,7 +116,7 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of q on a q x q grid)")
 	}
 	variant := "async"
-	if name == "multigrid" {
+	if name == "multigrid" || name == "cannon" || name == "checkerboard" {
 		fs.StringVar(&variant, "variant", "async", "async (as the program runs), sync (a barrier before every exchange), or async,sync")
 	}
 	fs.Var(&f.models, "model", "fitted model `FILE.json` ('commcost fit KIND FILE --format json'); repeat for several; without it, the patterns the program needs are measured and every kind fitted first")
@@ -152,6 +152,8 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 		if f.cycles < 1 {
 			return nil, mustBePositive("cycles", f.cycles)
 		}
+	}
+	if name == "multigrid" || name == "cannon" || name == "checkerboard" {
 		var err error
 		if f.variants, err = parseListOf("variant", variant, "async, sync or async,sync", func(v string) (string, error) {
 			if v != "async" && v != "sync" {
@@ -232,14 +234,20 @@ func (f *appMPFlags) programs() []apps.App {
 			out = append(out, &apps.Multigrid{N: f.n, Iters: f.iterations, Cycles: f.cycles, Sync: v == "sync"})
 		}
 		return out
-	case "cannon":
-		return []apps.App{apps.Cannon{N: f.n}}
-	case "checkerboard":
+	case "cannon", "checkerboard":
 		g, _ := apps.ParseGrid(f.grid)
 		if f.grid == "" {
 			g = apps.Grid{}
 		}
-		return []apps.App{apps.Checkerboard{N: f.n, Grid: g}}
+		var out []apps.App
+		for _, v := range f.variants {
+			if f.name == "cannon" {
+				out = append(out, apps.Cannon{N: f.n, Sync: v == "sync"})
+			} else {
+				out = append(out, apps.Checkerboard{N: f.n, Grid: g, Sync: v == "sync"})
+			}
+		}
+		return out
 	}
 	return []apps.App{&apps.Gauss{N: f.n, Matrix: f.matrix}}
 }

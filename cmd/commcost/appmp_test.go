@@ -63,6 +63,7 @@ func TestAppMPBadInput(t *testing.T) {
 		{"multigrid n not 2^k-1", local("4", "multigrid", "--n", "16"), "2^k - 1"},
 		{"multigrid no iterations", local("4", "multigrid", "--iterations", "0"), "--iterations 0"},
 		{"multigrid variant", local("4", "multigrid", "--variant", "fast"), "--variant"},
+		{"cannon variant", local("4", "cannon", "--variant", "sync,fast"), "--variant"},
 		{"model predicts no phase", local("4", "cannon", "--n", "16", "--model", tri), "--model"},
 		{"model file missing", local("4", "cannon", "--model", filepath.Join(dir, "none.json")), "--model"},
 		{"calibration and model", local("4", "cannon", "--model", hock, "--calibration", hock), "--calibration and --model"},
@@ -86,6 +87,7 @@ func TestAppMPLocal(t *testing.T) {
 		runs int
 	}{
 		{"cannon", []string{"cannon", "--n", "32"}, 1},
+		{"cannon variants", []string{"cannon", "--n", "32", "--variant", "async,sync"}, 2},
 		{"checkerboard", []string{"checkerboard", "--n", "24", "--grid", "2x3"}, 1},
 		{"gauss", []string{"gauss", "--n", "32"}, 1},
 		{"multigrid", []string{"multigrid", "--n", "15", "--iterations", "3", "--variant", "async,sync"}, 2},
