@@ -4,6 +4,7 @@ import (
 	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
+	"github.com/commcost/commcost/runguard"
 )
 
 // Ask for what the machine has, before allocating (issue 18, class 2):
@@ -52,19 +53,17 @@ func checkDemand(c mpi.Comm, mf *measureFlags, meta results.Meta) error {
 	p := c.Size()
 	var worst memNeed
 	if mf.plan != nil {
-		for _, pat := range mf.plan(p) {
-			d := pat.Demand(p)
-			name := pointName(pat, p)
-			if err := d.CheckTime(mf.maxTime); err != nil {
-				return usagef("%s: %v or raise --max-time", name, err)
+		plan := mf.plan(p)
+		i, d, err := runguard.Largest(plan, p, mf.maxTime)
+		if err != nil {
+			return usagef("%s: %v or raise --max-time", pointName(plan[i], p), err)
+		}
+		if i >= 0 {
+			flag := memFlags[d.MemParam]
+			if flag == "" {
+				flag = d.MemParam
 			}
-			if float64(d.BufferBytes)+float64(d.InFlightBytes) > worst.perRank+worst.inFlight {
-				flag := memFlags[d.MemParam]
-				if flag == "" {
-					flag = d.MemParam
-				}
-				worst = memNeed{perRank: float64(d.BufferBytes), inFlight: float64(d.InFlightBytes), flag: flagText(mf, flag), what: name}
-			}
+			worst = memNeed{perRank: float64(d.BufferBytes), inFlight: float64(d.InFlightBytes), flag: flagText(mf, flag), what: pointName(plan[i], p)}
 		}
 	}
 	if mf.need != nil {
