@@ -67,39 +67,30 @@ func (g KAGrid) Points() []KAPoint {
 }
 
 // KKSweep measures every point of g with KKAccess and hands each record to
-// emit as it completes. The variables are created once, at the largest
-// packet length, so that the sweep leaves no smaller sets behind in the
-// modules (BenchVars). Collective over the application ranks; emit is
+// emit as it completes. Collective over the application ranks; emit is
 // called on every rank (rank 0's records are the ones to write).
 func KKSweep(s *Store, g KKGrid, bc BenchConfig, emit func(results.Record) error) error {
-	if len(g.L) == 0 {
-		return nil
-	}
-	if _, err := s.BenchVars(slices.Max(g.L)); err != nil {
-		return err
-	}
-	for _, pt := range g.Points() {
-		rec, err := KKAccess(s, pt, bc)
-		if err != nil {
-			return err
-		}
-		if err := emit(rec); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sweep(s, g.L, g.Points(), KKAccess, bc, emit)
 }
 
 // KASweep measures every point of g with KAccess, as KKSweep does.
 func KASweep(s *Store, g KAGrid, bc BenchConfig, emit func(results.Record) error) error {
-	if len(g.L) == 0 {
+	return sweep(s, g.L, g.Points(), KAccess, bc, emit)
+}
+
+// sweep measures points in order. The variables are created once, at the
+// largest packet length of ls, so that the sweep leaves no smaller sets
+// behind in the modules (BenchVars).
+func sweep[P any](s *Store, ls []int, points []P, measure func(*Store, P, BenchConfig) (results.Record, error),
+	bc BenchConfig, emit func(results.Record) error) error {
+	if len(points) == 0 {
 		return nil
 	}
-	if _, err := s.BenchVars(slices.Max(g.L)); err != nil {
+	if _, err := s.BenchVars(slices.Max(ls)); err != nil {
 		return err
 	}
-	for _, pt := range g.Points() {
-		rec, err := KAccess(s, pt, bc)
+	for _, pt := range points {
+		rec, err := measure(s, pt, bc)
 		if err != nil {
 			return err
 		}

@@ -459,17 +459,6 @@ func runEmulateSelfTest(args []string, stdout, stderr io.Writer) error {
 		if err := agree(c, e.rankCheck("selftest")(c)); err != nil {
 			return err
 		}
-		return emulate.Run(c, e.config(), func(s *emulate.Store) error {
-			if s.Rank() == 0 {
-				fmt.Fprintf(stdout, "selftest of %s on %d ranks (%s backend)\n", e.t.Name(), c.Size(), c.Backend())
-			}
-			if err := emulate.SelfTest(s, stdout); err != nil {
-				return err
-			}
-			if s.Rank() == 0 {
-				fmt.Fprintln(stdout, "PASS")
-			}
-			return nil
-		})
+		return emulate.RunSelfTest(c, e.config(), stdout)
 	})
 }
