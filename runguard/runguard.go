@@ -158,3 +158,26 @@ func Largest(plan []patterns.Pattern, p int, maxTime float64) (int, patterns.Dem
 	}
 	return worst, most, nil
 }
+
+// LocalRankBytes is what one goroutine rank of the local backend costs
+// beyond its buffers (stack, queues, communicator state): the bound issue
+// 18 sets for it (4096 ranks in under 1 GiB).
+const LocalRankBytes = 256 << 10
+
+// Need is the memory one rank of a run needs, in bytes: its buffers, and
+// the payload it has in flight at once.
+type Need struct {
+	BufferBytes, InFlightBytes float64
+}
+
+// InProcess is what ranks goroutine ranks of the local backend need in
+// this process: each its buffers, the payload in flight once more (the
+// backend's queues copy messages) and LocalRankBytes.
+func (n Need) InProcess(ranks int) float64 {
+	return float64(ranks) * (n.BufferBytes + n.InFlightBytes + LocalRankBytes)
+}
+
+// OnHost is what ranks processes of a process backend need on one host:
+// each its buffers (messages in flight sit in the MPI library's and the
+// network's buffers, which it sizes itself).
+func (n Need) OnHost(ranks int) float64 { return float64(ranks) * n.BufferBytes }

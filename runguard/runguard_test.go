@@ -165,3 +165,31 @@ func TestWatch(t *testing.T) {
 		t.Error("watchdog left installed")
 	}
 }
+
+// TestNeed: the memory of a run's ranks on one host, by backend.
+func TestNeed(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		name            string
+		need            Need
+		ranks           int
+		inProcess, host float64
+	}{
+		{"buffers only", Need{BufferBytes: 2 * mib}, 4, 4 * (2*mib + LocalRankBytes), 8 * mib},
+		{"in flight counted in process only", Need{BufferBytes: 2 * mib, InFlightBytes: mib}, 2, 2 * (3*mib + LocalRankBytes), 4 * mib},
+		{"no buffers: the local ranks' own cost", Need{}, 4096, 4096 * LocalRankBytes, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.need.InProcess(tt.ranks); got != tt.inProcess {
+				t.Errorf("InProcess(%d) = %g, want %g", tt.ranks, got, tt.inProcess)
+			}
+			if got := tt.need.OnHost(tt.ranks); got != tt.host {
+				t.Errorf("OnHost(%d) = %g, want %g", tt.ranks, got, tt.host)
+			}
+		})
+	}
+	if LocalRankBytes*4096 > 1<<30 {
+		t.Errorf("4096 local ranks take %d bytes, above issue 18's 1 GiB", LocalRankBytes*4096)
+	}
+}

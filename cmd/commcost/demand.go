@@ -24,9 +24,8 @@ type memNeed struct {
 }
 
 // localRankBytes is what one goroutine rank of the local backend costs
-// beyond its buffers (stack, queues, communicator state): the bound
-// issue 18 sets for it (4096 ranks in under 1 GiB).
-const localRankBytes = 256 << 10
+// beyond its buffers.
+const localRankBytes = runguard.LocalRankBytes
 
 // memFlags maps the parameter a pattern's memory grows with to the flag
 // that sets it.
@@ -84,7 +83,7 @@ func checkMemory(c mpi.Comm, mf *measureFlags, meta results.Meta, need memNeed) 
 	p := c.Size()
 	if c.Backend() == backendLocal {
 		// Every rank lives in this process; queues copy messages.
-		total := float64(p) * (need.perRank + need.inFlight + localRankBytes)
+		total := runguard.Need{BufferBytes: need.perRank, InFlightBytes: need.inFlight}.InProcess(p)
 		if total <= float64(avail) {
 			return nil
 		}
@@ -101,7 +100,7 @@ func checkMemory(c mpi.Comm, mf *measureFlags, meta results.Meta, need memNeed) 
 			sysmem.Format(total), p, p, sysmem.Format(float64(avail)), source)
 	}
 	here := ranksOnThisHost(c, meta)
-	total := float64(here) * need.perRank
+	total := runguard.Need{BufferBytes: need.perRank}.OnHost(here)
 	if total <= float64(avail) {
 		return nil
 	}
