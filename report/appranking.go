@@ -215,17 +215,7 @@ func (a AppRanking) Plot(format string) ([]byte, error) {
 
 // WriteAppPlot renders the ranking's plot in the format of path's
 // extension and writes it whole.
-func (a AppRanking) WriteAppPlot(path string) error {
-	format, err := PlotFormat(path)
-	if err != nil {
-		return err
-	}
-	data, err := a.Plot(format)
-	if err != nil {
-		return err
-	}
-	return WriteFile(path, data)
-}
+func (a AppRanking) WriteAppPlot(path string) error { return writeDrawn(path, a.Plot) }
 
 // writeAppRankings is report.md's application section: every run's
 // ranking and its plot (plots/app-N.png).

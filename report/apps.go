@@ -479,11 +479,17 @@ func PlotApps(recs []results.Record, format string) ([]byte, error) {
 // WriteAppsPlot renders PlotApps in the format of path's extension and
 // writes it to path whole (WriteFile).
 func WriteAppsPlot(path string, recs []results.Record) error {
+	return writeDrawn(path, func(format string) ([]byte, error) { return PlotApps(recs, format) })
+}
+
+// writeDrawn draws an image in the format of path's extension
+// (PlotFormat) and writes it whole (WriteFile).
+func writeDrawn(path string, draw func(format string) ([]byte, error)) error {
 	format, err := PlotFormat(path)
 	if err != nil {
 		return err
 	}
-	img, err := PlotApps(recs, format)
+	img, err := draw(format)
 	if err != nil {
 		return err
 	}

@@ -322,8 +322,12 @@ func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
 	}
 	var res appexp.StoreResult
 	err = runMeasured(&f.measureFlags, stdout, rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		var err error
-		res, err = xp.Run(c, meta, emit)
+		r, err := xp.Run(c, meta, emit)
+		// Only application rank 0 has the result, and the ranks may be
+		// goroutines of one process.
+		if len(r.Records) > 0 {
+			res = r
+		}
 		var ae *agreedError
 		if !errors.As(err, &ae) {
 			err = patternErr(err) // a rank whose peer failed stays quiet
