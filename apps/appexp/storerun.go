@@ -75,11 +75,12 @@ func (r StoreRun) agree(c mpi.Comm, err error) error {
 }
 
 // Run runs the experiment on every rank of c (collective). Every
-// calibration and application record is handed to emit on application
-// rank 0 as it is measured, with the outcome agreed over the application
-// ranks (an emulated network's service ranks are busy routing); the
-// records' "store" parameter names the store. meta.Seed is set to Seed.
-// The result is complete on rank 0.
+// calibration and application record is handed to emit on every
+// application rank as it is measured (the caller writes rank 0's), and
+// the outcome is agreed over the application ranks (an emulated network's
+// service ranks are busy routing); the records' "store" parameter names
+// the store. meta.Seed is set to Seed. The result is on application rank
+// 0 only (empty elsewhere).
 func (r StoreRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) error) (StoreResult, error) {
 	meta.Seed = r.Seed
 	var res StoreResult
