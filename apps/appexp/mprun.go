@@ -119,6 +119,35 @@ type MPResult struct {
 	Models []apps.NamedModel
 }
 
+// Check reports why the programs cannot run on p ranks: a program's own
+// check (sizes against the rank count), or its input (gauss's matrix,
+// drawn from Seed: a singular one is refused before anything runs).
+func (r MPRun) Check(p int) error {
+	for _, prog := range r.Programs {
+		if err := prog.Check(p); err != nil {
+			return err
+		}
+		if g, ok := prog.(*apps.Gauss); ok {
+			if err := g.Input(r.Seed); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CheckModels reports an error unless, for every program, some of models
+// predicts some communication phase on p ranks (apps.Predictable), so a
+// model set that predicts nothing is refused before anything is measured.
+func (r MPRun) CheckModels(p int, models []apps.NamedModel) error {
+	for _, prog := range r.Programs {
+		if err := apps.Predictable(prog.(apps.Workloader).Workload(p), models); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Run runs r on every rank of c (collective). Every record (calibration,
 // then each program's) goes to emit on rank 0 as it is measured. notes,
 // when not nil, receives rank 0's notes on the fit (a kind the
@@ -158,10 +187,8 @@ func (r MPRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) erro
 					notes(n)
 				}
 			}
-			for _, prog := range r.Programs {
-				if err := apps.Predictable(prog.(apps.Workloader).Workload(p), models); err != nil {
-					ferr = fmt.Errorf("calibration: %w", err)
-				}
+			if err := r.CheckModels(p, models); err != nil {
+				ferr = fmt.Errorf("calibration: %w", err)
 			}
 		}
 		if err := agree(c, ferr); err != nil {

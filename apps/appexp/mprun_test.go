@@ -133,6 +133,38 @@ func TestSlidesParams(t *testing.T) {
 	}
 }
 
+// TestMPRunCheck: the programs' own checks and gauss's input are refused
+// before anything runs, and so is a model set that predicts no phase.
+func TestMPRunCheck(t *testing.T) {
+	h := []apps.NamedModel{{Name: "hockney", Model: hockney(20e-6, 1e-9)}}
+	tr := []apps.NamedModel{{Name: "trilinear", Model: tri("read", 1e-6, 0)}}
+	for _, tc := range []struct {
+		name     string
+		progs    []apps.App
+		p        int
+		models   []apps.NamedModel
+		err      string // of Check
+		modelErr string // of CheckModels
+	}{
+		{"cannon on a square", []apps.App{apps.Cannon{N: 16}}, 4, h, "", ""},
+		{"cannon on 3 ranks", []apps.App{apps.Cannon{N: 15}}, 3, h, "square", ""},
+		{"gauss singular", []apps.App{&apps.Gauss{N: 8, Matrix: "singular"}}, 4, h, "singular", ""},
+		{"a model of k-k-accesses only", []apps.App{apps.Cannon{N: 16}}, 4, tr, "", "no model predicts any communication phase"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := MPRun{Programs: tc.progs, Seed: 1}
+			for _, c := range []struct {
+				err  error
+				want string
+			}{{r.Check(tc.p), tc.err}, {r.CheckModels(tc.p, tc.models), tc.modelErr}} {
+				if (c.err == nil) != (c.want == "") || c.err != nil && !strings.Contains(c.err.Error(), c.want) {
+					t.Errorf("error %v, want %q", c.err, c.want)
+				}
+			}
+		})
+	}
+}
+
 // TestMPRunModels: with models, each program is measured, its records
 // annotated and emitted on rank 0 only, and its result handed to each on
 // rank 0, which prints the ranking and paper 003's closed forms.

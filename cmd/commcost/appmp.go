@@ -216,7 +216,7 @@ func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	progs := appexp.Programs(name, f.programs)
+	xp := f.run(appexp.Programs(name, f.programs))
 	return withWorld(f.backend, f.np, func(c mpi.Comm) error {
 		p := c.Size()
 		// Bad input first, agreed by every rank: the rank count, the sizes,
@@ -229,19 +229,12 @@ func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
 				}
 				return usagef("app %s needs at least 2 ranks to communicate, got %d%s", name, p, hint)
 			}
-			for _, prog := range progs {
-				if err := prog.Check(p); err != nil {
-					return usagef("%v", err)
-				}
-				if g, ok := prog.(*apps.Gauss); ok {
-					if err := g.Input(f.seed); err != nil {
-						return usagef("%v", err)
-					}
-				}
-				if len(f.loaded) > 0 {
-					if err := apps.Predictable(prog.(apps.Workloader).Workload(p), f.loaded); err != nil {
-						return usagef("--model: %v", err)
-					}
+			if err := xp.Check(p); err != nil {
+				return usagef("%v", err)
+			}
+			if len(f.loaded) > 0 {
+				if err := xp.CheckModels(p, f.loaded); err != nil {
+					return usagef("--model: %v", err)
 				}
 			}
 			return nil
@@ -261,7 +254,7 @@ func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		err = f.run(progs).Run(c, meta, s.write, func(note string) { fmt.Fprintln(stdout, "calibration:", note) }, f.printer(progs, stdout))
+		err = xp.Run(c, meta, s.write, func(note string) { fmt.Fprintln(stdout, "calibration:", note) }, f.printer(len(xp.Programs) > 1, stdout))
 		if cerr := s.close(); err == nil {
 			err = cerr
 		}
@@ -289,7 +282,7 @@ func (f *appMPFlags) run(progs []apps.App) appexp.MPRun {
 // printer prints each program's result on rank 0 as it is measured, and
 // draws its plot (--plot; one file per multigrid variant, the variant
 // appended to the name).
-func (f *appMPFlags) printer(progs []apps.App, stdout io.Writer) func(appexp.MPResult) error {
+func (f *appMPFlags) printer(several bool, stdout io.Writer) func(appexp.MPResult) error {
 	first := true
 	return func(res appexp.MPResult) error {
 		if !first {
@@ -303,7 +296,7 @@ func (f *appMPFlags) printer(progs []apps.App, stdout io.Writer) func(appexp.MPR
 			return nil
 		}
 		path := f.plot
-		if len(progs) > 1 {
+		if several {
 			ext := filepath.Ext(path)
 			path = strings.TrimSuffix(path, ext) + "-" + res.Program.Params()["variant"].(string) + ext
 		}
