@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -586,13 +585,5 @@ func predictedVsMeasured(look predPlot, series []predSeries, format string) ([]b
 	p.Add(diag, plotter.NewGrid())
 	p.Legend.Add(look.diag, diag)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
-	wt, err := p.WriterTo(look.width, look.height, format)
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	return buf.Bytes(), nil
+	return renderSized(p, look.width, look.height, format)
 }
