@@ -19,8 +19,7 @@ import (
 // one message naming the flag and the accepted form, and nothing is
 // written (neither --out nor the --plot directory).
 func TestDSMAppsBadInput(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "x.jsonl")
+	dir, out := badInputDir(t)
 	plot := filepath.Join(dir, "figs")
 	file := filepath.Join(dir, "afile")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
@@ -20,8 +21,7 @@ import (
 // (exit 2) with one message naming the flag and the accepted form, and
 // nothing is written.
 func TestDSMBadInput(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "x.jsonl")
+	dir, out := badInputDir(t)
 	local := []string{"--backend", "local", "--out", out}
 	tests := []struct {
 		name string
@@ -91,8 +91,8 @@ func TestDSMLocal(t *testing.T) {
 func TestDSMCheckViolation(t *testing.T) {
 	saved := dsmCheckWorkloads
 	defer func() { dsmCheckWorkloads = saved }()
-	dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []dsmWorkload {
-		return append(saved(ccfg, seed), dsmWorkload{"injected", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+	dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []divalib.CheckWorkload {
+		return append(saved(ccfg, seed), divalib.CheckWorkload{Name: "injected", Run: func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
 			if err := s.Barrier(); err != nil {
 				return storecheck.Report{}, err
 			}
@@ -130,7 +130,8 @@ func TestDSMCheckViolation(t *testing.T) {
 		if err := d.check(false); err != nil {
 			return err
 		}
-		errs[c.Rank()] = dsmCheckWorld(c, &d, storecheck.CoherenceConfig{Ops: 200, Seed: 1}, io.Discard, results.Meta{}, func(results.Record) error { return nil })
+		cfg := divalib.CheckConfig{Strategies: d.list, Store: d.store(d.asked()), Workloads: dsmCheckWorkloads(storecheck.CoherenceConfig{Ops: 200, Seed: 1}, 1)}
+		errs[c.Rank()] = dsmCheckWorld(c, cfg, io.Discard, results.Meta{}, func(results.Record) error { return nil })
 		return nil
 	})
 	if lerr != nil {
