@@ -23,11 +23,7 @@ import (
 func TestDSMBadInput(t *testing.T) {
 	dir, out := badInputDir(t)
 	local := []string{"--backend", "local", "--out", out}
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkBadInputs(t, dir, []badInput{
 		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand: check, matsquare, overhead, bitonic, barneshut or plot"},
 		{"unknown subcommand", []string{"dsm", "sort"}, `dsm "sort": unknown subcommand`},
 		{"mesh does not match ranks", append([]string{"dsm", "check", "--np", "16", "--mesh", "3x5"}, local...), "--mesh 3x5 has 15 processors but --np is 16"},
@@ -46,12 +42,7 @@ func TestDSMBadInput(t *testing.T) {
 		{"barrier", append([]string{"dsm", "check", "--barrier", "butterfly"}, local...), "--barrier butterfly"},
 		{"mpi barrier on local", append([]string{"dsm", "check", "--np", "4", "--barrier", "mpi"}, local...), "MPI_Ibarrier"},
 		{"backend", []string{"dsm", "check", "--backend", "shm"}, "--backend"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			checkUsageError(t, dir, tt.args, tt.want)
-		})
-	}
+	})
 }
 
 // TestDSMLocal runs both subcommands on goroutine ranks and checks the

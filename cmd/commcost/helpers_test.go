@@ -13,3 +13,22 @@ func badInputDir(t *testing.T) (dir, out string) {
 	dir = t.TempDir()
 	return dir, filepath.Join(dir, "x.jsonl")
 }
+
+// badInput is one row of a bad-input table: the arguments, and the text
+// the one message must hold.
+type badInput struct {
+	name string
+	args []string
+	want string
+}
+
+// checkBadInputs runs every row as a subtest: exit 2 with one message
+// holding want, nothing written in dir (checkUsageError).
+func checkBadInputs(t *testing.T, dir string, tests []badInput) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkUsageError(t, dir, tt.args, tt.want)
+		})
+	}
+}
