@@ -266,3 +266,23 @@ func TestRunOverhead(t *testing.T) {
 		})
 	}
 }
+
+// TestCoherenceRankBytes: a home and a cached copy of every variable, the
+// defaults where the configuration leaves them zero.
+func TestCoherenceRankBytes(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  storecheck.CoherenceConfig
+		want float64
+	}{
+		{"given", storecheck.CoherenceConfig{Vars: 8, Slots: 2}, 2 * 8 * 2 * 16},
+		{"defaults (16 variables of 4 slots)", storecheck.CoherenceConfig{}, 2 * 16 * 4 * 16},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.cfg.RankBytes(); got != tt.want {
+				t.Fatalf("RankBytes() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -21,6 +21,14 @@ func RunBitonic(c mpi.Comm, s Setup, keys []int, meta results.Meta, emit func(re
 	})
 }
 
+// BitonicRankBytes is the memory bitonic sorting with m keys per rank
+// takes on one rank: its block of m 4-byte keys, the partner's block it
+// merges with and the merged result, each also as a store variable's home
+// copy (six blocks); the verification gathers every key to rank 0 three
+// times over (apps.bitonicVerify: the gathered bytes, the oracle, the
+// output), three blocks per rank of the world in all.
+func BitonicRankBytes(m int) float64 { return 9 * 4 * float64(m) }
+
 // BarnesHutPoints are the body counts of a Barnes-Hut sweep: the list
 // Bodies, or, when PerRank is set, N = PerRank x P on every world of P
 // ranks (paper 004, Fig. 11: 200 bodies per processor over the mesh).

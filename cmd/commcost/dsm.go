@@ -169,9 +169,8 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 		return usagef("--memory %s: smaller than one coherence variable (%d bytes = --slots x 16)", d.memory, *slots*16)
 	}
 	ccfg := storecheck.CoherenceConfig{Ops: *ops, Vars: *vars, Slots: *slots, WriteFraction: *wf, Seed: d.seed}
-	// Each rank holds a variable's home copy and may cache the others'.
 	d.mf.need = func(int) memNeed {
-		return memNeed{perRank: 2 * float64(*vars) * float64(*slots) * 16, flag: fmt.Sprintf("--slots %d", *slots),
+		return memNeed{perRank: ccfg.RankBytes(), flag: fmt.Sprintf("--slots %d", *slots),
 			what: fmt.Sprintf("dsm check's %d variables of %d 16-byte slots (a home and a cached copy)", *vars, *slots)}
 	}
 	cfg := divalib.CheckConfig{Strategies: d.list, Store: d.store(d.asked()), Workloads: dsmCheckWorkloads(ccfg, d.seed)}

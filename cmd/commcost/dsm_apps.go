@@ -234,15 +234,9 @@ func runDSMBitonic(args []string, stdout, stderr io.Writer) error {
 		return mustBePositive("reps", *reps)
 	}
 	warm := sw.warmupRuns(d.mf.backend)
-	// A rank holds its block of m keys, the partner's block it merges with
-	// and the merged result, each also as a store variable's home copy
-	// (six blocks of 4-byte keys at the largest m); the verification
-	// gathers every key to rank 0 three times over (apps.bitonicVerify:
-	// the gathered bytes, the oracle, the output), three blocks per rank
-	// of the world in all.
 	mmax := slices.Max(ks)
 	d.mf.need = func(int) memNeed {
-		return memNeed{perRank: 9 * 4 * float64(mmax), flag: "--keys " + echo(*keys), what: fmt.Sprintf("bitonic's blocks of %d keys", mmax)}
+		return memNeed{perRank: dsmexp.BitonicRankBytes(mmax), flag: "--keys " + echo(*keys), what: fmt.Sprintf("bitonic's blocks of %d keys", mmax)}
 	}
 	bitonicMesh := func(m divalib.Mesh) error {
 		if err := dsmexp.CheckBitonicMesh(m); err != nil {
