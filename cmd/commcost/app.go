@@ -346,14 +346,7 @@ func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--plot %s: %w", f.plot, err)
 		}
 	}
-	w := stdout
-	if f.format != results.FormatTable && f.format != results.FormatMarkdown {
-		w = stderr
-	} else {
-		fmt.Fprintln(w)
-	}
-	_, err = w.Write(rep.Bytes())
-	return err
+	return results.WriteReport(stdout, stderr, f.format, rep.Bytes())
 }
 
 // runAppTable rebuilds the tables from application records.

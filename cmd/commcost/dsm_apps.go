@@ -144,9 +144,9 @@ func (h *dsmHost) Open() ([]results.RecordWriter, error) {
 	if h.d.mf.out == "" {
 		return nil, nil
 	}
-	jw, err := results.AppendJSONL(h.d.mf.out)
+	jw, err := openOut(h.d.mf.out)
 	if err != nil {
-		return nil, usagef("--out %s: %v (the directory must exist and the file be writable)", h.d.mf.out, err)
+		return nil, err
 	}
 	return []results.RecordWriter{jw}, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"io"
 	"math"
 
@@ -36,8 +35,7 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 	if err := d.parseSweep(fs, args, &sw, false); err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := flagsSet(fs)
 	var ns []int
 	switch {
 	case set["bodies-per-rank"] && set["bodies"]:

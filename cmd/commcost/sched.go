@@ -118,12 +118,6 @@ func checkGen(gen string) error {
 	return usagef("--gen %s: accepted generators are %s", gen, strings.Join(permsched.GenKinds(), ", "))
 }
 
-func flagsSet(fs *flag.FlagSet) map[string]bool {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	return set
-}
-
 // exclusive refuses flags given together with --matrix (a trace fixes n,
 // d and the generator).
 func exclusive(set map[string]bool, with string, names ...string) error {
@@ -136,19 +130,6 @@ func exclusive(set map[string]bool, with string, names ...string) error {
 		}
 	}
 	return nil
-}
-
-// openOut opens --out for appending; it is called only after every input
-// was checked, so bad input writes nothing.
-func openOut(path string) (*results.JSONLWriter, error) {
-	if path == "" {
-		return nil, nil
-	}
-	jw, err := results.AppendJSONL(path)
-	if err != nil {
-		return nil, usagef("--out %s: %v (the directory must exist and the file be writable)", path, err)
-	}
-	return jw, nil
 }
 
 func runSchedCount(args []string, stdout, stderr io.Writer) error {
