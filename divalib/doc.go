@@ -106,6 +106,13 @@
 // process) and on a cluster. MatSquareStore and MatSquareHand repeat the
 // matrix-square experiment of section 3.1 with it.
 //
+// # Experiments
+//
+// RunCheck (the coherence suite), RunMatSquare and RunOverhead run the
+// experiments of `commcost dsm check`, `matsquare` and `overhead` over a
+// list of strategies on one world and hand over their records
+// (experiments.go); the CLI parses flags and writes the records.
+//
 // Units: sizes and offsets are bytes (matrix blocks are counted in 4-byte
 // ints, as in the paper), times seconds.
 package divalib

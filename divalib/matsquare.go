@@ -56,8 +56,7 @@ func (c *MatSquareConfig) defaults() error {
 	if c.Reps <= 0 {
 		c.Reps = 1
 	}
-	b := isqrt(c.BlockInts)
-	if c.BlockInts < 1 || b*b != c.BlockInts {
+	if c.BlockInts < 1 || !PerfectSquare(c.BlockInts) {
 		return fmt.Errorf("block size %d ints: must be a perfect square (64, 256, 1024, 4096, ...)", c.BlockInts)
 	}
 	if c.Kernel != KernelMul && c.Kernel != KernelSum {

@@ -103,6 +103,8 @@
 // network and return results.Record values (bench "kkaccess", "kaccess",
 // "packetsplit", the network in params), with the counters of every link
 // and node (packets, wire bytes, queue high-water marks, credit stalls) in
-// Record.Counters. Times are seconds; sizes are bytes; the paper's
-// "integer" is 4 bytes (IntBytes).
+// Record.Counters. KKSweep and KASweep measure a grid of them (KKGrid,
+// KAGrid) in the order 'commcost emulate kk' and 'emulate kaccess' write
+// them; RunSelfTest is 'commcost emulate selftest'. Times are seconds;
+// sizes are bytes; the paper's "integer" is 4 bytes (IntBytes).
 package emulate

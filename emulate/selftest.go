@@ -254,3 +254,23 @@ func SelfTest(s *Store, w io.Writer) error {
 	}
 	return nil
 }
+
+// RunSelfTest runs the network of cfg on the ranks of world (Run) and
+// SelfTest on its application ranks, writing to w on application rank 0 a
+// header naming the network, the world's size and its backend, SelfTest's
+// lines, and PASS when every check held. Collective over world; the world
+// must fit the network (Topology.CheckRanks).
+func RunSelfTest(world mpi.Comm, cfg Config, w io.Writer) error {
+	return Run(world, cfg, func(s *Store) error {
+		if s.Rank() == 0 {
+			fmt.Fprintf(w, "selftest of %s on %d ranks (%s backend)\n", s.Topology().Name(), world.Size(), world.Backend())
+		}
+		if err := SelfTest(s, w); err != nil {
+			return err
+		}
+		if s.Rank() == 0 {
+			fmt.Fprintln(w, "PASS")
+		}
+		return nil
+	})
+}

@@ -38,12 +38,21 @@
 // (`commcost optimize`, `commcost emulate split`) parses flags, calls
 // Optimize or Versions and hands the result to the writers here.
 //
+// # A model measured beforehand
+//
+// Instead of a calibration sweep, Config.Model can come from kkaccess
+// records measured earlier: FitOptimum for Optimize (plain ranks, one
+// access kind), FitNetwork for Versions (the records of one emulated
+// network).
+//
 // # Collective verdicts
 //
 // Every function here is collective over the accessing ranks. A failure
 // that every rank reaches together (the fit on rank 0 fails, or the plan
 // refuses the model) is a *ModelError on every rank, so a caller can end
-// all ranks alike without aborting the job. Records are handed to emit one
+// all ranks alike without aborting the job (on an emulated network,
+// RunEmulated shuts the network down in order on such a verdict). Records
+// are handed to emit one
 // at a time as each completes, on every rank (rank 0's are complete: the
 // caller writes those).
 //

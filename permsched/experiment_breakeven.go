@@ -339,3 +339,19 @@ func finite(v float64) float64 {
 	}
 	return v
 }
+
+// BreakevenRecords are cm's records (CostModel.Records) for the message
+// sizes of the experiment-2 exchanges among recs (BenchComm), in the order
+// they first appear: what 'sched breakeven' writes next to its tables.
+func BreakevenRecords(cm *CostModel, recs []results.Record, meta results.Meta) []results.Record {
+	var sizes []int
+	for _, r := range recs {
+		if r.Bench != BenchComm {
+			continue
+		}
+		if b, ok := paramInt(r, "bytes"); ok && !slices.Contains(sizes, b) {
+			sizes = append(sizes, b)
+		}
+	}
+	return cm.Records(sizes, meta)
+}

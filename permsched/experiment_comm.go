@@ -68,9 +68,12 @@ type CommConfig struct {
 	Reps, SchedReps patterns.Reps
 	// Perm1 also times one random permutation per size (Table 1), the
 	// tau and phi of experiment 3. Default true unless NoPerm1.
-	NoPerm1  bool
-	Meta     results.Meta
-	Progress io.Writer // progress lines; set it on rank 0 only
+	NoPerm1 bool
+	// KeepSamples keeps every repetition's time in the records; by default
+	// they carry the summaries alone (a sweep has hundreds of records).
+	KeepSamples bool
+	Meta        results.Meta
+	Progress    io.Writer // progress lines; set it on rank 0 only
 }
 
 // DefaultMethods is the method list of experiment 2.
@@ -127,7 +130,9 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 	}
 	record := func(bench string, p results.Params, m patterns.Measurement) results.Record {
 		r := m.Record(bench, p, n, cfg.Meta)
-		r.Samples = nil // summaries suffice; a sweep has hundreds of records
+		if !cfg.KeepSamples {
+			r.Samples = nil
+		}
 		return r
 	}
 	if !cfg.NoPerm1 && n > 1 {

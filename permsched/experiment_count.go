@@ -484,3 +484,52 @@ func writeTable(w io.Writer, header []string, rows [][]string, markdown bool) er
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// CountEntryBytes is what experiment 1 holds per message of a matrix: the
+// entry and the schedulers' working copies of it (a generous estimate, for
+// refusing a run the machine cannot hold before it starts).
+const CountEntryBytes = 256
+
+// LargestCell returns the densest cell experiment 1 schedules for n ranks
+// under c (its Densities, or PaperDensities; n-1 when neither gives any)
+// and the bytes its matrix and the schedulers' copies need: n max(d, 1)
+// CountEntryBytes.
+func (c CountConfig) LargestCell(n int) (d int, bytes float64) {
+	c = c.withDefaults()
+	d = n - 1
+	if ds := c.Densities(n); len(ds) > 0 {
+		d = slices.Max(ds)
+	}
+	return d, float64(n) * float64(max(d, 1)) * CountEntryBytes
+}
+
+// RunCountRecords runs experiment 1 (RunCount) and turns it into records:
+// each cell's (CountCell.Records) handed to emit as the cell finishes, then,
+// once every cell is done, the fitted slopes of scheduling time over
+// d + log2 d (SlopeRecords). emit may be nil (tables only). It returns the
+// cells done and their slopes also after a failure, so that a caller can
+// print what was measured.
+func RunCountRecords(cfg CountConfig, meta results.Meta, emit func(results.Record) error) ([]CountCell, []TimeSlope, error) {
+	var cells []CountCell
+	err := RunCount(cfg, func(cell CountCell) error {
+		cells = append(cells, cell)
+		if emit == nil {
+			return nil
+		}
+		for _, r := range cell.Records(meta) {
+			if err := emit(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	slopes := FitTimeSlopes(cells)
+	if err == nil && emit != nil {
+		for _, r := range SlopeRecords(slopes, meta) {
+			if err = emit(r); err != nil {
+				break
+			}
+		}
+	}
+	return cells, slopes, err
+}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,9 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/commcost/commcost/results"
@@ -201,72 +198,24 @@ func (a AppRanking) Write(w io.Writer, markdown bool) error {
 // model, one point per communication phase and the total, with the line
 // of perfect prediction, log-log; format as for Plot.
 func (a AppRanking) Plot(format string) ([]byte, error) {
-	p := plot.New()
-	p.Title.Text = a.Title() + ": predicted vs measured"
-	p.X.Label.Text = "measured (s)"
-	p.Y.Label.Text = "predicted (s)"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	series := make([]predSeries, len(a.Models))
 	for i, name := range a.Models {
-		var pts plotter.XYs
+		series[i].name = name
 		for j, v := range a.Pred[i] {
-			if v > 0 && a.Measured[j] > 0 {
-				pts = append(pts, plotter.XY{X: a.Measured[j], Y: v})
-				lo = math.Min(lo, math.Min(v, a.Measured[j]))
-				hi = math.Max(hi, math.Max(v, a.Measured[j]))
-			}
+			series[i].pts = append(series[i].pts, plotter.XY{X: a.Measured[j], Y: v})
 		}
-		if len(pts) == 0 {
-			continue
-		}
-		s, err := plotter.NewScatter(pts)
-		if err != nil {
-			return nil, err
-		}
-		s.GlyphStyle.Color = plotutil.Color(i)
-		s.GlyphStyle.Shape = plotutil.Shape(i)
-		s.GlyphStyle.Radius = vg.Points(3)
-		p.Add(s)
-		p.Legend.Add(name, s)
 	}
-	if math.IsInf(lo, 0) {
-		return nil, ErrNothingToPlot
-	}
-	lo, hi = lo/1.5, hi*1.5
-	diag, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: hi}})
-	if err != nil {
-		return nil, err
-	}
-	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-	p.Add(diag, plotter.NewGrid())
-	p.Legend.Add("measured = predicted", diag)
-	p.Legend.Top, p.Legend.Left = true, true
-	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
-	wt, err := p.WriterTo(6*vg.Inch, 5*vg.Inch, format)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return predictedVsMeasured(predPlot{
+		title: a.Title() + ": predicted vs measured",
+		diag:  "measured = predicted",
+		width: 6 * vg.Inch, height: 5 * vg.Inch, tickPrec: -1, dash: vg.Points(3), gap: vg.Points(3),
+		empty: ErrNothingToPlot,
+	}, series, format)
 }
 
 // WriteAppPlot renders the ranking's plot in the format of path's
 // extension and writes it whole.
-func (a AppRanking) WriteAppPlot(path string) error {
-	format, err := PlotFormat(path)
-	if err != nil {
-		return err
-	}
-	data, err := a.Plot(format)
-	if err != nil {
-		return err
-	}
-	return WriteFile(path, data)
-}
+func (a AppRanking) WriteAppPlot(path string) error { return writeDrawn(path, a.Plot) }
 
 // writeAppRankings is report.md's application section: every run's
 // ranking and its plot (plots/app-N.png).

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -461,21 +460,104 @@ func PlotApps(recs []results.Record, format string) ([]byte, error) {
 	if len(names) == 0 {
 		return nil, fmt.Errorf("%w: no predicted application phase", ErrNothingToPlot)
 	}
+	series := make([]predSeries, len(names))
+	for i, n := range names {
+		series[i].name = n
+		for _, e := range AppErrors(recs, n) {
+			series[i].pts = append(series[i].pts, plotter.XY{X: e.Record.Median, Y: e.Predicted})
+		}
+	}
+	return predictedVsMeasured(predPlot{
+		title: "commcost app: communication phases, predicted against measured",
+		diag:  "predicted = measured",
+		width: 7 * vg.Inch, height: 6 * vg.Inch, tickPrec: 0, dash: vg.Points(4), gap: vg.Points(3),
+		empty: fmt.Errorf("%w: no positive measured and predicted times", ErrNothingToPlot),
+	}, series, format)
+}
+
+// WriteAppsPlot renders PlotApps in the format of path's extension and
+// writes it to path whole (WriteFile).
+func WriteAppsPlot(path string, recs []results.Record) error {
+	return writeDrawn(path, func(format string) ([]byte, error) { return PlotApps(recs, format) })
+}
+
+// writeDrawn draws an image in the format of path's extension
+// (PlotFormat) and writes it whole (WriteFile).
+func writeDrawn(path string, draw func(format string) ([]byte, error)) error {
+	format, err := PlotFormat(path)
+	if err != nil {
+		return err
+	}
+	img, err := draw(format)
+	if err != nil {
+		return err
+	}
+	return WriteFile(path, img)
+}
+
+// WriteAppsReport writes what 'commcost app' and 'app table' print after
+// the records: one "note: " line per note (what a predictor could not
+// predict, AnnotateApps), then WriteApps.
+func WriteAppsReport(w io.Writer, recs []results.Record, notes []string, markdown bool) error {
+	for _, n := range notes {
+		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
+			return err
+		}
+	}
+	return WriteApps(w, recs, markdown)
+}
+
+// Repredict replaces the predictions application records carry (every
+// derived value "pred_...") by those of preds (AnnotateApps) and returns
+// AnnotateApps' notes. Other derived values stay.
+func Repredict(recs []results.Record, preds []Predictor) []string {
+	for i := range recs {
+		for k := range recs[i].Derived {
+			if strings.HasPrefix(k, derivedPredPrefix) {
+				delete(recs[i].Derived, k)
+			}
+		}
+	}
+	return AnnotateApps(recs, preds)
+}
+
+// predSeries is one model's points of a predicted-against-measured plot:
+// X measured, Y predicted, seconds.
+type predSeries struct {
+	name string
+	pts  plotter.XYs
+}
+
+// predPlot is the look of a predicted-against-measured plot.
+type predPlot struct {
+	title, diag   string // the title; the legend of the line of perfect prediction
+	width, height vg.Length
+	tickPrec      int       // plot.LogTicks.Prec
+	dash, gap     vg.Length // the diagonal's dash pattern
+	empty         error     // returned when no point is positive on both axes
+}
+
+// predictedVsMeasured draws every series' points that are positive on
+// both axes on log-log axes, one colour and glyph per series (series
+// without such a point are left out but keep their colour), with the
+// dashed line of perfect prediction, the axes 1.5 times wider than the
+// points, and returns the image in format (as Plot).
+func predictedVsMeasured(look predPlot, series []predSeries, format string) ([]byte, error) {
 	p := plot.New()
-	p.Title.Text = "commcost app: communication phases, predicted against measured"
+	p.Title.Text = look.title
 	p.X.Label.Text = "measured (s)"
 	p.Y.Label.Text = "predicted (s)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{}, plot.LogTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: look.tickPrec}, plot.LogTicks{Prec: look.tickPrec}
 	p.Legend.Top, p.Legend.Left = true, true
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, n := range names {
+	for i, s := range series {
 		var xy plotter.XYs
-		for _, e := range AppErrors(recs, n) {
-			if e.Record.Median > 0 && e.Predicted > 0 {
-				xy = append(xy, plotter.XY{X: e.Record.Median, Y: e.Predicted})
-				lo = math.Min(lo, math.Min(e.Record.Median, e.Predicted))
-				hi = math.Max(hi, math.Max(e.Record.Median, e.Predicted))
+		for _, pt := range s.pts {
+			if pt.X > 0 && pt.Y > 0 {
+				xy = append(xy, pt)
+				lo = math.Min(lo, math.Min(pt.X, pt.Y))
+				hi = math.Max(hi, math.Max(pt.X, pt.Y))
 			}
 		}
 		if len(xy) == 0 {
@@ -489,27 +571,19 @@ func PlotApps(recs []results.Record, format string) ([]byte, error) {
 		sc.GlyphStyle.Shape = plotutil.Shape(i)
 		sc.GlyphStyle.Radius = vg.Points(3)
 		p.Add(sc)
-		p.Legend.Add(n, sc)
+		p.Legend.Add(s.name, sc)
 	}
 	if math.IsInf(lo, 0) {
-		return nil, fmt.Errorf("%w: no positive measured and predicted times", ErrNothingToPlot)
+		return nil, look.empty
 	}
 	lo, hi = lo/1.5, hi*1.5
 	diag, err := plotter.NewLine(plotter.XYs{{X: lo, Y: lo}, {X: hi, Y: hi}})
 	if err != nil {
 		return nil, err
 	}
-	diag.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	diag.LineStyle.Dashes = []vg.Length{look.dash, look.gap}
 	p.Add(diag, plotter.NewGrid())
-	p.Legend.Add("predicted = measured", diag)
+	p.Legend.Add(look.diag, diag)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
-	wt, err := p.WriterTo(7*vg.Inch, 6*vg.Inch, format)
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	return buf.Bytes(), nil
+	return renderSized(p, look.width, look.height, format)
 }

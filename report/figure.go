@@ -187,7 +187,13 @@ func pngOf(p *plot.Plot) ([]byte, error) { return render(p, "png") }
 // render draws a plot at 8 x 6 inches in an image format of gonum/plot
 // (PlotFormat).
 func render(p *plot.Plot, format string) ([]byte, error) {
-	wt, err := p.WriterTo(8*vg.Inch, 6*vg.Inch, format)
+	return renderSized(p, 8*vg.Inch, 6*vg.Inch, format)
+}
+
+// renderSized draws a plot at width x height in an image format of
+// gonum/plot.
+func renderSized(p *plot.Plot, width, height vg.Length, format string) ([]byte, error) {
+	wt, err := p.WriterTo(width, height, format)
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}

@@ -22,6 +22,10 @@
 // probe of this package adds the store's traffic and access counters to the
 // phase's totals (counter.go). Records (records.go) carry every figure, so
 // the ratio tables and the figures (plot.go) are drawn from records alone.
+// Sweep (sweep.go) runs an experiment over one world per mesh size (or the
+// launcher's one world) into one Output, which writes the records as they
+// come and the tables, CSV and figures at the end; the program that runs
+// it supplies its worlds and checks as a Host.
 //
 // The package sits above both apps and divalib (divalib must not import
 // apps; apps takes its store from the caller), and below cmd/commcost.

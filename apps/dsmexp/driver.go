@@ -10,8 +10,9 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Hand is the strategy name of a hand-optimised message-passing version.
-const Hand = "hand"
+// Hand is the strategy name of a hand-optimised message-passing version
+// (the matrix square's in divalib too).
+const Hand = divalib.Hand
 
 // Setup is what every experiment shares. The zero value of Store is the
 // default store configuration (most nearly square mesh, unbounded memory,
@@ -60,17 +61,7 @@ func (s Setup) mesh(p int) (divalib.Mesh, error) {
 }
 
 // ordered returns the strategies with Hand first.
-func (s Setup) ordered() []string {
-	var out []string
-	for _, n := range s.Strategies {
-		if n == Hand {
-			out = append([]string{Hand}, out...)
-		} else {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func (s Setup) ordered() []string { return divalib.HandFirst(s.Strategies) }
 
 // Phase is one timed phase of an application: per measured repetition the
 // maximum over ranks of the rank's seconds in it.
@@ -135,12 +126,10 @@ func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
 		switchOn = func(on bool) { hc.on = on }
 		sections = hc.sections
 	} else {
-		cfg := s.Store
-		st, v, err := divalib.ParseStrategy(name)
+		cfg, err := s.Store.WithStrategy(name)
 		if err != nil {
 			return res, err
 		}
-		cfg.Strategy, cfg.Variant = st, v
 		cfg.Rows, cfg.Cols = mesh.Rows, mesh.Cols
 		if store, err = divalib.New(c, cfg); err != nil {
 			return res, err

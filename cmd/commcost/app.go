@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,10 +12,7 @@ import (
 	"strings"
 
 	"github.com/commcost/commcost/apps"
-	"github.com/commcost/commcost/directstore"
-	"github.com/commcost/commcost/divalib"
-	"github.com/commcost/commcost/emulate"
-	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/apps/appexp"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/report"
@@ -23,10 +21,11 @@ import (
 
 // commcost app: the applications (DESIGN.md contract 5), measured phase by
 // phase and predicted by fitted models, in the layout of paper 000's
-// Table 2. The experiment lives in package apps (apps.Measure, Annotate,
-// WriteReport, PlotPredicted); this file is the subcommand, its flags and
-// the stores, and every application adds itself as a table entry
-// (registerApp) from its own file.
+// Table 2. The experiment lives in package apps/appexp (StoreRun: stores,
+// calibration, measurement, predictions) and the tables and plot in
+// package report (WriteAppsReport, WriteAppsPlot); this file is the
+// subcommand and its flags, and every application adds itself as a table
+// entry (registerApp) from its own file.
 
 func init() {
 	register(command{name: "app", summary: "applications measured phase by phase against models' predictions (paper 000's four, Table 2; papers 001 and 003's message-passing programs, models ranked)", more: appMore})
@@ -74,7 +73,8 @@ Examples:
 
 // appEntry is one application of 'commcost app', added by its file with
 // registerApp. flags registers the application's own flags and returns
-// what is needed once they are parsed.
+// the function that builds the configurations once they are parsed (its
+// errors are usage errors naming the flag).
 type appEntry struct {
 	name    string
 	summary string
@@ -82,27 +82,12 @@ type appEntry struct {
 	// overStore is true for applications written against globalvar.Store
 	// (run once per --store); false for those over mpi.Comm.
 	overStore bool
-	flags     func(fs *flag.FlagSet) *appSetup
+	flags     func(fs *flag.FlagSet) func() ([]apps.App, error)
 	// run, when set, runs the application with its own flags and output
 	// instead of runAppEntry (the message-passing programs of papers 001
 	// and 003, appmp.go: models ranked per run); flags is then unused.
 	run      func(args []string, stdout, stderr io.Writer) error
 	ownFlags []string // the flags of a run entry, for app list
-}
-
-// appSetup is an entry's parsed state.
-type appSetup struct {
-	// configs returns the configurations to run, after parsing; errors are
-	// usage errors naming the flag.
-	configs func() ([]apps.App, error)
-	// calibrate measures the records the default models are fitted from
-	// (when no --model is given) on env, emitting each; nil means the
-	// application needs --model.
-	calibrate func(env apps.Env, store appStore, f *appFlags, meta results.Meta, emit func(results.Record) error) ([]results.Record, error)
-	// fit fits the default models to the calibration records (rank 0).
-	fit func(recs []results.Record) ([]model.Model, []string, error)
-	// minCalRanks is the fewest ranks the calibration runs on.
-	minCalRanks int
 }
 
 var appTable = map[string]appEntry{}
@@ -162,7 +147,7 @@ func writeAppList(w io.Writer) error {
 // appFlags are the flags of 'commcost app NAME'.
 type appFlags struct {
 	patternFlags
-	stores  []appStore
+	stores  []appexp.Store
 	models  []model.Model
 	sources []string
 	plot    string
@@ -173,59 +158,29 @@ type appFlags struct {
 	calArgs struct{ k, l, r string }
 }
 
-// appStore is one parsed --store entry.
-type appStore struct {
-	name string // as in records' "store" param: direct, fixed-home, tree-4, BF(2)
-	kind string // "direct", "divalib" or "emulate"
-	diva divalib.Config
-	net  *emulate.Topology
-}
-
-// parseStores reads --store.
-func parseStores(s string, seed int64) ([]appStore, error) {
-	const form = "a comma list of direct, fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16, or one emulate:NET such as emulate:BF(2)"
-	var out []appStore
-	items, err := listItems("store", s, form)
+// parseStores reads --store (appexp.ParseStore for each item).
+func parseStores(s string, seed int64) ([]appexp.Store, error) {
+	var out []appexp.Store
+	items, err := listItems("store", s, appexp.StoreForms)
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range items {
-		switch {
-		case f == "direct":
-			out = append(out, appStore{name: f, kind: "direct"})
-		case strings.HasPrefix(f, "emulate:"):
-			t, err := emulate.Parse(strings.TrimPrefix(f, "emulate:"))
-			if err != nil {
-				return nil, usagef("--store %s: %v; accepted: %s", s, err, form)
-			}
-			out = append(out, appStore{name: t.Name(), kind: "emulate", net: t})
-		default:
-			st, v, err := divalib.ParseStrategy(f)
-			if err != nil {
-				return nil, usagef("--store %s: %q is not a store; accepted: %s", s, f, form)
-			}
-			cfg := divalib.Config{Strategy: st, Variant: v, Seed: seed}
-			out = append(out, appStore{name: cfg.Name(), kind: "divalib", diva: cfg})
+		st, err := appexp.ParseStore(f, seed)
+		if err != nil {
+			return nil, usagef("--store %s: %v; accepted: %s", s, err, appexp.StoreForms)
 		}
+		out = append(out, st)
 	}
-	if err := distinct("store", s, out, func(a appStore) string { return a.name }); err != nil {
+	if err := distinct("store", s, out, func(a appexp.Store) string { return a.Name }); err != nil {
 		return nil, err
 	}
 	for _, st := range out {
-		if st.kind == "emulate" && len(out) > 1 {
+		if st.Kind == appexp.StoreEmulate && len(out) > 1 {
 			return nil, usagef("--store %s: an emulated network needs a world of its own size, so emulate:NET must be the only store", s)
 		}
 	}
 	return out, nil
-}
-
-// appRanks is the number of ranks the application runs on in a world of
-// size world: the network's application ranks for an emulated network.
-func (f *appFlags) appRanks(world int) int {
-	if len(f.stores) == 1 && f.stores[0].kind == "emulate" {
-		return f.stores[0].net.Apps()
-	}
-	return world
 }
 
 // loadModel reads one --model file.
@@ -252,7 +207,7 @@ const (
 	defaultCalMaxTime = 0.5  // seconds per calibration point
 )
 
-func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, *appSetup, error) {
+func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, func() ([]apps.App, error), error) {
 	fs := newFlagSet("app "+e.name, stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: commcost app %s [flags]   (%s; paper %s)\n\nflags:\n", e.name, e.summary, e.paper)
@@ -260,7 +215,7 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, *app
 	}
 	var f appFlags
 	f.registerPattern(fs, patternSpec{name: "app " + e.name, seed: true, warmupReps: true, maxTime: defaultAppMaxTime})
-	setup := e.flags(fs)
+	configs := e.flags(fs)
 	store := "direct"
 	if e.overStore {
 		fs.StringVar(&store, "store", "direct", "stores to run on: a comma list of direct, fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16, or one emulate:NET (e.g. 'emulate:BF(2)')")
@@ -283,8 +238,8 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, *app
 		if f.stores, err = parseStores(store, f.seed); err != nil {
 			return nil, nil, err
 		}
-		if st := f.stores[0]; st.kind == "emulate" && f.backend == backendLocal && !f.set["np"] {
-			f.np = st.net.Ranks()
+		if st := f.stores[0]; st.Kind == appexp.StoreEmulate && f.backend == backendLocal && !f.set["np"] {
+			f.np = st.Net.Ranks()
 		}
 	}
 	if f.plot != "" {
@@ -313,9 +268,6 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, *app
 			}
 		}
 	} else {
-		if setup.calibrate == nil {
-			return nil, nil, usagef("app %s needs --model FILE.json: it has no calibration sweep of its own", e.name)
-		}
 		if f.calK, err = parseIntGrid("cal-k", f.calArgs.k, 1); err != nil {
 			return nil, nil, err
 		}
@@ -326,21 +278,29 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, *app
 			return nil, nil, err
 		}
 	}
-	return &f, setup, nil
+	return &f, configs, nil
 }
 
 func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
-	f, setup, err := parseAppFlags(e, args, stderr)
+	f, build, err := parseAppFlags(e, args, stderr)
 	if err != nil {
 		return err
 	}
-	configs, err := setup.configs()
+	configs, err := build()
 	if err != nil {
 		return err
+	}
+	reps := f.patternReps()
+	calReps := reps
+	calReps.MaxTime = f.calTime
+	xp := appexp.StoreRun{
+		Configs: configs, Stores: f.stores, Reps: reps, Seed: f.seed,
+		Models: f.models, Sources: f.sources, Agree: agree,
+		Calibration: apps.KKCalibration{K: f.calK, L: f.calL, R: f.calR, Reps: calReps, Seed: f.seed, Validate: f.validate},
 	}
 	rankCheck := func(c mpi.Comm) error {
-		if len(f.stores) == 1 && f.stores[0].kind == "emulate" {
-			t := f.stores[0].net
+		if len(f.stores) == 1 && f.stores[0].Kind == appexp.StoreEmulate {
+			t := f.stores[0].Net
 			if err := t.CheckRanks(c.Size()); err != nil {
 				hint := ""
 				if c.Backend() == backendNative {
@@ -349,154 +309,44 @@ func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
 				return usagef("--store emulate:%s: %v%s", t.Name(), err, hint)
 			}
 		}
-		p := f.appRanks(c.Size())
+		p := xp.AppRanks(c.Size())
 		for _, a := range configs {
 			if err := a.Check(p); err != nil {
 				return usagef("app %s on %d ranks: %v", e.name, p, err)
 			}
 		}
-		if len(f.models) == 0 && p < setup.minCalRanks {
-			return usagef("app %s on %d rank(s): the calibration sweep needs at least %d ranks; give --model FILE.json instead", e.name, p, setup.minCalRanks)
+		if len(f.models) == 0 && p < appexp.MinCalibrationRanks {
+			return usagef("app %s on %d rank(s): the calibration sweep needs at least %d ranks; give --model FILE.json instead", e.name, p, appexp.MinCalibrationRanks)
 		}
 		return nil
 	}
-	var all []results.Record // rank 0's application records, for the report
-	var notes []string
+	var res appexp.StoreResult
 	err = runMeasured(&f.measureFlags, stdout, rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		meta.Seed = f.seed
-		run := func(env apps.Env, st appStore) error {
-			// Emits happen on application rank 0; their outcome is agreed
-			// over the application ranks (the service ranks of an
-			// emulated network are busy routing).
-			emitApp := func(rec results.Record) error { return agree(env.Comm, emit(rec)) }
-			preds, err := f.predictors(env, st, setup, meta, emitApp)
-			if err != nil {
-				return err
-			}
-			for _, a := range configs {
-				recs, err := apps.Measure(env, a, f.patternReps(), meta)
-				if err != nil {
-					return err
-				}
-				for i := range recs {
-					recs[i].Params["store"] = st.name
-				}
-				if env.Comm.Rank() == 0 {
-					notes = append(notes, report.AnnotateApps(recs, preds)...)
-					all = append(all, recs...)
-				}
-				for _, rec := range recs {
-					if err := emitApp(rec); err != nil {
-						return err
-					}
-				}
-			}
-			return nil
+		r, err := xp.Run(c, meta, emit)
+		// Only application rank 0 has the result, and the ranks may be
+		// goroutines of one process.
+		if len(r.Records) > 0 {
+			res = r
 		}
-		if !e.overStore {
-			return run(apps.Env{Comm: c, Seed: f.seed}, appStore{name: "mpi"})
+		var ae *agreedError
+		if !errors.As(err, &ae) {
+			err = patternErr(err) // a rank whose peer failed stays quiet
 		}
-		for _, st := range f.stores {
-			if err := withAppStore(c, st, f.seed, func(env apps.Env) error { return run(env, st) }); err != nil {
-				return err
-			}
-		}
-		return nil
+		return err
 	})
-	if err != nil || len(all) == 0 {
+	if err != nil || len(res.Records) == 0 {
 		return err
 	}
 	var rep bytes.Buffer
-	for _, n := range notes {
-		fmt.Fprintf(&rep, "note: %s\n", n)
-	}
-	if err := report.WriteApps(&rep, all, f.format == results.FormatMarkdown); err != nil {
+	if err := report.WriteAppsReport(&rep, res.Records, res.Notes, f.format == results.FormatMarkdown); err != nil {
 		return err
 	}
 	if f.plot != "" {
-		if err := writeAppPlot(f.plot, all); err != nil {
+		if err := report.WriteAppsPlot(f.plot, res.Records); err != nil {
 			return fmt.Errorf("--plot %s: %w", f.plot, err)
 		}
 	}
-	w := stdout
-	if f.format != results.FormatTable && f.format != results.FormatMarkdown {
-		w = stderr
-	} else {
-		fmt.Fprintln(w)
-	}
-	_, err = w.Write(rep.Bytes())
-	return err
-}
-
-// predictors returns rank 0's predictors: the --model files, or the models
-// fitted to a calibration sweep measured now on env (collective).
-func (f *appFlags) predictors(env apps.Env, st appStore, setup *appSetup, meta results.Meta, emit func(results.Record) error) ([]report.Predictor, error) {
-	if len(f.models) > 0 {
-		if env.Comm.Rank() != 0 {
-			return nil, nil
-		}
-		return report.NewPredictors(f.models, f.sources, true)
-	}
-	recs, err := setup.calibrate(env, st, f, meta, emit)
-	if err != nil {
-		return nil, err
-	}
-	var preds []report.Predictor
-	var ferr error
-	if env.Comm.Rank() == 0 {
-		ms, srcs, err := setup.fit(recs)
-		if err == nil {
-			preds, err = report.NewPredictors(ms, srcs, false)
-		}
-		if err != nil {
-			ferr = fmt.Errorf("calibration sweep on %s: %w (its records are in the output; fit them with 'commcost fit')", st.name, err)
-		}
-	}
-	return preds, agree(env.Comm, ferr)
-}
-
-// withAppStore opens st over c, runs fn on the application ranks and closes
-// the store (collective over c).
-func withAppStore(c mpi.Comm, st appStore, seed int64, fn func(env apps.Env) error) error {
-	switch st.kind {
-	case "emulate":
-		cfg := emulate.Config{Topology: st.net, Seed: seed}
-		return emulate.Run(c, cfg, func(s *emulate.Store) error {
-			return fn(apps.Env{Comm: s.AppComm(), Store: s, Seed: seed})
-		})
-	case "direct", "divalib":
-		var s globalvar.Store
-		var err error
-		if st.kind == "direct" {
-			s, err = directstore.New(c, directstore.Config{})
-		} else {
-			s, err = divalib.New(c, st.diva)
-		}
-		if err != nil {
-			return fmt.Errorf("store %s: %w", st.name, err)
-		}
-		if err := fn(apps.Env{Comm: c, Store: s, Seed: seed}); err != nil {
-			return err
-		}
-		return s.Close()
-	}
-	return fmt.Errorf("store %s: unknown kind %q", st.name, st.kind)
-}
-
-// calibrateKK is the k-k-access calibration of paper 000's applications
-// (apps.KKCalibration) on the store, over the grid --cal-k x --cal-l x
-// --cal-r plus the applications' own k and l.
-func calibrateKK(ks, ls []int) func(env apps.Env, st appStore, f *appFlags, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
-	return func(env apps.Env, st appStore, f *appFlags, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
-		reps := f.patternReps()
-		reps.MaxTime = f.calTime
-		cal := apps.KKCalibration{K: f.calK, L: f.calL, R: f.calR, Reps: reps, Seed: f.seed, Validate: f.validate}.WithGrid(ks, ls)
-		recs, err := cal.Run(env, st.kind, st.name, meta, emit)
-		if err != nil {
-			return nil, patternErr(err)
-		}
-		return recs, nil
-	}
+	return results.WriteReport(stdout, stderr, f.format, rep.Bytes())
 }
 
 // runAppTable rebuilds the tables from application records.
@@ -551,40 +401,19 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 	if len(recs) == 0 {
 		return usagef("FILE %s: no application records (bench %q)", strings.Join(pos, ", "), apps.Bench)
 	}
-	var out bytes.Buffer
+	var notes []string
 	if len(preds) > 0 {
-		for i := range recs {
-			for k := range recs[i].Derived {
-				if strings.HasPrefix(k, "pred_") {
-					delete(recs[i].Derived, k)
-				}
-			}
-		}
-		for _, n := range report.AnnotateApps(recs, preds) {
-			fmt.Fprintf(&out, "note: %s\n", n)
-		}
+		notes = report.Repredict(recs, preds)
 	}
-	if err := report.WriteApps(&out, recs, *format == "markdown"); err != nil {
+	var out bytes.Buffer
+	if err := report.WriteAppsReport(&out, recs, notes, *format == "markdown"); err != nil {
 		return err
 	}
 	if *plot != "" {
-		if err := writeAppPlot(*plot, recs); err != nil {
+		if err := report.WriteAppsPlot(*plot, recs); err != nil {
 			return fmt.Errorf("--plot %s: %w", *plot, err)
 		}
 	}
 	_, err = stdout.Write(out.Bytes())
 	return err
-}
-
-// writeAppPlot draws predicted against measured phase times to path.
-func writeAppPlot(path string, recs []results.Record) error {
-	format, err := report.PlotFormat(path)
-	if err != nil {
-		return err
-	}
-	img, err := report.PlotApps(recs, format)
-	if err != nil {
-		return err
-	}
-	return report.WriteFile(path, img)
 }

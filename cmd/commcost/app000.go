@@ -4,21 +4,21 @@ import (
 	"flag"
 
 	"github.com/commcost/commcost/apps"
-	"github.com/commcost/commcost/results"
 )
 
 // The four applications of paper 000, section 6, over global variables:
 // every block access is ceil(D/(k l)) k-k-accesses of k packets of l bytes
 // (--k, --l lists), and without --model a k-k-access sweep on the same
-// store is fitted with the trilinear model (reads and writes apart).
+// store is fitted with the trilinear model (reads and writes apart):
+// appexp.StoreRun. This file is their flags.
 
 func init() {
 	registerApp(appEntry{name: "matmul", paper: "000 sec. 6.1", overStore: true,
 		summary: "C = A B, p+2 submatrix accesses (T_MM), with and without the sync of line (*)",
-		flags: func(fs *flag.FlagSet) *appSetup {
+		flags: func(fs *flag.FlagSet) func() ([]apps.App, error) {
 			g := registerGV(fs, "256", "matrix order n (p must divide it): a list")
 			sync := fs.String("sync", "false,true", "synchronise before every read of B (line (*)): a list of false and true")
-			return g.setup(func(n, k, l int) ([]apps.App, error) {
+			return g.configs(func(n, k, l int) ([]apps.App, error) {
 				syncs, err := parseBoolGrid("sync", *sync)
 				if err != nil {
 					return nil, err
@@ -32,11 +32,11 @@ func init() {
 		}})
 	registerApp(appEntry{name: "concomp", paper: "000 sec. 6.2", overStore: true,
 		summary: "connected components of a dense graph (Woo and Sahni): BFS forests (T_bfs), log p merges (T_merge)",
-		flags: func(fs *flag.FlagSet) *appSetup {
+		flags: func(fs *flag.FlagSet) func() ([]apps.App, error) {
 			g := registerGV(fs, "1024", "vertices n (a multiple of 8; p, a power of two, must divide it): a list")
 			parts := fs.Int("parts", 4, "planted components: the vertices fall into this many random groups")
 			density := fs.Float64("density", 0.1, "edge probability inside a group, in (0, 1]")
-			return g.setup(func(n, k, l int) ([]apps.App, error) {
+			return g.configs(func(n, k, l int) ([]apps.App, error) {
 				if *parts < 1 {
 					return nil, usagef("--parts %d: want an integer >= 1", *parts)
 				}
@@ -48,17 +48,17 @@ func init() {
 		}})
 	registerApp(appEntry{name: "bitonic", paper: "000 sec. 6.3", overStore: true,
 		summary: "bitonic sort (Culler et al.'s variant, local radix sort): T_bitonic",
-		flags: func(fs *flag.FlagSet) *appSetup {
+		flags: func(fs *flag.FlagSet) func() ([]apps.App, error) {
 			g := registerGV(fs, "16K", "keys per rank n (p must be a power of two): a list; K = 1024")
-			return g.setup(func(n, k, l int) ([]apps.App, error) {
+			return g.configs(func(n, k, l int) ([]apps.App, error) {
 				return []apps.App{apps.BitonicSort{N: n, Access: apps.Access{K: k, L: l}}}, nil
 			})
 		}})
 	registerApp(appEntry{name: "samplesort", paper: "000 sec. 6.4", overStore: true,
 		summary: "sample sort (s = n/64, splitters, distribution (6a)-(6c), local radix sort; E(s, n) measured)",
-		flags: func(fs *flag.FlagSet) *appSetup {
+		flags: func(fs *flag.FlagSet) func() ([]apps.App, error) {
 			g := registerGV(fs, "16K", "keys per rank n (a multiple of 64): a list; K = 1024")
-			return g.setup(func(n, k, l int) ([]apps.App, error) {
+			return g.configs(func(n, k, l int) ([]apps.App, error) {
 				return []apps.App{apps.SampleSort{N: n, Access: apps.Access{K: k, L: l}}}, nil
 			})
 		}})
@@ -83,20 +83,21 @@ func registerGV(fs *flag.FlagSet, nDefault, nHelp string) *gvFlags {
 	}
 }
 
-// setup makes the entry's setup: every n x k x l configuration through
-// build, calibrated by the k-k-access sweep and the trilinear fit.
-func (g *gvFlags) setup(build func(n, k, l int) ([]apps.App, error)) *appSetup {
-	s := &appSetup{fit: apps.FitTrilinearRW, minCalRanks: 2}
-	var ks, ls []int
-	s.configs = func() ([]apps.App, error) {
+// configs returns the entry's configurations: every n x k x l of the
+// lists through build. The calibration sweep (without --model) adds the k
+// and l they use to its grid (appexp.StoreRun.Calibration).
+func (g *gvFlags) configs(build func(n, k, l int) ([]apps.App, error)) func() ([]apps.App, error) {
+	return func() ([]apps.App, error) {
 		ns, err := parseIntGrid("n", *g.n, 1)
 		if err != nil {
 			return nil, err
 		}
-		if ks, err = parseIntGrid("k", *g.k, 1); err != nil {
+		ks, err := parseIntGrid("k", *g.k, 1)
+		if err != nil {
 			return nil, err
 		}
-		if ls, err = parseIntGrid("l", *g.l, 1); err != nil {
+		ls, err := parseIntGrid("l", *g.l, 1)
+		if err != nil {
 			return nil, err
 		}
 		var out []apps.App
@@ -116,10 +117,4 @@ func (g *gvFlags) setup(build func(n, k, l int) ([]apps.App, error)) *appSetup {
 		}
 		return out, nil
 	}
-	// The calibration adds the k and l the configurations use (known once
-	// configs has run, which is before any rank measures).
-	s.calibrate = func(env apps.Env, st appStore, f *appFlags, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
-		return calibrateKK(ks, ls)(env, st, f, meta, emit)
-	}
-	return s
 }

@@ -26,6 +26,28 @@ func writeModel(t *testing.T, path string, m model.Model) {
 	}
 }
 
+// modelFile writes m as 'commcost fit --format json' does and returns
+// the path.
+func modelFile(t *testing.T, path string, m model.Model) string {
+	t.Helper()
+	writeModel(t, path, m)
+	return path
+}
+
+func fixed(name, unit string, v float64) model.Param {
+	return model.Param{Name: name, Unit: unit, Value: v, CI95: [2]float64{v, v}, Fixed: true}
+}
+
+func testModels(t *testing.T, dir string) (hockney, trilinear string) {
+	t.Helper()
+	h := &model.Hockney{Ts: fixed("t_s", "s", 20e-6), Tw: fixed("t_w", "s/B", 1e-9)}
+	tr := &model.Trilinear{}
+	for i := 0; i < 8; i++ {
+		tr.C[i] = fixed("c", "s", 1e-6)
+	}
+	return modelFile(t, filepath.Join(dir, "hockney.json"), h), modelFile(t, filepath.Join(dir, "trilinear.json"), tr)
+}
+
 // triModels writes trilinear read and write models fitted to the synthetic
 // k-k-access records (paper 000's BF(3) coefficients).
 func triModels(t *testing.T, dir string) (read, write string) {

@@ -10,9 +10,9 @@ import (
 	"strings"
 
 	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/apps/appexp"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
-	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -23,10 +23,8 @@ import (
 // of exactly the patterns the program's workload names), and prints one
 // table per run: rows are models, columns the phases and their total,
 // cells the predicted time and its error against the measured median, the
-// best model per column marked.
-
-// appMPNames are the applications of this file, in help order.
-var appMPNames = []string{"multigrid", "cannon", "checkerboard", "gauss"}
+// best model per column marked. The experiment is appexp.MPRun; this file
+// is the flags and the printing.
 
 var appMPSummaries = map[string]string{
 	"multigrid":    "paper 001's time-parallel multigrid (heat equation, one time plane per rank, whole planes between neighbouring time levels every iteration), async and sync; the hyperbolic model reduces its exchange with Table 1",
@@ -47,7 +45,7 @@ var appMPFlagNames = map[string][]string{
 }
 
 func init() {
-	for _, name := range appMPNames {
+	for _, name := range appexp.MPNames {
 		name := name
 		registerApp(appEntry{name: name, paper: appMPPapers[name], summary: appMPSummaries[name],
 			ownFlags: append(append([]string(nil), appMPFlagNames[name]...), "--model", "--kinds", "--calibration", "--stat", "--plot", "--markdown"),
@@ -57,21 +55,17 @@ func init() {
 
 type appMPFlags struct {
 	patternFlags
-	name       string
-	n          int
-	grid       string
-	iterations int
-	variants   []string
-	cycles     int
-	matrix     string
-	models     modelList
-	kinds      []string
-	plot       string
-	calibTime  float64
-	markdown   bool
-	fastest    bool
-	calibFile  string
-	calibRecs  []results.Record // --calibration records, read on every rank
+	name      string
+	programs  appexp.ProgramConfig
+	grid      string
+	models    modelList
+	kinds     []string
+	plot      string
+	calibTime float64
+	markdown  bool
+	fastest   bool
+	calibFile string
+	calibRecs []results.Record // --calibration records, read on every rank
 
 	loaded []apps.NamedModel // --model files, read on every rank
 }
@@ -103,17 +97,17 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 	}
 	switch name {
 	case "multigrid":
-		fs.IntVar(&f.n, "n", nDef, "interior grid points per side of a time plane, 2^k - 1 (a plane message is 8 n^2 bytes)")
-		fs.IntVar(&f.iterations, "iterations", defaultMGIterations, "block-Jacobi iterations in time (each moves every plane to the next time level)")
-		fs.IntVar(&f.cycles, "cycles", 1, "V-cycles per iteration")
+		fs.IntVar(&f.programs.N, "n", nDef, "interior grid points per side of a time plane, 2^k - 1 (a plane message is 8 n^2 bytes)")
+		fs.IntVar(&f.programs.Iterations, "iterations", defaultMGIterations, "block-Jacobi iterations in time (each moves every plane to the next time level)")
+		fs.IntVar(&f.programs.Cycles, "cycles", 1, "V-cycles per iteration")
 	case "gauss":
-		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of the rank count)")
-		fs.StringVar(&f.matrix, "matrix", "dd", "input: dd (diagonally dominant), random, hilbert (near-singular), singular, zeropivot (needs pivoting: fails during the run)")
+		fs.IntVar(&f.programs.N, "n", nDef, "matrix order (a multiple of the rank count)")
+		fs.StringVar(&f.programs.Matrix, "matrix", "dd", "input: dd (diagonally dominant), random, hilbert (near-singular), singular, zeropivot (needs pivoting: fails during the run)")
 	case "checkerboard":
-		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of the grid's rows and columns)")
+		fs.IntVar(&f.programs.N, "n", nDef, "matrix order (a multiple of the grid's rows and columns)")
 		fs.StringVar(&f.grid, "grid", "", "process grid ROWSxCOLS with ROWS*COLS = ranks (default: the most nearly square)")
 	default:
-		fs.IntVar(&f.n, "n", nDef, "matrix order (a multiple of q on a q x q grid)")
+		fs.IntVar(&f.programs.N, "n", nDef, "matrix order (a multiple of q on a q x q grid)")
 	}
 	variant := "async"
 	if name == "multigrid" || name == "cannon" || name == "checkerboard" {
@@ -142,20 +136,20 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 	default:
 		return nil, usagef("--stat %s: accepted values are median and fastest", *stat)
 	}
-	if f.n < 1 {
-		return nil, usagef("--n %d: must be a positive integer", f.n)
+	if f.programs.N < 1 {
+		return nil, usagef("--n %d: must be a positive integer", f.programs.N)
 	}
 	if name == "multigrid" {
-		if f.iterations < 1 {
-			return nil, mustBePositive("iterations", f.iterations)
+		if f.programs.Iterations < 1 {
+			return nil, mustBePositive("iterations", f.programs.Iterations)
 		}
-		if f.cycles < 1 {
-			return nil, mustBePositive("cycles", f.cycles)
+		if f.programs.Cycles < 1 {
+			return nil, mustBePositive("cycles", f.programs.Cycles)
 		}
 	}
 	if name == "multigrid" || name == "cannon" || name == "checkerboard" {
 		var err error
-		if f.variants, err = parseListOf("variant", variant, "async, sync or async,sync", func(v string) (string, error) {
+		if f.programs.Variants, err = parseListOf("variant", variant, "async, sync or async,sync", func(v string) (string, error) {
 			if v != "async" && v != "sync" {
 				return "", fmt.Errorf("%q is not async or sync", v)
 			}
@@ -165,7 +159,8 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 		}
 	}
 	if f.grid != "" {
-		if _, err := apps.ParseGrid(f.grid); err != nil {
+		var err error
+		if f.programs.Grid, err = apps.ParseGrid(f.grid); err != nil {
 			return nil, usagef("--grid %s: accepted form ROWSxCOLS with positive integers, e.g. 2x3", f.grid)
 		}
 	}
@@ -206,50 +201,16 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 			return nil, err
 		}
 	}
+	var ms []model.Model
 	for _, path := range f.models {
 		m, err := loadModel(path)
 		if err != nil {
 			return nil, err
 		}
-		f.loaded = append(f.loaded, apps.NamedModel{Name: modelName(m.Kind(), path, f.models), Model: m})
+		ms = append(ms, m)
 	}
+	f.loaded = appexp.NameModels(ms, f.models)
 	return f, nil
-}
-
-// modelName is the model's kind, with the file's name when several
-// --model files are given (two may hold the same kind).
-func modelName(kind, path string, all []string) string {
-	if len(all) == 1 {
-		return kind
-	}
-	return kind + " (" + filepath.Base(path) + ")"
-}
-
-// programs are the configured runs: one per multigrid variant, else one.
-func (f *appMPFlags) programs() []apps.App {
-	switch f.name {
-	case "multigrid":
-		var out []apps.App
-		for _, v := range f.variants {
-			out = append(out, &apps.Multigrid{N: f.n, Iters: f.iterations, Cycles: f.cycles, Sync: v == "sync"})
-		}
-		return out
-	case "cannon", "checkerboard":
-		g, _ := apps.ParseGrid(f.grid)
-		if f.grid == "" {
-			g = apps.Grid{}
-		}
-		var out []apps.App
-		for _, v := range f.variants {
-			if f.name == "cannon" {
-				out = append(out, apps.Cannon{N: f.n, Sync: v == "sync"})
-			} else {
-				out = append(out, apps.Checkerboard{N: f.n, Grid: g, Sync: v == "sync"})
-			}
-		}
-		return out
-	}
-	return []apps.App{&apps.Gauss{N: f.n, Matrix: f.matrix}}
 }
 
 func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
@@ -257,7 +218,7 @@ func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	progs := f.programs()
+	xp := f.run(appexp.Programs(name, f.programs))
 	return withWorld(f.backend, f.np, func(c mpi.Comm) error {
 		p := c.Size()
 		// Bad input first, agreed by every rank: the rank count, the sizes,
@@ -270,19 +231,12 @@ func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
 				}
 				return usagef("app %s needs at least 2 ranks to communicate, got %d%s", name, p, hint)
 			}
-			for _, prog := range progs {
-				if err := prog.Check(p); err != nil {
-					return usagef("%v", err)
-				}
-				if g, ok := prog.(*apps.Gauss); ok {
-					if err := g.Input(f.seed); err != nil {
-						return usagef("%v", err)
-					}
-				}
-				if len(f.loaded) > 0 {
-					if err := apps.Predictable(prog.(apps.Workloader).Workload(p), f.loaded); err != nil {
-						return usagef("--model: %v", err)
-					}
+			if err := xp.Check(p); err != nil {
+				return usagef("%v", err)
+			}
+			if len(f.loaded) > 0 {
+				if err := xp.CheckModels(p, f.loaded); err != nil {
+					return usagef("--model: %v", err)
 				}
 			}
 			return nil
@@ -302,7 +256,7 @@ func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		err = f.measureAll(c, progs, meta, s, stdout)
+		err = xp.Run(c, meta, s.write, func(note string) { fmt.Fprintln(stdout, "calibration:", note) }, f.printer(len(xp.Programs) > 1, stdout))
 		if cerr := s.close(); err == nil {
 			err = cerr
 		}
@@ -318,127 +272,39 @@ func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
 	})
 }
 
-// measureAll calibrates (without --model), runs every program, and prints
-// its ranking on rank 0.
-func (f *appMPFlags) measureAll(c mpi.Comm, progs []apps.App, meta results.Meta, s *sink, stdout io.Writer) error {
-	emit := func(rec results.Record) error {
-		if c.Rank() != 0 {
-			return nil
-		}
-		return s.write(rec)
-	}
-	models := f.loaded
-	p := c.Size()
-	if len(models) == 0 {
-		work := map[string][]results.WorkItem{}
-		for i, prog := range progs {
-			for ph, w := range prog.(apps.Workloader).Workload(p) {
-				work[fmt.Sprintf("%d/%s", i, ph)] = w
-			}
-		}
-		cal := f.calibRecs
-		if cal == nil {
-			reps := f.patternReps()
-			reps.MaxTime, reps.MinReps, reps.Warmup = f.calibTime, min(reps.MinReps, 5), 1
-			var err error
-			if cal, err = (apps.Calibration{Reps: reps, Kinds: f.kinds}).Run(c, work, meta, emit); err != nil {
-				return fmt.Errorf("calibration: %w", err)
-			}
-		}
-		if f.fastest {
-			cal = apps.Fastest(cal)
-		}
-		var ferr error
-		if c.Rank() == 0 {
-			var notes []string
-			models, notes = apps.Fit(cal, f.kinds)
-			for _, n := range notes {
-				fmt.Fprintln(stdout, "calibration:", n)
-			}
-			for _, prog := range progs {
-				if err := apps.Predictable(prog.(apps.Workloader).Workload(p), models); err != nil {
-					ferr = fmt.Errorf("calibration: %w", err)
-				}
-			}
-		}
-		if err := agree(c, ferr); err != nil {
-			return err
-		}
-	}
-	for i, prog := range progs {
-		env := apps.Env{Comm: c, Seed: f.seed}
-		recs, err := apps.Measure(env, prog, f.patternReps(), meta)
-		if err != nil {
-			return err
-		}
-		if c.Rank() != 0 {
-			continue
-		}
-		rank, err := apps.RankAnnotated(recs, models, f.fastest)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if err := emit(r); err != nil {
-				return err
-			}
-		}
-		if i > 0 {
-			fmt.Fprintln(stdout)
-		}
-		// The table is built from the annotated records, as report.md
-		// rebuilds it (report.AppRankings).
-		tables := report.AppRankings(recs)
-		if len(tables) != 1 {
-			return fmt.Errorf("%s: %d ranking tables from one run's records", prog.Name(), len(tables))
-		}
-		if err := tables[0].Write(stdout, f.markdown); err != nil {
-			return err
-		}
-		rank.WriteNotes(stdout)
-		if f.name != "multigrid" {
-			if ts, tw, src, ok := slidesParams(models); ok {
-				forms, err := apps.ClosedForms(f.name, f.n, p, ts, tw)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(stdout)
-				if err := rank.WriteClosedForms(stdout, forms, src, f.markdown); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintln(stdout, "paper 003's closed forms need t_s and t_w: fit or give a hockney or twolevel model")
-			}
-		}
-		if f.plot != "" {
-			path := f.plot
-			if len(progs) > 1 {
-				ext := filepath.Ext(path)
-				path = strings.TrimSuffix(path, ext) + "-" + prog.Params()["variant"].(string) + ext
-			}
-			if err := tables[0].WriteAppPlot(path); err != nil {
-				return fmt.Errorf("--plot %s: %w", path, err)
-			}
-		}
-	}
-	return nil
+// run is the experiment the flags configure.
+func (f *appMPFlags) run(progs []apps.App) appexp.MPRun {
+	reps := f.patternReps()
+	calReps := reps
+	calReps.MaxTime, calReps.MinReps, calReps.Warmup = f.calibTime, min(reps.MinReps, 5), 1
+	return appexp.MPRun{Programs: progs, Models: f.loaded, Calibration: f.calibRecs, CalibrationReps: calReps,
+		Kinds: f.kinds, Reps: reps, Fastest: f.fastest, Seed: f.seed, Agree: agree}
 }
 
-// slidesParams picks t_s and t_w for paper 003's closed forms: the
-// Hockney fit's (the slides' point-to-point cost t_s + t_w m), else the
-// two-level model's.
-func slidesParams(models []apps.NamedModel) (ts, tw float64, source string, ok bool) {
-	for _, kind := range []string{"hockney", "twolevel"} {
-		for _, nm := range models {
-			if nm.Model.Kind() != kind {
-				continue
-			}
-			a, okA := model.ParamByName(nm.Model, "t_s")
-			b, okB := model.ParamByName(nm.Model, "t_w")
-			if okA && okB {
-				return a.Value, b.Value, nm.Name, true
-			}
+// printer prints each program's result on rank 0 as it is measured, and
+// draws its plot (--plot; one file per multigrid variant, the variant
+// appended to the name).
+func (f *appMPFlags) printer(several bool, stdout io.Writer) func(appexp.MPResult) error {
+	first := true
+	return func(res appexp.MPResult) error {
+		if !first {
+			fmt.Fprintln(stdout)
 		}
+		first = false
+		if err := res.Write(stdout, f.markdown); err != nil {
+			return err
+		}
+		if f.plot == "" {
+			return nil
+		}
+		path := f.plot
+		if several {
+			ext := filepath.Ext(path)
+			path = strings.TrimSuffix(path, ext) + "-" + res.Program.Params()["variant"].(string) + ext
+		}
+		if err := res.Table.WriteAppPlot(path); err != nil {
+			return fmt.Errorf("--plot %s: %w", path, err)
+		}
+		return nil
 	}
-	return 0, 0, "", false
 }

@@ -6,31 +6,8 @@ import (
 	"testing"
 
 	"github.com/commcost/commcost/apps"
-	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/results"
 )
-
-// modelFile writes m as 'commcost fit --format json' does and returns
-// the path.
-func modelFile(t *testing.T, path string, m model.Model) string {
-	t.Helper()
-	writeModel(t, path, m)
-	return path
-}
-
-func fixed(name, unit string, v float64) model.Param {
-	return model.Param{Name: name, Unit: unit, Value: v, CI95: [2]float64{v, v}, Fixed: true}
-}
-
-func testModels(t *testing.T, dir string) (hockney, trilinear string) {
-	t.Helper()
-	h := &model.Hockney{Ts: fixed("t_s", "s", 20e-6), Tw: fixed("t_w", "s/B", 1e-9)}
-	tr := &model.Trilinear{}
-	for i := 0; i < 8; i++ {
-		tr.C[i] = fixed("c", "s", 1e-6)
-	}
-	return modelFile(t, filepath.Join(dir, "hockney.json"), h), modelFile(t, filepath.Join(dir, "trilinear.json"), tr)
-}
 
 // TestAppMPBadInput: every bad input exits 2 with one message naming the
 // flag or the condition, writes nothing and prints nothing.

@@ -4,6 +4,7 @@ import (
 	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
+	"github.com/commcost/commcost/runguard"
 )
 
 // Ask for what the machine has, before allocating (issue 18, class 2):
@@ -23,9 +24,8 @@ type memNeed struct {
 }
 
 // localRankBytes is what one goroutine rank of the local backend costs
-// beyond its buffers (stack, queues, communicator state): the bound
-// issue 18 sets for it (4096 ranks in under 1 GiB).
-const localRankBytes = 256 << 10
+// beyond its buffers.
+const localRankBytes = runguard.LocalRankBytes
 
 // memFlags maps the parameter a pattern's memory grows with to the flag
 // that sets it.
@@ -52,19 +52,17 @@ func checkDemand(c mpi.Comm, mf *measureFlags, meta results.Meta) error {
 	p := c.Size()
 	var worst memNeed
 	if mf.plan != nil {
-		for _, pat := range mf.plan(p) {
-			d := pat.Demand(p)
-			name := pointName(pat, p)
-			if err := d.CheckTime(mf.maxTime); err != nil {
-				return usagef("%s: %v or raise --max-time", name, err)
+		plan := mf.plan(p)
+		i, d, err := runguard.Largest(plan, p, mf.maxTime)
+		if err != nil {
+			return usagef("%s: %v or raise --max-time", pointName(plan[i], p), err)
+		}
+		if i >= 0 {
+			flag := memFlags[d.MemParam]
+			if flag == "" {
+				flag = d.MemParam
 			}
-			if float64(d.BufferBytes)+float64(d.InFlightBytes) > worst.perRank+worst.inFlight {
-				flag := memFlags[d.MemParam]
-				if flag == "" {
-					flag = d.MemParam
-				}
-				worst = memNeed{perRank: float64(d.BufferBytes), inFlight: float64(d.InFlightBytes), flag: flagText(mf, flag), what: name}
-			}
+			worst = memNeed{perRank: float64(d.BufferBytes), inFlight: float64(d.InFlightBytes), flag: flagText(mf, flag), what: pointName(plan[i], p)}
 		}
 	}
 	if mf.need != nil {
@@ -85,7 +83,7 @@ func checkMemory(c mpi.Comm, mf *measureFlags, meta results.Meta, need memNeed) 
 	p := c.Size()
 	if c.Backend() == backendLocal {
 		// Every rank lives in this process; queues copy messages.
-		total := float64(p) * (need.perRank + need.inFlight + localRankBytes)
+		total := runguard.Need{BufferBytes: need.perRank, InFlightBytes: need.inFlight}.InProcess(p)
 		if total <= float64(avail) {
 			return nil
 		}
@@ -102,7 +100,7 @@ func checkMemory(c mpi.Comm, mf *measureFlags, meta results.Meta, need memNeed) 
 			sysmem.Format(total), p, p, sysmem.Format(float64(avail)), source)
 	}
 	here := ranksOnThisHost(c, meta)
-	total := float64(here) * need.perRank
+	total := runguard.Need{BufferBytes: need.perRank}.OnHost(here)
 	if total <= float64(avail) {
 		return nil
 	}

@@ -1,13 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 
+	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
-	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
 )
@@ -118,9 +119,25 @@ func (d *dsmFlags) rankCheck(c mpi.Comm) error {
 	return nil
 }
 
-func (d *dsmFlags) config(name string) divalib.Config {
-	st, v, _ := divalib.ParseStrategy(name) // validated in check
-	return divalib.Config{Strategy: st, Variant: v, Rows: d.rows, Cols: d.cols, Seed: d.seed, MemoryBytes: d.memBytes, Barrier: d.barKind}
+// store is the store configuration of the flags on mesh m (as asked: 0x0
+// is the most nearly square shape); the strategy is set per name.
+func (d *dsmFlags) store(m divalib.Mesh) divalib.Config {
+	return divalib.Config{Rows: m.Rows, Cols: m.Cols, Seed: d.seed, MemoryBytes: d.memBytes, Barrier: d.barKind}
+}
+
+// asked is the mesh of --mesh (0x0 when not given).
+func (d *dsmFlags) asked() divalib.Mesh { return divalib.Mesh{Rows: d.rows, Cols: d.cols} }
+
+// parseSweep parses the flags of a sweeping dsm subcommand and checks the
+// shared and the sweep flags.
+func (d *dsmFlags) parseSweep(fs *flag.FlagSet, args []string, sw *dsmSweep, allowHand bool) error {
+	if err := parseFlags(fs, args, false); err != nil {
+		return err
+	}
+	if err := d.check(allowHand); err != nil {
+		return err
+	}
+	return sw.check(d)
 }
 
 func runDSMCheck(args []string, stdout, stderr io.Writer) error {
@@ -146,91 +163,45 @@ func runDSMCheck(args []string, stdout, stderr io.Writer) error {
 		return mustBePositive("slots", *slots)
 	case !(*wf > 0 && *wf < 1):
 		return usagef("--write-fraction %v: must be a fraction in (0, 1), e.g. 0.3", *wf)
-	case d.memBytes > 0 && d.memBytes < 32*16:
-		// The torn-read workload's variable has 32 slots of 16 bytes.
-		return usagef("--memory %s: smaller than one variable of the suite (%d bytes); give at least 512", d.memory, 32*16)
+	case d.memBytes > 0 && d.memBytes < divalib.CheckMinMemory:
+		return usagef("--memory %s: smaller than one variable of the suite (%d bytes); give at least %d", d.memory, divalib.CheckMinMemory, divalib.CheckMinMemory)
 	case d.memBytes > 0 && d.memBytes < *slots*16:
 		return usagef("--memory %s: smaller than one coherence variable (%d bytes = --slots x 16)", d.memory, *slots*16)
 	}
 	ccfg := storecheck.CoherenceConfig{Ops: *ops, Vars: *vars, Slots: *slots, WriteFraction: *wf, Seed: d.seed}
-	// Each rank holds a variable's home copy and may cache the others'.
 	d.mf.need = func(int) memNeed {
-		return memNeed{perRank: 2 * float64(*vars) * float64(*slots) * 16, flag: fmt.Sprintf("--slots %d", *slots),
+		return memNeed{perRank: ccfg.RankBytes(), flag: fmt.Sprintf("--slots %d", *slots),
 			what: fmt.Sprintf("dsm check's %d variables of %d 16-byte slots (a home and a cached copy)", *vars, *slots)}
 	}
+	cfg := divalib.CheckConfig{Strategies: d.list, Store: d.store(d.asked()), Workloads: dsmCheckWorkloads(ccfg, d.seed)}
 	return runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = d.seed
-		return dsmCheckWorld(c, &d, ccfg, stderr, meta, emit)
+		return dsmCheckWorld(c, cfg, stderr, meta, emit)
 	})
-}
-
-// dsmCheckWorld runs every workload over every strategy on the ranks of c,
-// one record each, and returns the verdict on every rank.
-func dsmCheckWorld(c mpi.Comm, d *dsmFlags, ccfg storecheck.CoherenceConfig, stderr io.Writer, meta results.Meta, emit func(results.Record) error) error {
-	failed := 0 // workloads with violations; rank 0 holds the reports
-	for _, name := range d.list {
-		cfg := d.config(name)
-		for _, w := range dsmCheckWorkloads(ccfg, d.seed) {
-			s, err := divalib.New(c, cfg)
-			if err != nil {
-				return agree(c, usagef("%s: %v", name, err))
-			}
-			t0 := c.Wtime()
-			rep, err := w.run(c, s)
-			if err != nil {
-				return err
-			}
-			if err := s.Close(); err != nil {
-				return err
-			}
-			el := c.Wtime() - t0
-			if c.Rank() != 0 {
-				continue
-			}
-			if rep.Err() != nil {
-				failed++
-				fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", name, w.name, rep.Err())
-			}
-			rec := divalib.CheckRecord(name, w.name, s.Mesh(), d.memBytes, rep, el, meta)
-			if err := emit(rec); err != nil {
-				return err
-			}
-		}
-	}
-	// The reports are rank 0's (storecheck): the verdict is made every
-	// rank's, so that all end with exit 1, the message printed once, and
-	// nobody aborts the job.
-	var verdict error
-	if failed > 0 {
-		verdict = fmt.Errorf("dsm check: %d workload(s) with violations", failed)
-	}
-	return agree(c, verdict)
-}
-
-// dsmWorkload is one workload of dsm check, run on every rank.
-type dsmWorkload struct {
-	name string
-	run  func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error)
 }
 
 // dsmCheckWorkloads are the workloads dsm check runs over every strategy
 // (a variable so that a test can add one that finds violations).
-var dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []dsmWorkload {
-	return []dsmWorkload{
-		{"coherence", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-			return storecheck.Coherence(c, s, ccfg)
-		}},
-		{"torn-reads", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-			return storecheck.TornReads(c, s, 200, 32, seed)
-		}},
-		{"disjoint-writes", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-			return storecheck.DisjointWrites(c, s, 20)
-		}},
-		{"lock-counter", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
-			return storecheck.LockCounter(c, s, 30, 3, seed)
-		}},
-		{"errors", storecheck.Errors},
+var dsmCheckWorkloads = divalib.CheckWorkloads
+
+// dsmCheckWorld runs the suite on the ranks of c (divalib.RunCheck), prints
+// each violation once, and returns the verdict on every rank: exit 1 on
+// all alike, the message printed once, and nobody aborts the job.
+func dsmCheckWorld(c mpi.Comm, cfg divalib.CheckConfig, stderr io.Writer, meta results.Meta, emit func(results.Record) error) error {
+	cfg.Violation = func(strategy, workload string, err error) {
+		fmt.Fprintf(stderr, "commcost: dsm check %s %s: %v\n", strategy, workload, err)
 	}
+	failed, err := divalib.RunCheck(c, cfg, meta, emit)
+	var se *divalib.StrategyError
+	switch {
+	case errors.As(err, &se):
+		return agree(c, usagef("%v", se))
+	case err != nil:
+		return err
+	case failed > 0:
+		return agree(c, fmt.Errorf("dsm check: %d workload(s) with violations", failed))
+	}
+	return nil
 }
 
 func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
@@ -243,13 +214,7 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 	verify := fs.Bool("verify", true, "compare the result with the serial computation on rank 0")
 	var sw dsmSweep
 	sw.register(fs, false)
-	if err := parseFlags(fs, args, false); err != nil {
-		return err
-	}
-	if err := d.check(true); err != nil {
-		return err
-	}
-	if err := sw.check(&d); err != nil {
+	if err := d.parseSweep(fs, args, &sw, true); err != nil {
 		return err
 	}
 	bl, err := parseIntGrid("blocks", *blocks, 1)
@@ -257,7 +222,7 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, m := range bl {
-		if r := isqrtInt(m); r*r != m {
+		if !divalib.PerfectSquare(m) {
 			return usagef("--blocks %s: %d is not a perfect square; accepted are squares such as 64, 256, 1024, 4096", *blocks, m)
 		}
 		if d.memBytes > 0 && d.memBytes < 4*m {
@@ -270,61 +235,17 @@ func runDSMMatSquare(args []string, stdout, stderr io.Writer) error {
 	if *reps < 1 {
 		return mustBePositive("reps", *reps)
 	}
-	// Ratios are against the hand-optimised run, so it goes first.
-	order := []string{}
-	for _, s := range d.list {
-		if s == "hand" {
-			order = append([]string{"hand"}, order...)
-		} else {
-			order = append(order, s)
-		}
-	}
 	return runDSMSweep(&d, &sw, stdout, stderr, func(m divalib.Mesh) error {
 		if m.Rows != m.Cols {
 			return usagef("matsquare needs a square mesh (sqrt(P) x sqrt(P) ranks, e.g. 4, 16, 64, 256, 1024); %d ranks give %v", m.Size(), m)
 		}
 		return nil
-	}, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	}, func(c mpi.Comm, w dsmexp.World, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = d.seed
-		for _, m := range bl {
-			mcfg := divalib.MatSquareConfig{BlockInts: m, Kernel: divalib.Kernel(*kernel), Reps: *reps, Verify: *verify, Seed: d.seed}
-			var hand *divalib.MatSquareResult
-			for _, name := range order {
-				var res divalib.MatSquareResult
-				if name == "hand" {
-					mesh, _ := divalib.NewMesh(d.rows, d.cols, c.Size())
-					if res, err = divalib.MatSquareHand(c, mesh, mcfg); err != nil {
-						return err
-					}
-					r := res
-					hand = &r
-				} else {
-					s, err := divalib.New(c, d.config(name))
-					if err != nil {
-						return err
-					}
-					if res, err = divalib.MatSquareStore(c, s, mcfg); err != nil {
-						return err
-					}
-					if err := s.Close(); err != nil {
-						return err
-					}
-				}
-				if err := emit(res.Record(mcfg, hand, meta)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		e := divalib.MatSquareExperiment{Strategies: d.list, Store: d.store(w.Mesh), Blocks: bl,
+			Kernel: divalib.Kernel(*kernel), Reps: *reps, Verify: *verify}
+		return divalib.RunMatSquare(c, e, meta, emit)
 	})
-}
-
-func isqrtInt(n int) int {
-	r := 0
-	for (r+1)*(r+1) <= n {
-		r++
-	}
-	return r
 }
 
 func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
@@ -362,44 +283,9 @@ func runDSMOverhead(args []string, stdout, stderr io.Writer) error {
 	if *batches < 1 {
 		return mustBePositive("batches", *batches)
 	}
+	e := divalib.OverheadExperiment{Strategies: d.list, Store: d.store(d.asked()), Iters: *iters, Batches: *batches, ReadSizes: readSizes, Reads: *reads}
 	return runMeasured(&d.mf, stdout, d.rankCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = d.seed
-		for _, name := range d.list {
-			cfg := d.config(name)
-			s, err := divalib.New(c, cfg)
-			if err != nil {
-				return err
-			}
-			o, err := divalib.MeasureOverhead(c, s, *iters, *batches)
-			if err != nil {
-				return err
-			}
-			remote := make([][]float64, len(readSizes))
-			for i, l := range readSizes {
-				if c.Size() < 2 {
-					break
-				}
-				if remote[i], err = divalib.MeasureRemoteRead(c, s, divalib.RemoteReadConfig{Bytes: l, Reps: *reads, Seed: d.seed}); err != nil {
-					return err
-				}
-			}
-			if err := s.Close(); err != nil {
-				return err
-			}
-			for _, rec := range o.Records(name, cfg.Barrier, s.Mesh(), meta) {
-				if err := emit(rec); err != nil {
-					return err
-				}
-			}
-			for i, l := range readSizes {
-				if remote[i] == nil {
-					continue
-				}
-				if err := emit(divalib.RemoteReadRecord(name, l, s.Mesh(), remote[i], meta)); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return divalib.RunOverhead(c, e, meta, emit)
 	})
 }

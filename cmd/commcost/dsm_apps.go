@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
@@ -104,218 +103,107 @@ func (w *dsmSweep) check(d *dsmFlags) error {
 
 // warmupRuns is the number of untimed runs for the backend.
 func (w *dsmSweep) warmupRuns(backend string) int {
-	if w.warmup >= 0 {
-		return w.warmup
-	}
-	if backend == backendNative {
-		return 1
-	}
-	return 0
+	return dsmexp.WarmupRuns(w.warmup, backend == backendNative)
 }
 
-// worlds are the meshes to run: the sweep, or the one world of --np ranks
-// on --mesh (0x0: the most nearly square shape).
-func (w *dsmSweep) worlds(d *dsmFlags) []divalib.Mesh {
-	if len(w.list) > 0 {
-		return w.list
+// runDSMSweep runs body on every world of the sweep (dsmexp.Sweep): under
+// mpirun the one world of the launch, on the local backend one world per
+// --meshes mesh or the one of --np ranks. The records are written as they
+// complete (--out, and stdout for the record formats), then the ratio
+// tables (table and markdown formats) are printed and the figures drawn
+// (--plot). meshCheck refuses a mesh the application cannot run on; on the
+// local backend it is checked for every world before anything is written.
+func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck func(m divalib.Mesh) error, body dsmexp.Body) error {
+	out := &dsmexp.Output{Format: d.mf.format, Stdout: stdout, Samples: d.mf.samples, PlotDir: sw.plot}
+	worlds := []dsmexp.World{{Mesh: d.asked()}} // the launcher's
+	if d.mf.backend != backendNative {
+		worlds = dsmexp.Worlds(sw.list, d.mf.np, d.asked())
 	}
-	return []divalib.Mesh{{Rows: d.rows, Cols: d.cols}}
+	return dsmexp.Sweep(&dsmHost{d: d, sw: sw, stderr: stderr, meshCheck: meshCheck}, worlds, out, body)
 }
 
-// runDSMSweep runs body on every world of the sweep (collective on each),
-// writes the records as they complete (--out, and stdout for the record
-// formats), then prints the ratio tables (table and markdown formats) and
-// draws the figures (--plot). meshCheck refuses a mesh the application
-// cannot run on; on the local backend it is checked for every world before
-// anything is written.
-func runDSMSweep(d *dsmFlags, sw *dsmSweep, stdout, stderr io.Writer, meshCheck func(m divalib.Mesh) error,
-	body func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error) error {
-	tables := d.mf.format == results.FormatTable || d.mf.format == results.FormatMarkdown
-	// The strategies' records carry different counters (the hand version
-	// has no store accesses, Barnes-Hut's phases differ), and a streaming
-	// CSV writer fixes its columns at the first record: CSV is written at
-	// the end with the union of the columns (the --out JSONL streams).
-	csv := d.mf.format == results.FormatCSV
-	var (
-		mu      sync.Mutex
-		recs    []results.Record
-		writers []results.RecordWriter
-	)
-	open := func() error {
-		if d.mf.out != "" {
-			jw, err := results.AppendJSONL(d.mf.out)
-			if err != nil {
-				return usagef("--out %s: %v (the directory must exist and the file be writable)", d.mf.out, err)
-			}
-			writers = append(writers, jw)
-		}
-		if !tables && !csv {
-			writers = append(writers, d.mf.format.NewWriter(stdout, results.TableOptions{}))
-		}
-		return nil
+// dsmHost is dsmexp.Host over the CLI's worlds (withWorld, agree), its
+// checks of the rank count and memory, and --out, with the messages of
+// the flags.
+type dsmHost struct {
+	d         *dsmFlags
+	sw        *dsmSweep
+	stderr    io.Writer
+	meshCheck func(m divalib.Mesh) error
+}
+
+func (h *dsmHost) Launch(p int, fn func(c mpi.Comm) error) error {
+	return withWorld(h.d.mf.backend, p, fn)
+}
+
+func (h *dsmHost) Agree(c mpi.Comm, err error) error { return agree(c, err) }
+
+func (h *dsmHost) Wrote(path string) { fmt.Fprintln(h.stderr, "commcost: wrote", path) }
+
+func (h *dsmHost) Open() ([]results.RecordWriter, error) {
+	if h.d.mf.out == "" {
+		return nil, nil
 	}
-	closeAll := func() error {
-		var first error
-		for _, w := range writers {
-			if err := w.Close(); err != nil && first == nil {
-				first = err
-			}
-		}
-		writers = nil
-		return first
+	jw, err := openOut(h.d.mf.out)
+	if err != nil {
+		return nil, err
 	}
-	emitFor := func(c mpi.Comm) func(results.Record) error {
-		return func(rec results.Record) error {
-			if c.Rank() != 0 {
-				return nil
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !d.mf.samples {
-				rec.Samples = nil
-			}
-			recs = append(recs, rec)
-			for _, w := range writers {
-				if err := w.Write(rec); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
+	return []results.RecordWriter{jw}, nil
+}
+
+// Preflight refuses a local world before any output: a mesh the
+// application cannot run on, and what the machine does not have (issue
+// 18, class 2): every world's ranks live in this process.
+func (h *dsmHost) Preflight(w dsmexp.World) error {
+	d, sw := h.d, h.sw
+	p := w.P
+	m, err := divalib.NewMesh(w.Mesh.Rows, w.Mesh.Cols, p)
+	if err != nil {
+		return usagef("--mesh %s: %v", d.mesh, err)
 	}
-	finish := func() error {
-		if err := closeAll(); err != nil {
-			return err
+	if err := h.meshCheck(m); err != nil {
+		if len(sw.list) > 0 {
+			return usagef("--meshes %s: %v", echo(sw.meshes), err)
 		}
-		if tables {
-			if err := dsmexp.WriteTables(stdout, recs, d.mf.format == results.FormatMarkdown); err != nil {
-				return err
-			}
-		}
-		if csv {
-			if err := results.WriteCSV(stdout, recs); err != nil {
-				return err
-			}
-		}
-		if sw.plot != "" {
-			paths, err := dsmexp.WriteFigures(sw.plot, recs)
-			if err != nil {
-				return err
-			}
-			for _, p := range paths {
-				fmt.Fprintln(stderr, "commcost: wrote", p)
-			}
-		}
-		return nil
+		return err
 	}
-	worldCheck := func(c mpi.Comm) error {
+	flag, what, per := fmt.Sprintf("--np %d", p), fmt.Sprintf("the local backend's %d ranks", p), float64(localRankBytes)
+	if len(sw.list) > 0 {
+		flag = "--meshes " + echo(sw.meshes)
+		what = fmt.Sprintf("mesh %s's %d ranks", m, p)
+	}
+	if d.mf.need != nil {
+		n := d.mf.need(p)
+		per += n.perRank + n.inFlight
+		flag, what = n.flag+" with "+flag, n.what+" on each of "+what
+	}
+	return checkInProcess(flag, fmt.Sprintf("%s (about %s each)", what, sysmem.Format(per)), float64(p)*per)
+}
+
+// Enter checks the world (one verdict for all ranks) and makes the
+// records' metadata.
+func (h *dsmHost) Enter(c mpi.Comm, w dsmexp.World) (results.Meta, error) {
+	d := h.d
+	check := func() error {
 		if err := d.rankCheck(c); err != nil {
 			return err
 		}
-		m, err := divalib.NewMesh(d.rows, d.cols, c.Size())
+		m, err := divalib.NewMesh(w.Mesh.Rows, w.Mesh.Cols, c.Size())
 		if err != nil {
 			return usagef("--mesh: %v", err)
 		}
-		return meshCheck(m)
+		return h.meshCheck(m)
 	}
-	// enterWorld checks the world (one verdict for all ranks) and makes
-	// the records' metadata.
-	enterWorld := func(c mpi.Comm) (results.Meta, error) {
-		if err := agree(c, worldCheck(c)); err != nil {
-			return results.Meta{}, err
-		}
-		meta, err := newMeta(c)
-		meta.Seed = d.seed
-		if err == nil && c.Backend() == backendNative && d.mf.need != nil {
-			// The local backend's worlds were checked before any output.
-			err = agree(c, checkMemory(c, &d.mf, meta, d.mf.need(c.Size())))
-		}
-		return meta, err
+	if err := agree(c, check()); err != nil {
+		return results.Meta{}, err
 	}
-	if d.mf.backend == backendNative {
-		return withWorld(backendNative, 0, func(c mpi.Comm) error {
-			meta, err := enterWorld(c)
-			if err != nil {
-				return err
-			}
-			var oerr error
-			if c.Rank() == 0 {
-				oerr = open()
-			}
-			if err := agree(c, oerr); err != nil {
-				return err
-			}
-			err = body(c, meta, emitFor(c))
-			if c.Rank() == 0 {
-				if ferr := finish(); err == nil {
-					err = ferr
-				}
-			}
-			return err
-		})
+	meta, err := newMeta(c)
+	meta.Seed = d.seed
+	if err == nil && c.Backend() == backendNative && d.mf.need != nil {
+		// The local backend's worlds were checked before any output.
+		err = agree(c, checkMemory(c, &d.mf, meta, d.mf.need(c.Size())))
 	}
-	worlds := sw.worlds(d)
-	for _, w := range worlds {
-		p := d.mf.np
-		if w.Rows > 0 {
-			p = w.Size()
-		}
-		m, err := divalib.NewMesh(w.Rows, w.Cols, p)
-		if err != nil {
-			return usagef("--mesh %s: %v", d.mesh, err)
-		}
-		if err := meshCheck(m); err != nil {
-			if len(sw.list) > 0 {
-				return usagef("--meshes %s: %v", echo(sw.meshes), err)
-			}
-			return err
-		}
-		// Ask for what the machine has before any output (issue 18,
-		// class 2): every world's ranks live in this process.
-		flag, what, per := fmt.Sprintf("--np %d", p), fmt.Sprintf("the local backend's %d ranks", p), float64(localRankBytes)
-		if len(sw.list) > 0 {
-			flag = "--meshes " + echo(sw.meshes)
-			what = fmt.Sprintf("mesh %s's %d ranks", m, p)
-		}
-		if d.mf.need != nil {
-			n := d.mf.need(p)
-			per += n.perRank + n.inFlight
-			flag, what = n.flag+" with "+flag, n.what+" on each of "+what
-		}
-		if err := checkInProcess(flag, fmt.Sprintf("%s (about %s each)", what, sysmem.Format(per)), float64(p)*per); err != nil {
-			return err
-		}
-	}
-	if err := open(); err != nil {
-		return err
-	}
-	for _, m := range worlds {
-		p := d.mf.np
-		if m.Rows > 0 {
-			p = m.Size()
-			d.rows, d.cols = m.Rows, m.Cols
-		}
-		err := withWorld(backendLocal, p, func(c mpi.Comm) error {
-			meta, err := enterWorld(c)
-			if err != nil {
-				return err
-			}
-			return body(c, meta, emitFor(c))
-		})
-		if err != nil {
-			_ = closeAll()
-			return err
-		}
-	}
-	return finish()
-}
-
-// powerOfTwoRanks refuses a mesh bitonic sorting cannot use.
-func powerOfTwoRanks(m divalib.Mesh) error {
-	if p := m.Size(); p < 1 || p&(p-1) != 0 {
-		return usagef("bitonic sorting needs a power-of-two number of ranks (one wire of the circuit each), got %d; e.g. 4, 16, 64, 256, 1024 (meshes 2x2, 4x4, 8x8, 16x16, 32x32)", m.Size())
-	}
-	return nil
+	return meta, err
 }
 
 func runDSMBitonic(args []string, stdout, stderr io.Writer) error {
@@ -327,13 +215,7 @@ func runDSMBitonic(args []string, stdout, stderr io.Writer) error {
 	keys := fs.String("keys", "4096", "keys per rank m (4-byte integers): a list (256,1024,4096) or a power-of-two range (64:4096)")
 	reps := fs.Int("reps", 3, "measured repetitions per strategy and point (each sorts anew)")
 	fs.BoolVar(&d.mf.samples, "samples", false, "keep every repetition's time in the records")
-	if err := parseFlags(fs, args, false); err != nil {
-		return err
-	}
-	if err := d.check(true); err != nil {
-		return err
-	}
-	if err := sw.check(&d); err != nil {
+	if err := d.parseSweep(fs, args, &sw, true); err != nil {
 		return err
 	}
 	ks, err := parseIntGrid("keys", *keys, 1)
@@ -352,21 +234,19 @@ func runDSMBitonic(args []string, stdout, stderr io.Writer) error {
 		return mustBePositive("reps", *reps)
 	}
 	warm := sw.warmupRuns(d.mf.backend)
-	// A rank holds its block of m keys, the partner's block it merges with
-	// and the merged result, each also as a store variable's home copy
-	// (six blocks of 4-byte keys at the largest m); the verification
-	// gathers every key to rank 0 three times over (apps.bitonicVerify:
-	// the gathered bytes, the oracle, the output), three blocks per rank
-	// of the world in all.
 	mmax := slices.Max(ks)
 	d.mf.need = func(int) memNeed {
-		return memNeed{perRank: 9 * 4 * float64(mmax), flag: "--keys " + echo(*keys), what: fmt.Sprintf("bitonic's blocks of %d keys", mmax)}
+		return memNeed{perRank: dsmexp.BitonicRankBytes(mmax), flag: "--keys " + echo(*keys), what: fmt.Sprintf("bitonic's blocks of %d keys", mmax)}
 	}
-	return runDSMSweep(&d, &sw, stdout, stderr, powerOfTwoRanks, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		setup := dsmexp.Setup{Strategies: d.list, Store: d.config("tree-4"), Reps: *reps, Warmup: warm, Seed: d.seed}
-		return dsmexp.Bitonic(c, setup, ks, func(r dsmexp.Result, hand *dsmexp.Result) error {
-			return emit(dsmexp.BitonicRecord(r, c.Size(), meta, hand))
-		})
+	bitonicMesh := func(m divalib.Mesh) error {
+		if err := dsmexp.CheckBitonicMesh(m); err != nil {
+			return usagef("%v", err)
+		}
+		return nil
+	}
+	return runDSMSweep(&d, &sw, stdout, stderr, bitonicMesh, func(c mpi.Comm, w dsmexp.World, meta results.Meta, emit func(results.Record) error) error {
+		setup := dsmexp.Setup{Strategies: d.list, Store: d.store(w.Mesh), Reps: *reps, Warmup: warm, Seed: d.seed}
+		return dsmexp.RunBitonic(c, setup, ks, meta, emit)
 	})
 }
 
@@ -410,13 +290,7 @@ func runDSMPlot(args []string, stdout, stderr io.Writer) error {
 		}
 		recs = append(recs, rs...)
 	}
-	if err := dsmexp.WriteTables(stdout, recs, format == results.FormatMarkdown); err != nil {
-		return err
-	}
-	if sw.plot == "" {
-		return nil
-	}
-	paths, err := dsmexp.WriteFigures(sw.plot, recs)
+	paths, err := dsmexp.Redraw(stdout, recs, format == results.FormatMarkdown, sw.plot)
 	for _, p := range paths {
 		fmt.Fprintln(stderr, "commcost: wrote", p)
 	}

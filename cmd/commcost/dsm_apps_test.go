@@ -19,8 +19,7 @@ import (
 // one message naming the flag and the accepted form, and nothing is
 // written (neither --out nor the --plot directory).
 func TestDSMAppsBadInput(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "x.jsonl")
+	dir, out := badInputDir(t)
 	plot := filepath.Join(dir, "figs")
 	file := filepath.Join(dir, "afile")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
@@ -29,11 +28,7 @@ func TestDSMAppsBadInput(t *testing.T) {
 	local := []string{"--backend", "local", "--out", out, "--plot", plot}
 	bit := func(a ...string) []string { return append(append([]string{"dsm", "bitonic"}, a...), local...) }
 	bh := func(a ...string) []string { return append(append([]string{"dsm", "barneshut"}, a...), local...) }
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkBadInputs(t, dir, []badInput{
 		{"keys zero", bit("--keys", "0"), "--keys 0: 0 is not positive; the value must be positive"},
 		{"keys negative", bit("--keys", "-4"), "--keys -4"},
 		{"keys too many", bit("--keys", "1G"), "do not fit one message"},
@@ -72,12 +67,7 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"plot without files", []string{"dsm", "plot", "--plot", plot}, "needs one or more JSON Lines files"},
 		{"plot missing file", []string{"dsm", "plot", filepath.Join(dir, "none.jsonl"), "--plot", plot}, "none.jsonl"},
 		{"plot csv", []string{"dsm", "plot", file, "--format", "csv"}, "--format csv: dsm plot prints tables"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			checkUsageError(t, dir, tt.args, tt.want)
-		})
-	}
+	})
 }
 
 // checkFigures checks that each named PNG exists and decodes with a

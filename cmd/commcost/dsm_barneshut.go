@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"io"
 	"math"
 
@@ -33,17 +32,10 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 	sample := fs.Int("sample", 64, "bodies whose tree forces are checked against direct summation")
 	reps := fs.Int("reps", 1, "measured repetitions per strategy and point (each simulates anew)")
 	fs.BoolVar(&d.mf.samples, "samples", false, "keep every repetition's time in the records")
-	if err := parseFlags(fs, args, false); err != nil {
+	if err := d.parseSweep(fs, args, &sw, false); err != nil {
 		return err
 	}
-	if err := d.check(false); err != nil {
-		return err
-	}
-	if err := sw.check(&d); err != nil {
-		return err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	set := flagsSet(fs)
 	var ns []int
 	switch {
 	case set["bodies-per-rank"] && set["bodies"]:
@@ -79,33 +71,16 @@ func runDSMBarnesHut(args []string, stdout, stderr io.Writer) error {
 		return usagef("--memory %s: smaller than one body variable (%d bytes); give at least %d", d.memory, bhMinMemory, bhMinMemory)
 	}
 	cfg := apps.BarnesHutConfig{Theta: *theta, Steps: *steps, Measured: *measured, Dt: *dt, Eps: *eps, CellsPerBody: *cells, Sample: *sample}
-	bodiesFor := func(p int) []int {
-		if *perRank > 0 {
-			return []int{*perRank * p}
-		}
-		return ns
-	}
+	pts := dsmexp.BarnesHutPoints{Bodies: ns, PerRank: *perRank}
 	meshCheck := func(m divalib.Mesh) error {
-		p := m.Size()
-		for _, n := range bodiesFor(p) {
-			c := cfg
-			c.Bodies = n
-			if err := c.Check(p); err != nil {
-				return usagef("barneshut on %d ranks: %v", p, err)
-			}
+		if err := pts.Check(cfg, m.Size()); err != nil {
+			return usagef("%v", err)
 		}
 		return nil
 	}
 	warm := sw.warmupRuns(d.mf.backend)
-	return runDSMSweep(&d, &sw, stdout, stderr, meshCheck, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		setup := dsmexp.Setup{Strategies: d.list, Store: d.config("tree-4"), Reps: *reps, Warmup: warm, Seed: d.seed}
-		return dsmexp.BarnesHut(c, setup, cfg, bodiesFor(c.Size()), func(r dsmexp.Result) error {
-			for _, rec := range dsmexp.BarnesHutRecords(r, c.Size(), meta) {
-				if err := emit(rec); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+	return runDSMSweep(&d, &sw, stdout, stderr, meshCheck, func(c mpi.Comm, w dsmexp.World, meta results.Meta, emit func(results.Record) error) error {
+		setup := dsmexp.Setup{Strategies: d.list, Store: d.store(w.Mesh), Reps: *reps, Warmup: warm, Seed: d.seed}
+		return dsmexp.RunBarnesHut(c, setup, cfg, pts, meta, emit)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
@@ -20,14 +21,9 @@ import (
 // (exit 2) with one message naming the flag and the accepted form, and
 // nothing is written.
 func TestDSMBadInput(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "x.jsonl")
+	dir, out := badInputDir(t)
 	local := []string{"--backend", "local", "--out", out}
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkBadInputs(t, dir, []badInput{
 		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand: check, matsquare, overhead, bitonic, barneshut or plot"},
 		{"unknown subcommand", []string{"dsm", "sort"}, `dsm "sort": unknown subcommand`},
 		{"mesh does not match ranks", append([]string{"dsm", "check", "--np", "16", "--mesh", "3x5"}, local...), "--mesh 3x5 has 15 processors but --np is 16"},
@@ -46,12 +42,7 @@ func TestDSMBadInput(t *testing.T) {
 		{"barrier", append([]string{"dsm", "check", "--barrier", "butterfly"}, local...), "--barrier butterfly"},
 		{"mpi barrier on local", append([]string{"dsm", "check", "--np", "4", "--barrier", "mpi"}, local...), "MPI_Ibarrier"},
 		{"backend", []string{"dsm", "check", "--backend", "shm"}, "--backend"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			checkUsageError(t, dir, tt.args, tt.want)
-		})
-	}
+	})
 }
 
 // TestDSMLocal runs both subcommands on goroutine ranks and checks the
@@ -91,8 +82,8 @@ func TestDSMLocal(t *testing.T) {
 func TestDSMCheckViolation(t *testing.T) {
 	saved := dsmCheckWorkloads
 	defer func() { dsmCheckWorkloads = saved }()
-	dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []dsmWorkload {
-		return append(saved(ccfg, seed), dsmWorkload{"injected", func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+	dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []divalib.CheckWorkload {
+		return append(saved(ccfg, seed), divalib.CheckWorkload{Name: "injected", Run: func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
 			if err := s.Barrier(); err != nil {
 				return storecheck.Report{}, err
 			}
@@ -130,7 +121,8 @@ func TestDSMCheckViolation(t *testing.T) {
 		if err := d.check(false); err != nil {
 			return err
 		}
-		errs[c.Rank()] = dsmCheckWorld(c, &d, storecheck.CoherenceConfig{Ops: 200, Seed: 1}, io.Discard, results.Meta{}, func(results.Record) error { return nil })
+		cfg := divalib.CheckConfig{Strategies: d.list, Store: d.store(d.asked()), Workloads: dsmCheckWorkloads(storecheck.CoherenceConfig{Ops: 200, Seed: 1}, 1)}
+		errs[c.Rank()] = dsmCheckWorld(c, cfg, io.Discard, results.Meta{}, func(results.Record) error { return nil })
 		return nil
 	})
 	if lerr != nil {

@@ -207,21 +207,12 @@ func (e *emuFlags) run(what string, stdout io.Writer, body emuBody) error {
 type emuBody func(s *emulate.Store, bc emulate.BenchConfig, emit func(results.Record) error) error
 
 // emulation runs the network on the ranks of c and body on its application
-// ranks. A verdict every application rank reaches (optsplit.ModelError)
-// shuts the network down in order rather than aborting it, and is then
-// agreed over the whole world (the service ranks return nil from
-// emulate.Run), so that every rank ends alike, the message printed once,
-// without MPI_Abort.
+// ranks (optsplit.RunEmulated: a verdict every application rank reaches
+// shuts the network down in order). The verdict is agreed over the whole
+// world (the service ranks return nil), so that every rank ends alike, the
+// message printed once, without MPI_Abort.
 func (e *emuFlags) emulation(c mpi.Comm, what string, bc emulate.BenchConfig, emit func(results.Record) error, body emuBody) error {
-	err := emulate.Run(c, e.config(), func(s *emulate.Store) error {
-		err := body(s, bc, emit)
-		if errors.As(err, new(*optsplit.ModelError)) {
-			if cerr := s.Close(); cerr != nil {
-				return cerr
-			}
-		}
-		return err
-	})
+	err := optsplit.RunEmulated(c, e.config(), func(s *emulate.Store) error { return body(s, bc, emit) })
 	var me *optsplit.ModelError
 	if err != nil && !errors.As(err, &me) {
 		return err
@@ -288,30 +279,12 @@ func runEmulateKK(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	maxL := slices.Max(lv)
-	if err := e.fitsModule("l", *ls, maxL); err != nil {
+	if err := e.fitsModule("l", *ls, slices.Max(lv)); err != nil {
 		return err
 	}
+	g := emulate.KKGrid{K: kv, L: lv, R: rv, Ops: ops}
 	return e.run("kk", stdout, func(s *emulate.Store, bc emulate.BenchConfig, emit func(results.Record) error) error {
-		if _, err := s.BenchVars(maxL); err != nil {
-			return err
-		}
-		for _, op := range ops {
-			for _, r := range rv {
-				for _, k := range kv {
-					for _, l := range lv {
-						rec, err := emulate.KKAccess(s, emulate.KKPoint{K: k, L: l, R: r, Op: op}, bc)
-						if err != nil {
-							return err
-						}
-						if err := emit(rec); err != nil {
-							return err
-						}
-					}
-				}
-			}
-		}
-		return nil
+		return emulate.KKSweep(s, g, bc, emit)
 	})
 }
 
@@ -359,35 +332,12 @@ func runEmulateKAccess(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	maxL := slices.Max(lv)
-	if err := e.fitsModule("l", *ls, maxL); err != nil {
+	if err := e.fitsModule("l", *ls, slices.Max(lv)); err != nil {
 		return err
 	}
+	g := emulate.KAGrid{K: kv, L: lv, H: hv, A: av, ES: esv}
 	return e.run("kaccess", stdout, func(s *emulate.Store, bc emulate.BenchConfig, emit func(results.Record) error) error {
-		if _, err := s.BenchVars(maxL); err != nil {
-			return err
-		}
-		for _, es := range esv {
-			for _, h := range hv {
-				for _, a := range av {
-					if es && a == 1 {
-						continue // one k-access: the same hot spot or a moving one is the same thing
-					}
-					for _, k := range kv {
-						for _, l := range lv {
-							rec, err := emulate.KAccess(s, emulate.KAPoint{K: k, L: l, H: h, A: a, ES: es}, bc)
-							if err != nil {
-								return err
-							}
-							if err := emit(rec); err != nil {
-								return err
-							}
-						}
-					}
-				}
-			}
-		}
-		return nil
+		return emulate.KASweep(s, g, bc, emit)
 	})
 }
 
@@ -478,24 +428,17 @@ func runEmulateSplit(args []string, stdout, stderr io.Writer) error {
 	})
 }
 
-// fitFromFile fits the trilinear model to the kkaccess read records of one
-// network in a JSON Lines file; a missing file or an unusable fit is bad
-// input.
+// fitFromFile reads --fit for optsplit.FitNetwork; a missing file, one
+// without records of the network or an unusable fit is bad input.
 func fitFromFile(path, network string, stderr io.Writer) (*model.Trilinear, error) {
-	all, err := readRecordsFile("--fit", path, stderr)
+	recs, err := readRecordsFile("--fit", path, stderr)
 	if err != nil {
 		return nil, err
 	}
-	var recs []results.Record
-	for _, r := range all {
-		if r.Bench == emulate.BenchKKAccess && r.Params["network"] == network {
-			recs = append(recs, r)
-		}
-	}
-	if len(recs) == 0 {
+	tr, err := optsplit.FitNetwork(recs, network)
+	if errors.Is(err, optsplit.ErrNoNetworkRecords) {
 		return nil, usagef("--fit %s: no kkaccess records with network %q (measure them with: commcost emulate kk --net '%s' --out %s)", path, network, network, path)
 	}
-	tr, err := model.FitTrilinear(recs, model.Options{Op: "read"})
 	if err != nil {
 		return nil, usagef("--fit %s: trilinear fit for %s: %v", path, network, err)
 	}
@@ -516,17 +459,6 @@ func runEmulateSelfTest(args []string, stdout, stderr io.Writer) error {
 		if err := agree(c, e.rankCheck("selftest")(c)); err != nil {
 			return err
 		}
-		return emulate.Run(c, e.config(), func(s *emulate.Store) error {
-			if s.Rank() == 0 {
-				fmt.Fprintf(stdout, "selftest of %s on %d ranks (%s backend)\n", e.t.Name(), c.Size(), c.Backend())
-			}
-			if err := emulate.SelfTest(s, stdout); err != nil {
-				return err
-			}
-			if s.Rank() == 0 {
-				fmt.Fprintln(stdout, "PASS")
-			}
-			return nil
-		})
+		return emulate.RunSelfTest(c, e.config(), stdout)
 	})
 }

@@ -23,8 +23,7 @@ import (
 // TestEmulateBadInput: every bad input of the emulate subcommands is a usage
 // error (exit 2) with one message naming the flag, and nothing is written.
 func TestEmulateBadInput(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "x.jsonl")
+	dir, out := badInputDir(t)
 	local := []string{"--backend", "local", "--out", out, "--min-reps", "1", "--max-reps", "1"}
 	tests := []struct {
 		name string

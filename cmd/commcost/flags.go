@@ -1,10 +1,13 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/commcost/commcost/results"
 )
 
 // sizeUnits are binary multipliers: 1K = 1024 bytes, as OSU prints sizes.
@@ -231,4 +234,24 @@ func parseFloatList(flagName, s string, ok func(float64) bool, why string) ([]fl
 		return nil, err
 	}
 	return out, nil
+}
+
+// flagsSet is the set of flags given on the command line.
+func flagsSet(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// openOut opens --out for appending; it is called only after every input
+// was checked, so bad input writes nothing.
+func openOut(path string) (*results.JSONLWriter, error) {
+	if path == "" {
+		return nil, nil
+	}
+	jw, err := results.AppendJSONL(path)
+	if err != nil {
+		return nil, usagef("--out %s: %v (the directory must exist and the file be writable)", path, err)
+	}
+	return jw, nil
 }

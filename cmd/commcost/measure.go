@@ -136,10 +136,7 @@ func openSink(c mpi.Comm, mf *measureFlags, stdout io.Writer) (*sink, error) {
 	if c.Rank() == 0 {
 		if mf.out != "" {
 			var jw *results.JSONLWriter
-			jw, err = results.AppendJSONL(mf.out)
-			if err != nil {
-				err = usagef("--out %s: %v (the directory must exist and the file be writable)", mf.out, err)
-			} else {
+			if jw, err = openOut(mf.out); err == nil {
 				s.writers = append(s.writers, jw)
 				s.closers = append(s.closers, jw.Close)
 			}

@@ -199,25 +199,20 @@ func parsePackets(flagName, s string) ([]int, error) {
 	return ks, nil
 }
 
-// fitOptimumFile fits the model to the records of --fit and checks that it
-// gives a split of D. An unreadable file or one without kkaccess records of
-// op is bad input (exit 2); a design that cannot determine the model is a
-// finding about the records (exit 1), as for 'commcost fit'.
+// fitOptimumFile reads the records of --fit for optsplit.FitOptimum. An
+// unreadable file or one without kkaccess records of op is bad input
+// (exit 2); a design that cannot determine the model is a finding about
+// the records (exit 1), as for 'commcost fit'.
 func fitOptimumFile(path string, op patterns.AccessOp, dataBytes int, stderr io.Writer) (*model.Trilinear, error) {
 	recs, err := readRecordsFile("--fit", path, stderr)
 	if err != nil {
 		return nil, err
 	}
-	tr, err := model.FitTrilinear(recs, model.Options{Op: op.String()})
-	if err == nil {
-		_, err = model.BestSplit(tr, float64(dataBytes), optsplit.MaxPackets)
-	} else {
-		err = fmt.Errorf("trilinear fit: %w", err)
+	tr, err := optsplit.FitOptimum(recs, op, dataBytes)
+	if errors.Is(err, model.ErrNoRecords) || errors.Is(err, model.ErrBadRecord) {
+		return nil, usagef("--fit %s: %v (measure them with: commcost kkaccess --op %s --out FILE)", path, err, op)
 	}
 	if err != nil {
-		if errors.Is(err, model.ErrNoRecords) || errors.Is(err, model.ErrBadRecord) {
-			return nil, usagef("--fit %s: %v (measure them with: commcost kkaccess --op %s --out FILE)", path, err, op)
-		}
 		return nil, fmt.Errorf("--fit %s: %w", path, err)
 	}
 	return tr, nil
@@ -325,15 +320,8 @@ func runOptimize(args []string, stdout, stderr io.Writer) error {
 			err = cerr
 		}
 	}
-	if err != nil || report.Len() == 0 {
+	if err != nil {
 		return err
 	}
-	w := stdout
-	if f.format != results.FormatTable && f.format != results.FormatMarkdown {
-		w = stderr
-	} else {
-		fmt.Fprintln(w)
-	}
-	_, err = w.Write(report.Bytes())
-	return err
+	return results.WriteReport(stdout, stderr, f.format, report.Bytes())
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -31,10 +30,6 @@ const schedMore = `Examples:
   commcost sched comm --backend local --np 32      (goroutine ranks: not network times)
   commcost sched breakeven --in runs/sched.jsonl
 `
-
-// countEntryBytes is what sched count holds per message of a matrix: the
-// entry and the working copies of the schedulers (a generous estimate).
-const countEntryBytes = 256
 
 // parseIntList parses a comma list of integers in [lo, hi] for flag name.
 func parseIntList(name, s string, lo, hi int) ([]int, error) {
@@ -123,12 +118,6 @@ func checkGen(gen string) error {
 	return usagef("--gen %s: accepted generators are %s", gen, strings.Join(permsched.GenKinds(), ", "))
 }
 
-func flagsSet(fs *flag.FlagSet) map[string]bool {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	return set
-}
-
 // exclusive refuses flags given together with --matrix (a trace fixes n,
 // d and the generator).
 func exclusive(set map[string]bool, with string, names ...string) error {
@@ -141,19 +130,6 @@ func exclusive(set map[string]bool, with string, names ...string) error {
 		}
 	}
 	return nil
-}
-
-// openOut opens --out for appending; it is called only after every input
-// was checked, so bad input writes nothing.
-func openOut(path string) (*results.JSONLWriter, error) {
-	if path == "" {
-		return nil, nil
-	}
-	jw, err := results.AppendJSONL(path)
-	if err != nil {
-		return nil, usagef("--out %s: %v (the directory must exist and the file be writable)", path, err)
-	}
-	return jw, nil
 }
 
 func runSchedCount(args []string, stdout, stderr io.Writer) error {
@@ -202,23 +178,16 @@ func runSchedCount(args []string, stdout, stderr io.Writer) error {
 	if *minSamples < 1 {
 		return mustBePositive("min-samples", *minSamples)
 	}
-	// A matrix of n ranks with d messages each, and the schedulers'
-	// working copies of it (countEntryBytes per message).
-	for _, n := range ns {
-		d := n - 1
-		if ds != nil {
-			d = slices.Max(ds)
-		} else if pd := permsched.PaperDensities(n); len(pd) > 0 {
-			d = slices.Max(pd)
-		}
-		if err := checkInProcess("--n "+echo(*nFlag), fmt.Sprintf("a matrix of n = %d ranks with d = %d messages each", n, d), float64(n)*float64(max(d, 1))*countEntryBytes); err != nil {
-			return err
-		}
-	}
 	cfg := permsched.CountConfig{Ns: ns, Samples: *samples, Seed: *seed, Gen: *gen,
 		Schedulers: scheds, CellSeconds: *cellSec, MinSamples: *minSamples}
 	if ds != nil {
 		cfg.Densities = func(int) []int { return ds }
+	}
+	for _, n := range ns {
+		d, bytes := cfg.LargestCell(n)
+		if err := checkInProcess("--n "+echo(*nFlag), fmt.Sprintf("a matrix of n = %d ranks with d = %d messages each", n, d), bytes); err != nil {
+			return err
+		}
 	}
 	if *matrix != "" {
 		if cfg.Matrix, err = readMatrixFlag(*matrix, *entries); err != nil {
@@ -234,27 +203,11 @@ func runSchedCount(args []string, stdout, stderr io.Writer) error {
 	}
 	meta := results.NewMeta("none") // sequential scheduling in this process: no MPI backend
 	meta.Seed = int64(*seed)
-	var cells []permsched.CountCell
-	err = permsched.RunCount(cfg, func(cell permsched.CountCell) error {
-		cells = append(cells, cell)
-		if jw == nil {
-			return nil
-		}
-		for _, r := range cell.Records(meta) {
-			if err := jw.Write(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	slopes := permsched.FitTimeSlopes(cells)
-	if err == nil && jw != nil {
-		for _, r := range permsched.SlopeRecords(slopes, meta) {
-			if err = jw.Write(r); err != nil {
-				break
-			}
-		}
+	var emit func(results.Record) error
+	if jw != nil {
+		emit = jw.Write
 	}
+	cells, slopes, err := permsched.RunCountRecords(cfg, meta, emit)
 	if jw != nil {
 		if cerr := jw.Close(); err == nil {
 			err = cerr
@@ -407,7 +360,7 @@ func (f *commFlags) runComm(stdout, stderr io.Writer, sizes []int, methods []str
 			return err
 		}
 		cfg := permsched.CommConfig{Densities: ds, Sizes: sizes, Methods: methods, Gen: f.gen, Matrix: m,
-			Matrices: f.matrices, Seed: f.seed, Reps: f.reps(), NoPerm1: f.noPerm1, Meta: meta}
+			Matrices: f.matrices, Seed: f.seed, Reps: f.reps(), NoPerm1: f.noPerm1, KeepSamples: f.samples, Meta: meta}
 		if c.Rank() == 0 && !f.quiet {
 			cfg.Progress = stderr
 			if ds == nil && m == nil {
@@ -418,9 +371,6 @@ func (f *commFlags) runComm(stdout, stderr io.Writer, sizes []int, methods []str
 		err = permsched.RunComm(c, cfg, func(r results.Record) error {
 			if c.Rank() != 0 {
 				return nil
-			}
-			if !f.samples {
-				r.Samples = nil
 			}
 			recs = append(recs, r)
 			if jw != nil {
@@ -540,20 +490,9 @@ func containsAll(list []string, want ...string) bool {
 
 // finishBreakeven prints the fit and writes its records.
 func finishBreakeven(stdout io.Writer, cm *permsched.CostModel, recs []results.Record, meta results.Meta, jw *results.JSONLWriter, markdown bool) error {
-	var sizes []int
-	seen := map[int]bool{}
-	for _, r := range recs {
-		if r.Bench != permsched.BenchComm {
-			continue
-		}
-		if b, ok := r.Params["bytes"].(int); ok && !seen[b] {
-			seen[b] = true
-			sizes = append(sizes, b)
-		}
-	}
 	var errs []error
 	if jw != nil {
-		for _, r := range cm.Records(sizes, meta) {
+		for _, r := range permsched.BreakevenRecords(cm, recs, meta) {
 			errs = append(errs, jw.Write(r))
 		}
 	}

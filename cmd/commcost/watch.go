@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/commcost/commcost/mpi/native"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
+	"github.com/commcost/commcost/runguard"
 )
 
 // A hung peer ends the job (issue 18, class 3): a rank stopped by a
@@ -74,12 +73,7 @@ func watch(timeoutSec float64) func() {
 	if timeoutSec <= 0 {
 		timeoutSec = defaultTimeoutSec
 	}
-	wd := patterns.NewWatchdog(time.Duration(timeoutSec*float64(time.Second)), expireJob)
-	patterns.Install(wd)
-	return func() {
-		patterns.Install(nil)
-		wd.Stop()
-	}
+	return runguard.Watch(time.Duration(timeoutSec*float64(time.Second)), expireJob)
 }
 
 // expireJob is the watchdog's verdict: one line on stderr naming the rank,
@@ -97,25 +91,12 @@ func expireJob(s patterns.Stall) {
 
 // stallMessage describes a stuck point from this rank's view.
 func stallMessage(s patterns.Stall) string {
-	who := "watchdog" // the local backend: every rank is in this process
+	w := runguard.Where{Rank: -1, LauncherRank: launcherRank()}
 	if native.Initialized() {
-		who = fmt.Sprintf("rank %d of %d", native.WorldRank(), native.WorldSize())
-	} else if r := launcherRank(); r >= 0 {
-		who = fmt.Sprintf("rank %d", r)
+		w.Rank, w.Size = native.WorldRank(), native.WorldSize()
 	}
-	msg := fmt.Sprintf("%s: %v", who, s)
-	if op, peer, inside := native.Blocked(); inside {
-		switch {
-		case peer >= 0:
-			msg += fmt.Sprintf("; it waits in %s for rank %d", op, peer)
-		case native.WorldSize() == 2:
-			// A collective of two ranks waits for the other one.
-			msg += fmt.Sprintf("; it waits in %s for rank %d, the only other rank", op, 1-native.WorldRank())
-		default:
-			msg += fmt.Sprintf("; it waits in %s for a rank that has not reached it (a collective over the %d ranks, or a receive from any rank)", op, native.WorldSize())
-		}
-	}
-	return msg + "; ending the job (MPI_Abort, exit status 1)"
+	w.Op, w.Peer, w.Inside = native.Blocked()
+	return runguard.StallMessage(s, w)
 }
 
 // allowMPMDEnv, set to any value, lets the ranks of a launch run
@@ -124,45 +105,23 @@ func stallMessage(s patterns.Stall) string {
 // measurements.
 const allowMPMDEnv = "COMMCOST_ALLOW_MPMD"
 
-// commandHash is a hash of the arguments of a run (subcommand path and
-// flags), the same on every rank that runs the same command.
-func commandHash(args []string) int64 {
-	h := fnv.New64a()
-	for _, a := range args {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(a)))
-		h.Write(n[:])
-		h.Write([]byte(a))
-	}
-	return int64(h.Sum64() >> 1) // non-negative, so -h cannot overflow
-}
-
 // sameCommand refuses a launch whose ranks run different commands (an
 // MPMD launch, 'mpirun -np 1 commcost pingpong : -np 1 commcost
 // bandwidth', or arguments that differ per rank): their collectives would
-// not match and the job would hang. It is the first collective of every
-// run on the native backend. Rank 0 names the ranks that differ; the
-// verdict is agreed, so the message appears once and every rank exits 2.
+// not match and the job would hang (runguard.SameCommand). It is the first
+// collective of every run on the native backend. Rank 0 names the ranks
+// that differ; the verdict is agreed, so the message appears once and
+// every rank exits 2.
 func sameCommand(c mpi.Comm, args []string) error {
-	h := commandHash(args)
-	out := []int64{0, 0}
-	if err := c.AllreduceInt64s([]int64{h, -h}, out, mpi.OpMax); err != nil {
-		return err
-	}
-	if out[0] == -out[1] {
-		return nil
-	}
-	all := make([]int64, c.Size())
-	if err := mpi.AllgatherInt64s(c, []int64{h}, all); err != nil {
+	mm, err := runguard.SameCommand(c, args)
+	if err != nil || mm == nil {
 		return err
 	}
 	var mine error
 	if c.Rank() == 0 {
-		var differ []string
-		for r, v := range all {
-			if v != all[0] {
-				differ = append(differ, fmt.Sprint(r))
-			}
+		differ := make([]string, len(mm.Differ))
+		for i, r := range mm.Differ {
+			differ[i] = fmt.Sprint(r)
 		}
 		mine = usagef("the ranks do not all run the same command: rank 0 runs 'commcost %s', rank(s) %s run something else (an MPMD launch, or arguments that differ per rank); every rank must run the same subcommand with the same arguments",
 			strings.Join(args, " "), strings.Join(differ, ", "))

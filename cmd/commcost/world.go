@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -242,78 +241,8 @@ func agree(c mpi.Comm, err error) error {
 	return &quietError{err: err, usage: any[1] == 1}
 }
 
-// hostLayout gathers every rank's processor name at rank 0 and returns, on
-// every rank, the distinct hosts in order of first appearance and the number
-// of ranks on each. Only rank 0 holds the P names (an Allgather would give
-// every rank all of them: P^2 bytes in all, 8.5 GB at 4096 local ranks);
-// the others receive the short host list.
-func hostLayout(c mpi.Comm) ([]string, []int, error) {
-	const nameLen = 256
-	name := processorName(c)
-	send := make([]byte, nameLen)
-	copy(send, name)
-	var recv []byte
-	if c.Rank() == 0 {
-		recv = make([]byte, nameLen*c.Size())
-	}
-	if err := c.Gather(send, recv, 0); err != nil {
-		return nil, nil, err
-	}
-	// Rank 0 encodes "host\tcount\n" lines; the length goes first so the
-	// others can size their buffer.
-	var layout []byte
-	if c.Rank() == 0 {
-		var hosts []string
-		count := map[string]int{}
-		for r := 0; r < c.Size(); r++ {
-			h := string(bytes.TrimRight(recv[r*nameLen:(r+1)*nameLen], "\x00"))
-			if count[h] == 0 {
-				hosts = append(hosts, h)
-			}
-			count[h]++
-		}
-		var b bytes.Buffer
-		for _, h := range hosts {
-			fmt.Fprintf(&b, "%s\t%d\n", h, count[h])
-		}
-		layout = b.Bytes()
-	}
-	n := []int64{int64(len(layout))}
-	if err := mpi.BcastInt64s(c, n, 0); err != nil {
-		return nil, nil, err
-	}
-	if c.Rank() != 0 {
-		layout = make([]byte, n[0])
-	}
-	if err := c.Bcast(layout, 0); err != nil {
-		return nil, nil, err
-	}
-	var hosts []string
-	var per []int
-	for _, line := range strings.Split(strings.TrimSuffix(string(layout), "\n"), "\n") {
-		if line == "" {
-			continue
-		}
-		i := strings.LastIndexByte(line, '\t')
-		k, err := strconv.Atoi(line[i+1:])
-		if i < 0 || err != nil {
-			return nil, nil, fmt.Errorf("host layout: malformed line %q from rank 0", line)
-		}
-		hosts = append(hosts, line[:i])
-		per = append(per, k)
-	}
-	return hosts, per, nil
-}
-
-func processorName(c mpi.Comm) string {
-	if d, ok := c.(mpi.Describer); ok {
-		if p := d.Info().Processor; p != "" {
-			return p
-		}
-	}
-	h, _ := os.Hostname()
-	return h
-}
+// processorName is this rank's host as the records and messages name it.
+func processorName(c mpi.Comm) string { return mpi.ProcessorName(c) }
 
 // newMeta fills the record metadata (collective: it gathers host names).
 func newMeta(c mpi.Comm) (results.Meta, error) {
@@ -323,7 +252,7 @@ func newMeta(c mpi.Comm) (results.Meta, error) {
 		m.MPILibrary = inf.Library
 		m.MPIVersion = inf.Version
 	}
-	hosts, per, err := hostLayout(c)
+	hosts, per, err := mpi.HostLayout(c)
 	if err != nil {
 		return m, err
 	}

@@ -40,6 +40,14 @@ type CoherenceConfig struct {
 	Seed          int64
 }
 
+// RankBytes is the memory the coherence workload's variables take on one
+// rank: each rank holds a variable's home copy and may cache the others',
+// two copies of Vars x Slots 16-byte slots at most.
+func (c CoherenceConfig) RankBytes() float64 {
+	c.defaults()
+	return 2 * float64(c.Vars) * float64(c.Slots) * 16
+}
+
 func (c *CoherenceConfig) defaults() {
 	if c.Ops <= 0 {
 		c.Ops = 100000

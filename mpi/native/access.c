@@ -57,17 +57,10 @@ cc_access *cc_access_new(MPI_Comm comm, int write, int k, int l, int slots, int 
     cc_access *a = calloc(1, sizeof *a);
     if (a == NULL)
         return NULL;
-    a->comm = comm;
-    a->write = write;
-    a->k = k;
-    a->l = l;
-    a->slots = slots;
-    a->max_steps = max_steps;
-    a->keep_replies = keep_replies;
-    a->req_tag = req_tag;
-    a->reply_tag = reply_tag;
-    a->req_len = CC_ACCESS_HEADER + (write ? l : 0);
-    a->reply_len = write ? CC_ACCESS_HEADER : l;
+    /* The rest stays zero (calloc's, and the literal's). */
+    *a = (cc_access){.comm = comm, .write = write, .k = k, .l = l, .slots = slots, .max_steps = max_steps,
+                     .keep_replies = keep_replies, .req_tag = req_tag, .reply_tag = reply_tag,
+                     .req_len = CC_ACCESS_HEADER + (write ? l : 0), .reply_len = write ? CC_ACCESS_HEADER : l};
     size_t replies = (size_t)k * (size_t)a->reply_len * (size_t)(keep_replies ? max_steps : 1);
     /* The message buffers are page-aligned (page_zalloc); at least a byte each. */
     a->mem = page_zalloc((size_t)slots * (size_t)l);

@@ -29,11 +29,8 @@ cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int
     cc_eng *e = calloc(1, sizeof *e);
     if (e == NULL)
         return NULL;
-    e->comm = comm;
-    e->tag = tag;
-    e->head = head;
-    e->me = me;
-    e->p = p;
+    /* The rest stays zero (calloc's, and the literal's). */
+    *e = (cc_eng){.comm = comm, .tag = tag, .head = head, .me = me, .p = p};
     while ((1 << e->d_rounds) < p)
         e->d_rounds++;
     e->rcap = CC_ENG_PREFIX + head + inline_max;
@@ -394,7 +391,11 @@ int cc_eng_flush(cc_eng *e, const char *batch, int blen)
     return MPI_SUCCESS;
 }
 
-cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long long *done, int maxdone)
+/* eng_enter is the prologue of the calls that wait (cc_eng_next,
+ * cc_eng_dissemination): a zero event, the thread check, then the caller's
+ * batch sent. A nonzero rc is returned as is. Inline: cc_eng_next is the
+ * engine's hot path, so the prologue costs no call of its own. */
+static inline cc_eng_event eng_enter(cc_eng *e, const char *batch, int blen)
 {
     cc_eng_event ev;
     memset(&ev, 0, sizeof ev);
@@ -403,6 +404,12 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
         return ev;
     }
     ev.rc = cc_eng_flush(e, batch, blen);
+    return ev;
+}
+
+cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long long *done, int maxdone)
+{
+    cc_eng_event ev = eng_enter(e, batch, blen);
     if (ev.rc != MPI_SUCCESS)
         return ev;
     int was_done = e->completions;
@@ -518,13 +525,7 @@ cc_eng_event cc_eng_barrier(cc_eng *e, const char *batch, int blen, long long a,
 
 cc_eng_event cc_eng_dissemination(cc_eng *e, const char *batch, int blen, long long *done, int maxdone)
 {
-    cc_eng_event ev;
-    memset(&ev, 0, sizeof ev);
-    if (cc_wrong_thread()) {
-        ev.rc = CC_ERR_WRONG_THREAD;
-        return ev;
-    }
-    ev.rc = cc_eng_flush(e, batch, blen);
+    cc_eng_event ev = eng_enter(e, batch, blen);
     if (ev.rc != MPI_SUCCESS)
         return ev;
     e->d_epoch++;

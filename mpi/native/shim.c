@@ -112,11 +112,10 @@ int cc_finalized(void)
 
 void cc_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
-int cc_library_version(char *out, int outlen)
+/* copy_string copies the n bytes of v into out (outlen bytes), cut to fit
+ * and NUL-terminated, after the MPI call that filled v returned rc. */
+static int copy_string(int rc, const char *v, int n, char *out, int outlen)
 {
-    char v[MPI_MAX_LIBRARY_VERSION_STRING];
-    int n = 0;
-    int rc = MPI_Get_library_version(v, &n);
     if (rc != MPI_SUCCESS)
         return rc;
     if (n >= outlen)
@@ -126,18 +125,20 @@ int cc_library_version(char *out, int outlen)
     return MPI_SUCCESS;
 }
 
+int cc_library_version(char *out, int outlen)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    int rc = MPI_Get_library_version(v, &n);
+    return copy_string(rc, v, n, out, outlen);
+}
+
 int cc_processor_name(char *out, int outlen)
 {
     char v[MPI_MAX_PROCESSOR_NAME];
     int n = 0;
     int rc = MPI_Get_processor_name(v, &n);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (n >= outlen)
-        n = outlen - 1;
-    memcpy(out, v, (size_t)n);
-    out[n] = '\0';
-    return MPI_SUCCESS;
+    return copy_string(rc, v, n, out, outlen);
 }
 
 int cc_version(int *major, int *minor) { return MPI_Get_version(major, minor); }

@@ -1,0 +1,152 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/results"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// TestWriteAppsReport: the notes come first, one "note: " line each, then
+// exactly WriteApps' tables.
+func TestWriteAppsReport(t *testing.T) {
+	recs := []results.Record{phaseRecord("direct", false, 2, 1e-3, []results.WorkItem{kkItem(10, "read")})}
+	var tables bytes.Buffer
+	if err := WriteApps(&tables, recs, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		notes []string
+		want  string
+	}{
+		{"no notes", nil, ""},
+		{"two notes", []string{"a: b", "c"}, "note: a: b\nnote: c\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got bytes.Buffer
+			if err := WriteAppsReport(&got, recs, tc.notes, false); err != nil {
+				t.Fatal(err)
+			}
+			if want := tc.want + tables.String(); got.String() != want {
+				t.Errorf("got\n%s\nwant\n%s", got.String(), want)
+			}
+		})
+	}
+}
+
+// TestRepredict: the records' own predictions (pred_*) are replaced by the
+// new predictors', other derived values stay, and a phase the new models
+// cannot predict keeps none and is noted.
+func TestRepredict(t *testing.T) {
+	read := phaseRecord("direct", false, 2, 1e-3, []results.WorkItem{kkItem(10, "read")})
+	write := phaseRecord("direct", true, 2, 1e-3, []results.WorkItem{kkItem(10, "write")})
+	for _, r := range []*results.Record{&read, &write} {
+		r.Derived = map[string]float64{"pred_old_s": 5, "pred_err_old": 4, "measured_s": 1e-3}
+	}
+	recs := []results.Record{read, write}
+	prs, err := NewPredictors([]model.Model{tri("read", 2e-4, 0)}, []string{"r.json"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := Repredict(recs, prs)
+	if len(notes) != 1 || !strings.Contains(notes[0], "trilinear") {
+		t.Errorf("notes %q, want one on the write phase", notes)
+	}
+	for i, r := range recs {
+		if _, ok := r.Derived["pred_old_s"]; ok {
+			t.Errorf("record %d keeps the old prediction: %v", i, r.Derived)
+		}
+		if r.Derived["measured_s"] != 1e-3 {
+			t.Errorf("record %d lost measured_s: %v", i, r.Derived)
+		}
+	}
+	// 10 reads of 2e-4 s each against 1e-3 s measured: +100%.
+	if got := recs[0].Derived["pred_trilinear_s"]; math.Abs(got-2e-3) > 1e-15 {
+		t.Errorf("prediction %g, want 2e-3", got)
+	}
+	if got := recs[0].Derived["pred_err_trilinear"]; math.Abs(got-1) > 1e-12 {
+		t.Errorf("error %g, want 1", got)
+	}
+	if _, ok := recs[1].Derived["pred_trilinear_s"]; ok {
+		t.Errorf("the write phase has a prediction by a read model: %v", recs[1].Derived)
+	}
+}
+
+// TestWriteAppsPlot: a plot of annotated records is written whole in the
+// extension's format; records without predictions and an unknown
+// extension are errors and write nothing.
+func TestWriteAppsPlot(t *testing.T) {
+	dir := t.TempDir()
+	annotated := []results.Record{phaseRecord("direct", false, 2, 1e-3, []results.WorkItem{kkItem(10, "read")})}
+	prs, err := NewPredictors([]model.Model{tri("read", 2e-4, 0)}, []string{"r.json"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	AnnotateApps(annotated, prs)
+	bare := []results.Record{phaseRecord("direct", false, 2, 1e-3, []results.WorkItem{kkItem(10, "read")})}
+	for _, tc := range []struct {
+		name, file string
+		recs       []results.Record
+		err        error // nil: written
+		magic      string
+	}{
+		{"png", "p.png", annotated, nil, "\x89PNG"},
+		{"svg", "p.svg", annotated, nil, "<?xml"},
+		{"nothing predicted", "none.png", bare, ErrNothingToPlot, ""},
+		{"bad extension", "p.txt", annotated, errors.New("plot: file name must end in"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.file)
+			err := WriteAppsPlot(path, tc.recs)
+			data, rerr := os.ReadFile(path)
+			if tc.err == nil {
+				if err != nil || rerr != nil || !strings.HasPrefix(string(data), tc.magic) {
+					t.Fatalf("err %v, read %v, starts %q", err, rerr, data[:min(len(data), 8)])
+				}
+				return
+			}
+			if err == nil || !(errors.Is(err, tc.err) || strings.Contains(err.Error(), tc.err.Error())) {
+				t.Errorf("err %v, want %v", err, tc.err)
+			}
+			if rerr == nil {
+				t.Errorf("%s written despite the error", tc.file)
+			}
+		})
+	}
+}
+
+// TestPredictedVsMeasured: only points positive on both axes are drawn
+// (a NaN prediction is "unsupported"); with none, the look's own error.
+func TestPredictedVsMeasured(t *testing.T) {
+	empty := errors.New("empty")
+	look := predPlot{title: "t", diag: "d", width: 3 * vg.Inch, height: 3 * vg.Inch, dash: vg.Points(3), gap: vg.Points(3), empty: empty}
+	for _, tc := range []struct {
+		name   string
+		series []predSeries
+		err    error
+	}{
+		{"one point", []predSeries{{"m", plotter.XYs{{X: 1e-3, Y: 2e-3}}}}, nil},
+		{"second series only", []predSeries{{"a", plotter.XYs{{X: 1e-3, Y: math.NaN()}}}, {"b", plotter.XYs{{X: 1e-3, Y: 1e-3}}}}, nil},
+		{"NaN, zero and negative only", []predSeries{{"m", plotter.XYs{{X: 1e-3, Y: math.NaN()}, {X: 0, Y: 1}, {X: 1, Y: -1}}}}, empty},
+		{"no series", nil, empty},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			img, err := predictedVsMeasured(look, tc.series, "png")
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err %v, want %v", err, tc.err)
+			}
+			if err == nil && !bytes.HasPrefix(img, []byte("\x89PNG")) {
+				t.Errorf("not a PNG: %q", img[:min(len(img), 8)])
+			}
+		})
+	}
+}
