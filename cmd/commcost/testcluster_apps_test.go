@@ -29,8 +29,8 @@ import (
 //     fitted to a calibration of the patterns Cannon's workload names
 //     (the checkerboard's are the same steps on a 2 x 2 grid), every
 //     model's error on the total communication time logged; asserted: the
-//     best model within clusterMatmulSync (synchronous variant) and
-//     clusterMatmulAsync (as the program runs);
+//     best model within clusterMatmulSync for the synchronous variant
+//     (the asynchronous one, as the program runs, is logged);
 //   - the time-parallel multigrid (n = 127: planes of 126 KiB), async and
 //     sync, with its own calibration for the hyperbolic model (round
 //     trips and paper 001's all-to-all); asserted: the hyperbolic model
@@ -113,11 +113,13 @@ func testClusterAppsMP(t *testing.T, bin string) {
 				for key, errs := range totalErrors(t, file) {
 					seen[key] = true
 					t.Logf("%s: total communication, error of every model: %s", key, fmtErrors(errs))
-					limit := clusterMatmulAsync
-					if strings.HasSuffix(key, " sync") {
-						limit = clusterMatmulSync
+					if !strings.HasSuffix(key, " sync") {
+						// The asynchronous variant's phases hold the wait
+						// for the partner's multiplication (see above):
+						// logged, not asserted.
+						continue
 					}
-					check(key, errs, sortedModels(errs), limit)
+					check(key, errs, sortedModels(errs), clusterMatmulSync)
 				}
 			}
 			for key, errs := range totalErrors(t, mg) {
@@ -136,19 +138,20 @@ func testClusterAppsMP(t *testing.T, bin string) {
 
 // clusterAppsMaxLoad is the 1-minute load average per core up to which
 // testClusterAppsMP asserts. The four emulated hosts alone keep it near 2
-// per core; the bounds below held in every run up to 5 per core (other
-// sessions compiling and testing on the same two cores).
+// per core; the bounds held in every run up to 5 per core (other sessions
+// compiling and testing on the same two cores) and not above.
 const clusterAppsMaxLoad = 5.0
 
-// The bounds on the best model's error of the matrix multiplications'
-// total communication, from repeated runs (issue 14's note has every
-// run's figures): the synchronous variant, whose communication phases
-// start together as every model assumes, and the asynchronous one, whose
-// phases also hold the wait for the partner's multiplication.
-const (
-	clusterMatmulSync  = 0.15
-	clusterMatmulAsync = 0.50
-)
+// clusterMatmulSync bounds the best model's error on the synchronous
+// matrix multiplications' total communication. In the runs of issue 14's
+// note with the load at most clusterAppsMaxLoad, the best model was within
+// 10% every time (worst 9.9%, the checkerboard on one switch; spread of
+// the best error about 6 points), and 15% leaves that spread's margin;
+// above the load bound it reached 24% (Cannon, one switch) and 32%
+// (Cannon, two groups). The asynchronous variant's best error ranged from
+// 2% to 48% (Cannon on two groups), the partner's multiplication inside
+// the shift: no bound holds, so it is logged only.
+const clusterMatmulSync = 0.15
 
 // loadPerCore is the 1-minute load average divided by the cores.
 func loadPerCore(t *testing.T) float64 {
