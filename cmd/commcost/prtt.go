@@ -27,42 +27,28 @@ func init() {
 	register(command{name: "prtt", summary: "LogGP (netgauge): PRTT(n,d,s), n messages with delay d, one answer; client and server sides", run: runPRTT})
 }
 
-// delaySpec is one --delay value: seconds, or auto (PRTT(1,0,s) of the size).
-type delaySpec struct {
-	sec  float64
-	auto bool
-}
-
-// String is the value as the lists print it.
-func (d delaySpec) String() string {
-	if d.auto {
-		return "auto"
-	}
-	return strconv.FormatFloat(d.sec, 'g', -1, 64)
-}
-
 type prttFlags struct {
 	patternFlags
 	sizes  []int
 	n      []int
-	delays []delaySpec
+	delays []patterns.PRTTDelay
 	peer   int
 	server bool
 }
 
-func parseDelays(s string) ([]delaySpec, error) {
-	return parseListOf("delay", s, "a list of seconds >= 0 and auto (0,auto or 0,5e-6)", func(v string) (delaySpec, error) {
+func parseDelays(s string) ([]patterns.PRTTDelay, error) {
+	return parseListOf("delay", s, "a list of seconds >= 0 and auto (0,auto or 0,5e-6)", func(v string) (patterns.PRTTDelay, error) {
 		if strings.EqualFold(v, "auto") {
-			return delaySpec{auto: true}, nil
+			return patterns.PRTTDelay{Auto: true}, nil
 		}
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return delaySpec{}, fmt.Errorf("%q is not a number of seconds", v)
+			return patterns.PRTTDelay{}, fmt.Errorf("%q is not a number of seconds", v)
 		}
 		if err := checkParamValues("delay", s, patterns.BenchPRTT, "delay_s", []float64{x}); err != nil {
-			return delaySpec{}, errors.New(strings.TrimPrefix(err.Error(), "--delay "+echo(s)+": "))
+			return patterns.PRTTDelay{}, errors.New(strings.TrimPrefix(err.Error(), "--delay "+echo(s)+": "))
 		}
-		return delaySpec{sec: x}, nil
+		return patterns.PRTTDelay{Sec: x}, nil
 	})
 }
 
@@ -111,83 +97,17 @@ func runPRTT(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	pattern := func(s, n int, d float64, server bool) patterns.PRTT {
-		return patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: f.peer,
-			Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}
-	}
-	// The points for the checks before the run; an auto delay is the
-	// PRTT(1,0,s) measured first, not known yet, and counts as none.
-	f.plan = func(int) []patterns.Pattern {
-		var out []patterns.Pattern
-		for _, s := range f.sizes {
-			out = append(out, pattern(s, 1, 0, false))
-			for _, n := range f.n {
-				for _, ds := range f.delays {
-					if n > 1 {
-						out = append(out, pattern(s, n, ds.sec, false))
-					}
-				}
-			}
-		}
-		return out
-	}
-	// The records it writes, for the progress line: the plan runs
-	// PRTT(1,0,s) whether or not its record is asked for, and a server
-	// record follows every client one with a delay (auto is one).
-	for range f.sizes {
-		for _, n := range f.n {
-			if n == 1 {
-				f.points++
-				continue
-			}
-			for _, ds := range f.delays {
-				f.points++
-				if f.server && (ds.auto || ds.sec > 0) {
-					f.points++
-				}
-			}
-		}
-	}
+	sw := patterns.PRTTSweep{Sizes: f.sizes, N: f.n, Delays: f.delays, Server: f.server,
+		Base: patterns.PRTT{Peer: f.peer, Iters: f.itersOrZero(), Warmup: f.warmupIters(), Validate: f.validate, Reps: f.patternReps()}}
+	f.plan = func(int) []patterns.Pattern { return sw.Plan() }
+	f.points = sw.Records()
 	return runMeasured(&f.measureFlags, stdout, checkRanks(rule), func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		wantOne := false
-		for _, n := range f.n {
-			wantOne = wantOne || n == 1
-		}
-		for _, s := range f.sizes {
-			// PRTT(1,0,s) first: it is the auto delay, and the base of
-			// every derivation.
-			first := pattern(s, 1, 0, false)
-			end := patterns.Installed().Begin(pointName(first, c.Size()), 0)
-			one, err := first.Run(c)
-			end()
-			if err != nil {
-				return patternErr(err)
+		return sw.Run(func(p patterns.PRTT, write bool) (patterns.Measurement, error) {
+			if !write {
+				emit := func(results.Record) error { return nil }
+				return measurePoint(c, emit, p, meta)
 			}
-			if wantOne {
-				if err := emitRecord(c, emit, first.Record(one, meta)); err != nil {
-					return err
-				}
-			}
-			for _, n := range f.n {
-				if n == 1 {
-					continue // the delay only separates messages
-				}
-				for _, ds := range f.delays {
-					d := ds.sec
-					if ds.auto {
-						d = one.Summary.Median
-					}
-					if _, err := measurePoint(c, emit, pattern(s, n, d, false), meta); err != nil {
-						return err
-					}
-					if f.server && d > 0 {
-						if _, err := measurePoint(c, emit, pattern(s, n, d, true), meta); err != nil {
-							return err
-						}
-					}
-				}
-			}
-		}
-		return nil
+			return measurePoint(c, emit, p, meta)
+		})
 	})
 }
