@@ -143,15 +143,17 @@ func testClusterAppsMP(t *testing.T, bin string) {
 const clusterAppsMaxLoad = 5.0
 
 // clusterMatmulSync bounds the best model's error on the synchronous
-// matrix multiplications' total communication. In the runs of issue 14's
-// note with the load at most clusterAppsMaxLoad, the best model was within
-// 10% every time (worst 9.9%, the checkerboard on one switch; spread of
-// the best error about 6 points), and 15% leaves that spread's margin;
-// above the load bound it reached 24% (Cannon, one switch) and 32%
-// (Cannon, two groups). The asynchronous variant's best error ranged from
-// 2% to 48% (Cannon on two groups), the partner's multiplication inside
-// the shift: no bound holds, so it is logged only.
-const clusterMatmulSync = 0.15
+// matrix multiplications' total communication. Over 15 runs of both
+// topologies with the load at most clusterAppsMaxLoad (issue 14's note has
+// every figure), the best model was within 10% in 28 of the 30 cases
+// (Cannon and checkerboard); the two others were Cannon on two groups,
+// -12.0% and -13.1%, where the best error's spread is about 7 points
+// around -5%: 20% is that mean plus two spreads. Above the load bound it
+// reached 24% (Cannon, one switch) and 32% (Cannon, two groups). The
+// asynchronous variant's best error ranged from 2% to 48% (Cannon on two
+// groups), the partner's multiplication inside the shift: no bound
+// holds, so it is logged only.
+const clusterMatmulSync = 0.20
 
 // loadPerCore is the 1-minute load average divided by the cores.
 func loadPerCore(t *testing.T) float64 {
