@@ -415,17 +415,30 @@ func gridSizes(sizes []int) []int {
 		lo, hi = min(lo, s), max(hi, s)
 	}
 	mid := int(math.Round(math.Sqrt(float64(lo) * float64(hi))))
-	return []int{max(1, lo/2), max(1, mid), 2 * hi}
+	// One MPI call carries at most mpi.MaxCount bytes: a block above half
+	// of it is calibrated up to the limit, not refused.
+	return []int{max(1, lo/2), max(1, mid), min(2*hi, mpi.MaxCount)}
 }
 
 // FitKinds are the model kinds Fit tries, in table order.
 var FitKinds = []string{"hockney", "piecewise", "loggp", "logp", "hyperbolic", "twolevel", "bsp", "gridstep"}
 
-// Fit fits every kind of kinds (FitKinds when empty) to recs; a kind the
-// records cannot support is left out and its reason returned.
+// Fit fits every kind of kinds to recs; a kind the records cannot
+// support is left out and its reason returned. With kinds empty it tries
+// FitKinds, less those that read none of the records' benches (gridstep
+// without gridshift records: a calibration for a program with no grid
+// steps), which are left out without a note.
 func Fit(recs []results.Record, kinds []string) ([]NamedModel, []string) {
 	if len(kinds) == 0 {
-		kinds = FitKinds
+		have := map[string]bool{}
+		for _, r := range recs {
+			have[r.Bench] = true
+		}
+		for _, k := range FitKinds {
+			if kind, ok := model.Lookup(k); ok && slices.ContainsFunc(kind.Benches, func(b string) bool { return have[b] }) {
+				kinds = append(kinds, k)
+			}
+		}
 	}
 	var out []NamedModel
 	var notes []string

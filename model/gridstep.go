@@ -124,6 +124,16 @@ func gridStepKey(in Instance) (GridStepFit, error) {
 	if s.Along == "" || s.Mode == "" {
 		return s, fmt.Errorf("%w: gridshift needs string parameters along and mode", ErrBadRecord)
 	}
+	// An XOR by d on lines of 2d members is the circular shift by d (the
+	// same permutation; patterns.GridShift.Canonical): one fit serves both,
+	// whichever name a record or a workload gives it.
+	n := s.Cols
+	if s.Along == "col" {
+		n = s.Rows
+	}
+	if s.Mode == "xor" && n == 2*s.D {
+		s.Mode = "shift"
+	}
 	return s, nil
 }
 

@@ -57,6 +57,12 @@ func TestGridStepRecovery(t *testing.T) {
 				}
 				near(t, c.along, got, ts+c.tw*131072, tc.tol)
 			}
+			// An XOR by 1 on lines of 2 is the shift by 1: the same fit.
+			xor, err := g.Predict(Instance{Pattern: "gridshift", Ranks: 4, Params: results.Params{"bytes": 131072, "rows": 2, "cols": 2, "along": "col", "mode": "xor", "d": 1}})
+			if err != nil {
+				t.Fatalf("xor d=1 on 2 members: %v", err)
+			}
+			near(t, "col xor", xor, ts+twCol*131072, tc.tol)
 			_, err = g.Predict(Instance{Pattern: "gridshift", Ranks: 4, Params: results.Params{"bytes": 1, "rows": 2, "cols": 2, "along": "row", "mode": "align", "d": 0}})
 			if !errors.Is(err, ErrUnsupportedPattern) {
 				t.Errorf("unfitted step: error %v, want ErrUnsupportedPattern", err)

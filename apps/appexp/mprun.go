@@ -17,12 +17,14 @@ import (
 // are configured with (Programs).
 type ProgramConfig struct {
 	N int // grid points per side (multigrid), else the matrix order
-	// Multigrid: block-Jacobi iterations in time, V-cycles per iteration,
-	// and the variants to run ("async", "sync"; one program each).
+	// Multigrid: block-Jacobi iterations in time, V-cycles per iteration.
 	Iterations, Cycles int
-	Variants           []string
-	Grid               apps.Grid // checkerboard's process grid; zero: the most nearly square
-	Matrix             string    // gauss's input matrix (apps.Gauss.Matrix)
+	// Multigrid, Cannon and the checkerboard: the variants to run
+	// ("async", "sync"; one program each; none: async, the program as it
+	// runs).
+	Variants []string
+	Grid     apps.Grid // checkerboard's process grid; zero: the most nearly square
+	Matrix   string    // gauss's input matrix (apps.Gauss.Matrix)
 }
 
 // MPNames are the message-passing programs Programs builds, in help order.
@@ -35,17 +37,13 @@ func Programs(name string, cfg ProgramConfig) []apps.App {
 	switch name {
 	case "multigrid":
 		var out []apps.App
-		for _, v := range cfg.Variants {
+		for _, v := range variants(cfg) {
 			out = append(out, &apps.Multigrid{N: cfg.N, Iters: cfg.Iterations, Cycles: cfg.Cycles, Sync: v == "sync"})
 		}
 		return out
 	case "cannon", "checkerboard":
-		variants := cfg.Variants
-		if len(variants) == 0 {
-			variants = []string{"async"} // the program as it runs
-		}
 		var out []apps.App
-		for _, v := range variants {
+		for _, v := range variants(cfg) {
 			if name == "cannon" {
 				out = append(out, apps.Cannon{N: cfg.N, Sync: v == "sync"})
 			} else {
@@ -57,6 +55,14 @@ func Programs(name string, cfg ProgramConfig) []apps.App {
 		return []apps.App{&apps.Gauss{N: cfg.N, Matrix: cfg.Matrix}}
 	}
 	panic("appexp: no message-passing program " + name)
+}
+
+// variants are cfg's variants, async (the program as it runs) when none.
+func variants(cfg ProgramConfig) []string {
+	if len(cfg.Variants) == 0 {
+		return []string{"async"}
+	}
+	return cfg.Variants
 }
 
 // NameModels names models loaded from files for the ranking tables and

@@ -282,8 +282,8 @@ func (f *appMPFlags) run(progs []apps.App) appexp.MPRun {
 }
 
 // printer prints each program's result on rank 0 as it is measured, and
-// draws its plot (--plot; one file per multigrid variant, the variant
-// appended to the name).
+// draws its plot (--plot; with several variants one file per variant, the
+// variant appended to the name).
 func (f *appMPFlags) printer(several bool, stdout io.Writer) func(appexp.MPResult) error {
 	first := true
 	return func(res appexp.MPResult) error {
