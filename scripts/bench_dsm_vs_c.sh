@@ -3,7 +3,7 @@
 # store as fast as C"), run alternately in one session so drift hits both
 # alike:
 #   - an uncached remote read of l bytes through the fixed home against the
-#     k-k-access C reference (scripts/ref/kk_ref.c) at k = 1, r = 1 and the
+#     k-k-access C reference (scripts/ref/access_ref.c) at k = 1, r = 1 and the
 #     same l (8 B, 4 KiB, 64 KiB), 2 ranks: the same protocol (one request,
 #     one answer of l bytes, every rank reading and serving at once) and the
 #     same methodology (a barrier before every repetition, max over ranks;
@@ -24,7 +24,7 @@ rounds=${1:-5}
 reads=${READS:-2000}
 mkdir -p bin results/bench
 [ -x bin/commcost ] || go build -o bin/commcost ./cmd/commcost
-mpicc -O2 -o bin/kk_ref scripts/ref/kk_ref.c
+mpicc -O2 -o bin/access_ref scripts/ref/access_ref.c
 
 mpi() {
 	local np=$1
@@ -57,7 +57,7 @@ for r in $(seq 1 "$rounds"); do
 	out=$(mpi 2 bin/commcost dsm overhead --strategies fixed-home --barrier dissemination --iters 10 --batches 1 \
 		--sizes 8,4K,64K --reads "$reads" --format jsonl)
 	for l in "${sizes[@]}"; do
-		c_us=$(mpi 2 bin/kk_ref 1 "$l" "$reads" | awk '!/^#/ {print $3; exit}')
+		c_us=$(mpi 2 bin/access_ref --k 1 --l "$l" --a 1 --reps "$reads" | awk '!/^#/ {printf "%.4f", $1 * 1e6; exit}')
 		g_s=$(op_median remote-read "$l" <<<"$out")
 		read -r g_us q < <(awk -v g="$g_s" -v c="$c_us" 'BEGIN{printf "%.4f %.4f\n", g*1e6, g*1e6/c}')
 		ratio["read l=$l"]+="$q "
