@@ -68,4 +68,7 @@ func TestAppendDoesNotWaitForTheDisk(t *testing.T) {
 	if err := jw.Close(); err == nil || !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Close: %v, want the final fsync's EIO", err)
 	}
+	if err := jw.Write(rec); err == nil { // an error, not a panic
+		t.Fatal("Write after Close: no error")
+	}
 }

@@ -261,6 +261,9 @@ func (jw *JSONLWriter) appendLine(line []byte) error {
 	if err := checkTerminated(jw.name); err != nil {
 		return err
 	}
+	if jw.sync == nil {
+		return fmt.Errorf("results: %s: record not written: the writer is closed", jw.name)
+	}
 	if err := jw.sync.failed(); err != nil {
 		return fmt.Errorf("results: %s: record not written: an earlier fsync failed (%w), so records written before this one may not be on the disk", jw.name, cause(err))
 	}
