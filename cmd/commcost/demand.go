@@ -105,12 +105,12 @@ func checkMemory(c mpi.Comm, mf *measureFlags, meta results.Meta, need memNeed) 
 		return nil
 	}
 	return usagef("%s: %s needs %s per rank, %s for the %d ranks on host %s; available there: %s (%s)",
-		need.flag, need.what, sysmem.Format(need.perRank), sysmem.Format(total), here, processorName(c), sysmem.Format(float64(avail)), source)
+		need.flag, need.what, sysmem.Format(need.perRank), sysmem.Format(total), here, mpi.ProcessorName(c), sysmem.Format(float64(avail)), source)
 }
 
 // ranksOnThisHost counts the ranks that share this rank's host.
 func ranksOnThisHost(c mpi.Comm, meta results.Meta) int {
-	me := processorName(c)
+	me := mpi.ProcessorName(c)
 	for i, h := range meta.Hosts {
 		if h == me && i < len(meta.RanksPerHost) {
 			return meta.RanksPerHost[i]

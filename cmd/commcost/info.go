@@ -35,7 +35,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		// Each rank's own view: host, binding, GOMAXPROCS.
-		mine := fmt.Sprintf("%s\t%s\t%d", processorName(c), results.Binding(), runtime.GOMAXPROCS(0))
+		mine := fmt.Sprintf("%s\t%s\t%d", mpi.ProcessorName(c), results.Binding(), runtime.GOMAXPROCS(0))
 		send := make([]byte, infoFieldLen)
 		copy(send, mine)
 		// Only rank 0 prints, so only it holds the P fields (an Allgather

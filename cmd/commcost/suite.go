@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/commcost/commcost/apps/appexp"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
@@ -83,7 +84,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		}
 		var m *meter
 		if c.Rank() == 0 {
-			programs, _ := suiteApps(c.Size())
+			programs, _ := appexp.SuiteStorePrograms(c.Size())
 			total := 2*len(f.sizes) + len(suiteKKK)*len(suiteKKL)*len(suiteRs(c.Size())) + len(programs)
 			m = newMeter(f.progress, f.quiet, f.label, total)
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/apps/appexp"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
@@ -14,16 +13,12 @@ import (
 // The suite's applications (runSuite): the calls into appexp, which holds
 // the programs, their sizes and the measurement.
 
-// suiteApps returns paper 000's programs the suite runs on p ranks, and
-// those it leaves out with why (appexp.SuiteStorePrograms).
-func suiteApps(p int) (run []apps.App, skipped []string) { return appexp.SuiteStorePrograms(p) }
-
 // suiteAppSweep runs paper 000's programs on every rank of c over one
 // direct store (appexp.SuiteStoreSweep), writing every phase record with
 // the outcome agreed and calling done after each program; the programs the
 // rank count leaves out are named on stderr.
 func suiteAppSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(results.Record) error, done func(), stderr io.Writer) error {
-	if _, skipped := suiteApps(c.Size()); len(skipped) > 0 && c.Rank() == 0 {
+	if _, skipped := appexp.SuiteStorePrograms(c.Size()); len(skipped) > 0 && c.Rank() == 0 {
 		fmt.Fprintf(stderr, "commcost: suite: on %d ranks, not run: %v\n", c.Size(), skipped)
 	}
 	agreed := func(rec results.Record) error { return emitRecord(c, emit, rec) }

@@ -241,9 +241,6 @@ func agree(c mpi.Comm, err error) error {
 	return &quietError{err: err, usage: any[1] == 1}
 }
 
-// processorName is this rank's host as the records and messages name it.
-func processorName(c mpi.Comm) string { return mpi.ProcessorName(c) }
-
 // newMeta fills the record metadata (collective: it gathers host names).
 func newMeta(c mpi.Comm) (results.Meta, error) {
 	m := results.NewMeta(c.Backend())
