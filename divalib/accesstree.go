@@ -67,28 +67,57 @@ const hopLimit = 1 << 16
 type atNode struct {
 	id       int32
 	toward   int32
-	copy     bool
-	nbrs     []int32
 	waveFrom int32 // neighbour an invalidation came from; -1 when none
-	pending  int   // acknowledgements outstanding
-	busy     bool  // token holder: its write's invalidation wave is out
-	write    *msg  // the write being applied
+	pending  int32 // acknowledgements outstanding
+	copy     bool
+	busy     bool // token holder: its write's invalidation wave is out
+	nbrs     []int32
+	write    *msg // the write being applied
 	deferred []*msg
 	// Copies sent to / received from each neighbour (kData with fStore),
 	// numbered per edge; a Drop names the last one its sender received,
 	// so that the receiver can tell whether copies are still in flight
-	// on the edge (see atDrop).
-	sentCopies map[int32]int64
-	gotCopies  map[int32]int64
+	// on the edge (see atDrop). A node has at most arity+1 neighbours
+	// and usually talks to one or two: a short list, not two maps (a Go
+	// map of one entry costs about 200 bytes, and Barnes-Hut at P = 512
+	// has millions of nodes).
+	edges []atEdge
+}
+
+// atEdge counts the copies a node sent to and received from neighbour nbr.
+type atEdge struct {
+	nbr       int32
+	sent, got int64
+}
+
+// edge returns the counters of n's edge to nbr, made on first use.
+func (n *atNode) edge(nbr int32) *atEdge {
+	for i := range n.edges {
+		if n.edges[i].nbr == nbr {
+			return &n.edges[i]
+		}
+	}
+	n.edges = append(n.edges, atEdge{nbr: nbr})
+	return &n.edges[len(n.edges)-1]
+}
+
+// edgeCount returns what n counted on its edge to nbr (zeros if none).
+func (n *atNode) edgeCount(nbr int32) atEdge {
+	for _, e := range n.edges {
+		if e.nbr == nbr {
+			return e
+		}
+	}
+	return atEdge{nbr: nbr}
 }
 
 // atNode returns (creating on first use) the state of node n of x on this
 // rank. Untouched nodes point up: the token starts at the root, which holds
 // the initial zero copy.
 func (s *Store) atNode(x *variable, n int32) *atNode {
-	for i, id := range x.nodeIDs {
-		if id == n {
-			return x.nodes[i]
+	for _, st := range x.nodes {
+		if st.id == n {
+			return st
 		}
 	}
 	st := &atNode{id: n, waveFrom: -1, toward: s.tree.parent[n]}
@@ -99,13 +128,12 @@ func (s *Store) atNode(x *variable, n int32) *atNode {
 		s.install(x, make([]byte, x.v.Size), true)
 	}
 	x.nodes = append(x.nodes, st)
-	x.nodeIDs = append(x.nodeIDs, n)
 	return st
 }
 
 func (s *Store) atSend(x *variable, m *msg) {
 	m.vr = int32(x.v.ID)
-	s.send(int(x.emb[m.dst]), m)
+	s.send(int(s.tree.Embedding(x.root)[m.dst]), m)
 }
 
 // atRead returns this rank's copy of x (hit), or sends the read request
@@ -198,7 +226,7 @@ func (s *Store) atHandleWrite(x *variable, n *atNode, m *msg) {
 		n.busy, n.write = true, m
 		targets := n.nbrs
 		n.nbrs = nil
-		n.pending = len(targets)
+		n.pending = int32(len(targets))
 		for _, t := range targets {
 			s.atSend(x, &msg{kind: kInv, dst: t, src: n.id, a: x.ver + 1})
 		}
@@ -220,11 +248,9 @@ func (s *Store) atSendData(x *variable, n *atNode, origin int32, data []byte, ve
 	var seq int64
 	if flags&fStore != 0 {
 		n.nbrs = addUnique(n.nbrs, nx)
-		if n.sentCopies == nil {
-			n.sentCopies = map[int32]int64{}
-		}
-		n.sentCopies[nx]++
-		seq = n.sentCopies[nx]
+		e := n.edge(nx)
+		e.sent++
+		seq = e.sent
 	}
 	if flags&fToken != 0 {
 		n.toward = nx
@@ -236,10 +262,7 @@ func (s *Store) atSendData(x *variable, n *atNode, origin int32, data []byte, ve
 func (s *Store) atData(x *variable, n *atNode, m *msg) {
 	flags := m.flags
 	if flags&fStore != 0 {
-		if n.gotCopies == nil {
-			n.gotCopies = map[int32]int64{}
-		}
-		n.gotCopies[m.src] = m.b
+		n.edge(m.src).got = m.b
 	}
 	switch {
 	case flags&fToken != 0:
@@ -316,7 +339,7 @@ func (s *Store) atInv(x *variable, n *atNode, m *msg) {
 		s.atSend(x, &msg{kind: kAck, dst: m.src, src: n.id})
 		return
 	}
-	n.waveFrom, n.pending = m.src, len(targets)
+	n.waveFrom, n.pending = m.src, int32(len(targets))
 	for _, t := range targets {
 		s.atSend(x, &msg{kind: kInv, dst: t, src: n.id, a: m.a})
 	}
@@ -366,6 +389,7 @@ func (s *Store) atEvict(x *variable) bool {
 	}
 	ext, extNbr := int32(-1), int32(-1)
 	var extNode *atNode
+	emb := s.tree.Embedding(x.root)
 	for _, n := range x.nodes {
 		if !n.copy {
 			continue
@@ -374,7 +398,7 @@ func (s *Store) atEvict(x *variable) bool {
 			return false
 		}
 		for _, b := range n.nbrs {
-			if int(x.emb[b]) == s.rank {
+			if int(emb[b]) == s.rank {
 				continue
 			}
 			if ext >= 0 {
@@ -394,7 +418,7 @@ func (s *Store) atEvict(x *variable) bool {
 	}
 	x.copies = 0
 	s.release(x)
-	s.atSend(x, &msg{kind: kDrop, dst: extNbr, src: ext, b: extNode.gotCopies[extNbr]})
+	s.atSend(x, &msg{kind: kDrop, dst: extNbr, src: ext, b: extNode.edgeCount(extNbr).got})
 	return true
 }
 
@@ -407,7 +431,7 @@ func (s *Store) atEvict(x *variable) bool {
 // does not keep that copy either, it sends another Drop (no room), or the
 // copy is older than a wave that is still to reach n and clears the edge.
 func (s *Store) atDrop(n *atNode, m *msg) {
-	if m.b != n.sentCopies[m.src] {
+	if m.b != n.edgeCount(m.src).sent {
 		return
 	}
 	n.nbrs = remove(n.nbrs, m.src)

@@ -128,7 +128,9 @@ func goldenWorkload(c mpi.Comm, cfg divalib.Config) (goldenCounts, error) {
 // must not change when the store's bookkeeping changes (issue 15, memory of
 // the count-based runs). The expected figures were recorded from main
 // (commit ce6496f) before the per-variable state was compacted; any
-// difference means a changed protocol, not a changed representation.
+// difference means a changed protocol, not a changed representation. Both
+// forms of the variable table run (varTable: dense, and the sparse form
+// of large runs on goroutine ranks).
 func TestGoldenCounts(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -158,22 +160,27 @@ func TestGoldenCounts(t *testing.T) {
 		{"tree-4/np8/mem600", divalib.Config{Variant: divalib.Tree4}, 8, 600, goldenCounts{Congestion: divalib.Congestion{MaxLinkBytes: 17608, MaxLinkMessages: 251, LoadBytes: 232416, LoadMessages: 3324, Startups: 2106, MaxStartups: 317, BytesSent: 146872}, Messages: 2106, Bytes: 146872, ReadHits: 29, WriteHits: 2, Evictions: 208, Uncached: 156}},
 		{"tree-2-4/np8/mem600", divalib.Config{Variant: divalib.Tree2_4}, 8, 600, goldenCounts{Congestion: divalib.Congestion{MaxLinkBytes: 16000, MaxLinkMessages: 246, LoadBytes: 224824, LoadMessages: 3215, Startups: 2112, MaxStartups: 364, BytesSent: 145392}, Messages: 2112, Bytes: 145392, ReadHits: 30, WriteHits: 3, Evictions: 216, Uncached: 156}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := tc.cfg
-			cfg.Seed, cfg.MemoryBytes = 11, tc.memory
-			got := make([]goldenCounts, tc.np)
-			err := local.Run(tc.np, func(c mpi.Comm) error {
-				g, err := goldenWorkload(c, cfg)
-				got[c.Rank()] = g
-				return err
+	for _, form := range []string{"dense", "sparse"} {
+		for _, tc := range tests {
+			t.Run(form+"/"+tc.name, func(t *testing.T) {
+				if form == "sparse" {
+					defer divalib.SetDenseBudget(0)()
+				}
+				cfg := tc.cfg
+				cfg.Seed, cfg.MemoryBytes = 11, tc.memory
+				got := make([]goldenCounts, tc.np)
+				err := local.Run(tc.np, func(c mpi.Comm) error {
+					g, err := goldenWorkload(c, cfg)
+					got[c.Rank()] = g
+					return err
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got[0] != tc.want {
+					t.Errorf("counts changed:\ngot  %#v\nwant %#v", got[0], tc.want)
+				}
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got[0] != tc.want {
-				t.Errorf("counts changed:\ngot  %#v\nwant %#v", got[0], tc.want)
-			}
-		})
+		}
 	}
 }
