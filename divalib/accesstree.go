@@ -70,10 +70,11 @@ type atNode struct {
 	waveFrom int32 // neighbour an invalidation came from; -1 when none
 	pending  int32 // acknowledgements outstanding
 	copy     bool
-	busy     bool // token holder: its write's invalidation wave is out
 	nbrs     []int32
-	write    *msg // the write being applied
-	deferred []*msg
+	// wr is the token holder's write whose invalidation wave is out (nil
+	// when none: the node is not busy). Apart, because a node is rarely
+	// busy and there are millions of nodes in a large count-based run.
+	wr *atWrite
 	// Copies sent to / received from each neighbour (kData with fStore),
 	// numbered per edge; a Drop names the last one its sender received,
 	// so that the receiver can tell whether copies are still in flight
@@ -83,6 +84,16 @@ type atNode struct {
 	// has millions of nodes).
 	edges []atEdge
 }
+
+// atWrite is a write at the token holder while its wave is out: the write
+// to apply, and the requests that arrived meanwhile.
+type atWrite struct {
+	m        *msg
+	deferred []*msg
+}
+
+// busy reports whether n is the token holder with a wave out.
+func (n *atNode) busy() bool { return n.wr != nil }
 
 // atEdge counts the copies a node sent to and received from neighbour nbr.
 type atEdge struct {
@@ -158,7 +169,7 @@ func (s *Store) atRead(x *variable) ([]byte, bool) {
 func (s *Store) atWrite(x *variable, off int, data []byte) bool {
 	leaf := s.tree.leaf[s.rank]
 	n := s.atNode(x, leaf)
-	if n.toward == n.id && !n.busy && len(n.nbrs) == 0 {
+	if n.toward == n.id && !n.busy() && len(n.nbrs) == 0 {
 		// The only copy and the token are here: a local write.
 		x.data = applyWrite(x.data, off, data)
 		x.ver++
@@ -198,8 +209,8 @@ func (s *Store) atHandle(x *variable, m *msg) {
 
 func (s *Store) atHandleRead(x *variable, n *atNode, m *msg) {
 	switch {
-	case n.busy:
-		n.deferred = append(n.deferred, m)
+	case n.busy():
+		n.wr.deferred = append(n.wr.deferred, m)
 	case n.copy:
 		s.atSendData(x, n, m.origin, x.data, x.ver, fStore)
 	default:
@@ -213,8 +224,8 @@ func (s *Store) atHandleRead(x *variable, n *atNode, m *msg) {
 
 func (s *Store) atHandleWrite(x *variable, n *atNode, m *msg) {
 	switch {
-	case n.busy:
-		n.deferred = append(n.deferred, m)
+	case n.busy():
+		n.wr.deferred = append(n.wr.deferred, m)
 	case n.toward != n.id:
 		if m.b > hopLimit {
 			s.fail(fmt.Errorf("divalib: write of %q by rank %d travelled %d hops: pointer cycle at node %d (toward %d)", x.v.Name, m.origin, m.b, n.id, n.toward))
@@ -223,7 +234,7 @@ func (s *Store) atHandleWrite(x *variable, n *atNode, m *msg) {
 		s.atSend(x, &msg{kind: kWrite, dst: n.toward, src: n.id, origin: m.origin, off: m.off, data: m.data, b: m.b + 1})
 	default:
 		// The token holder: invalidate every other copy first.
-		n.busy, n.write = true, m
+		n.wr = &atWrite{m: m}
 		targets := n.nbrs
 		n.nbrs = nil
 		n.pending = int32(len(targets))
@@ -350,7 +361,7 @@ func (s *Store) atAck(x *variable, n *atNode) {
 	if n.pending > 0 {
 		return
 	}
-	if n.busy {
+	if n.busy() {
 		s.atFinishWrite(x, n)
 		return
 	}
@@ -364,8 +375,9 @@ func (s *Store) atAck(x *variable, n *atNode) {
 
 // atFinishWrite runs at the token holder once every other copy is gone.
 func (s *Store) atFinishWrite(x *variable, n *atNode) {
-	m := n.write
-	n.write, n.busy = nil, false
+	w := n.wr
+	m := w.m
+	n.wr = nil
 	x.data = applyWrite(x.data, int(m.off), m.data)
 	x.ver++
 	x.maxInv = max(x.maxInv, x.ver)
@@ -373,8 +385,7 @@ func (s *Store) atFinishWrite(x *variable, n *atNode) {
 	s.atSendData(x, n, m.origin, x.data, x.ver, fStore|fToken)
 	// Requests that waited for the wave now see the new value (reads) or
 	// follow the token (writes).
-	d := n.deferred
-	n.deferred = nil
+	d := w.deferred
 	for _, dm := range d {
 		s.atHandle(x, dm)
 	}
@@ -394,7 +405,7 @@ func (s *Store) atEvict(x *variable) bool {
 		if !n.copy {
 			continue
 		}
-		if n.toward == n.id || n.busy {
+		if n.toward == n.id || n.busy() {
 			return false
 		}
 		for _, b := range n.nbrs {
