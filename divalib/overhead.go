@@ -121,7 +121,7 @@ type RemoteReadConfig struct {
 
 // MeasureRemoteRead times uncached remote reads of l bytes (collective),
 // with the methodology of the k-k-access C kernel at k = 1, r = 1
-// (scripts/ref/kk_ref.c, mpi/native/access.c), so the two compare: in
+// (scripts/ref/access_ref.c, mpi/native/access.c), so the two compare: in
 // every repetition each rank reads one variable whose home (fixed home; the
 // access-tree root otherwise) is rank (me + s) mod P, with the shift s in
 // 1..P-1 drawn from the seed and the same on every rank (a permutation
@@ -129,7 +129,9 @@ type RemoteReadConfig struct {
 // after a store barrier, and its time is the maximum over ranks of each
 // rank's time until its value is in. The reader holds no copy: every read
 // of a batch is of a different variable, and between batches the homes
-// write their variables, which invalidates the copies (untimed). Times are
+// write their variables, which invalidates the copies (untimed); so a
+// batch touches Batch variables' memory at each end, the working set the
+// C reference gets with --nbuf Batch (scripts/bench_dsm_vs_c.sh). Times are
 // taken with Go's monotonic clock, which costs what MPI_Wtime costs in C
 // (a cgo call to MPI_Wtime would add its crossing to every sample).
 func MeasureRemoteRead(c mpi.Comm, s *Store, cfg RemoteReadConfig) ([]float64, error) {

@@ -14,8 +14,9 @@ type EngineKernel interface {
 
 // EngineSpec configures an Engine.
 type EngineSpec struct {
-	// Tag carries every message of the engine, on a communicator the
-	// caller uses for nothing else while the engine is open.
+	// Tag carries every message of the engine and Tag+1 the bodies sent
+	// apart (over InlineBytes), on a communicator the caller uses for
+	// nothing else while the engine is open.
 	Tag int
 	// HeadBytes is the fixed header of every message.
 	HeadBytes int

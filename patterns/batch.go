@@ -119,6 +119,20 @@ func MeasureBatch(c mpi.Comm, cfg Reps, perRep bool, batch BatchRep) (Measuremen
 	if cfg.Reduction == ReduceRank0 {
 		m.Reduction = results.ReductionRank0
 	}
+	// Under the process's watchdog, as Measure: every batch is progress,
+	// and at the pace so far no batch runs longer than the watchdog's
+	// slice, so a healthy batch is never taken for a hung peer (a first
+	// batch of MinReps ping-pongs of 1000 iterations each can take
+	// seconds).
+	wd := Installed()
+	defer wd.Begin("a measurement", measureBudget(cfg))()
+	slice := wd.Slice().Seconds()
+	paced := func(size int, pace float64) int {
+		if slice > 0 && pace > 0 {
+			size = min(size, max(1, int(math.Min(slice/pace, math.MaxInt32))))
+		}
+		return size
+	}
 	most := cfg.MaxReps
 	if perRep {
 		most = 1
@@ -145,27 +159,37 @@ func MeasureBatch(c mpi.Comm, cfg Reps, perRep bool, batch BatchRep) (Measuremen
 		case out[1] > 0:
 			return nil, nil, 0, ErrPeerFailed
 		}
+		wd.Progress()
 		return own, samples, out[0], nil
 	}
+	// The warm-up: one repetition first for the pace, then batches at
+	// that pace, and bounded by MaxTime as Measure's is (--max-time bounds
+	// every loop); elapsed is the maximum over ranks, so all ranks stop
+	// after the same repetition.
 	pace := 0.0
 	if cfg.Warmup > 0 {
 		since := c.Wtime()
 		elapsed := 0.0
-		for done := 0; done < cfg.Warmup; {
+		for done := 0; done < cfg.Warmup && (done == 0 || elapsed < cfg.MaxTime); {
 			k := min(cfg.Warmup-done, most)
+			if done == 0 {
+				k = 1
+			} else {
+				k = paced(min(k, max(1, int(math.Min((cfg.MaxTime-elapsed)/pace, math.MaxInt32)))), pace)
+			}
 			var err error
 			if _, _, elapsed, err = run(k, since); err != nil {
 				return Measurement{}, err
 			}
 			done += k
+			pace = elapsed / float64(done)
 		}
-		pace = elapsed / float64(cfg.Warmup)
 	}
 	var own []float64
 	start := c.Wtime()
 	elapsed := 0.0
 	for {
-		mine, samples, e, err := run(cfg.batchSize(len(m.Samples), elapsed, pace, most), start)
+		mine, samples, e, err := run(paced(cfg.batchSize(len(m.Samples), elapsed, pace, most), pace), start)
 		if err != nil {
 			return Measurement{}, err
 		}

@@ -3,6 +3,7 @@ package patterns
 import (
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,7 +90,9 @@ func TestMeasureBatchSizes(t *testing.T) {
 		perRep bool
 		want   []int
 	}{
-		{"batches", Reps{Warmup: 2, MinReps: 10, MaxReps: 20, MaxTime: 60, RelCI: 1e-9}, false, []int{2, 10, 2, 3, 3, 2}},
+		// The warm-up's first repetition alone gives the pace.
+		{"batches", Reps{Warmup: 2, MinReps: 10, MaxReps: 20, MaxTime: 60, RelCI: 1e-9}, false, []int{1, 1, 10, 2, 3, 3, 2}},
+		{"warm-up in batches of at most MaxReps after the first", Reps{Warmup: 9, MinReps: 3, MaxReps: 3, MaxTime: 60}, false, []int{1, 3, 3, 2, 3}},
 		{"per repetition", Reps{Warmup: 1, MinReps: 3, MaxReps: 3, MaxTime: 60}, true, []int{1, 1, 1, 1}},
 		{"window", Reps{Warmup: 1, MinReps: 3, MaxReps: 3, MaxTime: 60, Sync: SyncWindow}, false, []int{1, 1, 1, 1}},
 	}
@@ -180,5 +183,60 @@ func TestMeasureBatchStopsOnTime(t *testing.T) {
 	})
 	if n := len(rs[0].Samples); rs[0].Stop != results.StopMaxTime || n < 3 || n > 8 {
 		t.Errorf("stop %q after %d repetitions of 20 ms with 0.1 s allowed", rs[0].Stop, n)
+	}
+}
+
+// TestMeasureBatchReportsProgress: a healthy batched measurement never
+// looks stuck to the watchdog. 200 repetitions of 5 ms (one second, five
+// times the watchdog's timeout) asked for at once were one batch without
+// progress, and the watchdog ended the job (seen with `pingpong --timeout
+// 5 --min-reps 20000`); batches now stop at a quarter of the timeout at
+// the warm-up's pace and report progress.
+func TestMeasureBatchReportsProgress(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	var fired atomic.Bool
+	w := NewWatchdog(timeout, func(s Stall) { fired.Store(true); t.Errorf("the watchdog fired: %s", s) })
+	defer w.Stop()
+	Install(w)
+	defer Install(nil)
+	rs := runRanks(t, 2, func(c mpi.Comm) (Measurement, error) {
+		defer Installed().Begin("slow bytes=8", 0)() // the pattern's point, as Run begins it
+		return MeasureBatch(c, Reps{Warmup: 20, MinReps: 200, MaxReps: 200, MaxTime: 60}, false, SerialBatch(c, func() (float64, error) {
+			time.Sleep(5 * time.Millisecond)
+			return 0.005, nil
+		}))
+	})
+	if n := len(rs[0].Samples); n != 200 || fired.Load() {
+		t.Errorf("%d repetitions (want 200), watchdog fired: %v", n, fired.Load())
+	}
+}
+
+// TestMeasureBatchWarmupBoundedByMaxTime: --max-time bounds the batched
+// warm-up too (Measure's rule, TestWarmupBoundedByMaxTime): a warm-up of a
+// million 1 ms repetitions stops once 0.2 s are spent, on every rank after
+// the same repetition, and the timed repetitions follow.
+func TestMeasureBatchWarmupBoundedByMaxTime(t *testing.T) {
+	var warm [2]atomic.Int64
+	start := time.Now()
+	rs := runRanks(t, 2, func(c mpi.Comm) (Measurement, error) {
+		timed := false
+		m, err := MeasureBatch(c, Reps{Warmup: 1_000_000, MinReps: 3, MaxReps: 3, MaxTime: 0.2}, false, SerialBatch(c, func() (float64, error) {
+			if !timed {
+				warm[c.Rank()].Add(1)
+			}
+			time.Sleep(time.Millisecond)
+			return 1e-3, nil
+		}))
+		timed = true
+		return m, err
+	})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("warm-up took %v with --max-time 0.2 s", d)
+	}
+	if a, b := warm[0].Load(), warm[1].Load(); a != b || a > 1000 {
+		t.Errorf("ranks ran %d and %d warm-up repetitions of 1 ms with 0.2 s allowed", a, b)
+	}
+	if n := len(rs[0].Samples); n != 3 {
+		t.Errorf("%d timed repetitions, want 3", n)
 	}
 }

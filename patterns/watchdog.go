@@ -155,6 +155,16 @@ func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
 	}
 }
 
+// Slice is the longest a caller should run without reporting progress: a
+// quarter of the timeout, so that a healthy batch of repetitions (one call
+// into C, MeasureBatch) never looks stuck; 0 without a watchdog.
+func (w *Watchdog) Slice() time.Duration {
+	if w == nil {
+		return 0
+	}
+	return w.timeout / 4
+}
+
 // Progress marks that the current point moved on (a repetition ended).
 func (w *Watchdog) Progress() {
 	if w == nil {

@@ -8,7 +8,13 @@
 #     one answer of l bytes, every rank reading and serving at once) and the
 #     same methodology (a barrier before every repetition, max over ranks;
 #     the store's dissemination barrier, which leaves the ranks as evenly as
-#     MPI_Barrier does, where the tree releases its root first);
+#     MPI_Barrier does, where the tree releases its root first). The
+#     same working set too: an uncached read must be of a variable this
+#     rank has no copy of, so the store reads 100 different variables
+#     (divalib.RemoteReadConfig's batch) into 100 buffers before the homes
+#     invalidate them, and the C reference rotates over as many (--nbuf
+#     100); reading one buffer again and again, as the plain reference
+#     does, keeps 64 KiB in the caches and halves its time;
 #   - the store barrier (--barrier tree, the paper's, and dissemination)
 #     against MPI_Barrier, both timed by `commcost dsm overhead` on idle
 #     ranks, at 2, 4 and 16 ranks (more than 2 oversubscribed with
@@ -57,7 +63,7 @@ for r in $(seq 1 "$rounds"); do
 	out=$(mpi 2 bin/commcost dsm overhead --strategies fixed-home --barrier dissemination --iters 10 --batches 1 \
 		--sizes 8,4K,64K --reads "$reads" --format jsonl)
 	for l in "${sizes[@]}"; do
-		c_us=$(mpi 2 bin/access_ref --k 1 --l "$l" --a 1 --reps "$reads" | awk '!/^#/ {printf "%.4f", $1 * 1e6; exit}')
+		c_us=$(mpi 2 bin/access_ref --k 1 --l "$l" --a 1 --reps "$reads" --nbuf 100 | awk '!/^#/ {printf "%.4f", $1 * 1e6; exit}')
 		g_s=$(op_median remote-read "$l" <<<"$out")
 		read -r g_us q < <(awk -v g="$g_s" -v c="$c_us" 'BEGIN{printf "%.4f %.4f\n", g*1e6, g*1e6/c}')
 		ratio["read l=$l"]+="$q "

@@ -36,7 +36,14 @@ cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int
     e->rcap = CC_ENG_PREFIX + head + inline_max;
     if (e->rcap < CC_ENG_BARMSG)
         e->rcap = CC_ENG_BARMSG;
-    e->rbuf = malloc((size_t)e->rcap);
+    int slots_ok = 1;
+    for (int i = 0; i < CC_ENG_RING; i++) {
+        e->rslot[i] = malloc((size_t)e->rcap);
+        e->rreq[i] = MPI_REQUEST_NULL;
+        slots_ok &= e->rslot[i] != NULL;
+    }
+    e->rbuf = e->rslot[0];
+    e->held = -1;
     e->nb = nb;
     int nk = nb > 0 ? koff[nb] : 0;
     e->b_id = dupints(id, nb);
@@ -50,7 +57,7 @@ cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int
         e->b_cnt[p] = calloc((size_t)nb + 1, sizeof(int));
         e->b_sum[p] = calloc(2 * (size_t)nb + 2, sizeof(long long));
     }
-    if (!e->rbuf || !e->b_id || !e->b_need || !e->b_pid || !e->b_prank || !e->b_koff || !e->b_kid ||
+    if (!slots_ok || !e->b_id || !e->b_need || !e->b_pid || !e->b_prank || !e->b_koff || !e->b_kid ||
         !e->b_krank || !e->b_cnt[0] || !e->b_cnt[1] || !e->b_sum[0] || !e->b_sum[1]) {
         cc_eng_free(e);
         return NULL;
@@ -62,11 +69,22 @@ void cc_eng_free(cc_eng *e)
 {
     if (e == NULL || e->broken)
         return; /* MPI may still hold the buffers of a broken engine */
+    for (int i = 0; i < CC_ENG_RING; i++) {
+        if (e->rreq[i] == MPI_REQUEST_NULL)
+            continue;
+        /* Nothing is in flight when the owner closes: the receive is
+         * cancelled, or (a message MPI matched all the same) completed;
+         * either way MPI lets go of the buffer. */
+        MPI_Cancel(&e->rreq[i]);
+        if (MPI_Wait(&e->rreq[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return; /* MPI may still hold the slot: keep everything */
+    }
     for (int i = 0; i < e->ns; i++)
         free(e->sbuf[i]);
     for (int i = 0; i < e->nfree; i++)
         free(e->freebuf[i]);
-    free(e->rbuf);
+    for (int i = 0; i < CC_ENG_RING; i++)
+        free(e->rslot[i]);
     free(e->sreq);
     free(e->sbuf);
     free(e->sbuflen);
@@ -223,12 +241,12 @@ static int reap(cc_eng *e, int wait)
 
 /* post sends n bytes from buf (a C buffer of capacity cap, or a Go body
  * named by token >= 0). */
-static int post(cc_eng *e, int dest, char *buf, int n, int cap, long long token)
+static int post(cc_eng *e, int dest, int tag, char *buf, int n, int cap, long long token)
 {
     int rc = slot(e);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = MPI_Isend(buf, n, MPI_BYTE, dest, e->tag, e->comm, &e->sreq[e->ns]);
+    rc = MPI_Isend(buf, n, MPI_BYTE, dest, tag, e->comm, &e->sreq[e->ns]);
     if (rc != MPI_SUCCESS)
         return rc;
     e->sbuf[e->ns] = token >= 0 ? NULL : buf;
@@ -253,14 +271,14 @@ int cc_eng_send(cc_eng *e, int dest, const char *head, const char *body, int ble
     memcpy(b + CC_ENG_PREFIX, head, (size_t)e->head);
     if (!sep && blen > 0)
         memcpy(b + CC_ENG_PREFIX + e->head, body, (size_t)blen);
-    int rc = post(e, dest, b, n, cap, -1);
+    int rc = post(e, dest, e->tag, b, n, cap, -1);
     if (rc != MPI_SUCCESS) {
         free(b);
         e->broken = 1;
         return rc;
     }
     if (sep) {
-        rc = post(e, dest, (char *)body, blen, 0, token);
+        rc = post(e, dest, e->tag + 1, (char *)body, blen, 0, token);
         if (rc != MPI_SUCCESS) {
             e->broken = 1;
             return rc;
@@ -281,7 +299,7 @@ static int bar_send(cc_eng *e, int kind, int dest, int node, int epoch, long lon
     put32(m + 12, epoch);
     put64(m + 16, a);
     put64(m + 24, b);
-    int rc = post(e, dest, m, CC_ENG_BARMSG, cap, -1);
+    int rc = post(e, dest, e->tag, m, CC_ENG_BARMSG, cap, -1);
     if (rc != MPI_SUCCESS)
         free(m);
     return rc;
@@ -391,6 +409,34 @@ int cc_eng_flush(cc_eng *e, const char *batch, int blen)
     return MPI_SUCCESS;
 }
 
+/* repost posts slot i again once the engine has read its message. */
+static int repost(cc_eng *e, int i)
+{
+    return MPI_Irecv(e->rslot[i], e->rcap, MPI_BYTE, MPI_ANY_SOURCE, e->tag, e->comm, &e->rreq[i]);
+}
+
+/* arm posts the ring's receives on first use and posts again the slot
+ * whose message the last event handed to Go (it becomes the newest). */
+static int arm(cc_eng *e)
+{
+    if (!e->armed) {
+        for (int i = 0; i < CC_ENG_RING; i++) {
+            int rc = repost(e, i);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        e->armed = 1;
+        e->rhead = 0;
+        return MPI_SUCCESS;
+    }
+    if (e->held >= 0) {
+        int i = e->held;
+        e->held = -1;
+        return repost(e, i);
+    }
+    return MPI_SUCCESS;
+}
+
 /* eng_enter is the prologue of the calls that wait (cc_eng_next,
  * cc_eng_dissemination): a zero event, the thread check, then the caller's
  * batch sent. A nonzero rc is returned as is. Inline: cc_eng_next is the
@@ -404,6 +450,8 @@ static inline cc_eng_event eng_enter(cc_eng *e, const char *batch, int blen)
         return ev;
     }
     ev.rc = cc_eng_flush(e, batch, blen);
+    if (ev.rc == MPI_SUCCESS)
+        ev.rc = arm(e);
     return ev;
 }
 
@@ -417,53 +465,48 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
         ev.rc = reap(e, 0);
         if (ev.rc != MPI_SUCCESS)
             goto broken;
-        int flag = 0;
+        int flag = 0, slot = e->rhead;
         MPI_Status st;
         if (block && !cc_eng_yield_idle) /* the library polls; sends complete inside it */
-            ev.rc = MPI_Probe(MPI_ANY_SOURCE, e->tag, e->comm, &st), flag = 1;
+            ev.rc = MPI_Wait(&e->rreq[slot], &st), flag = 1;
         else
-            ev.rc = MPI_Iprobe(MPI_ANY_SOURCE, e->tag, e->comm, &flag, &st);
+            ev.rc = MPI_Test(&e->rreq[slot], &flag, &st);
         if (ev.rc != MPI_SUCCESS)
             goto broken;
         if (!flag) {
             if (!block)
                 break;
             /* More ranks than cores under an MPI that spins without
-             * yielding (MPICH): a blocking probe would hold the core the
+             * yielding (MPICH): a blocking wait would hold the core the
              * sender needs, so poll and give the processor away. */
             sched_yield();
             continue;
         }
         int count = 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
-        if (count > e->rcap) {
-            char *nb = realloc(e->rbuf, (size_t)count);
-            if (nb == NULL) {
-                ev.rc = MPI_ERR_NO_MEM;
-                goto broken;
-            }
-            e->rbuf = nb;
-            e->rcap = count;
-        }
-        ev.rc = MPI_Recv(e->rbuf, count, MPI_BYTE, st.MPI_SOURCE, e->tag, e->comm, MPI_STATUS_IGNORE);
-        if (ev.rc != MPI_SUCCESS)
-            goto broken;
-        int kind = count >= CC_ENG_PREFIX ? get32(e->rbuf) : 0;
+        char *m = e->rslot[slot];
+        e->rhead = (slot + 1) % CC_ENG_RING;
+        int kind = count >= CC_ENG_PREFIX ? get32(m) : 0;
         if (kind == CC_ENG_USER && count >= CC_ENG_PREFIX + e->head) {
             ev.what = 1;
+            e->rbuf = m;
+            e->held = slot; /* Go reads it; posted again at the next call */
             ev.source = st.MPI_SOURCE;
             ev.count = count;
-            ev.sep = get32(e->rbuf + 4);
+            ev.sep = get32(m + 4);
             break;
         }
         if (kind == CC_ENG_DIS && count == CC_ENG_BARMSG) {
-            int round = get32(e->rbuf + 8), epoch = get32(e->rbuf + 12);
+            int round = get32(m + 8), epoch = get32(m + 12);
             if (round < 0 || round >= e->d_rounds || epoch < e->d_done + 1 || epoch > e->d_done + 2) {
                 ev.rc = MPI_ERR_INTERN;
                 ev.source = st.MPI_SOURCE;
                 goto broken;
             }
             e->d_cnt[epoch & 1][round]++;
+            ev.rc = repost(e, slot);
+            if (ev.rc != MPI_SUCCESS)
+                goto broken;
             if (epoch == e->d_epoch && e->d_done != e->d_epoch) {
                 ev.rc = dis_advance(e);
                 if (ev.rc != MPI_SUCCESS)
@@ -476,14 +519,17 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
             continue;
         }
         if ((kind == CC_ENG_ARRIVE || kind == CC_ENG_RELEASE) && count == CC_ENG_BARMSG) {
-            int i = bar_index(e, get32(e->rbuf + 8));
-            int epoch = get32(e->rbuf + 12);
+            int i = bar_index(e, get32(m + 8));
+            int epoch = get32(m + 12);
             if (i < 0 || epoch < e->b_done + 1 || epoch > e->b_done + 2) {
                 ev.rc = MPI_ERR_INTERN; /* a barrier message this rank cannot place */
                 ev.source = st.MPI_SOURCE;
                 goto broken;
             }
-            long long a = get64(e->rbuf + 16), b = get64(e->rbuf + 24);
+            long long a = get64(m + 16), b = get64(m + 24);
+            ev.rc = repost(e, slot);
+            if (ev.rc != MPI_SUCCESS)
+                goto broken;
             ev.rc = kind == CC_ENG_ARRIVE ? bar_arrive(e, i, epoch, a, b) : bar_release(e, i, epoch, a, b);
             if (ev.rc != MPI_SUCCESS)
                 goto broken;
@@ -548,7 +594,7 @@ int cc_eng_recv_body(cc_eng *e, int source, char *buf, int len)
     if (cc_wrong_thread())
         return CC_ERR_WRONG_THREAD;
     MPI_Status st;
-    int rc = MPI_Recv(buf, len, MPI_BYTE, source, e->tag, e->comm, &st);
+    int rc = MPI_Recv(buf, len, MPI_BYTE, source, e->tag + 1, e->comm, &st);
     if (rc != MPI_SUCCESS)
         e->broken = 1;
     return rc;

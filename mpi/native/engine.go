@@ -316,7 +316,12 @@ func (x *engine) Close() error {
 			break
 		}
 	}
+	// Freeing cancels the engine's posted receives: an MPI call.
+	if err := enter(op); err != nil {
+		return err
+	}
 	C.cc_eng_free(x.e)
+	leave()
 	x.e = nil
 	return nil
 }

@@ -7,15 +7,28 @@
  * receiving, sending, completion of sends and a combining-tree barrier
  * here, and returns to Go once per protocol message.
  *
- * Wire format, every message on one tag of the engine's communicator:
+ * Wire format, every message on the engine's tag of its communicator but
+ * separate bodies, which go on the next tag:
  *   prefix (CC_ENG_PREFIX bytes): kind (int32), sep (int32)
  *   kind CC_ENG_USER: head (head bytes), then the body inline; sep > 0 says
  *     that the body, sep bytes, follows as the next message from the same
- *     sender on the tag (non-overtaking keeps the two together)
+ *     sender on tag + 1 (non-overtaking keeps the bodies of one sender in
+ *     the order of their heads)
  *   kind CC_ENG_ARRIVE / CC_ENG_RELEASE: node (int32), epoch (int32), a, b
  *     (int64): the combining-tree barrier;
  *   kind CC_ENG_DIS: round (int32), epoch (int32), two unused int64: the
  *     dissemination barrier (round k goes to rank me + 2^k mod P).
+ *
+ * Receiving: every message on the tag fits rcap bytes (prefix, head, an
+ * inline body; or a barrier message), so the engine keeps CC_ENG_RING
+ * receives of rcap bytes posted (MPI_ANY_SOURCE) and waits on the oldest,
+ * as the C kernels pre-post their receives: a message that finds its
+ * receive posted is copied once, where MPI_Iprobe then MPI_Recv matched it
+ * twice and copied it out of the unexpected queue (0.72 against 0.40 us for
+ * an 8-byte read on shared memory, scripts/ref measurements, issue 15).
+ * Receives match in the order they were posted, so taking the oldest keeps
+ * MPI's order. The slot of a message handed to Go is posted again at the
+ * engine's next call, once Go has read it.
  */
 #ifndef COMMCOST_NATIVE_ENGINE_H
 #define COMMCOST_NATIVE_ENGINE_H
@@ -25,15 +38,22 @@ extern int cc_eng_yield_idle;
 #include "shim.h"
 
 #define CC_ENG_PREFIX 8
+#define CC_ENG_RING 4
 enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3, CC_ENG_DIS = 4 };
 #define CC_ENG_BARMSG (CC_ENG_PREFIX + 24)
 
 typedef struct {
     MPI_Comm comm;
     int tag, head, me;
-    /* receive buffer: prefix, head and an inline body */
+    /* rbuf: the message handed to Go by the last event (prefix, head,
+     * inline body), one of the ring's slots of rcap bytes each */
     char *rbuf;
     int rcap;
+    char *rslot[CC_ENG_RING];
+    MPI_Request rreq[CC_ENG_RING];
+    int rhead;  /* oldest posted receive */
+    int held;   /* slot handed to Go, posted again at the next call; -1 none */
+    int armed;  /* the ring's receives are posted */
     /* outstanding sends; token >= 0 names a body in Go memory, pinned by
      * Go until the engine reports the token complete */
     int ns, scap;
@@ -76,6 +96,8 @@ typedef struct {
 cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int p, int nb,
                    const int *id, const int *need, const int *pid, const int *prank,
                    const int *koff, const int *kid, const int *krank);
+/* Cancel the posted receives (call on the engine's thread, nothing in
+ * flight) and free the engine. */
 void cc_eng_free(cc_eng *e);
 /* Send head (e->head bytes) and body; bodies over inline_max go in a
  * message of their own from the caller's (pinned) memory, named by token. */
