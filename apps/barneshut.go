@@ -208,27 +208,26 @@ func (b *BarnesHut) Setup(env Env) (any, error) {
 	}
 	n := cfg.Bodies
 	ncell := 1 + p*cfg.pool(p)
-	s := env.Store
-	vs := make([]globalvar.Var, 0, n+ncell+1)
-	for i := 0; i < n; i++ {
-		v, err := s.Create(fmt.Sprintf("bh/%d/b%d", n, i), bhBodyBytes)
-		if err != nil {
-			return nil, err
+	// One list of handles for all the goroutine ranks of mpi/local
+	// (createVars): N + 2N + 16P handles per rank were most of the memory
+	// of a large count-based run.
+	return createVars(env, n+ncell+1, func(i int) string {
+		switch {
+		case i < n:
+			return fmt.Sprintf("bh/%d/b%d", n, i)
+		case i < n+ncell:
+			return fmt.Sprintf("bh/%d/c%d", n, i-n)
 		}
-		vs = append(vs, v)
-	}
-	for i := 0; i < ncell; i++ {
-		v, err := s.Create(fmt.Sprintf("bh/%d/c%d", n, i), bhCellBytes)
-		if err != nil {
-			return nil, err
+		return fmt.Sprintf("bh/%d/space", n)
+	}, func(i int) int {
+		switch {
+		case i < n:
+			return bhBodyBytes
+		case i < n+ncell:
+			return bhCellBytes
 		}
-		vs = append(vs, v)
-	}
-	v, err := s.Create(fmt.Sprintf("bh/%d/space", n), bhSpaceBytes)
-	if err != nil {
-		return nil, err
-	}
-	return append(vs, v), nil
+		return bhSpaceBytes
+	})
 }
 
 // bhRun is one rank's state during a run.

@@ -67,28 +67,68 @@ const hopLimit = 1 << 16
 type atNode struct {
 	id       int32
 	toward   int32
+	waveFrom int32 // neighbour an invalidation came from; -1 when none
+	pending  int32 // acknowledgements outstanding
 	copy     bool
 	nbrs     []int32
-	waveFrom int32 // neighbour an invalidation came from; -1 when none
-	pending  int   // acknowledgements outstanding
-	busy     bool  // token holder: its write's invalidation wave is out
-	write    *msg  // the write being applied
-	deferred []*msg
+	// wr is the token holder's write whose invalidation wave is out (nil
+	// when none: the node is not busy). Apart, because a node is rarely
+	// busy and there are millions of nodes in a large count-based run.
+	wr *atWrite
 	// Copies sent to / received from each neighbour (kData with fStore),
 	// numbered per edge; a Drop names the last one its sender received,
 	// so that the receiver can tell whether copies are still in flight
-	// on the edge (see atDrop).
-	sentCopies map[int32]int64
-	gotCopies  map[int32]int64
+	// on the edge (see atDrop). A node has at most arity+1 neighbours
+	// and usually talks to one or two: a short list, not two maps (a Go
+	// map of one entry costs about 200 bytes, and Barnes-Hut at P = 512
+	// has millions of nodes).
+	edges []atEdge
+}
+
+// atWrite is a write at the token holder while its wave is out: the write
+// to apply, and the requests that arrived meanwhile.
+type atWrite struct {
+	m        *msg
+	deferred []*msg
+}
+
+// busy reports whether n is the token holder with a wave out.
+func (n *atNode) busy() bool { return n.wr != nil }
+
+// atEdge counts the copies a node sent to and received from neighbour nbr.
+type atEdge struct {
+	nbr       int32
+	sent, got int64
+}
+
+// edge returns the counters of n's edge to nbr, made on first use.
+func (n *atNode) edge(nbr int32) *atEdge {
+	for i := range n.edges {
+		if n.edges[i].nbr == nbr {
+			return &n.edges[i]
+		}
+	}
+	n.edges = append(n.edges, atEdge{nbr: nbr})
+	return &n.edges[len(n.edges)-1]
+}
+
+// edgeCount returns what n counted on its edge to nbr (zeros if none).
+func (n *atNode) edgeCount(nbr int32) atEdge {
+	for _, e := range n.edges {
+		if e.nbr == nbr {
+			return e
+		}
+	}
+	return atEdge{nbr: nbr}
 }
 
 // atNode returns (creating on first use) the state of node n of x on this
 // rank. Untouched nodes point up: the token starts at the root, which holds
 // the initial zero copy.
 func (s *Store) atNode(x *variable, n int32) *atNode {
-	for i, id := range x.nodeIDs {
-		if id == n {
-			return x.nodes[i]
+	for _, st := range x.nodes {
+		if st.id == n {
+			return st
 		}
 	}
 	st := &atNode{id: n, waveFrom: -1, toward: s.tree.parent[n]}
@@ -99,13 +139,12 @@ func (s *Store) atNode(x *variable, n int32) *atNode {
 		s.install(x, make([]byte, x.v.Size), true)
 	}
 	x.nodes = append(x.nodes, st)
-	x.nodeIDs = append(x.nodeIDs, n)
 	return st
 }
 
 func (s *Store) atSend(x *variable, m *msg) {
 	m.vr = int32(x.v.ID)
-	s.send(int(x.emb[m.dst]), m)
+	s.send(int(s.tree.Embedding(x.root)[m.dst]), m)
 }
 
 // atRead returns this rank's copy of x (hit), or sends the read request
@@ -130,7 +169,7 @@ func (s *Store) atRead(x *variable) ([]byte, bool) {
 func (s *Store) atWrite(x *variable, off int, data []byte) bool {
 	leaf := s.tree.leaf[s.rank]
 	n := s.atNode(x, leaf)
-	if n.toward == n.id && !n.busy && len(n.nbrs) == 0 {
+	if n.toward == n.id && !n.busy() && len(n.nbrs) == 0 {
 		// The only copy and the token are here: a local write.
 		x.data = applyWrite(x.data, off, data)
 		x.ver++
@@ -170,8 +209,8 @@ func (s *Store) atHandle(x *variable, m *msg) {
 
 func (s *Store) atHandleRead(x *variable, n *atNode, m *msg) {
 	switch {
-	case n.busy:
-		n.deferred = append(n.deferred, m)
+	case n.busy():
+		n.wr.deferred = append(n.wr.deferred, m)
 	case n.copy:
 		s.atSendData(x, n, m.origin, x.data, x.ver, fStore)
 	default:
@@ -185,8 +224,8 @@ func (s *Store) atHandleRead(x *variable, n *atNode, m *msg) {
 
 func (s *Store) atHandleWrite(x *variable, n *atNode, m *msg) {
 	switch {
-	case n.busy:
-		n.deferred = append(n.deferred, m)
+	case n.busy():
+		n.wr.deferred = append(n.wr.deferred, m)
 	case n.toward != n.id:
 		if m.b > hopLimit {
 			s.fail(fmt.Errorf("divalib: write of %q by rank %d travelled %d hops: pointer cycle at node %d (toward %d)", x.v.Name, m.origin, m.b, n.id, n.toward))
@@ -195,10 +234,10 @@ func (s *Store) atHandleWrite(x *variable, n *atNode, m *msg) {
 		s.atSend(x, &msg{kind: kWrite, dst: n.toward, src: n.id, origin: m.origin, off: m.off, data: m.data, b: m.b + 1})
 	default:
 		// The token holder: invalidate every other copy first.
-		n.busy, n.write = true, m
+		n.wr = &atWrite{m: m}
 		targets := n.nbrs
 		n.nbrs = nil
-		n.pending = len(targets)
+		n.pending = int32(len(targets))
 		for _, t := range targets {
 			s.atSend(x, &msg{kind: kInv, dst: t, src: n.id, a: x.ver + 1})
 		}
@@ -220,11 +259,9 @@ func (s *Store) atSendData(x *variable, n *atNode, origin int32, data []byte, ve
 	var seq int64
 	if flags&fStore != 0 {
 		n.nbrs = addUnique(n.nbrs, nx)
-		if n.sentCopies == nil {
-			n.sentCopies = map[int32]int64{}
-		}
-		n.sentCopies[nx]++
-		seq = n.sentCopies[nx]
+		e := n.edge(nx)
+		e.sent++
+		seq = e.sent
 	}
 	if flags&fToken != 0 {
 		n.toward = nx
@@ -236,10 +273,7 @@ func (s *Store) atSendData(x *variable, n *atNode, origin int32, data []byte, ve
 func (s *Store) atData(x *variable, n *atNode, m *msg) {
 	flags := m.flags
 	if flags&fStore != 0 {
-		if n.gotCopies == nil {
-			n.gotCopies = map[int32]int64{}
-		}
-		n.gotCopies[m.src] = m.b
+		n.edge(m.src).got = m.b
 	}
 	switch {
 	case flags&fToken != 0:
@@ -316,7 +350,7 @@ func (s *Store) atInv(x *variable, n *atNode, m *msg) {
 		s.atSend(x, &msg{kind: kAck, dst: m.src, src: n.id})
 		return
 	}
-	n.waveFrom, n.pending = m.src, len(targets)
+	n.waveFrom, n.pending = m.src, int32(len(targets))
 	for _, t := range targets {
 		s.atSend(x, &msg{kind: kInv, dst: t, src: n.id, a: m.a})
 	}
@@ -327,7 +361,7 @@ func (s *Store) atAck(x *variable, n *atNode) {
 	if n.pending > 0 {
 		return
 	}
-	if n.busy {
+	if n.busy() {
 		s.atFinishWrite(x, n)
 		return
 	}
@@ -341,8 +375,9 @@ func (s *Store) atAck(x *variable, n *atNode) {
 
 // atFinishWrite runs at the token holder once every other copy is gone.
 func (s *Store) atFinishWrite(x *variable, n *atNode) {
-	m := n.write
-	n.write, n.busy = nil, false
+	w := n.wr
+	m := w.m
+	n.wr = nil
 	x.data = applyWrite(x.data, int(m.off), m.data)
 	x.ver++
 	x.maxInv = max(x.maxInv, x.ver)
@@ -350,8 +385,7 @@ func (s *Store) atFinishWrite(x *variable, n *atNode) {
 	s.atSendData(x, n, m.origin, x.data, x.ver, fStore|fToken)
 	// Requests that waited for the wave now see the new value (reads) or
 	// follow the token (writes).
-	d := n.deferred
-	n.deferred = nil
+	d := w.deferred
 	for _, dm := range d {
 		s.atHandle(x, dm)
 	}
@@ -366,15 +400,16 @@ func (s *Store) atEvict(x *variable) bool {
 	}
 	ext, extNbr := int32(-1), int32(-1)
 	var extNode *atNode
+	emb := s.tree.Embedding(x.root)
 	for _, n := range x.nodes {
 		if !n.copy {
 			continue
 		}
-		if n.toward == n.id || n.busy {
+		if n.toward == n.id || n.busy() {
 			return false
 		}
 		for _, b := range n.nbrs {
-			if int(x.emb[b]) == s.rank {
+			if int(emb[b]) == s.rank {
 				continue
 			}
 			if ext >= 0 {
@@ -394,7 +429,7 @@ func (s *Store) atEvict(x *variable) bool {
 	}
 	x.copies = 0
 	s.release(x)
-	s.atSend(x, &msg{kind: kDrop, dst: extNbr, src: ext, b: extNode.gotCopies[extNbr]})
+	s.atSend(x, &msg{kind: kDrop, dst: extNbr, src: ext, b: extNode.edgeCount(extNbr).got})
 	return true
 }
 
@@ -407,7 +442,7 @@ func (s *Store) atEvict(x *variable) bool {
 // does not keep that copy either, it sends another Drop (no room), or the
 // copy is older than a wave that is still to reach n and clears the edge.
 func (s *Store) atDrop(n *atNode, m *msg) {
-	if m.b != n.sentCopies[m.src] {
+	if m.b != n.edgeCount(m.src).sent {
 		return
 	}
 	n.nbrs = remove(n.nbrs, m.src)

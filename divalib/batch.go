@@ -60,7 +60,7 @@ func (s *Store) batch(pk []globalvar.Packet, k int, write bool) error {
 			started = started[:0]
 			for i := g; i < end; i++ {
 				x := xs[i]
-				if done[i-g] || x.acc.active {
+				if done[i-g] || x.acc != nil {
 					continue // done, or its variable's access of this round is out
 				}
 				p := pk[i]

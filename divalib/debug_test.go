@@ -10,7 +10,7 @@ func init() {
 		if s.cfg.Strategy != AccessTree || m.vr < 0 {
 			return
 		}
-		x := s.vars[m.vr]
+		x := s.vars.get(int(m.vr))
 		if x == nil {
 			return
 		}
@@ -20,7 +20,7 @@ func init() {
 				n++
 			}
 		}
-		if n != x.copies || (n > 0) != (x.data != nil) || (x.data != nil && len(x.data) != x.v.Size) {
+		if n != int(x.copies) || (n > 0) != (x.data != nil) || (x.data != nil && len(x.data) != x.v.Size) {
 			panic(fmt.Sprintf("rank %d after kind %d to node %d from %d: var %d copies=%d counted=%d data=%d bytes",
 				s.rank, m.kind, m.dst, m.src, x.v.ID, x.copies, n, len(x.data)))
 		}

@@ -49,7 +49,7 @@ func (s *Store) release(x *variable) {
 	// Not while an access of this rank is in progress on x: its value may
 	// be this buffer, still to be delivered (a batch serves others'
 	// messages, invalidations among them, until all its accesses are in).
-	if x.recycle && !x.acc.active {
+	if x.recycle && x.acc == nil {
 		s.pool.put(x.data)
 		x.recycle = false
 	}
@@ -97,7 +97,7 @@ func (p *bufPool) put(b []byte) {
 // a last copy). It reports whether one was dropped.
 func (s *Store) evictOne(except *variable) bool {
 	for v := s.lruTail; v != nil; v = v.prev {
-		if v == except || v.acc.active {
+		if v == except || v.acc != nil {
 			continue
 		}
 		var ok bool

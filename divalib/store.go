@@ -174,12 +174,15 @@ type Store struct {
 	tree       *Tree // access-tree shape, also the barrier tree
 	traffic    *Traffic
 
-	// vars holds this rank's state of each variable by ID, nil until the
+	// vars holds this rank's state of each variable by ID, none until the
 	// rank touches the variable (only the root or home gets state at
-	// Create): with P variables and P ranks, untouched variables must cost
-	// a rank no more than this pointer. Names and sizes are in cat.
-	vars []*variable
+	// Create): untouched variables must cost a rank no more than a slot of
+	// the table, or nothing once it is sparse (varTable). Names and sizes
+	// are in cat.
+	vars varTable
 	cat  *catalogue
+	// ops are finished accesses' records for reuse (variable.acc).
+	ops []*op
 
 	localq  []*msg // messages between tree nodes on this rank, FIFO
 	localHd int
@@ -230,10 +233,16 @@ type Stats struct {
 }
 
 // variable is this rank's view of one global variable.
+//
+// A rank of a count-based run on mpi/local holds thousands of these, and
+// the process P times as many (Barnes-Hut at P = 512: about 4 million), so
+// what only some variables or only some moments need hangs off pointers:
+// the access in progress (acc), the home's directory (home), the lock
+// nodes (locks). 160 bytes; it was 288 with the access inline and a map of
+// lock nodes.
 type variable struct {
 	v    globalvar.Var
-	root int     // access tree: processor of the root; fixed home: the home
-	emb  []int32 // access tree: node -> rank
+	root int // access tree: processor of the root; fixed home: the home
 
 	// data is this rank's copy (nil: none). It is immutable: a write builds
 	// a new slice, so messages and copies can share it without copying.
@@ -242,34 +251,34 @@ type variable struct {
 	// Access tree: states of the tree nodes of this variable on this rank,
 	// made on first use. They lie on the path from this rank's leaf to the
 	// root (a node sits on a processor of its own submesh), so there are
-	// at most height+1 of them: a short list beats a map. nodeIDs holds
-	// their IDs in one cache line, so a search touches no node state.
-	nodes   []*atNode
-	nodeIDs []int32
-	copies  int   // nodes here that hold a copy (all share data)
-	ver     int64 // version of data (writes are numbered by the token holder)
-	maxInv  int64 // newest version an invalidation seen here announced
+	// at most height+1 of them, usually one: a short list beats a map.
+	nodes  []*atNode
+	copies int32 // nodes here that hold a copy (all share data)
 
 	// Fixed home.
-	fh   fhLocal
-	home *fhHome // only on the home rank
-
-	locks map[int32]*lockNode
-
-	prev, next *variable // LRU links
-	inLRU      bool
-
-	acc op // this rank's access of the variable in progress (one at most)
+	fh fhLocal
 	// recycle: data is a buffer only this variable refers to, which
 	// release may hand to the pool (set for fixed-home reader copies).
 	recycle bool
+	inLRU   bool
+
+	ver    int64 // access tree: version of data (writes are numbered by the token holder)
+	maxInv int64 // access tree: newest version an invalidation seen here announced
+
+	home  *fhHome   // only on the home rank
+	locks *lockNode // lock-tree nodes on this rank, a list (usually one)
+
+	prev, next *variable // LRU links
+
+	// acc is this rank's access of the variable in progress (one at
+	// most), nil when there is none.
+	acc *op
 }
 
 // op is an access of this rank to one variable that it waits for. A rank
 // has at most one per variable, and several on different variables while a
 // batch (ReadBatch, WriteBatch) keeps k in flight.
 type op struct {
-	active bool
 	read   bool
 	done   bool
 	pkt    int    // the batch packet the access serves
@@ -322,6 +331,7 @@ func New(c mpi.Comm, cfg Config) (*Store, error) {
 	}
 	s.comm = dup
 	s.cat = catalogueFor(dup)
+	s.vars = newVarTable(dup)
 	s.ref, _ = dup.(mpi.RefSender)
 	s.probeTag = protoTag
 	if s.ref != nil {
@@ -421,12 +431,12 @@ func (s *Store) Create(name string, size int) (globalvar.Var, error) {
 	if s.cfg.MemoryBytes > 0 && size > s.cfg.MemoryBytes {
 		return globalvar.Var{}, fmt.Errorf("%w: variable %q has %d bytes, the bound is %d bytes per rank", ErrMemory, name, size, s.cfg.MemoryBytes)
 	}
-	id := len(s.vars)
+	id := s.vars.n
 	e, err := s.cat.create(id, name, size)
 	if err != nil {
 		return globalvar.Var{}, err
 	}
-	s.vars = append(s.vars, nil)
+	s.vars.add()
 	if s.randomRank(id) == s.rank {
 		s.state(id)
 	}
@@ -436,14 +446,13 @@ func (s *Store) Create(name string, size int) (globalvar.Var, error) {
 // state returns (making on first use) this rank's state of variable id,
 // which the rank has created.
 func (s *Store) state(id int) *variable {
-	if x := s.vars[id]; x != nil {
+	if x := s.vars.get(id); x != nil {
 		return x
 	}
 	e := s.cat.entry(id)
 	x := &variable{v: globalvar.Var{ID: id, Name: e.name, Size: e.size}, root: s.randomRank(id)}
-	s.vars[id] = x
+	s.vars.set(id, x)
 	if s.cfg.Strategy == AccessTree {
-		x.emb = s.tree.Embedding(x.root)
 		if x.root == s.rank {
 			// The root holds the initial (zero) copy and the write token.
 			s.atNode(x, 0)
@@ -458,10 +467,10 @@ var errClosed = errors.New("divalib: store is closed")
 
 // check reports whether v is a handle this store gave out.
 func (s *Store) check(v globalvar.Var) error {
-	if v.ID < 0 || v.ID >= len(s.vars) {
+	if v.ID < 0 || v.ID >= s.vars.n {
 		return fmt.Errorf("%w: %q (ID %d)", globalvar.ErrUnknownVar, v.Name, v.ID)
 	}
-	if x := s.vars[v.ID]; x != nil {
+	if x := s.vars.get(v.ID); x != nil {
 		if x.v != v {
 			return fmt.Errorf("%w: %q (ID %d) does not match %q of this store", globalvar.ErrUnknownVar, v.Name, v.ID, x.v.Name)
 		}
@@ -474,8 +483,8 @@ func (s *Store) check(v globalvar.Var) error {
 }
 
 func (s *Store) lookup(v globalvar.Var) (*variable, error) {
-	if v.ID >= 0 && v.ID < len(s.vars) {
-		if x := s.vars[v.ID]; x != nil && x.v == v {
+	if v.ID >= 0 && v.ID < s.vars.n {
+		if x := s.vars.get(v.ID); x != nil && x.v == v {
 			return x, nil // the common case, one comparison
 		}
 	}
@@ -588,7 +597,12 @@ func (s *Store) await(x *variable) ([]byte, error) {
 }
 
 func (s *Store) begin(x *variable) {
-	x.acc = op{active: true}
+	if n := len(s.ops); n > 0 {
+		x.acc = s.ops[n-1]
+		s.ops = s.ops[:n-1]
+	} else {
+		x.acc = new(op)
+	}
 	s.inFlight++
 	s.stats.PeakInFlight = max(s.stats.PeakInFlight, s.inFlight)
 }
@@ -596,14 +610,16 @@ func (s *Store) begin(x *variable) {
 // finish ends this rank's access to x and returns its value.
 func (s *Store) finish(x *variable) []byte {
 	res := x.acc.result
-	x.acc = op{}
+	*x.acc = op{}
+	s.ops = append(s.ops, x.acc)
+	x.acc = nil
 	s.inFlight--
 	return res
 }
 
 // complete finishes this rank's access to x with value data.
 func (s *Store) complete(x *variable, data []byte) {
-	if !x.acc.active || x.acc.done {
+	if x.acc == nil || x.acc.done {
 		s.fail(fmt.Errorf("divalib: rank %d: unexpected completion for %q", s.rank, x.v.Name))
 		return
 	}
@@ -882,7 +898,7 @@ func (s *Store) handle(m *msg) {
 }
 
 func (s *Store) msgVar(m *msg) (*variable, bool) {
-	if m.vr < 0 || int(m.vr) >= len(s.vars) {
+	if m.vr < 0 || int(m.vr) >= s.vars.n {
 		// Another rank used a variable this rank has not created: the
 		// collective Create contract was broken.
 		s.fail(fmt.Errorf("divalib: rank %d: message for variable %d, which this rank has not created (Create must be called by every rank in the same order)", s.rank, m.vr))

@@ -319,34 +319,38 @@ func (b *barrier) handle(m *msg) {
 // request at a time (asked); the token travels back along the tree, served
 // in each node's FIFO order, so the lock is free of deadlock and starvation.
 type lockNode struct {
+	id     int32   // the node of the lock tree
 	holder int32   // neighbour toward the token, or the node itself
 	queue  []int32 // requesting neighbours (the node itself for a leaf's own rank)
 	asked  bool
-	using  bool // the leaf's rank holds the lock
+	using  bool      // the leaf's rank holds the lock
+	next   *lockNode // the variable's next lock node on this rank
 }
 
 // lockTopo is the tree the locks of x run on: the access tree of x, or for
 // the fixed-home strategy the star centred at x's home.
 func (s *Store) lockTopo(x *variable) topo {
 	if s.cfg.Strategy == AccessTree {
-		return embedded{t: s.tree, emb: x.emb}
+		return embedded{t: s.tree, emb: s.tree.Embedding(x.root)}
 	}
 	return &star{center: x.root, size: s.size}
 }
 
 func (s *Store) lockNodeOf(x *variable, tp topo, n int32) *lockNode {
-	if x.locks == nil {
-		x.locks = map[int32]*lockNode{}
-	}
-	l := x.locks[n]
-	if l == nil {
-		// Initially the token is at the root; everybody points up.
-		l = &lockNode{holder: tp.parentOf(n)}
-		if l.holder < 0 {
-			l.holder = n
+	// A list: a rank holds few nodes of one variable's lock tree (its
+	// leaf and the inner nodes embedded on it), and a map per locked
+	// variable cost about 200 bytes more.
+	for l := x.locks; l != nil; l = l.next {
+		if l.id == n {
+			return l
 		}
-		x.locks[n] = l
 	}
+	// Initially the token is at the root; everybody points up.
+	l := &lockNode{id: n, holder: tp.parentOf(n), next: x.locks}
+	if l.holder < 0 {
+		l.holder = n
+	}
+	x.locks = l
 	return l
 }
 

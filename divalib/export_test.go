@@ -1,0 +1,24 @@
+package divalib
+
+// SetDenseBudget sets the byte budget of the dense variable tables
+// (varTable) and returns a function restoring the previous one; 0 makes
+// every table of goroutine ranks sparse from its first variable.
+func SetDenseBudget(b int) (restore func()) {
+	old := denseBudget
+	denseBudget = b
+	return func() { denseBudget = old }
+}
+
+// TableForm reports whether s's variable table is sparse and how many
+// variable states it holds.
+func TableForm(s *Store) (sparse bool, states int) {
+	if s.vars.sparse != nil {
+		return true, len(s.vars.sparse)
+	}
+	for _, x := range s.vars.dense {
+		if x != nil {
+			states++
+		}
+	}
+	return false, states
+}
