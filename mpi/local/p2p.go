@@ -134,6 +134,41 @@ type mailbox struct {
 	seq     uint64
 
 	probers []*prober
+
+	// free holds taken messages for reuse (at most maxFree): a
+	// count-based run sends millions of short protocol messages, and
+	// with a fresh msg for each, those allocated while the collector
+	// marks survive that cycle and raise the next heap goal (16x32
+	// Barnes-Hut: 150 to 380 MB of msgs counted live after a forced
+	// collection with fewer than 2,000 queued at any time).
+	free []*msg
+}
+
+// maxFree bounds a mailbox's free messages: a rank's queue is usually a
+// few dozen long, so 64 serve nearly every send without allocating and
+// cost at most 12 KiB a mailbox.
+const maxFree = 64
+
+// newMsg returns a cleared message from the free list, or a new one.
+func (b *mailbox) newMsg() *msg {
+	if n := len(b.free); n > 0 {
+		m := b.free[n-1]
+		b.free[n-1] = nil
+		b.free = b.free[:n-1]
+		return m
+	}
+	return new(msg)
+}
+
+// recycle returns a taken message that nobody refers to any more (not an
+// Ssend's, whose sender still reads it) to the free list, dropping its
+// references so that a pooled message keeps no payload alive.
+func (b *mailbox) recycle(m *msg) {
+	if m.ssend != nil || len(b.free) >= maxFree {
+		return
+	}
+	*m = msg{}
+	b.free = append(b.free, m)
 }
 
 // prober is a blocked Probe.
@@ -344,7 +379,8 @@ func (c *comm) send(op string, buf, body []byte, dest, tag int, sync bool) error
 		b.mu.Unlock()
 		return nil
 	}
-	m := &msg{src: c.rank, tag: tag}
+	m := b.newMsg()
+	m.src, m.tag = c.rank, tag
 	if !sync {
 		switch {
 		case len(buf) > smallMsg:
@@ -438,22 +474,26 @@ func (c *comm) RecvRef(head []byte, source, tag int) ([]byte, mpi.Status, error)
 		c.s.w.fire(m.ssend)
 	}
 	st := mpi.Status{Source: m.src, Tag: m.tag, Count: len(m.data) + len(m.body)}
-	if len(m.data) < len(head) {
+	var rest []byte
+	switch {
+	case len(m.data) < len(head):
 		// head takes all of data and the start of body; the rest of body
 		// is passed on by reference.
 		n := copy(head, m.data)
 		k := copy(head[n:], m.body)
-		return m.body[k:], st, nil
+		rest = m.body[k:]
+	case len(m.data) == len(head):
+		copy(head, m.data)
+		rest = m.body
+	default:
+		// The sender's part that is copied anyway ends after head: the
+		// rest of it and body are joined in a new buffer.
+		copy(head, m.data)
+		rest = make([]byte, 0, st.Count-len(head))
+		rest = append(rest, m.data[len(head):]...)
+		rest = append(rest, m.body...)
 	}
-	copy(head, m.data)
-	if len(m.data) == len(head) {
-		return m.body, st, nil
-	}
-	// The sender's part that is copied anyway ends after head: the rest
-	// of it and body are joined in a new buffer.
-	rest := make([]byte, 0, st.Count-len(head))
-	rest = append(rest, m.data[len(head):]...)
-	rest = append(rest, m.body...)
+	b.recycle(m)
 	return rest, st, nil
 }
 
@@ -508,6 +548,7 @@ func (c *comm) takeLocked(buf []byte, src, tag int) (mpi.Status, *mpi.Error, boo
 	if m.ssend != nil {
 		c.s.w.fire(m.ssend)
 	}
+	b.recycle(m)
 	return st, e, true
 }
 
