@@ -210,7 +210,7 @@ func (s *Store) atHandle(x *variable, m *msg) {
 func (s *Store) atHandleRead(x *variable, n *atNode, m *msg) {
 	switch {
 	case n.busy():
-		n.wr.deferred = append(n.wr.deferred, m)
+		n.wr.deferred = append(n.wr.deferred, s.keep(m))
 	case n.copy:
 		s.atSendData(x, n, m.origin, x.data, x.ver, fStore)
 	default:
@@ -225,7 +225,7 @@ func (s *Store) atHandleRead(x *variable, n *atNode, m *msg) {
 func (s *Store) atHandleWrite(x *variable, n *atNode, m *msg) {
 	switch {
 	case n.busy():
-		n.wr.deferred = append(n.wr.deferred, m)
+		n.wr.deferred = append(n.wr.deferred, s.keep(m))
 	case n.toward != n.id:
 		if m.b > hopLimit {
 			s.fail(fmt.Errorf("divalib: write of %q by rank %d travelled %d hops: pointer cycle at node %d (toward %d)", x.v.Name, m.origin, m.b, n.id, n.toward))
@@ -234,7 +234,7 @@ func (s *Store) atHandleWrite(x *variable, n *atNode, m *msg) {
 		s.atSend(x, &msg{kind: kWrite, dst: n.toward, src: n.id, origin: m.origin, off: m.off, data: m.data, b: m.b + 1})
 	default:
 		// The token holder: invalidate every other copy first.
-		n.wr = &atWrite{m: m}
+		n.wr = &atWrite{m: s.keep(m)}
 		targets := n.nbrs
 		n.nbrs = nil
 		n.pending = int32(len(targets))

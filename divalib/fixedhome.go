@@ -161,10 +161,10 @@ func (s *Store) fhHandle(x *variable, m *msg) {
 func (s *Store) fhRequest(x *variable, m *msg) {
 	h := x.home
 	if h.busy {
-		h.queue = append(h.queue, m)
+		h.queue = append(h.queue, s.keep(m))
 		return
 	}
-	h.busy, h.cur = true, m
+	h.busy, h.cur = true, s.keep(m)
 	r := int(m.origin)
 	if h.owner >= 0 && h.owner != r || (h.owner == r && m.kind == kHRead) {
 		if m.kind == kHRead {

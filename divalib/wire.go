@@ -91,11 +91,19 @@ func decode(buf []byte) (*msg, error) {
 	return m, nil
 }
 
-// decodeHeader reads a header of headerBytes bytes.
+// decodeHeader reads a header of headerBytes bytes into a new message.
 func decodeHeader(buf []byte) *msg {
+	m := new(msg)
+	m.decodeHeader(buf)
+	return m
+}
+
+// decodeHeader overwrites m with the header in buf[:headerBytes] (data
+// cleared).
+func (m *msg) decodeHeader(buf []byte) {
 	_ = buf[headerBytes-1]
 	le := binary.LittleEndian
-	return &msg{
+	*m = msg{
 		kind: buf[0], flags: buf[1],
 		vr:     int32(le.Uint32(buf[4:])),
 		dst:    int32(le.Uint32(buf[8:])),
@@ -105,4 +113,17 @@ func decodeHeader(buf []byte) *msg {
 		a:      int64(le.Uint64(buf[24:])),
 		b:      int64(le.Uint64(buf[32:])),
 	}
+}
+
+// keep returns m for a handler that holds on to it beyond its return (a
+// request deferred behind a write wave, a fixed home's transaction): a
+// copy of its own if m is the store's one receive buffer (Store.rmsg),
+// which the next receive overwrites; other messages (local, deferred,
+// queued) are the handler's already.
+func (s *Store) keep(m *msg) *msg {
+	if m != &s.rmsg {
+		return m
+	}
+	c := *m
+	return &c
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package divalib_test
+
+const raceEnabled = false
