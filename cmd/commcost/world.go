@@ -137,6 +137,8 @@ func withWorld(backend string, np int, fn func(c mpi.Comm) error) error {
 		if err := checkInProcess(fmt.Sprintf("--np %d", np), fmt.Sprintf("the local backend's %d ranks (about %s each)", np, sysmem.Format(localRankBytes)), float64(np)*localRankBytes); err != nil {
 			return err
 		}
+		_, restore := limitLocalHeap()
+		defer restore()
 		errs := make([]error, np)
 		runErr := local.Run(np, func(c mpi.Comm) error {
 			errs[c.Rank()] = fn(c)
