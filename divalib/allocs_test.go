@@ -20,7 +20,7 @@ import (
 // to 380 MB of them were counted live at Barnes-Hut 16x32 (apps/dsmexp
 // STUDY.md, Scale). What remains is per access or per wait, not per
 // message: a write's payload and new value, a miss's request, the blocked
-// rank's wake-up in mpi/local (here 0.8 to 1.6 allocations per message,
+// rank's wake-up in mpi/local (here 0.7 to 1.4 allocations per message,
 // against 3.7 to 5.8 before the receive buffer, the by-value local queue
 // and mpi/local's reuse of queue entries).
 func TestAllocationsPerMessage(t *testing.T) {

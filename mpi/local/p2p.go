@@ -142,6 +142,11 @@ type mailbox struct {
 	// Barnes-Hut: 150 to 380 MB of msgs counted live after a forced
 	// collection with fewer than 2,000 queued at any time).
 	free []*msg
+
+	// probe is the blocked Probe of the mailbox's rank, reused: a rank
+	// blocks in Probe once per wait for a message, and one goroutine at a
+	// time uses a communicator, so there is at most one.
+	probe prober
 }
 
 // maxFree bounds a mailbox's free messages: a rank's queue is usually a
@@ -683,7 +688,8 @@ func (c *comm) Probe(source, tag int) (mpi.Status, error) {
 		if w.aborted.Load() {
 			return mpi.Status{}, c.abortError(op)
 		}
-		p := &prober{src: source, tag: tag}
+		p := &b.probe
+		*p = prober{src: source, tag: tag}
 		b.probers = append(b.probers, p)
 		w.arm(&p.wp, c.wrank, blockInfo{op: op, comm: c.s.id, peer: source, tag: tag})
 		b.mu.Unlock()
