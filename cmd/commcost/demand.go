@@ -1,9 +1,6 @@
 package main
 
 import (
-	"math"
-	"runtime/debug"
-
 	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
@@ -131,33 +128,4 @@ func checkInProcess(flag, what string, bytes float64) error {
 	}
 	return usagef("%s: %s needs about %s in this process; available: %s (%s)",
 		flag, what, sysmem.Format(bytes), sysmem.Format(float64(avail)), source)
-}
-
-// limitLocalHeap gives the collector of a local-backend run a soft memory
-// limit (runtime/debug.SetMemoryLimit) of what this process may take, the
-// bound checkMemory compares needs against, unless one is set already
-// (GOMEMLIMIT in the environment: the user's choice stands). It returns
-// the limit in effect (math.MaxInt64 for none) and the function that puts
-// the previous one back when the run ends (tests run many in one process).
-//
-// Why: every goroutine rank lives in this process, and a count-based
-// run's live heap is mostly their protocol state (Barnes-Hut at P = 512:
-// several GiB). With the default GOGC the heap grows to about twice the
-// live heap before a collection, so a run whose live heap fits the machine
-// but whose doubled heap does not would be killed by the out-of-memory
-// killer, although collecting earlier would have completed it. Near the
-// limit the runtime collects as often as needed (it caps the collector at
-// about half the CPU, so a run that truly does not fit still fails rather
-// than thrashing without end). Far from it nothing changes.
-func limitLocalHeap() (int64, func()) {
-	cur := debug.SetMemoryLimit(-1)
-	if cur != math.MaxInt64 {
-		return cur, func() {}
-	}
-	avail, _, ok := availableMemory()
-	if !ok || avail <= 0 {
-		return cur, func() {}
-	}
-	debug.SetMemoryLimit(avail)
-	return avail, func() { debug.SetMemoryLimit(cur) }
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"math"
 	"path/filepath"
-	"runtime/debug"
 	"testing"
 )
 
@@ -67,42 +65,4 @@ func TestAskBeforeAllocating(t *testing.T) {
 			t.Errorf("exit %d: %s", code, errs)
 		}
 	})
-}
-
-// TestLocalHeapLimit: a local-backend run's collector gets the memory
-// the process may take as its soft limit, unless GOMEMLIMIT (or another
-// caller) set one, and none when the available memory is unknown.
-func TestLocalHeapLimit(t *testing.T) {
-	const gib = 1 << 30
-	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	tests := []struct {
-		name   string
-		preset int64 // limit before (math.MaxInt64: none, as without GOMEMLIMIT)
-		avail  int64 // available memory; < 0: unknown
-		want   int64
-	}{
-		{"available memory", math.MaxInt64, 20 * gib, 20 * gib},
-		{"GOMEMLIMIT stands", 5 * gib, 20 * gib, 5 * gib},
-		{"GOMEMLIMIT above the available memory stands", 40 * gib, 20 * gib, 40 * gib},
-		{"unknown: no limit", math.MaxInt64, -1, math.MaxInt64},
-		{"nothing available: no limit", math.MaxInt64, 0, math.MaxInt64},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			debug.SetMemoryLimit(tc.preset)
-			availableMemory = func() (int64, string, bool) { return max(tc.avail, 0), "a test", tc.avail >= 0 }
-			got, restore := limitLocalHeap()
-			if got != tc.want {
-				t.Errorf("limitLocalHeap() = %d, want %d", got, tc.want)
-			}
-			if rt := debug.SetMemoryLimit(-1); rt != tc.want {
-				t.Errorf("the runtime's limit is %d, want %d", rt, tc.want)
-			}
-			restore()
-			if rt := debug.SetMemoryLimit(-1); rt != tc.preset {
-				t.Errorf("after the run the runtime's limit is %d, want the previous %d", rt, tc.preset)
-			}
-		})
-	}
 }

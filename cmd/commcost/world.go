@@ -137,7 +137,10 @@ func withWorld(backend string, np int, fn func(c mpi.Comm) error) error {
 		if err := checkInProcess(fmt.Sprintf("--np %d", np), fmt.Sprintf("the local backend's %d ranks (about %s each)", np, sysmem.Format(localRankBytes)), float64(np)*localRankBytes); err != nil {
 			return err
 		}
-		_, restore := limitLocalHeap()
+		// The goroutine ranks' heap is collected before it outgrows what
+		// the process may take (sysmem.LimitHeap says why).
+		avail, _, ok := availableMemory()
+		_, restore := sysmem.LimitHeap(avail, ok)
 		defer restore()
 		errs := make([]error, np)
 		runErr := local.Run(np, func(c mpi.Comm) error {
