@@ -36,8 +36,9 @@
 // the progress engine (Store.progress) until its own answer has arrived; the
 // engine handles whatever arrives, its own answers and other ranks'
 // requests alike. Nothing but a message changes what a rank waits for, so
-// with nothing to handle it blocks until the next message arrives (Probe on
-// the store's private duplicate of the communicator): on mpi/local the
+// with nothing to handle it blocks until the next message arrives (Probe,
+// or the native engine's wait on its posted receives, on the store's
+// private duplicate of the communicator): on mpi/local the
 // goroutine parks instead of spinning thousands of ranks on two cores.
 // Sends never block (buffered, or Isends completed later), so two ranks
 // that access each other's data at once cannot deadlock: each serves the

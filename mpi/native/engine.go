@@ -328,7 +328,8 @@ func (x *engine) Close() error {
 
 // setEngineYield tells the C engine whether a blocking wait polls and
 // yields the processor (more ranks than cores under an MPI that spins
-// without yielding, yield.go) instead of blocking in MPI_Probe.
+// without yielding, yield.go) instead of blocking in MPI_Wait on its
+// oldest posted receive.
 func setEngineYield(y bool) {
 	v := C.int(0)
 	if y {
