@@ -64,6 +64,45 @@ type Ranking struct {
 // TotalColumn names the sum of the communication phases.
 const TotalColumn = "total"
 
+// The statistics an application and its calibration are judged on
+// (ByStat): the median of the repetitions, the fastest repetition, or the
+// lower envelope (EnvelopeKey).
+const (
+	StatMedian   = "median"
+	StatFastest  = "fastest"
+	StatEnvelope = "envelope"
+)
+
+// Stats lists the accepted statistics, for usage messages.
+var Stats = []string{StatMedian, StatFastest, StatEnvelope}
+
+// ByStat returns recs with their median replaced by statistic stat (one
+// of Stats; StatMedian returns recs unchanged): StatFastest as Fastest;
+// StatEnvelope replaces an application phase's median by its lower
+// envelope (Derived EnvelopeKey) and a pattern record's by its fastest
+// repetition, which is one entry of the pattern, so the envelope of a
+// calibration point is its fastest repetition. An application record
+// without an envelope (written before it existed) keeps its fastest
+// repetition.
+func ByStat(recs []results.Record, stat string) ([]results.Record, error) {
+	switch stat {
+	case StatMedian, "":
+		return recs, nil
+	case StatFastest:
+		return Fastest(recs), nil
+	case StatEnvelope:
+		out := Fastest(recs)
+		for i := range out {
+			r := &out[i]
+			if e, ok := r.Derived[EnvelopeKey]; ok && r.Bench == Bench && r.N > 0 {
+				r.Median, r.CI95 = e, [2]float64{e, e}
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("statistic %q: accepted values are %s", stat, strings.Join(Stats, ", "))
+}
+
 // Fastest returns copies of recs whose median is replaced by the fastest
 // repetition (Min; the CI collapses to it), for fitting and ranking on
 // the fastest repetition instead of the median. On a link shaped to a
@@ -191,14 +230,13 @@ func runParams(p results.Params) results.Params {
 	return out
 }
 
-// RankAnnotated ranks models on an application run's records (on the
-// fastest repetition with fastest, see Fastest) and stores every
-// prediction in the records (Annotate), so that they carry what the
-// ranking shows.
-func RankAnnotated(recs []results.Record, models []NamedModel, fastest bool) (*Ranking, error) {
-	ranked := recs
-	if fastest {
-		ranked = Fastest(recs)
+// RankAnnotated ranks models on an application run's records, judged on
+// statistic stat (see ByStat), and stores every prediction in the records
+// (Annotate), so that they carry what the ranking shows.
+func RankAnnotated(recs []results.Record, models []NamedModel, stat string) (*Ranking, error) {
+	ranked, err := ByStat(recs, stat)
+	if err != nil {
+		return nil, err
 	}
 	r, err := Rank(ranked, models)
 	if err != nil {
@@ -212,7 +250,7 @@ func RankAnnotated(recs []results.Record, models []NamedModel, fastest bool) (*R
 // that phase's record (Derived "measured_s", the statistic the ranking
 // was built on, "pred_NAME_s", seconds, and "pred_err_NAME",
 // (T_pred - T_meas)/T_meas with T_meas the statistic the ranking was built
-// on, the median unless the records went through Fastest; NAME is the model's name with characters other
+// on, the median unless the records went through ByStat; NAME is the model's name with characters other
 // than letters, digits, '-' and '_' replaced by '_'), so the records alone
 // carry what the table shows. recs are the records Rank was built from.
 func (r *Ranking) Annotate(recs []results.Record) {

@@ -116,3 +116,42 @@ func TestPredictorViews(t *testing.T) {
 		t.Errorf("Predict = %g, want %g (the p2p view alone)", got, want)
 	}
 }
+
+// TestAppRankingStat: the table names the statistic its measured row was
+// judged on, read from the records alone (measured_s against the median,
+// the fastest repetition or the envelope).
+func TestAppRankingStat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pick func(r results.Record) float64
+		want string
+	}{
+		{"median", func(r results.Record) float64 { return r.Median }, "median"},
+		{"fastest", func(r results.Record) float64 { return r.Min }, "fastest"},
+		{"envelope", func(r results.Record) float64 { return r.Derived[results.DerivedEnvelope] }, "envelope"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := mpAppRecs()
+			for i := range recs {
+				r := &recs[i]
+				r.Min = r.Median / 2
+				if r.Derived == nil {
+					continue
+				}
+				r.Derived[results.DerivedEnvelope] = r.Median / 3
+				r.Derived[derivedMeasured] = tc.pick(*r)
+			}
+			rs := AppRankings(recs)
+			if len(rs) != 1 || rs[0].Stat != tc.want {
+				t.Fatalf("rankings %+v, want one judged on %s", rs, tc.want)
+			}
+			var out bytes.Buffer
+			if err := rs[0].Write(&out, false); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), "measured ("+tc.want+")") {
+				t.Errorf("table lacks %q:\n%s", "measured ("+tc.want+")", out.String())
+			}
+		})
+	}
+}

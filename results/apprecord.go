@@ -11,3 +11,9 @@ const (
 	PhaseKindComp = "comp" // local computation
 	PhaseKindSync = "sync" // waiting in barriers or locks, which the formulas do not count
 )
+
+// DerivedEnvelope is the Derived key of an application phase record's
+// lower envelope, in seconds: on every rank each entry into the phase at
+// its fastest repetition, summed over the entries, then the maximum over
+// ranks (apps.Measure writes it; apps.ByStat judges models on it).
+const DerivedEnvelope = "envelope_s"

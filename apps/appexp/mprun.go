@@ -113,10 +113,11 @@ type MPRun struct {
 	Kinds []string
 	// Reps configures the programs' repetitions (apps.Measure).
 	Reps patterns.Reps
-	// Fastest fits and judges the models on the fastest repetition
-	// (apps.Fastest) instead of the median.
-	Fastest bool
-	Seed    int64
+	// Stat is the statistic the models are fitted to and judged on
+	// (apps.ByStat): apps.StatMedian (also ""), apps.StatFastest or
+	// apps.StatEnvelope.
+	Stat string
+	Seed int64
 	// Agree: as StoreRun.Agree.
 	Agree func(c mpi.Comm, err error) error
 }
@@ -191,8 +192,9 @@ func (r MPRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) erro
 				return fmt.Errorf("calibration: %w", err)
 			}
 		}
-		if r.Fastest {
-			cal = apps.Fastest(cal)
+		var err error
+		if cal, err = apps.ByStat(cal, r.Stat); err != nil {
+			return err
 		}
 		var ferr error
 		if c.Rank() == 0 {
@@ -224,7 +226,7 @@ func (r MPRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) erro
 		if c.Rank() != 0 {
 			continue
 		}
-		rank, err := apps.RankAnnotated(recs, models, r.Fastest)
+		rank, err := apps.RankAnnotated(recs, models, r.Stat)
 		if err != nil {
 			return err
 		}

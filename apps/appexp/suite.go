@@ -141,7 +141,7 @@ func SuiteMP(c mpi.Comm, reps patterns.Reps, seed int64, meta results.Meta, emit
 			continue
 		}
 		if len(models) > 0 {
-			if _, err := apps.RankAnnotated(recs, models, false); err != nil {
+			if _, err := apps.RankAnnotated(recs, models, apps.StatMedian); err != nil {
 				return err
 			}
 		}

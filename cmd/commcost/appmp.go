@@ -63,7 +63,7 @@ type appMPFlags struct {
 	plot      string
 	calibTime float64
 	markdown  bool
-	fastest   bool
+	stat      string
 	calibFile string
 	calibRecs []results.Record // --calibration records, read on every rank
 
@@ -119,7 +119,7 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 	fs.Float64Var(&f.calibTime, "calib-max-time", defaultCalibMaxTime, "seconds of repetitions per calibration point")
 	fs.StringVar(&f.calibFile, "calibration", "", "fit the models to the pattern records of this JSON Lines `file` (an earlier run's --out) instead of measuring a calibration")
 	fs.BoolVar(&f.markdown, "markdown", false, "print the tables as markdown")
-	stat := fs.String("stat", "median", "measured statistic the models are fitted to and judged against: median, or fastest (the fastest repetition: the wire time of a shaped link when the machine is busy)")
+	stat := fs.String("stat", "median", "measured statistic the models are fitted to and judged against: median; fastest (the fastest repetition: the wire time of a shaped link when the machine is busy); or envelope (each entry into a phase at its fastest repetition, summed: the network's time when ranks share cores)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return nil, err
 	}
@@ -129,13 +129,10 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 	if f.set["format"] {
 		return nil, usagef("--format: app prints its tables (--markdown for markdown); records go to --out as JSON Lines")
 	}
-	switch *stat {
-	case "median":
-	case "fastest":
-		f.fastest = true
-	default:
-		return nil, usagef("--stat %s: accepted values are median and fastest", *stat)
+	if !slices.Contains(apps.Stats, *stat) {
+		return nil, usagef("--stat %s: accepted values are %s", *stat, strings.Join(apps.Stats, ", "))
 	}
+	f.stat = *stat
 	if f.programs.N < 1 {
 		return nil, usagef("--n %d: must be a positive integer", f.programs.N)
 	}
@@ -278,7 +275,7 @@ func (f *appMPFlags) run(progs []apps.App) appexp.MPRun {
 	calReps := reps
 	calReps.MaxTime, calReps.MinReps, calReps.Warmup = f.calibTime, min(reps.MinReps, 5), 1
 	return appexp.MPRun{Programs: progs, Models: f.loaded, Calibration: f.calibRecs, CalibrationReps: calReps,
-		Kinds: f.kinds, Reps: reps, Fastest: f.fastest, Seed: f.seed, Agree: agree}
+		Kinds: f.kinds, Reps: reps, Stat: f.stat, Seed: f.seed, Agree: agree}
 }
 
 // printer prints each program's result on rank 0 as it is measured, and

@@ -62,12 +62,14 @@ func TestAppMPLocal(t *testing.T) {
 		name string
 		args []string
 		runs int
+		stat string // the table's measured row; median unless --stat says
 	}{
-		{"cannon", []string{"cannon", "--n", "32"}, 1},
-		{"cannon variants", []string{"cannon", "--n", "32", "--variant", "async,sync"}, 2},
-		{"checkerboard", []string{"checkerboard", "--n", "24", "--grid", "2x3"}, 1},
-		{"gauss", []string{"gauss", "--n", "32"}, 1},
-		{"multigrid", []string{"multigrid", "--n", "15", "--iterations", "3", "--variant", "async,sync"}, 2},
+		{"cannon", []string{"cannon", "--n", "32"}, 1, ""},
+		{"cannon variants", []string{"cannon", "--n", "32", "--variant", "async,sync"}, 2, ""},
+		{"checkerboard", []string{"checkerboard", "--n", "24", "--grid", "2x3"}, 1, ""},
+		{"gauss", []string{"gauss", "--n", "32"}, 1, ""},
+		{"multigrid", []string{"multigrid", "--n", "15", "--iterations", "3", "--variant", "async,sync"}, 2, ""},
+		{"multigrid envelope", []string{"multigrid", "--n", "15", "--iterations", "3", "--stat", "envelope"}, 1, "envelope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			np := "4"
@@ -85,10 +87,14 @@ func TestAppMPLocal(t *testing.T) {
 			if n := strings.Count(stdout, "* best per column"); n != tc.runs {
 				t.Errorf("%d ranking tables, want %d:\n%s", n, tc.runs, stdout)
 			}
-			if !strings.Contains(stdout, "hockney") || !strings.Contains(stdout, "measured (median)") {
+			stat := tc.stat
+			if stat == "" {
+				stat = "median"
+			}
+			if !strings.Contains(stdout, "hockney") || !strings.Contains(stdout, "measured ("+stat+")") {
 				t.Errorf("table without the model or the measurement:\n%s", stdout)
 			}
-			if tc.name != "multigrid" && !strings.Contains(stdout, "closed forms") {
+			if !strings.HasPrefix(tc.name, "multigrid") && !strings.Contains(stdout, "closed forms") {
 				t.Errorf("no closed forms:\n%s", stdout)
 			}
 			recs, err := results.ReadJSONLFile(out)
@@ -106,6 +112,13 @@ func TestAppMPLocal(t *testing.T) {
 				}
 				if _, ok := r.Derived["pred_hockney_s"]; !ok {
 					t.Errorf("%v: no hockney prediction in %v", r.Params, r.Derived)
+				}
+				env, ok := r.Derived[apps.EnvelopeKey]
+				if !ok || env <= 0 {
+					t.Errorf("%v: no envelope in %v", r.Params, r.Derived)
+				}
+				if tc.stat == "envelope" && r.Derived["measured_s"] != env {
+					t.Errorf("%v: judged on %v, not the envelope %v", r.Params, r.Derived["measured_s"], env)
 				}
 			}
 			if comm == 0 {

@@ -34,16 +34,26 @@ import (
 //   - the time-parallel multigrid (n = 127: planes of 126 KiB), async and
 //     sync, with its own calibration for the hyperbolic model (round
 //     trips and paper 001's all-to-all); asserted: the hyperbolic model
-//     within clusterMultigrid of the exchange time (paper 001 claims 20%;
-//     a miss of that is logged).
+//     within paper 001's 20% of the synchronous variant's exchange time
+//     (clusterMultigridSync; the paper's Fig. 7 claim is for it) and
+//     within clusterMultigridAsync of the asynchronous one.
 //
-// Statistic: the fastest repetition (commcost app --stat fastest), for the
-// calibration and the applications alike, as the other ground-truth checks
-// use it (see lowerEnvelope): the shaped link is a hard cap and load only
-// adds time. (Medians were tried: the applications' phases, which share
-// the cores with their own multiplications, drift further above their
-// calibration than the fastest repetitions do; every model's error was
-// 10-40 points worse.)
+// Statistic: the lower envelope (commcost app --stat envelope,
+// apps.EnvelopeKey): every calibration point at its fastest repetition, as
+// the other ground-truth checks use it (see lowerEnvelope), and every
+// entry into an application phase (one exchange step, the maximum over
+// ranks) at its fastest repetition, summed: the shaped link is a hard cap
+// and load only adds time. Cannon's and the checkerboard's phases are
+// entered once per run on the 2 x 2 grid, so their envelope is the
+// fastest repetition; multigrid enters its exchange ten times, and with
+// four ranks on two cores a repetition whose ten exchanges all escape a
+// 4 ms time slice is rare: its fastest repetition was 20-48% above the
+// prediction on a quiet machine, its envelope -0.2% to +11% (sync).
+// (Medians were tried: the applications' phases, which share the cores
+// with their own multiplications, drift further above their calibration
+// than the fastest repetitions do; every model's error was 10-40 points
+// worse.) 60 repetitions: the fastest of 20 missed by up to 21% on the
+// synchronous products where the fastest of 60 stayed within 11%.
 //
 // Why the grid view and the synchronous variant (issue 14): on this
 // cluster an exchange of a 2 x 2 grid's rows or columns, all four hosts
@@ -75,7 +85,7 @@ func testClusterAppsMP(t *testing.T, bin string) {
 			cal := filepath.Join(dir, "calibration.jsonl")
 			mm := filepath.Join(dir, "matmul.jsonl")
 			mg := filepath.Join(dir, "multigrid.jsonl")
-			const reps = "--stat fastest --min-reps 5 --max-reps 20 --calib-max-time 0.4"
+			const reps = "--stat envelope --min-reps 5 --max-reps 60 --calib-max-time 0.4"
 			load0 := loadPerCore(t)
 			runCluster(t, 240*time.Second, topo.opts, strings.Join([]string{
 				fmt.Sprintf("$CC_MPIRUN %s app cannon --n 256 --variant async,sync %s --out %s", bin, reps, cal),
@@ -126,9 +136,13 @@ func testClusterAppsMP(t *testing.T, bin string) {
 			for key, errs := range totalErrors(t, mg) {
 				seen[key] = true
 				t.Logf("%s: exchange, error of every model: %s", key, fmtErrors(errs))
-				check(key, errs, []string{"hyperbolic"}, clusterMultigrid)
+				bound := clusterMultigridAsync
+				if strings.HasSuffix(key, " sync") {
+					bound = clusterMultigridSync
+				}
+				check(key, errs, []string{"hyperbolic"}, bound)
 				if e := errs["hyperbolic"]; math.Abs(e) > 0.20 {
-					t.Logf("%s: hyperbolic %+.1f%%: paper 001's within-20%% claim missed in this run (asserted: %g%%)", key, 100*e, 100*clusterMultigrid)
+					t.Logf("%s: hyperbolic %+.1f%%: paper 001's within-20%% claim missed in this run (asserted: %g%%)", key, 100*e, 100*bound)
 				}
 			}
 			for _, key := range []string{"cannon async", "cannon sync", "checkerboard async", "checkerboard sync", "multigrid async", "multigrid sync"} {
@@ -159,18 +173,25 @@ const clusterAppsMaxLoad = 5.0
 // holds, so it is logged only.
 // Raised to 25% after the clean-clone make test of this change measured
 // Cannon sync on two groups at +14.2%: the bound must hold on a CI machine
-// in every run, and the 10% goal is reported, not claimed.
+// in every run, and the 10% goal is reported, not claimed. On a quiet
+// machine (2026-11-27) with 20 repetitions the best error ranged from
+// -21% to +18% over ten runs; with 60, -10.5% to +3.9% in four.
 const clusterMatmulSync = 0.25
 
-// clusterMultigrid bounds the hyperbolic model's error on multigrid's
-// exchange time. Paper 001 claims 20%, and most runs are within 12%
-// (+1% to +11.5% on one switch, -13% to +10% on two groups), but the sync
-// variant on one switch measured -26.1% once above the load bound and
-// -30.2% once with only the emulated hosts' own load (the clean-clone make
-// test of this change): 35% is asserted, which still fails a wrong
-// workload (a plane counted once instead of twice is -50%), and a miss of
-// the paper's 20% is logged.
-const clusterMultigrid = 0.35
+// clusterMultigridSync bounds the hyperbolic model's error on the
+// synchronous multigrid's exchange time: paper 001's 20% (section 4.3,
+// Fig. 7: "very close to the predicted value" for the synchronous curve).
+// On the entry-wise envelope it measured -0.2% to +11% in the runs of
+// issue 14's note (both topologies); on the fastest repetition it had
+// reached -30%, the time slices of four ranks on two cores.
+const clusterMultigridSync = 0.20
+
+// clusterMultigridAsync bounds it on the asynchronous variant, whose
+// every exchange also holds the wait for a neighbour still in its
+// V-cycle (paper 001 reports the asynchronous curve further from the
+// prediction as well): the envelope measured -21% to +8%; 35% still fails
+// a wrong workload (a plane counted once instead of twice is -50%).
+const clusterMultigridAsync = 0.35
 
 // loadPerCore is the 1-minute load average divided by the cores.
 func loadPerCore(t *testing.T) float64 {
@@ -189,9 +210,10 @@ func loadPerCore(t *testing.T) float64 {
 }
 
 // totalErrors reads the application records of file (annotated by commcost
-// app with every model's prediction, against the statistic it ranked on)
-// and returns, per run, every model's relative error on the sum of the
-// communication phases. A model missing a phase has no total.
+// app with every model's prediction) and returns, per run, every model's
+// relative error on the sum of the communication phases' envelopes (the
+// statistic commcost app --stat envelope ranked on). A model missing a
+// phase has no total.
 func totalErrors(t *testing.T, file string) map[string]map[string]float64 {
 	t.Helper()
 	recs, err := results.ReadJSONLFile(file)
@@ -205,7 +227,11 @@ func totalErrors(t *testing.T, file string) map[string]map[string]float64 {
 		n      int
 	}
 	runs := map[string]*run{}
-	for _, r := range apps.Fastest(recs) {
+	judged, err := apps.ByStat(recs, apps.StatEnvelope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range judged {
 		if r.Bench != apps.Bench || r.Params["kind"] != apps.KindComm || len(r.Workload) == 0 {
 			continue
 		}
