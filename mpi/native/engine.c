@@ -30,7 +30,7 @@ cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int
     if (e == NULL)
         return NULL;
     /* The rest stays zero (calloc's, and the literal's). */
-    *e = (cc_eng){.comm = comm, .tag = tag, .head = head, .me = me, .p = p};
+    *e = (cc_eng){.comm = comm, .tag = tag, .head = head, .me = me, .p = p, .inline_max = inline_max, .r_req = -1};
     while ((1 << e->d_rounds) < p)
         e->d_rounds++;
     e->rcap = CC_ENG_PREFIX + head + inline_max;
@@ -104,7 +104,39 @@ void cc_eng_free(cc_eng *e)
         free(e->b_cnt[p]);
         free(e->b_sum[p]);
     }
+    free(e->r_head);
+    free(e->r_tab);
+    free(e->served);
     free(e);
+}
+
+int cc_eng_replies(cc_eng *e, int kind_off, int req, int key_off, const char *head)
+{
+    if (kind_off < 0 || kind_off >= e->head || key_off < 0 || key_off + 4 > e->head || req < 0 || req > 255)
+        return MPI_ERR_ARG;
+    char *h = malloc((size_t)e->head + 1);
+    if (h == NULL)
+        return MPI_ERR_NO_MEM;
+    memcpy(h, head, (size_t)e->head);
+    free(e->r_head);
+    e->r_head = h;
+    e->r_kind_off = kind_off;
+    e->r_key_off = key_off;
+    e->r_req = req;
+    return MPI_SUCCESS;
+}
+
+int cc_eng_reply_grow(cc_eng *e, int n)
+{
+    if (n <= e->r_n)
+        return MPI_SUCCESS;
+    cc_eng_reply *t = realloc(e->r_tab, (size_t)n * sizeof *t);
+    if (t == NULL)
+        return MPI_ERR_NO_MEM;
+    memset(t + e->r_n, 0, (size_t)(n - e->r_n) * sizeof *t);
+    e->r_tab = t;
+    e->r_n = n;
+    return MPI_SUCCESS;
 }
 
 /* slot makes room for one more outstanding send. */
@@ -394,6 +426,60 @@ int cc_eng_barrier_start(cc_eng *e, long long a, long long b)
     return rc;
 }
 
+/* answer sends the answer to key's request to dest and logs it. The same
+ * messages cc_eng_send makes of Go's head and body: a body over inline_max
+ * goes apart, from the pinned Go memory, under the entry's token. */
+static int answer(cc_eng *e, int dest, int key)
+{
+    const cc_eng_reply *r = &e->r_tab[key];
+    if (e->nserved == e->servedcap) {
+        int n = e->servedcap ? 2 * e->servedcap : 16;
+        int *s = realloc(e->served, 2 * (size_t)n * sizeof *s);
+        if (s == NULL)
+            return MPI_ERR_NO_MEM;
+        e->served = s;
+        e->servedcap = n;
+    }
+    int sep = r->len > e->inline_max ? r->len : 0;
+    int n = CC_ENG_PREFIX + e->head + (sep ? 0 : r->len), cap = 0;
+    char *b = getbuf(e, n, &cap);
+    if (b == NULL)
+        return MPI_ERR_NO_MEM;
+    put32(b, CC_ENG_USER);
+    put32(b + 4, sep);
+    memcpy(b + CC_ENG_PREFIX, e->r_head, (size_t)e->head);
+    put32(b + CC_ENG_PREFIX + e->r_key_off, key);
+    if (!sep && r->len > 0)
+        memcpy(b + CC_ENG_PREFIX + e->head, r->body, (size_t)r->len);
+    int rc = post(e, dest, e->tag, b, n, cap, -1);
+    if (rc != MPI_SUCCESS) {
+        free(b);
+        return rc;
+    }
+    if (sep) {
+        rc = post(e, dest, e->tag + 1, (char *)r->body, r->len, 0, r->tok);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    e->served[2 * e->nserved] = key;
+    e->served[2 * e->nserved + 1] = dest;
+    e->nserved++;
+    return MPI_SUCCESS;
+}
+
+/* request_key returns the key of message m (count bytes) if the engine
+ * answers it, else -1. */
+static int request_key(const cc_eng *e, const char *m, int count)
+{
+    if (e->r_req < 0 || count != CC_ENG_PREFIX + e->head || get32(m + 4) != 0 ||
+        (unsigned char)m[CC_ENG_PREFIX + e->r_kind_off] != e->r_req)
+        return -1;
+    int key = get32(m + CC_ENG_PREFIX + e->r_key_off);
+    if (key < 0 || key >= e->r_n || !e->r_tab[key].on)
+        return -1;
+    return key;
+}
+
 int cc_eng_flush(cc_eng *e, const char *batch, int blen)
 {
     if (cc_wrong_thread())
@@ -487,6 +573,18 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
         char *m = e->rslot[slot];
         e->rhead = (slot + 1) % CC_ENG_RING;
         int kind = count >= CC_ENG_PREFIX ? get32(m) : 0;
+        if (kind == CC_ENG_USER) {
+            int key = request_key(e, m, count);
+            if (key >= 0) {
+                /* Answered here; the slot is read, post it again. */
+                ev.rc = answer(e, st.MPI_SOURCE, key);
+                if (ev.rc == MPI_SUCCESS)
+                    ev.rc = repost(e, slot);
+                if (ev.rc != MPI_SUCCESS)
+                    goto broken;
+                continue;
+            }
+        }
         if (kind == CC_ENG_USER && count >= CC_ENG_PREFIX + e->head) {
             ev.what = 1;
             e->rbuf = m;

@@ -29,6 +29,14 @@
  * Receives match in the order they were posted, so taking the oldest keeps
  * MPI's order. The slot of a message handed to Go is posted again at the
  * engine's next call, once Go has read it.
+ *
+ * Answers (mpi.EngineReply, cc_eng_replies): a USER message without a body
+ * whose head has byte r_req at r_kind_off is a request; if the table has a
+ * body for its key (int32 at r_key_off), the engine sends the answer (the
+ * head template with the key, and the body) at once, logs (key, source) in
+ * served for Go, and goes on waiting. Go writes the table's entries itself
+ * (no crossing): the body is pinned Go memory, tok the token reported when
+ * a body sent as a message of its own has left.
  */
 #ifndef COMMCOST_NATIVE_ENGINE_H
 #define COMMCOST_NATIVE_ENGINE_H
@@ -43,8 +51,15 @@ enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3, CC_ENG_DIS = 4 };
 #define CC_ENG_BARMSG (CC_ENG_PREFIX + 24)
 
 typedef struct {
+    const char *body; /* pinned Go memory (NULL for no bytes) */
+    int len;
+    int on; /* 0: requests with this key go to Go */
+    long long tok;
+} cc_eng_reply;
+
+typedef struct {
     MPI_Comm comm;
-    int tag, head, me;
+    int tag, head, me, inline_max;
     /* rbuf: the message handed to Go by the last event (prefix, head,
      * inline body), one of the ring's slots of rcap bytes each */
     char *rbuf;
@@ -81,6 +96,13 @@ typedef struct {
     int p, d_rounds, d_epoch, d_done, d_round, d_sent;
     int d_cnt[2][32];
     int completions; /* barriers of either kind completed at this rank */
+    /* answers: r_req < 0 when the engine answers nothing */
+    int r_req, r_kind_off, r_key_off;
+    char *r_head;
+    cc_eng_reply *r_tab;
+    int r_n;
+    int *served; /* key, source pairs since Go last read them */
+    int nserved, servedcap;
     int broken;      /* an error left MPI holding buffers: never free them */
 } cc_eng;
 
@@ -96,6 +118,10 @@ typedef struct {
 cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int p, int nb,
                    const int *id, const int *need, const int *pid, const int *prank,
                    const int *koff, const int *kid, const int *krank);
+/* Answer requests (see above) with head template head (e->head bytes). */
+int cc_eng_replies(cc_eng *e, int kind_off, int req, int key_off, const char *head);
+/* Make the table hold keys 0..n-1 (new entries off). */
+int cc_eng_reply_grow(cc_eng *e, int n);
 /* Cancel the posted receives (call on the engine's thread, nothing in
  * flight) and free the engine. */
 void cc_eng_free(cc_eng *e);
