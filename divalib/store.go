@@ -209,7 +209,10 @@ type Store struct {
 	// payloads come from pool.
 	eng  mpi.Engine
 	pool bufPool
-	err  error // sticky failure of the progress engine
+	// rep is eng where it answers the fixed home's reads itself (the
+	// home's copy offered with fhOffer), else nil.
+	rep mpi.EngineReplier
+	err error // sticky failure of the progress engine
 
 	bar   barrier
 	ibarr Ibarrierer
@@ -355,12 +358,19 @@ func New(c mpi.Comm, cfg Config) (*Store, error) {
 	}
 	s.bar.init(s)
 	if ek, ok := dup.(mpi.EngineKernel); ok && cfg.Barrier != BarrierMPI {
-		eng, err := ek.NewEngine(mpi.EngineSpec{Tag: protoTag, HeadBytes: headerBytes, InlineBytes: engineInlineBytes, Barrier: s.bar.schedule(), Alloc: s.pool.get})
+		spec := mpi.EngineSpec{Tag: protoTag, HeadBytes: headerBytes, InlineBytes: engineInlineBytes, Barrier: s.bar.schedule(), Alloc: s.pool.get}
+		if cfg.Strategy == FixedHome {
+			spec.Reply = fhReplySpec(s)
+		}
+		eng, err := ek.NewEngine(spec)
 		if err != nil {
 			dup.Free()
 			return nil, err
 		}
 		s.eng = eng
+		if spec.Reply != nil {
+			s.rep, _ = eng.(mpi.EngineReplier)
+		}
 	}
 	return s, nil
 }
