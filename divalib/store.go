@@ -735,9 +735,11 @@ func (s *Store) pollOnce() bool {
 	return true
 }
 
-// handleEngine handles a message the engine received.
+// handleEngine handles a message the engine received, decoded into rmsg
+// as receive does (a handler that keeps it copies it: keep).
 func (s *Store) handleEngine(em mpi.EngineMessage) {
-	m := decodeHeader(em.Head)
+	m := &s.rmsg
+	m.decodeHeader(em.Head)
 	if len(em.Body) > 0 {
 		m.data = em.Body
 	}
