@@ -47,6 +47,7 @@ extern int cc_eng_yield_idle;
 
 #define CC_ENG_PREFIX 8
 #define CC_ENG_RING 4
+#define CC_ENG_REAP 16
 enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3, CC_ENG_DIS = 4 };
 #define CC_ENG_BARMSG (CC_ENG_PREFIX + 24)
 
