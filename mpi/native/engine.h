@@ -14,8 +14,15 @@
  *     that the body, sep bytes, follows as the next message from the same
  *     sender on tag + 1 (non-overtaking keeps the bodies of one sender in
  *     the order of their heads)
- *   kind CC_ENG_ARRIVE / CC_ENG_RELEASE: node (int32), epoch (int32), a, b
- *     (int64): the combining-tree barrier;
+ *   kind CC_ENG_ARRIVE / CC_ENG_RELEASE / CC_ENG_EARLY: node (int32), epoch
+ *     (int32), a, b (int64): the combining-tree barrier. A root with one
+ *     child on another rank (and others here) sends that child its release
+ *     as soon as all the others are in, if it has not arrived yet (EARLY,
+ *     with the others' sums, where RELEASE carries the total), and
+ *     completes on the child's arrival; the child completes when its own
+ *     subtree is in too, with the sums of both. The same messages, one
+ *     arrival and one release per edge, but at 2 ranks the two cross
+ *     instead of following each other: one message latency instead of two;
  *   kind CC_ENG_DIS: round (int32), epoch (int32), two unused int64: the
  *     dissemination barrier (round k goes to rank me + 2^k mod P).
  *
@@ -48,7 +55,7 @@ extern int cc_eng_yield_idle;
 #define CC_ENG_PREFIX 8
 #define CC_ENG_RING 4
 #define CC_ENG_REAP 16
-enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3, CC_ENG_DIS = 4 };
+enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3, CC_ENG_DIS = 4, CC_ENG_EARLY = 5 };
 #define CC_ENG_BARMSG (CC_ENG_PREFIX + 24)
 
 typedef struct {
@@ -90,6 +97,14 @@ typedef struct {
     int *b_id, *b_need, *b_pid, *b_prank, *b_koff, *b_kid, *b_krank;
     int *b_cnt[2];
     long long *b_sum[2];
+    /* early release (see above), by epoch parity: b_er is the root's
+     * index if it releases early, else -1; b_rgot, its remote child has
+     * arrived; b_esent, that child was released early. Per node whose
+     * parent is on another rank: b_up, it arrived (sums b_us) and waits
+     * for its release; b_eg, an early release came first (sums b_es). */
+    int b_er, b_rgot[2], b_esent[2];
+    int *b_up[2], *b_eg[2];
+    long long *b_us[2], *b_es[2];
     int b_epoch;     /* epoch of the barrier this rank entered last */
     int b_done;      /* epoch completed last at this rank */
     long long b_res[2];

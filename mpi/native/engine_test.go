@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/commcost/commcost/mpi"
 )
@@ -170,6 +171,48 @@ func TestEngineArgs(t *testing.T) {
 	wantClass(t, eng.Send(make([]byte, 4), nil, c.Size()), "Engine.Send", mpi.ErrRank)
 	_, _, err = eng.Barrier(0, 0)
 	wantClass(t, err, "Engine.Barrier", mpi.ErrArg)
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEngineBarrierLate: the tree barrier's sums reach every rank whichever
+// rank enters last (rank e mod P in epoch e), so at 2 ranks the root
+// releases its remote child early (engine.h) in some epochs and in the
+// usual order in others.
+func TestEngineBarrierLate(t *testing.T) {
+	needMPI(t)
+	d, err := world().Dup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free()
+	me, p := d.Rank(), d.Size()
+	eng, err := d.(mpi.EngineKernel).NewEngine(mpi.EngineSpec{Tag: 9, HeadBytes: 4, Barrier: engineTree(me, p)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := 0; e < 10; e++ {
+		if e%p == me {
+			time.Sleep(2 * time.Millisecond)
+		}
+		_, ok, err := eng.Barrier(int64(me+e), 1)
+		for ; err == nil; _, ok, err = eng.Next(true) {
+			if ok {
+				t.Fatal("a message arrived, none was sent")
+			}
+			if _, _, done := eng.BarrierDone(); done {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b, _ := eng.BarrierDone()
+		if wa, wb := int64(p*(p-1)/2+p*e), int64(p); a != wa || b != wb {
+			t.Fatalf("epoch %d: sums %d, %d; want %d, %d", e, a, b, wa, wb)
+		}
+	}
 	if err := eng.Close(); err != nil {
 		t.Fatal(err)
 	}
