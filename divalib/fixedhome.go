@@ -50,9 +50,11 @@ func (s *Store) fhInitHome(x *variable) {
 }
 
 // The home's side of a read in the engine (mpi.EngineReplier, mpi/native).
-// A read that finds main memory owning the variable and no transaction in
-// progress is, at the home, fhRequest then fhProceed: add the reader to the
-// copy set and send it kHData with the value, nothing else. Under mpirun
+// A read by a processor without a copy, while main memory owns the
+// variable, only moves a copy to the reader (paper 004, section 2, the
+// ownership scheme); with no transaction in progress that is, at the home,
+// fhRequest then fhProceed: add the reader to the copy set and send it
+// kHData with the value, nothing else. Under mpirun
 // that cost the critical path of every uncached read a return from C, the
 // transaction in Go and an entry into C to send the copy (issue 15: 0.93 us
 // per 8-byte read against 0.39 us for the C kernel of the same protocol).

@@ -294,16 +294,18 @@ func (b *barrier) reduce(vals [2]int64, sum bool) ([2]int64, error) {
 // arrive counts one arrival at node n (its own for a leaf, a child's
 // otherwise; remote: from a child on another rank).
 //
-// The root releases early where it can: if exactly one of its children is
-// on another rank, it sends that child its release as soon as every other
-// child has arrived and that one has not (fEarly, with the sums so far),
-// and completes when the child's arrival comes; the child completes once
-// its own subtree is in too, with both sums (released). The messages are
-// the tree's, one arrival and one release per edge, so the counts do not
-// change (TestGoldenCounts); only the order does: at 2 ranks the arrival
-// and the release cross, one message latency where the paper's order
-// (up, then down) takes two, which is what MPI_Barrier's exchange takes
-// (issue 15). mpi/native's engine does the same (engine.h).
+// The barrier is the paper's one "that uses access trees, too" (paper
+// 004, section 2, Synchronization mechanisms): arrivals combine up the
+// tree, the root releases down it. The root releases early where it can:
+// if exactly one of its children is on another rank, it sends that child
+// its release as soon as every other child has arrived and that one has
+// not (fEarly, with the sums so far), and completes when the child's
+// arrival comes; the child completes once its own subtree is in too, with
+// both sums (released). The messages are the tree's, one arrival and one
+// release per edge, so the counts do not change (TestGoldenCounts); only
+// the order does: at 2 ranks the arrival and the release cross, one
+// message latency where up-then-down takes two, as MPI_Barrier's exchange
+// does (issue 15). mpi/native's engine does the same (engine.h).
 func (b *barrier) arrive(n, e int32, vals [2]int64, fl uint8, remote bool) {
 	k := barKey{n, e}
 	w := b.wait[k]
