@@ -59,13 +59,15 @@ func (s *Store) fhInitHome(x *variable) {
 // transaction in Go and an entry into C to send the copy (issue 15: 0.93 us
 // per 8-byte read against 0.39 us for the C kernel of the same protocol).
 // So the home offers the engine its value while the variable is in that
-// state (fhOffer, after every change of the home's state), the engine
+// state (fhOffer, at its creation and after every message the home
+// handles for it; the home's own local write only withdraws the offer,
+// and the next read, served in Go, offers the new value), the engine
 // answers such reads itself with the same kHData message, and the store
 // does the rest of the transaction afterwards, in arrival order
 // (fhServed). The messages, their order per pair of ranks and their
 // charges are those of the Go path; every other request, and every read
-// while the home is busy or a processor owns the variable, still comes to
-// Go.
+// while the home is busy, a processor owns the variable or no offer
+// stands, still comes to Go.
 
 // fhReplySpec is the engine's description of those reads and answers: a
 // kHRead request keyed by its variable (the header's vr field), answered
@@ -138,7 +140,12 @@ func (s *Store) fhWrite(x *variable, off int, data []byte) bool {
 	if h := x.home; h != nil {
 		if h.owner < 0 && !h.busy && len(h.copyset) == 0 {
 			x.data, x.recycle = applyWrite(x.data, off, data), false
-			s.fhOffer(x)
+			if s.rep != nil {
+				// Offering the new value would pin it (about 80 ns, twice
+				// this write): the next read of x comes to Go instead,
+				// whose fhHandle offers the value then.
+				s.rep.ClearReply(x.v.ID)
+			}
 			s.stats.WriteHits++
 			s.cacheHit(x)
 			return true

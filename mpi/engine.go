@@ -70,9 +70,12 @@ type EngineReplier interface {
 	// SetReply makes body the answer to requests with key (>= 0) until
 	// ClearReply or the next SetReply of key. The engine sends from body's
 	// memory (and keeps it alive while it does), so nobody may modify it
-	// afterwards.
+	// afterwards. Setting the body a key has already is cheap, also after
+	// ClearReply; a new body costs about 80 ns (mpi/native pins it).
 	SetReply(key int, body []byte) error
-	// ClearReply returns requests with key to the caller again.
+	// ClearReply returns requests with key to the caller again. It is
+	// cheap: the engine may keep the key's body until the key's next
+	// SetReply or Close.
 	ClearReply(key int)
 }
 
