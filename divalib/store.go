@@ -210,9 +210,11 @@ type Store struct {
 	eng  mpi.Engine
 	pool bufPool
 	// rep is eng where it answers the fixed home's reads itself (the
-	// home's copy offered with fhOffer), else nil.
-	rep mpi.EngineReplier
-	err error // sticky failure of the progress engine
+	// home's copy offered with fhOffer), else nil; fhPending are the
+	// reads it answered whose readers are not in their copy sets yet.
+	rep       mpi.EngineReplier
+	fhPending []fhRead
+	err       error // sticky failure of the progress engine
 
 	bar   barrier
 	ibarr Ibarrierer
