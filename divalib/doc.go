@@ -69,9 +69,14 @@
 //   - mpi/native (mpi.EngineKernel): the polling, receiving, sending and
 //     completion of sends, and the barriers, run in C (mpi/native/engine.c).
 //     Go queues its messages and hands them over with the wait that
-//     follows, so a remote read costs two cgo crossings per rank and a
-//     barrier one; received payloads go into buffers that dropped copies
-//     gave back (fresh memory costs a page fault per 4 KiB).
+//     follows, so a barrier costs one cgo crossing and a message one at
+//     each end. The fixed home's answer to a read that finds main memory
+//     owning and no transaction in progress, its most common request, is
+//     sent by the engine itself (mpi.EngineReplier: the home offers its
+//     value while the variable is in that state, fhOffer, and does the
+//     bookkeeping after, fhServed), so such a read costs the reader one
+//     crossing and the home none. Received payloads go into buffers that
+//     dropped copies gave back (fresh memory costs a page fault per 4 KiB).
 //   - mpi/local (mpi.RefSender, mpi.ProcessShared): payloads, immutable
 //     once sent, travel by reference, so a block exists once however many
 //     ranks hold a copy; the catalogue of variable names is shared by the
@@ -80,9 +85,12 @@
 //     ranks that is what keeps matsquare at 64x64 within 2.4 GB.
 //   - any other Comm: Isend, Iprobe/Probe and Recv.
 //
-// The barrier is the paper's combining tree by default; BarrierDissemination
-// (ceil(log2 P) rounds of one message) is the fast one on few ranks. Both
-// are counted like any other message, on every transport.
+// The barrier is the paper's combining tree by default, whose root sends
+// the release of its one child on another rank (where it has one) as soon
+// as its other children are in, so at 2 ranks the two messages cross;
+// BarrierDissemination (ceil(log2 P) rounds of one message) is the fast
+// one on few ranks. Both are counted like any other message, on every
+// transport.
 //
 // # Coherence
 //

@@ -22,3 +22,10 @@ func TableForm(s *Store) (sparse bool, states int) {
 	}
 	return false, states
 }
+
+// BarrierSums enters the store's barrier contributing a and b and returns
+// the sums over all ranks (the reduction Close's termination detection
+// runs on).
+func BarrierSums(s *Store, a, b int64) ([2]int64, error) {
+	return s.bar.reduce([2]int64{a, b}, true)
+}

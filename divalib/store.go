@@ -209,7 +209,12 @@ type Store struct {
 	// payloads come from pool.
 	eng  mpi.Engine
 	pool bufPool
-	err  error // sticky failure of the progress engine
+	// rep is eng where it answers the fixed home's reads itself (the
+	// home's copy offered with fhOffer), else nil; fhPending are the
+	// reads it answered whose readers are not in their copy sets yet.
+	rep       mpi.EngineReplier
+	fhPending []fhRead
+	err       error // sticky failure of the progress engine
 
 	bar   barrier
 	ibarr Ibarrierer
@@ -355,12 +360,19 @@ func New(c mpi.Comm, cfg Config) (*Store, error) {
 	}
 	s.bar.init(s)
 	if ek, ok := dup.(mpi.EngineKernel); ok && cfg.Barrier != BarrierMPI {
-		eng, err := ek.NewEngine(mpi.EngineSpec{Tag: protoTag, HeadBytes: headerBytes, InlineBytes: engineInlineBytes, Barrier: s.bar.schedule(), Alloc: s.pool.get})
+		spec := mpi.EngineSpec{Tag: protoTag, HeadBytes: headerBytes, InlineBytes: engineInlineBytes, Barrier: s.bar.schedule(), Alloc: s.pool.get}
+		if cfg.Strategy == FixedHome {
+			spec.Reply = fhReplySpec(s)
+		}
+		eng, err := ek.NewEngine(spec)
 		if err != nil {
 			dup.Free()
 			return nil, err
 		}
 		s.eng = eng
+		if spec.Reply != nil {
+			s.rep, _ = eng.(mpi.EngineReplier)
+		}
 	}
 	return s, nil
 }
@@ -725,9 +737,11 @@ func (s *Store) pollOnce() bool {
 	return true
 }
 
-// handleEngine handles a message the engine received.
+// handleEngine handles a message the engine received, decoded into rmsg
+// as receive does (a handler that keeps it copies it: keep).
 func (s *Store) handleEngine(em mpi.EngineMessage) {
-	m := decodeHeader(em.Head)
+	m := &s.rmsg
+	m.decodeHeader(em.Head)
 	if len(em.Body) > 0 {
 		m.data = em.Body
 	}

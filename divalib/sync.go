@@ -91,6 +91,14 @@ type barrier struct {
 	wait   map[barKey]*barWait
 	sched  []mpi.BarrierNode // this rank's nodes, for an mpi.Engine
 
+	// Early release (see arrive): earlyRoot is the root if this rank
+	// simulates it and exactly one of its children is on another rank
+	// (earlyKid) and one at least here, else -1. A node whose parent is
+	// on another rank keeps its sums in up while it waits for its release
+	// after arriving, and an early release that came first in early.
+	earlyRoot, earlyKid int32
+	up, early           map[barKey][2]int64
+
 	// Dissemination barrier: epoch entered last, round reached, whether
 	// this round's notice is sent, and notices received by (epoch, round)
 	// (a peer one epoch ahead may notify early).
@@ -108,6 +116,8 @@ type barKey struct {
 type barWait struct {
 	n   int
 	sum [2]int64
+	// at earlyRoot: the remote child has arrived; it was released early
+	remoteIn, earlySent bool
 }
 
 func (b *barrier) init(s *Store) {
@@ -121,6 +131,23 @@ func (b *barrier) init(s *Store) {
 		b.tp = embedded{t: s.tree, emb: s.tree.Embedding(s.randomRank(-1))}
 	}
 	b.sched = b.schedule()
+	b.up, b.early = map[barKey][2]int64{}, map[barKey][2]int64{}
+	b.earlyRoot, b.earlyKid = -1, -1
+	root := b.tp.leafOf(s.rank)
+	for b.tp.parentOf(root) >= 0 {
+		root = b.tp.parentOf(root)
+	}
+	if b.tp.rankOf(root) == s.rank {
+		var remote []int32
+		for _, k := range b.tp.childrenOf(root) {
+			if b.tp.rankOf(k) != s.rank {
+				remote = append(remote, k)
+			}
+		}
+		if len(remote) == 1 && b.tp.numChildren(root) > 1 {
+			b.earlyRoot, b.earlyKid = root, remote[0]
+		}
+	}
 }
 
 // schedule is this rank's part of the barrier tree for an mpi.Engine: the
@@ -259,14 +286,27 @@ func (b *barrier) reduce(vals [2]int64, sum bool) ([2]int64, error) {
 	if sum {
 		fl = fSum
 	}
-	b.arrive(b.tp.leafOf(b.s.rank), e, vals, fl)
+	b.arrive(b.tp.leafOf(b.s.rank), e, vals, fl, false)
 	err := b.s.progress(func() bool { return b.done >= e })
 	return b.result, err
 }
 
 // arrive counts one arrival at node n (its own for a leaf, a child's
-// otherwise).
-func (b *barrier) arrive(n, e int32, vals [2]int64, fl uint8) {
+// otherwise; remote: from a child on another rank).
+//
+// The barrier is the paper's one "that uses access trees, too" (paper
+// 004, section 2, Synchronization mechanisms): arrivals combine up the
+// tree, the root releases down it. The root releases early where it can:
+// if exactly one of its children is on another rank, it sends that child
+// its release as soon as every other child has arrived and that one has
+// not (fEarly, with the sums so far), and completes when the child's
+// arrival comes; the child completes once its own subtree is in too, with
+// both sums (released). The messages are the tree's, one arrival and one
+// release per edge, so the counts do not change (TestGoldenCounts); only
+// the order does: at 2 ranks the arrival and the release cross, one
+// message latency where up-then-down takes two, as MPI_Barrier's exchange
+// does (issue 15). mpi/native's engine does the same (engine.h).
+func (b *barrier) arrive(n, e int32, vals [2]int64, fl uint8, remote bool) {
 	k := barKey{n, e}
 	w := b.wait[k]
 	if w == nil {
@@ -280,34 +320,76 @@ func (b *barrier) arrive(n, e int32, vals [2]int64, fl uint8) {
 	if need == 0 {
 		need = 1 // a leaf: its rank's own arrival
 	}
+	if n == b.earlyRoot {
+		if remote {
+			w.remoteIn = true
+		} else if !w.remoteIn && w.n == need-1 {
+			b.s.send(b.tp.rankOf(b.earlyKid), &msg{kind: kBarRelease, flags: fl | fEarly, vr: -1, dst: b.earlyKid, src: n, off: e, a: w.sum[0], b: w.sum[1]})
+			w.earlySent = true
+		}
+	}
 	if w.n < need {
 		return
 	}
 	delete(b.wait, k)
-	if p := b.tp.parentOf(n); p >= 0 {
-		b.s.send(b.tp.rankOf(p), &msg{kind: kBarArrive, flags: fl, vr: -1, dst: p, src: n, off: e, a: w.sum[0], b: w.sum[1]})
+	p := b.tp.parentOf(n)
+	if p < 0 {
+		b.release(n, e, w.sum, fl, w.earlySent)
 		return
 	}
-	b.release(n, e, w.sum, fl)
+	b.s.send(b.tp.rankOf(p), &msg{kind: kBarArrive, flags: fl, vr: -1, dst: p, src: n, off: e, a: w.sum[0], b: w.sum[1]})
+	if b.tp.rankOf(p) == b.s.rank {
+		return
+	}
+	if s, ok := b.early[k]; ok {
+		delete(b.early, k)
+		b.release(n, e, [2]int64{s[0] + w.sum[0], s[1] + w.sum[1]}, fl, false)
+		return
+	}
+	b.up[k] = w.sum
 }
 
-func (b *barrier) release(n, e int32, sum [2]int64, fl uint8) {
+// release releases node n's children (but earlyKid, if skip: released
+// early), or completes the barrier at a leaf.
+func (b *barrier) release(n, e int32, sum [2]int64, fl uint8, skip bool) {
 	kids := b.tp.childrenOf(n)
 	if len(kids) == 0 {
 		b.done, b.result = e, sum
 		return
 	}
 	for _, c := range kids {
+		if skip && c == b.earlyKid {
+			continue
+		}
 		b.s.send(b.tp.rankOf(c), &msg{kind: kBarRelease, flags: fl, vr: -1, dst: c, src: n, off: e, a: sum[0], b: sum[1]})
 	}
 }
 
-func (b *barrier) handle(m *msg) {
-	if m.kind == kBarArrive {
-		b.arrive(m.dst, m.off, [2]int64{m.a, m.b}, m.flags)
+// released handles the release of node n by its parent: an early one
+// before n's own arrival is kept until then (arrive), one after it adds
+// the sums n sent up.
+func (b *barrier) released(n, e int32, sum [2]int64, fl uint8) {
+	k := barKey{n, e}
+	if fl&fEarly == 0 {
+		delete(b.up, k)
+		b.release(n, e, sum, fl, false)
 		return
 	}
-	b.release(m.dst, m.off, [2]int64{m.a, m.b}, m.flags)
+	fl &^= fEarly
+	if s, ok := b.up[k]; ok {
+		delete(b.up, k)
+		b.release(n, e, [2]int64{s[0] + sum[0], s[1] + sum[1]}, fl, false)
+		return
+	}
+	b.early[k] = sum
+}
+
+func (b *barrier) handle(m *msg) {
+	if m.kind == kBarArrive {
+		b.arrive(m.dst, m.off, [2]int64{m.a, m.b}, m.flags, b.tp.rankOf(m.src) != b.s.rank)
+		return
+	}
+	b.released(m.dst, m.off, [2]int64{m.a, m.b}, m.flags)
 }
 
 // lockNode is one node's state in Raymond's tree-based mutual exclusion

@@ -42,6 +42,7 @@ const (
 	fNeedData                   // kHFetchInv: the writer needs the value
 	fHasData                    // kHGrant, kHFetched: the payload is the value
 	fSum                        // kBarArrive, kBarRelease: a termination count wave
+	fEarly                      // kBarRelease: sent before the child's arrival, with the sums of the root's other children
 )
 
 // headerBytes is the fixed header in front of every payload.

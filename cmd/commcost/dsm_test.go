@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,7 +166,10 @@ func checkDSMRecords(t *testing.T, recs []results.Record, wantChecks, wantSquare
 
 // TestMPIRunDSM runs the coherence suite at its full default size (10^5
 // operations per strategy and variant) and a matrix square under real
-// mpirun with 4 ranks (a 2x2 mesh).
+// mpirun with 4 ranks (a 2x2 mesh). The matrix square's counts are those
+// of the same run on goroutine ranks: under mpirun the C engine sends the
+// barriers' messages and answers fixed-home reads itself (the store
+// charges them), on mpi/local the store sends every message in Go.
 func TestMPIRunDSM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the mpirun integration test")
@@ -186,6 +191,27 @@ func TestMPIRunDSM(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkDSMRecords(t, recs, 30, 12, "native", 4)
+	localOut := filepath.Join(dir, "local.jsonl")
+	if code, stdout, errs := runCLI(t, "dsm", "matsquare", "--backend", "local", "--np", "4", "--blocks", "64,4096", "--reps", "3", "--out", localOut); code != 0 {
+		t.Fatalf("dsm matsquare --backend local: exit %d\n%s%s", code, stdout, errs)
+	}
+	localRecs, err := results.ReadJSONLFile(localOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := func(recs []results.Record) map[string][3]float64 {
+		m := map[string][3]float64{}
+		for _, r := range recs {
+			if r.Bench == "dsm-matsquare" {
+				c := r.Counters
+				m[fmt.Sprint(r.Params["strategy"], " ", r.Params["block_ints"])] = [3]float64{c["congestion_bytes"], c["load_bytes"], c["startups"]}
+			}
+		}
+		return m
+	}
+	if native, loc := counts(recs), counts(localRecs); len(native) != 12 || !maps.Equal(native, loc) {
+		t.Errorf("matsquare counts (congestion, load, startups) under mpirun %v, on goroutine ranks %v", native, loc)
+	}
 	for _, rec := range recs {
 		if rec.Bench == "dsm-check" && rec.Params["workload"] == "coherence" && rec.Counters["ops"] != 100000 {
 			t.Errorf("%v: %v operations, want 10^5", rec.Params, rec.Counters["ops"])

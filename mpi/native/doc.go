@@ -107,6 +107,9 @@
 // barrier, in C; Go queues its sends and hands them over with the wait
 // that follows, so each protocol message costs one crossing on each side
 // (two for a payload sent as a message of its own), and a barrier one.
+// Requests of one kind can be answered by the engine itself, from a table
+// of bodies that Go keeps up to date without crossing (mpi.EngineReplier:
+// divalib's fixed-home reads), which costs the answering side no crossing.
 //
 // # Batches
 //

@@ -30,7 +30,7 @@ cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int
     if (e == NULL)
         return NULL;
     /* The rest stays zero (calloc's, and the literal's). */
-    *e = (cc_eng){.comm = comm, .tag = tag, .head = head, .me = me, .p = p};
+    *e = (cc_eng){.comm = comm, .tag = tag, .head = head, .me = me, .p = p, .inline_max = inline_max, .r_req = -1};
     while ((1 << e->d_rounds) < p)
         e->d_rounds++;
     e->rcap = CC_ENG_PREFIX + head + inline_max;
@@ -53,15 +53,26 @@ cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int
     e->b_koff = dupints(koff, nb + 1);
     e->b_kid = dupints(kid, nk);
     e->b_krank = dupints(krank, nk);
+    int arrays_ok = 1;
     for (int p = 0; p < 2; p++) {
         e->b_cnt[p] = calloc((size_t)nb + 1, sizeof(int));
         e->b_sum[p] = calloc(2 * (size_t)nb + 2, sizeof(long long));
+        e->b_up[p] = calloc((size_t)nb + 1, sizeof(int));
+        e->b_us[p] = calloc(2 * (size_t)nb + 2, sizeof(long long));
+        e->b_eg[p] = calloc((size_t)nb + 1, sizeof(int));
+        e->b_es[p] = calloc(2 * (size_t)nb + 2, sizeof(long long));
+        arrays_ok &= e->b_cnt[p] && e->b_sum[p] && e->b_up[p] && e->b_us[p] && e->b_eg[p] && e->b_es[p];
     }
-    if (!slots_ok || !e->b_id || !e->b_need || !e->b_pid || !e->b_prank || !e->b_koff || !e->b_kid ||
-        !e->b_krank || !e->b_cnt[0] || !e->b_cnt[1] || !e->b_sum[0] || !e->b_sum[1]) {
+    if (!slots_ok || !arrays_ok || !e->b_id || !e->b_need || !e->b_pid || !e->b_prank || !e->b_koff || !e->b_kid ||
+        !e->b_krank) {
         cc_eng_free(e);
         return NULL;
     }
+    /* The root (last of the list) may release early if exactly one of its
+     * children is on another rank and one at least is here. */
+    e->b_er = -1;
+    if (nb > 0 && pid[nb - 1] < 0 && koff[nb] - koff[nb - 1] == 1 && need[nb - 1] > 1)
+        e->b_er = nb - 1;
     return e;
 }
 
@@ -103,8 +114,44 @@ void cc_eng_free(cc_eng *e)
     for (int p = 0; p < 2; p++) {
         free(e->b_cnt[p]);
         free(e->b_sum[p]);
+        free(e->b_up[p]);
+        free(e->b_us[p]);
+        free(e->b_eg[p]);
+        free(e->b_es[p]);
     }
+    free(e->r_head);
+    free(e->r_tab);
+    free(e->served);
     free(e);
+}
+
+int cc_eng_replies(cc_eng *e, int kind_off, int req, int key_off, const char *head)
+{
+    if (kind_off < 0 || kind_off >= e->head || key_off < 0 || key_off + 4 > e->head || req < 0 || req > 255)
+        return MPI_ERR_ARG;
+    char *h = malloc((size_t)e->head + 1);
+    if (h == NULL)
+        return MPI_ERR_NO_MEM;
+    memcpy(h, head, (size_t)e->head);
+    free(e->r_head);
+    e->r_head = h;
+    e->r_kind_off = kind_off;
+    e->r_key_off = key_off;
+    e->r_req = req;
+    return MPI_SUCCESS;
+}
+
+int cc_eng_reply_grow(cc_eng *e, int n)
+{
+    if (n <= e->r_n)
+        return MPI_SUCCESS;
+    cc_eng_reply *t = realloc(e->r_tab, (size_t)n * sizeof *t);
+    if (t == NULL)
+        return MPI_ERR_NO_MEM;
+    memset(t + e->r_n, 0, (size_t)(n - e->r_n) * sizeof *t);
+    e->r_tab = t;
+    e->r_n = n;
+    return MPI_SUCCESS;
 }
 
 /* slot makes room for one more outstanding send. */
@@ -305,16 +352,18 @@ static int bar_send(cc_eng *e, int kind, int dest, int node, int epoch, long lon
     return rc;
 }
 
-/* bar_release releases local node i: its remote children by message, its
- * local child (the previous entry, if that one's parent is i) directly. */
-static int bar_release(cc_eng *e, int i, int epoch, long long a, long long b)
+/* bar_release releases local node i: its remote children by message
+ * (but the one released early, if skip), its local child (the previous
+ * entry, if that one's parent is i) directly. */
+static int bar_release(cc_eng *e, int i, int epoch, long long a, long long b, int skip)
 {
     for (;;) {
-        for (int k = e->b_koff[i]; k < e->b_koff[i + 1]; k++) {
+        for (int k = e->b_koff[i]; k < e->b_koff[i + 1] && !skip; k++) {
             int rc = bar_send(e, CC_ENG_RELEASE, e->b_krank[k], e->b_kid[k], epoch, a, b);
             if (rc != MPI_SUCCESS)
                 return rc;
         }
+        skip = 0;
         if (i == 0) {
             e->completions++;
             e->b_done = epoch;
@@ -328,26 +377,76 @@ static int bar_release(cc_eng *e, int i, int epoch, long long a, long long b)
     }
 }
 
-/* bar_arrive counts one arrival (with its sums) at local node i. */
-static int bar_arrive(cc_eng *e, int i, int epoch, long long a, long long b)
+/* bar_arrive counts one arrival (with its sums) at local node i; remote:
+ * it came by message, from a child on another rank. At the root with one
+ * remote child (b_er), once every other child is in and that one is not,
+ * the child gets its release at once (CC_ENG_EARLY, with the others'
+ * sums) and the root completes on its arrival: see engine.h. */
+static int bar_arrive(cc_eng *e, int i, int epoch, long long a, long long b, int remote)
 {
     for (;;) {
-        int p = epoch & 1;
+        int p = epoch & 1, rc;
         e->b_cnt[p][i]++;
         e->b_sum[p][2 * i] += a;
         e->b_sum[p][2 * i + 1] += b;
+        if (i == e->b_er) {
+            if (remote) {
+                e->b_rgot[p] = 1;
+            } else if (!e->b_rgot[p] && e->b_cnt[p][i] == e->b_need[i] - 1) {
+                int k = e->b_koff[i];
+                rc = bar_send(e, CC_ENG_EARLY, e->b_krank[k], e->b_kid[k], epoch, e->b_sum[p][2 * i], e->b_sum[p][2 * i + 1]);
+                if (rc != MPI_SUCCESS)
+                    return rc;
+                e->b_esent[p] = 1;
+            }
+        }
         if (e->b_cnt[p][i] < e->b_need[i])
             return MPI_SUCCESS;
         a = e->b_sum[p][2 * i];
         b = e->b_sum[p][2 * i + 1];
         e->b_cnt[p][i] = 0;
         e->b_sum[p][2 * i] = e->b_sum[p][2 * i + 1] = 0;
-        if (e->b_pid[i] < 0)
-            return bar_release(e, i, epoch, a, b);
-        if (e->b_prank[i] != e->me)
-            return bar_send(e, CC_ENG_ARRIVE, e->b_prank[i], e->b_pid[i], epoch, a, b);
+        if (e->b_pid[i] < 0) {
+            int skip = i == e->b_er && e->b_esent[p];
+            e->b_rgot[p] = e->b_esent[p] = 0;
+            return bar_release(e, i, epoch, a, b, skip);
+        }
+        if (e->b_prank[i] != e->me) {
+            rc = bar_send(e, CC_ENG_ARRIVE, e->b_prank[i], e->b_pid[i], epoch, a, b);
+            if (rc != MPI_SUCCESS)
+                return rc;
+            if (e->b_eg[p][i]) {
+                /* released early: the total is the parent's sums and ours */
+                e->b_eg[p][i] = 0;
+                return bar_release(e, i, epoch, e->b_es[p][2 * i] + a, e->b_es[p][2 * i + 1] + b, 0);
+            }
+            e->b_up[p][i] = 1;
+            e->b_us[p][2 * i] = a;
+            e->b_us[p][2 * i + 1] = b;
+            return MPI_SUCCESS;
+        }
         i++; /* the parent is the next node of this rank */
+        remote = 0;
     }
+}
+
+/* bar_released handles a release (early or not) of local node i, whose
+ * parent is on another rank. */
+static int bar_released(cc_eng *e, int i, int epoch, long long a, long long b, int early)
+{
+    int p = epoch & 1;
+    if (!early) {
+        e->b_up[p][i] = 0;
+        return bar_release(e, i, epoch, a, b, 0);
+    }
+    if (e->b_up[p][i]) {
+        e->b_up[p][i] = 0;
+        return bar_release(e, i, epoch, a + e->b_us[p][2 * i], b + e->b_us[p][2 * i + 1], 0);
+    }
+    e->b_eg[p][i] = 1; /* before this node's own arrival: kept until then */
+    e->b_es[p][2 * i] = a;
+    e->b_es[p][2 * i + 1] = b;
+    return MPI_SUCCESS;
 }
 
 /* dis_advance runs the rounds of the current dissemination barrier whose
@@ -388,10 +487,64 @@ int cc_eng_barrier_start(cc_eng *e, long long a, long long b)
     if (e->nb == 0)
         return MPI_ERR_ARG;
     e->b_epoch++;
-    int rc = bar_arrive(e, 0, e->b_epoch, a, b);
+    int rc = bar_arrive(e, 0, e->b_epoch, a, b, 0);
     if (rc != MPI_SUCCESS)
         e->broken = 1;
     return rc;
+}
+
+/* answer sends the answer to key's request to dest and logs it. The same
+ * messages cc_eng_send makes of Go's head and body: a body over inline_max
+ * goes apart, from the pinned Go memory, under the entry's token. */
+static int answer(cc_eng *e, int dest, int key)
+{
+    const cc_eng_reply *r = &e->r_tab[key];
+    if (e->nserved == e->servedcap) {
+        int n = e->servedcap ? 2 * e->servedcap : 16;
+        int *s = realloc(e->served, 2 * (size_t)n * sizeof *s);
+        if (s == NULL)
+            return MPI_ERR_NO_MEM;
+        e->served = s;
+        e->servedcap = n;
+    }
+    int sep = r->len > e->inline_max ? r->len : 0;
+    int n = CC_ENG_PREFIX + e->head + (sep ? 0 : r->len), cap = 0;
+    char *b = getbuf(e, n, &cap);
+    if (b == NULL)
+        return MPI_ERR_NO_MEM;
+    put32(b, CC_ENG_USER);
+    put32(b + 4, sep);
+    memcpy(b + CC_ENG_PREFIX, e->r_head, (size_t)e->head);
+    put32(b + CC_ENG_PREFIX + e->r_key_off, key);
+    if (!sep && r->len > 0)
+        memcpy(b + CC_ENG_PREFIX + e->head, r->body, (size_t)r->len);
+    int rc = post(e, dest, e->tag, b, n, cap, -1);
+    if (rc != MPI_SUCCESS) {
+        free(b);
+        return rc;
+    }
+    if (sep) {
+        rc = post(e, dest, e->tag + 1, (char *)r->body, r->len, 0, r->tok);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    e->served[2 * e->nserved] = key;
+    e->served[2 * e->nserved + 1] = dest;
+    e->nserved++;
+    return MPI_SUCCESS;
+}
+
+/* request_key returns the key of message m (count bytes) if the engine
+ * answers it, else -1. */
+static int request_key(const cc_eng *e, const char *m, int count)
+{
+    if (e->r_req < 0 || count != CC_ENG_PREFIX + e->head || get32(m + 4) != 0 ||
+        (unsigned char)m[CC_ENG_PREFIX + e->r_kind_off] != e->r_req)
+        return -1;
+    int key = get32(m + CC_ENG_PREFIX + e->r_key_off);
+    if (key < 0 || key >= e->r_n || !e->r_tab[key].on)
+        return -1;
+    return key;
 }
 
 int cc_eng_flush(cc_eng *e, const char *batch, int blen)
@@ -462,9 +615,15 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
         return ev;
     int was_done = e->completions;
     for (;;) {
-        ev.rc = reap(e, 0);
-        if (ev.rc != MPI_SUCCESS)
-            goto broken;
+        /* Completing sends only recycles their buffers and reports Go's
+         * bodies; done for every message it is a Testsome between a
+         * request's arrival and the next wait (an answer's, at the home),
+         * so it waits until CC_ENG_REAP sends are outstanding. */
+        if (e->ns >= CC_ENG_REAP) {
+            ev.rc = reap(e, 0);
+            if (ev.rc != MPI_SUCCESS)
+                goto broken;
+        }
         int flag = 0, slot = e->rhead;
         MPI_Status st;
         if (block && !cc_eng_yield_idle) /* the library polls; sends complete inside it */
@@ -487,6 +646,18 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
         char *m = e->rslot[slot];
         e->rhead = (slot + 1) % CC_ENG_RING;
         int kind = count >= CC_ENG_PREFIX ? get32(m) : 0;
+        if (kind == CC_ENG_USER) {
+            int key = request_key(e, m, count);
+            if (key >= 0) {
+                /* Answered here; the slot is read, post it again. */
+                ev.rc = answer(e, st.MPI_SOURCE, key);
+                if (ev.rc == MPI_SUCCESS)
+                    ev.rc = repost(e, slot);
+                if (ev.rc != MPI_SUCCESS)
+                    goto broken;
+                continue;
+            }
+        }
         if (kind == CC_ENG_USER && count >= CC_ENG_PREFIX + e->head) {
             ev.what = 1;
             e->rbuf = m;
@@ -518,7 +689,7 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
             }
             continue;
         }
-        if ((kind == CC_ENG_ARRIVE || kind == CC_ENG_RELEASE) && count == CC_ENG_BARMSG) {
+        if ((kind == CC_ENG_ARRIVE || kind == CC_ENG_RELEASE || kind == CC_ENG_EARLY) && count == CC_ENG_BARMSG) {
             int i = bar_index(e, get32(m + 8));
             int epoch = get32(m + 12);
             if (i < 0 || epoch < e->b_done + 1 || epoch > e->b_done + 2) {
@@ -530,7 +701,12 @@ cc_eng_event cc_eng_next(cc_eng *e, const char *batch, int blen, int block, long
             ev.rc = repost(e, slot);
             if (ev.rc != MPI_SUCCESS)
                 goto broken;
-            ev.rc = kind == CC_ENG_ARRIVE ? bar_arrive(e, i, epoch, a, b) : bar_release(e, i, epoch, a, b);
+            if (kind == CC_ENG_ARRIVE)
+                ev.rc = bar_arrive(e, i, epoch, a, b, 1);
+            else if (e->b_pid[i] < 0 || e->b_prank[i] == e->me)
+                ev.rc = MPI_ERR_INTERN; /* a release for a node whose parent is here */
+            else
+                ev.rc = bar_released(e, i, epoch, a, b, kind == CC_ENG_EARLY);
             if (ev.rc != MPI_SUCCESS)
                 goto broken;
             if (e->completions != was_done) {

@@ -25,23 +25,41 @@ import (
 	"github.com/commcost/commcost/mpi"
 )
 
-var _ mpi.EngineKernel = (*Comm)(nil)
+var (
+	_ mpi.EngineKernel  = (*Comm)(nil)
+	_ mpi.EngineReplier = (*engine)(nil)
+)
 
 // engine is mpi.Engine over engine.c: one cgo crossing per message sent
 // and per message received (two for a body over InlineBytes), none per
 // poll, and a barrier that runs entirely in C unless a message for the
 // caller arrives meanwhile.
 type engine struct {
-	c      *Comm
-	e      *C.cc_eng
-	spec   mpi.EngineSpec
-	pinned map[int64]*holder // bodies MPI is sending from Go memory, by token
+	c    *Comm
+	e    *C.cc_eng
+	spec mpi.EngineSpec
+	// pinned are the Go bodies C may read, by token: a body MPI is
+	// sending, or a reply body (SetReply), which holds one reference for
+	// its table entry and one per answer sent from it apart that has not
+	// completed.
+	pinned map[int64]*pinRef
 	token  int64
 	done   [64]C.longlong
+	// replies views the engine's table of answers (C memory, written
+	// here without a crossing); replyTok is the token of each key's body,
+	// 0 for none.
+	replies  []C.cc_eng_reply
+	replyTok []int64
 	// batch queues the messages with inline bodies, Send's records for
 	// the next call into C (cc_eng_flush's format): one crossing carries
 	// them and the wait that follows.
 	batch []byte
+}
+
+// pinRef is a pinned body and the references to it.
+type pinRef struct {
+	h    *holder
+	refs int
 }
 
 // NewEngine implements mpi.EngineKernel.
@@ -52,6 +70,11 @@ func (c *Comm) NewEngine(spec mpi.EngineSpec) (mpi.Engine, error) {
 	}
 	if spec.Tag < 0 || spec.HeadBytes < 0 || spec.InlineBytes < 0 || spec.HeadBytes+spec.InlineBytes > 1<<24 {
 		return nil, classError(op, mpi.ErrArg, fmt.Sprintf("tag %d, head %d bytes, inline %d bytes", spec.Tag, spec.HeadBytes, spec.InlineBytes))
+	}
+	if r := spec.Reply; r != nil && (r.KindOffset < 0 || r.KindOffset >= spec.HeadBytes || r.KeyOffset < 0 || r.KeyOffset+4 > spec.HeadBytes ||
+		len(r.Head) != spec.HeadBytes || r.Served == nil) {
+		return nil, classError(op, mpi.ErrArg, fmt.Sprintf("reply: kind at byte %d, key at byte %d, head of %d bytes (want %d), Served set %t",
+			r.KindOffset, r.KeyOffset, len(r.Head), spec.HeadBytes, r.Served != nil))
 	}
 	nb := len(spec.Barrier)
 	ids, need, pid, prank := make([]C.int, nb+1), make([]C.int, nb+1), make([]C.int, nb+1), make([]C.int, nb+1)
@@ -83,7 +106,14 @@ func (c *Comm) NewEngine(spec mpi.EngineSpec) (mpi.Engine, error) {
 	if e == nil {
 		return nil, classError(op, mpi.ErrOther, "out of memory for the engine")
 	}
-	return &engine{c: c, e: e, spec: spec, pinned: map[int64]*holder{}}, nil
+	if r := spec.Reply; r != nil {
+		// No MPI call: no guard.
+		if rc := C.cc_eng_replies(e, C.int(r.KindOffset), C.int(r.Request), C.int(r.KeyOffset), (*C.char)(ptr(r.Head))); rc != 0 {
+			C.cc_eng_free(e)
+			return nil, newError(op, rc)
+		}
+	}
+	return &engine{c: c, e: e, spec: spec, pinned: map[int64]*pinRef{}}, nil
 }
 
 func (x *engine) usable(op string) error {
@@ -130,10 +160,9 @@ func (x *engine) Send(head, body []byte, dest int) error {
 	// engine reports the send complete.
 	x.token++
 	tok := x.token
-	x.pinned[tok] = hold(body)
+	x.pinned[tok] = &pinRef{h: hold(body), refs: 1}
 	if err := enter(op); err != nil {
-		x.pinned[tok].release()
-		delete(x.pinned, tok)
+		x.unref(tok)
 		return err
 	}
 	rc := C.cc_eng_send(x.e, C.int(dest), (*C.char)(ptr(head)), (*C.char)(ptr(body)), C.int(len(body)), C.int(x.spec.InlineBytes), C.longlong(tok))
@@ -177,13 +206,114 @@ func (x *engine) Flush() error {
 	return nil
 }
 
-// unpin releases the bodies whose sends completed.
+// unpin drops the references of the sends that completed.
 func (x *engine) unpin(n C.int) {
 	for _, t := range x.done[:n] {
-		if h := x.pinned[int64(t)]; h != nil {
-			h.release()
-			delete(x.pinned, int64(t))
+		x.unref(int64(t))
+	}
+}
+
+// unref drops one reference to the body of token tok, and unpins it with
+// the last.
+func (x *engine) unref(tok int64) {
+	p := x.pinned[tok]
+	if p == nil {
+		return
+	}
+	if p.refs--; p.refs <= 0 {
+		p.h.release()
+		delete(x.pinned, tok)
+	}
+}
+
+// SetReply implements mpi.EngineReplier.
+func (x *engine) SetReply(key int, body []byte) error {
+	const op = "Engine.SetReply"
+	if err := x.usable(op); err != nil {
+		return err
+	}
+	if x.spec.Reply == nil {
+		return classError(op, mpi.ErrArg, "the engine was made without replies (EngineSpec.Reply)")
+	}
+	if key < 0 || key > mpi.MaxCount {
+		return classError(op, mpi.ErrArg, fmt.Sprintf("key %d outside [0, %d]", key, mpi.MaxCount))
+	}
+	if err := checkCount(op, "body", len(body)); err != nil {
+		return err
+	}
+	if key >= len(x.replies) {
+		n := max(key+1, 2*len(x.replies), 64)
+		// No MPI call: no guard. realloc may move the table.
+		if rc := C.cc_eng_reply_grow(x.e, C.int(n)); rc != 0 {
+			return newError(op, rc)
 		}
+		x.replies = unsafe.Slice(x.e.r_tab, n)
+		x.replyTok = append(x.replyTok, make([]int64, n-len(x.replyTok))...)
+	}
+	r := &x.replies[key]
+	var p *C.char
+	if len(body) > 0 {
+		p = (*C.char)(unsafe.Pointer(&body[0]))
+	}
+	if old := x.replyTok[key]; old != 0 {
+		if r.body == p && int(r.len) == len(body) {
+			// The body held already (the key's, cleared or not: a
+			// registration holds a buffer, so no other has its address).
+			r.on = 1
+			return nil
+		}
+		defer x.unref(old)
+	}
+	// C keeps the address past the call: pinned (cgo's rules) until the
+	// entry is replaced and the answers sent from it have left. Pinning
+	// and unpinning cost about 80 ns (runtime.Pinner, the holders' lock),
+	// which is why ClearReply keeps the body.
+	x.token++
+	x.pinned[x.token] = &pinRef{h: hold(body), refs: 1}
+	x.replyTok[key] = x.token
+	*r = C.cc_eng_reply{body: p, len: C.int(len(body)), on: 1, tok: C.longlong(x.token)}
+	return nil
+}
+
+// ClearReply implements mpi.EngineReplier. It turns the entry off and
+// keeps its body held until the key's next SetReply (which turns it on
+// again for free if the body is the same) or Close: at most one body a key
+// outlives its use, and clearing costs one store.
+func (x *engine) ClearReply(key int) {
+	if x.e == nil || key < 0 || key >= len(x.replyTok) || x.replyTok[key] == 0 {
+		return
+	}
+	x.replies[key].on = 0
+}
+
+// dropReplies releases every key's body (Close: every send has left).
+func (x *engine) dropReplies() {
+	for key, tok := range x.replyTok {
+		if tok != 0 {
+			x.replies[key] = C.cc_eng_reply{}
+			x.unref(tok)
+			x.replyTok[key] = 0
+		}
+	}
+}
+
+// served hands the requests the engine answered since the last call to
+// the caller, oldest first; an answer whose body went apart holds a
+// reference to it until its send completes.
+func (x *engine) served() {
+	n := int(x.e.nserved)
+	if n == 0 {
+		return
+	}
+	log := unsafe.Slice(x.e.served, 2*n)
+	x.e.nserved = 0
+	for i := 0; i < n; i++ {
+		key, src := int(log[2*i]), int(log[2*i+1])
+		bytes := int(x.replies[key].len)
+		if bytes > x.spec.InlineBytes {
+			x.pinned[x.replyTok[key]].refs++
+		}
+		x.spec.Reply.Served(key, src, bytes)
 	}
 }
 
@@ -202,8 +332,10 @@ func (x *engine) Next(block bool) (mpi.EngineMessage, bool, error) {
 	return x.event(op, ev)
 }
 
-// event turns what the engine returned into a message.
+// event turns what the engine returned into a message, after the answers
+// it sent (which came first).
 func (x *engine) event(op string, ev C.cc_eng_event) (mpi.EngineMessage, bool, error) {
+	x.served()
 	x.unpin(ev.ndone)
 	if ev.rc != 0 {
 		return mpi.EngineMessage{}, false, x.fail(op, ev.rc)
@@ -316,6 +448,8 @@ func (x *engine) Close() error {
 			break
 		}
 	}
+	// Every send has completed: the reply bodies are only the table's.
+	x.dropReplies()
 	// Freeing cancels the engine's posted receives: an MPI call.
 	if err := enter(op); err != nil {
 		return err

@@ -14,8 +14,15 @@
  *     that the body, sep bytes, follows as the next message from the same
  *     sender on tag + 1 (non-overtaking keeps the bodies of one sender in
  *     the order of their heads)
- *   kind CC_ENG_ARRIVE / CC_ENG_RELEASE: node (int32), epoch (int32), a, b
- *     (int64): the combining-tree barrier;
+ *   kind CC_ENG_ARRIVE / CC_ENG_RELEASE / CC_ENG_EARLY: node (int32), epoch
+ *     (int32), a, b (int64): the combining-tree barrier. A root with one
+ *     child on another rank (and others here) sends that child its release
+ *     as soon as all the others are in, if it has not arrived yet (EARLY,
+ *     with the others' sums, where RELEASE carries the total), and
+ *     completes on the child's arrival; the child completes when its own
+ *     subtree is in too, with the sums of both. The same messages, one
+ *     arrival and one release per edge, but at 2 ranks the two cross
+ *     instead of following each other: one message latency instead of two;
  *   kind CC_ENG_DIS: round (int32), epoch (int32), two unused int64: the
  *     dissemination barrier (round k goes to rank me + 2^k mod P).
  *
@@ -29,6 +36,14 @@
  * Receives match in the order they were posted, so taking the oldest keeps
  * MPI's order. The slot of a message handed to Go is posted again at the
  * engine's next call, once Go has read it.
+ *
+ * Answers (mpi.EngineReply, cc_eng_replies): a USER message without a body
+ * whose head has byte r_req at r_kind_off is a request; if the table has a
+ * body for its key (int32 at r_key_off), the engine sends the answer (the
+ * head template with the key, and the body) at once, logs (key, source) in
+ * served for Go, and goes on waiting. Go writes the table's entries itself
+ * (no crossing): the body is pinned Go memory, tok the token reported when
+ * a body sent as a message of its own has left.
  */
 #ifndef COMMCOST_NATIVE_ENGINE_H
 #define COMMCOST_NATIVE_ENGINE_H
@@ -39,12 +54,20 @@ extern int cc_eng_yield_idle;
 
 #define CC_ENG_PREFIX 8
 #define CC_ENG_RING 4
-enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3, CC_ENG_DIS = 4 };
+#define CC_ENG_REAP 16
+enum { CC_ENG_USER = 1, CC_ENG_ARRIVE = 2, CC_ENG_RELEASE = 3, CC_ENG_DIS = 4, CC_ENG_EARLY = 5 };
 #define CC_ENG_BARMSG (CC_ENG_PREFIX + 24)
 
 typedef struct {
+    const char *body; /* pinned Go memory (NULL for no bytes) */
+    int len;
+    int on; /* 0: requests with this key go to Go */
+    long long tok;
+} cc_eng_reply;
+
+typedef struct {
     MPI_Comm comm;
-    int tag, head, me;
+    int tag, head, me, inline_max;
     /* rbuf: the message handed to Go by the last event (prefix, head,
      * inline body), one of the ring's slots of rcap bytes each */
     char *rbuf;
@@ -74,6 +97,14 @@ typedef struct {
     int *b_id, *b_need, *b_pid, *b_prank, *b_koff, *b_kid, *b_krank;
     int *b_cnt[2];
     long long *b_sum[2];
+    /* early release (see above), by epoch parity: b_er is the root's
+     * index if it releases early, else -1; b_rgot, its remote child has
+     * arrived; b_esent, that child was released early. Per node whose
+     * parent is on another rank: b_up, it arrived (sums b_us) and waits
+     * for its release; b_eg, an early release came first (sums b_es). */
+    int b_er, b_rgot[2], b_esent[2];
+    int *b_up[2], *b_eg[2];
+    long long *b_us[2], *b_es[2];
     int b_epoch;     /* epoch of the barrier this rank entered last */
     int b_done;      /* epoch completed last at this rank */
     long long b_res[2];
@@ -81,6 +112,13 @@ typedef struct {
     int p, d_rounds, d_epoch, d_done, d_round, d_sent;
     int d_cnt[2][32];
     int completions; /* barriers of either kind completed at this rank */
+    /* answers: r_req < 0 when the engine answers nothing */
+    int r_req, r_kind_off, r_key_off;
+    char *r_head;
+    cc_eng_reply *r_tab;
+    int r_n;
+    int *served; /* key, source pairs since Go last read them */
+    int nserved, servedcap;
     int broken;      /* an error left MPI holding buffers: never free them */
 } cc_eng;
 
@@ -96,6 +134,10 @@ typedef struct {
 cc_eng *cc_eng_new(MPI_Comm comm, int tag, int head, int inline_max, int me, int p, int nb,
                    const int *id, const int *need, const int *pid, const int *prank,
                    const int *koff, const int *kid, const int *krank);
+/* Answer requests (see above) with head template head (e->head bytes). */
+int cc_eng_replies(cc_eng *e, int kind_off, int req, int key_off, const char *head);
+/* Make the table hold keys 0..n-1 (new entries off). */
+int cc_eng_reply_grow(cc_eng *e, int n);
 /* Cancel the posted receives (call on the engine's thread, nothing in
  * flight) and free the engine. */
 void cc_eng_free(cc_eng *e);

@@ -2,9 +2,11 @@ package native
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/commcost/commcost/mpi"
 )
@@ -171,5 +173,225 @@ func TestEngineArgs(t *testing.T) {
 	wantClass(t, err, "Engine.Barrier", mpi.ErrArg)
 	if err := eng.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEngineBarrierLate: the tree barrier's sums reach every rank whichever
+// rank enters last (rank e mod P in epoch e), so at 2 ranks the root
+// releases its remote child early (engine.h) in some epochs and in the
+// usual order in others.
+func TestEngineBarrierLate(t *testing.T) {
+	needMPI(t)
+	d, err := world().Dup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free()
+	me, p := d.Rank(), d.Size()
+	eng, err := d.(mpi.EngineKernel).NewEngine(mpi.EngineSpec{Tag: 9, HeadBytes: 4, Barrier: engineTree(me, p)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := 0; e < 10; e++ {
+		if e%p == me {
+			time.Sleep(2 * time.Millisecond)
+		}
+		_, ok, err := eng.Barrier(int64(me+e), 1)
+		for ; err == nil; _, ok, err = eng.Next(true) {
+			if ok {
+				t.Fatal("a message arrived, none was sent")
+			}
+			if _, _, done := eng.BarrierDone(); done {
+				break
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b, _ := eng.BarrierDone()
+		if wa, wb := int64(p*(p-1)/2+p*e), int64(p); a != wa || b != wb {
+			t.Fatalf("epoch %d: sums %d, %d; want %d, %d", e, a, b, wa, wb)
+		}
+	}
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEngineReply: requests for keys with a body are answered by the
+// engine (the answer's head is the template with the key, its body the
+// one set: empty, inline, just over the inline limit, large), Served sees
+// each in arrival order before the message that followed it, and requests
+// for keys without a body (never set, or cleared) come to the caller. A
+// body replaced while answers from it may be in flight, and a GC, leave
+// the answers intact (the engine holds the old body until they leave).
+func TestEngineReply(t *testing.T) {
+	needMPI(t)
+	d, err := world().Dup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free()
+	me, p := d.Rank(), d.Size()
+	const (
+		head, inline       = 8, 64
+		kReq, kAns, kOther = 7, 9, 3
+		nkeys              = 5
+	)
+	sizes := []int{0, 5, inline, inline + 1, 100 << 10}
+	body := func(owner, k, gen int) []byte {
+		return bytes.Repeat([]byte{byte(owner*37 + k*5 + gen)}, sizes[k])
+	}
+	key := func(owner, k int) int { return owner*nkeys + k }
+	hdr := func(kind byte, k int) []byte {
+		h := make([]byte, head)
+		h[0] = kind
+		binary.LittleEndian.PutUint32(h[4:], uint32(k))
+		return h
+	}
+	var served []int // sources, in order
+	ans := make([]byte, head)
+	ans[0] = kAns
+	eng, err := d.(mpi.EngineKernel).NewEngine(mpi.EngineSpec{Tag: 11, HeadBytes: head, InlineBytes: inline, Barrier: engineTree(me, p),
+		Reply: &mpi.EngineReply{KindOffset: 0, Request: kReq, KeyOffset: 4, Head: ans, Served: func(k, src, n int) {
+			if n != sizes[k%nkeys] {
+				t.Errorf("served key %d with %d bytes, want %d", k, n, sizes[k%nkeys])
+			}
+			if k/nkeys != me {
+				t.Errorf("served key %d, not one of rank %d's", k, me)
+			}
+			served = append(served, src)
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := eng.(mpi.EngineReplier)
+	// barrier returns the messages that arrived meanwhile (a peer past it
+	// may send its requests already), heads copied.
+	barrier := func() (early []mpi.EngineMessage) {
+		m, ok, err := eng.Barrier(0, 0)
+		for ; err == nil; m, ok, err = eng.Next(true) {
+			if ok {
+				m.Head = append([]byte(nil), m.Head...)
+				early = append(early, m)
+			}
+			if _, _, done := eng.BarrierDone(); done {
+				return early
+			}
+		}
+		t.Fatal(err)
+		return nil
+	}
+	for gen := 0; gen < 3; gen++ {
+		for k := range sizes {
+			if err := rep.SetReply(key(me, k), body(me, k, gen)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if gen == 2 {
+			rep.ClearReply(key(me, 1)) // its requests come to Go now
+		}
+		served = served[:0] // a peer past the barrier may be served in it
+		early := barrier()
+		// Every rank asks every other for each key twice (so answers
+		// from one body can be in flight when the next generation
+		// replaces it) and once for a key nobody set, then says done.
+		for to := 0; to < p; to++ {
+			if to == me {
+				continue
+			}
+			for k := range sizes {
+				for range 2 {
+					if err := eng.Send(hdr(kReq, key(to, k)), nil, to); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if err := eng.Send(hdr(kReq, key(p, 0)), nil, to); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.GC()
+		answers, unknown, done, peersDone := 0, 0, 0, 0
+		want := (p - 1) * 2 * len(sizes)
+		wantUnknown := p - 1
+		if gen == 2 {
+			want -= (p - 1) * 2
+			wantUnknown += (p - 1) * 2
+		}
+		for done < p-1 || peersDone < p-1 {
+			if answers == want && unknown == wantUnknown && done < p-1 {
+				// All answers in: tell the peers, whose requests to this
+				// rank came before their own done.
+				for to := 0; to < p; to++ {
+					if to != me {
+						if err := eng.Send(hdr(kOther, 0), nil, to); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				done = p - 1
+				continue
+			}
+			var m mpi.EngineMessage
+			if len(early) > 0 {
+				m, early = early[0], early[1:]
+			} else {
+				var ok bool
+				var err error
+				if m, ok, err = eng.Next(true); err != nil {
+					t.Fatal(err)
+				} else if !ok {
+					continue
+				}
+			}
+			k := int(binary.LittleEndian.Uint32(m.Head[4:]))
+			switch m.Head[0] {
+			case kAns:
+				owner, kk := k/nkeys, k%nkeys
+				if owner != m.Source || !bytes.Equal(m.Body, body(owner, kk, gen)) {
+					t.Fatalf("gen %d: answer for key %d from %d with %d bytes, want rank %d's body %d", gen, k, m.Source, len(m.Body), owner, kk)
+				}
+				answers++
+			case kReq:
+				if k != key(p, 0) && !(gen == 2 && k == key(me, 1)) {
+					t.Fatalf("gen %d: request for key %d from %d reached the caller", gen, k, m.Source)
+				}
+				unknown++
+			case kOther:
+				// Everything this peer asked was answered before.
+				n := 0
+				for _, s := range served {
+					if s == m.Source {
+						n++
+					}
+				}
+				if wantN := 2*len(sizes) - map[bool]int{true: 2}[gen == 2]; n != wantN {
+					t.Fatalf("gen %d: done from %d after %d of its requests served, want %d", gen, m.Source, n, wantN)
+				}
+				peersDone++
+			default:
+				t.Fatalf("unexpected head %v", m.Head)
+			}
+		}
+		if answers != want || unknown != wantUnknown {
+			t.Fatalf("gen %d: %d answers and %d requests in, want %d and %d", gen, answers, unknown, want, wantUnknown)
+		}
+		if late := barrier(); len(late) > 0 {
+			t.Fatalf("gen %d: %d messages after everything was answered", gen, len(late))
+		}
+	}
+	if err := rep.SetReply(-1, nil); err == nil {
+		t.Error("SetReply of key -1 accepted")
+	}
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.SetReply(0, nil); err == nil {
+		t.Error("SetReply on a closed engine accepted")
+	}
+	// A reply spec that does not fit the head is refused.
+	if _, err := d.(mpi.EngineKernel).NewEngine(mpi.EngineSpec{Tag: 11, HeadBytes: head, Reply: &mpi.EngineReply{KeyOffset: head - 2, Head: ans, Served: func(int, int, int) {}}}); err == nil {
+		t.Error("a key past the head accepted")
 	}
 }

@@ -276,11 +276,12 @@ func enter(op string) error { return enterPeer(op, -1) }
 // receive, a kernel's exchange); peer -1 means all ranks of the
 // communicator or several.
 func enterPeer(op string, peer int) error {
-	noteCall(op, peer)
+	check := checkConcurrency.Load()
+	noteCall(op, peer, !check)
 	if finalized.Load() {
 		return classError(op, mpi.ErrOther, "MPI is finalised (native.Stop was called)")
 	}
-	if !checkConcurrency.Load() {
+	if !check {
 		return nil
 	}
 	if inCall.CompareAndSwap(0, 1) {
@@ -291,11 +292,16 @@ func enterPeer(op string, peer int) error {
 			" MPI calls must not overlap (hand the Comm over with Go synchronisation, or Start with ThreadMultiple)"}
 }
 
+// leave marks the end of the call. Where calls are checked, inCall is
+// also the flag Blocked reads (blocked.inside stays false): one atomic
+// store here and one CAS in enter per crossing, where a second flag cost
+// two more locked instructions (BenchmarkGuard).
 func leave() {
-	blocked.inside.Store(false)
 	if checkConcurrency.Load() {
 		inCall.Store(0)
+		return
 	}
+	blocked.inside.Store(false)
 }
 
 // blocked is the MPI call this process is inside, for a watchdog that
@@ -312,13 +318,25 @@ var blocked struct {
 	inside atomic.Bool
 }
 
-func noteCall(op string, peer int) {
-	blocked.seq.Add(1)
-	blocked.op.Store(unsafe.StringData(op))
-	blocked.opLen.Store(int64(len(op)))
-	blocked.peer.Store(int64(peer))
-	blocked.inside.Store(true)
-	blocked.seq.Add(1)
+// noteCall records op and peer for Blocked, and sets the inside flag
+// unless inCall serves as it (setInside false; see leave).
+func noteCall(op string, peer int, setInside bool) {
+	p := unsafe.StringData(op)
+	if blocked.op.Load() != p || blocked.opLen.Load() != int64(len(op)) || blocked.peer.Load() != int64(peer) {
+		// A new call. The call noted last again (a loop over one kind of
+		// call: the store's engine, a kernel) needs no note: the name
+		// and peer a reader sees are right already, and a note is two
+		// read-modify-writes and three stores, each a locked instruction
+		// on amd64, on every crossing of the engine's hot path.
+		blocked.seq.Add(1)
+		blocked.op.Store(p)
+		blocked.opLen.Store(int64(len(op)))
+		blocked.peer.Store(int64(peer))
+		blocked.seq.Add(1)
+	}
+	if setInside {
+		blocked.inside.Store(true)
+	}
 }
 
 // Blocked reports the MPI call this process is inside, if any: its name
@@ -332,7 +350,7 @@ func Blocked() (op string, peer int, inside bool) {
 		if s1%2 == 1 {
 			continue
 		}
-		p, n, r, in := blocked.op.Load(), blocked.opLen.Load(), blocked.peer.Load(), blocked.inside.Load()
+		p, n, r, in := blocked.op.Load(), blocked.opLen.Load(), blocked.peer.Load(), blocked.inside.Load() || inCall.Load() != 0
 		if blocked.seq.Load() != s1 {
 			continue
 		}
