@@ -155,7 +155,16 @@ func AppendJSONL(path string) (*JSONLWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTerminated(path); err != nil {
+	// Under the writers' lock: another process's record in the middle of
+	// its write (no final newline yet) is not a torn tail.
+	unlock, err := lockFile(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("results: cannot lock %s: %w", path, err)
+	}
+	err = checkTerminated(path)
+	unlock()
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
