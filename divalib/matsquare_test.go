@@ -2,6 +2,7 @@ package divalib_test
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -90,7 +91,11 @@ func TestMatSquareHandCongestion(t *testing.T) {
 // unit test (block 64 ints): the fixed-home congestion ratio grows with the
 // mesh, the 4-ary access tree's stays well below it, and on 16x16 the access
 // tree has at least 3 times less congestion (32x32, 4.2 times, is in
-// STUDY.md: minutes on mpi/local).
+// STUDY.md: minutes on mpi/local). The access tree's count depends on how
+// the goroutine ranks' concurrent requests meet at the tree's nodes (on
+// 16x16, tree-4's ratio to hand was 6.9 to 7.6 in twelve quiet runs and
+// 8.2 once under make test's load, 2.88 times less than fixed home): it is
+// the median of three runs.
 func TestCongestionShape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: 256 goroutine ranks")
@@ -100,7 +105,12 @@ func TestCongestionShape(t *testing.T) {
 	for _, np := range []int{16, 64, 256} {
 		hand := runMatSquare(t, np, "hand", mcfg).Congestion.MaxLinkBytes
 		fixed := float64(runMatSquare(t, np, "fixed-home", mcfg).Congestion.MaxLinkBytes) / float64(hand)
-		tree := float64(runMatSquare(t, np, "tree-4", mcfg).Congestion.MaxLinkBytes) / float64(hand)
+		var trees []float64
+		for range 3 {
+			trees = append(trees, float64(runMatSquare(t, np, "tree-4", mcfg).Congestion.MaxLinkBytes)/float64(hand))
+		}
+		slices.Sort(trees)
+		tree := trees[1]
 		t.Logf("%v: congestion ratio fixed-home %.2f, tree-4 %.2f", divalib.SquareMesh(np), fixed, tree)
 		if fixed <= lastFixed {
 			t.Errorf("np=%d: fixed-home ratio %.2f did not grow (was %.2f)", np, fixed, lastFixed)
