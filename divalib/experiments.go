@@ -265,11 +265,21 @@ func RunOverhead(c mpi.Comm, e OverheadExperiment, meta results.Meta, emit func(
 			return err
 		}
 		remote := make([][]float64, len(e.ReadSizes))
+		writes := make([][]float64, len(e.ReadSizes))
 		for i, l := range e.ReadSizes {
 			if c.Size() < 2 {
 				break
 			}
+			before := s.Stats()
 			if remote[i], err = MeasureRemoteRead(c, s, RemoteReadConfig{Bytes: l, Reps: e.Reads, Seed: cfg.Seed}); err != nil {
+				return err
+			}
+			// The homes' writes that invalidate the copies between
+			// batches, and how many of them reused the value's buffer
+			// (fhWritten), summed over ranks. No access is in flight.
+			after := s.Stats()
+			writes[i] = []float64{float64(after.Writes - before.Writes), float64(after.WritesInPlace - before.WritesInPlace)}
+			if err := c.AllreduceFloat64s(writes[i], writes[i], mpi.OpSum); err != nil {
 				return err
 			}
 		}
@@ -285,7 +295,7 @@ func RunOverhead(c mpi.Comm, e OverheadExperiment, meta results.Meta, emit func(
 			if remote[i] == nil {
 				continue
 			}
-			if err := emit(RemoteReadRecord(name, l, s.Mesh(), remote[i], meta)); err != nil {
+			if err := emit(RemoteReadRecord(name, l, s.Mesh(), remote[i], writes[i][0], writes[i][1], meta)); err != nil {
 				return err
 			}
 		}

@@ -173,19 +173,22 @@ func (s *Store) fhWrite(x *variable, off int, data []byte) bool {
 			s.fhSettle()
 		}
 		if h.owner < 0 && !h.busy && len(h.copyset) == 0 {
-			x.data, x.recycle = applyWrite(x.data, off, data), false
-			if s.rep != nil {
-				// Offering the new value would pin it (about 80 ns, twice
+			nb := s.fhWritten(x.data, off, data)
+			if s.rep != nil && (len(nb) == 0 || len(x.data) == 0 || &nb[0] != &x.data[0]) {
+				// Offering a new buffer would pin it (about 80 ns, twice
 				// this write): the next read of x comes to Go instead,
-				// whose fhHandle offers the value then.
+				// whose fhHandle offers the value then. A value written
+				// in place is the offer's own buffer, which the engine
+				// answers with from now on.
 				s.rep.ClearReply(x.v.ID)
 			}
+			x.data, x.recycle = nb, false
 			s.stats.WriteHits++
 			s.cacheHit(x)
 			return true
 		}
 	} else if x.fh.owner {
-		x.data, x.recycle = applyWrite(x.data, off, data), false
+		x.data, x.recycle = s.fhWritten(x.data, off, data), false
 		s.stats.WriteHits++
 		s.cacheHit(x)
 		return true
@@ -254,12 +257,12 @@ func (s *Store) fhHandle(x *variable, m *msg) {
 		case m.flags&fHasData != 0:
 			base = m.data
 		case base == nil && len(x.acc.wData) == x.v.Size:
-			base = make([]byte, x.v.Size) // a whole write needs no old value
+			base = s.fresh(x.v.Size) // a whole write needs no old value
 		case base == nil:
 			s.fail(fmt.Errorf("divalib: fixed home %q: ownership granted to rank %d without a value", x.v.Name, s.rank))
 			return
 		}
-		s.install(x, applyWrite(base, x.acc.wOff, x.acc.wData), true) // the owner's copy is the only one
+		s.install(x, s.fhWritten(base, x.acc.wOff, x.acc.wData), true) // the owner's copy is the only one
 		x.fh = fhLocal{copy: true, owner: true}
 		s.complete(x, nil)
 	default:
@@ -339,10 +342,13 @@ func (s *Store) fhGrant(x *variable) {
 		// The home writes its own main memory. After a whole write took
 		// ownership back without the value, there is none to start from.
 		base := x.data
-		if base == nil {
+		switch {
+		case base == nil && len(x.acc.wData) == x.v.Size:
+			base = s.fresh(x.v.Size)
+		case base == nil:
 			base = make([]byte, x.v.Size)
 		}
-		s.install(x, applyWrite(base, x.acc.wOff, x.acc.wData), true)
+		s.install(x, s.fhWritten(base, x.acc.wOff, x.acc.wData), true)
 		h.copyset = h.copyset[:0]
 		s.complete(x, nil)
 		s.fhDone(x)
@@ -383,4 +389,48 @@ func (s *Store) fhEvict(x *variable) bool {
 	s.release(x)
 	s.fhSend(x.root, x, &msg{kind: kDrop, origin: int32(s.rank)})
 	return true
+}
+
+// fhWritten returns base with data written at off, for a write of the
+// fixed home's owner (main memory at the home, or a processor's copy)
+// that this rank's access has exclusively: base itself when nobody else
+// reads it, else a new buffer (applyWrite).
+//
+// Under mpirun base is this rank's own memory (the engine receives every
+// body into a buffer of its own, and sends between ranks copy), so only a
+// send that MPI has not finished may still read it: the engine tells
+// (mpi.EngineSendTracker), and then the value is written in place. That
+// saves what a new buffer costs a large variable: a page fault per 4 KiB
+// of fresh memory, the copy of the old value and garbage for the
+// collector, which then runs beside the ranks (the home's 64 KiB writes
+// between scripts/bench_dsm_vs_c.sh's reads made the reads themselves
+// 1.3-1.6x slower, issue 15). The engine's offer of the home's value
+// (fhOffer) is that same buffer, so it answers with the new value. On
+// goroutine ranks (mpi/local) payloads travel by reference and a copy
+// may be another rank's value: always a new buffer there.
+func (s *Store) fhWritten(base []byte, off int, data []byte) []byte {
+	if s.track != nil && len(base) > 0 {
+		busy, err := s.track.Sending(base)
+		if err != nil {
+			s.fail(err)
+		} else if !busy {
+			copy(base[off:], data)
+			s.stats.WritesInPlace++
+			return base
+		}
+	}
+	nb := s.fresh(len(base))
+	copy(nb, base)
+	copy(nb[off:], data)
+	return nb
+}
+
+// fresh returns a buffer of n bytes that nothing refers to: a dropped
+// copy's from the pool (memory already touched, no page faults) or new.
+// Its contents are arbitrary.
+func (s *Store) fresh(n int) []byte {
+	if b := s.pool.get(n); len(b) == n {
+		return b
+	}
+	return make([]byte, n)
 }

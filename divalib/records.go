@@ -99,12 +99,15 @@ func (o Overhead) Records(strategy string, barrier BarrierKind, mesh Mesh, meta 
 
 // RemoteReadRecord is the record of MeasureRemoteRead on a store of the
 // named strategy on mesh: op remote-read, param bytes (l); every
-// repetition's time, max over ranks.
-func RemoteReadRecord(strategy string, bytes int, mesh Mesh, samples []float64, meta results.Meta) results.Record {
+// repetition's time, max over ranks; as counters the homes' writes that
+// invalidated the copies between batches (untimed; summed over ranks)
+// and how many of them were made in place (Stats.WritesInPlace).
+func RemoteReadRecord(strategy string, bytes int, mesh Mesh, samples []float64, writes, inPlace float64, meta results.Meta) results.Record {
 	return results.Record{
 		Schema: results.SchemaVersion, Bench: BenchOverhead,
 		Params: results.Params{"strategy": strategy, "op": "remote-read", "bytes": bytes, "mesh": mesh.String()},
 		Ranks:  mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(samples), Samples: samples,
 		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed, Meta: meta,
+		Counters: map[string]float64{"home_writes": writes, "home_writes_in_place": inPlace},
 	}
 }

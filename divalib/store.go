@@ -213,6 +213,9 @@ type Store struct {
 	// home's copy offered with fhOffer), else nil; fhPending are the
 	// reads it answered whose readers are not in their copy sets yet.
 	rep       mpi.EngineReplier
+	// track is eng where it tells whether a send still reads a buffer
+	// (the fixed home then writes values in place, fhWritten), else nil.
+	track mpi.EngineSendTracker
 	fhPending []fhRead
 	err       error // sticky failure of the progress engine
 
@@ -243,6 +246,7 @@ type Stats struct {
 	OverflowBytes       int   // largest excess over MemoryBytes (only last copies can cause it)
 	VariablesWithCopy   int   // variables with a copy on this rank now
 	PeakInFlight        int   // most accesses of this rank in flight at once (k of a batch)
+	WritesInPlace       int64 // writes that changed this rank's buffer instead of a copy of it (fixed home under mpirun, fhWritten)
 }
 
 // variable is this rank's view of one global variable.
@@ -257,8 +261,10 @@ type variable struct {
 	v    globalvar.Var
 	root int // access tree: processor of the root; fixed home: the home
 
-	// data is this rank's copy (nil: none). It is immutable: a write builds
-	// a new slice, so messages and copies can share it without copying.
+	// data is this rank's copy (nil: none). It is immutable once shared: a
+	// write builds a new slice, so messages and copies can share it
+	// without copying; only the fixed home's owner under mpirun writes it
+	// in place, when no send reads it (fhWritten).
 	data []byte
 
 	// Access tree: states of the tree nodes of this variable on this rank,
@@ -370,6 +376,7 @@ func New(c mpi.Comm, cfg Config) (*Store, error) {
 			return nil, err
 		}
 		s.eng = eng
+		s.track, _ = eng.(mpi.EngineSendTracker)
 		if spec.Reply != nil {
 			s.rep, _ = eng.(mpi.EngineReplier)
 		}

@@ -79,6 +79,21 @@ type EngineReplier interface {
 	ClearReply(key int)
 }
 
+// EngineSendTracker is an Engine that tells whether MPI may still read
+// memory it was given to send, so that its owner may reuse the memory
+// instead of allocating anew (divalib writes a variable's value in place
+// when no send reads it, issue 15).
+type EngineSendTracker interface {
+	Engine
+	// Sending reports whether a send from memory overlapping body (a
+	// Send's body, or an answer from a SetReply body) has not completed;
+	// it first completes the sends that have finished. Memory for which
+	// it reports false, and that no reply offers (SetReply without a
+	// ClearReply since), nobody else reads: its owner may modify it. On
+	// an error it reports true.
+	Sending(body []byte) (bool, error)
+}
+
 // BarrierNode is one node of a combining-tree barrier that this rank
 // simulates. Arrivals combine up the tree (a node is complete when Need
 // arrivals, with their sums, are in; a leaf's one arrival is its rank's

@@ -217,6 +217,39 @@ func TestMPIRunDSM(t *testing.T) {
 			t.Errorf("%v: %v operations, want 10^5", rec.Params, rec.Counters["ops"])
 		}
 	}
+	// Variables of 4 KiB travel as separate bodies that MPI sends from the
+	// value's own memory, which the fixed home then writes in place once
+	// no send reads it (fhWritten, mpi.EngineSendTracker): coherence holds,
+	// and the homes' invalidating 64 KiB writes between remote reads are
+	// made in place.
+	big := filepath.Join(dir, "big.jsonl")
+	if r = run("dsm", "check", "--slots", "256", "--strategies", "fixed-home", "--out", big); r.code != 0 {
+		t.Fatalf("dsm check --slots 256: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r = run("dsm", "overhead", "--strategies", "fixed-home", "--sizes", "64K", "--reads", "200", "--iters", "10", "--batches", "1", "--out", big); r.code != 0 {
+		t.Fatalf("dsm overhead: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	bigRecs, err := results.ReadJSONLFile(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, rec := range bigRecs {
+		switch {
+		case rec.Bench == "dsm-check":
+			checked++
+		case rec.Params["op"] == "remote-read":
+			w, in := rec.Counters["home_writes"], rec.Counters["home_writes_in_place"]
+			t.Logf("64 KiB remote reads: %v of the homes' %v writes in place", in, w)
+			if w < 4*200 || in < 1 || in > w {
+				t.Errorf("64 KiB remote reads: %v of %v writes in place; want at least one, and at least 800 writes", in, w)
+			}
+			checked++
+		}
+	}
+	if checked != 6 {
+		t.Errorf("%d records of dsm check (5 workloads) and the remote read, want 6", checked)
+	}
 	// A mesh that does not fit the world is refused on every rank with one
 	// message, and nothing is written.
 	bad := filepath.Join(dir, "bad.jsonl")

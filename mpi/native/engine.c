@@ -776,7 +776,9 @@ int cc_eng_recv_body(cc_eng *e, int source, char *buf, int len)
     return rc;
 }
 
-cc_eng_event cc_eng_drain(cc_eng *e, long long *done, int maxdone)
+/* completed reaps the finished sends (all of them, waiting, when wait)
+ * and hands their tokens to Go, at most maxdone a call. */
+static cc_eng_event completed(cc_eng *e, int wait, long long *done, int maxdone)
 {
     cc_eng_event ev;
     memset(&ev, 0, sizeof ev);
@@ -784,7 +786,7 @@ cc_eng_event cc_eng_drain(cc_eng *e, long long *done, int maxdone)
         ev.rc = CC_ERR_WRONG_THREAD;
         return ev;
     }
-    ev.rc = reap(e, 1);
+    ev.rc = reap(e, wait);
     if (ev.rc != MPI_SUCCESS) {
         e->broken = 1;
         return ev;
@@ -792,4 +794,14 @@ cc_eng_event cc_eng_drain(cc_eng *e, long long *done, int maxdone)
     while (ev.ndone < maxdone && e->nct > 0)
         done[ev.ndone++] = e->ct[--e->nct];
     return ev;
+}
+
+cc_eng_event cc_eng_drain(cc_eng *e, long long *done, int maxdone)
+{
+    return completed(e, 1, done, maxdone);
+}
+
+cc_eng_event cc_eng_reap(cc_eng *e, long long *done, int maxdone)
+{
+    return completed(e, 0, done, maxdone);
 }

@@ -11,6 +11,8 @@ package native
 // #cgo nocallback cc_eng_flush
 // #cgo noescape cc_eng_drain
 // #cgo nocallback cc_eng_drain
+// #cgo noescape cc_eng_reap
+// #cgo nocallback cc_eng_reap
 // #cgo noescape cc_eng_barrier
 // #cgo nocallback cc_eng_barrier
 // #cgo noescape cc_eng_dissemination
@@ -26,8 +28,9 @@ import (
 )
 
 var (
-	_ mpi.EngineKernel  = (*Comm)(nil)
-	_ mpi.EngineReplier = (*engine)(nil)
+	_ mpi.EngineKernel      = (*Comm)(nil)
+	_ mpi.EngineReplier     = (*engine)(nil)
+	_ mpi.EngineSendTracker = (*engine)(nil)
 )
 
 // engine is mpi.Engine over engine.c: one cgo crossing per message sent
@@ -43,8 +46,11 @@ type engine struct {
 	// its table entry and one per answer sent from it apart that has not
 	// completed.
 	pinned map[int64]*pinRef
-	token  int64
-	done   [64]C.longlong
+	// sending are the pinned bodies with sends not yet completed (the
+	// pinned entries whose sends > 0), for Sending.
+	sending map[int64]*pinRef
+	token   int64
+	done    [64]C.longlong
 	// replies views the engine's table of answers (C memory, written
 	// here without a crossing); replyTok is the token of each key's body,
 	// 0 for none.
@@ -56,10 +62,42 @@ type engine struct {
 	batch []byte
 }
 
-// pinRef is a pinned body and the references to it.
+// pinRef is a pinned body and the references to it: refs counts its
+// table entry (a reply body) and its sends, sends only the sends that
+// have not completed; [lo, hi) is the memory MPI may read.
 type pinRef struct {
-	h    *holder
-	refs int
+	h      *holder
+	refs   int
+	sends  int
+	lo, hi uintptr
+}
+
+// pin pins body under a new token, with refs references of which sends
+// are sends in flight.
+func (x *engine) pin(body []byte, refs, sends int) int64 {
+	x.token++
+	p := &pinRef{h: hold(body), refs: refs}
+	if len(body) > 0 {
+		p.lo = uintptr(unsafe.Pointer(&body[0]))
+		p.hi = p.lo + uintptr(len(body))
+	}
+	x.pinned[x.token] = p
+	x.addSends(x.token, p, sends)
+	return x.token
+}
+
+// addSends records n more (or, negative, fewer) sends in flight from the
+// body of token tok.
+func (x *engine) addSends(tok int64, p *pinRef, n int) {
+	if n == 0 {
+		return
+	}
+	p.sends += n
+	if p.sends > 0 {
+		x.sending[tok] = p
+	} else {
+		delete(x.sending, tok)
+	}
 }
 
 // NewEngine implements mpi.EngineKernel.
@@ -113,7 +151,7 @@ func (c *Comm) NewEngine(spec mpi.EngineSpec) (mpi.Engine, error) {
 			return nil, newError(op, rc)
 		}
 	}
-	return &engine{c: c, e: e, spec: spec, pinned: map[int64]*pinRef{}}, nil
+	return &engine{c: c, e: e, spec: spec, pinned: map[int64]*pinRef{}, sending: map[int64]*pinRef{}}, nil
 }
 
 func (x *engine) usable(op string) error {
@@ -158,11 +196,9 @@ func (x *engine) Send(head, body []byte, dest int) error {
 	}
 	// MPI sends the body from Go memory after the call: pinned until the
 	// engine reports the send complete.
-	x.token++
-	tok := x.token
-	x.pinned[tok] = &pinRef{h: hold(body), refs: 1}
+	tok := x.pin(body, 1, 1)
 	if err := enter(op); err != nil {
-		x.unref(tok)
+		x.sent(tok)
 		return err
 	}
 	rc := C.cc_eng_send(x.e, C.int(dest), (*C.char)(ptr(head)), (*C.char)(ptr(body)), C.int(len(body)), C.int(x.spec.InlineBytes), C.longlong(tok))
@@ -209,8 +245,56 @@ func (x *engine) Flush() error {
 // unpin drops the references of the sends that completed.
 func (x *engine) unpin(n C.int) {
 	for _, t := range x.done[:n] {
-		x.unref(int64(t))
+		x.sent(int64(t))
 	}
+}
+
+// sent drops the reference of one completed (or never posted) send from
+// the body of token tok.
+func (x *engine) sent(tok int64) {
+	if p := x.pinned[tok]; p != nil {
+		x.addSends(tok, p, -1)
+	}
+	x.unref(tok)
+}
+
+// Sending implements mpi.EngineSendTracker. Sends complete in MPI without
+// the engine's knowledge until it tests them: a body in the set of
+// unfinished sends costs one crossing and a Testsome, any other nothing.
+func (x *engine) Sending(body []byte) (bool, error) {
+	const op = "Engine.Sending"
+	if len(body) == 0 || !x.overlapsSend(body) {
+		return false, nil
+	}
+	if err := x.usable(op); err != nil {
+		return true, err
+	}
+	for {
+		if err := enter(op); err != nil {
+			return true, err
+		}
+		ev := C.cc_eng_reap(x.e, &x.done[0], C.int(len(x.done)))
+		leave()
+		x.unpin(ev.ndone)
+		if ev.rc != 0 {
+			return true, x.fail(op, ev.rc)
+		}
+		if int(ev.ndone) < len(x.done) {
+			return x.overlapsSend(body), nil
+		}
+	}
+}
+
+// overlapsSend reports whether an unfinished send reads memory of body.
+func (x *engine) overlapsSend(body []byte) bool {
+	lo := uintptr(unsafe.Pointer(&body[0]))
+	hi := lo + uintptr(len(body))
+	for _, p := range x.sending {
+		if p.lo < hi && lo < p.hi {
+			return true
+		}
+	}
+	return false
 }
 
 // unref drops one reference to the body of token tok, and unpins it with
@@ -268,10 +352,9 @@ func (x *engine) SetReply(key int, body []byte) error {
 	// entry is replaced and the answers sent from it have left. Pinning
 	// and unpinning cost about 80 ns (runtime.Pinner, the holders' lock),
 	// which is why ClearReply keeps the body.
-	x.token++
-	x.pinned[x.token] = &pinRef{h: hold(body), refs: 1}
-	x.replyTok[key] = x.token
-	*r = C.cc_eng_reply{body: p, len: C.int(len(body)), on: 1, tok: C.longlong(x.token)}
+	tok := x.pin(body, 1, 0)
+	x.replyTok[key] = tok
+	*r = C.cc_eng_reply{body: p, len: C.int(len(body)), on: 1, tok: C.longlong(tok)}
 	return nil
 }
 
@@ -311,7 +394,10 @@ func (x *engine) served() {
 		key, src := int(log[2*i]), int(log[2*i+1])
 		bytes := int(x.replies[key].len)
 		if bytes > x.spec.InlineBytes {
-			x.pinned[x.replyTok[key]].refs++
+			tok := x.replyTok[key]
+			p := x.pinned[tok]
+			p.refs++
+			x.addSends(tok, p, 1)
 		}
 		x.spec.Reply.Served(key, src, bytes)
 	}

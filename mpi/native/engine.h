@@ -159,5 +159,8 @@ cc_eng_event cc_eng_barrier(cc_eng *e, const char *batch, int blen, long long a,
 cc_eng_event cc_eng_dissemination(cc_eng *e, const char *batch, int blen, long long *done, int maxdone);
 /* Wait for every send; returns the number of tokens written (call until 0). */
 cc_eng_event cc_eng_drain(cc_eng *e, long long *done, int maxdone);
+/* Complete the sends that have finished, without waiting (a Testsome);
+ * returns their tokens as cc_eng_drain does (call until fewer than maxdone). */
+cc_eng_event cc_eng_reap(cc_eng *e, long long *done, int maxdone);
 
 #endif

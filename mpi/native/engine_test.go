@@ -395,3 +395,155 @@ func TestEngineReply(t *testing.T) {
 		t.Error("a key past the head accepted")
 	}
 }
+
+// TestEngineSending: Sending reports a body while a send from it has not
+// completed (a Send's and an answer from a SetReply body), and no longer
+// once it has; a body sent inline, a reply body nobody asked for and
+// memory beside a body never are. A rendezvous send (100 KiB, over every
+// transport's eager limit) cannot complete before its receive is posted,
+// which rank 1 delays behind a barrier that rank 0 enters after looking.
+func TestEngineSending(t *testing.T) {
+	needMPI(t)
+	d, err := world().Dup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free()
+	me, p := d.Rank(), d.Size()
+	const (
+		head, inline = 8, 64
+		kReq, kAns   = 7, 9
+		big          = 100 << 10
+	)
+	eng, err := d.(mpi.EngineKernel).NewEngine(mpi.EngineSpec{Tag: 13, HeadBytes: head, InlineBytes: inline, Barrier: engineTree(me, p),
+		Reply: &mpi.EngineReply{KindOffset: 0, Request: kReq, KeyOffset: 4, Head: []byte{kAns, 0, 0, 0, 0, 0, 0, 0}, Served: func(int, int, int) {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := eng.(mpi.EngineSendTracker)
+	sending := func(b []byte) bool {
+		t.Helper()
+		busy, err := tr.Sending(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return busy
+	}
+	// settles waits (polling, as a store would) until b is no longer sent.
+	settles := func(b []byte, what string) {
+		t.Helper()
+		for end := time.Now().Add(30 * time.Second); sending(b); {
+			if time.Now().After(end) {
+				t.Fatalf("%s: still sending 30 s after its receiver took it", what)
+			}
+			if _, _, err := eng.Next(false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	next := func() mpi.EngineMessage {
+		t.Helper()
+		for {
+			m, ok, err := eng.Next(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				return m
+			}
+		}
+	}
+	mem := bytes.Repeat([]byte{5}, 2*big)
+	body, beside := mem[:big], mem[big:]
+	small := bytes.Repeat([]byte{6}, inline)
+	reply := bytes.Repeat([]byte{7}, big)
+	hdr := make([]byte, head)
+	// Round 1: rank 0 sends body to rank 1.
+	switch me {
+	case 0:
+		if err := eng.Send(hdr, body, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Send(hdr, small, 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if !sending(body) || !sending(body[big/2:big/2+1]) || !sending(mem[big-1:big+1]) {
+			t.Error("a 100 KiB body its receiver has not asked for yet: not reported as sending (whole, inside, straddling its end)")
+		}
+		if sending(beside) || sending(small) {
+			t.Error("memory beside the body, or a body sent inline, reported as sending")
+		}
+	}
+	if err := d.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	switch me {
+	case 0:
+		settles(body, "a Send's body")
+	case 1:
+		for _, want := range [][]byte{body, small} {
+			if m := next(); m.Source != 0 || !bytes.Equal(m.Body, want) {
+				t.Fatalf("from %d: %d bytes, want rank 0's %d", m.Source, len(m.Body), len(want))
+			}
+		}
+	}
+	if err := d.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	// Round 2: rank 1 asks rank 0 for key 3, whose answer is reply.
+	switch me {
+	case 0:
+		if err := tr.(mpi.EngineReplier).SetReply(3, reply); err != nil {
+			t.Fatal(err)
+		}
+		if sending(reply) {
+			t.Error("a reply body nobody asked for reported as sending")
+		}
+	}
+	if err := d.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	switch me {
+	case 0:
+		// The engine answers inside Next; wait for the request to be
+		// answered (the reply's send then stays open: rank 1 waits).
+		end := time.Now().Add(30 * time.Second)
+		for !sending(reply) {
+			if time.Now().After(end) {
+				t.Fatal("rank 1's request not answered in 30 s")
+			}
+			if _, ok, err := eng.Next(false); err != nil || ok {
+				t.Fatalf("Next: a message (%t) or %v, want only the answered request", ok, err)
+			}
+		}
+	case 1:
+		h := make([]byte, head)
+		h[0], h[4] = kReq, 3
+		if err := eng.Send(h, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	switch me {
+	case 0:
+		settles(reply, "an answer's body")
+	case 1:
+		if m := next(); m.Source != 0 || m.Head[0] != kAns || !bytes.Equal(m.Body, reply) {
+			t.Fatalf("answer from %d: head %v, %d bytes, want rank 0's %d", m.Source, m.Head, len(m.Body), big)
+		}
+	}
+	if err := d.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
