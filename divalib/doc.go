@@ -76,7 +76,9 @@
 //     value while the variable is in that state, fhOffer, and does the
 //     bookkeeping after, fhServed), so such a read costs the reader one
 //     crossing and the home none. Received payloads go into buffers that
-//     dropped copies gave back (fresh memory costs a page fault per 4 KiB).
+//     dropped copies gave back (fresh memory costs a page fault per 4 KiB),
+//     and the fixed home's owner writes a value in place once no send reads
+//     its buffer (mpi.EngineSendTracker, fhWritten).
 //   - mpi/local (mpi.RefSender, mpi.ProcessShared): payloads, immutable
 //     once sent, travel by reference, so a block exists once however many
 //     ranks hold a copy; the catalogue of variable names is shared by the
@@ -99,7 +101,9 @@
 // token, held by the last writer; fixed home: by the home), a write returns
 // only after every other copy has acknowledged its invalidation, copies
 // carry versions so a copy overtaken by an invalidation is never kept, and
-// buffers are immutable once shared, so no read is torn. The argument is in
+// buffers are immutable once shared (a buffer written in place, under
+// mpirun, is the writer's own, which no send reads any more and no other
+// rank can see), so no read is torn. The argument is in
 // the comments of accesstree.go and fixedhome.go; package storecheck checks
 // it (versioned values and wall-clock stamps: zero stale, torn or unknown
 // reads over 10^5 random operations per strategy, on mpi/local with 64
