@@ -181,12 +181,7 @@ func TestEngineArgs(t *testing.T) {
 // releases its remote child early (engine.h) in some epochs and in the
 // usual order in others.
 func TestEngineBarrierLate(t *testing.T) {
-	needMPI(t)
-	d, err := world().Dup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Free()
+	d := dupWorld(t)
 	me, p := d.Rank(), d.Size()
 	eng, err := d.(mpi.EngineKernel).NewEngine(mpi.EngineSpec{Tag: 9, HeadBytes: 4, Barrier: engineTree(me, p)})
 	if err != nil {
@@ -226,12 +221,7 @@ func TestEngineBarrierLate(t *testing.T) {
 // body replaced while answers from it may be in flight, and a GC, leave
 // the answers intact (the engine holds the old body until they leave).
 func TestEngineReply(t *testing.T) {
-	needMPI(t)
-	d, err := world().Dup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Free()
+	d := dupWorld(t)
 	me, p := d.Rank(), d.Size()
 	const (
 		head, inline       = 8, 64
@@ -403,12 +393,7 @@ func TestEngineReply(t *testing.T) {
 // transport's eager limit) cannot complete before its receive is posted,
 // which rank 1 delays behind a barrier that rank 0 enters after looking.
 func TestEngineSending(t *testing.T) {
-	needMPI(t)
-	d, err := world().Dup()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Free()
+	d := dupWorld(t)
 	me, p := d.Rank(), d.Size()
 	const (
 		head, inline = 8, 64
@@ -546,4 +531,17 @@ func TestEngineSending(t *testing.T) {
 	if err := eng.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// dupWorld is a duplicate of the world for one test (skipped outside the
+// mpirun children), freed when the test ends.
+func dupWorld(t *testing.T) mpi.Comm {
+	t.Helper()
+	needMPI(t)
+	d, err := world().Dup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Free() })
+	return d
 }
