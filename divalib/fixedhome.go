@@ -252,17 +252,19 @@ func (s *Store) fhHandle(x *variable, m *msg) {
 		}
 		s.complete(x, m.data)
 	case kHGrant:
-		base := x.data
+		var nb []byte
 		switch {
 		case m.flags&fHasData != 0:
-			base = m.data
-		case base == nil && len(x.acc.wData) == x.v.Size:
-			base = s.fresh(x.v.Size) // a whole write needs no old value
-		case base == nil:
+			nb = s.fhWritten(m.data, x.acc.wOff, x.acc.wData)
+		case x.data != nil:
+			nb = s.fhWritten(x.data, x.acc.wOff, x.acc.wData)
+		case len(x.acc.wData) == x.v.Size:
+			nb = s.fhFirst(x, x.acc.wOff, x.acc.wData) // a whole write needs no old value
+		default:
 			s.fail(fmt.Errorf("divalib: fixed home %q: ownership granted to rank %d without a value", x.v.Name, s.rank))
 			return
 		}
-		s.install(x, s.fhWritten(base, x.acc.wOff, x.acc.wData), true) // the owner's copy is the only one
+		s.install(x, nb, true) // the owner's copy is the only one
 		x.fh = fhLocal{copy: true, owner: true}
 		s.complete(x, nil)
 	default:
@@ -341,14 +343,13 @@ func (s *Store) fhGrant(x *variable) {
 	if r == s.rank {
 		// The home writes its own main memory. After a whole write took
 		// ownership back without the value, there is none to start from.
-		base := x.data
-		switch {
-		case base == nil && len(x.acc.wData) == x.v.Size:
-			base = s.fresh(x.v.Size)
-		case base == nil:
-			base = make([]byte, x.v.Size)
+		var nb []byte
+		if x.data != nil {
+			nb = s.fhWritten(x.data, x.acc.wOff, x.acc.wData)
+		} else {
+			nb = s.fhFirst(x, x.acc.wOff, x.acc.wData)
 		}
-		s.install(x, s.fhWritten(base, x.acc.wOff, x.acc.wData), true)
+		s.install(x, nb, true)
 		h.copyset = h.copyset[:0]
 		s.complete(x, nil)
 		s.fhDone(x)
@@ -425,11 +426,25 @@ func (s *Store) fhWritten(base []byte, off int, data []byte) []byte {
 	return nb
 }
 
-// fresh returns a buffer of n bytes that nothing refers to: a dropped
-// copy's from the pool (memory already touched, no page faults) or new.
-// Its contents are arbitrary.
+// fhFirst is the value of a write to x where this rank has no value to
+// start from: only a whole write can be granted so (zeros around a
+// partial one, as a new buffer always had).
+func (s *Store) fhFirst(x *variable, off int, data []byte) []byte {
+	var nb []byte
+	if off == 0 && len(data) == x.v.Size {
+		nb = s.fresh(x.v.Size)
+	} else {
+		nb = make([]byte, x.v.Size)
+	}
+	copy(nb[off:], data)
+	return nb
+}
+
+// fresh returns a buffer of n bytes that nothing refers to, never nil (a
+// nil value means "no copy"): a dropped copy's from the pool (memory
+// already touched, no page faults) or new. Its contents are arbitrary.
 func (s *Store) fresh(n int) []byte {
-	if b := s.pool.get(n); len(b) == n {
+	if b := s.pool.get(n); b != nil && len(b) == n {
 		return b
 	}
 	return make([]byte, n)

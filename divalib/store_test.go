@@ -1,6 +1,7 @@
 package divalib_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/commcost/commcost/divalib"
@@ -59,6 +60,57 @@ func TestCoherenceFullSize(t *testing.T) {
 				t.Fatalf("checked %d operations, want %d", rep.Ops, ops)
 			}
 			t.Logf("%d ops (%d reads, %d writes): 0 stale, 0 torn, %.2f s", rep.Ops, rep.Reads, rep.Writes, rep.ElapsedSec)
+		})
+	}
+}
+
+// TestZeroSizeVariable: a variable of no bytes is written by its home and
+// by another rank and read by both, under every strategy, and each rank's
+// list of copies stays a list (a zero-byte value once came back nil, "no
+// copy", and the copy joined the list twice).
+func TestZeroSizeVariable(t *testing.T) {
+	for _, cfg := range allConfigs {
+		t.Run(cfg.Name(), func(t *testing.T) {
+			err := local.Run(2, func(c mpi.Comm) error {
+				s, err := divalib.New(c, cfg)
+				if err != nil {
+					return err
+				}
+				z, err := s.Create("z", 0)
+				if err != nil {
+					return err
+				}
+				home, err := s.Home(z)
+				if err != nil {
+					return err
+				}
+				me := c.Rank()
+				for round := 0; round < 3; round++ {
+					for _, writer := range []int{home, 1 - home} {
+						if me == writer {
+							if err := s.Write(z, 0, nil); err != nil {
+								return err
+							}
+						}
+						if err := s.Barrier(); err != nil {
+							return err
+						}
+						if err := s.Read(z, 0, nil); err != nil {
+							return err
+						}
+						if err := s.Barrier(); err != nil {
+							return err
+						}
+						if err := divalib.CheckLRU(s); err != nil {
+							return fmt.Errorf("rank %d, round %d, after rank %d's write: %w", me, round, writer, err)
+						}
+					}
+				}
+				return s.Close()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }

@@ -389,16 +389,22 @@ func TestEngineReply(t *testing.T) {
 // TestEngineSending: Sending reports a body while a send from it has not
 // completed (a Send's and an answer from a SetReply body), and no longer
 // once it has; a body sent inline, a reply body nobody asked for and
-// memory beside a body never are. A rendezvous send (100 KiB, over every
-// transport's eager limit) cannot complete before its receive is posted,
-// which rank 1 delays behind a barrier that rank 0 enters after looking.
+// memory beside a body never are. A rendezvous send cannot complete
+// before its receive is posted, which rank 1 delays behind a barrier that
+// rank 0 enters after looking; 8 MiB is far over the eager limits of Open
+// MPI's and MPICH's transports by default (shared memory 4-64 KiB, TCP
+// 64-128 KiB), but a transport configured to send it eagerly fails the
+// test.
 func TestEngineSending(t *testing.T) {
 	d := dupWorld(t)
 	me, p := d.Rank(), d.Size()
+	if p < 2 {
+		t.Skip("needs 2 ranks: rank 0 sends to rank 1")
+	}
 	const (
 		head, inline = 8, 64
 		kReq, kAns   = 7, 9
-		big          = 100 << 10
+		big          = 8 << 20
 	)
 	eng, err := d.(mpi.EngineKernel).NewEngine(mpi.EngineSpec{Tag: 13, HeadBytes: head, InlineBytes: inline, Barrier: engineTree(me, p),
 		Reply: &mpi.EngineReply{KindOffset: 0, Request: kReq, KeyOffset: 4, Head: []byte{kAns, 0, 0, 0, 0, 0, 0, 0}, Served: func(int, int, int) {}}})
@@ -456,7 +462,7 @@ func TestEngineSending(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !sending(body) || !sending(body[big/2:big/2+1]) || !sending(mem[big-1:big+1]) {
-			t.Error("a 100 KiB body its receiver has not asked for yet: not reported as sending (whole, inside, straddling its end)")
+			t.Error("an 8 MiB body its receiver has not asked for yet: not reported as sending (whole, inside, straddling its end)")
 		}
 		if sending(beside) || sending(small) {
 			t.Error("memory beside the body, or a body sent inline, reported as sending")
