@@ -265,7 +265,7 @@ func RunOverhead(c mpi.Comm, e OverheadExperiment, meta results.Meta, emit func(
 			return err
 		}
 		remote := make([][]float64, len(e.ReadSizes))
-		writes := make([][]float64, len(e.ReadSizes))
+		writes := make([][2]int64, len(e.ReadSizes))
 		for i, l := range e.ReadSizes {
 			if c.Size() < 2 {
 				break
@@ -274,14 +274,10 @@ func RunOverhead(c mpi.Comm, e OverheadExperiment, meta results.Meta, emit func(
 			if remote[i], err = MeasureRemoteRead(c, s, RemoteReadConfig{Bytes: l, Reps: e.Reads, Seed: cfg.Seed}); err != nil {
 				return err
 			}
-			// The homes' writes that invalidate the copies between
-			// batches, and how many of them reused the value's buffer
-			// (fhWritten), summed over ranks. No access is in flight.
+			// This rank's writes, which invalidate the copies between
+			// batches (untimed), and how many reused the value's buffer.
 			after := s.Stats()
-			writes[i] = []float64{float64(after.Writes - before.Writes), float64(after.WritesInPlace - before.WritesInPlace)}
-			if err := c.AllreduceFloat64s(writes[i], writes[i], mpi.OpSum); err != nil {
-				return err
-			}
+			writes[i] = [2]int64{after.Writes - before.Writes, after.WritesInPlace - before.WritesInPlace}
 		}
 		if err := s.Close(); err != nil {
 			return err
@@ -295,7 +291,7 @@ func RunOverhead(c mpi.Comm, e OverheadExperiment, meta results.Meta, emit func(
 			if remote[i] == nil {
 				continue
 			}
-			if err := emit(RemoteReadRecord(name, l, s.Mesh(), remote[i], writes[i][0], writes[i][1], meta)); err != nil {
+			if err := emit(RemoteReadRecord(name, l, s.Mesh(), remote[i], writes[i], meta)); err != nil {
 				return err
 			}
 		}

@@ -16,6 +16,10 @@ type Overhead struct {
 	CachedWriteSec []float64 // a write by the token holder / owner with no other copy
 	BarrierSec     []float64 // Store.Barrier on idle ranks
 	MPIBarrierSec  []float64 // Comm.Barrier on idle ranks: the baseline
+	// CachedWrites are this rank's timed cached writes, CachedInPlace
+	// those of them that changed the value's buffer in place
+	// (Stats.WritesInPlace: the fixed home under mpirun).
+	CachedWrites, CachedInPlace int64
 }
 
 // overheadVarBytes is the size of MeasureOverhead's variables.
@@ -58,6 +62,7 @@ func MeasureOverhead(c mpi.Comm, s *Store, iters, batches int) (Overhead, error)
 			}
 		}
 		t1 := c.Wtime()
+		before := s.stats
 		for i := 0; i < iters; i++ {
 			buf[0] = byte(i)
 			if err := s.Write(v, 0, buf); err != nil {
@@ -65,6 +70,8 @@ func MeasureOverhead(c mpi.Comm, s *Store, iters, batches int) (Overhead, error)
 			}
 		}
 		t2 := c.Wtime()
+		o.CachedWrites += s.stats.Writes - before.Writes
+		o.CachedInPlace += s.stats.WritesInPlace - before.WritesInPlace
 		o.CachedReadSec = append(o.CachedReadSec, (t1-t0)/float64(iters))
 		o.CachedWriteSec = append(o.CachedWriteSec, (t2-t1)/float64(iters))
 	}

@@ -87,27 +87,39 @@ func (o Overhead) Records(strategy string, barrier BarrierKind, mesh Mesh, meta 
 	}
 	out := make([]results.Record, 0, len(ops))
 	for _, m := range ops {
+		var w [2]int64
+		if m.op == "cached-write" {
+			w = [2]int64{o.CachedWrites, o.CachedInPlace}
+		}
 		out = append(out, results.Record{
 			Schema: results.SchemaVersion, Bench: BenchOverhead,
 			Params: results.Params{"strategy": strategy, "op": m.op, "bytes": m.bytes, "mesh": mesh.String()},
 			Ranks:  mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(m.v), Samples: m.v,
-			Reduction: m.reduction, Stop: results.StopFixed, Meta: meta,
+			Reduction: m.reduction, Stop: results.StopFixed, Meta: meta, Counters: writeCounters(w),
 		})
 	}
 	return out
 }
 
+// writeCounters are the counters of every dsm-overhead record (one set,
+// so that CSV's columns hold for the whole bench): the recording rank's
+// store writes during the op's measurement, timed or not, and how many of
+// them changed the value's buffer in place (Stats.WritesInPlace).
+func writeCounters(w [2]int64) map[string]float64 {
+	return map[string]float64{"writes": float64(w[0]), "writes_in_place": float64(w[1])}
+}
+
 // RemoteReadRecord is the record of MeasureRemoteRead on a store of the
 // named strategy on mesh: op remote-read, param bytes (l); every
-// repetition's time, max over ranks; as counters the homes' writes that
-// invalidated the copies between batches (untimed; summed over ranks)
-// and how many of them were made in place (Stats.WritesInPlace).
-func RemoteReadRecord(strategy string, bytes int, mesh Mesh, samples []float64, writes, inPlace float64, meta results.Meta) results.Record {
+// repetition's time, max over ranks; as counters (writeCounters) the
+// rank's writes as a home, which invalidate the copies between batches
+// (untimed), and how many of them were made in place.
+func RemoteReadRecord(strategy string, bytes int, mesh Mesh, samples []float64, writes [2]int64, meta results.Meta) results.Record {
 	return results.Record{
 		Schema: results.SchemaVersion, Bench: BenchOverhead,
 		Params: results.Params{"strategy": strategy, "op": "remote-read", "bytes": bytes, "mesh": mesh.String()},
 		Ranks:  mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(samples), Samples: samples,
 		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed, Meta: meta,
-		Counters: map[string]float64{"home_writes": writes, "home_writes_in_place": inPlace},
+		Counters: writeCounters(writes),
 	}
 }

@@ -30,7 +30,7 @@ func TestRecords(t *testing.T) {
 		hand.Record(divalib.MatSquareConfig{Kernel: divalib.KernelMul}, nil, meta),
 	}
 	recs = append(recs, ovh.Records("fixed-home", divalib.BarrierCentral, mesh, meta)...)
-	recs = append(recs, divalib.RemoteReadRecord("fixed-home", 4096, mesh, []float64{3e-6, 2e-6, 4e-6}, 200, 200, meta))
+	recs = append(recs, divalib.RemoteReadRecord("fixed-home", 4096, mesh, []float64{3e-6, 2e-6, 4e-6}, [2]int64{200, 200}, meta))
 	tests := []struct {
 		name      string
 		bench     string
