@@ -223,7 +223,12 @@ const clusterAppsMaxLoad = 5.0
 // in every run, and the 10% goal is reported, not claimed. On a quiet
 // machine (2026-11-27) with 20 repetitions the best error ranged from
 // -21% to +18% over ten runs; with 60, -21.4% to +10.4% in eight.
-const clusterMatmulSync = 0.25
+// Raised to 30% after a clean-clone make test (stop 23) measured Cannon
+// sync on two groups at -23.4% on the envelope of 30 repetitions, two
+// points from the bound: over the runs above the spread reaches the
+// bound's size, and a bound that fails one CI run in twenty asserts
+// nothing but the machine. Wrong models miss by 50% to 1000% here.
+const clusterMatmulSync = 0.30
 
 // clusterMultigridSync bounds the hyperbolic model's error on the
 // synchronous multigrid's exchange time: paper 001's 20% (section 4.3,
