@@ -209,13 +209,13 @@ type Store struct {
 	// payloads come from pool.
 	eng  mpi.Engine
 	pool bufPool
+	// track is eng where it tells whether a send still reads a buffer
+	// (the fixed home then writes values in place, fhWritten), else nil.
+	track mpi.EngineSendTracker
 	// rep is eng where it answers the fixed home's reads itself (the
 	// home's copy offered with fhOffer), else nil; fhPending are the
 	// reads it answered whose readers are not in their copy sets yet.
-	rep mpi.EngineReplier
-	// track is eng where it tells whether a send still reads a buffer
-	// (the fixed home then writes values in place, fhWritten), else nil.
-	track     mpi.EngineSendTracker
+	rep       mpi.EngineReplier
 	fhPending []fhRead
 	err       error // sticky failure of the progress engine
 
