@@ -173,8 +173,8 @@ func (s *Store) fhWrite(x *variable, off int, data []byte) bool {
 			s.fhSettle()
 		}
 		if h.owner < 0 && !h.busy && len(h.copyset) == 0 {
-			nb := s.fhWritten(x.data, off, data)
-			if s.rep != nil && (len(nb) == 0 || len(x.data) == 0 || &nb[0] != &x.data[0]) {
+			nb, inPlace := s.fhWritten(x.data, off, data)
+			if s.rep != nil && !inPlace {
 				// Offering a new buffer would pin it (about 80 ns, twice
 				// this write): the next read of x comes to Go instead,
 				// whose fhHandle offers the value then. A value written
@@ -188,7 +188,8 @@ func (s *Store) fhWrite(x *variable, off int, data []byte) bool {
 			return true
 		}
 	} else if x.fh.owner {
-		x.data, x.recycle = s.fhWritten(x.data, off, data), false
+		x.data, _ = s.fhWritten(x.data, off, data)
+		x.recycle = false
 		s.stats.WriteHits++
 		s.cacheHit(x)
 		return true
@@ -255,9 +256,9 @@ func (s *Store) fhHandle(x *variable, m *msg) {
 		var nb []byte
 		switch {
 		case m.flags&fHasData != 0:
-			nb = s.fhWritten(m.data, x.acc.wOff, x.acc.wData)
+			nb, _ = s.fhWritten(m.data, x.acc.wOff, x.acc.wData)
 		case x.data != nil:
-			nb = s.fhWritten(x.data, x.acc.wOff, x.acc.wData)
+			nb, _ = s.fhWritten(x.data, x.acc.wOff, x.acc.wData)
 		case len(x.acc.wData) == x.v.Size:
 			nb = s.fhFirst(x, x.acc.wOff, x.acc.wData) // a whole write needs no old value
 		default:
@@ -345,7 +346,7 @@ func (s *Store) fhGrant(x *variable) {
 		// ownership back without the value, there is none to start from.
 		var nb []byte
 		if x.data != nil {
-			nb = s.fhWritten(x.data, x.acc.wOff, x.acc.wData)
+			nb, _ = s.fhWritten(x.data, x.acc.wOff, x.acc.wData)
 		} else {
 			nb = s.fhFirst(x, x.acc.wOff, x.acc.wData)
 		}
@@ -394,8 +395,8 @@ func (s *Store) fhEvict(x *variable) bool {
 
 // fhWritten returns base with data written at off, for a write of the
 // fixed home's owner (main memory at the home, or a processor's copy)
-// that this rank's access has exclusively: base itself when nobody else
-// reads it, else a new buffer (applyWrite).
+// that this rank's access has exclusively: base itself (inPlace) when
+// nobody else reads it, else a new buffer.
 //
 // Under mpirun base is this rank's own memory (the engine receives every
 // body into a buffer of its own, and sends between ranks copy), so only a
@@ -409,7 +410,7 @@ func (s *Store) fhEvict(x *variable) bool {
 // (fhOffer) is that same buffer, so it answers with the new value. On
 // goroutine ranks (mpi/local) payloads travel by reference and a copy
 // may be another rank's value: always a new buffer there.
-func (s *Store) fhWritten(base []byte, off int, data []byte) []byte {
+func (s *Store) fhWritten(base []byte, off int, data []byte) (nb []byte, inPlace bool) {
 	if s.track != nil && len(base) > 0 {
 		busy, err := s.track.Sending(base)
 		if err != nil {
@@ -417,13 +418,13 @@ func (s *Store) fhWritten(base []byte, off int, data []byte) []byte {
 		} else if !busy {
 			copy(base[off:], data)
 			s.stats.WritesInPlace++
-			return base
+			return base, true
 		}
 	}
-	nb := s.fresh(len(base))
+	nb = s.fresh(len(base))
 	copy(nb, base)
 	copy(nb[off:], data)
-	return nb
+	return nb, false
 }
 
 // fhFirst is the value of a write to x where this rank has no value to

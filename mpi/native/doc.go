@@ -110,6 +110,9 @@
 // Requests of one kind can be answered by the engine itself, from a table
 // of bodies that Go keeps up to date without crossing (mpi.EngineReplier:
 // divalib's fixed-home reads), which costs the answering side no crossing.
+// The engine counts the sends not yet completed from every Go body it was
+// given and tells whether one still reads a buffer (mpi.EngineSendTracker:
+// one MPI_Testsome when it might), so its owner may write it in place.
 //
 // # Batches
 //
