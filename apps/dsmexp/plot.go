@@ -44,8 +44,13 @@ type figSpec struct {
 	// parameter, the parameter value for figures over the mesh. Without
 	// records there, the slice with the most points is drawn.
 	prefer any
-	match  func(results.Record) bool
-	panels []panel
+	// sliceOf, for a figure over the mesh, names a record's slice when it
+	// is not a parameter (Fig. 11: the bodies per processor, N / P), and
+	// sliceCaption formats it for the caption.
+	sliceOf      func(results.Record) (string, bool)
+	sliceCaption string
+	match        func(results.Record) bool
+	panels       []panel
 }
 
 func derivedValue(key string) func(results.Record) (float64, bool) {
@@ -86,10 +91,8 @@ var figures = []figSpec{
 		bench: BenchBarnesHut, xParam: "bodies", xLabel: "bodies N", prefer: "16x16", match: phaseIs(PhaseForce),
 		panels: []panel{congMsgs, medTime, {yLabel: "local computation (s, median)", value: derivedValue(KeyLocalComp), time: true}}},
 	{file: "fig11_barneshut_procs.png", paperFig: "Fig. 11", what: "Barnes-Hut, measured steps, over the mesh",
-		bench: BenchBarnesHut, match: func(r results.Record) bool {
-			n, ok := toFloat(r.Params["bodies"])
-			return ok && r.Params["phase"] == PhaseTotal && n == float64(200*r.Ranks)
-		}, panels: []panel{congMsgs, medTime}},
+		bench: BenchBarnesHut, match: phaseIs(PhaseTotal), sliceOf: bodiesPerRank, sliceCaption: "N = %s P", prefer: 200,
+		panels: []panel{congMsgs, medTime}},
 }
 
 // WriteFigures draws every figure of paper 004 that recs hold at least two
@@ -147,7 +150,13 @@ func (f figSpec) collect(recs []results.Record) (series map[string][]point, slic
 			}
 			key, x = mesh, v
 		} else { // over the mesh: x is the processor count
-			if f.xParam != "" {
+			if f.sliceOf != nil {
+				k, ok := f.sliceOf(r)
+				if !ok {
+					continue
+				}
+				key = k
+			} else if f.xParam != "" {
 				v, _ := toFloat(r.Params[f.xParam])
 				key = strconv.FormatFloat(v, 'g', -1, 64)
 			}
@@ -253,8 +262,8 @@ func (f figSpec) draw(path string, series map[string][]point, slice, backend str
 	on := "mesh " + slice
 	if f.xLabel == "" {
 		on = f.xParam + " = " + slice
-		if f.xParam == "" {
-			on = "N = 200 P"
+		if f.sliceCaption != "" {
+			on = fmt.Sprintf(f.sliceCaption, slice)
 		}
 	}
 	caption := fmt.Sprintf("Paper 004, %s: %s (%s; %s backend)", f.paperFig, f.what, on, backend)
@@ -360,4 +369,15 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return out
+}
+
+// bodiesPerRank is a Barnes-Hut record's N / P, the slice of paper 004's
+// Fig. 11 (which holds it at 200 while P grows); records whose N is not a
+// multiple of P belong to no such series.
+func bodiesPerRank(r results.Record) (string, bool) {
+	n, ok := toFloat(r.Params["bodies"])
+	if !ok || r.Ranks < 1 || n != math.Trunc(n) || int(n)%r.Ranks != 0 {
+		return "", false
+	}
+	return strconv.Itoa(int(n) / r.Ranks), true
 }

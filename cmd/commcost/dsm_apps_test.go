@@ -121,6 +121,16 @@ func TestDSMAppsLocal(t *testing.T) {
 		}
 	}
 	checkFigures(t, figs, "fig8_barneshut_bodies.png", "fig9_barneshut_treebuild.png", "fig10_barneshut_force.png")
+	// Fig. 11 holds the bodies per processor while the mesh grows, at any
+	// N / P (a sweep at 10 per rank once drew nothing: only 200 counted).
+	sweep := filepath.Join(dir, "sweep.jsonl")
+	sweepFigs := filepath.Join(dir, "sweepfigs")
+	code, stdout, errs = runCLI(t, "dsm", "barneshut", "--backend", "local", "--meshes", "2x2,2x4", "--bodies-per-rank", "10",
+		"--steps", "3", "--measured", "2", "--strategies", "fixed-home,tree-4", "--out", sweep, "--plot", sweepFigs)
+	if code != 0 {
+		t.Fatalf("barneshut --meshes 2x2,2x4 --bodies-per-rank 10: exit %d\n%s%s", code, stdout, errs)
+	}
+	checkFigures(t, sweepFigs, "fig11_barneshut_procs.png")
 	recs, err := results.ReadJSONLFile(out)
 	if err != nil {
 		t.Fatal(err)
