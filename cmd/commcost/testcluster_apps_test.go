@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,6 +69,9 @@ import (
 // wait is part of the communication phase, and no communication model
 // predicts it. The synchronous variant times it apart (phase barrier).
 //
+// A case that misses its bound is measured again, once, and fails only
+// if it misses again (clusterAppsMPRetry).
+//
 // The errors are asserted only when the machine is not overloaded by
 // others (1-minute load average at most clusterAppsMaxLoad per core,
 // before and after): the calibration and the application run one after
@@ -82,60 +86,180 @@ func testClusterAppsMP(t *testing.T, bin string) {
 		{"twogroups", []string{"--hosts", "4", "--rate", "200mbit", "--bottleneck", "100mbit", "--groups", "2"}},
 	} {
 		t.Run(topo.name, func(t *testing.T) {
-			dir := t.TempDir()
-			cal := filepath.Join(dir, "calibration.jsonl")
-			mm := filepath.Join(dir, "matmul.jsonl")
-			mg := filepath.Join(dir, "multigrid.jsonl")
-			const reps = "--stat envelope --min-reps 5 --max-reps 30 --calib-max-time 0.4"
-			load0 := loadPerCore(t)
-			runCluster(t, 240*time.Second, topo.opts, strings.Join([]string{
-				fmt.Sprintf("$CC_MPIRUN %s app cannon --n 256 --variant async,sync %s --out %s", bin, reps, cal),
-				fmt.Sprintf("$CC_MPIRUN %s app checkerboard --n 256 --variant async,sync %s --calibration %s --out %s", bin, reps, cal, mm),
-				fmt.Sprintf("$CC_MPIRUN %s app multigrid --n 127 --iterations 10 --variant async,sync --kinds hockney,piecewise,hyperbolic,bsp %s --out %s", bin, reps, mg),
-			}, " && "))
-			load1 := loadPerCore(t)
-			quiet := load0 <= clusterAppsMaxLoad && load1 <= clusterAppsMaxLoad
-			if !quiet {
-				t.Logf("load average %.1f then %.1f per core (> %g): the errors below are logged, not asserted; rerun on a quiet machine: go test ./cmd/commcost -run TestTestCluster/AppsMP -count=1 -v",
-					load0, load1, clusterAppsMaxLoad)
-			}
-			check := func(key string, errs map[string]float64, models []string, limit float64) {
-				judgeBest(t, key, errs, models, limit, quiet)
-			}
-			seen := map[string]bool{}
-			for _, file := range []string{cal, mm} {
-				for key, errs := range totalErrors(t, file) {
-					seen[key] = true
-					t.Logf("%s: total communication, error of every model: %s", key, fmtErrors(errs))
-					if !strings.HasSuffix(key, " sync") {
-						// The asynchronous variant's phases hold the wait
-						// for the partner's multiplication (see above):
-						// logged, not asserted.
-						continue
-					}
-					check(key, errs, sortedModels(errs), clusterMatmulSync)
+			run, quiet := measureClusterAppsMP(t, bin, topo.opts)
+			var only []string // the cases judged; nil: all of them
+			for try := 0; quiet && try < clusterAppsMPRetry; try++ {
+				missed := run.missed(only)
+				if len(missed) == 0 {
+					break
 				}
+				run.report(t, only, false)
+				t.Logf("missed their bound: %s; measuring the topology again, and only these are judged (clusterAppsMPRetry)", strings.Join(missed, ", "))
+				only = missed
+				run, quiet = measureClusterAppsMP(t, bin, topo.opts)
 			}
-			for key, errs := range totalErrors(t, mg) {
-				seen[key] = true
-				t.Logf("%s: exchange, error of every model: %s", key, fmtErrors(errs))
-				bound := clusterMultigridAsync
-				if strings.HasSuffix(key, " sync") {
-					bound = clusterMultigridSync
-				}
-				check(key, errs, []string{"hyperbolic"}, bound)
-				if e := errs["hyperbolic"]; math.Abs(e) > 0.20 {
-					t.Logf("%s: hyperbolic %+.1f%%: paper 001's within-20%% claim missed in this run (asserted: %g%%)", key, 100*e, 100*bound)
-				}
-			}
-			for _, key := range []string{"cannon async", "cannon sync", "checkerboard async", "checkerboard sync", "multigrid async", "multigrid sync"} {
-				if !seen[key] {
-					t.Errorf("no records of %s", key)
-				}
-			}
+			run.report(t, only, quiet)
 		})
 	}
 	t.Run("twohosts", func(t *testing.T) { testClusterAppsOwnCores(t, bin) })
+}
+
+// clusterAppsMPRetry is how many times testClusterAppsMP measures a
+// four-host topology again when a case (one program and variant) missed
+// its bound: the whole topology, calibration included, and only the cases
+// that missed are judged again, so the test fails only when a case misses
+// in every run. With four ranks on two cores the cases' best errors
+// spread over 20 to 40 points between runs (issue 14's note: about 20
+// runs of each topology, every one within its bound), and stop 23's CI
+// run missed one bound on the switch topology (its log did not keep which
+// case) on a machine where the same test passed before and three times
+// after. A wrong model or workload misses by 50% to 1000% in every run,
+// so measuring a missed case again keeps the check of the models and
+// drops most of the machine's misses. Every run's errors are logged.
+const clusterAppsMPRetry = 1
+
+// appsMPJudgement is one case's best model against its bound.
+type appsMPJudgement struct {
+	key   string
+	errs  map[string]float64
+	what  string // "total communication" or "exchange"
+	best  string
+	limit float64
+}
+
+func (j appsMPJudgement) ok() bool { return j.best != "" && math.Abs(j.errs[j.best]) <= j.limit }
+
+// appsMPRun is one measurement of a four-host topology: every case's
+// errors, the judged ones with their bound, and the cases missing.
+type appsMPRun struct {
+	all    []appsMPJudgement // in the order measured; limit 0 = logged only
+	absent []string
+}
+
+// missed lists the judged cases among only (all when nil) that missed
+// their bound.
+func (r appsMPRun) missed(only []string) []string {
+	var m []string
+	for _, j := range r.all {
+		if j.limit > 0 && !j.ok() && (only == nil || slices.Contains(only, j.key)) {
+			m = append(m, j.key)
+		}
+	}
+	return m
+}
+
+// report logs every case of the run and asserts (when assert) the judged
+// cases among only (all of them when only is nil); records missing are
+// always errors.
+func (r appsMPRun) report(t *testing.T, only []string, assert bool) {
+	t.Helper()
+	for _, key := range r.absent {
+		t.Errorf("no records of %s", key)
+	}
+	for _, j := range r.all {
+		t.Logf("%s: %s, error of every model: %s", j.key, j.what, fmtErrors(j.errs))
+		if j.limit == 0 {
+			continue
+		}
+		if only != nil && !slices.Contains(only, j.key) {
+			continue
+		}
+		msg := fmt.Sprintf("%s: best %s %+.1f%% (bound %g%%)", j.key, j.best, 100*j.errs[j.best], 100*j.limit)
+		switch {
+		case j.best == "":
+			t.Errorf("%s: no model predicts the %s", j.key, j.what)
+		case j.ok():
+			t.Log(msg)
+		case assert:
+			t.Error(msg)
+		default:
+			t.Log("not asserted here: " + msg)
+		}
+		if strings.HasPrefix(j.key, "multigrid") {
+			if e := j.errs["hyperbolic"]; math.Abs(e) > 0.20 {
+				t.Logf("%s: hyperbolic %+.1f%%: paper 001's within-20%% claim missed in this run (asserted: %g%%)", j.key, 100*e, 100*j.limit)
+			}
+		}
+	}
+}
+
+// measureClusterAppsMP runs the calibration and the three programs on a
+// four-host cluster shaped by opts and judges every case; quiet says
+// whether the load average allowed asserting (see testClusterAppsMP).
+func measureClusterAppsMP(t *testing.T, bin string, opts []string) (appsMPRun, bool) {
+	t.Helper()
+	dir := t.TempDir()
+	cal := filepath.Join(dir, "calibration.jsonl")
+	mm := filepath.Join(dir, "matmul.jsonl")
+	mg := filepath.Join(dir, "multigrid.jsonl")
+	const reps = "--stat envelope --min-reps 5 --max-reps 30 --calib-max-time 0.4"
+	load0 := loadPerCore(t)
+	runCluster(t, 240*time.Second, opts, strings.Join([]string{
+		fmt.Sprintf("$CC_MPIRUN %s app cannon --n 256 --variant async,sync %s --out %s", bin, reps, cal),
+		fmt.Sprintf("$CC_MPIRUN %s app checkerboard --n 256 --variant async,sync %s --calibration %s --out %s", bin, reps, cal, mm),
+		fmt.Sprintf("$CC_MPIRUN %s app multigrid --n 127 --iterations 10 --variant async,sync --kinds hockney,piecewise,hyperbolic,bsp %s --out %s", bin, reps, mg),
+	}, " && "))
+	load1 := loadPerCore(t)
+	quiet := load0 <= clusterAppsMaxLoad && load1 <= clusterAppsMaxLoad
+	if !quiet {
+		t.Logf("load average %.1f then %.1f per core (> %g): the errors below are logged, not asserted; rerun on a quiet machine: go test ./cmd/commcost -run TestTestCluster/AppsMP -count=1 -v",
+			load0, load1, clusterAppsMaxLoad)
+	}
+	var run appsMPRun
+	seen := map[string]bool{}
+	add := func(key, what string, errs map[string]float64, models []string, limit float64) {
+		seen[key] = true
+		run.all = append(run.all, appsMPJudgement{key: key, errs: errs, what: what, best: bestModel(errs, models), limit: limit})
+	}
+	for _, file := range []string{cal, mm} {
+		errsByKey := totalErrors(t, file)
+		for _, key := range sortedKeys(errsByKey) {
+			errs := errsByKey[key]
+			limit := clusterMatmulSync
+			if !strings.HasSuffix(key, " sync") {
+				// The asynchronous variant's phases hold the wait for
+				// the partner's multiplication (see testClusterAppsMP):
+				// logged, not asserted.
+				limit = 0
+			}
+			add(key, "total communication", errs, sortedModels(errs), limit)
+		}
+	}
+	errsByKey := totalErrors(t, mg)
+	for _, key := range sortedKeys(errsByKey) {
+		limit := clusterMultigridAsync
+		if strings.HasSuffix(key, " sync") {
+			limit = clusterMultigridSync
+		}
+		add(key, "exchange", errsByKey[key], []string{"hyperbolic"}, limit)
+	}
+	for _, key := range []string{"cannon async", "cannon sync", "checkerboard async", "checkerboard sync", "multigrid async", "multigrid sync"} {
+		if !seen[key] {
+			run.absent = append(run.absent, key)
+		}
+	}
+	return run, quiet
+}
+
+func sortedKeys(m map[string]map[string]float64) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// bestModel is the model among models with the smallest |error| in errs
+// ("" when none of them has one).
+func bestModel(errs map[string]float64, models []string) string {
+	var best string
+	for _, m := range models {
+		if _, ok := errs[m]; ok && (best == "" || math.Abs(errs[m]) < math.Abs(errs[best])) {
+			best = m
+		}
+	}
+	return best
 }
 
 // testClusterAppsOwnCores: the programs as they run (the asynchronous
@@ -175,12 +299,7 @@ func testClusterAppsOwnCores(t *testing.T, bin string) {
 // otherwise, and always when it holds).
 func judgeBest(t *testing.T, key string, errs map[string]float64, models []string, limit float64, quiet bool) {
 	t.Helper()
-	var best string
-	for _, m := range models {
-		if _, ok := errs[m]; ok && (best == "" || math.Abs(errs[m]) < math.Abs(errs[best])) {
-			best = m
-		}
-	}
+	best := bestModel(errs, models)
 	if best == "" {
 		t.Errorf("%s: no model among %v predicts the total communication", key, models)
 		return
@@ -234,14 +353,18 @@ const clusterMatmulSync = 0.30
 // synchronous multigrid's exchange time: paper 001's 20% (section 4.3,
 // Fig. 7: "very close to the predicted value" for the synchronous curve).
 // On the entry-wise envelope it measured -0.2% to +11% in the runs of
-// issue 14's note (both topologies); on the fastest repetition it had
-// reached -30%, the time slices of four ranks on two cores.
+// issue 14's note (both topologies), and -12.5% to +9.8% in four runs of
+// the switch on 2026-11-27 (after stop 23's CI run missed a bound there);
+// on the fastest repetition it had reached -30%, the time slices of four
+// ranks on two cores.
 const clusterMultigridSync = 0.20
 
 // clusterMultigridAsync bounds it on the asynchronous variant, whose
 // every exchange also holds the wait for a neighbour still in its
 // V-cycle (paper 001 reports the asynchronous curve further from the
-// prediction as well): the envelope measured -21% to +8%; 35% still fails
+// prediction as well): the envelope measured -21% to +8% in issue 14's
+// runs and down to -30.9% on 2026-11-27 (a 35% bound missed by a run like
+// that is measured again: clusterAppsMPRetry); 35% still fails
 // a wrong workload (a plane counted once instead of twice is -50%).
 const clusterMultigridAsync = 0.35
 
