@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -77,6 +78,39 @@ func TestBitonicCircuitSorts(t *testing.T) {
 		slices.Sort(all)
 		if !slices.Equal(got, all) {
 			t.Errorf("p=%d m=%d: circuit output %v, want %v", tc.p, tc.m, got, all)
+		}
+	}
+}
+
+// TestKeyBlock checks that a key block's keys and its wire form agree
+// (4 bytes per key, little-endian) through both forms: the view a
+// little-endian host uses and the copying form of other hosts, forced.
+func TestKeyBlock(t *testing.T) {
+	const m = 37
+	rng := rand.New(rand.NewPCG(1, 2))
+	host := newKeyBlock(m)
+	if hostLittleEndian && !host.view {
+		t.Errorf("little-endian host: the key block copies instead of sharing its bytes")
+	}
+	copying := keyBlock{raw: make([]byte, 4*m), keys: make([]uint32, m)}
+	for _, b := range []keyBlock{host, copying} {
+		for i := range b.keys {
+			b.keys[i] = rng.Uint32()
+		}
+		b.toWire()
+		for i, k := range b.keys {
+			if got := binary.LittleEndian.Uint32(b.raw[4*i:]); got != k {
+				t.Fatalf("view %v: key %d is %#x, its wire form %#x", b.view, i, k, got)
+			}
+		}
+		want := make([]uint32, m)
+		for i := range want {
+			want[i] = rng.Uint32()
+			binary.LittleEndian.PutUint32(b.raw[4*i:], want[i])
+		}
+		b.fromWire()
+		if !slices.Equal(b.keys, want) {
+			t.Fatalf("view %v: keys after fromWire %v, want %v", b.view, b.keys, want)
 		}
 	}
 }
