@@ -255,7 +255,7 @@ static int reap(cc_eng *e, int wait)
             e->sidx[i] = i;
         n = e->ns;
     } else {
-        rc = MPI_Testsome(e->ns, e->sreq, &n, e->sidx, MPI_STATUSES_IGNORE);
+        rc = cc_testsome_ignore(e->ns, e->sreq, &n, e->sidx);
         if (rc != MPI_SUCCESS)
             return rc;
         if (n == MPI_UNDEFINED || n == 0)

@@ -512,6 +512,11 @@ int cc_waitall_ignore(int n, MPI_Request *reqs)
 {
     return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
 }
+
+int cc_testsome_ignore(int n, MPI_Request *reqs, int *outcount, int *indices)
+{
+    return MPI_Testsome(n, reqs, outcount, indices, MPI_STATUSES_IGNORE);
+}
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif

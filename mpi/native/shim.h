@@ -169,6 +169,8 @@ cc_prtt_result cc_prtt(MPI_Comm comm, void *buf, int count, int peer, int tag, i
 int cc_wrong_thread(void);
 /* MPI_Waitall with MPI_STATUSES_IGNORE (see shim.c for why a function). */
 int cc_waitall_ignore(int n, MPI_Request *reqs);
+/* MPI_Testsome with MPI_STATUSES_IGNORE, for the same reason. */
+int cc_testsome_ignore(int n, MPI_Request *reqs, int *outcount, int *indices);
 
 enum { CC_FAULT_REQ_LEN = 1, CC_FAULT_REPLY_LEN = 2, CC_FAULT_SLOT_RANGE = 3, CC_FAULT_SLOT_OWN = 4 };
 
