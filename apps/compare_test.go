@@ -19,7 +19,7 @@ import (
 // kind, and rank. The point-to-point kinds, BSP and (where aggregate
 // operations are named) the two-level model must be fitted; each fitted
 // kind must predict from the view it describes, and no cell may be a
-// silent zero. (The hyperbolic fit may fail on local ranks, whose round
+// silent zero (a fit the noise made unphysical must say so instead). (The hyperbolic fit may fail on local ranks, whose round
 // trips hardly depend on the size; its views are checked when it fits and
 // in TestWorkloadClosedForms.)
 func TestCalibrateFitRank(t *testing.T) {
@@ -77,7 +77,14 @@ func TestCalibrateFitRank(t *testing.T) {
 					continue
 				}
 				for j, p := range rank.Pred[i] {
-					if p.Err != nil || !(p.Sec > 0) {
+					switch {
+					case errors.Is(p.Err, model.ErrUnphysical):
+						// Three repetitions of goroutine ranks' sub-microsecond
+						// operations can fit a negative latency (once: twolevel's
+						// t_s for the checkerboard's 2 KiB qshift): the ranking
+						// must say so, never print the number.
+						t.Logf("%s, %s: %v", kind, rank.Columns[j], p.Err)
+					case p.Err != nil || !(p.Sec > 0):
 						t.Errorf("%s, %s: %g, %v", kind, rank.Columns[j], p.Sec, p.Err)
 					}
 					if j < len(rank.Columns)-1 && p.View != view {

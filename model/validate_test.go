@@ -378,6 +378,10 @@ func TestPredictChecked(t *testing.T) {
 			if _, err := PredictSum(m, []Instance{in}); !errors.Is(err, ErrUnphysical) {
 				t.Errorf("PredictSum: %v", err)
 			}
+			w := []results.WorkItem{{Bench: "pingpong", Params: results.Params{"bytes": 8}, Count: 2}}
+			if _, err := PredictWorkload(m, w); !errors.Is(err, ErrUnphysical) || !strings.Contains(err.Error(), "workload item 1") {
+				t.Errorf("PredictWorkload: %v, want ErrUnphysical naming the item", err)
+			}
 		})
 	}
 }

@@ -3,7 +3,6 @@ package model
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/commcost/commcost/results"
@@ -79,14 +78,12 @@ func predictItems(m Model, w []results.WorkItem) (float64, error) {
 		if !slices.Contains(m.Patterns(), it.Bench) {
 			return 0, fmt.Errorf("workload item %d: %w", i+1, unsupported(m.Kind(), it.Bench, m.Patterns()))
 		}
-		v, err := m.Predict(InstanceOfItem(it))
+		// A negative time is a fit outside its physical range (e.g.
+		// LogGP's L below zero on noisy round trips), not a prediction:
+		// PredictChecked says so (ErrUnphysical) with the parameters.
+		v, err := PredictChecked(m, InstanceOfItem(it))
 		if err != nil {
 			return 0, fmt.Errorf("workload item %d (%s %s): %w", i+1, it.Bench, paramString(it.Params), err)
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			// A negative time is a fit outside its physical range (e.g.
-			// LogGP's L below zero on noisy round trips), not a prediction.
-			return 0, fmt.Errorf("workload item %d (%s %s): %s predicts %v", i+1, it.Bench, paramString(it.Params), m.Kind(), v)
 		}
 		sum += it.Count * v
 	}
