@@ -212,7 +212,7 @@ func (w *world) joinErrors(errs []error, returned []bool) error {
 		case !returned[r]:
 			missing = append(missing, r)
 		case err == nil:
-		case w.ranks[r].sawAbort.Load() && r != w.abortRank:
+		case w.ranks[r].sawAbort.Load() && r != w.abortRank && w.isAbortError(err):
 			consequences++
 		default:
 			list = append(list, fmt.Errorf("rank %d: %w", r, err))
@@ -330,6 +330,15 @@ func (w *world) abort(cause string, rank int) {
 func (w *world) abortError(op string, wrank int) error {
 	w.ranks[wrank].sawAbort.Store(true)
 	return &mpi.Error{Op: op, Class: mpi.ErrOther, Code: mpi.ErrOther, Msg: w.abortMsg}
+}
+
+// isAbortError says whether err carries the world-abort error (what
+// abortError made). A rank that saw the abort but returned an error of its
+// own (one it failed with just as another rank's failure aborted the
+// world first) is a failing rank to list, not a consequence to count.
+func (w *world) isAbortError(err error) bool {
+	var e *mpi.Error
+	return errors.As(err, &e) && e.Msg == w.abortMsg
 }
 
 func (w *world) rankReturned(r int, err error) {

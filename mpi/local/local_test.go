@@ -84,6 +84,33 @@ func TestRankErrorAbortsBlockedRanks(t *testing.T) {
 	wantErr(t, err, "rank 1: boom", "3 other rank(s) returned the world-abort error")
 }
 
+// TestOwnErrorAfterAbortListed: a rank that saw the world abort (its
+// blocked call returned the abort error) but then returned an error of its
+// own is listed with that error, not counted among the consequences (an
+// emulated application that failed just as the rank it had warned
+// returned first lost its error that way).
+func TestOwnErrorAfterAbortListed(t *testing.T) {
+	boom, first := errors.New("boom"), errors.New("first")
+	err := local.Run(3, func(c mpi.Comm) error {
+		switch c.Rank() {
+		case 0:
+			return first
+		case 1:
+			if _, err := c.Recv(nil, 0, 0); err == nil {
+				return errors.New("Recv from a failed rank succeeded")
+			}
+			return boom
+		default:
+			_, err := c.Recv(nil, 0, 0)
+			return fmt.Errorf("wrapped: %w", err)
+		}
+	})
+	if !errors.Is(err, boom) || !errors.Is(err, first) {
+		t.Errorf("error does not wrap both ranks' own errors: %v", err)
+	}
+	wantErr(t, err, "rank 0: first", "rank 1: boom", "1 other rank(s) returned the world-abort error")
+}
+
 func TestAbortErrorOnBlockedCall(t *testing.T) {
 	var got error
 	err := local.Run(2, func(c mpi.Comm) error {
