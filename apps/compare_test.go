@@ -19,9 +19,10 @@ import (
 // kind, and rank. The point-to-point kinds, BSP and (where aggregate
 // operations are named) the two-level model must be fitted; each fitted
 // kind must predict from the view it describes, and no cell may be a
-// silent zero (a fit the noise made unphysical must say so instead). (The hyperbolic fit may fail on local ranks, whose round
-// trips hardly depend on the size; its views are checked when it fits and
-// in TestWorkloadClosedForms.)
+// silent zero (a fit the noise made unphysical must say so instead). (The
+// hyperbolic fit may fail on local ranks, whose round trips hardly depend
+// on the size; its views are checked when it fits and in
+// TestWorkloadClosedForms.)
 func TestCalibrateFitRank(t *testing.T) {
 	quick := patterns.Reps{MinReps: 3, MaxReps: 3, Warmup: -1}
 	for _, tc := range []struct {

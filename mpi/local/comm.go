@@ -126,7 +126,7 @@ func (c *comm) Free() error {
 // check is the entry test of every call.
 func (c *comm) check(op string) error {
 	if c.s.w.aborted.Load() {
-		return c.s.w.abortError(op, c.wrank)
+		return c.s.w.abortError(op)
 	}
 	if c.freed {
 		return errorf(op, mpi.ErrComm, "communicator %d has been freed", c.s.id)
@@ -134,7 +134,7 @@ func (c *comm) check(op string) error {
 	return nil
 }
 
-func (c *comm) abortError(op string) error { return c.s.w.abortError(op, c.wrank) }
+func (c *comm) abortError(op string) error { return c.s.w.abortError(op) }
 
 func (c *comm) checkRank(op, what string, r int, wildcard bool) error {
 	if r >= 0 && r < c.s.size || wildcard && r == mpi.AnySource {

@@ -212,7 +212,7 @@ func (w *world) joinErrors(errs []error, returned []bool) error {
 		case !returned[r]:
 			missing = append(missing, r)
 		case err == nil:
-		case w.ranks[r].sawAbort.Load() && r != w.abortRank && w.isAbortError(err):
+		case r != w.abortRank && w.isAbortError(err):
 			consequences++
 		default:
 			list = append(list, fmt.Errorf("rank %d: %w", r, err))
@@ -253,7 +253,6 @@ type world struct {
 
 type rankState struct {
 	blockedIn atomic.Pointer[blockInfo]
-	sawAbort  atomic.Bool // some call on this rank returned the abort error
 	returned  atomic.Bool
 }
 
@@ -326,19 +325,19 @@ func (w *world) abort(cause string, rank int) {
 	})
 }
 
-// abortError is what a call on world rank wrank returns once the world is aborted.
-func (w *world) abortError(op string, wrank int) error {
-	w.ranks[wrank].sawAbort.Store(true)
+// abortError is what a call returns once the world is aborted.
+func (w *world) abortError(op string) error {
 	return &mpi.Error{Op: op, Class: mpi.ErrOther, Code: mpi.ErrOther, Msg: w.abortMsg}
 }
 
 // isAbortError says whether err carries the world-abort error (what
-// abortError made). A rank that saw the abort but returned an error of its
-// own (one it failed with just as another rank's failure aborted the
-// world first) is a failing rank to list, not a consequence to count.
+// abortError made): a rank that returned it is a consequence of the abort,
+// counted. A rank that saw the abort but returned an error of its own (it
+// failed just as another rank's failure aborted the world first) is a
+// failing rank, listed.
 func (w *world) isAbortError(err error) bool {
 	var e *mpi.Error
-	return errors.As(err, &e) && e.Msg == w.abortMsg
+	return w.aborted.Load() && errors.As(err, &e) && e.Msg == w.abortMsg
 }
 
 func (w *world) rankReturned(r int, err error) {
