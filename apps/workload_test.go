@@ -149,8 +149,9 @@ func TestWorkloadClosedForms(t *testing.T) {
 
 // TestWorkloadGridSteps: the grid view names the exchange steps exactly as
 // Cannon and the checkerboard run them (checked against the programs'
-// own partners by TestGridShiftPartners): Cannon's alignment as every row
-// (column) shifting by its own index, each of its q-1 shifts as all rows
+// own partners by TestGridShiftPartners): Cannon's alignment as one
+// row+col step (every row shifting by its own index, then at once every
+// column by its own: the two overlap), each of its q-1 shifts as all rows
 // then all columns shifting one place left (up), i.e. to member i + q - 1;
 // the checkerboard's broadcasts as recursive doubling's XOR rounds (the
 // 2-member round named as the shift it is) or the ring's q-1 shifts by
@@ -170,10 +171,10 @@ func TestWorkloadGridSteps(t *testing.T) {
 		phase map[string][]step
 	}{
 		{"cannon 2x2", 4, Cannon{N: 64}.Workload(4), Grid{2, 2}, map[string][]step{
-			"align": {{"row", "align", 0, 8 * 32 * 32, 1}, {"col", "align", 0, 8 * 32 * 32, 1}},
+			"align": {{"row+col", "align", 0, 8 * 32 * 32, 1}},
 			"shift": {{"row", "shift", 1, 8 * 32 * 32, 1}, {"col", "shift", 1, 8 * 32 * 32, 1}}}},
 		{"cannon 3x3", 9, Cannon{N: 9}.Workload(9), Grid{3, 3}, map[string][]step{
-			"align": {{"row", "align", 0, 72, 1}, {"col", "align", 0, 72, 1}},
+			"align": {{"row+col", "align", 0, 72, 1}},
 			"shift": {{"row", "shift", 2, 72, 2}, {"col", "shift", 2, 72, 2}}}},
 		{"checkerboard 2x2", 4, Checkerboard{N: 64}.Workload(4), Grid{2, 2}, map[string][]step{
 			"rowbcast": {{"row", "shift", 1, 8 * 32 * 32, 1}},

@@ -127,11 +127,18 @@ func gridStepKey(in Instance) (GridStepFit, error) {
 	// An XOR by d on lines of 2d members is the circular shift by d (the
 	// same permutation; patterns.GridShift.Canonical): one fit serves both,
 	// whichever name a record or a workload gives it.
-	n := s.Cols
-	if s.Along == "col" {
-		n = s.Rows
+	// For "row+col" (the row step, then the column step) both
+	// directions' lines must have 2d members.
+	var ns []int
+	switch s.Along {
+	case "row":
+		ns = []int{s.Cols}
+	case "col":
+		ns = []int{s.Rows}
+	case "row+col":
+		ns = []int{s.Cols, s.Rows}
 	}
-	if s.Mode == "xor" && n == 2*s.D {
+	if s.Mode == "xor" && len(ns) > 0 && !slices.ContainsFunc(ns, func(n int) bool { return n != 2*s.D }) {
 		s.Mode = "shift"
 	}
 	return s, nil

@@ -63,6 +63,13 @@ func TestGridStepRecovery(t *testing.T) {
 				t.Fatalf("xor d=1 on 2 members: %v", err)
 			}
 			near(t, "col xor", xor, ts+twCol*131072, tc.tol)
+			// The row+col step (the row step, then the column step, as
+			// Cannon's alignment) is a step of its own: neither line
+			// prices it, and without its records it is unsupported.
+			_, err = g.Predict(Instance{Pattern: "gridshift", Ranks: 4, Params: results.Params{"bytes": 131072, "rows": 2, "cols": 2, "along": "row+col", "mode": "shift", "d": 1}})
+			if !errors.Is(err, ErrUnsupportedPattern) {
+				t.Errorf("unfitted row+col step: error %v, want ErrUnsupportedPattern", err)
+			}
 			_, err = g.Predict(Instance{Pattern: "gridshift", Ranks: 4, Params: results.Params{"bytes": 1, "rows": 2, "cols": 2, "along": "row", "mode": "align", "d": 0}})
 			if !errors.Is(err, ErrUnsupportedPattern) {
 				t.Errorf("unfitted step: error %v, want ErrUnsupportedPattern", err)
@@ -74,6 +81,29 @@ func TestGridStepRecovery(t *testing.T) {
 				t.Errorf("quality N %d DoF %d, want 10 and 6", q.N, q.DoF)
 			}
 		})
+	}
+}
+
+// TestGridStepBoth: a row+col step is fitted from its own records and
+// its XOR by 1 on a 2 x 2 grid is its shift by 1 (both lines have two
+// members); it does not price the row step alone.
+func TestGridStepBoth(t *testing.T) {
+	const ts, tw = 80e-6, 2e-7
+	rng := rand.New(rand.NewPCG(3, 4))
+	g, err := FitGridStep(gridRecords("row+col", "xor", 1, ts, tw, 0, rng), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Steps) != 1 || g.Steps[0].Mode != "shift" || g.Steps[0].Along != "row+col" {
+		t.Fatalf("steps %+v, want one row+col shift", g.Steps)
+	}
+	got, err := g.Predict(Instance{Pattern: "gridshift", Ranks: 4, Params: results.Params{"bytes": 65536, "rows": 2, "cols": 2, "along": "row+col", "mode": "shift", "d": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "row+col shift", got, ts+tw*65536, 1e-9)
+	if _, err := g.Predict(Instance{Pattern: "gridshift", Ranks: 4, Params: results.Params{"bytes": 65536, "rows": 2, "cols": 2, "along": "row", "mode": "shift", "d": 1}}); !errors.Is(err, ErrUnsupportedPattern) {
+		t.Errorf("row step from a row+col fit: error %v, want ErrUnsupportedPattern", err)
 	}
 }
 

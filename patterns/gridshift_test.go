@@ -48,7 +48,42 @@ func TestGridShiftPartners(t *testing.T) {
 	}
 }
 
-// TestGridShiftCheck: configurations that cannot run name what is wrong.
+// TestGridShiftBothPartners: the row+col step's exchanges are the row
+// step's, then the column step's, with the same mode and distance.
+func TestGridShiftBothPartners(t *testing.T) {
+	for _, mode := range []struct {
+		m string
+		d int
+	}{{GridModeAlign, 0}, {GridModeShift, 1}} {
+		g := GridShift{Rows: 3, Cols: 3, Along: GridAlongBoth, Mode: mode.m, D: mode.d}
+		if err := g.Check(9); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range []string{GridAlongRow, GridAlongCol} {
+			one := g
+			one.Along = a
+			for rank := range 9 {
+				d0, s0, ok0 := g.PartnersAlong(rank, a)
+				d1, s1, ok1 := one.Partners(rank)
+				if d0 != d1 || s0 != s1 || ok0 != ok1 {
+					t.Errorf("%s %s rank %d: (%d, %d, %v), the %s step alone (%d, %d, %v)", g.Along, g.Mode, rank, d0, s0, ok0, a, d1, s1, ok1)
+				}
+			}
+		}
+		// Rank 1 (row 0, column 1) idles in the row alignment and not in
+		// the column one.
+		if mode.m == GridModeAlign {
+			_, _, okRow := g.PartnersAlong(1, GridAlongRow)
+			_, _, okCol := g.PartnersAlong(1, GridAlongCol)
+			if okRow || !okCol {
+				t.Errorf("align rank 1: row active %v, column active %v; want idle then active", okRow, okCol)
+			}
+		}
+	}
+}
+
+// TestGridShiftCheck: configurations that cannot run name what is wrong
+// (each on the ranks its grid holds, but the first).
 func TestGridShiftCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -56,6 +91,8 @@ func TestGridShiftCheck(t *testing.T) {
 	}{
 		{"grid size", GridShift{Rows: 2, Cols: 3, Along: GridAlongRow, Mode: GridModeShift, D: 1}},
 		{"along", GridShift{Rows: 2, Cols: 2, Along: "diag", Mode: GridModeShift, D: 1}},
+		{"row+col shift too far for the columns", GridShift{Rows: 2, Cols: 3, Along: GridAlongBoth, Mode: GridModeShift, D: 2}},
+		{"row+col xor on 3 columns", GridShift{Rows: 2, Cols: 3, Along: GridAlongBoth, Mode: GridModeXOR, D: 1}},
 		{"mode", GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: "rotate", D: 1}},
 		{"shift 0", GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeShift}},
 		{"shift n", GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeShift, D: 2}},
@@ -65,8 +102,12 @@ func TestGridShiftCheck(t *testing.T) {
 		{"bytes", GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeShift, D: 1, Bytes: -1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.g.Check(4); err == nil {
-				t.Errorf("%+v on 4 ranks: no error", tc.g)
+			p := tc.g.Rows * tc.g.Cols
+			if tc.name == "grid size" {
+				p = 4
+			}
+			if err := tc.g.Check(p); err == nil {
+				t.Errorf("%+v on %d ranks: no error", tc.g, p)
 			}
 		})
 	}
@@ -83,16 +124,21 @@ func TestGridShiftRun(t *testing.T) {
 		{Rows: 2, Cols: 4, Along: GridAlongRow, Mode: GridModeXOR, D: 2},
 		{Rows: 3, Cols: 3, Along: GridAlongRow, Mode: GridModeAlign},
 		{Rows: 3, Cols: 3, Along: GridAlongCol, Mode: GridModeAlign},
+		{Rows: 3, Cols: 3, Along: GridAlongBoth, Mode: GridModeAlign},
+		{Rows: 2, Cols: 3, Along: GridAlongBoth, Mode: GridModeShift, D: 1},
 	} {
 		g.Bytes, g.Iters, g.Validate, g.Reps = 40, 2, true, quickReps
 		p := g.Rows * g.Cols
 		t.Run(fmt.Sprintf("%dx%d_%s_%s_%d", g.Rows, g.Cols, g.Along, g.Mode, g.D), func(t *testing.T) {
 			rs := runRanks(t, p, func(c mpi.Comm) (Measurement, error) { return g.Run(c) })
 			checkMeasured(t, rs, quickReps.MinReps)
-			active := 0
+			active := 0 // exchanges per repetition and iteration
+			alongs, _ := g.alongs()
 			for rank := 0; rank < p; rank++ {
-				if _, _, ok := g.Partners(rank); ok {
-					active++
+				for _, a := range alongs {
+					if _, _, ok := g.PartnersAlong(rank, a); ok {
+						active++
+					}
 				}
 			}
 			var sent float64
@@ -122,6 +168,8 @@ func TestGridShiftCanonical(t *testing.T) {
 		{GridShift{Rows: 4, Cols: 2, Along: GridAlongCol, Mode: GridModeXOR, D: 2}, GridModeShift},
 		{GridShift{Rows: 4, Cols: 2, Along: GridAlongCol, Mode: GridModeXOR, D: 1}, GridModeXOR},
 		{GridShift{Rows: 2, Cols: 2, Along: GridAlongRow, Mode: GridModeShift, D: 1}, GridModeShift},
+		{GridShift{Rows: 2, Cols: 2, Along: GridAlongBoth, Mode: GridModeXOR, D: 1}, GridModeShift},
+		{GridShift{Rows: 2, Cols: 4, Along: GridAlongBoth, Mode: GridModeXOR, D: 1}, GridModeXOR},
 	} {
 		c := tc.g.Canonical()
 		if c.Mode != tc.mode {

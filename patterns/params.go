@@ -86,7 +86,7 @@ var benchParams = map[string][]ParamSpec{
 	BenchGridShift: {specBytes,
 		{Key: "rows", Kind: ParamInt, Min: 1, NoMax: true},
 		{Key: "cols", Kind: ParamInt, Min: 1, NoMax: true},
-		{Key: "along", Kind: ParamString, Values: []string{GridAlongRow, GridAlongCol}},
+		{Key: "along", Kind: ParamString, Values: []string{GridAlongRow, GridAlongCol, GridAlongBoth}},
 		{Key: "mode", Kind: ParamString, Values: []string{GridModeShift, GridModeXOR, GridModeAlign}},
 		{Key: "d", Kind: ParamInt, Min: 0, NoMax: true}},
 	BenchAggregate: {
