@@ -62,7 +62,10 @@ import (
 // sending and receiving at once, takes about twice a lone message's time
 // (and the column exchange across the 100 Mbit/s link four times), which
 // no pattern on two ranks or on the first ranks of a sub-communicator
-// contains; the gridstep model fits each step measured on the whole grid.
+// contains; the gridstep model fits each step measured on the whole grid,
+// and Cannon's alignment as the one step it is in the program (the row
+// exchange and, without waiting for the other rows, the column exchange:
+// patterns.GridAlongBoth).
 // And with four ranks on two cores, the rank whose multiplication got the
 // cores last starts its shift up to a multiplication later than its
 // partner, who waits inside the shift: in the asynchronous variant that
@@ -179,6 +182,8 @@ func (r appsMPRun) report(t *testing.T, only []string, assert bool) {
 			if e := j.errs["hyperbolic"]; math.Abs(e) > 0.20 {
 				t.Logf("%s: hyperbolic %+.1f%%: paper 001's within-20%% claim missed in this run (asserted: %g%%)", j.key, 100*e, 100*j.limit)
 			}
+		} else if e := j.errs[j.best]; j.best != "" && math.Abs(e) > clusterOwnCoresBound {
+			t.Logf("%s: best %s %+.1f%%: issue 14's %g%% goal missed in this run (asserted: %g%%)", j.key, j.best, 100*e, 100*clusterOwnCoresBound, 100*j.limit)
 		}
 	}
 }
@@ -350,7 +355,17 @@ const clusterAppsMaxLoad = 5.0
 // The first clean-clone run on a fresh machine (stop 24) measured -29.8%
 // (gridstep, two groups); a case that misses is measured once more
 // (clusterAppsMPRetry).
-const clusterMatmulSync = 0.30
+// Most of Cannon's error on two groups was not noise but the alignment's
+// description: its row and column exchanges overlap in the program (row 0
+// has no A block to move and starts on B at once), which made the phase
+// 25.9 ms against 16.6 ms for the two steps measured apart. Stated as one
+// row+col step (patterns.GridShift), six runs of both topologies on
+// 2026-11-28 gave Cannon sync best -11.5, -10.0, +1.0, -3.0, +2.7, -7.8%
+// (switch) and -12.4, +0.2, +1.2, +7.5, -2.3, -6.6% (two groups; it was
+// -12% to -30% before), the checkerboard sync -4.5% to +10.0%: 22 of the
+// 24 cases within issue 14's 10%, all within 12.5%. Back to 20%, with the
+// re-measurement of a missed case; the 10% goal is logged per case.
+const clusterMatmulSync = 0.20
 
 // clusterMultigridSync bounds the hyperbolic model's error on the
 // synchronous multigrid's exchange time: paper 001's 20% (section 4.3,
