@@ -156,6 +156,36 @@ func selectByParam(recs []results.Record, bench, key, plural, want, choice strin
 	return out, want, nil
 }
 
+// oneAsynchrony refuses k-k-access records of several a (accesses back to
+// back per repetition, patterns.KKAccess.A; absent = 1): one access after
+// a barrier and one of a sequence are different costs, and a cell merged
+// from both is neither.
+func oneAsynchrony(recs []results.Record) error {
+	seen := map[float64]bool{}
+	for _, r := range recs {
+		a := 1.0
+		if v, ok := r.Params["a"]; ok {
+			switch x := v.(type) {
+			case int:
+				a = float64(x)
+			case float64:
+				a = x
+			default:
+				return fmt.Errorf("%w: kkaccess param a = %v is not a number", ErrBadRecord, v)
+			}
+		}
+		seen[a] = true
+	}
+	if len(seen) > 1 {
+		var as []string
+		for a := range seen {
+			as = append(as, strconv.FormatFloat(a, 'g', -1, 64))
+		}
+		return fmt.Errorf("%w: kkaccess records mix a = %s (k-k-accesses back to back per repetition); fit the records of one a", ErrBadRecord, strings.Join(sortedStrings(as), ", "))
+	}
+	return nil
+}
+
 // FitTrilinear fits the eight coefficients of paper 000's cost function to
 // "kkaccess" records. The design needs at least two levels of each of k, l
 // and r (otherwise products such as klr and kl are the same column up to a
@@ -182,6 +212,9 @@ func trilinearCells(recs []results.Record, kind string, opt Options) ([]point, s
 		return nil, "", err
 	}
 	if sel, _, err = selectByParam(sel, "kkaccess", "network", "networks", opt.Network, "Options.Network, --network NAME"); err != nil {
+		return nil, "", err
+	}
+	if err := oneAsynchrony(sel); err != nil {
 		return nil, "", err
 	}
 	pts, err := mergePoints(sel, "k", "l", "r")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -211,5 +212,35 @@ func TestFitTrilinearRefusesMixedNetworks(t *testing.T) {
 	}
 	if tr.Fit.N != 18 {
 		t.Errorf("fitted %d points, want the 18 of SE(2)", tr.Fit.N)
+	}
+}
+
+// TestTrilinearOneAsynchrony: records of one a (accesses back to back,
+// patterns.KKAccess.A) fit, whether a is absent, 1 or 8; records mixing
+// a = 1 (absent) with a = 8 are refused with a message naming both, since
+// a cell merged from single and sequential accesses is neither cost.
+func TestTrilinearOneAsynchrony(t *testing.T) {
+	base := kkRecords(table1[0].c, 0, 1, allR)
+	with := func(a any) []results.Record {
+		out := make([]results.Record, len(base))
+		for i, r := range base {
+			ps := results.Params{}
+			for k, v := range r.Params {
+				ps[k] = v
+			}
+			ps["a"] = a
+			r.Params = ps
+			out[i] = r
+		}
+		return out
+	}
+	for _, recs := range [][]results.Record{base, with(1), with(8), with(8.0)} {
+		if _, err := FitTrilinear(recs, Options{}); err != nil {
+			t.Errorf("a = %v: %v", recs[0].Params["a"], err)
+		}
+	}
+	_, err := FitTrilinear(append(slices.Clone(base), with(8)...), Options{})
+	if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "a = 1, 8") {
+		t.Errorf("mixed a: error %v, want ErrBadRecord naming a = 1, 8", err)
 	}
 }

@@ -38,7 +38,7 @@ func TestKKTargetsArePermutations(t *testing.T) {
 			var prev []int
 			for rep := 0; rep < 5; rep++ {
 				pl := newAccessPlan(tt.p, tt.k, 1)
-				drawKK(rng, pl, tt.m, tt.distinct, tt.self)
+				drawKK(rng, pl, 0, tt.m, tt.distinct, tt.self)
 				if got := pl.accessingRanks(0); got != tt.m {
 					t.Fatalf("%d accessing ranks, want %d", got, tt.m)
 				}
@@ -124,6 +124,8 @@ func TestKKAccessRun(t *testing.T) {
 		{"write_distinct", 5, KKAccess{K: 4, L: 8, R: 0.4, Op: AccessWrite, Distinct: true}},
 		{"write_l0", 2, KKAccess{K: 1, L: 0, R: 1, Op: AccessWrite}},
 		{"read_self", 3, KKAccess{K: 5, L: 32, R: 1, Op: AccessRead, Self: true}},
+		{"read_a4", 4, KKAccess{K: 2, L: 64, R: 1, Op: AccessRead, A: 4}},
+		{"write_r05_a3", 4, KKAccess{K: 1, L: 32, R: 0.5, Op: AccessWrite, A: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,9 +139,14 @@ func TestKKAccessRun(t *testing.T) {
 				req, ans = float64(accessHeaderBytes+kk.L), accessHeaderBytes
 			}
 			ctr := rs[0].Counters
-			wantMsgs := float64(2 * m * kk.K)
-			if !near(ctr[CounterMsgsTotal], wantMsgs) || !near(ctr[CounterBytesTotal], float64(m*kk.K)*(req+ans)) {
-				t.Errorf("totals per repetition: %v messages, %v bytes; want %v, %v", ctr[CounterMsgsTotal], ctr[CounterBytesTotal], wantMsgs, float64(m*kk.K)*(req+ans))
+			// A repetition runs a accesses back to back (A: 0 is one).
+			a := max(kk.A, 1)
+			wantMsgs := float64(2 * m * kk.K * a)
+			if !near(ctr[CounterMsgsTotal], wantMsgs) || !near(ctr[CounterBytesTotal], float64(m*kk.K*a)*(req+ans)) {
+				t.Errorf("totals per repetition: %v messages, %v bytes; want %v, %v", ctr[CounterMsgsTotal], ctr[CounterBytesTotal], wantMsgs, float64(m*kk.K*a)*(req+ans))
+			}
+			if _, ok := kk.Params(tt.p)["a"]; ok != (kk.A > 0) {
+				t.Errorf("params %v: a recorded %v, want %v", kk.Params(tt.p), ok, kk.A > 0)
 			}
 			if ctr[CounterAccessingRanks] != float64(m) || !near(ctr[CounterRRealised], float64(m)/float64(tt.p)) {
 				t.Errorf("accessing ranks %v (r %v), want %d", ctr[CounterAccessingRanks], ctr[CounterRRealised], m)
@@ -151,9 +158,9 @@ func TestKKAccessRun(t *testing.T) {
 				if kk.R == 1 {
 					// Everyone accesses: k requests out, k answers in, and
 					// (f_j permutations) k requests in, k answers out.
-					if !near(res.Mine.MsgsSent, float64(2*kk.K)) || !near(res.Mine.MsgsRecv, float64(2*kk.K)) ||
-						!near(res.Mine.BytesSent, float64(kk.K)*(req+ans)) {
-						t.Errorf("rank %d: %+v per repetition, want %d messages each way", r, res.Mine, 2*kk.K)
+					if !near(res.Mine.MsgsSent, float64(2*kk.K*a)) || !near(res.Mine.MsgsRecv, float64(2*kk.K*a)) ||
+						!near(res.Mine.BytesSent, float64(kk.K*a)*(req+ans)) {
+						t.Errorf("rank %d: %+v per repetition, want %d messages each way", r, res.Mine, 2*kk.K*a)
 					}
 				}
 			}
@@ -176,6 +183,8 @@ func TestKKAccessCheck(t *testing.T) {
 		{"r0", 4, KKAccess{K: 1, L: 1, R: 0}, nil},
 		{"r above 1", 4, KKAccess{K: 1, L: 1, R: 1.5}, nil},
 		{"one rank", 1, KKAccess{K: 1, L: 1, R: 1}, nil},
+		{"a negative", 4, KKAccess{K: 1, L: 1, R: 1, A: -1}, nil},
+		{"a too large", 4, KKAccess{K: 1, L: 1, R: 1, A: maxAccessIndex + 1}, nil},
 		{"distinct too many", 4, KKAccess{K: 4, L: 1, R: 1, Distinct: true}, ErrTooManyTargets},
 		{"distinct self too many", 4, KKAccess{K: 5, L: 1, R: 1, Distinct: true, Self: true}, ErrTooManyTargets},
 	}

@@ -15,7 +15,7 @@ import (
 // it, so their accesses are distributed exactly as the pattern's.
 func (kk KKAccess) Targets(rng *rand.Rand, p int) [][]int {
 	pl := newAccessPlan(p, kk.K, 1)
-	drawKK(rng, pl, AccessingRanks(kk.R, p), kk.Distinct, kk.Self)
+	drawKK(rng, pl, 0, AccessingRanks(kk.R, p), kk.Distinct, kk.Self)
 	out := make([][]int, p)
 	for i := range p {
 		if row := pl.row(0, i); row[0] >= 0 {

@@ -72,6 +72,7 @@ var benchParams = map[string][]ParamSpec{
 		specOp,
 		{Key: "distinct", Kind: ParamBool, Optional: true},
 		{Key: "self", Kind: ParamBool, Optional: true},
+		{Key: "a", Kind: ParamInt, Min: 1, Max: maxAccessIndex, Optional: true},
 		specNet},
 	BenchKAccess: {specK, specL,
 		{Key: "h", Kind: ParamReal, Min: 0, MinOpen: true, Max: 1},

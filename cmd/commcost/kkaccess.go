@@ -70,6 +70,7 @@ type kkFlags struct {
 	patternFlags
 	accessGrid
 	r        []float64
+	a        []int
 	distinct bool
 	self     bool
 }
@@ -93,6 +94,7 @@ func parseKK(args []string, stderr io.Writer) (*kkFlags, error) {
 	r := fs.String("r", defaultKKR, "portions r of accessing ranks, each in (0, 1]: a list (0.25,0.5,0.75,1); r p is rounded to whole ranks (at least 1), and records carry the realised r")
 	fs.BoolVar(&f.distinct, "distinct", false, "each rank's k targets are distinct ranks (paper 000, section 7); needs k <= ranks-1")
 	fs.BoolVar(&f.self, "self", false, "let a rank access its own memory through MPI (off: targets are derangements)")
+	a := fs.String("a", "1", "k-k-accesses back to back per repetition (a list or a power-of-two range); a record is the time of one, and a list with a > 1 records param a: 1 is paper 000's single access after a barrier, more is how a program reads a large block (ceil(D/(k l)) accesses in a row)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return nil, err
 	}
@@ -104,6 +106,9 @@ func parseKK(args []string, stderr io.Writer) (*kkFlags, error) {
 	}
 	var err error
 	if f.r, err = paramFloats("r", *r, patterns.BenchKKAccess, "r"); err != nil {
+		return nil, err
+	}
+	if f.a, err = paramGrid("a", *a, patterns.BenchKKAccess, "a"); err != nil {
 		return nil, err
 	}
 	return &f, nil
@@ -136,16 +141,25 @@ func runKKAccess(args []string, stdout, stderr io.Writer) error {
 			return nil
 		})
 	}
+	// Records carry param a only when --a asks for more than one access
+	// (then every record of the run, a = 1 too, so a CSV's columns hold);
+	// a run of a = 1 alone writes paper 000's records as before --a.
+	recordA := slices.ContainsFunc(f.a, func(a int) bool { return a > 1 })
 	f.plan = func(int) []patterns.Pattern {
 		var out []patterns.Pattern
 		for _, op := range f.ops {
 			for _, k := range f.k {
 				for _, l := range f.l {
 					for _, r := range f.r {
-						// The record's r is the portion that accessed (r p
-						// rounded to whole ranks); the asked r is a counter.
-						out = append(out, patterns.KKAccess{K: k, L: l, R: r, Op: op, Distinct: f.distinct, Self: f.self,
-							Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
+						for _, a := range f.a {
+							if !recordA {
+								a = 0
+							}
+							// The record's r is the portion that accessed (r p
+							// rounded to whole ranks); the asked r is a counter.
+							out = append(out, patterns.KKAccess{K: k, L: l, R: r, Op: op, Distinct: f.distinct, Self: f.self, A: a,
+								Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
+						}
 					}
 				}
 			}

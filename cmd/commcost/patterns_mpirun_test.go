@@ -25,6 +25,7 @@ func TestMPIRunPatterns(t *testing.T) {
 	}{
 		{"kkaccess", []string{"kkaccess", "--k", "1,4", "--l", "64,4K", "--r", "0.5,1", "--op", "read,write"}, 16, []int{4}},
 		{"kkaccess_window", []string{"kkaccess", "--k", "2", "--l", "16K", "--r", "0.75", "--distinct", "--sync", "window"}, 1, []int{4}},
+		{"kkaccess_a", []string{"kkaccess", "--k", "2", "--l", "4K", "--r", "0.5,1", "--a", "1,8", "--op", "read,write"}, 8, []int{4}},
 		{"kaccess", []string{"kaccess", "--k", "2", "--l", "256", "--h", "1/p,0.5,1", "--a", "1,4", "--op", "read,write"}, 18, []int{4}},
 		{"roundtrip", []string{"roundtrip", "--sizes", "0,64K", "--iters", "50"}, 2, []int{2}},
 		{"alltoall", []string{"alltoall", "--sizes", "8,64K", "--ranks", "2,4"}, 4, []int{2, 4}},
