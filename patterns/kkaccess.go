@@ -51,7 +51,7 @@ type KKAccess struct {
 	// then f_j(i) = s^-1(s(i) + d_j mod p) for a random relabelling s and k
 	// distinct random shifts d_j.
 	Distinct bool
-	Self     bool  // allow f_j(i) = i
+	Self     bool // allow f_j(i) = i
 	// A is the number of k-k-accesses one repetition runs back to back,
 	// each with its own draw and none waiting for the others (paper 000's
 	// asynchrony a of section 5, which its k-access has and Definition 2
@@ -65,8 +65,8 @@ type KKAccess struct {
 	// components' 128 reads 5.11 ms each: the access after a barrier rides
 	// the link's idle state (the tbf bucket, a core just freed) that a
 	// sequence does not find.
-	A    int
-	Seed int64 // seed of the random permutations (record it in Meta.Seed)
+	A        int
+	Seed     int64 // seed of the random permutations (record it in Meta.Seed)
 	Validate bool
 	Reps     Reps
 }
