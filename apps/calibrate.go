@@ -53,6 +53,9 @@ type Calibration struct {
 	// Kinds are the model kinds to calibrate for (FitKinds when empty):
 	// only the patterns some of them read are measured.
 	Kinds []string
+	// Validate fills and checks every buffer of every pattern measured
+	// (a mismatch is an error), as the patterns' --validate.
+	Validate bool
 }
 
 // needs reports whether a kind of cal.Kinds reads records of bench.
@@ -168,7 +171,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 	}
 	wantRT := slices.Contains(cal.kinds(), "hyperbolic")
 	roundTrip := func(s int) error {
-		rt := patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps}
+		rt := patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps, Validate: cal.Validate}
 		m, err := rt.Run(c)
 		if err != nil {
 			return err
@@ -188,7 +191,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 	}
 	for _, s := range sizes {
 		if pair != nil && cal.needs("pingpong") {
-			pp := patterns.PingPong{Bytes: s, Iters: calIters(s), Reps: reps}
+			pp := patterns.PingPong{Bytes: s, Iters: calIters(s), Reps: reps, Validate: cal.Validate}
 			m, err := pp.Run(pair)
 			if err != nil {
 				return nil, err
@@ -208,7 +211,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		if !cal.needs("prtt") {
 			continue
 		}
-		pr1 := patterns.PRTT{Bytes: s, N: 1, Peer: 1, Iters: calIters(s), Reps: reps}
+		pr1 := patterns.PRTT{Bytes: s, N: 1, Peer: 1, Iters: calIters(s), Reps: reps, Validate: cal.Validate}
 		one, err := pr1.Run(c)
 		if err != nil {
 			return nil, err
@@ -222,7 +225,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 				if server && d == 0 {
 					continue
 				}
-				pr := patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: 1, Iters: max(1, calIters(s)/n), Reps: reps}
+				pr := patterns.PRTT{Bytes: s, N: n, DelaySec: d, Server: server, Peer: 1, Iters: max(1, calIters(s)/n), Reps: reps, Validate: cal.Validate}
 				res, err := pr.Run(c)
 				if err != nil {
 					return nil, err
@@ -245,7 +248,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		// fits a(n) and b(n) per n.
 		for _, s := range append([]int{0}, spread(chain)...) {
 			for n := 2; n <= p; n++ {
-				a := patterns.AllToAll{Bytes: s, Ranks: n, Iters: 1, Reps: reps}
+				a := patterns.AllToAll{Bytes: s, Ranks: n, Iters: 1, Reps: reps, Validate: cal.Validate}
 				res, err := a.Run(c)
 				if err != nil {
 					return nil, err
@@ -265,7 +268,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 				continue
 			}
 			for _, s := range gridSizes(grids[k]) {
-				g := patterns.GridShift{Bytes: s, Rows: k.rows, Cols: k.cols, Along: k.along, Mode: k.mode, D: k.d, Iters: 1, Reps: reps}
+				g := patterns.GridShift{Bytes: s, Rows: k.rows, Cols: k.cols, Along: k.along, Mode: k.mode, D: k.d, Iters: 1, Reps: reps, Validate: cal.Validate}
 				res, err := g.Run(c)
 				if err != nil {
 					return nil, err
@@ -316,7 +319,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		}
 		for _, s := range spread(aggs[k]) {
 			if sub != nil {
-				a := patterns.AggregateOp{Op: op, Impl: patterns.ImplTextbook, Bytes: s, Q: k.q, Iters: calIters(s), Reps: reps}
+				a := patterns.AggregateOp{Op: op, Impl: patterns.ImplTextbook, Bytes: s, Q: k.q, Iters: calIters(s), Reps: reps, Validate: cal.Validate}
 				res, err := a.Run(sub)
 				if err != nil {
 					return nil, err

@@ -108,6 +108,10 @@ type MPRun struct {
 	// CalibrationReps (apps.Calibration).
 	Calibration     []results.Record
 	CalibrationReps patterns.Reps
+	// Validate checks every buffer of the measured calibration
+	// (apps.Calibration.Validate); the programs check their results
+	// against their oracles either way.
+	Validate bool
 	// Kinds are the model kinds fitted (apps.Fit; apps.FitKinds when
 	// empty).
 	Kinds []string
@@ -188,7 +192,7 @@ func (r MPRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) erro
 		cal := r.Calibration
 		if cal == nil {
 			var err error
-			if cal, err = (apps.Calibration{Reps: r.CalibrationReps, Kinds: r.Kinds}).Run(c, Workloads(r.Programs, p), meta, emit0); err != nil {
+			if cal, err = (apps.Calibration{Reps: r.CalibrationReps, Kinds: r.Kinds, Validate: r.Validate}).Run(c, Workloads(r.Programs, p), meta, emit0); err != nil {
 				return fmt.Errorf("calibration: %w", err)
 			}
 		}

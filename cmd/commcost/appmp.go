@@ -275,7 +275,7 @@ func (f *appMPFlags) run(progs []apps.App) appexp.MPRun {
 	calReps := reps
 	calReps.MaxTime, calReps.MinReps, calReps.Warmup = f.calibTime, min(reps.MinReps, 5), 1
 	return appexp.MPRun{Programs: progs, Models: f.loaded, Calibration: f.calibRecs, CalibrationReps: calReps,
-		Kinds: f.kinds, Reps: reps, Stat: f.stat, Seed: f.seed, Agree: agree}
+		Kinds: f.kinds, Reps: reps, Stat: f.stat, Seed: f.seed, Agree: agree, Validate: f.validate}
 }
 
 // printer prints each program's result on rank 0 as it is measured, and

@@ -151,8 +151,11 @@ func TestMPIRunAppsMP(t *testing.T) {
 	}
 	bin := commcostBinary(t)
 	for _, args := range [][]string{
-		{"app", "cannon", "--n", "64", "--kinds", "hockney,twolevel", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
-		{"app", "gauss", "--n", "64", "--kinds", "hockney,bsp", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
+		// --validate checks every buffer of the calibration (the grid
+		// steps, Cannon's row+col alignment among them, and the aggregate
+		// operations) under real MPI.
+		{"app", "cannon", "--n", "64", "--kinds", "hockney,twolevel,gridstep", "--validate", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
+		{"app", "gauss", "--n", "64", "--kinds", "hockney,bsp", "--validate", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
 		{"app", "multigrid", "--n", "31", "--iterations", "3", "--variant", "async,sync", "--kinds", "hockney,hyperbolic", "--min-reps", "3", "--max-reps", "3", "--calib-max-time", "0.2"},
 	} {
 		t.Run(args[1], func(t *testing.T) {
@@ -162,6 +165,9 @@ func TestMPIRunAppsMP(t *testing.T) {
 			}
 			if !strings.Contains(r.stdout, "* best per column") || !strings.Contains(r.stdout, "hockney") {
 				t.Errorf("no ranking table:\n%s", r.stdout)
+			}
+			if args[1] == "cannon" && !strings.Contains(r.stdout, "gridstep") {
+				t.Errorf("no gridstep row (the grid steps were not calibrated):\n%s", r.stdout)
 			}
 		})
 	}
