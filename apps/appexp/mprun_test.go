@@ -365,7 +365,7 @@ func TestSuiteMP(t *testing.T) {
 	reps := quick
 	reps.MaxTime = 0.05
 	err := local.Run(4, func(c mpi.Comm) error {
-		return SuiteMP(c, reps, 1, results.Meta{Backend: "local"}, rec.emit(c.Rank()))
+		return SuiteMP(c, reps, 1, true, results.Meta{Backend: "local"}, rec.emit(c.Rank()))
 	})
 	if err != nil {
 		t.Fatal(err)

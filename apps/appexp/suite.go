@@ -100,8 +100,10 @@ func SuiteMPPrograms(p int) []apps.App {
 // out, and report.md says why), and each program's phase records
 // annotated with every model's prediction (at most 2 s of repetitions a
 // program), so that report.md's ranking tables come from records.jsonl
-// alone (report.AppRankings). Collective; emit is called on rank 0.
-func SuiteMP(c mpi.Comm, reps patterns.Reps, seed int64, meta results.Meta, emit func(results.Record) error) error {
+// alone (report.AppRankings). validate checks every buffer of the
+// calibration (the suite's --validate). Collective; emit is called on
+// rank 0.
+func SuiteMP(c mpi.Comm, reps patterns.Reps, seed int64, validate bool, meta results.Meta, emit func(results.Record) error) error {
 	p := c.Size()
 	progs := SuiteMPPrograms(p)
 	for _, prog := range progs {
@@ -117,7 +119,7 @@ func SuiteMP(c mpi.Comm, reps patterns.Reps, seed int64, meta results.Meta, emit
 	}
 	calReps := reps
 	calReps.MaxTime, calReps.MinReps = min(reps.MaxTime, 0.5), min(max(reps.MinReps, 1), 5)
-	cal, err := apps.Calibration{Reps: calReps}.Run(c, Workloads(progs, p), meta, emit0)
+	cal, err := apps.Calibration{Reps: calReps, Validate: validate}.Run(c, Workloads(progs, p), meta, emit0)
 	if err != nil {
 		return fmt.Errorf("suite: application calibration: %w", err)
 	}

@@ -138,7 +138,7 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		// The message-passing programs of papers 001 and 003, with the
 		// calibration of the patterns they name.
 		if *withMP {
-			if err := suiteAppsMP(c, f.reps(), meta, emit); err != nil {
+			if err := suiteAppsMP(c, f.reps(), f.validate, meta, emit); err != nil {
 				s.close()
 				return err
 			}

@@ -27,6 +27,6 @@ func suiteAppSweep(c mpi.Comm, f *pt2ptFlags, meta results.Meta, emit func(resul
 
 // suiteAppsMP is the suite's part for the message-passing programs of
 // papers 001 and 003 (appexp.SuiteMP).
-func suiteAppsMP(c mpi.Comm, reps patterns.Reps, meta results.Meta, emit func(results.Record) error) error {
-	return appexp.SuiteMP(c, reps, defaultSeed, meta, emit)
+func suiteAppsMP(c mpi.Comm, reps patterns.Reps, validate bool, meta results.Meta, emit func(results.Record) error) error {
+	return appexp.SuiteMP(c, reps, defaultSeed, validate, meta, emit)
 }
