@@ -189,8 +189,11 @@ func accessDemand(p, k, l, steps int, op AccessOp, validate bool) Demand {
 
 // Demand of a k-k-access: the access engine for one access of k packets.
 func (kk KKAccess) Demand(p int) Demand {
-	d := accessDemand(p, kk.K, kk.L, 1, kk.Op, kk.Validate)
+	d := accessDemand(p, kk.K, kk.L, max(kk.A, 1), kk.Op, kk.Validate)
 	d.RepParam = "--k"
+	if kk.A > 1 {
+		d.RepParam = "--k or --a"
+	}
 	return d
 }
 

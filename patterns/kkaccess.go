@@ -58,10 +58,11 @@ type KKAccess struct {
 	// leaves at one); the sample is the repetition's time divided by A.
 	// 0 or 1: one access per repetition, a barrier before each, as the
 	// paper fits T(k, l, r); 0 leaves param a out of the record (read as
-	// 1), any other value is recorded. A program reads a large block as ceil(D/(k l))
-	// accesses one after another: on the shaped test cluster k = 1,
-	// l = 64 KiB, r = 1 took 4.29 ms (median; fastest 2.56) one at a time
-	// and 4.98 ms (fastest 4.67) 32 back to back, and connected
+	// 1), any other value is recorded. A program reads a large block as
+	// ceil(D/(k l)) accesses one after another: on the shaped test
+	// cluster, accesses of k = 1 packet of 64 KiB by every rank with no
+	// hot spot (kaccess --h 1/p) took 4.29 ms (median; fastest 2.56) one
+	// at a time and 4.98 ms (fastest 4.67) 32 back to back, and connected
 	// components' 128 reads 5.11 ms each: the access after a barrier rides
 	// the link's idle state (the tbf bucket, a core just freed) that a
 	// sequence does not find.
