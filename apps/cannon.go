@@ -44,11 +44,11 @@ import (
 // step the shift was not predicted better (on the shaped cluster, three
 // runs each: one switch +20.5, -21.2, -25.7%, two groups +15.9, +10.2,
 // +4.1%, against -35% to +4% and -21% to +7% apart, which also leaves the
-// checkerboard's steps in Cannon's calibration). The point-to-point view counts the messages
-// along the critical path: two per shift step and two for the alignment
-// (rank (q-1, q-1) moves both blocks). The A and B shifts run one after
-// the other, so their times add, as the workload's sum does. The result
-// is checked against a serial triple-loop product.
+// checkerboard's steps in Cannon's calibration). The point-to-point view
+// counts the messages along the critical path: two per shift step and two
+// for the alignment (rank (q-1, q-1) moves both blocks). The A and B
+// shifts run one after the other, so their times add, as the workload's
+// sum does. The result is checked against a serial triple-loop product.
 //
 // Variants (as multigrid's, paper 001 section 4.3): asynchronous, the
 // program as it runs, and synchronous (Sync), a barrier (phase "barrier",

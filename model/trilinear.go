@@ -164,14 +164,10 @@ func oneAsynchrony(recs []results.Record) error {
 	seen := map[float64]bool{}
 	for _, r := range recs {
 		a := 1.0
-		if v, ok := r.Params["a"]; ok {
-			switch x := v.(type) {
-			case int:
-				a = float64(x)
-			case float64:
-				a = x
-			default:
-				return fmt.Errorf("%w: kkaccess param a = %v is not a number", ErrBadRecord, v)
+		if _, ok := r.Params["a"]; ok {
+			var err error
+			if a, err = numParam(r.Params, "a", "kkaccess"); err != nil {
+				return err
 			}
 		}
 		seen[a] = true
