@@ -232,6 +232,14 @@ func (s *Store) create(name string, size, home int) (globalvar.Var, error) {
 	return v, nil
 }
 
+// Keeps reports whether this rank is v's home (globalvar.Keeper): an
+// access to v is then a message of the rank to itself (MPI's self
+// transport), which crosses no link.
+func (s *Store) Keeps(v globalvar.Var) bool {
+	home, err := s.Home(v)
+	return err == nil && home == s.rank
+}
+
 // Home returns the rank that holds v.
 func (s *Store) Home(v globalvar.Var) (int, error) {
 	x, err := s.lookup(v)

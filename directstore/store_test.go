@@ -268,3 +268,33 @@ func TestPoll(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestKeeps: a rank keeps exactly the variables homed on it
+// (globalvar.Keeps), and a store without the query keeps nothing.
+func TestKeeps(t *testing.T) {
+	err := local.Run(3, func(c mpi.Comm) error {
+		s, err := directstore.New(c, directstore.Config{})
+		if err != nil {
+			return err
+		}
+		for home := range 3 {
+			v, err := s.CreateAt(fmt.Sprintf("v%d", home), 64, home)
+			if err != nil {
+				return err
+			}
+			if got, want := globalvar.Keeps(s, v), home == c.Rank(); got != want {
+				return fmt.Errorf("rank %d: Keeps(v on %d) = %v, want %v", c.Rank(), home, got, want)
+			}
+			if globalvar.Keeps(plainOnly{s}, v) {
+				return fmt.Errorf("rank %d: a store without Keeps keeps v on %d", c.Rank(), home)
+			}
+		}
+		if globalvar.Keeps(s, globalvar.Var{ID: 99, Name: "never", Size: 1}) {
+			return fmt.Errorf("rank %d keeps a variable never created", c.Rank())
+		}
+		return s.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

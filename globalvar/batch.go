@@ -51,6 +51,25 @@ type Placer interface {
 	CreateAt(name string, size, home int) (Var, error)
 }
 
+// Keeper is the optional query of a store that can say whether the
+// calling rank keeps a variable whole in its own memory (directstore: the
+// variable's home is this rank). An access to such a variable is a copy
+// within the rank and sends no message, so a program that states its
+// communication as pattern instances leaves it out (paper 000, section
+// 6.5, data locality: the paper's formulas count every access as crossing
+// the network, as on its machine processor i and module i are distinct
+// nodes).
+type Keeper interface {
+	Keeps(v Var) bool
+}
+
+// Keeps reports whether s is a Keeper that keeps v on the calling rank;
+// on any other store every access is taken to cross the network.
+func Keeps(s Store, v Var) bool {
+	k, ok := s.(Keeper)
+	return ok && k.Keeps(v)
+}
+
 // Poller is the optional progress call of a store whose ranks serve other
 // ranks' requests only while they are inside the store (directstore): Poll
 // serves whatever requests have arrived and returns without waiting. A
