@@ -14,9 +14,18 @@ import (
 // predicted from (paper 000, section 4: the trilinear T(k, l, r) is fitted
 // to k-k-accesses measured on the same machine): reads and writes over the
 // grid K x L x R, measured on the store the applications run over.
+//
+// A > 1 times A k-k-accesses back to back per repetition (the kkaccess
+// pattern's a; a record is one access's time) on the direct store, the
+// state a program's successive accesses meet: on the shaped test cluster
+// a single access after a barrier rides the links' idle state and a
+// calibration of a = 4 predicts paper 000's programs with their phases'
+// errors centred on zero, where a = 1 priced most of them 15-35% low
+// (cmd/commcost testClusterApps). 0 or 1 is the paper's single access.
 type KKCalibration struct {
 	K, L     []int
 	R        []float64
+	A        int
 	Reps     patterns.Reps
 	Seed     int64
 	Validate bool
@@ -40,12 +49,18 @@ func (cal KKCalibration) WithGrid(ks, ls []int) KKCalibration {
 func (cal KKCalibration) Run(env Env, kind, name string, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
 	reps := cal.Reps
 	reps.Sync = patterns.SyncBarrier
+	if cal.A > 1 && kind != "direct" {
+		return nil, fmt.Errorf("apps: a calibration of %d accesses back to back is measured on the direct store only, not on %s", cal.A, name)
+	}
 	var recs []results.Record
 	for _, op := range []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite} {
 		for _, k := range cal.K {
 			for _, l := range cal.L {
 				for _, r := range cal.R {
 					kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Seed: cal.Seed, Validate: cal.Validate, Reps: reps}
+					if cal.A > 1 {
+						kk.A = cal.A
+					}
 					var rec results.Record
 					var err error
 					switch kind {

@@ -308,6 +308,36 @@ func TestStoreRunFitFails(t *testing.T) {
 	}
 }
 
+// TestStoreRunBackToBackDirectOnly: a calibration of accesses back to
+// back (KKCalibration.A) is refused on a divalib store on every rank
+// before anything is measured.
+func TestStoreRunBackToBackDirectOnly(t *testing.T) {
+	fixed, err := ParseStore("fixed-home", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := StoreRun{
+		Configs:     []apps.App{apps.BitonicSort{N: 256, Access: apps.Access{K: 1, L: 64}}},
+		Stores:      []Store{fixed},
+		Reps:        quick,
+		Calibration: apps.KKCalibration{K: []int{1}, L: []int{64}, R: []float64{1}, A: 2, Reps: quick},
+	}
+	errs := make([]error, 4)
+	emitted := make([]int, 4)
+	_ = local.Run(4, func(c mpi.Comm) error {
+		_, errs[c.Rank()] = r.Run(c, results.Meta{}, func(results.Record) error { emitted[c.Rank()]++; return nil })
+		return nil
+	})
+	for rank, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "back to back is measured on the direct store only") {
+			t.Errorf("rank %d: %v", rank, err)
+		}
+		if emitted[rank] != 0 {
+			t.Errorf("rank %d emitted %d records", rank, emitted[rank])
+		}
+	}
+}
+
 // TestStoreRunAgreesOnEmit: a failed write on rank 0 stops every rank
 // through the Agree given.
 func TestStoreRunAgreesOnEmit(t *testing.T) {

@@ -155,6 +155,7 @@ type appFlags struct {
 	calL    []int
 	calR    []float64
 	calTime float64
+	calA    int
 	calArgs struct{ k, l, r string }
 }
 
@@ -205,6 +206,7 @@ func (m *modelList) Set(s string) error { *m = append(*m, s); return nil }
 const (
 	defaultAppMaxTime = 10.0 // seconds of repetitions per configuration
 	defaultCalMaxTime = 0.5  // seconds per calibration point
+	maxCalA           = 64   // --cal-a at most: a repetition is a accesses
 )
 
 func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, func() ([]apps.App, error), error) {
@@ -227,6 +229,7 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, func
 	fs.StringVar(&f.calArgs.l, "cal-l", "64,256,1K,4K", "calibration sweep: packet sizes l in bytes; the application's --l values are added")
 	fs.StringVar(&f.calArgs.r, "cal-r", "0.25,0.5,1", "calibration sweep: portions r of accessing ranks, each in (0, 1]")
 	fs.Float64Var(&f.calTime, "cal-max-time", defaultCalMaxTime, "calibration sweep: seconds of repetitions per point at most")
+	fs.IntVar(&f.calA, "cal-a", 1, "calibration sweep: k-k-accesses back to back per repetition (kkaccess --a; direct store only): 1 is paper 000's single access after a barrier, more the state a program's successive accesses meet")
 	if err := parseFlags(fs, args, false); err != nil {
 		return nil, nil, err
 	}
@@ -250,6 +253,16 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, func
 	if !(f.calTime > 0) {
 		return nil, nil, usagef("--cal-max-time %v: must be a positive number of seconds", f.calTime)
 	}
+	if f.calA < 1 || f.calA > maxCalA {
+		return nil, nil, usagef("--cal-a %d: want a whole number of accesses in 1..%d", f.calA, maxCalA)
+	}
+	if f.calA > 1 {
+		for _, st := range f.stores {
+			if st.Kind != appexp.StoreDirect {
+				return nil, nil, usagef("--cal-a %d: accesses back to back are calibrated on --store direct only, not %s", f.calA, st.Name)
+			}
+		}
+	}
 	for _, path := range models {
 		m, err := loadModel(path)
 		if err != nil {
@@ -262,7 +275,7 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, func
 		if _, err := report.NewPredictors(f.models, f.sources, e.overStore); err != nil {
 			return nil, nil, usagef("--model %v", err)
 		}
-		for _, name := range []string{"cal-k", "cal-l", "cal-r", "cal-max-time"} {
+		for _, name := range []string{"cal-k", "cal-l", "cal-r", "cal-max-time", "cal-a"} {
 			if f.set[name] {
 				return nil, nil, usagef("--%s: the calibration sweep is not measured with --model; give one or the other", name)
 			}
@@ -296,7 +309,7 @@ func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
 	xp := appexp.StoreRun{
 		Configs: configs, Stores: f.stores, Reps: reps, Seed: f.seed,
 		Models: f.models, Sources: f.sources, Agree: agree,
-		Calibration: apps.KKCalibration{K: f.calK, L: f.calL, R: f.calR, Reps: calReps, Seed: f.seed, Validate: f.validate},
+		Calibration: apps.KKCalibration{K: f.calK, L: f.calL, R: f.calR, A: f.calA, Reps: calReps, Seed: f.seed, Validate: f.validate},
 	}
 	rankCheck := func(c mpi.Comm) error {
 		if len(f.stores) == 1 && f.stores[0].Kind == appexp.StoreEmulate {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,6 +176,42 @@ func TestAppCalibrated(t *testing.T) {
 	}
 }
 
+// TestAppCalibratedBackToBack: --cal-a 3 measures the direct store's
+// calibration as 3 accesses back to back per repetition, which every
+// calibration record states (param a), and the fits still predict every
+// communication phase.
+func TestAppCalibratedBackToBack(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	args := append([]string{"app", "matmul", "--n", "32", "--k", "2", "--l", "128", "--store", "direct", "--cal-a", "3",
+		"--cal-k", "1,2", "--cal-l", "64,256", "--cal-r", "0.5,1", "--cal-max-time", "0.05", "--out", out}, appQuick...)
+	code, _, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	recs, err := results.ReadJSONLFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kk, comm int
+	for _, r := range recs {
+		switch {
+		case r.Bench == "kkaccess":
+			kk++
+			if a := fmt.Sprint(r.Params["a"]); a != "3" {
+				t.Errorf("calibration record %v: a = %v, want 3", r.Params, r.Params["a"])
+			}
+		case r.Bench == apps.Bench && r.Params["kind"] == apps.KindComm:
+			comm++
+			if !(r.Derived["pred_trilinear_s"] > 0) {
+				t.Errorf("%v: no prediction", r.Params)
+			}
+		}
+	}
+	if kk != 24 || comm == 0 {
+		t.Errorf("%d calibration records (want 24), %d communication phases", kk, comm)
+	}
+}
+
 func TestAppList(t *testing.T) {
 	code, out, errs := runCLI(t, "app", "list")
 	if code != 0 {
@@ -232,6 +269,9 @@ func TestAppBadInput(t *testing.T) {
 		{"calibration flags with model", app("bitonic", "--cal-k", "1,2"), "--cal-k"},
 		{"calibration on one rank", []string{"app", "bitonic", "--n", "64", "--l", "64", "--backend", "local", "--np", "1", "--out", out}, "calibration sweep needs at least 2 ranks"},
 		{"cal-r zero", []string{"app", "bitonic", "--cal-r", "0", "--backend", "local", "--out", out}, "--cal-r 0"},
+		{"cal-a zero", []string{"app", "bitonic", "--cal-a", "0", "--backend", "local", "--out", out}, "--cal-a 0: want a whole number of accesses in 1..64"},
+		{"cal-a on a divalib store", []string{"app", "bitonic", "--cal-a", "4", "--store", "direct,fixed-home", "--backend", "local", "--out", out}, "--cal-a 4: accesses back to back are calibrated on --store direct only, not fixed-home"},
+		{"cal-a with model", app("bitonic", "--cal-a", "2"), "--cal-a"},
 		{"plot extension", app("bitonic", "--plot", filepath.Join(dir, "p.txt")), "--plot"},
 		{"iters", app("bitonic", "--iters", "3"), "--iters"},
 		{"list with arguments", []string{"app", "list", "x"}, `unexpected argument "x"`},
