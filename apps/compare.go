@@ -59,6 +59,9 @@ type Ranking struct {
 	// Best[j] is the model with the smallest |relative error| in column j,
 	// -1 when no model predicts it.
 	Best []int
+	// Stat is the statistic Measured holds (one of Stats; RankAnnotated
+	// sets it, Rank leaves it empty for the median).
+	Stat string
 }
 
 // TotalColumn names the sum of the communication phases.
@@ -75,6 +78,16 @@ const (
 
 // Stats lists the accepted statistics, for usage messages.
 var Stats = []string{StatMedian, StatFastest, StatEnvelope}
+
+// MeasuredStatKey is the Derived key under which Ranking.Annotate stores
+// the measured time judged on statistic stat ("" is the median):
+// "measured_median_s", "measured_fastest_s" or "measured_envelope_s".
+func MeasuredStatKey(stat string) string {
+	if stat == "" {
+		stat = StatMedian
+	}
+	return "measured_" + stat + "_s"
+}
 
 // ByStat returns recs with their median replaced by statistic stat (one
 // of Stats; StatMedian returns recs unchanged): StatFastest as Fastest;
@@ -242,13 +255,16 @@ func RankAnnotated(recs []results.Record, models []NamedModel, stat string) (*Ra
 	if err != nil {
 		return nil, err
 	}
+	r.Stat = stat
 	r.Annotate(recs)
 	return r, nil
 }
 
 // Annotate stores every model's prediction of each communication phase in
 // that phase's record (Derived "measured_s", the statistic the ranking
-// was built on, "pred_NAME_s", seconds, and "pred_err_NAME",
+// was built on, again under "measured_STAT_s" with STAT its name (r.Stat,
+// median when empty), as the value alone cannot say it when the envelope
+// is the fastest repetition, "pred_NAME_s", seconds, and "pred_err_NAME",
 // (T_pred - T_meas)/T_meas with T_meas the statistic the ranking was built
 // on, the median unless the records went through ByStat; NAME is the model's name with characters other
 // than letters, digits, '-' and '_' replaced by '_'), so the records alone
@@ -273,6 +289,7 @@ func (r *Ranking) Annotate(recs []results.Record) {
 			}
 			key := derivedName(name)
 			rec.Derived["measured_s"] = r.Measured[j]
+			rec.Derived[MeasuredStatKey(r.Stat)] = r.Measured[j]
 			rec.Derived["pred_"+key+"_s"] = pr.Sec
 			if r.Measured[j] > 0 {
 				rec.Derived["pred_err_"+key] = pr.RelErr(r.Measured[j])

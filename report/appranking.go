@@ -24,6 +24,11 @@ import (
 //	measured_s      T_meas, the statistic the errors are against (the
 //	                median, the fastest repetition or the envelope,
 //	                results.DerivedEnvelope)
+//	measured_STAT_s the same value under the statistic's name (STAT is
+//	                median, fastest or envelope; apps.MeasuredStatKey),
+//	                as the value alone cannot tell an envelope that is
+//	                the fastest repetition from that repetition; records
+//	                written before it are told by their values
 //
 // so the model-ranking tables below are rebuilt from records alone.
 const (
@@ -31,6 +36,17 @@ const (
 	// AppTotal is the column of the summed communication phases.
 	AppTotal = "total"
 )
+
+// namedStat is the statistic an annotated record names (measured_STAT_s),
+// or "" when it names none.
+func namedStat(derived map[string]float64) string {
+	for _, stat := range []string{"median", "fastest", "envelope"} {
+		if _, ok := derived["measured_"+stat+"_s"]; ok {
+			return stat
+		}
+	}
+	return ""
+}
 
 // messagePassing reports whether an application record is a phase of a
 // program over mpi.Comm (its workload names no k-k-access; paper 000's
@@ -99,6 +115,8 @@ func AppRankings(recs []results.Record) []AppRanking {
 		meas, ok := rec.Derived[derivedMeasured]
 		if !ok {
 			meas = rec.Median
+		} else if stat := namedStat(rec.Derived); stat != "" {
+			ru.r.Stat = stat
 		} else if e, ok := rec.Derived[results.DerivedEnvelope]; ok && meas == e && e != rec.Min {
 			ru.r.Stat = "envelope"
 		} else if meas == rec.Min && rec.Min != rec.Median {

@@ -155,3 +155,29 @@ func TestAppRankingStat(t *testing.T) {
 		})
 	}
 }
+
+// TestAppRankingNamedStat: when the envelope is the fastest repetition the
+// values cannot tell the two apart; the statistic's own key
+// (measured_STAT_s, as apps.Ranking.Annotate writes it) says which the
+// run was judged on.
+func TestAppRankingNamedStat(t *testing.T) {
+	for _, stat := range []string{"median", "fastest", "envelope"} {
+		t.Run(stat, func(t *testing.T) {
+			recs := mpAppRecs()
+			for i := range recs {
+				r := &recs[i]
+				if r.Derived == nil {
+					continue
+				}
+				r.Min = r.Median / 2
+				r.Derived[results.DerivedEnvelope] = r.Min
+				r.Derived[derivedMeasured] = r.Min
+				r.Derived["measured_"+stat+"_s"] = r.Min
+			}
+			rs := AppRankings(recs)
+			if len(rs) != 1 || rs[0].Stat != stat {
+				t.Fatalf("rankings %+v, want one judged on %s", rs, stat)
+			}
+		})
+	}
+}

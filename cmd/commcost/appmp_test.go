@@ -120,6 +120,9 @@ func TestAppMPLocal(t *testing.T) {
 				if tc.stat == "envelope" && r.Derived["measured_s"] != env {
 					t.Errorf("%v: judged on %v, not the envelope %v", r.Params, r.Derived["measured_s"], env)
 				}
+				if v, ok := r.Derived[apps.MeasuredStatKey(stat)]; !ok || v != r.Derived["measured_s"] {
+					t.Errorf("%v: the statistic judged on is not named (%s) in %v", r.Params, apps.MeasuredStatKey(stat), r.Derived)
+				}
 			}
 			if comm == 0 {
 				t.Errorf("no communication phase record among %d", len(recs))
