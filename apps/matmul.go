@@ -81,9 +81,9 @@ type matMulState struct {
 	reads, writes int
 }
 
-// crossing counts rank i's submatrix accesses that cross the network (the
-// ones to a submatrix the store keeps on another rank) and returns the
-// largest counts over the ranks (collective).
+// crossing counts rank i's submatrix accesses that cross the network (all
+// but those to a submatrix the store keeps on rank i) and keeps the
+// largest counts over the ranks in st (collective).
 func (st *matMulState) crossing(s globalvar.Store, c mpi.Comm, i int) error {
 	var n [2]float64 // reads, writes
 	remote := func(v globalvar.Var) float64 {
