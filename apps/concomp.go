@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
 )
 
@@ -34,7 +35,8 @@ import (
 //	                + 2 sum_{i=1}^{log p} ceil(n/(k l)) T_kk(k, l, 1/2^i)
 //
 // with the submatrix (n^2/(8p) bytes) and the forest (4n bytes) in bytes
-// here. Phases: "bfs" and "merge" (communication), "compute" (the searches
+// here, over the accesses that cross the network (crossing: on the direct
+// store with p = 2 the merge read stays on rank 0). Phases: "bfs" and "merge" (communication), "compute" (the searches
 // and merges), "sync".
 //
 // The graph is dense (m = Theta(n^2)) with planted components: the vertices
@@ -133,6 +135,28 @@ func (gr graph) edge(u, v int) bool {
 type connCompState struct {
 	adj, forest []globalvar.Var
 	want        []uint32 // rank 0: the oracle's component label of every vertex
+	// cross is 1 for each access of Run that crosses the network on some
+	// rank (crossing): the read of A_i, the first write of W_i, then the
+	// read and the write of merge step j = 1..log p.
+	cross []float64
+}
+
+// crossing fills st.cross (collective, after a store barrier). On the
+// direct store with p = 2 rank 0's merge read of W_1 stays on rank 0
+// (Module), and with p = 1 every access does; from p = 4 on, and on every
+// store that does not keep variables on a rank, all cross (paper 000's
+// T_bfs + T_merge).
+func (st *connCompState) crossing(s globalvar.Store, c mpi.Comm) error {
+	p, i := c.Size(), c.Rank()
+	st.cross = []float64{remote(s, st.adj[i]), remote(s, st.forest[i])}
+	for j := 1; j <= log2(p); j++ {
+		var r, w float64 // 0 on a rank that does not merge in step j
+		if i%(1<<j) == 0 {
+			r, w = remote(s, st.forest[i+1<<(j-1)]), remote(s, st.forest[i])
+		}
+		st.cross = append(st.cross, r, w)
+	}
+	return maxOverRanks(c, st.cross)
 }
 
 // Setup creates A and W, writes this rank's rows A_i, and on rank 0 runs the
@@ -184,7 +208,7 @@ func (g ConnComp) Setup(env Env) (any, error) {
 	if err := s.Barrier(); err != nil {
 		return nil, err
 	}
-	return &st, nil
+	return &st, st.crossing(s, env.Comm)
 }
 
 // Run runs the program once and checks W_0 on rank 0.
@@ -263,14 +287,16 @@ func (g ConnComp) Run(env Env) (Outcome, error) {
 	if err := AgreeErr(c, verr); err != nil {
 		return out, err
 	}
-	gw := g.Access.groups(g.forestBytes())
-	merges := []results.WorkItem{kkItem(gw, g.K, g.L, 1, opWrite, p)}
+	// The accesses that cross the network (st.cross) of paper 000's
+	// T_bfs + T_merge.
+	gw, x := g.Access.groups(g.forestBytes()), st.cross
+	merges := []results.WorkItem{kkItem(int(x[1])*gw, g.K, g.L, 1, opWrite, p)}
 	for j := 1; j <= log2(p); j++ {
 		r := 1 / float64(int(1)<<j)
-		merges = append(merges, kkItem(gw, g.K, g.L, r, opRead, p), kkItem(gw, g.K, g.L, r, opWrite, p))
+		merges = append(merges, kkItem(int(x[2*j])*gw, g.K, g.L, r, opRead, p), kkItem(int(x[2*j+1])*gw, g.K, g.L, r, opWrite, p))
 	}
 	out.Workload = map[string][]results.WorkItem{
-		PhaseBFS:   {kkItem(g.Access.groups(g.adjBytes(p)), g.K, g.L, 1, opRead, p)},
+		PhaseBFS:   {kkItem(int(x[0])*g.Access.groups(g.adjBytes(p)), g.K, g.L, 1, opRead, p)},
 		PhaseMerge: merges,
 	}
 	return out, nil

@@ -85,23 +85,14 @@ type matMulState struct {
 // but those to a submatrix the store keeps on rank i) and keeps the
 // largest counts over the ranks in st (collective).
 func (st *matMulState) crossing(s globalvar.Store, c mpi.Comm, i int) error {
-	var n [2]float64 // reads, writes
-	remote := func(v globalvar.Var) float64 {
-		if globalvar.Keeps(s, v) {
-			return 0
-		}
-		return 1
-	}
-	n[0] = remote(st.a[i])
+	n := []float64{remote(s, st.a[i]), remote(s, st.c[i])} // A_i read, C_i written
 	for j := i + 1; j <= i+len(st.b); j++ {
-		n[0] += remote(st.b[j%len(st.b)])
+		n[0] += remote(s, st.b[j%len(st.b)])
 	}
-	n[1] = remote(st.c[i])
-	var mx [2]float64
-	if err := c.AllreduceFloat64s(n[:], mx[:], mpi.OpMax); err != nil {
+	if err := maxOverRanks(c, n); err != nil {
 		return err
 	}
-	st.reads, st.writes = int(mx[0]), int(mx[1])
+	st.reads, st.writes = int(n[0]), int(n[1])
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -94,8 +95,49 @@ func (a Access) write(s globalvar.Store, v globalvar.Var, off int, buf []byte) e
 // it off the accessing rank, where an access would be a memory copy the
 // model does not describe (section 6.5, data locality). For p a power of two
 // and p >= 4 the bitonic partners i XOR 2^s and the merge partners of
-// connected components are then never the accessing rank either.
+// connected components are then never the accessing rank either; with
+// p = 2 they are (module 1-i is rank i's partner), and with p = 1 every
+// access stays on the one rank: the workloads count only the accesses
+// that cross the network (remote, maxOverRanks).
 func Module(i, p int) int { return p - 1 - i }
+
+// remote is 1 when this rank's access of v crosses the network, 0 when
+// the store keeps v whole on this rank (globalvar.Keeps): a copy within
+// the rank, which sends no message and which the k-k-access does not
+// price (paper 000, section 6.5, data locality). On a store that does not
+// say (divalib, the emulated networks, whose processors and modules are
+// distinct nodes as in the paper) every access crosses.
+func remote(s globalvar.Store, v globalvar.Var) float64 {
+	if globalvar.Keeps(s, v) {
+		return 0
+	}
+	return 1
+}
+
+// maxOverRanks replaces every entry of n, one per access of the program in
+// program order (0 where this rank does not access or the access stays on
+// it), by its largest value over the ranks (collective): a step's time is
+// its slowest rank's, so a workload states the most crossing accesses any
+// rank makes in each step. Call it after a store barrier: a rank in the
+// reduction serves no requests, so a write still waiting on it as a home
+// would never end (a reduction before Setup's barrier deadlocked MatMul).
+func maxOverRanks(c mpi.Comm, n []float64) error {
+	mx := make([]float64, len(n))
+	if err := c.AllreduceFloat64s(n, mx, mpi.OpMax); err != nil {
+		return err
+	}
+	copy(n, mx)
+	return nil
+}
+
+// totalCount is the sum of xs as a count of accesses.
+func totalCount(xs []float64) int {
+	var t float64
+	for _, x := range xs {
+		t += x
+	}
+	return int(t)
+}
 
 // kkItem is a workload item of count k-k-accesses (k, l, r, op) on p ranks,
 // named by the kkaccess pattern's own parameters (patterns.KKAccess.Params:

@@ -196,11 +196,28 @@ func TestConnComp(t *testing.T) {
 				for 1<<logp < p {
 					logp++
 				}
+				// Over the accesses that cross the network: on the direct
+				// store with p = 2 rank 0 reads W_1 on itself, with p = 1
+				// every access stays on the rank.
+				merges := 1 + 2*logp
+				if ts.name == "direct" {
+					switch p {
+					case 1:
+						bfs, merges = 0, 0
+					case 2:
+						merges--
+					}
+				}
 				if got := count(out.Workload[PhaseBFS]); got != float64(bfs) {
 					t.Errorf("T_bfs count %v, want %d", got, bfs)
 				}
-				if got := count(out.Workload[PhaseMerge]); got != float64((1+2*logp)*merge) {
-					t.Errorf("T_merge count %v, want (1 + 2 log p) %d", got, merge)
+				if got := count(out.Workload[PhaseMerge]); got != float64(merges*merge) {
+					t.Errorf("T_merge count %v, want %d x %d", got, merges, merge)
+				}
+				if ts.name == "direct" && p == 2 {
+					if it := out.Workload[PhaseMerge][1]; it.Params["op"] != opRead || it.Count != 0 {
+						t.Errorf("merge step 1 read %v count %v, want the read of W_1 on rank 0 counted 0", it.Params, it.Count)
+					}
 				}
 				// The r of the merge steps are 1, then 1/2^j twice for j = 1..log p.
 				for _, it := range out.Workload[PhaseMerge][1:] {
@@ -244,10 +261,33 @@ func TestBitonicSort(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				logp := float64(log2(p))
-				want := (2 + logp*logp + logp) * float64(ceilDiv(4*100, 3*40))
-				if got := count(out.Workload[PhaseBitonic]); got != want {
-					t.Errorf("T_bitonic count %v, want (2 + log^2 p + log p) ceil(4n/(k l)) = %v", got, want)
+				// (2 + log^2 p + log p) ceil(4n/(k l)) over the accesses
+				// that cross the network: on the direct store with p = 2
+				// the partner's array A_(1-i) is on rank i (log p of the
+				// reads stay), with p = 1 every access does.
+				logp := log2(p)
+				steps := logp * (logp + 1) / 2
+				reads, writes := 1+steps, steps+1
+				if ts.name == "direct" {
+					switch p {
+					case 1:
+						reads, writes = 0, 0
+					case 2:
+						reads--
+					}
+				}
+				g := float64(ceilDiv(4*100, 3*40))
+				for _, it := range out.Workload[PhaseBitonic] {
+					want := float64(reads) * g
+					if it.Params["op"] == opWrite {
+						want = float64(writes) * g
+					}
+					if it.Count != want {
+						t.Errorf("T_bitonic %v: count %v, want %v", it.Params, it.Count, want)
+					}
+				}
+				if got, want := count(out.Workload[PhaseBitonic]), float64(reads+writes)*g; got != want {
+					t.Errorf("T_bitonic count %v, want %v", got, want)
 				}
 			})
 		}
@@ -272,17 +312,62 @@ func TestSampleSort(t *testing.T) {
 				}
 				c := float64(ceilDiv(4*640, 2*64))
 				local := float64(ceilDiv(int(math.Round(e*640))*4, 2*64))
+				// The paper's T(1)..T(8) over the accesses that cross the
+				// network. Where every access crosses (every store but the
+				// direct one): (6c) is ceil(4n/(k l)), (3) and (6b) have
+				// k = p, and (5) is read by the p-1 ranks other than 0 (none
+				// with p = 1). On the direct store (module j is rank p-1-j)
+				// rank 0 keeps B_(p-1) and rank i lengths_(p-1-i), so (3)
+				// and (6b) have k = p-1, the list for A_(p-1-i) stays on
+				// rank i in (6c), with p = 2 rank 1's read (5) of B_0 stays
+				// too, and with p = 1 every access does.
+				direct := ts.name == "direct"
+				split, dist, sixB := c+3, 3.0, float64(p)
+				switch {
+				case direct && p == 1:
+					split, dist, local = 0, 0, 0
+				case direct:
+					sixB = float64(p - 1)
+					if p == 2 {
+						dist--
+					}
+				case p == 1:
+					dist--
+				}
 				for _, tc := range []struct {
 					phase string
 					want  float64
 				}{
-					{PhaseSplitter, c + 3},     // (1) + (2) + (3) + (4)
-					{PhaseDistribution, 3 + c}, // (5) + (6a) + (6b) + (6c)
+					{PhaseSplitter, split},    // (1) + (2) + (3) + (4)
+					{PhaseDistribution, dist}, // (5) + (6a) + (6b), (6c) below
 					{PhaseLocalSort, 2 * local},
 				} {
-					if got := count(out.Workload[tc.phase]); got != tc.want {
+					items := out.Workload[tc.phase]
+					if tc.phase == PhaseDistribution {
+						items = items[:3]
+					}
+					if got := count(items); got != tc.want {
 						t.Errorf("%s count %v, want %v", tc.phase, got, tc.want)
 					}
+				}
+				sixC := out.Workload[PhaseDistribution][3].Count
+				switch {
+				case direct && p == 1:
+					if sixC != 0 {
+						t.Errorf("(6c) count %v with every list on the one rank", sixC)
+					}
+				case direct:
+					if !(sixC > 0 && sixC < c) {
+						t.Errorf("(6c) count %v, want above 0 and below ceil(4n/(k l)) = %v (one list stays on the rank)", sixC, c)
+					}
+				case sixC != c:
+					t.Errorf("(6c) count %v, want ceil(4n/(k l)) = %v", sixC, c)
+				}
+				if got := out.Workload[PhaseDistribution][2].Params["k"]; p > 1 && got != int(sixB) {
+					t.Errorf("(6b) k = %v, want %v", got, sixB)
+				}
+				if got := out.Workload[PhaseSplitter][2].Params["k"]; p > 1 && got != int(sixB) {
+					t.Errorf("(3) k = %v, want %v", got, sixB)
 				}
 			})
 		}

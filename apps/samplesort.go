@@ -145,6 +145,16 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 		}
 		return a.read(s, v, 0, buf)
 	}
+	// cross counts this rank's accesses that cross the network (remote),
+	// per access of the paper's list: (1), (2), (3) as its packets, (4),
+	// (5), (6a), (6b) as its packets, (6c) as k-k-accesses, (7) = (8).
+	var cross [9]float64
+	remotes := func(vars []globalvar.Var) (n float64) {
+		for _, v := range vars {
+			n += remote(s, v)
+		}
+		return n
+	}
 	// p packets of one buffer each in flight at once, as (3) and (6b).
 	many := func(vars []globalvar.Var, bufs [][]byte) error {
 		pk := make([]globalvar.Packet, len(vars))
@@ -155,6 +165,8 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 	}
 
 	// Splitter phase.
+	cross[0], cross[1], cross[5], cross[8] = remote(s, st.a[i]), remote(s, st.bucket[i]), remote(s, st.lengths[i]), remote(s, st.a[i])
+	cross[6] = remotes(st.lengths)
 	keys := make([]uint32, n)
 	if err := phase(PhaseSplitter, func() error { return ss.Access.read(s, st.a[i], 0, u32Bytes(keys)) }); err != nil { // (1)
 		return out, err
@@ -176,6 +188,7 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 	}
 	splitters := make([]uint32, p)
 	if i == 0 {
+		cross[2], cross[3] = remotes(st.bucket), remote(s, st.bucket[0])
 		all := make([]uint32, p*sn)
 		bufs := make([][]byte, p)
 		for j := range bufs {
@@ -203,6 +216,7 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 		return out, err
 	}
 	if i != 0 {
+		cross[4] = remote(s, st.bucket[0])
 		if err := phase(PhaseDistribution, func() error { return one(false, st.bucket[0], u32Bytes(splitters)) }); err != nil { // (5)
 			return out, err
 		}
@@ -254,7 +268,11 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 		}
 	}
 	var pk []globalvar.Packet
+	crossBytes := 0 // (6c): the lists for arrays not kept on this rank
 	for j := range p {
+		if remote(s, st.a[j]) == 1 {
+			crossBytes += len(lists[j]) * IntBytes
+		}
 		off := 0
 		for q := range i {
 			off += int(allLens[q*p+j])
@@ -298,25 +316,41 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 	if err := checkSorted(c, ss.Name(), got, st); err != nil {
 		return out, err
 	}
+	// (6c): the paper's ceil(n/(k l)) where every list crosses the network
+	// (processors and modules distinct nodes, as in the paper), else the
+	// k-k-accesses of the lists that do.
+	cross[7] = float64(ss.Access.groups(n * IntBytes))
+	if crossBytes < n*IntBytes {
+		cross[7] = float64(ss.Access.groups(crossBytes))
+	}
+	if err := maxOverRanks(c, cross[:]); err != nil {
+		return out, err
+	}
+	x := func(j int) int { return int(cross[j]) }
 	largest := slices.Max(bucketSize)
 	w, l, k := IntBytes*p, IntBytes*sn, ss.K
 	local := ss.Access.groups(largest * IntBytes)
+	// The paper's T(1)..T(8) over the accesses that cross the network
+	// (cross): (3) and (6b) send one packet fewer where a rank keeps its
+	// own B_i or lengths (the direct store: B_(p-1) on rank 0, lengths
+	// p-1-i on rank i), a count of 0 where none crosses.
+	some := func(j int) int { return min(x(j), 1) }
 	out.Workload = map[string][]results.WorkItem{
 		PhaseSplitter: {
-			kkItem(ss.Access.groups(n*IntBytes), k, ss.L, 1, opRead, p), // (1)
-			kkItem(1, 1, l, 1, opWrite, p),                              // (2)
-			kkItem(1, p, l, 1/float64(p), opRead, p),                    // (3)
-			kkItem(1, 1, w, 1/float64(p), opWrite, p),                   // (4)
+			kkItem(x(0)*ss.Access.groups(n*IntBytes), k, ss.L, 1, opRead, p), // (1)
+			kkItem(x(1), 1, l, 1, opWrite, p),                                // (2)
+			kkItem(some(2), max(x(2), 1), l, 1/float64(p), opRead, p),        // (3)
+			kkItem(x(3), 1, w, 1/float64(p), opWrite, p),                     // (4)
 		},
 		PhaseDistribution: {
-			kkItem(1, 1, w, 1, opRead, p),                                // (5)
-			kkItem(1, 1, w, 1, opWrite, p),                               // (6a)
-			kkItem(1, p, w, 1, opRead, p),                                // (6b)
-			kkItem(ss.Access.groups(n*IntBytes), k, ss.L, 1, opWrite, p), // (6c)
+			kkItem(x(4), 1, w, 1, opRead, p),               // (5)
+			kkItem(x(5), 1, w, 1, opWrite, p),              // (6a)
+			kkItem(some(6), max(x(6), 1), w, 1, opRead, p), // (6b)
+			kkItem(x(7), k, ss.L, 1, opWrite, p),           // (6c)
 		},
 		PhaseLocalSort: {
-			kkItem(local, k, ss.L, 1, opRead, p),  // (7)
-			kkItem(local, k, ss.L, 1, opWrite, p), // (8)
+			kkItem(x(8)*local, k, ss.L, 1, opRead, p),  // (7)
+			kkItem(x(8)*local, k, ss.L, 1, opWrite, p), // (8)
 		},
 	}
 	out.Counters = map[string]float64{
