@@ -182,6 +182,26 @@ func oneAsynchrony(recs []results.Record) error {
 	return nil
 }
 
+// oneDraw refuses k-k-access records of block accesses (param block, a
+// rank's k packets to one module: patterns.KKAccess.Block) mixed with
+// records whose packets spread over up to k modules: on a network they
+// cost differently (writes of k = 4 packets 30% less as a block on the
+// shaped test cluster), and a cell merged from both is neither.
+func oneDraw(recs []results.Record) error {
+	var block, spread int
+	for _, r := range recs {
+		if b, _ := r.Params["block"].(bool); b {
+			block++
+		} else {
+			spread++
+		}
+	}
+	if block > 0 && spread > 0 {
+		return fmt.Errorf("%w: kkaccess records mix block accesses (%d records with block = true: a rank's k packets to one module) and spread ones (%d); fit the records of one kind", ErrBadRecord, block, spread)
+	}
+	return nil
+}
+
 // FitTrilinear fits the eight coefficients of paper 000's cost function to
 // "kkaccess" records. The design needs at least two levels of each of k, l
 // and r (otherwise products such as klr and kl are the same column up to a
@@ -211,6 +231,9 @@ func trilinearCells(recs []results.Record, kind string, opt Options) ([]point, s
 		return nil, "", err
 	}
 	if err := oneAsynchrony(sel); err != nil {
+		return nil, "", err
+	}
+	if err := oneDraw(sel); err != nil {
 		return nil, "", err
 	}
 	pts, err := mergePoints(sel, "k", "l", "r")

@@ -244,3 +244,27 @@ func TestTrilinearOneAsynchrony(t *testing.T) {
 		t.Errorf("mixed a: error %v, want ErrBadRecord naming a = 1, 8", err)
 	}
 }
+
+// TestTrilinearOneDraw: block accesses (every packet of a rank to one
+// module) fit alone, spread ones alone, and the two mixed are refused.
+func TestTrilinearOneDraw(t *testing.T) {
+	base := kkRecords(table1[0].c, 0, 1, allR)
+	block := make([]results.Record, len(base))
+	for i, r := range base {
+		ps := results.Params{"block": true}
+		for k, v := range r.Params {
+			ps[k] = v
+		}
+		r.Params = ps
+		block[i] = r
+	}
+	for name, recs := range map[string][]results.Record{"spread": base, "block": block} {
+		if _, err := FitTrilinear(recs, Options{}); err != nil {
+			t.Errorf("%s alone: %v", name, err)
+		}
+	}
+	_, err := FitTrilinear(append(slices.Clone(base), block...), Options{})
+	if !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "mix block accesses") {
+		t.Errorf("mixed: error %v, want ErrBadRecord saying they mix block accesses", err)
+	}
+}

@@ -52,6 +52,18 @@ type KKAccess struct {
 	// distinct random shifts d_j.
 	Distinct bool
 	Self     bool // allow f_j(i) = i
+	// Block draws one permutation per access and uses it for every step,
+	// f_j = f_0 (still Definition 2: each f_j is a permutation): an
+	// accessing rank sends all k of its packets to one module, as a
+	// program does that reads or writes a block of k l bytes of a variable
+	// kept on one home (the direct store's placement, globalvar). The
+	// paper's fits draw the k permutations independently, so a rank's
+	// packets spread over up to k modules. On the shaped test cluster
+	// (four hosts, 200 Mbit/s, a = 4) the two differ for writes: k = 4
+	// packets of 64 KiB by every rank took 13.7-14.3 ms with Block and
+	// 20.0-20.9 ms spread, k = 2 7.3-7.5 against 8.7-9.0 ms; reads did not
+	// move (17.3-17.4 against 17.3-18.1 ms at k = 4). Excludes Distinct.
+	Block bool
 	// A is the number of k-k-accesses one repetition runs back to back,
 	// each with its own draw and none waiting for the others (paper 000's
 	// asynchrony a of section 5, which its k-access has and Definition 2
@@ -98,6 +110,9 @@ func (kk KKAccess) Check(p int) error {
 		if kk.K > most {
 			return fmt.Errorf("%w: k = %d distinct targets per rank, but only %d other ranks", ErrTooManyTargets, kk.K, most)
 		}
+		if kk.Block {
+			return errors.New("block (every packet of an access to one module) and distinct (k different modules) exclude each other")
+		}
 	}
 	return kk.Reps.Validate()
 }
@@ -126,7 +141,7 @@ func (kk KKAccess) Run(c mpi.Comm) (Measurement, error) {
 	draw := func() *accessPlan {
 		pl := newAccessPlan(p, kk.K, a)
 		for x := range a {
-			drawKK(rng, pl, x, m, kk.Distinct, kk.Self)
+			drawKK(rng, pl, x, m, kk.Distinct, kk.Self, kk.Block)
 		}
 		return pl
 	}
@@ -148,8 +163,8 @@ func (kk KKAccess) Run(c mpi.Comm) (Measurement, error) {
 // Params are the record parameters of the k-k-access on p ranks: k, l, the
 // realised portion r = AccessingRanks(R, p)/p (r p rounded to whole ranks,
 // what the trilinear model needs; the asked R is counter r_asked of the
-// record) and op; "distinct" and "self" are added, true, when set, so that
-// a record says how its targets were drawn.
+// record) and op; "distinct", "self" and "block" are added, true, when
+// set, so that a record says how its targets were drawn.
 func (kk KKAccess) Params(p int) results.Params {
 	params := results.Params{"k": kk.K, "l": kk.L, "r": RRealised(kk.R, p), "op": kk.Op.String()}
 	if kk.Distinct {
@@ -157,6 +172,9 @@ func (kk KKAccess) Params(p int) results.Params {
 	}
 	if kk.Self {
 		params["self"] = true
+	}
+	if kk.Block {
+		params["block"] = true
 	}
 	if kk.A > 0 {
 		params["a"] = kk.A
@@ -175,8 +193,9 @@ func (kk KKAccess) Record(m Measurement, meta results.Meta) results.Record {
 
 // drawKK fills access x of pl with one random k-k-access: a random set of
 // m accessing ranks and, for each step j, a random (partial) permutation
-// f_j restricted to them (paper 000, Definition 2 and its Note).
-func drawKK(rng *rand.Rand, pl *accessPlan, x, m int, distinct, self bool) {
+// f_j restricted to them (paper 000, Definition 2 and its Note); with
+// block one permutation serves every step (KKAccess.Block).
+func drawKK(rng *rand.Rand, pl *accessPlan, x, m int, distinct, self, block bool) {
 	p, k := pl.p, pl.k
 	t := pl.targets[x]
 	for i := range t {
@@ -209,7 +228,9 @@ func drawKK(rng *rand.Rand, pl *accessPlan, x, m int, distinct, self bool) {
 		return
 	}
 	for j := 0; j < k; j++ {
-		derangement(rng, perm, self)
+		if j == 0 || !block {
+			derangement(rng, perm, self)
+		}
 		for _, i := range ranks {
 			t[i*k+j] = perm[i]
 		}

@@ -13,32 +13,37 @@ import (
 // instances: for every step j the targets of the accessing ranks are
 // distinct (f_j is a partial permutation), exactly m ranks access, no rank
 // targets itself unless allowed, and with Distinct each rank's k targets
-// differ.
+// differ; with Block each rank sends all k to one module, and the
+// draws of a rank's module differ between repetitions.
 func TestKKTargetsArePermutations(t *testing.T) {
 	tests := []struct {
-		p, k, m        int
-		distinct, self bool
-		seed           int64
+		p, k, m               int
+		distinct, self, block bool
+		seed                  int64
 	}{
-		{2, 1, 2, false, false, 1},
-		{2, 3, 1, false, false, 2},
-		{4, 8, 4, false, false, 3},
-		{4, 8, 1, false, false, 4},
-		{4, 3, 4, true, false, 5},
-		{4, 4, 2, true, true, 6},
-		{5, 2, 3, false, true, 7},
-		{7, 6, 7, true, false, 8},
-		{64, 16, 48, false, false, 9},
-		{1024, 4, 1024, false, false, 10},
-		{1024, 8, 256, true, false, 11},
+		{2, 1, 2, false, false, false, 1},
+		{2, 3, 1, false, false, false, 2},
+		{4, 8, 4, false, false, false, 3},
+		{4, 8, 1, false, false, false, 4},
+		{4, 3, 4, true, false, false, 5},
+		{4, 4, 2, true, true, false, 6},
+		{5, 2, 3, false, true, false, 7},
+		{7, 6, 7, true, false, false, 8},
+		{64, 16, 48, false, false, false, 9},
+		{1024, 4, 1024, false, false, false, 10},
+		{1024, 8, 256, true, false, false, 11},
+		{4, 4, 4, false, false, true, 12},
+		{5, 3, 2, false, true, true, 13},
+		{64, 8, 64, false, false, true, 14},
 	}
 	for _, tt := range tests {
-		t.Run(fmt.Sprintf("p%d_k%d_m%d_distinct%v_self%v", tt.p, tt.k, tt.m, tt.distinct, tt.self), func(t *testing.T) {
+		t.Run(fmt.Sprintf("p%d_k%d_m%d_distinct%v_self%v_block%v", tt.p, tt.k, tt.m, tt.distinct, tt.self, tt.block), func(t *testing.T) {
 			rng := newRand(tt.seed)
 			var prev []int
+			moved := false // some rank's module changed between repetitions (block)
 			for rep := 0; rep < 5; rep++ {
 				pl := newAccessPlan(tt.p, tt.k, 1)
-				drawKK(rng, pl, 0, tt.m, tt.distinct, tt.self)
+				drawKK(rng, pl, 0, tt.m, tt.distinct, tt.self, tt.block)
 				if got := pl.accessingRanks(0); got != tt.m {
 					t.Fatalf("%d accessing ranks, want %d", got, tt.m)
 				}
@@ -66,6 +71,12 @@ func TestKKTargetsArePermutations(t *testing.T) {
 					if (row[0] < 0) != slices.Contains(row, -1) {
 						t.Fatalf("rank %d accesses in some steps only: %v", i, row)
 					}
+					if tt.block && row[0] >= 0 && slices.ContainsFunc(row, func(v int) bool { return v != row[0] }) {
+						t.Fatalf("block: rank %d targets %v, want one module for all %d packets", i, row, tt.k)
+					}
+					if tt.block && prev != nil && row[0] >= 0 && prev[i*tt.k] >= 0 && prev[i*tt.k] != row[0] {
+						moved = true
+					}
 					if tt.distinct && row[0] >= 0 {
 						s := slices.Clone(row)
 						slices.Sort(s)
@@ -77,10 +88,13 @@ func TestKKTargetsArePermutations(t *testing.T) {
 				if pl.maxShare() > 1/float64(tt.p)+1e-12 {
 					t.Fatalf("h = %v, a k-k-access has h = 1/p", pl.maxShare())
 				}
-				if tt.p >= 4 && slices.Equal(prev, pl.targets[0]) {
+				if tt.p >= 4 && !tt.block && slices.Equal(prev, pl.targets[0]) { // block at p = 4 has 9 draws
 					t.Fatalf("repetition %d drew the same permutations as the one before", rep)
 				}
 				prev = slices.Clone(pl.targets[0])
+			}
+			if tt.block && tt.m > 1 && !moved {
+				t.Error("block: every rank kept its module over five repetitions; each access draws its permutation")
 			}
 		})
 	}
@@ -125,6 +139,8 @@ func TestKKAccessRun(t *testing.T) {
 		{"write_l0", 2, KKAccess{K: 1, L: 0, R: 1, Op: AccessWrite}},
 		{"read_self", 3, KKAccess{K: 5, L: 32, R: 1, Op: AccessRead, Self: true}},
 		{"read_a4", 4, KKAccess{K: 2, L: 64, R: 1, Op: AccessRead, A: 4}},
+		{"write_block_a2", 4, KKAccess{K: 4, L: 48, R: 1, Op: AccessWrite, Block: true, A: 2}},
+		{"read_block_r05", 5, KKAccess{K: 3, L: 16, R: 0.6, Op: AccessRead, Block: true}},
 		{"write_r05_a3", 4, KKAccess{K: 1, L: 32, R: 0.5, Op: AccessWrite, A: 3}},
 	}
 	for _, tt := range tests {
@@ -144,6 +160,9 @@ func TestKKAccessRun(t *testing.T) {
 			wantMsgs := float64(2 * m * kk.K * a)
 			if !near(ctr[CounterMsgsTotal], wantMsgs) || !near(ctr[CounterBytesTotal], float64(m*kk.K*a)*(req+ans)) {
 				t.Errorf("totals per repetition: %v messages, %v bytes; want %v, %v", ctr[CounterMsgsTotal], ctr[CounterBytesTotal], wantMsgs, float64(m*kk.K*a)*(req+ans))
+			}
+			if got, _ := kk.Params(tt.p)["block"].(bool); got != kk.Block {
+				t.Errorf("params %v: block recorded %v, want %v", kk.Params(tt.p), got, kk.Block)
 			}
 			if _, ok := kk.Params(tt.p)["a"]; ok != (kk.A > 0) {
 				t.Errorf("params %v: a recorded %v, want %v", kk.Params(tt.p), ok, kk.A > 0)
@@ -187,6 +206,7 @@ func TestKKAccessCheck(t *testing.T) {
 		{"a too large", 4, KKAccess{K: 1, L: 1, R: 1, A: maxAccessIndex + 1}, nil},
 		{"distinct too many", 4, KKAccess{K: 4, L: 1, R: 1, Distinct: true}, ErrTooManyTargets},
 		{"distinct self too many", 4, KKAccess{K: 5, L: 1, R: 1, Distinct: true, Self: true}, ErrTooManyTargets},
+		{"distinct and block", 4, KKAccess{K: 2, L: 1, R: 1, Distinct: true, Block: true}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

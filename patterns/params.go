@@ -42,7 +42,8 @@ type ParamSpec struct {
 	Values   []string // ParamString: the accepted values
 	Unit     string   // for messages: "bytes", "s", or "" for counts
 	// Optional parameters appear in some records only (the realised
-	// distinct and self of a k-k-access, the network of an emulated one).
+	// distinct, self and block of a k-k-access, the network of an emulated
+	// one).
 	Optional bool
 }
 
@@ -72,6 +73,7 @@ var benchParams = map[string][]ParamSpec{
 		specOp,
 		{Key: "distinct", Kind: ParamBool, Optional: true},
 		{Key: "self", Kind: ParamBool, Optional: true},
+		{Key: "block", Kind: ParamBool, Optional: true},
 		{Key: "a", Kind: ParamInt, Min: 1, Max: maxAccessIndex, Optional: true},
 		specNet},
 	BenchKAccess: {specK, specL,

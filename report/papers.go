@@ -273,7 +273,9 @@ func kkReads(recs []results.Record, bench string) []results.Record {
 	return out
 }
 
-var kkCtx = []string{"network", "ranks"}
+// kkCtx separates k-k-access records of different networks, rank counts
+// and target draws (block accesses apart from spread ones).
+var kkCtx = []string{"network", "ranks", "block"}
 
 func kkMany(recs []results.Record) bool {
 	return distinct(recs, func(r results.Record) string { return recCtx(r, kkCtx...) }) > 1

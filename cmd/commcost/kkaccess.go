@@ -72,6 +72,7 @@ type kkFlags struct {
 	r        []float64
 	a        []int
 	distinct bool
+	block    bool
 	self     bool
 }
 
@@ -94,6 +95,7 @@ func parseKK(args []string, stderr io.Writer) (*kkFlags, error) {
 	r := fs.String("r", defaultKKR, "portions r of accessing ranks, each in (0, 1]: a list (0.25,0.5,0.75,1); r p is rounded to whole ranks (at least 1), and records carry the realised r")
 	fs.BoolVar(&f.distinct, "distinct", false, "each rank's k targets are distinct ranks (paper 000, section 7); needs k <= ranks-1")
 	fs.BoolVar(&f.self, "self", false, "let a rank access its own memory through MPI (off: targets are derangements)")
+	fs.BoolVar(&f.block, "block", false, "each rank sends all k packets of an access to one rank (one permutation per access, used for every packet): a block of k l bytes on one home, as the direct store keeps a variable; off: the paper's k independent permutations")
 	a := fs.String("a", "1", "k-k-accesses back to back per repetition (a list or a power-of-two range); a record is the time of one, and a list with a > 1 records param a: 1 is paper 000's single access after a barrier, more is how a program reads a large block (ceil(D/(k l)) accesses in a row)")
 	if err := parseFlags(fs, args, false); err != nil {
 		return nil, err
@@ -103,6 +105,9 @@ func parseKK(args []string, stderr io.Writer) (*kkFlags, error) {
 	}
 	if err := f.accessGrid.parse(patterns.BenchKKAccess); err != nil {
 		return nil, err
+	}
+	if f.block && f.distinct {
+		return nil, usagef("--block and --distinct exclude each other: --block sends a rank's k packets to one rank, --distinct to k different ones")
 	}
 	var err error
 	if f.r, err = paramFloats("r", *r, patterns.BenchKKAccess, "r"); err != nil {
@@ -157,7 +162,7 @@ func runKKAccess(args []string, stdout, stderr io.Writer) error {
 							}
 							// The record's r is the portion that accessed (r p
 							// rounded to whole ranks); the asked r is a counter.
-							out = append(out, patterns.KKAccess{K: k, L: l, R: r, Op: op, Distinct: f.distinct, Self: f.self, A: a,
+							out = append(out, patterns.KKAccess{K: k, L: l, R: r, Op: op, Distinct: f.distinct, Self: f.self, Block: f.block, A: a,
 								Seed: f.seed, Validate: f.validate, Reps: f.patternReps()})
 						}
 					}

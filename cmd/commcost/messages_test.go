@@ -31,6 +31,7 @@ var messageCases = []struct {
 	{"k repeated through a range", []string{"kkaccess", "--k", "4,1:8"}, "4 is listed twice"},
 	{"r repeated", []string{"kkaccess", "--r", "0.5,1,0.50"}, "--r 0.5,1,0.50: 0.5 is listed twice"},
 	{"op repeated", []string{"kkaccess", "--op", "read,read"}, "read is listed twice"},
+	{"block with distinct", []string{"kkaccess", "--block", "--distinct"}, "--block and --distinct exclude each other"},
 	{"h repeated", []string{"kaccess", "--h", "0.5,.5"}, "0.5 is listed twice"},
 	{"delay repeated", []string{"prtt", "--delay", "auto,auto"}, "auto is listed twice"},
 	{"ops repeated", []string{"aggregate", "--ops", "bcast,bcast"}, "bcast is listed twice"},

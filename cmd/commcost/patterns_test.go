@@ -33,6 +33,8 @@ var patternCases = []patternCase{
 		"kkaccess", []string{"distinct", "k", "l", "op", "r"}, 4, true, 1, "csv"},
 	{"kkaccess_a", []string{"kkaccess", "--k", "2", "--l", "64", "--r", "1", "--a", "1,4"},
 		"kkaccess", []string{"a", "k", "l", "op", "r"}, 4, true, 2, "csv"}, // a on every record of a run that asks for a > 1
+	{"kkaccess_block", []string{"kkaccess", "--k", "4", "--l", "64", "--r", "1", "--a", "2", "--block", "--op", "write"},
+		"kkaccess", []string{"a", "block", "k", "l", "op", "r"}, 4, true, 1, "csv"},
 	{"kaccess", []string{"kaccess", "--k", "2", "--l", "256", "--h", "1/p,1", "--a", "1,3"},
 		"kaccess", []string{"a", "es", "h", "k", "l", "op"}, 4, true, 6, "table"},
 	{"kaccess_write", []string{"kaccess", "--k", "2", "--l", "256", "--h", "1", "--a", "2", "--op", "write"},
