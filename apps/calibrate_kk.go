@@ -22,10 +22,16 @@ import (
 // calibration of a = 4 predicts paper 000's programs with their phases'
 // errors centred on zero, where a = 1 priced most of them 15-35% low
 // (cmd/commcost testClusterApps). 0 or 1 is the paper's single access.
+//
+// Block draws every access as a block on one home (patterns.KKAccess.Block:
+// a rank's k packets to one module), as the applications' accesses are
+// on the direct store and on divalib; not on an emulated network, whose
+// driver draws the paper's spread accesses.
 type KKCalibration struct {
 	K, L     []int
 	R        []float64
 	A        int
+	Block    bool
 	Reps     patterns.Reps
 	Seed     int64
 	Validate bool
@@ -52,12 +58,15 @@ func (cal KKCalibration) Run(env Env, kind, name string, meta results.Meta, emit
 	if cal.A > 1 && kind != "direct" {
 		return nil, fmt.Errorf("apps: a calibration of %d accesses back to back is measured on the direct store only, not on %s", cal.A, name)
 	}
+	if cal.Block && kind == "emulate" {
+		return nil, fmt.Errorf("apps: a calibration of block accesses is not measured on the emulated network %s", name)
+	}
 	var recs []results.Record
 	for _, op := range []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite} {
 		for _, k := range cal.K {
 			for _, l := range cal.L {
 				for _, r := range cal.R {
-					kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Seed: cal.Seed, Validate: cal.Validate, Reps: reps}
+					kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Block: cal.Block, Seed: cal.Seed, Validate: cal.Validate, Reps: reps}
 					if cal.A > 1 {
 						kk.A = cal.A
 					}

@@ -156,6 +156,7 @@ type appFlags struct {
 	calR    []float64
 	calTime float64
 	calA    int
+	calBlk  bool
 	calArgs struct{ k, l, r string }
 }
 
@@ -229,6 +230,7 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, func
 	fs.StringVar(&f.calArgs.l, "cal-l", "64,256,1K,4K", "calibration sweep: packet sizes l in bytes; the application's --l values are added")
 	fs.StringVar(&f.calArgs.r, "cal-r", "0.25,0.5,1", "calibration sweep: portions r of accessing ranks, each in (0, 1]")
 	fs.Float64Var(&f.calTime, "cal-max-time", defaultCalMaxTime, "calibration sweep: seconds of repetitions per point at most")
+	fs.BoolVar(&f.calBlk, "cal-block", false, "calibration sweep: each rank sends all k packets of an access to one rank (kkaccess --block), as the applications access a block on its home; not on emulate:NET stores")
 	fs.IntVar(&f.calA, "cal-a", 1, "calibration sweep: k-k-accesses back to back per repetition (kkaccess --a; direct store only): 1 is paper 000's single access after a barrier, more the state a program's successive accesses meet")
 	if err := parseFlags(fs, args, false); err != nil {
 		return nil, nil, err
@@ -263,6 +265,13 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, func
 			}
 		}
 	}
+	if f.calBlk {
+		for _, st := range f.stores {
+			if st.Kind == appexp.StoreEmulate {
+				return nil, nil, usagef("--cal-block: an emulated network's calibration draws the paper's spread accesses, not blocks; drop --cal-block for --store %s", st.Name)
+			}
+		}
+	}
 	for _, path := range models {
 		m, err := loadModel(path)
 		if err != nil {
@@ -275,7 +284,7 @@ func parseAppFlags(e appEntry, args []string, stderr io.Writer) (*appFlags, func
 		if _, err := report.NewPredictors(f.models, f.sources, e.overStore); err != nil {
 			return nil, nil, usagef("--model %v", err)
 		}
-		for _, name := range []string{"cal-k", "cal-l", "cal-r", "cal-max-time", "cal-a"} {
+		for _, name := range []string{"cal-k", "cal-l", "cal-r", "cal-max-time", "cal-a", "cal-block"} {
 			if f.set[name] {
 				return nil, nil, usagef("--%s: the calibration sweep is not measured with --model; give one or the other", name)
 			}
@@ -309,7 +318,7 @@ func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
 	xp := appexp.StoreRun{
 		Configs: configs, Stores: f.stores, Reps: reps, Seed: f.seed,
 		Models: f.models, Sources: f.sources, Agree: agree,
-		Calibration: apps.KKCalibration{K: f.calK, L: f.calL, R: f.calR, A: f.calA, Reps: calReps, Seed: f.seed, Validate: f.validate},
+		Calibration: apps.KKCalibration{K: f.calK, L: f.calL, R: f.calR, A: f.calA, Block: f.calBlk, Reps: calReps, Seed: f.seed, Validate: f.validate},
 	}
 	rankCheck := func(c mpi.Comm) error {
 		if len(f.stores) == 1 && f.stores[0].Kind == appexp.StoreEmulate {

@@ -212,6 +212,42 @@ func TestAppCalibratedBackToBack(t *testing.T) {
 	}
 }
 
+// TestAppCalibratedBlocks: --cal-block measures the calibration as block
+// accesses (a rank's k packets to one home) on the direct store and over
+// divalib's global variables alike, every calibration record says so
+// (param block), and the fits predict every communication phase.
+func TestAppCalibratedBlocks(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	args := append([]string{"app", "bitonic", "--n", "256", "--k", "2", "--l", "128", "--store", "direct,fixed-home", "--cal-block",
+		"--cal-k", "1,2", "--cal-l", "64,256", "--cal-r", "0.5,1", "--cal-max-time", "0.05", "--out", out}, appQuick...)
+	code, _, errs := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	recs, err := results.ReadJSONLFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kk, comm := map[string]int{}, 0
+	for _, r := range recs {
+		switch {
+		case r.Bench == "kkaccess":
+			kk[fmt.Sprint(r.Params["network"])]++
+			if r.Params["block"] != true {
+				t.Errorf("calibration record %v: block = %v, want true", r.Params, r.Params["block"])
+			}
+		case r.Bench == apps.Bench && r.Params["kind"] == apps.KindComm:
+			comm++
+			if !(r.Derived["pred_trilinear_s"] > 0) {
+				t.Errorf("%v: no prediction", r.Params)
+			}
+		}
+	}
+	if len(kk) != 2 || kk["<nil>"] != 24 || kk["fixed-home"] != 24 || comm != 2 {
+		t.Errorf("calibration records per store %v (want 24 each on the direct store and fixed-home), %d communication phases (want 2)", kk, comm)
+	}
+}
+
 func TestAppList(t *testing.T) {
 	code, out, errs := runCLI(t, "app", "list")
 	if code != 0 {
@@ -272,6 +308,8 @@ func TestAppBadInput(t *testing.T) {
 		{"cal-a zero", []string{"app", "bitonic", "--cal-a", "0", "--backend", "local", "--out", out}, "--cal-a 0: want a whole number of accesses in 1..64"},
 		{"cal-a on a divalib store", []string{"app", "bitonic", "--cal-a", "4", "--store", "direct,fixed-home", "--backend", "local", "--out", out}, "--cal-a 4: accesses back to back are calibrated on --store direct only, not fixed-home"},
 		{"cal-a with model", app("bitonic", "--cal-a", "2"), "--cal-a"},
+		{"cal-block on an emulated network", []string{"app", "matmul", "--cal-block", "--store", "emulate:BF(2)", "--backend", "local", "--np", "16", "--out", out}, "--cal-block: an emulated network's calibration draws the paper's spread accesses"},
+		{"cal-block with model", app("bitonic", "--cal-block"), "--cal-block"},
 		{"plot extension", app("bitonic", "--plot", filepath.Join(dir, "p.txt")), "--plot"},
 		{"iters", app("bitonic", "--iters", "3"), "--iters"},
 		{"list with arguments", []string{"app", "list", "x"}, `unexpected argument "x"`},
