@@ -221,20 +221,39 @@ func TestTestCluster(t *testing.T) {
 // testClusterApps: paper 000's four applications on the direct store over
 // four hosts shaped to 200 Mbit/s, predicted by the trilinear model fitted
 // on kkaccess records alone (reads and writes apart, k = 1, 2, 4 x l = 64K,
-// 128K x r = 1/4, 1/2, 1, a = 4 accesses back to back per repetition), the
-// store whose protocol is the pattern's.
+// 128K x r = 1/4, 1/2, 1, a = 4 accesses back to back per repetition, each
+// a block: --block), the store whose protocol is the pattern's.
 // Asserted (issue 13): the phases whose every k-k-access cell lies in the
 // fitted (k, l, r) range are predicted with a median relative error of at
 // most 10% (goal 5%), on the medians, as the trilinear check, when the
-// machine is not loaded (load average at most its cores, before and after
-// the run). Under load the phases, which run for hundreds of milliseconds
-// with computation between their accesses, vary by tens of percent from
-// run to run (a median error of 13% to 20% with load averages near 20 on
-// two cores); the test then asserts 35%, which still fails a wrong
-// workload (a count off by (p+2)/p, a write priced as nothing) or a store
-// whose protocol is not the pattern's, and logs that the 10% goal was not
-// checked. Every phase's error, in range or not, is logged, and the fit of
-// the fastest repetitions for comparison.
+// machine is loaded by nothing but the cluster (load average at most the
+// cores plus the four ranks, clusterAppsHosts, before and after the run;
+// the ranks alone keep it at 3 to 4 on two cores). Under others' load
+// the phases, which run for hundreds of milliseconds with computation
+// between their accesses, vary by tens of percent from run to run (a
+// median error of 13% to 20% with load averages near 20 on two cores);
+// the test then asserts 35%, which still fails a wrong workload (a count
+// off by (p+2)/p, a write priced as nothing) or a store whose protocol is
+// not the pattern's, and logs that the 10% goal was not checked. Every
+// phase's error, in range or not, is logged, and the fit of the fastest
+// repetitions for comparison.
+//
+// Why blocks (kkaccess --block): each of the programs' accesses sends its
+// k packets to one home, where the variable's block is, and the paper's
+// k-k-access draws the k packets' modules independently. On these links
+// the two cost the same for reads and differ for writes (k = 4 x 64 KiB
+// by every rank: 13.7-14.3 ms as a block, 20.0-20.9 ms spread; k = 2:
+// 7.3-7.5 against 8.7-9.0 ms), and bitonic sort, which writes as much as
+// it reads, was priced +22% to +33% at k = 4 from the spread calibration
+// on a quiet machine (2026-11-29, three launches in one cluster, the
+// calibration repeating within 2% and the programs within 3%: the error
+// was the calibration's, not noise). Calibrated as blocks the median over
+// the seven phases was 4.4% to 9.9% in nine runs of this test (load
+// averages 2.8 to 4.2 from the cluster itself; it was 15.5% in a run
+// with the spread calibration just before); sample sort's local sort
+// stays the largest (+15% to +26%: its nine accesses in a row go to one
+// home, a state the calibration's fresh draw per access does not meet),
+// then the matrix product without line (*) (+5% to +22%).
 //
 // The configurations: every access carries k l >= 64 KiB (a k-k-access of
 // one tbf bucket, 25 KB, or less rides the bucket in the calibration, while
@@ -254,11 +273,11 @@ func TestTestCluster(t *testing.T) {
 //
 // A run whose median misses its bound is measured once more (calibration
 // and applications), and the test fails only if that run misses too, as
-// testClusterAppsMP does (clusterAppsMPRetry): on 2026-11-28, with load
-// averages of 3 to 5, four runs gave medians of 20.3%, 26.9%, 5.1% and
-// 19.6% (9.8% to 18.9% in the runs before), the phases that drive it
-// (bitonic -35% to -5%, the matrix product -30% to +32%) moving by tens
-// of points from run to run.
+// testClusterAppsMP does (clusterAppsMPRetry): on 2026-11-28, with the
+// spread calibration and load averages of 3 to 5 (other sessions on the
+// machine), four runs gave medians of 20.3%, 26.9%, 5.1% and 19.6%, the
+// phases that drive it (bitonic -35% to -5%, the matrix product -30% to
+// +32%) moving by tens of points from run to run.
 func testClusterApps(t *testing.T, bin string) {
 	if measureClusterApps(t, bin, false) {
 		t.Log("the median missed its bound: measuring again, and only this run is asserted")
@@ -283,7 +302,7 @@ func measureClusterApps(t *testing.T, bin string, final bool) (missed bool) {
 	// The models fitted here only let the applications run; the assertion
 	// refits the records below.
 	runCluster(t, 240*time.Second, []string{"--hosts", "4", "--rate", "200mbit"}, strings.Join([]string{
-		fmt.Sprintf("$CC_MPIRUN %s kkaccess --k 1,2,4 --l 64K,128K --r 0.25,0.5,1 --op read,write --a 4 --min-reps 10 --max-reps 60 --max-time 0.7 --format jsonl --out %s >/dev/null", bin, kk),
+		fmt.Sprintf("$CC_MPIRUN %s kkaccess --k 1,2,4 --l 64K,128K --r 0.25,0.5,1 --op read,write --a 4 --block --min-reps 10 --max-reps 60 --max-time 0.7 --format jsonl --out %s >/dev/null", bin, kk),
 		fmt.Sprintf("%s fit trilinear %s --op read --format json > %s", bin, kk, rd),
 		fmt.Sprintf("%s fit trilinear %s --op write --format json > %s", bin, kk, wr),
 		app("bitonic", "--n 64K --k 2,4 --l 64K"),
@@ -293,10 +312,10 @@ func measureClusterApps(t *testing.T, bin string, final bool) (missed bool) {
 	}, " && "))
 	load = max(load, loadAverage())
 	limit := goal
-	if load > float64(runtime.NumCPU()) {
+	if most := float64(runtime.NumCPU() + clusterAppsHosts); load > most {
 		limit = loaded
-		t.Logf("load average up to %.1f on %d cores: asserting a median error of at most %.0f%% (gross errors); the %.0f%% goal is asserted on a machine whose load average stays at most its cores",
-			load, runtime.NumCPU(), 100*loaded, 100*goal)
+		t.Logf("load average up to %.1f on %d cores: asserting a median error of at most %.0f%% (gross errors); the %.0f%% goal is asserted while the load average stays at most the cores plus the cluster's %d ranks (%.0f)",
+			load, runtime.NumCPU(), 100*loaded, 100*goal, clusterAppsHosts, most)
 	}
 	inRange := func(items []results.WorkItem) bool {
 		num := func(v any) float64 {
@@ -578,6 +597,11 @@ func testClusterAllToAllBus(t *testing.T, bin string) {
 		}
 	}
 }
+
+// clusterAppsHosts is the ranks testClusterApps runs, one per host, each
+// on the run queue while it polls: the load the test itself puts on the
+// machine, which does not count as others' load.
+const clusterAppsHosts = 4
 
 // loadAverage is the one-minute load average (/proc/loadavg), or +Inf when
 // it cannot be read, which counts as loaded.
