@@ -176,14 +176,16 @@ func TestAppCalibrated(t *testing.T) {
 	}
 }
 
-// TestAppCalibratedBackToBack: --cal-a 3 measures the direct store's
-// calibration as 3 accesses back to back per repetition, which every
-// calibration record states (param a), and the fits still predict every
-// communication phase.
-func TestAppCalibratedBackToBack(t *testing.T) {
+// runCalibratedApp runs the application of args with a small calibration
+// sweep (k = 1, 2; l = 64, 256 and the application's; r = 1/2, 1), hands
+// every calibration record to check, asserts that every communication
+// phase is predicted, and returns the calibration records per store
+// (param network; "<nil>" on the direct store) and the communication
+// phases.
+func runCalibratedApp(t *testing.T, args []string, check func(results.Record)) (kk map[string]int, comm int) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.jsonl")
-	args := append([]string{"app", "matmul", "--n", "32", "--k", "2", "--l", "128", "--store", "direct", "--cal-a", "3",
-		"--cal-k", "1,2", "--cal-l", "64,256", "--cal-r", "0.5,1", "--cal-max-time", "0.05", "--out", out}, appQuick...)
+	args = append(append(args, "--cal-k", "1,2", "--cal-l", "64,256", "--cal-r", "0.5,1", "--cal-max-time", "0.05", "--out", out), appQuick...)
 	code, _, errs := runCLI(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, errs)
@@ -192,14 +194,12 @@ func TestAppCalibratedBackToBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kk, comm int
+	kk = map[string]int{}
 	for _, r := range recs {
 		switch {
 		case r.Bench == "kkaccess":
-			kk++
-			if a := fmt.Sprint(r.Params["a"]); a != "3" {
-				t.Errorf("calibration record %v: a = %v, want 3", r.Params, r.Params["a"])
-			}
+			kk[fmt.Sprint(r.Params["network"])]++
+			check(r)
 		case r.Bench == apps.Bench && r.Params["kind"] == apps.KindComm:
 			comm++
 			if !(r.Derived["pred_trilinear_s"] > 0) {
@@ -207,8 +207,22 @@ func TestAppCalibratedBackToBack(t *testing.T) {
 			}
 		}
 	}
-	if kk != 24 || comm == 0 {
-		t.Errorf("%d calibration records (want 24), %d communication phases", kk, comm)
+	return kk, comm
+}
+
+// TestAppCalibratedBackToBack: --cal-a 3 measures the direct store's
+// calibration as 3 accesses back to back per repetition, which every
+// calibration record states (param a), and the fits still predict every
+// communication phase.
+func TestAppCalibratedBackToBack(t *testing.T) {
+	kk, comm := runCalibratedApp(t, []string{"app", "matmul", "--n", "32", "--k", "2", "--l", "128", "--store", "direct", "--cal-a", "3"},
+		func(r results.Record) {
+			if a := fmt.Sprint(r.Params["a"]); a != "3" {
+				t.Errorf("calibration record %v: a = %v, want 3", r.Params, r.Params["a"])
+			}
+		})
+	if kk["<nil>"] != 24 || comm == 0 {
+		t.Errorf("%v calibration records (want 24), %d communication phases", kk, comm)
 	}
 }
 
@@ -217,32 +231,12 @@ func TestAppCalibratedBackToBack(t *testing.T) {
 // divalib's global variables alike, every calibration record says so
 // (param block), and the fits predict every communication phase.
 func TestAppCalibratedBlocks(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "out.jsonl")
-	args := append([]string{"app", "bitonic", "--n", "256", "--k", "2", "--l", "128", "--store", "direct,fixed-home", "--cal-block",
-		"--cal-k", "1,2", "--cal-l", "64,256", "--cal-r", "0.5,1", "--cal-max-time", "0.05", "--out", out}, appQuick...)
-	code, _, errs := runCLI(t, args...)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errs)
-	}
-	recs, err := results.ReadJSONLFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kk, comm := map[string]int{}, 0
-	for _, r := range recs {
-		switch {
-		case r.Bench == "kkaccess":
-			kk[fmt.Sprint(r.Params["network"])]++
+	kk, comm := runCalibratedApp(t, []string{"app", "bitonic", "--n", "256", "--k", "2", "--l", "128", "--store", "direct,fixed-home", "--cal-block"},
+		func(r results.Record) {
 			if r.Params["block"] != true {
 				t.Errorf("calibration record %v: block = %v, want true", r.Params, r.Params["block"])
 			}
-		case r.Bench == apps.Bench && r.Params["kind"] == apps.KindComm:
-			comm++
-			if !(r.Derived["pred_trilinear_s"] > 0) {
-				t.Errorf("%v: no prediction", r.Params)
-			}
-		}
-	}
+		})
 	if len(kk) != 2 || kk["<nil>"] != 24 || kk["fixed-home"] != 24 || comm != 2 {
 		t.Errorf("calibration records per store %v (want 24 each on the direct store and fixed-home), %d communication phases (want 2)", kk, comm)
 	}
