@@ -301,7 +301,7 @@ func measureClusterApps(t *testing.T, bin string, final bool) (missed bool) {
 	}
 	// The models fitted here only let the applications run; the assertion
 	// refits the records below.
-	runCluster(t, 240*time.Second, []string{"--hosts", "4", "--rate", "200mbit"}, strings.Join([]string{
+	runCluster(t, 240*time.Second, []string{"--hosts", fmt.Sprint(clusterAppsHosts), "--rate", "200mbit"}, strings.Join([]string{
 		fmt.Sprintf("$CC_MPIRUN %s kkaccess --k 1,2,4 --l 64K,128K --r 0.25,0.5,1 --op read,write --a 4 --block --min-reps 10 --max-reps 60 --max-time 0.7 --format jsonl --out %s >/dev/null", bin, kk),
 		fmt.Sprintf("%s fit trilinear %s --op read --format json > %s", bin, kk, rd),
 		fmt.Sprintf("%s fit trilinear %s --op write --format json > %s", bin, kk, wr),
@@ -598,9 +598,9 @@ func testClusterAllToAllBus(t *testing.T, bin string) {
 	}
 }
 
-// clusterAppsHosts is the ranks testClusterApps runs, one per host, each
-// on the run queue while it polls: the load the test itself puts on the
-// machine, which does not count as others' load.
+// clusterAppsHosts is the hosts of testClusterApps' cluster, one rank
+// each, every rank on the run queue while it polls: the load the test
+// itself puts on the machine, which does not count as others' load.
 const clusterAppsHosts = 4
 
 // loadAverage is the one-minute load average (/proc/loadavg), or +Inf when
