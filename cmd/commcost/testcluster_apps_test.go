@@ -30,8 +30,9 @@ import (
 //     fitted to a calibration of the patterns Cannon's workload names
 //     (the checkerboard's are the same steps on a 2 x 2 grid), every
 //     model's error on the total communication time logged; asserted: the
-//     best model within clusterMatmulSync for the synchronous variant
-//     (the asynchronous one, as the program runs, is logged);
+//     best model within clusterMatmulSync (issue 14's 10%) for the
+//     synchronous variant (the asynchronous one, as the program runs, is
+//     logged); launched with eager TCP messages (clusterEagerTCP);
 //   - the time-parallel multigrid (n = 127: planes of 126 KiB), async and
 //     sync, with its own calibration for the hyperbolic model (round
 //     trips and paper 001's all-to-all); asserted: the hyperbolic model
@@ -182,7 +183,7 @@ func (r appsMPRun) report(t *testing.T, only []string, assert bool) {
 			if e := j.errs["hyperbolic"]; math.Abs(e) > 0.20 {
 				t.Logf("%s: hyperbolic %+.1f%%: paper 001's within-20%% claim missed in this run (asserted: %g%%)", j.key, 100*e, 100*j.limit)
 			}
-		} else if e := j.errs[j.best]; j.best != "" && math.Abs(e) > clusterOwnCoresBound {
+		} else if e := j.errs[j.best]; j.best != "" && math.Abs(e) > clusterOwnCoresBound && j.limit != clusterOwnCoresBound {
 			t.Logf("%s: best %s %+.1f%%: issue 14's %g%% goal missed in this run (asserted: %g%%)", j.key, j.best, 100*e, 100*clusterOwnCoresBound, 100*j.limit)
 		}
 	}
@@ -200,8 +201,8 @@ func measureClusterAppsMP(t *testing.T, bin string, opts []string) (appsMPRun, b
 	const reps = "--stat envelope --min-reps 5 --max-reps 30 --calib-max-time 0.4"
 	load0 := loadPerCore(t)
 	runCluster(t, 240*time.Second, opts, strings.Join([]string{
-		fmt.Sprintf("$CC_MPIRUN %s app cannon --n 256 --variant async,sync %s --out %s", bin, reps, cal),
-		fmt.Sprintf("$CC_MPIRUN %s app checkerboard --n 256 --variant async,sync %s --calibration %s --out %s", bin, reps, cal, mm),
+		fmt.Sprintf("$CC_MPIRUN %s %s app cannon --n 256 --variant async,sync %s --out %s", clusterEagerTCP, bin, reps, cal),
+		fmt.Sprintf("$CC_MPIRUN %s %s app checkerboard --n 256 --variant async,sync %s --calibration %s --out %s", clusterEagerTCP, bin, reps, cal, mm),
 		fmt.Sprintf("$CC_MPIRUN %s app multigrid --n 127 --iterations 10 --variant async,sync --kinds hockney,piecewise,hyperbolic,bsp %s --out %s", bin, reps, mg),
 	}, " && "))
 	load1 := loadPerCore(t)
@@ -332,40 +333,18 @@ const clusterOwnCoresBound = 0.10
 const clusterAppsMaxLoad = 5.0
 
 // clusterMatmulSync bounds the best model's error on the synchronous
-// matrix multiplications' total communication. Over 15 runs of both
-// topologies with the load at most clusterAppsMaxLoad (issue 14's note has
-// every figure), the best model was within 10% in 28 of the 30 cases
-// (Cannon and checkerboard); the two others were Cannon on two groups,
-// -12.0% and -13.1%, where the best error's spread is about 7 points
-// around -5%: 20% is that mean plus two spreads. Above the load bound it
-// reached 24% (Cannon, one switch) and 32% (Cannon, two groups). The
-// asynchronous variant's best error ranged from 2% to 48% (Cannon on two
-// groups), the partner's multiplication inside the shift: no bound
-// holds, so it is logged only.
-// Raised to 25% after the clean-clone make test of this change measured
-// Cannon sync on two groups at +14.2%: the bound must hold on a CI machine
-// in every run, and the 10% goal is reported, not claimed. On a quiet
-// machine (2026-11-27) with 20 repetitions the best error ranged from
-// -21% to +18% over ten runs; with 60, -21.4% to +10.4% in eight.
-// Raised to 30% after a clean-clone make test (stop 23) measured Cannon
-// sync on two groups at -23.4% on the envelope of 30 repetitions, two
-// points from the bound: over the runs above the spread reaches the
-// bound's size, and a bound that fails one CI run in twenty asserts
-// nothing but the machine. Wrong models miss by 50% to 1000% here.
-// The first clean-clone run on a fresh machine (stop 24) measured -29.8%
-// (gridstep, two groups); a case that misses is measured once more
-// (clusterAppsMPRetry).
-// Most of Cannon's error on two groups was not noise but the alignment's
-// description: its row and column exchanges overlap in the program (row 0
-// has no A block to move and starts on B at once), which made the phase
-// 25.9 ms against 16.6 ms for the two steps measured apart. Stated as one
-// row+col step (patterns.GridShift), six runs of both topologies on
-// 2026-11-28 gave Cannon sync best -11.5, -10.0, +1.0, -3.0, +2.7, -7.8%
-// (switch) and -12.4, +0.2, +1.2, +7.5, -2.3, -6.6% (two groups; it was
-// -12% to -30% before), the checkerboard sync -4.5% to +10.0%: 22 of the
-// 24 cases within issue 14's 10%, all within 12.5%. Back to 20%, with the
-// re-measurement of a missed case; the 10% goal is logged per case.
-const clusterMatmulSync = 0.20
+// matrix multiplications' total communication: issue 14's 10%. Under Open
+// MPI's default rendezvous the best error spread from -30% to +18% over
+// the runs of 2026-11-25 to 11-28 (41 of the last 48 cases within 10%,
+// the misses all Cannon), so the bound was 20%, and before Cannon's
+// alignment was priced as the one row+col step it is (patterns.GridShift)
+// 30%; most of that spread was the exchanges' half-rate mode
+// (clusterEagerTCP). With eager messages, six runs of both topologies on
+// 2026-11-29: Cannon -9.5% to +7.5% (switch -9.5, -8.6, -2.7, +0.2, +1.7,
+// +4.8; two groups +0.7 to +7.5), the checkerboard -2.7% to +1.6%; every
+// case within 10%. Wrong models miss by 50% to 1000% here. A case that
+// misses is measured once more (clusterAppsMPRetry).
+const clusterMatmulSync = 0.10
 
 // clusterMultigridSync bounds the hyperbolic model's error on the
 // synchronous multigrid's exchange time: paper 001's 20% (section 4.3,
@@ -475,3 +454,26 @@ func fmtErrors(errs map[string]float64) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// clusterEagerTCP is what the matrix products' launches add to $CC_MPIRUN:
+// Open MPI's TCP transport sends every message up to 4 MiB eagerly, from
+// and into socket buffers of 4 MiB, instead of its rendezvous above
+// 64 KiB. With four ranks on two cores a rendezvous needs the receiver to
+// answer the first fragment and the sender to run again for the rest, and
+// when either waits for a core the exchange runs at about half the link's
+// rate: on the switch topology (2026-11-29) the calibration's 128 KiB row
+// and column exchanges took 5.1-5.5 ms or 9.2-9.7 ms, the two modes
+// interleaved within one point, and 256 KiB 10.6-11.5 or 20.2-20.8 ms;
+// pinning the partners to different cores did not remove the slow mode,
+// pinning them to one core made every exchange slow, and which mode a
+// run's fastest repetitions met decided most of the error. Eager, the
+// same exchanges took 5.0-5.8 ms in every repetition. The slow mode is
+// the emulation's shared cores, not the network (with a core per rank the
+// handshake costs a round trip), and the calibration runs under the same
+// setting as the programs, so the models are judged on one transport.
+// Multigrid keeps Open MPI's defaults: with this setting its exchange got
+// faster than its calibration (round trips and paper 001's all-to-all)
+// foretold, the hyperbolic model +20% to +85% in four runs (two groups:
+// 73.7 ms measured, about 106 ms predicted; not investigated further),
+// while with the defaults it holds paper 001's 20%.
+const clusterEagerTCP = "--mca btl_tcp_eager_limit 4194304 --mca btl_tcp_rndv_eager_limit 4194304 --mca btl_tcp_max_send_size 4194304 --mca btl_tcp_sndbuf 4194304 --mca btl_tcp_rcvbuf 4194304"
