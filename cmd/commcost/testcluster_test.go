@@ -296,13 +296,13 @@ func measureClusterApps(t *testing.T, bin string, final bool) (missed bool) {
 	kk, out := filepath.Join(dir, "kkaccess.jsonl"), filepath.Join(dir, "apps.jsonl")
 	rd, wr := filepath.Join(dir, "read.json"), filepath.Join(dir, "write.json")
 	app := func(name, args string) string {
-		return fmt.Sprintf("$CC_MPIRUN %s app %s %s --store direct --model %s --model %s --min-reps 7 --max-reps 40 --max-time 2 --format jsonl --out %s >/dev/null",
+		return fmt.Sprintf("$CC_MPIRUN "+clusterEagerTCP+" %s app %s %s --store direct --model %s --model %s --min-reps 7 --max-reps 40 --max-time 2 --format jsonl --out %s >/dev/null",
 			bin, name, args, rd, wr, out)
 	}
 	// The models fitted here only let the applications run; the assertion
 	// refits the records below.
 	runCluster(t, 240*time.Second, []string{"--hosts", fmt.Sprint(clusterAppsHosts), "--rate", "200mbit"}, strings.Join([]string{
-		fmt.Sprintf("$CC_MPIRUN %s kkaccess --k 1,2,4 --l 64K,128K --r 0.25,0.5,1 --op read,write --a 4 --block --min-reps 10 --max-reps 60 --max-time 0.7 --format jsonl --out %s >/dev/null", bin, kk),
+		fmt.Sprintf("$CC_MPIRUN "+clusterEagerTCP+" %s kkaccess --k 1,2,4 --l 64K,128K --r 0.25,0.5,1 --op read,write --a 4 --block --min-reps 10 --max-reps 60 --max-time 0.7 --format jsonl --out %s >/dev/null", bin, kk),
 		fmt.Sprintf("%s fit trilinear %s --op read --format json > %s", bin, kk, rd),
 		fmt.Sprintf("%s fit trilinear %s --op write --format json > %s", bin, kk, wr),
 		app("bitonic", "--n 64K --k 2,4 --l 64K"),
