@@ -36,9 +36,9 @@ import (
 //   - the time-parallel multigrid (n = 127: planes of 126 KiB), async and
 //     sync, with its own calibration for the hyperbolic model (round
 //     trips and paper 001's all-to-all); asserted: the hyperbolic model
-//     within paper 001's 20% of the synchronous variant's exchange time
-//     (clusterMultigridSync; the paper's Fig. 7 claim is for it) and
-//     within clusterMultigridAsync of the asynchronous one.
+//     within clusterMultigridSync of the synchronous variant's exchange
+//     time (30%; paper 001's Fig. 7 claims 20% for it, logged per run)
+//     and within clusterMultigridAsync of the asynchronous one.
 //
 // Statistic: the lower envelope (commcost app --stat envelope,
 // apps.EnvelopeKey): every calibration point at its fastest repetition, as
@@ -347,8 +347,9 @@ const clusterAppsMaxLoad = 5.0
 const clusterMatmulSync = 0.10
 
 // clusterMultigridSync bounds the hyperbolic model's error on the
-// synchronous multigrid's exchange time: paper 001's 20% (section 4.3,
-// Fig. 7: "very close to the predicted value" for the synchronous curve).
+// synchronous multigrid's exchange time. Paper 001 claims 20% (section
+// 4.3, Fig. 7: "very close to the predicted value" for the synchronous
+// curve), which was the bound until 2026-11-29 (below why it is not now).
 // On the entry-wise envelope it measured -0.2% to +11% in the runs of
 // issue 14's note (both topologies), and -12.5% to +9.8% in four runs of
 // the switch on 2026-11-27 (after stop 23's CI run missed a bound there);
