@@ -493,7 +493,7 @@ func fmtErrors(errs map[string]float64) string {
 // faster than its calibration (round trips and paper 001's all-to-all)
 // foretold, the hyperbolic model +20% to +85% in four runs (two groups:
 // 73.7 ms measured, about 106 ms predicted; not investigated further),
-// while with the defaults it holds paper 001's 20%.
+// while with the defaults it stays within clusterMultigridSync.
 // In the Apps subtest (64 and 128 KiB packets, rendezvous by default) the
 // median |error| over the seven phases was 4.9%, 5.7% and 6.0% in three
 // runs with it (2026-11-29; sample sort's local sort +4.1% to +5.7%),
