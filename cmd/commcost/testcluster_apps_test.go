@@ -37,7 +37,7 @@ import (
 //     sync, with its own calibration for the hyperbolic model (round
 //     trips and paper 001's all-to-all); asserted: the hyperbolic model
 //     within clusterMultigridSync of the synchronous variant's exchange
-//     time (30%; paper 001's Fig. 7 claims 20% for it, logged per run)
+//     time (35%; paper 001's Fig. 7 claims 20% for it, logged per run)
 //     and within clusterMultigridAsync of the asynchronous one.
 //
 // Statistic: the lower envelope (commcost app --stat envelope,
@@ -368,9 +368,12 @@ const clusterMatmulSync = 0.10
 // 1 MiB one way 43.8 ms, wire 43.85) the hyperbolic model came out -17%
 // on the switch and +4% on two groups, but the trilinear ground truth
 // missed its 7% twice (10.1%, 10.0%), so the cluster keeps its bucket.
-// The bound is 30% (a plane counted once instead of twice is still -50%)
-// and paper 001's 20% is logged in every run that misses it.
-const clusterMultigridSync = 0.30
+// The bound is 35%, as for the asynchronous variant (a plane counted once
+// instead of twice is still -50%), and paper 001's 20% is logged in every
+// run that misses it: on top of the bucket's +20% the switch spread about
+// 8 points, and seven clean-clone make tests measured +27.0, +27.5, +14.1,
+// +16.3, +18.3, +17.3 and +27.8% (the last against a 30% bound).
+const clusterMultigridSync = 0.35
 
 // clusterMultigridAsync bounds it on the asynchronous variant, whose
 // every exchange also holds the wait for a neighbour still in its
