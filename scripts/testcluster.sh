@@ -34,8 +34,9 @@
 #                        eq. 4: all n(n-1) messages of an all-to-all share
 #                        the network block). TCP ACKs share it too.
 # Every shaped queue is tbf with a bucket of 1 ms of data (at least two
-# frames; smaller messages ride it, so fit slopes over larger ones) and
-# room for 200 ms of data, so TCP meets the rate, not drops (--stats).
+# frames; smaller messages ride it, so fit slopes over larger ones; --burst
+# sets it) and room for 200 ms of data, so TCP meets the rate, not drops
+# (--stats).
 #
 # Options:
 #   --hosts N            number of hosts, 1..64 (required)
@@ -46,6 +47,10 @@
 #   --bottleneck C       rate of the shared link (tc units), see above
 #   --groups 1|2         topology with --bottleneck, see above (default 2)
 #   --split K            hosts on the first switch with --groups 2
+#   --burst B            every tbf bucket holds B bytes, 3028 (two full
+#                        frames: the link serialises every frame at its
+#                        rate, as a real port does) to 100000000; default
+#                        1 ms of data at the queue's rate, at least 3028
 #   --slots S            MPI slots per host in $CC_MPIRUN (default 1)
 #   --prefix P           name prefix, [a-z][a-z0-9]{0,5}- (default cc-)
 #   --subnet A.B.C       the cluster's /24 (default 10.77.0): hosts .1..N,
@@ -102,7 +107,7 @@ OMPIRUN=$(mpi_launcher openmpi) || OMPIRUN=""
 
 die_usage() {
 	echo "$PROG: $*" >&2
-	echo "usage: $PROG --hosts N [--rate R[,R...]] [--bottleneck C [--groups 1|2] [--split K]] [--slots S] [--prefix P] [--subnet A.B.C] [--timeout SECS] [--lock-wait SECS] [--stats] [-q] -- COMMAND..." >&2
+	echo "usage: $PROG --hosts N [--rate R[,R...]] [--bottleneck C [--groups 1|2] [--split K]] [--burst B] [--slots S] [--prefix P] [--subnet A.B.C] [--timeout SECS] [--lock-wait SECS] [--stats] [-q] -- COMMAND..." >&2
 	echo "       $PROG --cleanup [--prefix P] | --check   (details: the header of $0)" >&2
 	exit 2
 }
@@ -114,7 +119,7 @@ fail() {
 
 # ---------------------------------------------------------------- options
 HOSTS="" RATE="none" BOTTLENECK="" GROUPS_="" SPLIT="" SLOTS=1 PREFIX="cc-"
-SUBNET="10.77.0" TIMEOUT=0 LOCKWAIT=0 STATS=0 QUIET=0 MODE=run
+SUBNET="10.77.0" TIMEOUT=0 LOCKWAIT=0 STATS=0 QUIET=0 MODE=run BURST=""
 CMD=()
 while [ $# -gt 0 ]; do
 	opt=$1
@@ -124,7 +129,7 @@ while [ $# -gt 0 ]; do
 		val=${opt#*=} opt=${opt%%=*} hasval=1
 	fi
 	case $opt in
-	--hosts | --rate | --bottleneck | --groups | --split | --slots | --prefix | --subnet | --timeout | --lock-wait)
+	--hosts | --rate | --bottleneck | --groups | --split | --burst | --slots | --prefix | --subnet | --timeout | --lock-wait)
 		if [ "$hasval" = 0 ]; then
 			[ $# -ge 1 ] || die_usage "$opt needs a value"
 			val=$1
@@ -136,6 +141,7 @@ while [ $# -gt 0 ]; do
 		--bottleneck) BOTTLENECK=$val ;;
 		--groups) GROUPS_=$val ;;
 		--split) SPLIT=$val ;;
+		--burst) BURST=$val ;;
 		--slots) SLOTS=$val ;;
 		--prefix) PREFIX=$val ;;
 		--subnet) SUBNET=$val ;;
@@ -212,6 +218,8 @@ validate_run() {
 	[[ $SUBNET =~ ^(10|172|192)\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || die_usage "--subnet $SUBNET: want the first three numbers of a private /24, e.g. 10.77.0"
 	isint "$TIMEOUT" || die_usage "--timeout $TIMEOUT: want whole seconds (0 = no limit)"
 	isint "$LOCKWAIT" || die_usage "--lock-wait $LOCKWAIT: want whole seconds"
+	[ -z "$BURST" ] || { isint "$BURST" && [ "${#BURST}" -le 9 ] && [ "$BURST" -ge 3028 ] && [ "$BURST" -le 100000000 ]; } ||
+		die_usage "--burst $BURST: want the tbf bucket in bytes, a whole number from 3028 (two full frames; one frame does not hold the rate) to 100000000"
 	[ "${#CMD[@]}" -gt 0 ] || die_usage "no COMMAND: put it after --, e.g. -- '\$CC_MPIRUN bin/commcost pingpong'"
 }
 
@@ -309,14 +317,16 @@ check_machine() {
 nsx() { ip netns exec "$@"; }
 
 # shape NS DEV RATE: tbf at RATE on DEV's egress in NS. The bucket holds
-# 1 ms of data (at least two full frames): messages below that ride the
-# burst, so fit the slope over large messages. The queue holds 200 ms, so
-# TCP is slowed by the bucket, not by drops (--stats shows drops).
+# --burst bytes, or by default 1 ms of data (at least two full frames):
+# messages below that ride the burst, so fit the slope over large messages.
+# The queue holds 200 ms, so TCP is slowed by the bucket, not by drops
+# (--stats shows drops).
 shape() {
 	local ns=$1 dev=$2 rate=$3 bits burst
 	[ "$rate" = none ] && return 0
 	bits=$(rate_bits "$rate") || return 1
-	burst=$(awk -v b="$bits" 'BEGIN { v = b / 8 / 1000; if (v < 3028) v = 3028; printf "%d\n", v }')
+	burst=$BURST
+	[ -n "$burst" ] || burst=$(awk -v b="$bits" 'BEGIN { v = b / 8 / 1000; if (v < 3028) v = 3028; printf "%d\n", v }')
 	tc -n "$ns" qdisc replace dev "$dev" root tbf rate "$bits"bit burst "$burst" latency 200ms
 }
 

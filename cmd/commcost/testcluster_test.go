@@ -620,3 +620,33 @@ func loadAverage() float64 {
 	}
 	return l
 }
+
+// TestTestClusterScriptUsage: the script's bad input exits 2 with a
+// message naming the option and the accepted form, before it builds
+// anything (no root needed).
+func TestTestClusterScriptUsage(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hosts", "2", "--burst", "1514"}, "--burst 1514: want the tbf bucket in bytes, a whole number from 3028"},
+		{[]string{"--hosts", "2", "--burst", "25K"}, "--burst 25K: want the tbf bucket in bytes"},
+		{[]string{"--hosts", "2", "--burst", "100000001"}, "--burst 100000001: want"},
+		{[]string{"--hosts", "2", "--rate", "fast"}, "--rate fast: want a tc rate"},
+		{[]string{"--hosts", "0"}, "--hosts 0: want a whole number of hosts"},
+	} {
+		args := append(append([]string{}, tc.args...), "--prefix", "ccu-", "--", "true")
+		out, err := exec.Command(clusterScript, args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Errorf("%v: exit %v, want status 2\n%s", tc.args, err, out)
+			continue
+		}
+		if !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v: output does not say %q:\n%s", tc.args, tc.want, out)
+		}
+	}
+}
