@@ -35,10 +35,12 @@ import (
 //     logged); launched with eager TCP messages (clusterEagerTCP);
 //   - the time-parallel multigrid (n = 127: planes of 126 KiB), async and
 //     sync, with its own calibration for the hyperbolic model (round
-//     trips and paper 001's all-to-all); asserted: the hyperbolic model
-//     within clusterMultigridSync of the synchronous variant's exchange
-//     time (35%; paper 001's Fig. 7 claims 20% for it, logged per run)
-//     and within clusterMultigridAsync of the asynchronous one.
+//     trips and paper 001's all-to-all, a second of repetitions per
+//     point: clusterMultigridCalib); asserted: the hyperbolic model within
+//     clusterMultigridSync of the synchronous variant's exchange time
+//     (paper 001's 20%, section 4.3, Fig. 7) and within
+//     clusterMultigridAsync of the asynchronous one (paper 001's 20%
+//     logged; issue 14's goal of 10% is logged for both when missed).
 //
 // Statistic: the lower envelope (commcost app --stat envelope,
 // apps.EnvelopeKey): every calibration point at its fastest repetition, as
@@ -179,12 +181,11 @@ func (r appsMPRun) report(t *testing.T, only []string, assert bool) {
 		default:
 			t.Log("not asserted here: " + msg)
 		}
-		if strings.HasPrefix(j.key, "multigrid") {
-			if e := j.errs["hyperbolic"]; math.Abs(e) > 0.20 {
-				t.Logf("%s: hyperbolic %+.1f%%: paper 001's within-20%% claim missed in this run (asserted: %g%%)", j.key, 100*e, 100*j.limit)
-			}
-		} else if e := j.errs[j.best]; j.best != "" && math.Abs(e) > clusterOwnCoresBound && j.limit != clusterOwnCoresBound {
-			t.Logf("%s: best %s %+.1f%%: issue 14's %g%% goal missed in this run (asserted: %g%%)", j.key, j.best, 100*e, 100*clusterOwnCoresBound, 100*j.limit)
+		if e := j.errs["hyperbolic"]; strings.HasPrefix(j.key, "multigrid") && math.Abs(e) > clusterPaper001 && j.limit > clusterPaper001 {
+			t.Logf("%s: hyperbolic %+.1f%%: paper 001's within-20%% claim missed in this run (asserted: %g%%)", j.key, 100*e, 100*j.limit)
+		}
+		if e := j.errs[j.best]; j.best != "" && math.Abs(e) > clusterAppsGoal && j.limit != clusterAppsGoal {
+			t.Logf("%s: best %s %+.1f%%: issue 14's %g%% goal missed in this run (asserted: %g%%)", j.key, j.best, 100*e, 100*clusterAppsGoal, 100*j.limit)
 		}
 	}
 }
@@ -198,12 +199,13 @@ func measureClusterAppsMP(t *testing.T, bin string, opts []string) (appsMPRun, b
 	cal := filepath.Join(dir, "calibration.jsonl")
 	mm := filepath.Join(dir, "matmul.jsonl")
 	mg := filepath.Join(dir, "multigrid.jsonl")
-	const reps = "--stat envelope --min-reps 5 --max-reps 30 --calib-max-time 0.4"
+	const stat = "--stat envelope --min-reps 5 --max-reps 30"
+	const reps = stat + " --calib-max-time 0.4"
 	load0 := loadPerCore(t)
 	runCluster(t, 240*time.Second, opts, strings.Join([]string{
 		fmt.Sprintf("$CC_MPIRUN %s %s app cannon --n 256 --variant async,sync %s --out %s", clusterEagerTCP, bin, reps, cal),
 		fmt.Sprintf("$CC_MPIRUN %s %s app checkerboard --n 256 --variant async,sync %s --calibration %s --out %s", clusterEagerTCP, bin, reps, cal, mm),
-		fmt.Sprintf("$CC_MPIRUN %s app multigrid --n 127 --iterations 10 --variant async,sync --kinds hockney,piecewise,hyperbolic,bsp %s --out %s", bin, reps, mg),
+		fmt.Sprintf("$CC_MPIRUN %s app multigrid --n 127 --iterations 10 --variant async,sync --kinds hockney,piecewise,hyperbolic,bsp %s --calib-max-time %g --out %s", bin, stat, clusterMultigridCalib, mg),
 	}, " && "))
 	load1 := loadPerCore(t)
 	quiet := load0 <= clusterAppsMaxLoad && load1 <= clusterAppsMaxLoad
@@ -321,10 +323,15 @@ func judgeBest(t *testing.T, key string, errs map[string]float64, models []strin
 	}
 }
 
+// clusterAppsGoal is issue 14's 10%: the products' bound (their goal of
+// 5% shows in the logged errors) and multigrid's goal, which
+// testClusterAppsMP logs as missed when a case's bound is wider.
+const clusterAppsGoal = 0.10
+
 // clusterOwnCoresBound is issue 14's goal for the best model on a matrix
 // product with blocks of 64 KiB and more, asserted where every rank has a
 // core (testClusterAppsOwnCores).
-const clusterOwnCoresBound = 0.10
+const clusterOwnCoresBound = clusterAppsGoal
 
 // clusterAppsMaxLoad is the 1-minute load average per core up to which
 // testClusterAppsMP asserts. The four emulated hosts alone keep it near 2
@@ -347,41 +354,60 @@ const clusterAppsMaxLoad = 5.0
 const clusterMatmulSync = 0.10
 
 // clusterMultigridSync bounds the hyperbolic model's error on the
-// synchronous multigrid's exchange time. Paper 001 claims 20% (section
-// 4.3, Fig. 7: "very close to the predicted value" for the synchronous
-// curve), which was the bound until 2026-11-29 (below why it is not now).
-// On the entry-wise envelope it measured -0.2% to +11% in the runs of
-// issue 14's note (both topologies), and -12.5% to +9.8% in four runs of
-// the switch on 2026-11-27 (after stop 23's CI run missed a bound there);
-// on the fastest repetition it had reached -30%, the time slices of four
-// ranks on two cores.
-// On 2026-11-29 the switch skewed high: +14.6% and +14.1% to +19.6% in six
-// standalone runs, and in two clean-clone make tests +27.0% (re-measured
-// +19.9%) and +27.5% (re-measured +24.4%, a failure); two groups +6.4% to
-// +8.7%. Most of it is the links' token bucket: a message after an idle
-// link sends its first 25 KB at once (1 ms at 200 Mbit/s), so a 128 KiB
-// round trip takes 4.6 ms a way against 5.4 ms of wire time, while the
-// hyperbolic model's a is the small-message limit (paper 001, eq. 3) and
-// its line from 8 B up prices every plane about that 1 ms high: +20% of
-// a 5 ms exchange on the switch, +10% of a 10 ms one across the 100 Mbit/s
-// link. With a bucket of two frames (a trial, one run; the rate held:
-// 1 MiB one way 43.8 ms, wire 43.85) the hyperbolic model came out -17%
-// on the switch and +4% on two groups, but the trilinear ground truth
-// missed its 7% twice (10.1%, 10.0%), so the cluster keeps its bucket.
-// The bound is 35%, as for the asynchronous variant (a plane counted once
-// instead of twice is still -50%), and paper 001's 20% is logged in every
-// run that misses it: on top of the bucket's +20% the switch spread about
-// 8 points, and seven clean-clone make tests measured +27.0, +27.5, +14.1,
-// +16.3, +18.3, +17.3 and +27.8% (the last against a 30% bound).
-const clusterMultigridSync = 0.35
+// synchronous multigrid's exchange time: paper 001's 20% (section 4.3,
+// Fig. 7: "within 20% of the measurements", the synchronous curve "very
+// close to the predicted value": clusterPaper001).
+// Until 2026-11-29 the calibration's fit weighted the round trips
+// relatively, and the three small ones (8 B to 8 KiB, which ride the
+// links' tbf bucket of 1 ms) pulled b to 21-23 ns/B against the link's
+// 42; on the switch the all-to-all then missed the full-duplex test (its
+// b(4) against 2(n-1) b_w), so each node counted b_w twice, and the two
+// errors left the prediction +10% to +28% high, bounded at 35% then.
+// With absolute weights (apps.Fit), b = 37 ns/B (the slope of the
+// program's sizes, less the bucket's burst), duplex is found, and in ten
+// standalone runs of 2026-11-29 the synchronous error was -3.1% to +13.5%
+// on the switch and +9.4% to +9.6% on two groups, except one at +29.7%
+// (two groups): the calibration's all-to-all of four hosts at the plane
+// size got 6 repetitions in 0.4 s, and its fastest was 54.3 ms against
+// 43.6 ms in the other runs (four messages of 126 KiB per direction
+// across the 100 Mbit/s link: 43.2 ms of wire). With a second per point
+// (clusterMultigridCalib), eight runs of the switch: -5.4% to +1.5%, and
+// seven of two groups: +9.4% to +10.1%. The two groups' +10% is the
+// buckets again: an exchange after a V-cycle finds the trunk's and the
+// links' buckets full and takes 9.9 ms against 10.8 ms of wire time,
+// which the back-to-back all-to-all, whose buckets are drained, prices.
+// A plane counted once instead of twice is still -50%, and a relative fit
+// +10% to +28%.
+const clusterMultigridSync = clusterPaper001
 
-// clusterMultigridAsync bounds it on the asynchronous variant, whose
-// every exchange also holds the wait for a neighbour still in its
-// V-cycle (paper 001 reports the asynchronous curve further from the
-// prediction as well): the envelope measured -21% to +8% in issue 14's
-// runs and down to -30.9% on 2026-11-27 (a 35% bound missed by a run like
-// that is measured again: clusterAppsMPRetry); 35% still fails
-// a wrong workload (a plane counted once instead of twice is -50%).
+// clusterPaper001 is paper 001's claim for the hyperbolic model on the
+// multigrid program: predictions within 20% of the measurements (section
+// 4.3, Fig. 7).
+const clusterPaper001 = 0.20
+
+// clusterMultigridCalib is the multigrid calibration's --calib-max-time
+// (seconds of repetitions per point; the products use 0.4): the largest
+// all-to-all point of four hosts takes 22-55 ms a repetition, and its
+// fastest of six was once 25% above the others' (see
+// clusterMultigridSync). It costs the launch about 3 s.
+const clusterMultigridCalib = 1.0
+
+// clusterMultigridAsync bounds it on the asynchronous variant, the
+// program as it runs. Paper 001's Fig. 7 shows its 20% for the program as
+// it runs on the FDDI NOW, the SP2 and the Paragon (only on Ethernet,
+// whose collisions stagger the sends, was the synchronous variant needed);
+// here four ranks share two cores, and every exchange also holds the wait
+// for a neighbour still in its V-cycle, which the entry-wise envelope
+// removes only when some repetition of each entry escaped it. Under the
+// relative fit the envelope measured -21% to +8% in issue 14's runs, and
+// -30.9% (2026-11-27) and -38.7% (re-measured -17.9%, a make test) on
+// busy machines, when the prediction sat about 15% higher on the switch
+// than the absolute fit's does now; with the absolute fit and a second
+// per calibration point, -9.6% to -3.4% on the switch (eight runs) and
+// +8.7% to +9.4% on two groups (seven) on 2026-11-29. So the bound stays
+// 35%, which a plane counted once instead of twice (-50%) still fails,
+// and paper 001's 20% is logged in every run that misses it; a case that
+// misses is measured again (clusterAppsMPRetry).
 const clusterMultigridAsync = 0.35
 
 // loadPerCore is the 1-minute load average divided by the cores.
