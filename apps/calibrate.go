@@ -29,8 +29,9 @@ import (
 //     small-message limit);
 //   - prtt(n = 1 and 4, d = 0 and PRTT(1,0,s)), client and server side,
 //     between ranks 0 and 1 (LogGP, LogP);
-//   - for a workload with chainshift items, the all-to-all of paper 001
-//     over the first n ranks, n = 2 .. p (the hyperbolic model's a_c, b_c);
+//   - for a workload with chainshift items on 3 or more ranks, the
+//     all-to-all of paper 001 over the first n ranks, n = 2 .. p (the
+//     hyperbolic model's a_c, b_c);
 //   - for every aggregate point (op, q) on r ranks the workload names, the
 //     textbook operation on the first r ranks at three sizes around the
 //     item's (the two-level model per rank count, BSP), and the all-to-all
@@ -242,8 +243,11 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		}
 	}
 
-	// Paper 001's all-to-all for the hyperbolic model's network block.
-	if len(chain) > 0 && cal.needs("alltoall") {
+	// Paper 001's all-to-all for the hyperbolic model's network block,
+	// which needs n >= 3 nodes (model.FitHyperbolic). On 2 ranks the chain
+	// is one message, which the round trips' end-to-end block prices
+	// (eq. 3; model.ChainShift).
+	if len(chain) > 0 && p >= 3 && cal.needs("alltoall") {
 		// Sizes from 0 (T(0) = a(n), rule 4) to the plane, as paper 001
 		// fits a(n) and b(n) per n.
 		for _, s := range append([]int{0}, spread(chain)...) {
