@@ -23,9 +23,7 @@ func TestFitHyperbolicAbsolute(t *testing.T) {
 	oneWay := func(x float64) float64 { return lat + math.Max(0, x-burst)*tw }
 	var recs []results.Record
 	for _, x := range []int{8, 1 << 10, 8 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10} {
-		y := 2 * oneWay(float64(x))
-		recs = append(recs, results.Record{Schema: 1, Bench: "roundtrip", Params: results.Params{"bytes": x}, Ranks: 2, Unit: "s",
-			Summary: results.Summary{N: 10, Min: y, Median: y, Mean: y, Max: y, CI95: [2]float64{y, y}}})
+		recs = append(recs, roundTripRecord(x, 2*oneWay(float64(x))))
 	}
 	const plane = 129032
 	want := oneWay(plane)
@@ -102,9 +100,7 @@ func TestCalibrationChainRanks(t *testing.T) {
 	// end-to-end block, which prices the 2-rank chain as one message.
 	var rts []results.Record
 	for _, x := range []int{8, 1 << 10, 8 << 10, 64 << 10} {
-		y := 2 * (10e-6 + float64(x)*1e-9)
-		rts = append(rts, results.Record{Schema: 1, Bench: "roundtrip", Params: results.Params{"bytes": x}, Ranks: 2, Unit: "s",
-			Summary: results.Summary{N: 5, Min: y, Median: y, Mean: y, Max: y, CI95: [2]float64{y, y}}})
+		rts = append(rts, roundTripRecord(x, 2*(10e-6+float64(x)*1e-9)))
 	}
 	ms, notes := Fit(rts, []string{"hyperbolic"})
 	if len(ms) != 1 {
@@ -118,4 +114,11 @@ func TestCalibrationChainRanks(t *testing.T) {
 	if err != nil || chain != one {
 		t.Errorf("2-rank chain %g s, one message %g s (%v): want the same", chain, one, err)
 	}
+}
+
+// roundTripRecord is a round trip of x bytes whose every repetition took
+// y seconds.
+func roundTripRecord(x int, y float64) results.Record {
+	return results.Record{Schema: 1, Bench: "roundtrip", Params: results.Params{"bytes": x}, Ranks: 2, Unit: "s",
+		Summary: results.Summary{N: 5, Min: y, Median: y, Mean: y, Max: y, CI95: [2]float64{y, y}}}
 }
