@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -588,8 +589,14 @@ func fig000SplitSpeedups(recs []results.Record, _ []NamedModel) []*figure {
 
 func fig001MeasuredPredicted(recs []results.Record, models []NamedModel) []*figure {
 	var figs []*figure
-	// Application phases with their communication as pattern instances:
-	// every model that predicts the workload.
+	// Application phases with their communication as pattern instances,
+	// one series per program, phase and variant (paper 001 draws the
+	// synchronous and the asynchronous curve apart). A record commcost app
+	// annotated (apps.Ranking.Annotate) is drawn as its run judged it: the
+	// statistic it was judged on (measured_s) against every model fitted
+	// to that run's own calibration (pred_NAME_s), which is what the run's
+	// table printed; any other record by its median against the models
+	// fitted to this directory's records.
 	var apps []results.Record
 	for _, r := range benchRecs(recs, "app") {
 		if len(r.Workload) > 0 {
@@ -600,23 +607,42 @@ func fig001MeasuredPredicted(recs []results.Record, models []NamedModel) []*figu
 		c := newCurves()
 		i := 0
 		for _, r := range apps {
-			name := strings.TrimSpace(pstr(r, "app") + " " + pstr(r, "phase"))
-			meas := name + " measured"
+			name := strings.Join(strings.Fields(pstr(r, "app")+" "+pstr(r, "phase")+" "+pstr(r, "variant")), " ")
+			y, own := r.Derived[derivedMeasured]
+			measured := "measured"
+			if own {
+				if st := namedStat(r.Derived); st != "" {
+					measured += " (" + st + ")"
+				}
+			} else {
+				y = r.Median
+			}
+			meas := name + " " + measured
 			if _, ok := c.style[meas]; !ok {
 				c.style[meas] = figSeries{colour: i, pointsOnly: true}
 				i++
 			}
-			c.add(meas, float64(r.Ranks), r.Median)
-			for j, m := range models {
-				pred, err := model.PredictWorkload(m.Model, r.Workload)
-				if err != nil {
-					continue
+			c.add(meas, float64(r.Ranks), y)
+			preds := map[string]float64{}
+			if own {
+				for k, v := range r.Derived {
+					if m, ok := strings.CutPrefix(k, "pred_"); ok && !strings.HasPrefix(m, "err_") && strings.HasSuffix(m, "_s") {
+						preds[strings.TrimSuffix(m, "_s")] = v
+					}
 				}
-				label := name + " " + m.Label
-				if _, ok := c.style[label]; !ok {
-					c.style[label] = figSeries{colour: c.style[meas].colour, lineOnly: true, dash: j}
+			} else {
+				for _, m := range models {
+					if v, err := model.PredictWorkload(m.Model, r.Workload); err == nil {
+						preds[m.Label] = v
+					}
 				}
-				c.add(label, float64(r.Ranks), pred)
+			}
+			for j, label := range slices.Sorted(maps.Keys(preds)) {
+				series := name + " " + label
+				if _, ok := c.style[series]; !ok {
+					c.style[series] = figSeries{colour: c.style[meas].colour, lineOnly: true, dash: j % 4}
+				}
+				c.add(series, float64(r.Ranks), preds[label])
 			}
 		}
 		figs = append(figs, &figure{

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"image/png"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -220,5 +221,48 @@ func TestNaturalLess(t *testing.T) {
 	})
 	if strings.Join(got, " ") != "a h=0.0625 k=5 h=0.25 k=1 k=1 k=2 k=10 l=256 l=1K l=64K" {
 		t.Errorf("order %v", got)
+	}
+}
+
+// TestFig001Annotated: application records that commcost app annotated
+// are drawn as their runs judged them, one series per variant: the
+// statistic judged on (measured_s, named by measured_STAT_s) against every
+// model of the run's own calibration (pred_NAME_s), not this directory's
+// fits; records without annotations keep their medians.
+func TestFig001Annotated(t *testing.T) {
+	var recs []results.Record
+	for _, p := range []int{2, 3, 4} {
+		for _, v := range []string{"async", "sync"} {
+			r := timeRec("app", results.Params{"app": "multigrid", "phase": "exchange", "kind": "comm", "variant": v}, p, 0.060)
+			r.Workload = []results.WorkItem{{Count: 10, Bench: "chainshift", Params: results.Params{"bytes": 129032}, Ranks: p, View: "contention"}}
+			r.Derived = map[string]float64{"measured_s": 0.048 + 0.001*float64(p), "measured_envelope_s": 0.048 + 0.001*float64(p),
+				"pred_hyperbolic_s": 0.050, "pred_err_hyperbolic": 0.05}
+			recs = append(recs, r)
+		}
+	}
+	figs := fig001MeasuredPredicted(recs, nil)
+	if len(figs) == 0 {
+		t.Fatal("no figure")
+	}
+	got := map[string]map[float64]float64{}
+	for _, s := range figs[0].series {
+		got[s.label] = map[float64]float64{}
+		for _, pt := range s.pts {
+			got[s.label][pt.X] = pt.Y
+		}
+	}
+	for _, v := range []string{"async", "sync"} {
+		meas, pred := got["multigrid exchange "+v+" measured (envelope)"], got["multigrid exchange "+v+" hyperbolic"]
+		for _, p := range []float64{2, 3, 4} {
+			if want := 0.048 + 0.001*p; math.Abs(meas[p]-want) > 1e-12 {
+				t.Errorf("%s, p = %g: measured %g, want the envelope %g (series %v)", v, p, meas[p], want, slices.Sorted(maps.Keys(got)))
+			}
+			if pred[p] != 0.050 {
+				t.Errorf("%s, p = %g: hyperbolic %g, want the run's own 0.050", v, p, pred[p])
+			}
+		}
+	}
+	if len(got) != 4 {
+		t.Errorf("series %v, want measured and hyperbolic per variant (no pred_err_ series)", slices.Sorted(maps.Keys(got)))
 	}
 }
