@@ -351,7 +351,7 @@ const clusterAppsMaxLoad = 5.0
 // +4.8; two groups +0.7 to +7.5), the checkerboard -2.7% to +1.6%; every
 // case within 10%. Wrong models miss by 50% to 1000% here. A case that
 // misses is measured once more (clusterAppsMPRetry).
-const clusterMatmulSync = 0.10
+const clusterMatmulSync = clusterAppsGoal
 
 // clusterMultigridSync bounds the hyperbolic model's error on the
 // synchronous multigrid's exchange time: paper 001's 20% (section 4.3,
