@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"github.com/commcost/commcost/results"
 )
@@ -65,15 +63,4 @@ func stageFile(path string, data []byte) (commit func() error, abort func(), err
 
 // ParamList formats params as k=v pairs sorted by key, as points are
 // named in tables and errors.
-func ParamList(p results.Params) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := make([]string, len(keys))
-	for i, k := range keys {
-		s[i] = fmt.Sprintf("%s=%v", k, p[k])
-	}
-	return strings.Join(s, " ")
-}
+func ParamList(p results.Params) string { return results.ParamList(p) }

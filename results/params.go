@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // sortedKeys returns m's keys in increasing order, so every writer lists
@@ -50,4 +51,15 @@ func formatFloatExact(f float64) string {
 // Go benchmark format): the shortest form that reads back exactly.
 func formatValue(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// ParamList renders parameters as "k=v k=v" in key order, as messages and
+// point names print an instance.
+func ParamList(p Params) string {
+	keys := sortedKeys(p)
+	s := make([]string, len(keys))
+	for i, k := range keys {
+		s[i] = fmt.Sprintf("%s=%v", k, p[k])
+	}
+	return strings.Join(s, " ")
 }

@@ -22,7 +22,7 @@ const (
 )
 
 func init() {
-	register(command{name: "aggregate", summary: "paper 003 aggregate operations (bcast ... news), MPI collective vs textbook algorithm", run: runAggregate})
+	register(command{Name: "aggregate", Summary: "paper 003 aggregate operations (bcast ... news), MPI collective vs textbook algorithm", Run: runAggregate})
 }
 
 type aggFlags struct {

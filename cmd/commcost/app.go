@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/apps/appexp"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/report"
@@ -28,9 +28,9 @@ import (
 // entry (registerApp) from its own file.
 
 func init() {
-	register(command{name: "app", summary: "applications measured phase by phase against models' predictions (paper 000's four, Table 2; papers 001 and 003's message-passing programs, models ranked)", more: appMore})
-	register(command{name: "app list", summary: "the applications, what they run over, their own flags", run: runAppList})
-	register(command{name: "app table", summary: "the per-phase table and Table 2 from application records (of several runs), optionally re-predicted with --model", run: runAppTable})
+	register(command{Name: "app", Summary: "applications measured phase by phase against models' predictions (paper 000's four, Table 2; papers 001 and 003's message-passing programs, models ranked)", More: appMore})
+	register(command{Name: "app list", Summary: "the applications, what they run over, their own flags", Run: runAppList})
+	register(command{Name: "app table", Summary: "the per-phase table and Table 2 from application records (of several runs), optionally re-predicted with --model", Run: runAppTable})
 }
 
 const appMore = `Every application (app NAME) runs every configuration (its size flags, and
@@ -103,7 +103,7 @@ func registerApp(e appEntry) {
 	if run == nil {
 		run = func(args []string, stdout, stderr io.Writer) error { return runAppEntry(e, args, stdout, stderr) }
 	}
-	register(command{name: "app " + e.name, summary: fmt.Sprintf("%s (paper %s)", e.summary, e.paper), run: run})
+	register(command{Name: "app " + e.name, Summary: fmt.Sprintf("%s (paper %s)", e.summary, e.paper), Run: run})
 }
 
 func appNames() []string {
@@ -350,8 +350,7 @@ func runAppEntry(e appEntry, args []string, stdout, stderr io.Writer) error {
 		if len(r.Records) > 0 {
 			res = r
 		}
-		var ae *agreedError
-		if !errors.As(err, &ae) {
+		if !job.Collective(err) {
 			err = patternErr(err) // a rank whose peer failed stays quiet
 		}
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/apps/appexp"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
@@ -253,17 +254,17 @@ func runAppMP(name string, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		err = xp.Run(c, meta, s.write, func(note string) { fmt.Fprintln(stdout, "calibration:", note) }, f.printer(len(xp.Programs) > 1, stdout))
-		if cerr := s.close(); err == nil {
+		err = xp.Run(c, meta, s.Write, func(note string) { fmt.Fprintln(stdout, "calibration:", note) }, f.printer(len(xp.Programs) > 1, stdout))
+		if cerr := s.Close(); err == nil {
 			err = cerr
 		}
 		var ce *apps.CollectiveError
 		if errors.As(err, &ce) {
 			// Every rank has this verdict: rank 0 prints it, nobody aborts.
 			if c.Rank() == 0 {
-				return &agreedError{err}
+				return job.Reported(err)
 			}
-			return &quietError{err: err}
+			return job.Quiet(err)
 		}
 		return err
 	})

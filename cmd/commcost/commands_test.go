@@ -5,21 +5,13 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// walk calls f on every registered node below n, depth first.
-func walk(n *node, f func(*node)) {
-	for _, name := range n.names() {
-		c := n.children[name]
-		f(c)
-		walk(c, f)
-	}
-}
+	"github.com/commcost/commcost/cli"
+)
 
 // TestCommandTree checks the registered tree: every node was registered (no
 // placeholder left by a child whose group never registered), a leaf runs and
@@ -28,38 +20,38 @@ func walk(n *node, f func(*node)) {
 // subcommand" error name every child, and every leaf's -h (through 'help')
 // names its own path.
 func TestCommandTree(t *testing.T) {
-	walk(root, func(n *node) {
-		t.Run(strings.ReplaceAll(n.name, " ", "_"), func(t *testing.T) {
+	cli.Root.Walk(func(n *cli.Node) {
+		t.Run(strings.ReplaceAll(n.Name, " ", "_"), func(t *testing.T) {
 			switch {
-			case !n.registered:
-				t.Fatalf("%q is a placeholder: its group was never registered", n.name)
-			case n.summary == "":
-				t.Errorf("%q has no summary", n.name)
-			case n.run != nil && len(n.children) > 0:
-				t.Fatalf("%q runs and has subcommands %v", n.name, n.names())
-			case n.run == nil && len(n.children) == 0:
-				t.Fatalf("%q neither runs nor has subcommands", n.name)
+			case !n.Registered():
+				t.Fatalf("%q is a placeholder: its group was never registered", n.Name)
+			case n.Summary == "":
+				t.Errorf("%q has no summary", n.Name)
+			case n.Run != nil && len(n.Names()) > 0:
+				t.Fatalf("%q runs and has subcommands %v", n.Name, n.Names())
+			case n.Run == nil && len(n.Names()) == 0:
+				t.Fatalf("%q neither runs nor has subcommands", n.Name)
 			}
-			path := strings.Fields(n.name)
-			if n.run != nil {
+			path := strings.Fields(n.Name)
+			if n.Run != nil {
 				code, stdout, stderr := runCLI(t, append([]string{"help"}, path...)...)
-				if code != 0 || !strings.HasPrefix(stdout, "usage: commcost "+n.name+" ") || stderr != "" {
-					t.Errorf("help %s: exit %d, stdout starts %q, stderr %q", n.name, code, head(stdout), stderr)
+				if code != 0 || !strings.HasPrefix(stdout, "usage: commcost "+n.Name+" ") || stderr != "" {
+					t.Errorf("help %s: exit %d, stdout starts %q, stderr %q", n.Name, code, head(stdout), stderr)
 				}
 				return
 			}
 			var usage bytes.Buffer
-			n.usage(&usage)
+			n.Usage(&usage)
 			code, stdout, stderr := runCLI(t, path...)
 			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, usage.String()) {
-				t.Errorf("%s without a subcommand: exit %d, stdout %q, stderr does not start with the usage:\n%s", n.name, code, stdout, stderr)
+				t.Errorf("%s without a subcommand: exit %d, stdout %q, stderr does not start with the usage:\n%s", n.Name, code, stdout, stderr)
 			}
-			for _, child := range n.names() {
+			for _, child := range n.Names() {
 				if !strings.Contains(usage.String(), "\n  "+child+" ") {
-					t.Errorf("usage of %s lacks %q:\n%s", n.name, child, usage.String())
+					t.Errorf("usage of %s lacks %q:\n%s", n.Name, child, usage.String())
 				}
 				if !strings.Contains(stderr, child) {
-					t.Errorf("error of %s without a subcommand lacks %q: %s", n.name, child, stderr)
+					t.Errorf("error of %s without a subcommand lacks %q: %s", n.Name, child, stderr)
 				}
 			}
 		})
@@ -71,56 +63,6 @@ func head(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// TestRegister: a subcommand registered before its group (files initialise
-// in name order) lands under the group once the group registers; children
-// keep their registration order; a path registered twice panics.
-func TestRegister(t *testing.T) {
-	tree := newTree()
-	var ran []string
-	leaf := func(name string) command {
-		return command{name: name, summary: "leaf " + name, run: func(args []string, _, _ io.Writer) error {
-			ran = append(ran, name+" "+strings.Join(args, " "))
-			return nil
-		}}
-	}
-	tree.register(leaf("grp zeta"))
-	tree.register(command{name: "grp", summary: "a group"})
-	tree.register(leaf("grp alpha"))
-	tree.register(leaf("top"))
-	if got := strings.Join(tree.names(), ","); got != "grp,top" {
-		t.Errorf("top level %s, want grp,top (sorted)", got)
-	}
-	g := tree.children["grp"]
-	if !g.registered || g.summary != "a group" || strings.Join(g.names(), ",") != "zeta,alpha" {
-		t.Fatalf("group %+v, children %v; want registered, in registration order zeta,alpha", g.command, g.names())
-	}
-	if err := tree.dispatch([]string{"grp", "alpha", "--x", "1"}, io.Discard, io.Discard); err != nil || len(ran) != 1 || ran[0] != "grp alpha --x 1" {
-		t.Errorf("dispatch: %v, ran %q", err, ran)
-	}
-	tests := []struct {
-		args []string
-		want string
-	}{
-		{nil, "no subcommand given"},
-		{[]string{"grp"}, "grp needs a subcommand: zeta or alpha"},
-		{[]string{"grp", "beta"}, `grp "beta": unknown subcommand; accepted: zeta, alpha`},
-		{[]string{"nope"}, `unknown subcommand "nope"`},
-		{[]string{"help", "grp", "beta"}, "help grp beta: no such subcommand"},
-	}
-	for _, tt := range tests {
-		err := tree.dispatch(tt.args, io.Discard, io.Discard)
-		if !isUsage(err) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%q: %v, want a usage error with %q", tt.args, err, tt.want)
-		}
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("registering grp alpha twice did not panic")
-		}
-	}()
-	tree.register(leaf("grp alpha"))
 }
 
 // TestGroupUsageGolden: the usage of each group and of one leaf, from the

@@ -16,9 +16,9 @@ import (
 
 func init() {
 	register(command{
-		name:    "compare",
-		summary: "compare runs (medians, ratios, Mann-Whitney verdicts) or models against records",
-		run:     runCompare,
+		Name:    "compare",
+		Summary: "compare runs (medians, ratios, Mann-Whitney verdicts) or models against records",
+		Run:     runCompare,
 	})
 }
 

@@ -3,17 +3,19 @@ package main
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/commcost/commcost/job"
 )
 
 // Issue 18, class 2: ask for what the machine has before allocating, and
 // refuse counts that cannot finish in the time budget. The machine is
-// made small (availableMemory) so that the refusals are tested without
+// made small (job.AvailableMemory) so that the refusals are tested without
 // allocating anything large; every case must exit 2 with one message
 // naming the flag, the need and what is available, and write nothing.
 func TestAskBeforeAllocating(t *testing.T) {
 	const gib = 1 << 30
-	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
-	availableMemory = func() (int64, string, bool) { return gib, "a test's 1 GiB", true }
+	defer func(f func() (int64, string, bool)) { job.AvailableMemory = f }(job.AvailableMemory)
+	job.AvailableMemory = func() (int64, string, bool) { return gib, "a test's 1 GiB", true }
 	dir := t.TempDir()
 	out := filepath.Join(dir, "x.jsonl")
 	local := []string{"--backend", "local", "--out", out}
@@ -51,7 +53,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })
 	}
 	// The local backend's own ranks, on a machine of 100 MiB.
-	availableMemory = func() (int64, string, bool) { return 100 << 20, "a test's 100 MiB", true }
+	job.AvailableMemory = func() (int64, string, bool) { return 100 << 20, "a test's 100 MiB", true }
 	t.Run("local ranks", func(t *testing.T) {
 		checkUsageError(t, dir, []string{"info", "--backend", "local", "--np", "4096"}, "--np 4096: the local backend's 4096 ranks (about 256.0 KiB each) needs about 1.0 GiB in this process; available: 100.0 MiB")
 	})
@@ -59,7 +61,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		checkUsageError(t, dir, with("dsm", "barneshut", "--meshes", "2x2,32x32"), "--meshes 2x2,32x32: mesh 32x32's 1024 ranks (about 256.0 KiB each) needs about 256.0 MiB in this process; available: 100.0 MiB")
 	})
 	// What fits runs.
-	availableMemory = func() (int64, string, bool) { return gib, "a test's 1 GiB", true }
+	job.AvailableMemory = func() (int64, string, bool) { return gib, "a test's 1 GiB", true }
 	t.Run("fits", func(t *testing.T) {
 		code, _, errs := runCLI(t, "pingpong", "--backend", "local", "--sizes", "8,1M", "--iters", "2", "--min-reps", "3", "--max-reps", "3", "--format", "csv")
 		if code != 0 {

@@ -14,10 +14,10 @@ import (
 )
 
 func init() {
-	register(command{name: "dsm", summary: "DIVA global variables (paper 004)", more: dsmMore})
-	register(command{name: "dsm check", summary: "the coherence suite on every strategy: randomized reads and writes with versioned values (stale, torn and unknown reads), racing partial writes, a lock-protected counter, the error contract; exit 1 on any violation", run: runDSMCheck})
-	register(command{name: "dsm matsquare", summary: "the matrix square A := A*A of paper 004, section 3.1, over each strategy and the hand-optimised message passing: congestion under dimension-order routing on the virtual mesh, and time", run: runDSMMatSquare})
-	register(command{name: "dsm overhead", summary: "the library's own cost per access: cached read, cached write, the store's barrier against MPI's (on idle ranks)", run: runDSMOverhead})
+	register(command{Name: "dsm", Summary: "DIVA global variables (paper 004)", More: dsmMore})
+	register(command{Name: "dsm check", Summary: "the coherence suite on every strategy: randomized reads and writes with versioned values (stale, torn and unknown reads), racing partial writes, a lock-protected counter, the error contract; exit 1 on any violation", Run: runDSMCheck})
+	register(command{Name: "dsm matsquare", Summary: "the matrix square A := A*A of paper 004, section 3.1, over each strategy and the hand-optimised message passing: congestion under dimension-order routing on the virtual mesh, and time", Run: runDSMMatSquare})
+	register(command{Name: "dsm overhead", Summary: "the library's own cost per access: cached read, cached write, the store's barrier against MPI's (on idle ranks)", Run: runDSMOverhead})
 }
 
 const dsmMore = `Strategies: fixed-home, tree-2, tree-4, tree-16, tree-2-4, tree-4-16 (any

@@ -20,9 +20,9 @@ import (
 // square), records, the ratio tables and the figures.
 
 func init() {
-	register(command{name: "dsm bitonic", summary: "bitonic sorting with merge&split (paper 004, section 3.2, Figs. 6-7) over each strategy and the hand-optimised message passing: congestion and execution time, ratios to hand", run: runDSMBitonic})
-	register(command{name: "dsm barneshut", summary: "the Barnes-Hut N-body simulation (paper 004, section 3.3, Figs. 8-11) over each strategy: congestion and time of the six phases, cache hit ratio, forces checked against direct summation, energy drift", run: runDSMBarnesHut})
-	register(command{name: "dsm plot", summary: "the ratio tables and the figures of matsquare, bitonic and barneshut again, from their records (JSON Lines files)", run: runDSMPlot})
+	register(command{Name: "dsm bitonic", Summary: "bitonic sorting with merge&split (paper 004, section 3.2, Figs. 6-7) over each strategy and the hand-optimised message passing: congestion and execution time, ratios to hand", Run: runDSMBitonic})
+	register(command{Name: "dsm barneshut", Summary: "the Barnes-Hut N-body simulation (paper 004, section 3.3, Figs. 8-11) over each strategy: congestion and time of the six phases, cache hit ratio, forces checked against direct summation, energy drift", Run: runDSMBarnesHut})
+	register(command{Name: "dsm plot", Summary: "the ratio tables and the figures of matsquare, bitonic and barneshut again, from their records (JSON Lines files)", Run: runDSMPlot})
 }
 
 // dsmSweep are the flags the experiments add to dsmFlags: a sweep over mesh

@@ -19,12 +19,12 @@ import (
 )
 
 func init() {
-	register(command{name: "emulate", summary: "the service network of paper 000 on MPI ranks", more: emulateMore})
-	register(command{name: "emulate info", summary: "the network and the partition of the world into application and service ranks (no MPI needed)", run: runEmulateInfo})
-	register(command{name: "emulate kk", summary: "k-k-access sweep (k, l, r) through the emulated network", run: runEmulateKK})
-	register(command{name: "emulate kaccess", summary: "k-access sweep (h, a, es): receive hot spots and asynchrony", run: runEmulateKAccess})
-	register(command{name: "emulate split", summary: "packet splitting, versions 1, 2, 3 (paper 000, section 7, Fig. 14): version 3's k0, l0 from the trilinear model of a calibration sweep or --fit FILE", run: runEmulateSplit})
-	register(command{name: "emulate selftest", summary: "functional check of the running network: reads return what was written, barriers hold, no hang under a hot spot, locks exclude, no message lost", run: runEmulateSelfTest})
+	register(command{Name: "emulate", Summary: "the service network of paper 000 on MPI ranks", More: emulateMore})
+	register(command{Name: "emulate info", Summary: "the network and the partition of the world into application and service ranks (no MPI needed)", Run: runEmulateInfo})
+	register(command{Name: "emulate kk", Summary: "k-k-access sweep (k, l, r) through the emulated network", Run: runEmulateKK})
+	register(command{Name: "emulate kaccess", Summary: "k-access sweep (h, a, es): receive hot spots and asynchrony", Run: runEmulateKAccess})
+	register(command{Name: "emulate split", Summary: "packet splitting, versions 1, 2, 3 (paper 000, section 7, Fig. 14): version 3's k0, l0 from the trilinear model of a calibration sweep or --fit FILE", Run: runEmulateSplit})
+	register(command{Name: "emulate selftest", Summary: "functional check of the running network: reads return what was written, barriers hold, no hang under a hot spot, locks exclude, no message lost", Run: runEmulateSelfTest})
 }
 
 const emulateMore = `Networks: SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC). A network of

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/commcost/commcost/emulate"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/mpi/mpirun"
@@ -136,14 +137,12 @@ func TestEmulationVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 	for r, err := range errs {
-		var a *agreedError
-		var q *quietError
 		switch {
 		case !collective(err) || exitCode(err, io.Discard) != 1:
 			t.Errorf("rank %d: %v: collective %v, exit %d; want a collective verdict, exit 1", r, err, collective(err), exitCode(err, io.Discard))
-		case r == 0 && (!errors.As(err, &a) || err.Error() != "emulate split: no fit"):
+		case r == 0 && (!job.IsReported(err) || err.Error() != "emulate split: no fit"):
 			t.Errorf("rank 0: %v (%T), want the agreed message", err, err)
-		case r > 0 && !errors.As(err, &q):
+		case r > 0 && !job.IsQuiet(err):
 			t.Errorf("rank %d: %v (%T), want a quiet error", r, err, err)
 		}
 	}

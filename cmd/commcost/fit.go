@@ -19,9 +19,9 @@ import (
 
 func init() {
 	register(command{
-		name:    "fit",
-		summary: "fit a cost model to a JSON Lines file (fit -h lists the models)",
-		run:     runFit,
+		Name:    "fit",
+		Summary: "fit a cost model to a JSON Lines file (fit -h lists the models)",
+		Run:     runFit,
 	})
 }
 
@@ -120,28 +120,6 @@ func checkApplies(fs *flag.FlagSet, kind string) error {
 		}
 	})
 	return err
-}
-
-// parseInterspersed parses flags that may come before, between or after
-// the positional arguments (commcost fit hockney run.jsonl --plot x.png),
-// which the flag package alone stops at. After "--" everything is
-// positional.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args, true); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 // options turns the flags into model options for kind, naming the flag on

@@ -6,8 +6,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/commcost/commcost/results"
 )
 
 // sizeUnits are binary multipliers: 1K = 1024 bytes, as OSU prints sizes.
@@ -241,17 +239,4 @@ func flagsSet(fs *flag.FlagSet) map[string]bool {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set
-}
-
-// openOut opens --out for appending; it is called only after every input
-// was checked, so bad input writes nothing.
-func openOut(path string) (*results.JSONLWriter, error) {
-	if path == "" {
-		return nil, nil
-	}
-	jw, err := results.AppendJSONL(path)
-	if err != nil {
-		return nil, usagef("--out %s: %v (the directory must exist and the file be writable)", path, err)
-	}
-	return jw, nil
 }

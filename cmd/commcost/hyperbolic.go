@@ -19,10 +19,10 @@ const (
 )
 
 func init() {
-	register(command{name: "roundtrip", summary: "paper 001 sec. 3.1: full round-trip time RTT(x) between rank 0 and a peer", run: runRoundTrip})
-	register(command{name: "alltoall", summary: "paper 001 sec. 3.1: every rank sends x bytes to every other, then receives all", run: runAllToAll})
-	register(command{name: "pairwise", summary: "paper 001 sec. 3.3: rank i <-> n+i of 2n ranks, concurrent ping-pongs", run: runPairwise})
-	register(command{name: "rowcontention", summary: "paper 001 sec. 3.4: rank i <-> 2n-1-i (nested pairs), concurrent ping-pongs", run: runRowContention})
+	register(command{Name: "roundtrip", Summary: "paper 001 sec. 3.1: full round-trip time RTT(x) between rank 0 and a peer", Run: runRoundTrip})
+	register(command{Name: "alltoall", Summary: "paper 001 sec. 3.1: every rank sends x bytes to every other, then receives all", Run: runAllToAll})
+	register(command{Name: "pairwise", Summary: "paper 001 sec. 3.3: rank i <-> n+i of 2n ranks, concurrent ping-pongs", Run: runPairwise})
+	register(command{Name: "rowcontention", Summary: "paper 001 sec. 3.4: rank i <-> 2n-1-i (nested pairs), concurrent ping-pongs", Run: runRowContention})
 }
 
 // hypBench is the bench of each subcommand of this file.

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	register(command{name: "info", summary: "MPI library, ranks, hosts, ranks per host, GOMAXPROCS, CPU binding, backend", run: runInfo})
+	register(command{Name: "info", Summary: "MPI library, ranks, hosts, ranks per host, GOMAXPROCS, CPU binding, backend", Run: runInfo})
 }
 
 // infoFieldLen bounds each rank's per-rank text gathered by info.

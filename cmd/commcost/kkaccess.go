@@ -36,8 +36,8 @@ const (
 )
 
 func init() {
-	register(command{name: "kkaccess", summary: "k-k-access of paper 000 (Def. 2): k packets of l bytes per accessing rank, portion r", run: runKKAccess})
-	register(command{name: "kaccess", summary: "k-access of paper 000 (sec. 5): receive hot spot h, a accesses between syncs, es", run: runKAccess})
+	register(command{Name: "kkaccess", Summary: "k-k-access of paper 000 (Def. 2): k packets of l bytes per accessing rank, portion r", Run: runKKAccess})
+	register(command{Name: "kaccess", Summary: "k-access of paper 000 (sec. 5): receive hot spot h, a accesses between syncs, es", Run: runKAccess})
 }
 
 // accessGrid is the grid of send hot spots k, packet sizes l and access

@@ -4,10 +4,12 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/job"
 )
 
 func main() {
@@ -15,28 +17,16 @@ func main() {
 }
 
 // mainCode is main but for the exit: it runs the command and returns the
-// exit status, so the mapping of runtime failures to status 1 is tested.
-func mainCode(args []string, stdout, stderr io.Writer) (code int) {
-	// A panic is a runtime failure, exit status 1 like any other (Go's
-	// default, 2, is the status of bad input); it ends the job, since
-	// peers may wait for this rank.
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "commcost: internal error: %v\n%s", r, debug.Stack())
-			abortNative(1)
-			code = 1
-		}
-	}()
-	err := run(args, stdout, stderr)
-	code = exitCode(err, stderr)
-	if err != nil && !collective(err) {
-		// Possibly this rank's failure alone: peers may wait for it
-		// forever, and so would MPI_Finalize.
-		abortNative(code)
-	}
-	// MPI requires every process that initialised it to finalise before
-	// exiting, whatever the outcome; otherwise mpirun reports an abnormal
-	// termination on top of our message.
-	stopNative()
-	return code
+// exit status (job.Main: the error policy), so that it is tested.
+func mainCode(args []string, stdout, stderr io.Writer) int {
+	return job.Main(func() error { return run(args, stdout, stderr) }, stderr, cli.Printable, debug.Stack)
 }
+
+// run is the whole program: main only maps its error to an exit status.
+func run(args []string, stdout, stderr io.Writer) error {
+	job.Begin(args)
+	return cli.Root.Dispatch(args, stdout, stderr)
+}
+
+// exitCode is the exit status of err, its message printed on stderr.
+func exitCode(err error, stderr io.Writer) int { return job.ExitCode(err, stderr, cli.Printable) }

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"io"
 	"math"
 
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
@@ -119,61 +119,46 @@ func (m *measureFlags) reps() patterns.Reps {
 	return patterns.Reps{MinReps: m.minReps, MaxReps: m.maxReps, MaxTime: m.maxTime, RelCI: m.relCI}
 }
 
-// sink is where rank 0 sends records: the --out file and stdout in the
-// chosen format. Other ranks get a sink that drops everything.
-type sink struct {
-	writers []results.RecordWriter
-	closers []func() error
-	keep    bool // keep raw samples
-	recs    []results.Record
+// openSink opens the outputs of mf on rank 0 (job.OpenSink).
+func openSink(c mpi.Comm, mf *measureFlags, stdout io.Writer) (*job.Sink, error) {
+	return job.OpenSink(c, mf.output(), stdout)
 }
 
-// openSink opens the outputs on rank 0; the result on every rank is agreed,
-// so a bad --out fails everywhere before anything is measured.
-func openSink(c mpi.Comm, mf *measureFlags, stdout io.Writer) (*sink, error) {
-	s := &sink{keep: mf.samples}
-	var err error
-	if c.Rank() == 0 {
-		if mf.out != "" {
-			var jw *results.JSONLWriter
-			if jw, err = openOut(mf.out); err == nil {
-				s.writers = append(s.writers, jw)
-				s.closers = append(s.closers, jw.Close)
-			}
+func (m *measureFlags) output() job.Output {
+	return job.Output{Format: m.format, Out: m.out, Samples: m.samples, Quiet: m.quiet}
+}
+
+// demand is what the run asks of the machine (job.Demand).
+func (m *measureFlags) demand() job.Demand {
+	d := job.Demand{Plan: m.plan, MaxTime: m.maxTime, FlagText: func(param string) string {
+		flag := memFlags[param]
+		if flag == "" {
+			flag = param
 		}
-		if err == nil {
-			w := mf.format.NewWriter(stdout, results.TableOptions{})
-			s.writers = append(s.writers, w)
-			s.closers = append(s.closers, w.Close)
-		}
+		return flagText(m, flag)
+	}}
+	if m.need != nil {
+		d.Need = func(p int) job.MemNeed { return m.need(p).job() }
 	}
-	if err := agree(c, err); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
+	return d
 }
 
-// write hands one finished record to every output; each flushes it at once.
-func (s *sink) write(rec results.Record) error {
-	if !s.keep {
-		rec.Samples = nil
+// memFlags maps the parameter a pattern's memory grows with to the flag
+// that sets it.
+var memFlags = map[string]string{"bytes": "sizes", "l": "l", "k": "k"}
+
+// flagText is "--name value" for a flag as given on the command line, or
+// "--name" when it was left at its default.
+func flagText(mf *measureFlags, name string) string {
+	if v, ok := mf.given[name]; ok {
+		return "--" + name + " " + echo(v)
 	}
-	s.recs = append(s.recs, rec)
-	var errs []error
-	for _, w := range s.writers {
-		errs = append(errs, w.Write(rec))
-	}
-	return errors.Join(errs...)
+	return "--" + name
 }
 
-func (s *sink) close() error {
-	var errs []error
-	for _, c := range s.closers {
-		errs = append(errs, c())
-	}
-	s.closers = nil
-	return errors.Join(errs...)
+// checkDemand checks the run's demand on this rank (job.Demand.Check).
+func checkDemand(c mpi.Comm, mf *measureFlags, meta results.Meta) error {
+	return mf.demand().Check(c, meta)
 }
 
 // needRanks refuses a world of the wrong size with a usage error (exit 2)
@@ -189,71 +174,21 @@ func needRanks(c mpi.Comm, what string, ok func(n int) bool, want string) error 
 	return usagef("%s needs %s, got %d%s", what, want, c.Size(), hint)
 }
 
-// runMeasured is the skeleton of a measuring subcommand: check the rank
-// count, open the outputs, fill the metadata, then call body with a function
-// that writes one record; outputs are closed at the end on rank 0. Rank 0
-// shows a progress line on a terminal stderr (meter), one step per record,
-// out of mf.points when the subcommand set it (else the points of its plan).
+// runMeasured is the skeleton of a measuring subcommand (job.Measure).
 func runMeasured(mf *measureFlags, stdout io.Writer, rankCheck func(c mpi.Comm) error,
 	body func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error) error {
-	return withWorld(mf.backend, mf.np, func(c mpi.Comm) error {
-		if err := agree(c, rankCheck(c)); err != nil {
-			return err
-		}
-		meta, err := newMeta(c)
-		if err != nil {
-			return err
-		}
-		if err := agree(c, checkDemand(c, mf, meta)); err != nil {
-			return err
-		}
-		s, err := openSink(c, mf, stdout)
-		if err != nil {
-			return err
-		}
-		var m *meter
-		if c.Rank() == 0 {
-			if mf.points == 0 && mf.plan != nil {
-				mf.points = len(mf.plan(c.Size())) // a record per point
-			}
-			m = newMeter(mf.progress, mf.quiet, mf.label, mf.points)
-		}
-		err = body(c, meta, func(rec results.Record) error {
-			if c.Rank() != 0 {
-				return nil
-			}
-			err := s.write(rec)
-			m.step()
-			return err
-		})
-		m.finish()
-		if cerr := s.close(); err == nil {
-			err = cerr
-		}
-		return err
-	})
+	m := job.Measure{Launch: job.Launch{Backend: mf.backend, NP: mf.np, Timeout: mf.timeout},
+		Output: mf.output(), Ranks: rankCheck, Demand: mf.demand(), Points: mf.points,
+		Progress: mf.progress, Label: mf.label}
+	return m.Run(stdout, body)
 }
 
-// measurePoints measures the instances of a sweep in order (measurePoint).
+// measurePoints measures the instances of a sweep in order.
 func measurePoints(c mpi.Comm, emit func(results.Record) error, pts []patterns.Pattern, meta results.Meta) error {
-	for _, pat := range pts {
-		if _, err := measurePoint(c, emit, pat, meta); err != nil {
-			return err
-		}
-	}
-	return nil
+	return job.MeasurePoints(c, emit, pts, meta)
 }
 
-// measurePoint measures one pattern instance on every rank of c and writes
-// the record the pattern builds for itself (emitRecord: the outcome is
-// agreed). The measurement comes back for callers that derive the next
-// point from it (prtt's auto delay).
+// measurePoint measures one pattern instance (job.MeasurePoint).
 func measurePoint(c mpi.Comm, emit func(results.Record) error, pat patterns.Pattern, meta results.Meta) (patterns.Measurement, error) {
-	end := patterns.Installed().Begin(pointName(pat, c.Size()), 0)
-	m, err := pat.Run(c)
-	end()
-	if err != nil {
-		return m, patternErr(err)
-	}
-	return m, emitRecord(c, emit, pat.Record(m, meta))
+	return job.MeasurePoint(c, emit, pat, meta)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi/mpirun"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
@@ -200,7 +201,7 @@ func TestMPIRunInfoAndSuite(t *testing.T) {
 // the job hung (30 s timeout hit).
 func TestMPIRunOneRankFails(t *testing.T) {
 	bin := commcostBinary(t)
-	t.Setenv(allowMPMDEnv, "1") // else refused as different commands (TestMPIRunDifferentCommands)
+	t.Setenv(job.AllowMPMDEnv, "1") // else refused as different commands (TestMPIRunDifferentCommands)
 	start := time.Now()
 	r := underMPI(t, 1, bin, "pingpong", "--sizes", "8", "--max-time", "2",
 		":", "-np", "1", bin, "pingpong", "--sizes", "16", "--max-time", "2")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/optsplit"
@@ -28,7 +29,7 @@ const (
 )
 
 func init() {
-	register(command{name: "optimize", summary: "paper 000 sec. 7: optimal split k0, l0 of D bytes from the trilinear model, measured around it (Fig. 13)", run: runOptimize})
+	register(command{Name: "optimize", Summary: "paper 000 sec. 7: optimal split k0, l0 of D bytes from the trilinear model, measured around it (Fig. 13)", Run: runOptimize})
 }
 
 const optimizeUsage = `usage: commcost optimize --D BYTES [flags]   (under mpirun, or --backend local --np N)
@@ -228,9 +229,9 @@ func modelVerdict(err error, why func(error) error) error {
 		return patternErr(err)
 	}
 	if me.Reporter {
-		return &agreedError{why(err)}
+		return job.Reported(why(err))
 	}
-	return &quietError{err: err}
+	return job.Quiet(err)
 }
 
 func runOptimize(args []string, stdout, stderr io.Writer) error {

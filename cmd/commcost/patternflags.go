@@ -1,13 +1,13 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
@@ -182,14 +182,7 @@ func emitRecord(c mpi.Comm, emit func(results.Record) error, rec results.Record)
 	return agree(c, emit(rec))
 }
 
-// patternErr keeps a pattern's failure to one message: the ranks that only
-// learnt that another rank failed (patterns.ErrPeerFailed) stay quiet.
-func patternErr(err error) error {
-	if errors.Is(err, patterns.ErrPeerFailed) {
-		return &quietError{err: err}
-	}
-	return err
-}
+func patternErr(err error) error { return job.PatternErr(err) }
 
 // checkParamValues checks every value of a list flag against the pattern
 // parameter it sets (patterns.Spec): a flag is refused by the same code

@@ -16,7 +16,7 @@ const (
 )
 
 func init() {
-	register(command{name: "permutations", summary: "paper 002 Table 1: N random permutations of x bytes; ave, max, min, max/ave, min/ave", run: runPermutations})
+	register(command{Name: "permutations", Summary: "paper 002 Table 1: N random permutations of x bytes; ave, max, min, max/ave, min/ave", Run: runPermutations})
 }
 
 func runPermutations(args []string, stdout, stderr io.Writer) error {

@@ -19,9 +19,9 @@ import (
 
 func init() {
 	register(command{
-		name:    "predict",
-		summary: "predict a pattern instance's time from a fitted model (JSON from 'fit --format json')",
-		run:     runPredict,
+		Name:    "predict",
+		Summary: "predict a pattern instance's time from a fitted model (JSON from 'fit --format json')",
+		Run:     runPredict,
 	})
 }
 

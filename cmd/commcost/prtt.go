@@ -24,7 +24,7 @@ const (
 )
 
 func init() {
-	register(command{name: "prtt", summary: "LogGP (netgauge): PRTT(n,d,s), n messages with delay d, one answer; client and server sides", run: runPRTT})
+	register(command{Name: "prtt", Summary: "LogGP (netgauge): PRTT(n,d,s), n messages with delay d, one answer; client and server sides", Run: runPRTT})
 }
 
 type prttFlags struct {

@@ -16,8 +16,8 @@ const (
 )
 
 func init() {
-	register(command{name: "pingpong", summary: "OSU-style latency: half round trip of a blocking ping-pong (2 ranks)", run: runPingPong})
-	register(command{name: "bandwidth", summary: "OSU-style bandwidth: window of 64 Isends + 4-byte ack (2 ranks)", run: runBandwidth})
+	register(command{Name: "pingpong", Summary: "OSU-style latency: half round trip of a blocking ping-pong (2 ranks)", Run: runPingPong})
+	register(command{Name: "bandwidth", Summary: "OSU-style bandwidth: window of 64 Isends + 4-byte ack (2 ranks)", Run: runBandwidth})
 }
 
 type pt2ptFlags struct {

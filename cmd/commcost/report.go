@@ -14,9 +14,9 @@ import (
 
 func init() {
 	register(command{
-		name:    "report",
-		summary: "regenerate a run directory's report.md and plots/ from its records.jsonl",
-		run:     runReport,
+		Name:    "report",
+		Summary: "regenerate a run directory's report.md and plots/ from its records.jsonl",
+		Run:     runReport,
 	})
 }
 

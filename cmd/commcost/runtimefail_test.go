@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/cli"
 	"github.com/commcost/commcost/mpi"
 )
 
@@ -14,14 +15,11 @@ import (
 // afterwards, so the help listing of other tests is unchanged.
 func addTestCommand(t *testing.T, name string, run func(args []string, stdout, stderr io.Writer) error) {
 	t.Helper()
-	if root.children[name] != nil {
+	if cli.Root.Child(name) != nil {
 		t.Fatalf("command %q already exists", name)
 	}
-	root.register(command{name: name, summary: "test only", run: run})
-	t.Cleanup(func() {
-		delete(root.children, name)
-		root.order = root.order[:len(root.order)-1]
-	})
+	cli.Register(cli.Command{Name: name, Summary: "test only", Run: run})
+	t.Cleanup(func() { cli.Root.Unregister(name) })
 }
 
 // Issue 18, class 2: a runtime failure exits 1, never 2 (the status of bad

@@ -17,11 +17,11 @@ import (
 )
 
 func init() {
-	register(command{name: "sched", summary: "all-to-many scheduling (paper 002)", more: schedMore})
-	register(command{name: "sched count", summary: "experiment 1, no MPI needed: number of permutations and scheduling time of " + strings.Join(permsched.SchedulerNames(), ", ") + " over sampled matrices (paper Table 4 and Fig. 10)", run: runSchedCount})
-	register(command{name: "sched comm", summary: "experiment 2, under mpirun: communication time of every schedule and of MPI_Alltoallv by message size and density, the runtime scheduling cost and their ratio (Tables 1-3, Figs. 8, 9)", run: runSchedComm})
-	register(command{name: "sched breakeven", summary: "experiment 3: fit the Section 5.1 constants C1, C2, C3 and print the LP/CGM break-even densities, from --in records of 'sched comm' or from a measurement run now", run: runSchedBreakeven})
-	register(command{name: "sched gen", summary: "write a matrix file for --matrix (" + strings.Join(permsched.GenKinds(), ", ") + ", samplesort)", run: runSchedGen})
+	register(command{Name: "sched", Summary: "all-to-many scheduling (paper 002)", More: schedMore})
+	register(command{Name: "sched count", Summary: "experiment 1, no MPI needed: number of permutations and scheduling time of " + strings.Join(permsched.SchedulerNames(), ", ") + " over sampled matrices (paper Table 4 and Fig. 10)", Run: runSchedCount})
+	register(command{Name: "sched comm", Summary: "experiment 2, under mpirun: communication time of every schedule and of MPI_Alltoallv by message size and density, the runtime scheduling cost and their ratio (Tables 1-3, Figs. 8, 9)", Run: runSchedComm})
+	register(command{Name: "sched breakeven", Summary: "experiment 3: fit the Section 5.1 constants C1, C2, C3 and print the LP/CGM break-even densities, from --in records of 'sched comm' or from a measurement run now", Run: runSchedBreakeven})
+	register(command{Name: "sched gen", Summary: "write a matrix file for --matrix (" + strings.Join(permsched.GenKinds(), ", ") + ", samplesort)", Run: runSchedGen})
 }
 
 const schedMore = `Examples:

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/commcost/commcost/apps/appexp"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
@@ -14,7 +15,7 @@ import (
 )
 
 func init() {
-	register(command{name: "suite", summary: "the main job: calibration sweeps into a run directory with a report", run: runSuite})
+	register(command{Name: "suite", Summary: "the main job: calibration sweeps into a run directory with a report", Run: runSuite})
 }
 
 // runSuite is the main job (make run): ping-pong and bandwidth sweeps over
@@ -82,19 +83,19 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var m *meter
+		var m *job.Meter
 		if c.Rank() == 0 {
 			programs, _ := appexp.SuiteStorePrograms(c.Size())
 			total := 2*len(f.sizes) + len(suiteKKK)*len(suiteKKL)*len(suiteRs(c.Size())) + len(programs)
-			m = newMeter(f.progress, f.quiet, f.label, total)
+			m = job.NewMeter(f.progress, f.quiet, f.label, total)
 		}
-		defer m.finish()
+		defer m.Finish()
 		emit := func(rec results.Record) error {
 			if c.Rank() != 0 {
 				return nil
 			}
-			err := s.write(rec)
-			m.step()
+			err := s.Write(rec)
+			m.Step()
 			return err
 		}
 		// The two-party benchmarks run on ranks 0 and 1; others wait.
@@ -113,13 +114,13 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		if err := agree(c, err); err != nil {
-			s.close()
+			s.Close()
 			return err
 		}
 		// The k-k-access sweep runs on every rank (paper 000, Def. 2): the
 		// calibration data of the trilinear model.
 		if err := suiteKKAccess(c, &f, meta, emit); err != nil {
-			s.close()
+			s.Close()
 			return err
 		}
 		// Paper 000's four programs on the direct store, which the
@@ -129,22 +130,22 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 			if c.Rank() != 0 {
 				return nil
 			}
-			return s.write(rec)
+			return s.Write(rec)
 		}
-		if err := suiteAppSweep(c, &f, meta, appEmit, func() { m.step() }, stderr); err != nil {
-			s.close()
+		if err := suiteAppSweep(c, &f, meta, appEmit, func() { m.Step() }, stderr); err != nil {
+			s.Close()
 			return err
 		}
 		// The message-passing programs of papers 001 and 003, with the
 		// calibration of the patterns they name.
 		if *withMP {
 			if err := suiteAppsMP(c, f.reps(), f.validate, meta, emit); err != nil {
-				s.close()
+				s.Close()
 				return err
 			}
 		}
-		m.finish() // the progress line ends before the report prints
-		if err := s.close(); err != nil {
+		m.Finish() // the progress line ends before the report prints
+		if err := s.Close(); err != nil {
 			return err
 		}
 		if c.Rank() == 0 {

@@ -1,4 +1,4 @@
-package runguard
+package job
 
 import (
 	"fmt"

@@ -1,22 +1,10 @@
-// Package runguard holds the guards a measuring run passes before and
-// while it measures (issue 18: a job must end with a clear message, not
-// hang or be killed):
-//
-//   - every rank runs the same command (SameCommand): ranks that run
-//     different subcommands or arguments would post collectives that never
-//     match, and the job would hang;
-//   - the run asks no more than the machine has (Largest): the instance of
-//     a plan that needs most memory, and every instance's repetition against
-//     the time budget, checked before anything is allocated;
-//   - no point hangs the job (Watch, StallMessage): a watchdog on every
-//     measurement point, and the message that names the point and what the
-//     stuck rank waits for.
-//
+// The guards a measuring run passes before and while it measures: every
+// rank runs the same command (SameCommand), the run asks no more than the
+// machine has (Largest), and no point hangs the job (Watch, StallMessage).
 // What to do with a verdict (which flag to name, exit status 2, MPI_Abort)
-// is the caller's: this package returns facts and builds no usage errors.
-// It does not import mpi/native, so it builds without MPI headers; the
-// caller describes where a rank is stuck (Where).
-package runguard
+// is the rest of this package's; these functions return facts.
+
+package job
 
 import (
 	"encoding/binary"
@@ -160,8 +148,8 @@ func Largest(plan []patterns.Pattern, p int, maxTime float64) (int, patterns.Dem
 }
 
 // LocalRankBytes is what one goroutine rank of the local backend costs
-// beyond its buffers (stack, queues, communicator state): the bound issue
-// 18 sets for it (4096 ranks in under 1 GiB).
+// beyond its buffers (stack, queues, communicator state): 4096 ranks fit
+// in under 1 GiB.
 const LocalRankBytes = 256 << 10
 
 // Need is the memory one rank of a run needs, in bytes: its buffers, and

@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/commcost/commcost/opts"
+)
+
+// NewFlagSet returns a flag set whose errors are returned, not printed and
+// exited on, so that bad flags become bad input (exit 2). Its usage text is
+// the command's summary from Root, then the flags (PrintDefaults).
+func NewFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("commcost "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: commcost %s [flags]\n\n", name)
+		if n := Lookup(name); n != nil && n.Summary != "" {
+			fmt.Fprint(w, Wrap(n.Summary, "", UsageWidth))
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, "flags:")
+		PrintDefaults(fs)
+	}
+	return fs
+}
+
+// PrintDefaults prints the flags of fs as flag.PrintDefaults does, except
+// that the list values of package opts read as strings: "-k string ...
+// (default "1,2,4,8")", as they are typed.
+func PrintDefaults(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if s, ok := f.Value.(interface{ IsString() bool }); !ok || !s.IsString() {
+			v := f.Value
+			if u, ok := v.(interface{ Unwrap() flag.Value }); ok {
+				v = u.Unwrap() // a bound field's own type decides its zero
+			}
+			one := flag.NewFlagSet("", flag.ContinueOnError)
+			one.SetOutput(fs.Output())
+			one.Var(v, f.Name, f.Usage)
+			one.Lookup(f.Name).DefValue = f.DefValue
+			one.PrintDefaults()
+			return
+		}
+		name, usage := flag.UnquoteUsage(f)
+		if name == "value" {
+			name = "string"
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "  -%s %s\n    \t%s", f.Name, name, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if f.DefValue != "" {
+			fmt.Fprintf(&b, " (default %q)", f.DefValue)
+		}
+		fmt.Fprintln(fs.Output(), b.String())
+	})
+}
+
+// Parse parses args and turns flag errors into bad input; positional
+// arguments are refused unless allowArgs. A bad flag is one line that
+// names it and points to -h (the flag package would print the whole usage
+// after it, burying the message); the usage is printed when asked for,
+// with -h or --help (flag.ErrHelp).
+func Parse(fs *flag.FlagSet, args []string, allowArgs bool) error {
+	out := fs.Output()
+	var buf bytes.Buffer
+	fs.SetOutput(&buf)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			_, _ = out.Write(buf.Bytes())
+			return err
+		}
+		return opts.Badf("%s (run '%s -h' for the flags)", flagMessage(fs, err), fs.Name())
+	}
+	if !allowArgs && fs.NArg() > 0 {
+		return opts.Badf("unexpected argument %q (flags only: %s -h lists them)", fs.Arg(0), fs.Name())
+	}
+	return nil
+}
+
+// ParseInterspersed parses flags that may come before, between or after
+// the positional arguments (commcost fit hockney run.jsonl --plot x.png),
+// which the flag package alone stops at, and returns the positional ones.
+// After "--" everything is positional.
+func ParseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := Parse(fs, args, true); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// Given is the set of flags given on the command line.
+func Given(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// flagErrorRE matches the flag package's message for a value its parser
+// refuses.
+var flagErrorRE = regexp.MustCompile(`^invalid (?:boolean )?value "((?s).*)" for (?:flag )?-([^:]+): (.*)$`)
+
+// flagMessage rewrites the flag package's errors in the form of every
+// other message: the flag with two dashes and its value, then what is
+// wrong with it in the flag's own terms.
+func flagMessage(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	m := flagErrorRE.FindStringSubmatch(msg)
+	if m == nil {
+		if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+			return fmt.Sprintf("--%s: no such flag", strings.TrimLeft(name, "-"))
+		}
+		if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+			return fmt.Sprintf("--%s: needs a value", strings.TrimLeft(name, "-"))
+		}
+		return msg
+	}
+	value, name, why := m[1], m[2], m[3]
+	want := why
+	if f := fs.Lookup(name); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case int, int64, uint, uint64:
+				want = "want an integer"
+			case float64:
+				want = "want a number"
+			case bool:
+				want = "want true or false"
+			case time.Duration:
+				want = "want a duration such as 500ms, 2s or 1m"
+			}
+		}
+		if why == "value out of range" {
+			want = "out of range; " + want
+		}
+	}
+	return fmt.Sprintf("--%s %s: %s", name, opts.Echo(value), want)
+}
+
+// Printable escapes what a terminal would not show as text (control
+// characters, invalid UTF-8) in a message, so binary input that reaches a
+// message through any path is never echoed raw; newlines and tabs stay.
+func Printable(msg string) string {
+	var b strings.Builder
+	for i, w := 0, 0; i < len(msg); i += w {
+		r, size := utf8.DecodeRuneInString(msg[i:])
+		w = size
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, "\\x%02x", msg[i])
+		case r == '\n' || r == '\t' || unicode.IsGraphic(r):
+			b.WriteRune(r)
+		default:
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		}
+	}
+	return b.String()
+}
+
+// Bound is a configuration bound to a flag set (opts.Bind).
+type Bound struct {
+	*opts.Binding
+	FS  *flag.FlagSet
+	cfg any
+}
+
+// Bind binds cfg's tagged fields to fs.
+func Bind(fs *flag.FlagSet, cfg any) *Bound {
+	return &Bound{Binding: opts.Bind(fs, cfg), FS: fs, cfg: cfg}
+}
+
+// Check parses args into the bound configuration and validates it (when it
+// is an opts.Validator), telling a field's error by its flag.
+func (b *Bound) Check(args []string, allowArgs bool) error {
+	if err := Parse(b.FS, args, allowArgs); err != nil {
+		return err
+	}
+	return b.Validate()
+}
+
+// Validate validates the bound configuration (when it is an
+// opts.Validator), telling a field's error by its flag.
+func (b *Bound) Validate() error {
+	if v, ok := b.cfg.(opts.Validator); ok {
+		return b.Err(v.Validate())
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package job
+
+import (
+	"github.com/commcost/commcost/internal/sysmem"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// Ask for what the machine has, before allocating: every measuring run
+// states what its parameters need per rank (its plan's patterns own their
+// Demand, or a MemNeed), and Measure refuses with one message naming the
+// flag, the need and what is available before it creates any output,
+// instead of letting the run grow into the out-of-memory killer. Counts a
+// repetition cannot get through within the time budget are refused the
+// same way.
+
+// MemNeed is the memory a run asks of one rank.
+type MemNeed struct {
+	PerRank  float64 // bytes of buffers on the rank that allocates most
+	InFlight float64 // payload in flight per rank: the local backend's queues hold it again
+	Flag     string  // the flag the need grows with, as given ("--sizes 1G")
+	What     string  // the instance or structure that needs it
+}
+
+// AvailableMemory is what this process may still allocate and where the
+// bound comes from; a test may replace it.
+var AvailableMemory = sysmem.Available
+
+// Demand is what a run asks of the machine: its plan of pattern instances
+// on p ranks, checked against MaxTime per point, and a need of its own.
+type Demand struct {
+	Plan    func(p int) []patterns.Pattern
+	Need    func(p int) MemNeed
+	MaxTime float64
+	// FlagText names the flag, as given, that sets a record parameter
+	// ("bytes" -> "--sizes 1G"), for the message of a plan's need.
+	FlagText func(param string) string
+}
+
+// Check checks the demand on this rank: each point's repetitions against
+// MaxTime, and the memory of the largest point (or Need) against what
+// this host has for the ranks on it (the whole world for the local
+// backend, which runs in this process).
+func (d Demand) Check(c mpi.Comm, meta results.Meta) error {
+	p := c.Size()
+	var worst MemNeed
+	if d.Plan != nil {
+		plan := d.Plan(p)
+		i, dm, err := Largest(plan, p, d.MaxTime)
+		if err != nil {
+			return opts.Badf("%s: %v or raise --max-time", PointName(plan[i], p), err)
+		}
+		if i >= 0 {
+			flag := "--" + dm.MemParam
+			if d.FlagText != nil {
+				if t := d.FlagText(dm.MemParam); t != "" {
+					flag = t
+				}
+			}
+			worst = MemNeed{PerRank: float64(dm.BufferBytes), InFlight: float64(dm.InFlightBytes), Flag: flag, What: PointName(plan[i], p)}
+		}
+	}
+	if d.Need != nil {
+		if n := d.Need(p); n.PerRank+n.InFlight > worst.PerRank+worst.InFlight {
+			worst = n
+		}
+	}
+	return CheckMemory(c, meta, worst)
+}
+
+// CheckMemory compares need with the memory available to the ranks of
+// this host.
+func CheckMemory(c mpi.Comm, meta results.Meta, need MemNeed) error {
+	avail, source, ok := AvailableMemory()
+	if !ok {
+		return nil
+	}
+	p := c.Size()
+	if c.Backend() == Local {
+		// Every rank lives in this process; queues copy messages.
+		total := Need{BufferBytes: need.PerRank, InFlightBytes: need.InFlight}.InProcess(p)
+		if total <= float64(avail) {
+			return nil
+		}
+		if need.PerRank+need.InFlight < LocalRankBytes || need.Flag == "" {
+			return opts.Badf("--np %d: the local backend's %d ranks need about %s in this process (%s per rank); available: %s (%s)",
+				p, p, sysmem.Format(total), sysmem.Format(total/float64(p)), sysmem.Format(float64(avail)), source)
+		}
+		parts := "buffers " + sysmem.Format(need.PerRank)
+		if need.InFlight > 0 {
+			parts += ", messages in flight " + sysmem.Format(need.InFlight)
+		}
+		return opts.Badf("%s: %s needs %s per rank (%s), %s for the %d local ranks (--np %d) in this process; available: %s (%s)",
+			need.Flag, need.What, sysmem.Format(need.PerRank+need.InFlight+LocalRankBytes), parts,
+			sysmem.Format(total), p, p, sysmem.Format(float64(avail)), source)
+	}
+	here := ranksOnThisHost(c, meta)
+	total := Need{BufferBytes: need.PerRank}.OnHost(here)
+	if total <= float64(avail) {
+		return nil
+	}
+	return opts.Badf("%s: %s needs %s per rank, %s for the %d ranks on host %s; available there: %s (%s)",
+		need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, mpi.ProcessorName(c), sysmem.Format(float64(avail)), source)
+}
+
+// ranksOnThisHost counts the ranks that share this rank's host.
+func ranksOnThisHost(c mpi.Comm, meta results.Meta) int {
+	me := mpi.ProcessorName(c)
+	for i, h := range meta.Hosts {
+		if h == me && i < len(meta.RanksPerHost) {
+			return meta.RanksPerHost[i]
+		}
+	}
+	return 1
+}
+
+// CheckInProcess refuses a need of bytes in this process that the machine
+// cannot give, naming flag (as given) and what needs it.
+func CheckInProcess(flag, what string, bytes float64) error {
+	avail, source, ok := AvailableMemory()
+	if !ok || bytes <= float64(avail) {
+		return nil
+	}
+	return opts.Badf("%s: %s needs about %s in this process; available: %s (%s)",
+		flag, what, sysmem.Format(bytes), sysmem.Format(float64(avail)), source)
+}
+
+// PointName names a pattern instance as its record does: bench and
+// parameters.
+func PointName(pat patterns.Pattern, p int) string {
+	return pat.Bench() + " " + results.ParamList(pat.Params(p))
+}
