@@ -40,11 +40,13 @@ func NewFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 // (default "1,2,4,8")", as they are typed.
 func PrintDefaults(fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
-		if s, ok := f.Value.(interface{ IsString() bool }); !ok || !s.IsString() {
-			v := f.Value
-			if u, ok := v.(interface{ Unwrap() flag.Value }); ok {
-				v = u.Unwrap() // a bound field's own type decides its zero
-			}
+		v := f.Value
+		if u, ok := v.(interface{ Unwrap() flag.Value }); ok {
+			v = u.Unwrap() // a bound field's own type decides its zero and name
+		}
+		str, isStr := v.(interface{ IsString() bool })
+		typed, isTyped := v.(interface{ TypeName() string })
+		if !(isStr && str.IsString()) && !isTyped {
 			one := flag.NewFlagSet("", flag.ContinueOnError)
 			one.SetOutput(fs.Output())
 			one.Var(v, f.Name, f.Usage)
@@ -55,10 +57,17 @@ func PrintDefaults(fs *flag.FlagSet) {
 		name, usage := flag.UnquoteUsage(f)
 		if name == "value" {
 			name = "string"
+			if isTyped {
+				name = typed.TypeName()
+			}
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "  -%s %s\n    \t%s", f.Name, name, strings.ReplaceAll(usage, "\n", "\n    \t"))
-		if f.DefValue != "" {
+		switch {
+		case f.DefValue == "":
+		case isTyped:
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		default:
 			fmt.Fprintf(&b, " (default %q)", f.DefValue)
 		}
 		fmt.Fprintln(fs.Output(), b.String())
@@ -179,20 +188,25 @@ func Printable(msg string) string {
 	return b.String()
 }
 
-// Bound is a configuration bound to a flag set (opts.Bind).
+// Bound is one or more configurations bound to one flag set (opts.Bind):
+// a run's own configuration and the shared ones (job.Launch, job.Output).
 type Bound struct {
-	*opts.Binding
-	FS  *flag.FlagSet
-	cfg any
+	FS       *flag.FlagSet
+	bindings []*opts.Binding
+	cfgs     []any
 }
 
-// Bind binds cfg's tagged fields to fs.
-func Bind(fs *flag.FlagSet, cfg any) *Bound {
-	return &Bound{Binding: opts.Bind(fs, cfg), FS: fs, cfg: cfg}
+// Bind binds the tagged fields of every cfg to fs.
+func Bind(fs *flag.FlagSet, cfgs ...any) *Bound {
+	b := &Bound{FS: fs, cfgs: cfgs}
+	for _, c := range cfgs {
+		b.bindings = append(b.bindings, opts.Bind(fs, c))
+	}
+	return b
 }
 
-// Check parses args into the bound configuration and validates it (when it
-// is an opts.Validator), telling a field's error by its flag.
+// Check parses args into the bound configurations and validates them
+// (Validate), telling a field's error by its flag.
 func (b *Bound) Check(args []string, allowArgs bool) error {
 	if err := Parse(b.FS, args, allowArgs); err != nil {
 		return err
@@ -200,11 +214,53 @@ func (b *Bound) Check(args []string, allowArgs bool) error {
 	return b.Validate()
 }
 
-// Validate validates the bound configuration (when it is an
-// opts.Validator), telling a field's error by its flag.
+// Validate fills each configuration's given fields (opts.Given) and
+// validates each that is an opts.Validator, in the order bound.
 func (b *Bound) Validate() error {
-	if v, ok := b.cfg.(opts.Validator); ok {
-		return b.Err(v.Validate())
+	for i, c := range b.cfgs {
+		b.bindings[i].Finish()
+		if v, ok := c.(opts.Validator); ok {
+			if err := b.bindings[i].Err(v.Validate()); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// Err tells err in the flags' terms of whichever configuration names its
+// field (opts.Binding.Err).
+func (b *Bound) Err(err error) error {
+	for _, bd := range b.bindings {
+		if e := bd.Err(err); e != err {
+			return e
+		}
+	}
+	return err
+}
+
+// Binding is the binding of the i-th configuration.
+func (b *Bound) Binding(i int) *opts.Binding { return b.bindings[i] }
+
+// Default changes the default of flag name after binding: its value and
+// the default its help shows (a run whose default differs from the shared
+// one, such as a slower pattern's --max-time).
+func Default(fs *flag.FlagSet, name, value string) {
+	f := fs.Lookup(name)
+	if f == nil {
+		panic("cli: Default of an undefined flag --" + name)
+	}
+	if err := f.Value.Set(value); err != nil {
+		panic(fmt.Sprintf("cli: default %q of --%s: %v", value, name, err))
+	}
+	f.DefValue = value
+}
+
+// Usage changes the help of flag name.
+func Usage(fs *flag.FlagSet, name, usage string) {
+	f := fs.Lookup(name)
+	if f == nil {
+		panic("cli: Usage of an undefined flag --" + name)
+	}
+	f.Usage = usage
 }

@@ -33,6 +33,7 @@ import (
 // the flags' terms (Err), and which flags were given.
 type Binding struct {
 	fs      *flag.FlagSet
+	cfg     reflect.Value // the struct
 	fields  []*bound
 	byField map[string]*bound
 	byFlag  map[string]*bound
@@ -53,8 +54,34 @@ func Bind(fs *flag.FlagSet, cfg any) *Binding {
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		panic(fmt.Sprintf("opts: Bind wants a pointer to a struct, got %T", cfg))
 	}
+	b.cfg = v.Elem()
 	b.bindStruct(v.Elem(), "", "")
 	return b
+}
+
+// Finish, called after the flag set is parsed, fills the configuration's
+// fields of type Given (at any depth of embedded structs) with the fields
+// whose flags were given.
+func (b *Binding) Finish() {
+	g := Given{}
+	for _, f := range b.fields {
+		if b.Given(f.field) {
+			g[f.field] = true
+		}
+	}
+	setGiven(b.cfg, g)
+}
+
+func setGiven(v reflect.Value, g Given) {
+	for i := range v.NumField() {
+		f, sf := v.Field(i), v.Type().Field(i)
+		switch {
+		case sf.Type == reflect.TypeFor[Given]() && sf.IsExported():
+			f.Set(reflect.ValueOf(g))
+		case sf.Anonymous && sf.Type.Kind() == reflect.Struct:
+			setGiven(f, g)
+		}
+	}
 }
 
 func (b *Binding) bindStruct(v reflect.Value, path, prefix string) {
@@ -382,6 +409,18 @@ func (b *Binding) FlagText(field string) string {
 // bad input that reads "--k 0,1: 0: must be positive", its {Field}
 // references the flags; any other error comes back unchanged.
 func (b *Binding) Err(err error) error {
+	var ce *ConflictError
+	if errors.As(err, &ce) && b.byField[ce.Field] != nil && b.byField[ce.With] != nil {
+		return Badf("--%s with --%s: %s", b.Flag(ce.Field), b.Flag(ce.With), ce.Names(b.flagRef))
+	}
+	var bi *BadInput
+	if errors.As(err, &bi) && refRE.MatchString(bi.msg) {
+		known := true
+		bi.Names(func(f string) string { known = known && b.byField[f] != nil; return "" })
+		if known {
+			return &BadInput{msg: bi.Names(b.flagRef)}
+		}
+	}
 	var fe *FieldError
 	if err == nil || !errors.As(err, &fe) {
 		return err
@@ -389,18 +428,24 @@ func (b *Binding) Err(err error) error {
 	if b.byField[fe.Field] == nil {
 		return err
 	}
-	reason := fe.Names(func(field string) string {
-		if fl := b.Flag(field); fl != "" {
-			return "--" + fl
-		}
-		return field
-	})
+	reason := fe.Names(b.flagRef)
 	text := b.Text(fe.Field)
+	if fe.Item {
+		text = fe.Value
+	}
 	head := "--" + b.Flag(fe.Field) + " " + Echo(text)
 	if fe.Value != "" && fe.Value != text {
 		return Badf("%s: %s: %s", head, fe.Value, reason)
 	}
 	return Badf("%s: %s", head, reason)
+}
+
+// flagRef writes a field reference as its flag.
+func (b *Binding) flagRef(field string) string {
+	if fl := b.Flag(field); fl != "" {
+		return "--" + fl
+	}
+	return field
 }
 
 // Fields lists the bound fields' paths in declaration order.
@@ -440,4 +485,15 @@ func fieldByPath(v reflect.Value, path string) reflect.Value {
 		v = v.FieldByName(name)
 	}
 	return v
+}
+
+// FlagTextOfParam is FlagText of the field that sets record parameter
+// param, or "" when none does.
+func (b *Binding) FlagTextOfParam(param string) string {
+	for _, f := range b.fields {
+		if f.param == param {
+			return b.FlagText(f.field)
+		}
+	}
+	return ""
 }

@@ -1,12 +1,16 @@
 package patterns
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -599,4 +603,101 @@ func (r *aggRun) check() error {
 	}
 	clear(r.recv)
 	return nil
+}
+
+// Torus is the ROWSxCOLS of a NEWS torus; the zero value means the most
+// nearly square shape of the rank count (Dims2).
+type Torus [2]int
+
+// UnmarshalText parses ROWSxCOLS with positive integers.
+func (t *Torus) UnmarshalText(b []byte) error {
+	rows, cols, ok := strings.Cut(strings.ToLower(string(b)), "x")
+	r, err1 := strconv.Atoi(rows)
+	c, err2 := strconv.Atoi(cols)
+	if !ok || err1 != nil || err2 != nil || r < 1 || c < 1 {
+		return errors.New("accepted form ROWSxCOLS with positive integers, e.g. 2x4")
+	}
+	*t = Torus{r, c}
+	return nil
+}
+
+func (t Torus) String() string {
+	if t == (Torus{}) {
+		return ""
+	}
+	return fmt.Sprintf("%dx%d", t[0], t[1])
+}
+
+// AggregateSweep is the sweep of 'commcost aggregate': paper 003's
+// aggregate operations through the MPI collective and the cost table's
+// textbook algorithm, op x q x impl x size.
+type AggregateSweep struct {
+	RepFlags
+	Iters
+	RepWarmup
+	SyncFlags
+	Ops   []AggKind  `flag:"ops" default:"bcast,allgather,scatter,alltoall,qshift,news" usage:"operations: a list of bcast (one-to-all broadcast), allgather (all-to-all broadcast), scatter (one-to-all personalized), alltoall (all-to-all personalized), qshift (circular q-shift), news (NEWS shift on a 2-D torus)"`
+	Impl  []AggImpl  `flag:"impl" default:"mpi,textbook" usage:"implementations: mpi (the library's collective), textbook (the algorithm of paper 003's cost table), or both"`
+	Sizes opts.Sizes `flag:"sizes" default:"8,1K,64K" param:"bytes" usage:"message sizes m (the cost table's m): a list or LO:HI powers of two; K = 1024"`
+	Root  int        `flag:"root" usage:"root rank of bcast and scatter"`
+	Q     opts.Ints  `flag:"q" default:"1" usage:"shifts q of qshift, each 1 <= q < ranks: a list"`
+	Grid  Torus      `flag:"grid" usage:"NEWS torus as ROWSxCOLS with ROWS*COLS = ranks (default: the most nearly square)"`
+}
+
+func init() {
+	Register(Def{Name: "aggregate", Summary: "paper 003 aggregate operations (bcast ... news), MPI collective vs textbook algorithm",
+		New: func() Sweep { return new(AggregateSweep) }, Defaults: map[string]string{"max-time": "0.5"}})
+}
+
+// Validate checks the sweep's settings.
+func (s *AggregateSweep) Validate() error {
+	return Checks(s.RepFlags.Check, s.Iters.Check, s.RepWarmup.Check, s.SyncFlags.Check,
+		func() error { return CheckValues("Sizes", BenchAggregate, "bytes", s.Sizes) },
+		func() error {
+			if s.Root < 0 {
+				return opts.Field("Root", s.Root, "must be a rank >= 0")
+			}
+			for _, q := range s.Q {
+				if q < 1 {
+					return opts.Field("Q", q, "is not positive; the value must be positive (an integer >= 1)")
+				}
+			}
+			return nil
+		})
+}
+
+func (s *AggregateSweep) uses(k AggKind) bool { return slices.Contains(s.Ops, k) }
+
+// Plan lists the instances; the root, the shifts and the torus must fit p.
+func (s *AggregateSweep) Plan(p int) ([]Pattern, error) {
+	if (s.uses(AggBcast) || s.uses(AggScatter)) && s.Root >= p {
+		return nil, opts.Field("Root", s.Root, "more ranks asked for than exist (ranks are 0..%d)", p-1)
+	}
+	if s.uses(AggQShift) {
+		for _, q := range s.Q {
+			if q >= p {
+				return nil, opts.Item("Q", q, "a circular q-shift needs q < ranks = %d", p)
+			}
+		}
+	}
+	if s.uses(AggNEWS) && s.Grid != (Torus{}) && s.Grid[0]*s.Grid[1] != p {
+		return nil, opts.Field("Grid", s.Grid, "the torus has %d places, but there are %d ranks", s.Grid[0]*s.Grid[1], p)
+	}
+	reps := s.SyncFlags.Reps(s.RepWarmup.Reps(s.RepFlags.Reps()))
+	var out []Pattern
+	for _, op := range s.Ops {
+		qs := []int{0}
+		if op == AggQShift {
+			qs = s.Q
+		}
+		for _, q := range qs {
+			for _, impl := range s.Impl {
+				for _, m := range s.Sizes {
+					out = append(out, AggregateOp{Op: op, Impl: impl, Bytes: m, Root: s.Root, Q: q, Grid: s.Grid,
+						Iters: s.IterCount(), Validate: s.Verify, Reps: reps})
+				}
+			}
+		}
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -186,4 +187,59 @@ func checkBlock(b []byte, src, dst int, what string) error {
 		}
 	}
 	return nil
+}
+
+// AllToAllSweep is the sweep of 'commcost alltoall': paper 001's all-to-all
+// over the first n ranks, per n and size.
+type AllToAllSweep struct {
+	RepFlags
+	Iters
+	RepWarmup
+	SyncFlags
+	Sizes opts.Sizes `flag:"sizes" default:"0:256K" param:"bytes" usage:"message sizes x: LO:HI powers of two (0:1M) or a list (0,1K,1M); K = 1024"`
+	Ranks opts.Ints  `flag:"ranks" usage:"numbers n of ranks taking part (the first n): a list or a power-of-two range (default: all)"`
+}
+
+func init() {
+	Register(Def{Name: "alltoall", Summary: "paper 001 sec. 3.1: every rank sends x bytes to every other, then receives all",
+		New: func() Sweep { return new(AllToAllSweep) }, Defaults: map[string]string{"max-time": "1"},
+		Usage: map[string]string{"iters": "exchanges (each complete before the next) per timed repetition (default: 1)"}})
+}
+
+// Validate checks the sweep's settings.
+func (s *AllToAllSweep) Validate() error {
+	return Checks(s.RepFlags.Check, s.Iters.Check, s.RepWarmup.Check, s.SyncFlags.Check,
+		func() error { return CheckValues("Sizes", BenchAllToAll, "bytes", s.Sizes) },
+		func() error {
+			for _, n := range s.Ranks {
+				if n < 2 {
+					return opts.Field("Ranks", n, "is below the minimum 2")
+				}
+			}
+			return nil
+		})
+}
+
+// Plan lists n x size; n defaults to all ranks.
+func (s *AllToAllSweep) Plan(p int) ([]Pattern, error) {
+	if p < 2 {
+		return nil, opts.Badf("alltoall needs at least 2 ranks, got %d", p)
+	}
+	ns := s.Ranks
+	for _, n := range ns {
+		if n > p {
+			return nil, opts.Item("Ranks", n, "more ranks asked for than exist (%d)", p)
+		}
+	}
+	if len(ns) == 0 {
+		ns = opts.Ints{p}
+	}
+	reps := s.SyncFlags.Reps(s.RepWarmup.Reps(s.RepFlags.Reps()))
+	var out []Pattern
+	for _, n := range ns {
+		for _, x := range s.Sizes {
+			out = append(out, AllToAll{Bytes: x, Ranks: n, Iters: s.IterCount(), Validate: s.Verify, Reps: reps})
+		}
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -155,4 +156,48 @@ func goBandwidth(c mpi.Comm, buf []byte, peer, window, iters int, sender bool) (
 		}
 	}
 	return c.Wtime() - t0, nil
+}
+
+// BandwidthSweep is the sweep of 'commcost bandwidth': one streaming
+// bandwidth test per message size from rank 0 to rank 1 of exactly two.
+type BandwidthSweep struct {
+	RepFlags
+	Loop
+	Sizes  opts.Sizes `flag:"sizes" default:"1:4M" param:"bytes" usage:"message sizes: LO:HI powers of two (1:4M) or a list (8,1K,1M); K = 1024"`
+	Window int        `flag:"window" default:"64" usage:"messages in flight per window"`
+	OSU    bool       `flag:"osu" usage:"OSU 5.3's methodology, for a figure to put next to osu_bw's: one pass of its loop (100 windows of 64 up to 8K, 20 above, after 10 (2) untimed; the bandwidth of the loop) per size instead of repetitions and their median"`
+	Set    opts.Given
+}
+
+func init() {
+	Register(Def{Name: "bandwidth", Summary: "OSU-style bandwidth: window of 64 Isends + 4-byte ack (2 ranks)",
+		New: func() Sweep { return new(BandwidthSweep) }})
+}
+
+// Validate checks the sweep's settings.
+func (s *BandwidthSweep) Validate() error {
+	return Checks(s.RepFlags.Check, s.Loop.Check, func() error { return checkOSU(s.OSU, s.Set) },
+		func() error { return CheckValues("Window", BenchBandwidth, "window", []int{s.Window}) },
+		func() error { return CheckValues("Sizes", BenchBandwidth, "bytes", s.Sizes) })
+}
+
+// Plan lists one bandwidth test per size; it needs exactly two ranks.
+func (s *BandwidthSweep) Plan(p int) ([]Pattern, error) {
+	if p != 2 {
+		return nil, opts.Badf("bandwidth needs exactly 2 ranks, got %d", p)
+	}
+	return s.Points(), nil
+}
+
+// Points are the bandwidth tests of the sweep, one per size.
+func (s *BandwidthSweep) Points() []Pattern {
+	var out []Pattern
+	for _, n := range s.Sizes {
+		b := Bandwidth{Bytes: n, Window: s.Window, Iters: s.IterCount(), Warmup: s.WarmupIters(), Validate: s.Verify, Reps: s.Reps()}
+		if s.OSU {
+			b = b.OSU()
+		}
+		out = append(out, b)
+	}
+	return out
 }

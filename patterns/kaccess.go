@@ -4,8 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -209,4 +213,101 @@ func drawKAccess(rng *rand.Rand, pl *accessPlan, hot int, es bool) {
 			}
 		}
 	}
+}
+
+// Hot is a receive hot spot h in (0, 1], or "1/p" (no hot spot, whatever
+// the rank count).
+type Hot struct {
+	V    float64
+	PerP bool
+}
+
+// UnmarshalText parses a number in (0, 1] or 1/p; 0.5 and .5 are one value.
+func (h *Hot) UnmarshalText(b []byte) error {
+	s := string(b)
+	if strings.EqualFold(s, "1/p") {
+		*h = Hot{PerP: true}
+		return nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number; accepted form: a list of numbers in [1/p, 1], where 1/p may be written as is (1/p,0.5,1)", s)
+	}
+	if !(x > 0 && x <= 1) {
+		return fmt.Errorf("%v is outside [1/p, 1]", x)
+	}
+	*h = Hot{V: x}
+	return nil
+}
+
+func (h Hot) String() string {
+	if h.PerP {
+		return "1/p"
+	}
+	return strconv.FormatFloat(h.V, 'g', -1, 64)
+}
+
+// On is the hot spot on p ranks.
+func (h Hot) On(p int) float64 {
+	if h.PerP {
+		return 1 / float64(p)
+	}
+	return h.V
+}
+
+// KASweep is the sweep of 'commcost kaccess': paper 000's k-access with
+// receive hot spot and asynchrony (section 5) over op x k x l x h x a x es.
+type KASweep struct {
+	RepFlags
+	RepWarmup
+	SyncFlags
+	SeedFlag
+	K  opts.Ints  `flag:"k" default:"1,4" param:"k" usage:"send hot spots k (packets per rank and k-access): a list or a power-of-two range"`
+	L  opts.Ints  `flag:"l" default:"256" param:"l" usage:"packet sizes l in bytes: a list or a power-of-two range; K = 1024"`
+	H  []Hot      `flag:"h" default:"1/p,0.5,1" usage:"receive hot spots h in [1/p, 1]: the portion of ranks addressing one module in a step; 1/p is none"`
+	A  opts.Ints  `flag:"a" default:"1,4" param:"a" usage:"k-accesses between synchronisations a (asynchrony): a list or a power-of-two range"`
+	ES opts.Bools `flag:"es" default:"false,true" usage:"same hot spots in all a k-accesses (the paper's \"es\" curves): false, true or false,true (true is skipped for a = 1)"`
+	Op []AccessOp `flag:"op" default:"read" usage:"access kinds: read (the l bytes come back), write (they are stored, an ack comes back), or read,write"`
+}
+
+func init() {
+	Register(Def{Name: "kaccess", Summary: "k-access of paper 000 (sec. 5): receive hot spot h, a accesses between syncs, es",
+		New: func() Sweep { return new(KASweep) }, Defaults: map[string]string{"max-time": "1"}})
+}
+
+// Validate checks the grid against the parameters' specs.
+func (s *KASweep) Validate() error {
+	return Checks(s.RepFlags.Check, s.RepWarmup.Check, s.SyncFlags.Check, s.SeedFlag.Check,
+		func() error { return CheckValues("K", BenchKAccess, "k", s.K) },
+		func() error { return CheckValues("L", BenchKAccess, "l", s.L) },
+		func() error { return CheckValues("A", BenchKAccess, "a", s.A) })
+}
+
+// Plan lists the instances; every h must be at least 1/p.
+func (s *KASweep) Plan(p int) ([]Pattern, error) {
+	for _, h := range s.H {
+		if h.On(p) < 1/float64(p)-hotSlack {
+			return nil, opts.Field("H", h, "h must be in [1/p, 1] = [%.4g, 1] with %d ranks", 1/float64(p), p)
+		}
+	}
+	reps := s.SyncFlags.Reps(s.RepWarmup.Reps(s.RepFlags.Reps()))
+	var out []Pattern
+	for _, op := range s.Op {
+		for _, k := range s.K {
+			for _, l := range s.L {
+				for _, h := range s.H {
+					for _, a := range s.A {
+						for _, es := range s.ES {
+							if es && a == 1 && slices.Contains(s.ES, false) {
+								continue // one k-access: the same with and without es
+							}
+							// The record's h is the realised hot spot H/p.
+							out = append(out, KAccess{K: k, L: l, H: h.On(p), A: a, ES: es, Op: op, Seed: s.Seed, Validate: s.Verify, Reps: reps})
+						}
+					}
+				}
+			}
+		}
+	}
+	return out, nil
 }

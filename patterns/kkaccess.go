@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -240,4 +242,79 @@ func drawKK(rng *rand.Rand, pl *accessPlan, x, m int, distinct, self, block bool
 // RRealised is the portion of ranks that actually access for asked r.
 func RRealised(r float64, p int) float64 {
 	return float64(AccessingRanks(r, p)) / float64(p)
+}
+
+// KKSweep is the sweep of 'commcost kkaccess': the k-k-access of paper 000
+// (Definition 2) over the grid op x k x l x r x a.
+type KKSweep struct {
+	RepFlags
+	RepWarmup
+	SyncFlags
+	SeedFlag
+	K        opts.Ints   `flag:"k" default:"1,2,4,8" param:"k" usage:"send hot spots k (packets per accessing rank): a list (1,2,4,8) or a power-of-two range (1:8)"`
+	L        opts.Ints   `flag:"l" default:"64,1K,16K" param:"l" usage:"packet sizes l in bytes: a list (64,1K,16K) or a power-of-two range (64:16K); K = 1024"`
+	R        opts.Floats `flag:"r" default:"0.25,0.5,1" param:"r" usage:"portions r of accessing ranks, each in (0, 1]: a list (0.25,0.5,0.75,1); r p is rounded to whole ranks (at least 1), and records carry the realised r"`
+	Op       []AccessOp  `flag:"op" default:"read" usage:"access kinds: read (the l bytes come back), write (they are stored, an ack comes back), or read,write"`
+	A        opts.Ints   `flag:"a" default:"1" param:"a" usage:"k-k-accesses back to back per repetition (a list or a power-of-two range); a record is the time of one, and a list with a > 1 records param a: 1 is paper 000's single access after a barrier, more is how a program reads a large block (ceil(D/(k l)) accesses in a row)"`
+	Distinct bool        `flag:"distinct" usage:"each rank's k targets are distinct ranks (paper 000, section 7); needs k <= ranks-1"`
+	Self     bool        `flag:"self" usage:"let a rank access its own memory through MPI (off: targets are derangements)"`
+	Block    bool        `flag:"block" usage:"each rank sends all k packets of an access to one rank (one permutation per access, used for every packet): a block of k l bytes on one home, as the direct store keeps a variable; off: the paper's k independent permutations"`
+}
+
+func init() {
+	Register(Def{Name: "kkaccess", Summary: "k-k-access of paper 000 (Def. 2): k packets of l bytes per accessing rank, portion r",
+		New: func() Sweep { return new(KKSweep) }, Defaults: map[string]string{"max-time": "1"}})
+}
+
+// Validate checks the grid against the parameters' specs (KKAccess's
+// record parameters) and the flags that exclude each other.
+func (s *KKSweep) Validate() error {
+	return Checks(s.RepFlags.Check, s.RepWarmup.Check, s.SyncFlags.Check, s.SeedFlag.Check,
+		func() error { return CheckValues("K", BenchKKAccess, "k", s.K) },
+		func() error { return CheckValues("L", BenchKKAccess, "l", s.L) },
+		func() error { return CheckValues("R", BenchKKAccess, "r", s.R) },
+		func() error { return CheckValues("A", BenchKKAccess, "a", s.A) },
+		func() error {
+			if s.Block && s.Distinct {
+				return opts.Badf("{Block} and {Distinct} exclude each other: {Block} sends a rank's k packets to one rank, {Distinct} to k different ones")
+			}
+			return nil
+		})
+}
+
+// Plan lists the instances: op x k x l x r x a, in that order.
+func (s *KKSweep) Plan(p int) ([]Pattern, error) {
+	if p < 2 && !s.Self {
+		return nil, opts.Badf("kkaccess needs at least 2 ranks, got %d (a rank does not access itself unless {Self})", p)
+	}
+	if s.Distinct {
+		most := p - 1
+		if s.Self {
+			most = p
+		}
+		if k := slices.Max(s.K); k > most {
+			return nil, opts.Field("K", k, "with {Distinct}: more targets asked for than ranks exist (%d distinct targets per rank with %d ranks)", most, p)
+		}
+	}
+	// Records carry param a only when a > 1 is asked for (then every
+	// record of the run, a = 1 too, so a CSV's columns hold).
+	recordA := slices.ContainsFunc(s.A, func(a int) bool { return a > 1 })
+	reps := s.SyncFlags.Reps(s.RepWarmup.Reps(s.RepFlags.Reps()))
+	var out []Pattern
+	for _, op := range s.Op {
+		for _, k := range s.K {
+			for _, l := range s.L {
+				for _, r := range s.R {
+					for _, a := range s.A {
+						if !recordA {
+							a = 0
+						}
+						out = append(out, KKAccess{K: k, L: l, R: r, Op: op, Distinct: s.Distinct, Self: s.Self, Block: s.Block, A: a,
+							Seed: s.Seed, Validate: s.Verify, Reps: reps})
+					}
+				}
+			}
+		}
+	}
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -115,4 +116,78 @@ func concurrentPingPongs(c mpi.Comm, bytes, iters, warmup int, pair pairFunc, va
 	}
 	res = res.Scaled(1 / float64(2*iters))
 	return res, nil
+}
+
+// PairsSweep is the sweep of 'commcost pairwise' and 'commcost
+// rowcontention' (paper 001, sections 3.3 and 3.4): n concurrent pairs per
+// n and size.
+type PairsSweep struct {
+	RepFlags
+	Loop
+	SyncFlags
+	Sizes opts.Sizes `flag:"sizes" default:"0:1M" param:"bytes" usage:"message sizes x: LO:HI powers of two (0:1M) or a list (0,1K,1M); K = 1024"`
+	Pairs opts.Ints  `flag:"pairs" usage:"numbers n of pairs (2n ranks take part): a list or a power-of-two range (default: ranks/2)"`
+	// Row pairs rank i with 2n-1-i (row contention) instead of n+i.
+	Row bool
+}
+
+func init() {
+	for _, row := range []bool{false, true} {
+		name, summary := "pairwise", "paper 001 sec. 3.3: rank i <-> n+i of 2n ranks, concurrent ping-pongs"
+		if row {
+			name, summary = "rowcontention", "paper 001 sec. 3.4: rank i <-> 2n-1-i (nested pairs), concurrent ping-pongs"
+		}
+		Register(Def{Name: name, Summary: summary,
+			New: func() Sweep { return &PairsSweep{Row: row} }, Defaults: map[string]string{"max-time": "1"},
+			Usage: map[string]string{"iters": "round trips per timed repetition (default: OSU counts / 10: 1000 up to 8K, 100 above)"}})
+	}
+}
+
+func (s *PairsSweep) name() string {
+	if s.Row {
+		return "rowcontention"
+	}
+	return "pairwise"
+}
+
+// Validate checks the sweep's settings.
+func (s *PairsSweep) Validate() error {
+	return Checks(s.RepFlags.Check, s.Loop.Check, s.SyncFlags.Check,
+		func() error { return CheckValues("Sizes", BenchPairwise, "bytes", s.Sizes) },
+		func() error {
+			for _, n := range s.Pairs {
+				if n < 1 {
+					return opts.Field("Pairs", n, "is not positive; the value must be positive (an integer >= 1)")
+				}
+			}
+			return nil
+		})
+}
+
+// Plan lists n x size; it needs an even rank count and at most p/2 pairs.
+func (s *PairsSweep) Plan(p int) ([]Pattern, error) {
+	if p%2 != 0 || p < 2 {
+		return nil, opts.Badf("%s needs an even number of ranks, got %d (every rank has a partner)", s.name(), p)
+	}
+	ns := s.Pairs
+	for _, n := range ns {
+		if 2*n > p {
+			return nil, opts.Item("Pairs", n, "more ranks asked for than exist (%d pairs need %d ranks, got %d)", n, 2*n, p)
+		}
+	}
+	if len(ns) == 0 {
+		ns = opts.Ints{p / 2}
+	}
+	reps := s.SyncFlags.Reps(s.RepFlags.Reps())
+	var out []Pattern
+	for _, n := range ns {
+		for _, x := range s.Sizes {
+			if s.Row {
+				out = append(out, RowContention{Bytes: x, Pairs: n, Iters: s.IterCount(), Warmup: s.WarmupIters(), Validate: s.Verify, Reps: reps})
+			} else {
+				out = append(out, Pairwise{Bytes: x, Pairs: n, Iters: s.IterCount(), Warmup: s.WarmupIters(), Validate: s.Verify, Reps: reps})
+			}
+		}
+	}
+	return out, nil
 }

@@ -148,42 +148,47 @@ func CheckParams(bench string, p results.Params, strict bool) error {
 // Check reports why v is not a value of the parameter, naming it, in the
 // parameter's unit: "k = 0: must be positive (an integer >= 1)".
 func (s ParamSpec) Check(v any) error {
-	bad := func(why string) error { return fmt.Errorf("%s = %s: %s", s.Key, show(v), why) }
+	if why := s.Reason(v); why != "" {
+		return fmt.Errorf("%s = %s: %s", s.Key, show(v), why)
+	}
+	return nil
+}
+
+// Reason says why v is not a value of the parameter ("must be positive
+// (an integer >= 1)"), or "" when it is one.
+func (s ParamSpec) Reason(v any) string {
 	switch s.Kind {
 	case ParamBool:
 		if _, ok := v.(bool); !ok {
-			return bad("must be true or false")
+			return "must be true or false"
 		}
-		return nil
+		return ""
 	case ParamString:
 		str, ok := v.(string)
-		if !ok {
-			return bad("must be one of " + strings.Join(s.Values, ", "))
+		if !ok || len(s.Values) > 0 && !slices.Contains(s.Values, str) {
+			return "must be one of " + strings.Join(s.Values, ", ")
 		}
-		if len(s.Values) > 0 && !slices.Contains(s.Values, str) {
-			return bad("must be one of " + strings.Join(s.Values, ", "))
-		}
-		return nil
+		return ""
 	}
 	x, ok := number(v)
 	if !ok {
-		return bad("must be a number")
+		return "must be a number"
 	}
 	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return bad("must be finite")
+		return "must be finite"
 	}
 	if s.Kind == ParamInt && x != math.Trunc(x) {
-		return bad("must be a whole number")
+		return "must be a whole number"
 	}
 	switch {
 	case x < s.Min && s.Min == 0 && !s.MinOpen:
-		return bad("must not be negative (" + s.rangeText() + ")")
+		return "must not be negative (" + s.rangeText() + ")"
 	case x < s.Min && s.Min == 1 && s.Kind == ParamInt:
-		return bad("must be positive (" + s.rangeText() + ")")
+		return "must be positive (" + s.rangeText() + ")"
 	case x < s.Min || (s.MinOpen && x == s.Min) || (!s.NoMax && x > s.Max):
-		return bad("must be " + s.rangeText())
+		return "must be " + s.rangeText()
 	}
-	return nil
+	return ""
 }
 
 // rangeText says which values are accepted, in the parameter's unit:

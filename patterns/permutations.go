@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -149,4 +150,42 @@ func PermutationRatios(m Measurement) (maxOverAve, minOverAve float64) {
 		return 0, 0
 	}
 	return m.Summary.Max / m.Summary.Mean, m.Summary.Min / m.Summary.Mean
+}
+
+// PermutationsSweep is the sweep of 'commcost permutations': paper 002's
+// Table 1, Count random permutations per size.
+type PermutationsSweep struct {
+	RepFlags
+	Iters
+	RepWarmup
+	SyncFlags
+	SeedFlag
+	Sizes opts.Sizes `flag:"sizes" default:"16,64,256,1K,4K,16K,64K,256K" param:"bytes" usage:"message sizes x: a list or LO:HI powers of two; K = 1024"`
+	Count int        `flag:"count" default:"1000" usage:"random permutations N per size (the paper: 1000); every one is a repetition"`
+}
+
+func init() {
+	Register(Def{Name: "permutations", Summary: "paper 002 Table 1: N random permutations of x bytes; ave, max, min, max/ave, min/ave",
+		New:   func() Sweep { return new(PermutationsSweep) },
+		Usage: map[string]string{"iters": "runs of the same permutation back to back per timed repetition (default: 1)"}})
+}
+
+// Validate checks the sweep's settings.
+func (s *PermutationsSweep) Validate() error {
+	return Checks(s.RepFlags.Check, s.Iters.Check, s.RepWarmup.Check, s.SyncFlags.Check, s.SeedFlag.Check,
+		func() error { return CheckValues("Sizes", BenchPermutations, "bytes", s.Sizes) },
+		func() error { return CheckValues("Count", BenchPermutations, "count", []int{s.Count}) })
+}
+
+// Plan lists one point per size.
+func (s *PermutationsSweep) Plan(p int) ([]Pattern, error) {
+	if p < 2 {
+		return nil, opts.Badf("permutations need at least 2 ranks, got %d (each rank sends to a different one)", p)
+	}
+	reps := s.SyncFlags.Reps(s.RepWarmup.Reps(s.RepFlags.Reps()))
+	var out []Pattern
+	for _, x := range s.Sizes {
+		out = append(out, Permutations{Bytes: x, Count: s.Count, Iters: s.IterCount(), Seed: s.Seed, Validate: s.Verify, Reps: reps})
+	}
+	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -295,4 +296,63 @@ func validateExchange(c mpi.Comm, n, peer int) error {
 		return checkPattern(got, n, "validation exchange")
 	}
 	return nil
+}
+
+// PingPongSweep is the sweep of 'commcost pingpong': one ping-pong per
+// message size between ranks 0 and 1 of exactly two.
+type PingPongSweep struct {
+	RepFlags
+	Loop
+	Sizes opts.Sizes `flag:"sizes" default:"0:4M" param:"bytes" usage:"message sizes: LO:HI powers of two (1:4M) or a list (8,1K,1M); K = 1024"`
+	OSU   bool       `flag:"osu" usage:"OSU 5.3's methodology, for a figure to put next to osu_latency's: one pass of its loop (10000 round trips up to 8K, 1000 above, after 100 (10) untimed; the mean half round trip) per size instead of repetitions and their median"`
+	Set   opts.Given
+}
+
+func init() {
+	Register(Def{Name: "pingpong", Summary: "OSU-style latency: half round trip of a blocking ping-pong (2 ranks)",
+		New: func() Sweep { return new(PingPongSweep) }})
+}
+
+// osuFixed are the fields OSU's methodology fixes itself: its loop and
+// skip counts, one repetition, its window.
+var osuFixed = []string{"Iters", "Warmup", "MinReps", "MaxReps", "MaxTime", "RelCI", "Window"}
+
+// checkOSU refuses a field OSU's methodology fixes, given beside it.
+func checkOSU(osu bool, set opts.Given) error {
+	if !osu {
+		return nil
+	}
+	for _, f := range osuFixed {
+		if set.Has(f) {
+			return opts.Conflict(f, "OSU", "{OSU} fixes the iterations, repetitions and window as OSU 5.3 does; drop one of them")
+		}
+	}
+	return nil
+}
+
+// Validate checks the sweep's settings.
+func (s *PingPongSweep) Validate() error {
+	return Checks(s.RepFlags.Check, s.Loop.Check, func() error { return checkOSU(s.OSU, s.Set) },
+		func() error { return CheckValues("Sizes", BenchPingPong, "bytes", s.Sizes) })
+}
+
+// Plan lists one ping-pong per size; it needs exactly two ranks.
+func (s *PingPongSweep) Plan(p int) ([]Pattern, error) {
+	if p != 2 {
+		return nil, opts.Badf("pingpong needs exactly 2 ranks, got %d", p)
+	}
+	return s.Points(), nil
+}
+
+// Points are the ping-pongs of the sweep, one per size.
+func (s *PingPongSweep) Points() []Pattern {
+	var out []Pattern
+	for _, n := range s.Sizes {
+		pp := PingPong{Bytes: n, Iters: s.IterCount(), Warmup: s.WarmupIters(), Validate: s.Verify, Reps: s.Reps()}
+		if s.OSU {
+			pp = pp.OSU()
+		}
+		out = append(out, pp)
+	}
+	return out
 }

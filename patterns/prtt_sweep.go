@@ -1,6 +1,15 @@
 package patterns
 
-import "strconv"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/results"
+)
 
 // PRTTDelay is one delay of a PRTT sweep: DelaySec seconds, or with Auto
 // the median of the plain round trip PRTT(1,0,s) measured for the same
@@ -117,4 +126,80 @@ func (sw PRTTSweep) Run(measure func(p PRTT, emit bool) (Measurement, error)) er
 		}
 	}
 	return nil
+}
+
+// UnmarshalText parses a delay in seconds (>= 0) or auto.
+func (d *PRTTDelay) UnmarshalText(b []byte) error {
+	s := string(b)
+	if strings.EqualFold(s, "auto") {
+		*d = PRTTDelay{Auto: true}
+		return nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return fmt.Errorf("%q is not a number of seconds; accepted form: a list of seconds >= 0 and auto (0,auto or 0,5e-6)", s)
+	}
+	spec, _ := Spec(BenchPRTT, "delay_s")
+	if why := spec.Reason(x); why != "" {
+		return fmt.Errorf("delay_s = %s: %s", s, why)
+	}
+	*d = PRTTDelay{Sec: x}
+	return nil
+}
+
+// PRTTConfig is the sweep of 'commcost prtt': netgauge's LogGP
+// measurement (PRTTSweep) with the command line's settings.
+type PRTTConfig struct {
+	RepFlags
+	Loop
+	Sizes  opts.Sizes  `flag:"sizes" default:"1,4,16,64,256,1K,4K,16K,64K" param:"bytes" usage:"message sizes s: LO:HI powers of two or a list; K = 1024"`
+	N      opts.Ints   `flag:"n" default:"1,10" param:"n" usage:"messages per exchange n: a list; n = 1 is the plain round trip PRTT(1,0,s)"`
+	Delay  []PRTTDelay `flag:"delay" default:"0,auto" usage:"delays d between the client's sends, in seconds, for n > 1: a list; auto = the PRTT(1,0,s) just measured (netgauge's choice)"`
+	Peer   int         `flag:"peer" usage:"server rank (default: the last rank)"`
+	Server bool        `flag:"server" default:"true" usage:"for n > 1 and d > 0 also time the server's receives (records with side=server, for o_r)"`
+	Set    opts.Given
+}
+
+func init() {
+	Register(Def{Name: "prtt", Summary: "LogGP (netgauge): PRTT(n,d,s), n messages with delay d, one answer; client and server sides",
+		New: func() Sweep { return new(PRTTConfig) }, Defaults: map[string]string{"max-time": "0.5"},
+		Usage: map[string]string{"iters": "exchanges per timed repetition (default: OSU round-trip counts / 10 / n, at least 10)"}})
+}
+
+// Validate checks the sweep's settings.
+func (s *PRTTConfig) Validate() error {
+	return Checks(s.RepFlags.Check, s.Loop.Check,
+		func() error { return CheckValues("Sizes", BenchPRTT, "bytes", s.Sizes) },
+		func() error { return CheckValues("N", BenchPRTT, "n", s.N) },
+		func() error {
+			if s.Set.Has("Peer") && s.Peer < 1 {
+				return opts.Field("Peer", s.Peer, "the server must be a rank >= 1 (rank 0 is the client)")
+			}
+			return nil
+		})
+}
+
+// Sweep is the PRTTSweep the settings describe.
+func (s *PRTTConfig) Sweep() PRTTSweep {
+	return PRTTSweep{Sizes: s.Sizes, N: s.N, Delays: s.Delay, Server: s.Server,
+		Base: PRTT{Peer: s.Peer, Iters: s.IterCount(), Warmup: s.WarmupIters(), Validate: s.Verify, Reps: s.Reps()}}
+}
+
+// Plan is the sweep's points for the checks before the run.
+func (s *PRTTConfig) Plan(p int) ([]Pattern, error) {
+	if p < 2 {
+		return nil, opts.Badf("prtt needs at least 2 ranks, got %d", p)
+	}
+	if s.Peer >= p {
+		return nil, opts.Field("Peer", s.Peer, "more ranks asked for than exist (ranks are 0..%d)", p-1)
+	}
+	return s.Sweep().Plan(), nil
+}
+
+// Points is the number of records the sweep writes.
+func (s *PRTTConfig) Points(int) int { return s.Sweep().Records() }
+
+// Run measures the sweep in order, each point through measure.
+func (s *PRTTConfig) Run(_ mpi.Comm, _ results.Meta, measure func(p Pattern, write bool) (Measurement, error)) error {
+	return s.Sweep().Run(func(p PRTT, write bool) (Measurement, error) { return measure(p, write) })
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -169,4 +170,47 @@ func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc,
 	}
 	res, err := finish(c, m, counts, max(calls, 1), map[string]float64{CounterIters: float64(iters)})
 	return res, iters, err
+}
+
+// RoundTripSweep is the sweep of 'commcost roundtrip': RTT(x) between rank
+// 0 and a peer, per size (paper 001, section 3.1).
+type RoundTripSweep struct {
+	RepFlags
+	Loop
+	Sizes opts.Sizes `flag:"sizes" default:"0:1M" param:"bytes" usage:"message sizes x: LO:HI powers of two (0:1M) or a list (0,1K,1M); K = 1024"`
+	Peer  int        `flag:"peer" usage:"rank that answers rank 0 (default: the last rank, on another host under by-slot placement)"`
+	Set   opts.Given
+}
+
+func init() {
+	Register(Def{Name: "roundtrip", Summary: "paper 001 sec. 3.1: full round-trip time RTT(x) between rank 0 and a peer",
+		New: func() Sweep { return new(RoundTripSweep) }, Defaults: map[string]string{"max-time": "1"},
+		Usage: map[string]string{"iters": "round trips per timed repetition (default: OSU counts / 10: 1000 up to 8K, 100 above)"}})
+}
+
+// Validate checks the sweep's settings.
+func (s *RoundTripSweep) Validate() error {
+	return Checks(s.RepFlags.Check, s.Loop.Check,
+		func() error { return CheckValues("Sizes", BenchRoundTrip, "bytes", s.Sizes) },
+		func() error {
+			if s.Set.Has("Peer") && s.Peer < 1 {
+				return opts.Field("Peer", s.Peer, "the peer must be a rank >= 1 (rank 0 starts the round trips)")
+			}
+			return nil
+		})
+}
+
+// Plan lists one round trip per size.
+func (s *RoundTripSweep) Plan(p int) ([]Pattern, error) {
+	if p < 2 {
+		return nil, opts.Badf("roundtrip needs at least 2 ranks, got %d", p)
+	}
+	if s.Peer >= p {
+		return nil, opts.Field("Peer", s.Peer, "more ranks asked for than exist (ranks are 0..%d)", p-1)
+	}
+	var out []Pattern
+	for _, x := range s.Sizes {
+		out = append(out, RoundTrip{Bytes: x, Peer: s.Peer, Iters: s.IterCount(), Warmup: s.WarmupIters(), Validate: s.Verify, Reps: s.Reps()})
+	}
+	return out, nil
 }

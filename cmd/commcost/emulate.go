@@ -13,6 +13,7 @@ import (
 	"github.com/commcost/commcost/emulate"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/optsplit"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
@@ -311,14 +312,17 @@ func runEmulateKAccess(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	hspec, err := parseHot(*hs)
+	hspec, err := opts.ParseList(*hs, "a list of numbers in [1/p, 1], where 1/p may be written as is (1/p,0.5,1)", func(v string) (patterns.Hot, error) {
+		var h patterns.Hot
+		return h, h.UnmarshalText([]byte(v))
+	})
 	if err != nil {
-		return err
+		return usagef("--h %s: %v", *hs, err)
 	}
 	p := e.t.Apps()
 	var hv []float64
 	for _, h := range hspec {
-		v := h.value(p)
+		v := h.On(p)
 		if v < 1/float64(p)-1e-12 {
 			return usagef("--h %s: %v is below 1/p; accepted: [1/p, 1] = [%.4g, 1] for %s (p = %d application ranks)", *hs, v, 1/float64(p), e.t.Name(), p)
 		}

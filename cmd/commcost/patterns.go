@@ -1,0 +1,78 @@
+package main
+
+import (
+	"io"
+
+	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/job"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// Every registered pattern sweep (patterns.Register) is a subcommand: its
+// configuration's flags, the shared launch and output flags, and one
+// driver that checks the ranks and the demand and measures the plan.
+func init() {
+	for _, d := range patterns.Defs() {
+		cli.Register(cli.Command{Name: d.Name, Summary: d.Summary, Run: func(args []string, stdout, stderr io.Writer) error {
+			return runSweep(d, args, stdout, stderr)
+		}})
+	}
+}
+
+// bindSweep binds a new configuration of d, the launch and the output to
+// fs, with d's own defaults and help of the shared flags.
+func bindSweep(d patterns.Def, fs *cli.Bound) {
+	for name, v := range d.Defaults {
+		cli.Default(fs.FS, name, v)
+	}
+	for name, u := range d.Usage {
+		cli.Usage(fs.FS, name, u)
+	}
+}
+
+// runSweep runs the subcommand of sweep d.
+func runSweep(d patterns.Def, args []string, stdout, stderr io.Writer) error {
+	sw := d.New()
+	var launch job.Launch
+	var out job.Output
+	fs := cli.NewFlagSet(d.Name, stderr)
+	b := cli.Bind(fs, sw, &launch, &out)
+	bindSweep(d, b)
+	if err := b.Check(args, false); err != nil {
+		return err
+	}
+	plan := func(p int) []patterns.Pattern {
+		pts, _ := sw.Plan(p) // refused before (Ranks) when it errs
+		return pts
+	}
+	m := job.Measure{Launch: launch, Output: out, Progress: stderr, Label: fs.Name(),
+		Ranks: job.CheckRanks(func(p int) error {
+			_, err := sw.Plan(p)
+			return b.Err(err)
+		}),
+		Demand: job.Demand{Plan: plan, FlagText: b.Binding(0).FlagTextOfParam},
+	}
+	if bg, ok := sw.(interface{ Budget() float64 }); ok {
+		m.Demand.MaxTime = bg.Budget()
+	}
+	r, isRunner := sw.(patterns.Runner)
+	if isRunner {
+		m.Points = r.Points(0)
+	}
+	return m.Run(stdout, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		if s, ok := sw.(interface{ SeedOf() int64 }); ok {
+			meta.Seed = s.SeedOf()
+		}
+		if isRunner {
+			return r.Run(c, meta, func(p patterns.Pattern, write bool) (patterns.Measurement, error) {
+				if !write {
+					return job.MeasurePoint(c, func(results.Record) error { return nil }, p, meta)
+				}
+				return job.MeasurePoint(c, emit, p, meta)
+			})
+		}
+		return job.MeasurePoints(c, emit, plan(c.Size()), meta)
+	})
+}
