@@ -347,7 +347,7 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 
 func (cal Calibration) kinds() []string {
 	if len(cal.Kinds) == 0 {
-		return FitKinds
+		return FitKinds()
 	}
 	return cal.Kinds
 }
@@ -427,35 +427,25 @@ func gridSizes(sizes []int) []int {
 	return []int{max(1, lo/2), max(1, mid), min(2*hi, mpi.MaxCount)}
 }
 
-// FitKinds are the model kinds Fit tries, in table order.
-var FitKinds = []string{"hockney", "piecewise", "loggp", "logp", "hyperbolic", "twolevel", "bsp", "gridstep"}
+// FitKinds are the model kinds Fit tries: those registered for programs
+// (model.ProgramKinds), sorted by name.
+func FitKinds() []string { return model.ProgramKinds() }
 
-// Fit fits every kind of kinds to recs; a kind the records cannot
-// support is left out and its reason returned. With kinds empty it tries
-// FitKinds, less those that read none of the records' benches (gridstep
-// without gridshift records: a calibration for a program with no grid
-// steps), which are left out without a note.
-//
-// Every kind is fitted with model.Options' defaults (relative weights)
-// except two: the two-level model with the textbook implementation, and
-// the hyperbolic model with absolute weights (model.WeightNone). Its b is
-// the slope of T(x; a, b)'s asymptote and a its value at x = 0 (paper
-// 001, eq. 2; section 2: the parameters are extracted "at extreme limits
-// of message size"), and a calibration measures its round trips from 8
-// bytes on for a (Calibration.Run). Relative weights give those three
-// small sizes as much say over b as the program's own sizes, and where
-// the small sizes do not lie on the hyperbola the program's messages are
-// priced by them: on the test cluster's shaped links (a tbf bucket of 1
-// ms lets a message's first 25 KB go at once) the relative fit put b at
-// 21-23 ns/B against the link's 42 (2026-11-29, five calibrations), while
-// absolute weights gave 37 ns/B, the slope of the program's sizes.
+// Fit fits every kind of kinds to recs, each with the options its
+// registration gives for programs (model.Kind.ProgramOptions: the
+// two-level model with the textbook implementation, the hyperbolic model
+// with absolute weights); a kind the records cannot support is left out
+// and its reason returned. With kinds empty it tries FitKinds, less those
+// that read none of the records' benches (gridstep without gridshift
+// records: a calibration for a program with no grid steps), which are left
+// out without a note.
 func Fit(recs []results.Record, kinds []string) ([]NamedModel, []string) {
 	if len(kinds) == 0 {
 		have := map[string]bool{}
 		for _, r := range recs {
 			have[r.Bench] = true
 		}
-		for _, k := range FitKinds {
+		for _, k := range FitKinds() {
 			if kind, ok := model.Lookup(k); ok && slices.ContainsFunc(kind.Benches, func(b string) bool { return have[b] }) {
 				kinds = append(kinds, k)
 			}
@@ -465,11 +455,8 @@ func Fit(recs []results.Record, kinds []string) ([]NamedModel, []string) {
 	var notes []string
 	for _, k := range kinds {
 		opt := model.Options{}
-		switch k {
-		case "twolevel":
-			opt.Impl = "textbook"
-		case "hyperbolic":
-			opt.Weighting = model.WeightNone
+		if kind, ok := model.Lookup(k); ok && kind.ProgramOptions != nil {
+			opt = *kind.ProgramOptions
 		}
 		m, err := model.Fit(k, recs, opt)
 		if err != nil {

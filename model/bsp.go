@@ -26,12 +26,13 @@ var bspPatterns = []string{"alltoall", "pairwise", "rowcontention", "kkaccess", 
 
 func init() {
 	Register(Kind{
-		Name:    "bsp",
-		Summary: "BSP g h + L on h-relations (paper 000, section 2.2)",
-		Benches: bspPatterns,
-		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
-		Fit:     func(r []results.Record, o Options) (Model, error) { return FitBSP(r, o) },
-		New:     func() Model { return &BSP{} },
+		Name:           "bsp",
+		Summary:        "BSP g h + L on h-relations (paper 000, section 2.2)",
+		Benches:        bspPatterns,
+		Options:        []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:            func(r []results.Record, o Options) (Model, error) { return FitBSP(r, o) },
+		New:            func() Model { return &BSP{} },
+		ProgramOptions: &Options{},
 		Size: func(r results.Record) (float64, bool) {
 			h, err := HRelationBytes(InstanceOf(r))
 			return h, err == nil

@@ -53,12 +53,13 @@ var gridStepPatterns = []string{"gridshift"}
 
 func init() {
 	Register(Kind{
-		Name:    "gridstep",
-		Summary: "t(m) = t_s + t_w m per exchange step of a process grid, fitted from that step measured on the whole grid (contention per permutation)",
-		Benches: gridStepPatterns,
-		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
-		Fit:     func(r []results.Record, o Options) (Model, error) { return FitGridStep(r, o) },
-		New:     func() Model { return &GridStep{} },
+		Name:           "gridstep",
+		Summary:        "t(m) = t_s + t_w m per exchange step of a process grid, fitted from that step measured on the whole grid (contention per permutation)",
+		Benches:        gridStepPatterns,
+		Options:        []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:            func(r []results.Record, o Options) (Model, error) { return FitGridStep(r, o) },
+		New:            func() Model { return &GridStep{} },
+		ProgramOptions: &Options{},
 		Check: func(m Model) error {
 			if len(m.(*GridStep).Steps) == 0 {
 				return fmt.Errorf("%w: a gridstep model without steps", ErrBadRecord)

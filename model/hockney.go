@@ -22,12 +22,13 @@ var hockneyPatterns = []string{"pingpong", "roundtrip"}
 
 func init() {
 	Register(Kind{
-		Name:    "hockney",
-		Summary: "t(m) = t_s + t_w m, one line over the message sizes (Hockney 1991)",
-		Benches: hockneyPatterns,
-		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
-		Fit:     func(r []results.Record, o Options) (Model, error) { return FitHockney(r, o) },
-		New:     func() Model { return &Hockney{} },
+		Name:           "hockney",
+		Summary:        "t(m) = t_s + t_w m, one line over the message sizes (Hockney 1991)",
+		Benches:        hockneyPatterns,
+		Options:        []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:            func(r []results.Record, o Options) (Model, error) { return FitHockney(r, o) },
+		New:            func() Model { return &Hockney{} },
+		ProgramOptions: &Options{},
 	})
 }
 

@@ -62,20 +62,22 @@ var prttBenches = []string{"prtt"}
 
 func init() {
 	Register(Kind{
-		Name:    "loggp",
-		Summary: "LogGP L, o_s, o_r, g, G from netgauge's parametrised round trips PRTT(n, d, s) (paper 003; Hoefler et al. 2007)",
-		Benches: prttBenches,
-		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
-		Fit:     func(r []results.Record, o Options) (Model, error) { return FitLogGP(r, o) },
-		New:     func() Model { return &LogGP{} },
+		Name:           "loggp",
+		Summary:        "LogGP L, o_s, o_r, g, G from netgauge's parametrised round trips PRTT(n, d, s) (paper 003; Hoefler et al. 2007)",
+		Benches:        prttBenches,
+		Options:        []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:            func(r []results.Record, o Options) (Model, error) { return FitLogGP(r, o) },
+		New:            func() Model { return &LogGP{} },
+		ProgramOptions: &Options{},
 	})
 	Register(Kind{
-		Name:    "logp",
-		Summary: "LogP L, o, g with packets of w bytes, reduced from the LogGP fit (paper 003; Culler et al. 1993)",
-		Benches: prttBenches,
-		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptPacketBytes},
-		Fit:     func(r []results.Record, o Options) (Model, error) { return FitLogP(r, o) },
-		New:     func() Model { return &LogP{} },
+		Name:           "logp",
+		Summary:        "LogP L, o, g with packets of w bytes, reduced from the LogGP fit (paper 003; Culler et al. 1993)",
+		Benches:        prttBenches,
+		Options:        []Option{OptWeighting, OptTrim, OptSizeRange, OptPacketBytes},
+		Fit:            func(r []results.Record, o Options) (Model, error) { return FitLogP(r, o) },
+		New:            func() Model { return &LogP{} },
+		ProgramOptions: &Options{},
 		Check: func(m Model) error {
 			if t := m.(*LogP); !(t.PacketBytes > 0) {
 				return fmt.Errorf("packet_bytes = %g, want > 0", t.PacketBytes)

@@ -289,6 +289,23 @@ type Kind struct {
 	// use; ok is false when the record has none. Nil means the record's
 	// parameter "bytes".
 	Size func(r results.Record) (size float64, ok bool)
+	// ProgramOptions, when set, makes the kind one a message-passing
+	// program's calibration is fitted to (ProgramKinds), with these
+	// options; nil leaves it out (it reads patterns no program names).
+	ProgramOptions *Options
+}
+
+// ProgramKinds lists the kinds fitted to a program's calibration
+// (ProgramOptions set), sorted by name: the models the message-passing
+// programs are ranked on.
+func ProgramKinds() []string {
+	var out []string
+	for _, k := range Registered() {
+		if k.ProgramOptions != nil {
+			out = append(out, k.Name)
+		}
+	}
+	return out
 }
 
 // Reads reports whether the kind's fitter reads the option group.

@@ -44,12 +44,13 @@ type SegmentationCandidate struct {
 
 func init() {
 	Register(Kind{
-		Name:    "piecewise",
-		Summary: "Hockney per message-size segment; breakpoints (protocol switches) chosen by penalised BIC",
-		Benches: hockneyPatterns,
-		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptSegments},
-		Fit:     func(r []results.Record, o Options) (Model, error) { return FitPiecewise(r, o) },
-		New:     func() Model { return &Piecewise{} },
+		Name:           "piecewise",
+		Summary:        "Hockney per message-size segment; breakpoints (protocol switches) chosen by penalised BIC",
+		Benches:        hockneyPatterns,
+		Options:        []Option{OptWeighting, OptTrim, OptSizeRange, OptSegments},
+		Fit:            func(r []results.Record, o Options) (Model, error) { return FitPiecewise(r, o) },
+		New:            func() Model { return &Piecewise{} },
+		ProgramOptions: &Options{},
 		Check: func(m Model) error {
 			t := m.(*Piecewise)
 			if len(t.Segments) == 0 {

@@ -87,12 +87,13 @@ var twoLevelPatterns = []string{"aggregate"}
 
 func init() {
 	Register(Kind{
-		Name:    "twolevel",
-		Summary: "two-level model of aggregate operations: t_s + t_w m, bisection width c per p (paper 003)",
-		Benches: twoLevelPatterns,
-		Options: []Option{OptWeighting, OptTrim, OptSizeRange, OptImpl},
-		Fit:     func(r []results.Record, o Options) (Model, error) { return FitTwoLevel(r, o) },
-		New:     func() Model { return &TwoLevel{} },
+		Name:           "twolevel",
+		Summary:        "two-level model of aggregate operations: t_s + t_w m, bisection width c per p (paper 003)",
+		Benches:        twoLevelPatterns,
+		Options:        []Option{OptWeighting, OptTrim, OptSizeRange, OptImpl},
+		Fit:            func(r []results.Record, o Options) (Model, error) { return FitTwoLevel(r, o) },
+		New:            func() Model { return &TwoLevel{} },
+		ProgramOptions: &Options{Impl: "textbook"},
 	})
 	// The cost table is derived from a two-level fit (TableFromTwoLevel),
 	// never fitted; it is registered so that its JSON decodes.

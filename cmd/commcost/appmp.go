@@ -115,7 +115,7 @@ func parseAppMP(name string, args []string, stderr io.Writer) (*appMPFlags, erro
 		fs.StringVar(&variant, "variant", "async", "async (as the program runs), sync (a barrier before every exchange), or async,sync")
 	}
 	fs.Var(&f.models, "model", "fitted model `FILE.json` ('commcost fit KIND FILE --format json'); repeat for several; without it, the patterns the program needs are measured and every kind fitted first")
-	kinds := fs.String("kinds", strings.Join(apps.FitKinds, ","), "model kinds to fit to the calibration (without --model)")
+	kinds := fs.String("kinds", strings.Join(apps.FitKinds(), ","), "model kinds to fit to the calibration (without --model)")
 	fs.StringVar(&f.plot, "plot", "", "write measured against predicted per model to this `file` (.png, .svg, .pdf)")
 	fs.Float64Var(&f.calibTime, "calib-max-time", defaultCalibMaxTime, "seconds of repetitions per calibration point")
 	fs.StringVar(&f.calibFile, "calibration", "", "fit the models to the pattern records of this JSON Lines `file` (an earlier run's --out) instead of measuring a calibration")
