@@ -5,6 +5,7 @@ import (
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -297,4 +298,21 @@ func (b BitonicSort) Run(env Env) (Outcome, error) {
 		PhaseBitonic: {kkItem(st.reads*g, b.K, b.L, 1, opRead, p), kkItem(st.writes*g, b.K, b.L, 1, opWrite, p)},
 	}
 	return out, nil
+}
+
+func init() {
+	RegisterProgram(Program{Name: "bitonic", Paper: "000 sec. 6.3", OverStore: true,
+		Summary: "bitonic sort (Culler et al.'s variant, local radix sort): T_bitonic",
+		New:     func() Config { return new(BitonicSortConfig) }})
+}
+
+// BitonicSortConfig is the configuration of 'commcost app bitonic'.
+type BitonicSortConfig struct {
+	N opts.Ints `flag:"n" default:"16K" usage:"keys per rank n (p must be a power of two): a list; K = 1024"`
+	AccessFlags
+}
+
+// Apps are the runs: every n x k x l.
+func (c *BitonicSortConfig) Apps() ([]App, error) {
+	return c.each(c.N, func(n int, acc Access) []App { return []App{BitonicSort{N: n, Access: acc}} })
 }

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/commcost/commcost/emulate"
+	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -17,16 +18,15 @@ import (
 //
 // A > 1 times A k-k-accesses back to back per repetition (the kkaccess
 // pattern's a; a record is one access's time) on the direct store, the
-// state a program's successive accesses meet: on the shaped test cluster
-// a single access after a barrier rides the links' idle state and a
-// calibration of a = 4 predicts paper 000's programs with their phases'
-// errors centred on zero, where a = 1 priced most of them 15-35% low
-// (cmd/commcost testClusterApps). 0 or 1 is the paper's single access.
+// state a program's successive accesses meet: a single access after a
+// barrier rides a link's idle state (a token bucket's burst), which a
+// program's successive accesses do not. 0 or 1 is the paper's single
+// access.
 //
 // Block draws every access as a block on one home (patterns.KKAccess.Block:
 // a rank's k packets to one module), as the applications' accesses are
 // on the direct store and on divalib; not on an emulated network, whose
-// driver draws the paper's spread accesses.
+// driver draws the paper's spread accesses (KKChecker).
 type KKCalibration struct {
 	K, L     []int
 	R        []float64
@@ -45,48 +45,61 @@ func (cal KKCalibration) WithGrid(ks, ls []int) KKCalibration {
 	return cal
 }
 
-// Run measures the sweep on env.Store and hands every record to emit as
-// it is measured. kind says how the store is measured: "direct" runs the
-// pattern itself (the direct store's protocol is the pattern's, so the
-// records are those of 'commcost kkaccess'), "emulate" the network's own
-// driver (env.Store must be an *emulate.Store), anything else
-// StoreKKAccess over the store's global variables, with name as the
-// records' "network" parameter. It is collective over env.Comm.
-func (cal KKCalibration) Run(env Env, kind, name string, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
+// KKChecker is a store strategy that refuses some k-k-accesses (accesses
+// back to back on a store whose protocol is not the pattern's, blocks on a
+// driver that draws spread accesses).
+type KKChecker interface {
+	CheckKK(kk patterns.KKAccess) error
+}
+
+// KKMeasurer is a store strategy with a k-k-access of its own (the direct
+// store: the pattern itself; an emulated network: its driver); the others
+// are measured by StoreKKAccess over their global variables.
+type KKMeasurer interface {
+	MeasureKK(app mpi.Comm, s globalvar.Store, kk patterns.KKAccess, meta results.Meta) (results.Record, error)
+}
+
+// point is the calibration's k-k-access at k, l, r and op.
+func (cal KKCalibration) point(k, l int, r float64, op patterns.AccessOp) patterns.KKAccess {
 	reps := cal.Reps
 	reps.Sync = patterns.SyncBarrier
-	if cal.A > 1 && kind != "direct" {
-		return nil, fmt.Errorf("apps: a calibration of %d accesses back to back is measured on the direct store only, not on %s", cal.A, name)
+	kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Block: cal.Block, Seed: cal.Seed, Validate: cal.Validate, Reps: reps}
+	if cal.A > 1 {
+		kk.A = cal.A
 	}
-	if cal.Block && kind == "emulate" {
-		return nil, fmt.Errorf("apps: a calibration of block accesses is not measured on the emulated network %s", name)
+	return kk
+}
+
+// Check refuses a calibration the strategy does not measure (KKChecker),
+// before anything runs.
+func (cal KKCalibration) Check(st globalvar.Strategy) error {
+	if ck, ok := st.(KKChecker); ok {
+		return ck.CheckKK(cal.point(1, 0, 1, patterns.AccessRead))
 	}
+	return nil
+}
+
+// Run measures the sweep on env.Store, opened as strategy st, and hands
+// every record to emit as it is measured: through the strategy's own
+// k-k-access (KKMeasurer) or StoreKKAccess, with the strategy's name as
+// the records' "network" parameter. It is collective over env.Comm.
+func (cal KKCalibration) Run(env Env, st globalvar.Strategy, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
+	if err := cal.Check(st); err != nil {
+		return nil, fmt.Errorf("apps: %w", err)
+	}
+	km, own := st.(KKMeasurer)
 	var recs []results.Record
 	for _, op := range []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite} {
 		for _, k := range cal.K {
 			for _, l := range cal.L {
 				for _, r := range cal.R {
-					kk := patterns.KKAccess{K: k, L: l, R: r, Op: op, Block: cal.Block, Seed: cal.Seed, Validate: cal.Validate, Reps: reps}
-					if cal.A > 1 {
-						kk.A = cal.A
-					}
+					kk := cal.point(k, l, r, op)
 					var rec results.Record
 					var err error
-					switch kind {
-					case "direct":
-						var m patterns.Measurement
-						if m, err = kk.Run(env.Comm); err == nil {
-							rec = kk.Record(m, meta)
-						}
-					case "emulate":
-						st, ok := env.Store.(*emulate.Store)
-						if !ok {
-							return nil, fmt.Errorf("apps: calibration of kind emulate over a %T store", env.Store)
-						}
-						bc := emulate.BenchConfig{Reps: reps, Seed: cal.Seed, Meta: meta}
-						rec, err = emulate.KKAccess(st, emulate.KKPoint{K: k, L: l, R: r, Op: op.String()}, bc)
-					default:
-						rec, err = StoreKKAccess(env, kk, name, meta)
+					if own {
+						rec, err = km.MeasureKK(env.Comm, env.Store, kk, meta)
+					} else {
+						rec, err = StoreKKAccess(env, kk, st.Name(), meta)
 					}
 					if err != nil {
 						return nil, err

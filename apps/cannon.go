@@ -229,3 +229,27 @@ func (m Cannon) Run(env Env) (Outcome, error) {
 	out.Workload = m.Workload(p)
 	return out, nil
 }
+
+func init() {
+	RegisterProgram(Program{Name: "cannon", Paper: "003 (Cannon 1969)",
+		Summary: "Cannon's matrix multiplication on a q x q grid (alignment, q-1 shifts of A and B), the classic alternative to paper 003's checkerboard algorithm",
+		New:     func() Config { return new(CannonConfig) }})
+}
+
+// CannonConfig is the configuration of 'commcost app cannon'.
+type CannonConfig struct {
+	N int `flag:"n" default:"128" usage:"matrix order (a multiple of q on a q x q grid)"`
+	Variants
+}
+
+// Apps are the runs, one per variant.
+func (c *CannonConfig) Apps() ([]App, error) {
+	if err := positive("N", c.N); err != nil {
+		return nil, err
+	}
+	var out []App
+	for _, v := range c.Variant {
+		out = append(out, Cannon{N: c.N, Sync: v == "sync"})
+	}
+	return out, nil
+}

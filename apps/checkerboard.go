@@ -181,3 +181,28 @@ func (m Checkerboard) Run(env Env) (Outcome, error) {
 // n: the worst-case rounding of a sum of n products in any order is about
 // n ulps (Higham, Accuracy and Stability, section 3.1); 4 n ulps is safe.
 func productTol(n int) float64 { return 4 * float64(n) * 0x1p-52 }
+
+func init() {
+	RegisterProgram(Program{Name: "checkerboard", Paper: "003",
+		Summary: "paper 003's dense matrix multiplication: all-to-all broadcasts of A's blocks along grid rows and B's along columns, then local products",
+		New:     func() Config { return new(CheckerboardConfig) }})
+}
+
+// CheckerboardConfig is the configuration of 'commcost app checkerboard'.
+type CheckerboardConfig struct {
+	N    int  `flag:"n" default:"128" usage:"matrix order (a multiple of the grid's rows and columns)"`
+	Grid Grid `flag:"grid" usage:"process grid ROWSxCOLS with ROWS*COLS = ranks (default: the most nearly square)"`
+	Variants
+}
+
+// Apps are the runs, one per variant.
+func (c *CheckerboardConfig) Apps() ([]App, error) {
+	if err := positive("N", c.N); err != nil {
+		return nil, err
+	}
+	var out []App
+	for _, v := range c.Variant {
+		out = append(out, Checkerboard{N: c.N, Grid: c.Grid, Sync: v == "sync"})
+	}
+	return out, nil
+}

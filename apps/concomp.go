@@ -7,6 +7,7 @@ import (
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -404,4 +405,31 @@ func samePartition(got, want []uint32) error {
 		toWant[r], fromWant[want[v]] = want[v], r
 	}
 	return nil
+}
+
+func init() {
+	RegisterProgram(Program{Name: "concomp", Paper: "000 sec. 6.2", OverStore: true,
+		Summary: "connected components of a dense graph (Woo and Sahni): BFS forests (T_bfs), log p merges (T_merge)",
+		New:     func() Config { return new(ConnCompConfig) }})
+}
+
+// ConnCompConfig is the configuration of 'commcost app concomp'.
+type ConnCompConfig struct {
+	N opts.Ints `flag:"n" default:"1024" usage:"vertices n (a multiple of 8; p, a power of two, must divide it): a list"`
+	AccessFlags
+	Parts   int     `flag:"parts" default:"4" usage:"planted components: the vertices fall into this many random groups"`
+	Density float64 `flag:"density" default:"0.1" usage:"edge probability inside a group, in (0, 1]"`
+}
+
+// Apps are the runs: every n x k x l.
+func (c *ConnCompConfig) Apps() ([]App, error) {
+	if c.Parts < 1 {
+		return nil, opts.Field("Parts", c.Parts, "want an integer >= 1")
+	}
+	if !(c.Density > 0 && c.Density <= 1) {
+		return nil, opts.Field("Density", c.Density, "want a probability in (0, 1]")
+	}
+	return c.each(c.N, func(n int, acc Access) []App {
+		return []App{ConnComp{N: n, Parts: c.Parts, Density: c.Density, Access: acc}}
+	})
 }

@@ -3,9 +3,11 @@ package apps
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 	"gonum.org/v1/gonum/mat"
 )
@@ -391,4 +393,27 @@ func (g *Gauss) verify(seed int64, o *gaussOracle, x []float64, r0, nl int) erro
 		}
 	}
 	return nil
+}
+
+func init() {
+	RegisterProgram(Program{Name: "gauss", Paper: "003",
+		Summary: "paper 003's Gaussian elimination: row-wise, the pivot row by the two-step broadcast (scatter, all-to-all broadcast), back-substitution; ||Ax-b|| checked",
+		New:     func() Config { return new(GaussConfig) }})
+}
+
+// GaussConfig is the configuration of 'commcost app gauss'.
+type GaussConfig struct {
+	N      int    `flag:"n" default:"128" usage:"matrix order (a multiple of the rank count)"`
+	Matrix string `flag:"matrix" default:"dd" usage:"input: dd (diagonally dominant), random, hilbert (near-singular), singular, zeropivot (needs pivoting: fails during the run)"`
+}
+
+// Apps is the one run.
+func (c *GaussConfig) Apps() ([]App, error) {
+	if err := positive("N", c.N); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(GaussMatrices, c.Matrix) {
+		return nil, opts.Field("Matrix", c.Matrix, "%s", opts.OneOf(GaussMatrices))
+	}
+	return []App{&Gauss{N: c.N, Matrix: c.Matrix}}, nil
 }

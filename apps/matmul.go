@@ -5,6 +5,7 @@ import (
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -251,4 +252,28 @@ func (m MatMul) Run(env Env) (Outcome, error) {
 		PhaseMM: {kkItem(st.reads*g, m.K, m.L, 1, opRead, p), kkItem(st.writes*g, m.K, m.L, 1, opWrite, p)},
 	}
 	return out, nil
+}
+
+func init() {
+	RegisterProgram(Program{Name: "matmul", Paper: "000 sec. 6.1", OverStore: true,
+		Summary: "C = A B, p+2 submatrix accesses (T_MM), with and without the sync of line (*)",
+		New:     func() Config { return new(MatMulConfig) }})
+}
+
+// MatMulConfig is the configuration of 'commcost app matmul'.
+type MatMulConfig struct {
+	N opts.Ints `flag:"n" default:"256" usage:"matrix order n (p must divide it): a list"`
+	AccessFlags
+	Sync opts.Bools `flag:"sync" default:"false,true" usage:"synchronise before every read of B (line (*)): a list of false and true"`
+}
+
+// Apps are the runs: every n x k x l x sync.
+func (c *MatMulConfig) Apps() ([]App, error) {
+	return c.each(c.N, func(n int, acc Access) []App {
+		var out []App
+		for _, s := range c.Sync {
+			out = append(out, MatMul{N: n, Access: acc, Sync: s})
+		}
+		return out
+	})
 }

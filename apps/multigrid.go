@@ -412,3 +412,34 @@ func (s *mgSolver) vcycle(l int) {
 	}
 	s.smooth(L, 2)
 }
+
+func init() {
+	RegisterProgram(Program{Name: "multigrid", Paper: "001 sec. 4",
+		Summary: "paper 001's time-parallel multigrid (heat equation, one time plane per rank, whole planes between neighbouring time levels every iteration), async and sync; the hyperbolic model reduces its exchange with Table 1",
+		New:     func() Config { return new(MultigridConfig) }})
+}
+
+// MultigridConfig is the configuration of 'commcost app multigrid'.
+type MultigridConfig struct {
+	N          int `flag:"n" default:"127" usage:"interior grid points per side of a time plane, 2^k - 1 (a plane message is 8 n^2 bytes)"`
+	Iterations int `flag:"iterations" default:"10" usage:"block-Jacobi iterations in time (each moves every plane to the next time level)"`
+	Cycles     int `flag:"cycles" default:"1" usage:"V-cycles per iteration"`
+	Variants
+}
+
+// Apps are the runs, one per variant.
+func (c *MultigridConfig) Apps() ([]App, error) {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"N", c.N}, {"Iterations", c.Iterations}, {"Cycles", c.Cycles}} {
+		if err := positive(f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	var out []App
+	for _, v := range c.Variant {
+		out = append(out, &Multigrid{N: c.N, Iters: c.Iterations, Cycles: c.Cycles, Sync: v == "sync"})
+	}
+	return out, nil
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -358,4 +359,21 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 		CounterSample:    float64(sn),
 	}
 	return out, nil
+}
+
+func init() {
+	RegisterProgram(Program{Name: "samplesort", Paper: "000 sec. 6.4", OverStore: true,
+		Summary: "sample sort (s = n/64, splitters, distribution (6a)-(6c), local radix sort; E(s, n) measured)",
+		New:     func() Config { return new(SampleSortConfig) }})
+}
+
+// SampleSortConfig is the configuration of 'commcost app samplesort'.
+type SampleSortConfig struct {
+	N opts.Ints `flag:"n" default:"16K" usage:"keys per rank n (a multiple of 64): a list; K = 1024"`
+	AccessFlags
+}
+
+// Apps are the runs: every n x k x l.
+func (c *SampleSortConfig) Apps() ([]App, error) {
+	return c.each(c.N, func(n int, acc Access) []App { return []App{SampleSort{N: n, Access: acc}} })
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"strings"
 
@@ -452,4 +453,18 @@ func ParamByName(m Model, name string) (Param, bool) {
 // fixedParam is a parameter without an uncertainty.
 func fixedParam(name, unit string, v float64) Param {
 	return Param{Name: name, Unit: unit, Value: v, CI95: [2]float64{v, v}, Fixed: true}
+}
+
+// ReadFile reads a fitted model from a file of Marshal's form (the JSON of
+// 'commcost fit MODEL FILE --format json').
+func ReadFile(path string) (Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%v (want the JSON of 'commcost fit MODEL FILE --format json')", err)
+	}
+	m, _, err := Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("%v (want the JSON of 'commcost fit MODEL FILE --format json')", err)
+	}
+	return m, nil
 }

@@ -56,7 +56,40 @@ func Bind(fs *flag.FlagSet, cfg any) *Binding {
 	}
 	b.cfg = v.Elem()
 	b.bindStruct(v.Elem(), "", "")
+	if u, ok := cfg.(Usager); ok {
+		for name, text := range u.Usage() {
+			if f := fs.Lookup(name); f != nil {
+				f.Usage = text
+			}
+		}
+	}
+	if d, ok := cfg.(Defaulter); ok {
+		for name, def := range d.Defaults() {
+			f := fs.Lookup(name)
+			if f == nil {
+				panic("opts: default of an undefined flag --" + name)
+			}
+			if err := f.Value.Set(def); err != nil {
+				panic(fmt.Sprintf("opts: default %q of --%s: %v", def, name, err))
+			}
+			delete(b.raw, name)
+			f.DefValue = def
+		}
+	}
 	return b
+}
+
+// Usager is a configuration whose help texts are made at run time (from a
+// registry): Usage maps a flag name to its help.
+type Usager interface {
+	Usage() map[string]string
+}
+
+// Defaulter is a configuration whose defaults are made at run time (from a
+// registry, or the same shared field with another default): Defaults maps a
+// flag name to its default as typed.
+type Defaulter interface {
+	Defaults() map[string]string
 }
 
 // Finish, called after the flag set is parsed, fills the configuration's
@@ -199,8 +232,8 @@ func (b *Binding) define(v reflect.Value, bf *bound, usage string) {
 		delete(b.raw, name) // a default is not given text
 	}
 	f.DefValue = f.Value.String()
-	if def != "" {
-		f.DefValue = def
+	if str, ok := f.Value.(interface{ IsString() bool }); def != "" || ok && str.IsString() {
+		f.DefValue = def // a string-like value without a default shows none
 	}
 }
 

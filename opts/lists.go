@@ -300,3 +300,18 @@ func Echo(s string) string {
 	}
 	return s
 }
+
+// Files is a repeatable flag: every occurrence adds one value (a path),
+// none is refused. *Files is a flag.Value.
+type Files []string
+
+func (v *Files) Set(s string) error {
+	if s == "" {
+		return errors.New("empty file name")
+	}
+	*v = append(*v, s)
+	return nil
+}
+
+func (v *Files) String() string { return strings.Join(derefOr(v), ",") }
+func (*Files) IsString() bool   { return true }

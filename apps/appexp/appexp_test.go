@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
@@ -56,22 +57,23 @@ func (r *recorder) emit(rank int) func(results.Record) error {
 
 func TestParseStore(t *testing.T) {
 	for _, tc := range []struct {
-		in, name, kind string
-		appRanks       int // in a world of 100
-		err            string
+		in, name string
+		world    int // the world it needs, 0 any
+		appRanks int // in a world of 100
+		err      string
 	}{
-		{in: "direct", name: "direct", kind: StoreDirect, appRanks: 100},
-		{in: "fixed-home", name: "fixed-home", kind: StoreDivalib, appRanks: 100},
-		{in: "tree-4", name: "tree-4", kind: StoreDivalib, appRanks: 100},
-		{in: "tree-2-4", name: "tree-2-4", kind: StoreDivalib, appRanks: 100},
-		{in: "emulate:BF(2)", name: "BF(2)", kind: StoreEmulate, appRanks: 4},
-		{in: "emulate:mesh(2x2)", name: "mesh(2x2)", kind: StoreEmulate, appRanks: 4},
+		{in: "direct", name: "direct", appRanks: 100},
+		{in: "fixed-home", name: "fixed-home", appRanks: 100},
+		{in: "tree-4", name: "tree-4", appRanks: 100},
+		{in: "tree-2-4", name: "tree-2-4", appRanks: 100},
+		{in: "emulate:BF(2)", name: "BF(2)", world: 16, appRanks: 4},
+		{in: "emulate:mesh(2x2)", name: "mesh(2x2)", world: 8, appRanks: 4},
 		{in: "nowhere", err: `"nowhere" is not a store`},
 		{in: "emulate:ring(3)", err: `unknown network "ring"`},
 		{in: "", err: `"" is not a store`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			st, err := ParseStore(tc.in, 7)
+			st, err := globalvar.ParseStrategy(tc.in, 7)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one containing %q", err, tc.err)
@@ -81,11 +83,11 @@ func TestParseStore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Name != tc.name || st.Kind != tc.kind || st.AppRanks(100) != tc.appRanks {
-				t.Errorf("got %s %s %d app ranks, want %s %s %d", st.Name, st.Kind, st.AppRanks(100), tc.name, tc.kind, tc.appRanks)
+			if st.Name() != tc.name || st.WorldSize() != tc.world || st.AppRanks(100) != tc.appRanks {
+				t.Errorf("got %s world %d, %d app ranks; want %s %d %d", st.Name(), st.WorldSize(), st.AppRanks(100), tc.name, tc.world, tc.appRanks)
 			}
-			if tc.kind == StoreDivalib && st.Diva.Seed != 7 {
-				t.Errorf("divalib seed %d, want 7", st.Diva.Seed)
+			if d, ok := st.(divalib.Config); ok && d.Seed != 7 {
+				t.Errorf("divalib seed %d, want 7", d.Seed)
 			}
 		})
 	}
@@ -104,17 +106,17 @@ func TestStoreOpen(t *testing.T) {
 		{"emulate:mesh(2x2)", 8, 4},
 	} {
 		t.Run(tc.store, func(t *testing.T) {
-			st, err := ParseStore(tc.store, 1)
+			st, err := globalvar.ParseStrategy(tc.store, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Kind == StoreEmulate && st.Net.Ranks() != tc.world {
-				t.Fatalf("%s needs %d ranks, test has %d", tc.store, st.Net.Ranks(), tc.world)
+			if w := st.WorldSize(); w != 0 && w != tc.world {
+				t.Fatalf("%s needs %d ranks, test has %d", tc.store, w, tc.world)
 			}
 			var mu sync.Mutex
 			calls := 0
 			err = local.Run(tc.world, func(c mpi.Comm) error {
-				return st.Open(c, 3, func(env apps.Env) error {
+				return openStore(c, st, 3, func(env apps.Env) error {
 					mu.Lock()
 					calls++
 					mu.Unlock()
@@ -157,9 +159,6 @@ func TestStoreOpen(t *testing.T) {
 			}
 		})
 	}
-	if err := (Store{Name: "x", Kind: "nfs"}).Open(nil, 0, nil); err == nil || !strings.Contains(err.Error(), "unknown kind") {
-		t.Errorf("unknown kind: %v", err)
-	}
 }
 
 func TestStoreRunGrid(t *testing.T) {
@@ -178,11 +177,11 @@ func TestStoreRunGrid(t *testing.T) {
 // reaches emit on every rank, names its store, and rank 0's communication
 // phases carry the paired read/write trilinear prediction and its error.
 func TestStoreRunModels(t *testing.T) {
-	direct, _ := ParseStore("direct", 1)
-	home, _ := ParseStore("fixed-home", 1)
+	direct, _ := globalvar.ParseStrategy("direct", 1)
+	home, _ := globalvar.ParseStrategy("fixed-home", 1)
 	r := StoreRun{
 		Configs: []apps.App{apps.MatMul{N: 32, Access: apps.Access{K: 2, L: 128}}},
-		Stores:  []Store{direct, home},
+		Stores:  []globalvar.Strategy{direct, home},
 		Reps:    quick, Seed: 1,
 		Models:  []model.Model{tri("read", 1e-6, 1e-9), tri("write", 2e-6, 1e-9)},
 		Sources: []string{"r.json", "w.json"},
@@ -238,12 +237,12 @@ func TestStoreRunModels(t *testing.T) {
 // first on the store, over the given grid plus the configurations' k and
 // l, and its trilinear fits predict the phases.
 func TestStoreRunCalibrated(t *testing.T) {
-	direct, _ := ParseStore("direct", 1)
+	direct, _ := globalvar.ParseStrategy("direct", 1)
 	calReps := quick
 	calReps.MaxTime = 0.05
 	r := StoreRun{
 		Configs:     []apps.App{apps.BitonicSort{N: 256, Access: apps.Access{K: 2, L: 128}}},
-		Stores:      []Store{direct},
+		Stores:      []globalvar.Strategy{direct},
 		Reps:        quick,
 		Seed:        1,
 		Calibration: apps.KKCalibration{K: []int{1, 2}, L: []int{64, 256}, R: []float64{0.5, 1}, Reps: calReps, Seed: 1},
@@ -286,10 +285,10 @@ func TestStoreRunCalibrated(t *testing.T) {
 // TestStoreRunFitFails: a sweep the trilinear model cannot be fitted to
 // fails on every rank; rank 0 says why and where the records are.
 func TestStoreRunFitFails(t *testing.T) {
-	direct, _ := ParseStore("direct", 1)
+	direct, _ := globalvar.ParseStrategy("direct", 1)
 	r := StoreRun{
 		Configs:     []apps.App{apps.BitonicSort{N: 256, Access: apps.Access{K: 1, L: 64}}},
-		Stores:      []Store{direct},
+		Stores:      []globalvar.Strategy{direct},
 		Reps:        quick,
 		Calibration: apps.KKCalibration{K: []int{1}, L: []int{64}, R: []float64{1}, Reps: quick},
 	}
@@ -312,13 +311,13 @@ func TestStoreRunFitFails(t *testing.T) {
 // back (KKCalibration.A) is refused on a divalib store on every rank
 // before anything is measured.
 func TestStoreRunBackToBackDirectOnly(t *testing.T) {
-	fixed, err := ParseStore("fixed-home", 1)
+	fixed, err := globalvar.ParseStrategy("fixed-home", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := StoreRun{
 		Configs:     []apps.App{apps.BitonicSort{N: 256, Access: apps.Access{K: 1, L: 64}}},
-		Stores:      []Store{fixed},
+		Stores:      []globalvar.Strategy{fixed},
 		Reps:        quick,
 		Calibration: apps.KKCalibration{K: []int{1}, L: []int{64}, R: []float64{1}, A: 2, Reps: quick},
 	}
@@ -341,13 +340,13 @@ func TestStoreRunBackToBackDirectOnly(t *testing.T) {
 // TestStoreRunAgreesOnEmit: a failed write on rank 0 stops every rank
 // through the Agree given.
 func TestStoreRunAgreesOnEmit(t *testing.T) {
-	direct, _ := ParseStore("direct", 1)
+	direct, _ := globalvar.ParseStrategy("direct", 1)
 	full := errors.New("disk full")
 	var mu sync.Mutex
 	agreed := 0
 	r := StoreRun{
 		Configs: []apps.App{apps.MatMul{N: 32, Access: apps.Access{K: 2, L: 128}}},
-		Stores:  []Store{direct}, Reps: quick,
+		Stores:  []globalvar.Strategy{direct}, Reps: quick,
 		Models: []model.Model{tri("", 1e-6, 1e-9)}, Sources: []string{"m.json"},
 		Agree: func(c mpi.Comm, err error) error {
 			mu.Lock()

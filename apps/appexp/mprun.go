@@ -13,58 +13,6 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// ProgramConfig is what the message-passing programs of papers 001 and 003
-// are configured with (Programs).
-type ProgramConfig struct {
-	N int // grid points per side (multigrid), else the matrix order
-	// Multigrid: block-Jacobi iterations in time, V-cycles per iteration.
-	Iterations, Cycles int
-	// Multigrid, Cannon and the checkerboard: the variants to run
-	// ("async", "sync"; one program each; none: async, the program as it
-	// runs).
-	Variants []string
-	Grid     apps.Grid // checkerboard's process grid; zero: the most nearly square
-	Matrix   string    // gauss's input matrix (apps.Gauss.Matrix)
-}
-
-// MPNames are the message-passing programs Programs builds, in help order.
-var MPNames = []string{"multigrid", "cannon", "checkerboard", "gauss"}
-
-// Programs returns the runs of program name (one of MPNames) configured by
-// cfg: one per variant of multigrid, Cannon and the checkerboard, else one. It panics on another name
-// (the caller's table of programs is MPNames).
-func Programs(name string, cfg ProgramConfig) []apps.App {
-	switch name {
-	case "multigrid":
-		var out []apps.App
-		for _, v := range variants(cfg) {
-			out = append(out, &apps.Multigrid{N: cfg.N, Iters: cfg.Iterations, Cycles: cfg.Cycles, Sync: v == "sync"})
-		}
-		return out
-	case "cannon", "checkerboard":
-		var out []apps.App
-		for _, v := range variants(cfg) {
-			if name == "cannon" {
-				out = append(out, apps.Cannon{N: cfg.N, Sync: v == "sync"})
-			} else {
-				out = append(out, apps.Checkerboard{N: cfg.N, Grid: cfg.Grid, Sync: v == "sync"})
-			}
-		}
-		return out
-	case "gauss":
-		return []apps.App{&apps.Gauss{N: cfg.N, Matrix: cfg.Matrix}}
-	}
-	panic("appexp: no message-passing program " + name)
-}
-
-// variants are cfg's variants, async (the program as it runs) when none.
-func variants(cfg ProgramConfig) []string {
-	if len(cfg.Variants) == 0 {
-		return []string{"async"}
-	}
-	return cfg.Variants
-}
-
 // NameModels names models loaded from files for the ranking tables and
 // the records' derived values: the model's kind, with the file's base
 // name in brackets when there are several files (two may hold one kind).
@@ -97,8 +45,8 @@ func Workloads(progs []apps.App, p int) map[string][]results.WorkItem {
 // papers 001 and 003: calibrate (without Models), fit, then measure every
 // program and rank the models on it.
 type MPRun struct {
-	// Programs must implement apps.Workloader (every program of MPNames
-	// does).
+	// Programs must implement apps.Workloader (every message-passing
+	// program does).
 	Programs []apps.App
 	// Models, when given, predict the phases; nothing is calibrated.
 	Models []apps.NamedModel
@@ -148,8 +96,8 @@ func (r MPRun) Check(p int) error {
 		if err := prog.Check(p); err != nil {
 			return err
 		}
-		if g, ok := prog.(*apps.Gauss); ok {
-			if err := g.Input(r.Seed); err != nil {
+		if in, ok := prog.(apps.Inputer); ok {
+			if err := in.Input(r.Seed); err != nil {
 				return err
 			}
 		}
@@ -218,8 +166,8 @@ func (r MPRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) erro
 		}
 	}
 	for _, prog := range r.Programs {
-		if g, ok := prog.(*apps.Gauss); ok {
-			if err := g.Input(r.Seed); err != nil {
+		if in, ok := prog.(apps.Inputer); ok {
+			if err := in.Input(r.Seed); err != nil {
 				return err
 			}
 		}

@@ -15,23 +15,34 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
+// TestPrograms: each message-passing program's registered configuration
+// lists its runs, one per variant.
 func TestPrograms(t *testing.T) {
+	async, sync := apps.Variants{Variant: []apps.Variant{"async"}}, apps.Variants{Variant: []apps.Variant{"sync"}}
+	both := apps.Variants{Variant: []apps.Variant{"async", "sync"}}
 	for _, tc := range []struct {
 		name   string
-		cfg    ProgramConfig
+		cfg    apps.Config
 		params []string // each program's params, in order
 	}{
-		{"multigrid", ProgramConfig{N: 15, Iterations: 3, Cycles: 2, Variants: []string{"async", "sync"}}, []string{
+		{"multigrid", &apps.MultigridConfig{N: 15, Iterations: 3, Cycles: 2, Variants: both}, []string{
 			"cycles=2 iters=3 n=15 plane_bytes=1800 variant=async", "cycles=2 iters=3 n=15 plane_bytes=1800 variant=sync"}},
-		{"cannon", ProgramConfig{N: 32}, []string{"n=32 variant=async"}},
-		{"cannon", ProgramConfig{N: 32, Variants: []string{"async", "sync"}}, []string{"n=32 variant=async", "n=32 variant=sync"}},
-		{"checkerboard", ProgramConfig{N: 24, Grid: apps.Grid{Rows: 2, Cols: 3}}, []string{"grid=2x3 n=24 variant=async"}},
-		{"checkerboard", ProgramConfig{N: 24, Grid: apps.Grid{Rows: 2, Cols: 3}, Variants: []string{"sync"}}, []string{"grid=2x3 n=24 variant=sync"}},
-		{"gauss", ProgramConfig{N: 16, Matrix: "hilbert"}, []string{"matrix=hilbert n=16"}},
+		{"cannon", &apps.CannonConfig{N: 32, Variants: async}, []string{"n=32 variant=async"}},
+		{"cannon", &apps.CannonConfig{N: 32, Variants: both}, []string{"n=32 variant=async", "n=32 variant=sync"}},
+		{"checkerboard", &apps.CheckerboardConfig{N: 24, Grid: apps.Grid{Rows: 2, Cols: 3}, Variants: async}, []string{"grid=2x3 n=24 variant=async"}},
+		{"checkerboard", &apps.CheckerboardConfig{N: 24, Grid: apps.Grid{Rows: 2, Cols: 3}, Variants: sync}, []string{"grid=2x3 n=24 variant=sync"}},
+		{"gauss", &apps.GaussConfig{N: 16, Matrix: "hilbert"}, []string{"matrix=hilbert n=16"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if p, ok := apps.LookupProgram(tc.name); !ok || p.OverStore {
+				t.Fatalf("%s is not a registered message-passing program", tc.name)
+			}
+			progs, err := tc.cfg.Apps()
+			if err != nil {
+				t.Fatal(err)
+			}
 			var got []string
-			for _, p := range Programs(tc.name, tc.cfg) {
+			for _, p := range progs {
 				if p.Name() != tc.name {
 					t.Errorf("program %s, want %s", p.Name(), tc.name)
 				}
@@ -42,12 +53,9 @@ func TestPrograms(t *testing.T) {
 			}
 		})
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("no panic for an unknown program")
-		}
-	}()
-	Programs("fft", ProgramConfig{N: 8})
+	if _, err := (&apps.GaussConfig{N: 8, Matrix: "magic"}).Apps(); err == nil {
+		t.Error("gauss accepted the matrix magic")
+	}
 }
 
 // paramString is "k=v ..." in key order, leaving out what depends on the
@@ -344,7 +352,7 @@ func TestSuiteStoreSweep(t *testing.T) {
 	run, _ := SuiteStorePrograms(4)
 	apps0 := map[string]bool{}
 	for _, x := range rec.recs[0] {
-		if x.Params["store"] != StoreDirect || x.Meta.Seed != 1 {
+		if x.Params["store"] != "direct" || x.Meta.Seed != 1 {
 			t.Errorf("record %v seed %d", x.Params, x.Meta.Seed)
 		}
 		apps0[x.Params["app"].(string)] = true

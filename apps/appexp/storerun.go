@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
@@ -23,10 +24,10 @@ const MinCalibrationRanks = 2
 type StoreRun struct {
 	// Configs are the configurations to run, in order, on every store.
 	Configs []apps.App
-	// Stores are the stores to run on, each opened in turn (Store.Open);
+	// Stores are the store strategies to run on, each opened in turn;
 	// empty means over the communicator itself (Env.Store nil, records'
 	// store "mpi").
-	Stores []Store
+	Stores []globalvar.Strategy
 	// Reps configures every configuration's repetitions (apps.Measure).
 	Reps patterns.Reps
 	// Seed draws the inputs and seeds the stores; the records' Meta.Seed.
@@ -84,7 +85,7 @@ func (r StoreRun) agree(c mpi.Comm, err error) error {
 func (r StoreRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) error) (StoreResult, error) {
 	meta.Seed = r.Seed
 	var res StoreResult
-	run := func(env apps.Env, st Store) error {
+	run := func(env apps.Env, st globalvar.Strategy) error {
 		emitApp := func(rec results.Record) error { return r.agree(env.Comm, emit(rec)) }
 		preds, err := r.predictors(env, st, meta, emitApp)
 		if err != nil {
@@ -96,7 +97,7 @@ func (r StoreRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) e
 				return err
 			}
 			for i := range recs {
-				recs[i].Params["store"] = st.Name
+				recs[i].Params["store"] = st.Name()
 			}
 			if env.Comm.Rank() == 0 {
 				res.Notes = append(res.Notes, report.AnnotateApps(recs, preds)...)
@@ -110,11 +111,12 @@ func (r StoreRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) e
 		}
 		return nil
 	}
-	if len(r.Stores) == 0 {
-		return res, run(apps.Env{Comm: c, Seed: r.Seed}, Store{Name: "mpi"})
+	stores := r.Stores
+	if len(stores) == 0 {
+		stores = []globalvar.Strategy{mpiStore{}}
 	}
-	for _, st := range r.Stores {
-		if err := st.Open(c, r.Seed, func(env apps.Env) error { return run(env, st) }); err != nil {
+	for _, st := range stores {
+		if err := openStore(c, st, r.Seed, func(env apps.Env) error { return run(env, st) }); err != nil {
 			return res, err
 		}
 	}
@@ -123,7 +125,7 @@ func (r StoreRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) e
 
 // predictors returns rank 0's predictors: Models, or the trilinear models
 // fitted to a calibration measured now on env (collective).
-func (r StoreRun) predictors(env apps.Env, st Store, meta results.Meta, emit func(results.Record) error) ([]report.Predictor, error) {
+func (r StoreRun) predictors(env apps.Env, st globalvar.Strategy, meta results.Meta, emit func(results.Record) error) ([]report.Predictor, error) {
 	if len(r.Models) > 0 {
 		if env.Comm.Rank() != 0 {
 			return nil, nil
@@ -131,7 +133,7 @@ func (r StoreRun) predictors(env apps.Env, st Store, meta results.Meta, emit fun
 		return report.NewPredictors(r.Models, r.Sources, true)
 	}
 	ks, ls := r.grid()
-	recs, err := r.Calibration.WithGrid(ks, ls).Run(env, st.Kind, st.Name, meta, emit)
+	recs, err := r.Calibration.WithGrid(ks, ls).Run(env, st, meta, emit)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +145,7 @@ func (r StoreRun) predictors(env apps.Env, st Store, meta results.Meta, emit fun
 			preds, err = report.NewPredictors(ms, srcs, false)
 		}
 		if err != nil {
-			ferr = fmt.Errorf("calibration sweep on %s: %w (its records are in the output; fit them with 'commcost fit')", st.Name, err)
+			ferr = fmt.Errorf("calibration sweep on %s: %w (its records are in the output; fit them with 'commcost fit')", st.Name(), err)
 		}
 	}
 	return preds, r.agree(env.Comm, ferr)

@@ -63,7 +63,7 @@ func SuiteStoreSweep(c mpi.Comm, reps patterns.Reps, seed int64, meta results.Me
 			return err
 		}
 		for _, rec := range recs {
-			rec.Params["store"] = StoreDirect
+			rec.Params["store"] = directstore.Strategy{}.Name()
 			if err := emit(rec); err != nil {
 				return err
 			}

@@ -1,0 +1,57 @@
+package divalib
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
+)
+
+// PaperStrategies are the strategies and variants paper 004 evaluates, in
+// its order: the spellings every listing of the strategies prints.
+var PaperStrategies = []string{"fixed-home", "tree-2", "tree-4", "tree-16", "tree-2-4", "tree-4-16"}
+
+// DIVA registers its strategies as the store family "divalib".
+func init() {
+	globalvar.RegisterFamily(globalvar.Family{Name: "divalib", Forms: PaperStrategies, Order: 1,
+		Parse: func(s string, seed int64) (globalvar.Strategy, error) {
+			if s != "fixed-home" && !strings.HasPrefix(s, "tree-") {
+				return nil, globalvar.ErrNotMine
+			}
+			st, v, err := ParseStrategy(s)
+			if err != nil {
+				return nil, err
+			}
+			return Config{Strategy: st, Variant: v, Seed: seed}, nil
+		}})
+}
+
+// WorldSize is 0: DIVA runs on any world.
+func (Config) WorldSize() int { return 0 }
+
+// AppRanks is every rank.
+func (Config) AppRanks(world int) int { return world }
+
+// Open opens a DIVA store of the configuration over c and runs fn on
+// every rank (globalvar.Strategy).
+func (cfg Config) Open(c mpi.Comm, fn func(mpi.Comm, globalvar.Store) error) error {
+	s, err := New(c, cfg)
+	if err != nil {
+		return fmt.Errorf("store %s: %w", cfg.Name(), err)
+	}
+	if err := fn(c, s); err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// CheckKK refuses a calibration of accesses back to back: they are
+// measured on the direct store only.
+func (cfg Config) CheckKK(kk patterns.KKAccess) error {
+	if kk.A > 1 {
+		return fmt.Errorf("a calibration of %d accesses back to back is measured on the direct store only, not on %s", kk.A, cfg.Name())
+	}
+	return nil
+}
