@@ -97,12 +97,12 @@ var (
 
 func init() {
 	Register(Kind{
-		Name:           "hyperbolic",
-		Summary:        "T(x; a, b) = a^2/(a + b x) + b x with end-node and network blocks from the contention patterns (paper 001)",
-		Benches:        hyperbolicBenches,
-		Options:        []Option{OptWeighting, OptTrim, OptSizeRange},
-		Fit:            func(r []results.Record, o Options) (Model, error) { return FitHyperbolic(r, o) },
-		New:            func() Model { return &Hyperbolic{} },
+		Name:    "hyperbolic",
+		Summary: "T(x; a, b) = a^2/(a + b x) + b x with end-node and network blocks from the contention patterns (paper 001)",
+		Benches: hyperbolicBenches,
+		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
+		Fit:     func(r []results.Record, o Options) (Model, error) { return FitHyperbolic(r, o) },
+		New:     func() Model { return &Hyperbolic{} },
 		// A program's calibration is fitted with absolute weights: b is
 		// the slope of T's asymptote and a its value at x = 0 (paper 001,
 		// eq. 2; section 2 extracts them "at extreme limits of message
