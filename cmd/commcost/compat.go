@@ -16,6 +16,7 @@ import (
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
@@ -95,3 +96,10 @@ func openOut(path string) (*results.JSONLWriter, error) { return job.OpenOut(pat
 
 var _ = fmt.Sprint
 var _ = sysmem.Format
+
+func checkPlotPath(p string) error {
+	if err := report.CheckPlotPath(p); err != nil {
+		return usagef("--plot %s: %v", p, err)
+	}
+	return nil
+}
