@@ -256,3 +256,22 @@ func (a AggregateOp) Demand(p int) Demand {
 		RepMessages: iters, RepBytes: iters * float64(a.Bytes), RepParam: "--iters",
 	}
 }
+
+// Demand of a grid exchange step: a send and a receive buffer per rank,
+// a message each way per line the step moves along.
+func (g GridShift) Demand(int) Demand {
+	steps := 1
+	if g.Along == GridAlongBoth {
+		steps = 2
+	}
+	bufs := int64(2)
+	if g.Validate {
+		bufs *= 2
+	}
+	iters := float64(max(g.Iters, 1))
+	x := float64(g.Bytes)
+	return Demand{
+		BufferBytes: bufs * int64(g.Bytes), MemParam: "bytes", InFlightBytes: int64(steps) * int64(g.Bytes),
+		RepMessages: 2 * iters * float64(steps), RepBytes: 2 * iters * float64(steps) * x, RepParam: "iters",
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/floats/scalar"
 
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -330,7 +331,7 @@ func FuzzParseAssignments(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, ranks, err := parseAssignments(strings.Fields(s))
+		p, ranks, err := patterns.ParseAssignments(strings.Fields(s))
 		if err != nil {
 			return
 		}

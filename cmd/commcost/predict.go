@@ -6,15 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
-	"strings"
 
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
-	"github.com/commcost/commcost/results"
 )
 
 func init() {
@@ -41,49 +38,6 @@ ranks=N (or --ranks N) sets the number of ranks.
 patterns each model predicts:
 `
 
-// parseAssignments parses key=value pairs: numbers become float64, other
-// values strings; "ranks" is returned separately. Keys must be non-empty
-// identifiers and appear once.
-func parseAssignments(args []string) (results.Params, int, error) {
-	p := results.Params{}
-	ranks := 0
-	for _, a := range args {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok || k == "" || v == "" {
-			return nil, 0, fmt.Errorf("%q is not key=value", a)
-		}
-		for _, c := range k {
-			if !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-				return nil, 0, fmt.Errorf("%q: key %q must be letters, digits and _", a, k)
-			}
-		}
-		if _, dup := p[k]; dup || (k == "ranks" && ranks != 0) {
-			return nil, 0, fmt.Errorf("%q: %s given twice", a, k)
-		}
-		if k == "ranks" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 1<<24 {
-				return nil, 0, fmt.Errorf("%q: ranks wants an integer from 1 to %d", a, 1<<24)
-			}
-			ranks = n
-			continue
-		}
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, 0, fmt.Errorf("%q: %s must be finite", a, k)
-			}
-			p[k] = f
-			continue
-		}
-		if n, err := parseSize(v); err == nil {
-			p[k] = float64(n) // 64K, 1M
-			continue
-		}
-		p[k] = v
-	}
-	return p, ranks, nil
-}
-
 func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("predict", stderr)
 	format := fs.String("format", "table", "output: table or json")
@@ -105,7 +59,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		return usagef("predict wants MODEL.json and PATTERN, got %d argument(s); usage: commcost predict MODEL.json PATTERN [key=value ...]", len(pos))
 	}
 	path, pattern := pos[0], pos[1]
-	params, ranks, err := parseAssignments(pos[2:])
+	params, ranks, err := patterns.ParseAssignments(pos[2:])
 	if err != nil {
 		return usagef("parameter %v; want key=value, e.g. bytes=1024 or op=read", err)
 	}
