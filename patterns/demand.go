@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// What an instance asks of the machine (issue 18, class 2), computed from
+// What an instance asks of the machine, computed from
 // its parameters alone before anything is allocated, so that a run that
 // cannot fit or cannot finish is refused up front with a message naming
 // the parameter, not killed by the out-of-memory killer (taking others'
@@ -14,7 +14,7 @@ import (
 
 // Lower bounds of the cost of communication on any machine commcost runs
 // on, for the time floor of a repetition: no MPI message takes less than
-// minMessageSec (shared-memory MPI takes about 0.1 us, ENVIRONMENT.md),
+// minMessageSec (shared-memory MPI takes about 0.1 us),
 // and no link or memory copy moves more than maxBytesPerSec. A repetition
 // whose floor exceeds the time budget cannot finish within it.
 const (

@@ -1,6 +1,6 @@
 // Package patterns holds commcost's communication patterns, one file each,
 // written against mpi.Comm, and the repetition harness they share. The
-// patterns, by paper (../shared/papers):
+// patterns, by paper (README.md's references):
 //
 //   - pingpong.go, bandwidth.go: OSU-style latency and bandwidth;
 //   - kkaccess.go, kaccess.go (engine in access.go): the k-k-access
@@ -23,7 +23,7 @@
 //
 // The harness (harness.go and batch.go, with the synchronised clock in
 // syncclock.go and the traffic counts in counts.go) applies the timing
-// rules of MEASURE.md:
+// rules of docs/MEASURE.md:
 //
 //   - untimed warm-up repetitions first;
 //   - adaptive repetitions: repeat until the nonparametric 95% confidence

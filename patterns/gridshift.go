@@ -37,20 +37,17 @@ const BenchGridShift = "gridshift"
 // them. It is a step of its own because the two overlap: in the alignment
 // the ranks of row 0 idle in the row step and start the column step while
 // the others still exchange along the rows, so their blocks meet the row
-// exchange on the receivers' links. On the shaped test cluster's two
-// groups (issue 14) the program's alignment of 128 KiB blocks took 25.9 ms
-// where the row and the column step measured apart add up to 16.6 ms, and
-// 15.9 ms with a barrier put between its two steps.
+// exchange on the receivers' links, and the combined step takes longer
+// than its two steps measured apart.
 //
 // Why a pattern of its own: the point-to-point and aggregate descriptions
 // of these steps price one message, or one operation on the first ranks of
 // a sub-communicator, while the step moves one message per rank of every
 // line at once, through every host's link in both directions and, between
 // switches, across whatever the lines share. Measured on the whole grid,
-// the step contains that contention as the application meets it (issue
-// 14: on the shaped test cluster a 2 x 2 grid's exchange takes about twice
-// a lone message's time, and a column exchange across a bottleneck link
-// four times).
+// the step contains that contention as the application meets it (a
+// line's exchange through a shared link takes a multiple of a lone
+// message's time).
 //
 // A sample is the maximum over ranks of one repetition's time (a barrier
 // before each, Iters exchanges back to back, divided by Iters), as

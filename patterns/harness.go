@@ -9,7 +9,7 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// The repetition harness (MEASURE.md "Repetitions and statistics"): Reps
+// The repetition harness (docs/MEASURE.md "Repetitions and statistics"): Reps
 // configures it, Measure runs it, Measurement is what it returns.
 
 // Reduction selects how one repetition's time is formed from the ranks'

@@ -60,11 +60,9 @@ type KKAccess struct {
 	// program does that reads or writes a block of k l bytes of a variable
 	// kept on one home (the direct store's placement, globalvar). The
 	// paper's fits draw the k permutations independently, so a rank's
-	// packets spread over up to k modules. On the shaped test cluster
-	// (four hosts, 200 Mbit/s, a = 4) the two differ for writes: k = 4
-	// packets of 64 KiB by every rank took 13.7-14.3 ms with Block and
-	// 20.0-20.9 ms spread, k = 2 7.3-7.5 against 8.7-9.0 ms; reads did not
-	// move (17.3-17.4 against 17.3-18.1 ms at k = 4). Excludes Distinct.
+	// packets spread over up to k modules; on a switched network the two
+	// differ for writes, whose blocks meet one receiver's link. Excludes
+	// Distinct.
 	Block bool
 	// A is the number of k-k-accesses one repetition runs back to back,
 	// each with its own draw and none waiting for the others (paper 000's
@@ -73,13 +71,9 @@ type KKAccess struct {
 	// 0 or 1: one access per repetition, a barrier before each, as the
 	// paper fits T(k, l, r); 0 leaves param a out of the record (read as
 	// 1), any other value is recorded. A program reads a large block as
-	// ceil(D/(k l)) accesses one after another: on the shaped test
-	// cluster, accesses of k = 1 packet of 64 KiB by every rank with no
-	// hot spot (kaccess --h 1/p) took 4.29 ms (median; fastest 2.56) one
-	// at a time and 4.98 ms (fastest 4.67) 32 back to back, and connected
-	// components' 128 reads 5.11 ms each: the access after a barrier rides
-	// the link's idle state (the tbf bucket, a core just freed) that a
-	// sequence does not find.
+	// ceil(D/(k l)) accesses one after another, and an access after a
+	// barrier rides the link's idle state (a token bucket's burst, a core
+	// just freed) that such a sequence does not find.
 	A        int
 	Seed     int64 // seed of the random permutations (record it in Meta.Seed)
 	Validate bool

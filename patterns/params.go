@@ -12,7 +12,7 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// The physical range of every record parameter (issue 18, class 4). One
+// The physical range of every record parameter. One
 // table per bench says which parameters a pattern's instances have and
 // which values they may take; the same specs check the CLI's flags of the
 // pattern, an instance given to 'commcost predict', an application's

@@ -86,7 +86,7 @@ func Lookup(name string) (Def, bool) {
 }
 
 // RepFlags are the repetition settings every pattern sweep shares
-// (MEASURE.md's stopping rule) and --validate.
+// (docs/MEASURE.md's stopping rule) and --validate.
 type RepFlags struct {
 	RelCI   float64 `flag:"rel-ci" default:"0.03" usage:"repeat until the 95% CI of the median is within this fraction of the median"`
 	MinReps int     `flag:"min-reps" default:"10" usage:"minimum timed repetitions per point"`
@@ -190,7 +190,7 @@ func (w RepWarmup) Reps(r Reps) Reps {
 	return r
 }
 
-// SyncFlags are how repetitions start (MEASURE.md "Synchronisation").
+// SyncFlags are how repetitions start (docs/MEASURE.md "Synchronisation").
 type SyncFlags struct {
 	Sync   Sync          `flag:"sync" default:"barrier" usage:"start of each repetition: barrier, or window (all ranks start at an agreed time on a clock synchronised from minimum round trips)"`
 	Resync opts.OptFloat `flag:"resync" value:"seconds" usage:"with --sync window: seconds between re-measurements of the clock offsets, to which a linear drift is fitted; negative: measure them once per point (offset only) (default 1)"`

@@ -9,7 +9,7 @@ import (
 	"github.com/commcost/commcost/mpi"
 )
 
-// The synchronised window start of MEASURE.md ("Synchronisation"): every
+// The synchronised window start of docs/MEASURE.md ("Synchronisation"): every
 // rank's clock offset against rank 0 is estimated from the minimum round
 // trip, and every repetition starts at an agreed time on that clock, for
 // patterns whose result depends on simultaneous start.

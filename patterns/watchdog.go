@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The watchdog (issue 18, class 3: a hung peer ends the job). A rank
+// The watchdog: a hung peer ends the job. A rank
 // whose peer is stopped (SIGSTOP, a node that froze, a debugger) or never
 // arrives waits inside MPI forever: MPI has no timeouts, and a launcher
 // only notices processes that exit. Every measurement point therefore
