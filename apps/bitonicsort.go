@@ -290,12 +290,12 @@ func (b BitonicSort) Run(env Env) (Outcome, error) {
 	if err := checkSorted(c, b.Name(), got, st); err != nil {
 		return out, err
 	}
-	g := b.Access.groups(b.N * IntBytes)
+	d := b.N * IntBytes
 	// 1 + steps reads, steps + 1 writes: (2 + log^2 p + log p) in all, as
 	// steps = log p (log p + 1)/2, of which those that cross the network
 	// (crossingBitonic).
 	out.Workload = map[string][]results.WorkItem{
-		PhaseBitonic: {kkItem(st.reads*g, b.K, b.L, 1, opRead, p), kkItem(st.writes*g, b.K, b.L, 1, opWrite, p)},
+		PhaseBitonic: append(b.Access.items(st.reads, d, 1, opRead, p), b.Access.items(st.writes, d, 1, opWrite, p)...),
 	}
 	return out, nil
 }

@@ -290,14 +290,15 @@ func (g ConnComp) Run(env Env) (Outcome, error) {
 	}
 	// The accesses that cross the network (st.cross) of paper 000's
 	// T_bfs + T_merge.
-	gw, x := g.Access.groups(g.forestBytes()), st.cross
-	merges := []results.WorkItem{kkItem(int(x[1])*gw, g.K, g.L, 1, opWrite, p)}
+	fw, x := g.forestBytes(), st.cross
+	merges := g.Access.items(int(x[1]), fw, 1, opWrite, p)
 	for j := 1; j <= log2(p); j++ {
 		r := 1 / float64(int(1)<<j)
-		merges = append(merges, kkItem(int(x[2*j])*gw, g.K, g.L, r, opRead, p), kkItem(int(x[2*j+1])*gw, g.K, g.L, r, opWrite, p))
+		merges = append(merges, g.Access.items(int(x[2*j]), fw, r, opRead, p)...)
+		merges = append(merges, g.Access.items(int(x[2*j+1]), fw, r, opWrite, p)...)
 	}
 	out.Workload = map[string][]results.WorkItem{
-		PhaseBFS:   {kkItem(int(x[0])*g.Access.groups(g.adjBytes(p)), g.K, g.L, 1, opRead, p)},
+		PhaseBFS:   g.Access.items(int(x[0]), g.adjBytes(p), 1, opRead, p),
 		PhaseMerge: merges,
 	}
 	return out, nil

@@ -247,9 +247,9 @@ func (m MatMul) Run(env Env) (Outcome, error) {
 	if err := AgreeErr(c, verr); err != nil {
 		return out, err
 	}
-	g := m.Access.groups(m.subBytes(p))
+	d := m.subBytes(p)
 	out.Workload = map[string][]results.WorkItem{
-		PhaseMM: {kkItem(st.reads*g, m.K, m.L, 1, opRead, p), kkItem(st.writes*g, m.K, m.L, 1, opWrite, p)},
+		PhaseMM: append(m.Access.items(st.reads, d, 1, opRead, p), m.Access.items(st.writes, d, 1, opWrite, p)...),
 	}
 	return out, nil
 }

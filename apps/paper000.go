@@ -66,9 +66,26 @@ func (a Access) check(volume int, what string) error {
 }
 
 // groups is ceil(volume/(k l)), the k-k-accesses one access of volume bytes
-// takes (globalvar.Groups of globalvar.Packets).
+// takes (globalvar.Groups of globalvar.Packets), the last one partial when
+// k l does not divide the volume (items).
 func (a Access) groups(volume int) int {
 	return globalvar.Groups(globalvar.Packets(volume, a.L), a.K)
+}
+
+// items is the workload of n accesses of volume bytes each, at portion r:
+// floor(volume/(k l)) full k-k-accesses per access, and, when k l does not
+// divide the volume, a last one of what is left: k' = ceil(rest/l)
+// packets of rest/k' bytes on average (the split's last packet is the
+// short one, sent with the others in flight), so an access is priced for
+// the bytes it moves, not for ceil(volume/(k l)) full ones.
+func (a Access) items(n, volume int, r float64, op string, p int) []results.WorkItem {
+	full := volume / (a.K * a.L)
+	out := []results.WorkItem{kkItem(n*full, a.K, a.L, r, op, p)}
+	if rest := volume - full*a.K*a.L; rest > 0 {
+		k := globalvar.Packets(rest, a.L)
+		out = append(out, kkItem(n, k, (rest+k-1)/k, r, op, p))
+	}
+	return out
 }
 
 func (a Access) read(s globalvar.Store, v globalvar.Var, off int, buf []byte) error {

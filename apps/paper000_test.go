@@ -276,13 +276,21 @@ func TestBitonicSort(t *testing.T) {
 						reads--
 					}
 				}
+				// 400 bytes in packets of 40, 3 in flight: 3 full
+				// k-k-accesses and a partial one of 1 packet of 40 bytes.
 				g := float64(ceilDiv(4*100, 3*40))
 				for _, it := range out.Workload[PhaseBitonic] {
-					want := float64(reads) * g
+					n := float64(reads)
 					if it.Params["op"] == opWrite {
-						want = float64(writes) * g
+						n = float64(writes)
 					}
-					if it.Count != want {
+					want, wantL := 3*n, 40
+					if it.Params["k"] == 1 {
+						want = n
+					} else if it.Params["k"] != 3 {
+						t.Errorf("T_bitonic %v: k is neither the full 3 nor the partial 1", it.Params)
+					}
+					if it.Count != want || it.Params["l"] != wantL {
 						t.Errorf("T_bitonic %v: count %v, want %v", it.Params, it.Count, want)
 					}
 				}
@@ -451,5 +459,39 @@ func TestVerificationFails(t *testing.T) {
 				t.Errorf("rank 0: %v, want a verification failure", errs[0])
 			}
 		})
+	}
+}
+
+// TestAccessItemsPartial: an access whose volume is not a whole number of
+// k l is one full k-k-access per k l and a last one of what is left, so
+// the workload states the bytes the program moves. The case of a block of
+// 192 x 192 integers (147,456 B) read as k = 2 packets of 48 KiB: one full
+// access of 96 KiB and one of a single 48 KiB packet, 147,456 B in all,
+// not two full accesses (196,608 B).
+func TestAccessItemsPartial(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		acc       Access
+		volume    int
+		want      [][2]int // (k, l) of each item
+		wantBytes int
+	}{
+		{"whole", Access{K: 2, L: 1024}, 8192, [][2]int{{2, 1024}}, 8192},
+		{"matmul 384/4", Access{K: 2, L: 48 << 10}, 147456, [][2]int{{2, 48 << 10}, {1, 48 << 10}}, 147456},
+		{"short last packet", Access{K: 4, L: 1000}, 6500, [][2]int{{4, 1000}, {3, 834}}, 6502},
+		{"below one access", Access{K: 4, L: 1000}, 700, [][2]int{{4, 1000}, {1, 700}}, 700},
+	} {
+		items := tc.acc.items(3, tc.volume, 1, opRead, 4)
+		bytes := 0
+		for i, it := range items {
+			k, l := it.Params["k"].(int), it.Params["l"].(int)
+			if i >= len(tc.want) || [2]int{k, l} != tc.want[i] {
+				t.Errorf("%s: item %d k=%d l=%d, want %v", tc.name, i, k, l, tc.want)
+			}
+			bytes += int(it.Count) / 3 * k * l
+		}
+		if len(items) != len(tc.want) || bytes != tc.wantBytes {
+			t.Errorf("%s: %d items moving %d bytes per access, want %d moving %d", tc.name, len(items), bytes, len(tc.want), tc.wantBytes)
+		}
 	}
 }

@@ -330,29 +330,25 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 	x := func(j int) int { return int(cross[j]) }
 	largest := slices.Max(bucketSize)
 	w, l, k := IntBytes*p, IntBytes*sn, ss.K
-	local := ss.Access.groups(largest * IntBytes)
 	// The paper's T(1)..T(8) over the accesses that cross the network
 	// (cross): (3) and (6b) send one packet fewer where a rank keeps its
 	// own B_i or lengths (the direct store: B_(p-1) on rank 0, lengths
 	// p-1-i on rank i), a count of 0 where none crosses.
 	some := func(j int) int { return min(x(j), 1) }
 	out.Workload = map[string][]results.WorkItem{
-		PhaseSplitter: {
-			kkItem(x(0)*ss.Access.groups(n*IntBytes), k, ss.L, 1, opRead, p), // (1)
-			kkItem(x(1), 1, l, 1, opWrite, p),                                // (2)
-			kkItem(some(2), max(x(2), 1), l, 1/float64(p), opRead, p),        // (3)
-			kkItem(x(3), 1, w, 1/float64(p), opWrite, p),                     // (4)
-		},
+		PhaseSplitter: append(ss.Access.items(x(0), n*IntBytes, 1, opRead, p), // (1)
+			kkItem(x(1), 1, l, 1, opWrite, p),                         // (2)
+			kkItem(some(2), max(x(2), 1), l, 1/float64(p), opRead, p), // (3)
+			kkItem(x(3), 1, w, 1/float64(p), opWrite, p),              // (4)
+		),
 		PhaseDistribution: {
 			kkItem(x(4), 1, w, 1, opRead, p),               // (5)
 			kkItem(x(5), 1, w, 1, opWrite, p),              // (6a)
 			kkItem(some(6), max(x(6), 1), w, 1, opRead, p), // (6b)
 			kkItem(x(7), k, ss.L, 1, opWrite, p),           // (6c)
 		},
-		PhaseLocalSort: {
-			kkItem(x(8)*local, k, ss.L, 1, opRead, p),  // (7)
-			kkItem(x(8)*local, k, ss.L, 1, opWrite, p), // (8)
-		},
+		PhaseLocalSort: append(ss.Access.items(x(8), largest*IntBytes, 1, opRead, p), // (7)
+			ss.Access.items(x(8), largest*IntBytes, 1, opWrite, p)...), // (8)
 	}
 	out.Counters = map[string]float64{
 		CounterExpansion: float64(largest) / float64(n),
