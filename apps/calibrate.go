@@ -463,6 +463,10 @@ func Fit(recs []results.Record, kinds []string) ([]NamedModel, []string) {
 			notes = append(notes, fmt.Sprintf("%s not fitted: %v", k, err))
 			continue
 		}
+		if h, ok := m.(*model.Hyperbolic); ok && h.Medium == model.MediumUndecided && h.DuplexRatio != nil {
+			r := h.DuplexRatio
+			notes = append(notes, fmt.Sprintf("hyperbolic: the all-to-all cannot tell a full-duplex node from a shared medium (b(n) = %.3g (n-1) b_w, 95%% CI [%.3g, %.3g]); its all-to-all and chain predictions are the mean of both", r.Value, r.CI95[0], r.CI95[1]))
+		}
 		out = append(out, NamedModel{Name: k, Model: m})
 	}
 	return out, notes

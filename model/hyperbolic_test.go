@@ -410,3 +410,52 @@ func TestHyperbolicDuplex(t *testing.T) {
 		t.Errorf("shared Ethernet medium taken for full duplex: %v", eth.Fit.Notes)
 	}
 }
+
+// TestHyperbolicMediumDecision: the medium is decided on the evidence
+// b(n) / ((n-1) b_w) with its CI: full duplex at 1, a shared medium at 2,
+// and undecided where the CI meets the band about 1.5, whose predictions
+// carry both (the mean, each available); a model file with another medium
+// is refused.
+func TestHyperbolicMediumDecision(t *testing.T) {
+	link := Block{A: 30e-6, B: 40e-9}
+	sw := Block{A: 5e-6, B: 1e-9}
+	for _, tc := range []struct {
+		name   string
+		factor float64 // b(n) = factor (n-1) b_w
+		want   string
+	}{
+		{"duplex", 1, MediumDuplex},
+		{"shared", 2, MediumShared},
+		{"between", 1.5, MediumUndecided},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var recs []results.Record
+			for _, x := range sizes(10, 21) {
+				recs = append(recs, rec("roundtrip", results.Params{"bytes": x}, 2, 2*EndToEnd(link, sw).Time(x)))
+				for _, n := range []int{2, 3, 4} {
+					node := Block{A: 2 * float64(n-1) * link.A, B: tc.factor * float64(n-1) * link.B}
+					recs = append(recs, rec("alltoall", results.Params{"bytes": x}, n, Serial(false, node, sw.Scale(float64(n*(n-1))), node).Time(x)))
+				}
+			}
+			h, err := FitHyperbolic(recs, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Medium != tc.want || h.DuplexRatio == nil {
+				t.Fatalf("medium %q (evidence %+v), want %q; notes %v", h.Medium, h.DuplexRatio, tc.want, h.Fit.Notes)
+			}
+			in := Instance{Pattern: "alltoall", Params: results.Params{"bytes": 1 << 20}, Ranks: 4}
+			d, s, undecided, err := h.MediumPredictions(in)
+			if err != nil || undecided != (tc.want == MediumUndecided) || d > s {
+				t.Fatalf("medium predictions %g %g %v %v", d, s, undecided, err)
+			}
+			got, _ := h.Predict(in)
+			want := map[string]float64{MediumDuplex: d, MediumShared: s, MediumUndecided: (d + s) / 2}[tc.want]
+			near(t, "prediction", got, want, 1e-9)
+		})
+	}
+	h := &Hyperbolic{Medium: "maybe"}
+	if k, _ := Lookup("hyperbolic"); k.Check(h) == nil {
+		t.Error("medium maybe accepted")
+	}
+}

@@ -62,13 +62,21 @@ type Hyperbolic struct {
 	// n_max - 1 (the paper's "adding a node" rule).
 	AcChange    float64 `json:"ac_change,omitempty"`
 	AcConverged bool    `json:"ac_converged"`
-	// Duplex says the end nodes send and receive at once at full speed:
-	// the all-to-all's b(n) at the largest n stayed below 1.5 (n-1) b_w,
-	// where eq. 4's node term is 2(n-1) b_w (a node serving its n-1 sent
-	// and n-1 received messages one after another). Full-duplex links
-	// (switched Ethernet) give (n-1) b_w. Then a node's b_w counts once
-	// per direction in AllToAll and ChainShift predictions. Only an
-	// all-to-all fit can show it; otherwise the paper's half-duplex node.
+	// Medium is the decision between end nodes that send and receive at
+	// once at full speed (MediumDuplex: full-duplex links, switched
+	// Ethernet, give an all-to-all b(n) = (n-1) b_w) and nodes that serve
+	// their n-1 sent and n-1 received messages one after another
+	// (MediumShared: eq. 4's node term 2(n-1) b_w, the paper's shared
+	// medium), taken on the evidence DuplexRatio: rho = b(n) / ((n-1) b_w)
+	// at the largest n, with its 95% CI. The CI below 1.5 - duplexMargin
+	// decides duplex, above 1.5 + duplexMargin shared; a CI across the
+	// band is MediumUndecided, and predictions then carry both
+	// (MediumPredictions). Only an all-to-all fit can show it; other
+	// sources keep the paper's half-duplex node (MediumShared).
+	Medium      string `json:"medium,omitempty"`
+	DuplexRatio *Param `json:"duplex_ratio,omitempty"`
+	// Duplex is Medium == MediumDuplex, as files written before Medium
+	// say it (read only).
 	Duplex bool `json:"duplex,omitempty"`
 	// Curves are the per-n fits T(x; a(n), b(n)) of the contention pattern.
 	Curves []HyperbolicCurve `json:"curves,omitempty"`
@@ -103,6 +111,14 @@ func init() {
 		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
 		Fit:     func(r []results.Record, o Options) (Model, error) { return FitHyperbolic(r, o) },
 		New:     func() Model { return &Hyperbolic{} },
+		Check: func(m Model) error {
+			switch md := m.(*Hyperbolic).Medium; md {
+			case "", MediumDuplex, MediumShared, MediumUndecided:
+				return nil
+			default:
+				return fmt.Errorf("medium %q: want %s, %s or %s", md, MediumDuplex, MediumShared, MediumUndecided)
+			}
+		},
 		// A program's calibration is fitted with absolute weights: b is
 		// the slope of T's asymptote and a its value at x = 0 (paper 001,
 		// eq. 2; section 2 extracts them "at extreme limits of message
@@ -171,16 +187,21 @@ func (h *Hyperbolic) Predict(in Instance) (float64, error) {
 			ErrUnsupportedPattern, in.Pattern)
 	}
 	switch in.Pattern {
-	case "chainshift":
-		return ChainShift(w, c, in.Ranks, h.Source, h.Duplex).Time(x), nil
-	case "alltoall":
-		if in.Ranks < 2 {
+	case "chainshift", "alltoall":
+		if in.Pattern == "alltoall" && in.Ranks < 2 {
 			return 0, fmt.Errorf("%w: alltoall needs ranks >= 2, got %d", ErrBadRecord, in.Ranks)
 		}
-		if h.Duplex {
-			return AllToAllDuplex(w, c, in.Ranks).Time(x), nil
+		duplex, shared, _, err := h.MediumPredictions(in)
+		if err != nil {
+			return 0, err
 		}
-		return AllToAll(w, c, in.Ranks).Time(x), nil
+		switch h.medium() {
+		case MediumDuplex:
+			return duplex, nil
+		case MediumShared:
+			return shared, nil
+		}
+		return (duplex + shared) / 2, nil // undecided: both carried, each printed by the callers
 	case "pairwise":
 		if in.Ranks < 2 || in.Ranks%2 != 0 {
 			return 0, fmt.Errorf("%w: pairwise needs an even ranks = 2n >= 2, got %d", ErrBadRecord, in.Ranks)
@@ -390,22 +411,85 @@ func FitHyperbolic(recs []results.Record, opt Options) (*Hyperbolic, error) {
 		h.Fit.Notes = append(h.Fit.Notes, fmt.Sprintf("b = %.3g s/B is not above b_c = %.3g s/B: b_w is shadowed by the network (paper 001, section 3.1); b_w <= b is kept as its upper bound", h.B.Value, bc.Value))
 	}
 	h.Aw, h.Bw = &aw, &bw
+	h.Medium = MediumShared
 	if source == "alltoall" && last.n >= 2 && bw.Value > 0 {
 		// Eq. 4's node term 2(n-1) b_w bounds b(n) from below for a
 		// half-duplex node; a measured b(n) well under it means the node
 		// sends and receives at once.
 		rho := last.bn.Value / (float64(last.n-1) * bw.Value)
-		if rho < duplexRatio {
-			h.Duplex = true
-			h.Fit.Notes = append(h.Fit.Notes, fmt.Sprintf("all-to-all at n=%d: b(n) = %.3g (n-1) b_w, under eq. 4's 2(n-1) b_w: the nodes send and receive at once (full duplex); b_w counts once per direction, and b_c is an upper bound (the network did not limit)", last.n, rho))
+		se := rho * math.Sqrt(sq(last.bn.SE/last.bn.Value)+sq(bw.SE/bw.Value))
+		r := Param{Name: "rho", Value: rho, SE: se, CI95: [2]float64{rho - t*se, rho + t*se}}
+		h.DuplexRatio = &r
+		h.Medium = decideMedium(r)
+		switch h.Medium {
+		case MediumDuplex:
+			h.Fit.Notes = append(h.Fit.Notes, fmt.Sprintf("all-to-all at n=%d: b(n) = %.3g (n-1) b_w, 95%% CI [%.3g, %.3g] under %.2g: the nodes send and receive at once (full duplex); b_w counts once per direction, and b_c is an upper bound (the network did not limit)", last.n, rho, r.CI95[0], r.CI95[1], duplexRatio-duplexMargin))
+		case MediumUndecided:
+			h.Fit.Notes = append(h.Fit.Notes, fmt.Sprintf("all-to-all at n=%d: b(n) = %.3g (n-1) b_w, 95%% CI [%.3g, %.3g] across %.2g..%.2g: the calibration cannot tell a full-duplex node (1) from a shared medium (2); predictions are the mean of both, each printed", last.n, rho, r.CI95[0], r.CI95[1], duplexRatio-duplexMargin, duplexRatio+duplexMargin))
 		}
 	}
+	h.Duplex = h.Medium == MediumDuplex
 	return h, nil
 }
 
+// The medium decisions (Hyperbolic.Medium).
+const (
+	MediumDuplex    = "duplex"
+	MediumShared    = "shared"
+	MediumUndecided = "undecided"
+)
+
 // duplexRatio separates b(n) = (n-1) b_w (full duplex) from 2(n-1) b_w
-// (a node serving sends and receives in turn), halfway.
-const duplexRatio = 1.5
+// (a node serving sends and receives in turn), halfway; duplexMargin is
+// the band about it that a decision's CI must stay out of.
+const (
+	duplexRatio  = 1.5
+	duplexMargin = 0.1
+)
+
+// decideMedium is the decision on the evidence r.
+func decideMedium(r Param) string {
+	switch {
+	case r.CI95[1] < duplexRatio-duplexMargin:
+		return MediumDuplex
+	case r.CI95[0] > duplexRatio+duplexMargin:
+		return MediumShared
+	}
+	return MediumUndecided
+}
+
+// medium is the decision, for models read from files written before
+// Medium (Duplex alone).
+func (h *Hyperbolic) medium() string {
+	switch {
+	case h.Medium != "":
+		return h.Medium
+	case h.Duplex:
+		return MediumDuplex
+	}
+	return MediumShared
+}
+
+// MediumPredictions are the all-to-all or chain prediction of in on a
+// full-duplex node and on a shared medium, and whether the model's
+// decision is undecided (so a caller shows both).
+func (h *Hyperbolic) MediumPredictions(in Instance) (duplex, shared float64, undecided bool, err error) {
+	if in.Pattern != "alltoall" && in.Pattern != "chainshift" {
+		return 0, 0, false, fmt.Errorf("%w: %s has no medium decision", ErrUnsupportedPattern, in.Pattern)
+	}
+	x, err := in.Num("bytes")
+	if err != nil {
+		return 0, 0, false, err
+	}
+	w, c, ok := h.Components()
+	if !ok || in.Ranks < 2 {
+		return 0, 0, false, fmt.Errorf("%w: no network block or fewer than 2 ranks", ErrUnsupportedPattern)
+	}
+	if in.Pattern == "chainshift" {
+		return ChainShift(w, c, in.Ranks, h.Source, true).Time(x), ChainShift(w, c, in.Ranks, h.Source, false).Time(x), h.medium() == MediumUndecided, nil
+	}
+	return AllToAllDuplex(w, c, in.Ranks).Time(x), AllToAll(w, c, in.Ranks).Time(x), h.medium() == MediumUndecided, nil
+}
 
 // AllToAllDuplex is eq. 4 for end nodes that send and receive at once:
 // each direction of a node serves n-1 messages,

@@ -291,8 +291,8 @@ func TestUnmarshalRequiresEveryParameter(t *testing.T) {
 					return
 				}
 				for k, e := range x {
-					if k == "quality" || k == "candidates" || k == "curves" || k == "bisection" {
-						continue // fit statistics and per-n curves, not what Predict reads
+					if k == "quality" || k == "candidates" || k == "curves" || k == "bisection" || k == "duplex_ratio" {
+						continue // fit statistics, per-n curves and evidence, not what Predict reads
 					}
 					walk(e, append(path, k))
 				}

@@ -98,6 +98,12 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if pattern == "bandwidth" {
 		unit = "B/s"
 	}
+	// The hyperbolic model's all-to-all and chain depend on its medium
+	// decision, which the output names (both predictions when undecided).
+	var medium *report.Medium
+	if h, ok := m.(*model.Hyperbolic); ok {
+		medium = report.MediumOf(h, in)
+	}
 	var out bytes.Buffer
 	if *format == "json" {
 		b, err := json.MarshalIndent(struct {
@@ -105,7 +111,8 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 			Instance  model.Instance `json:"instance"`
 			Predicted float64        `json:"predicted"`
 			Unit      string         `json:"unit"`
-		}{m.Kind(), in, v, unit}, "", "  ")
+			Medium    *report.Medium `json:"medium,omitempty"`
+		}{m.Kind(), in, v, unit, medium}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -123,6 +130,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		if err := report.Table(&out, []string{"model", "pattern", "params", "ranks", "predicted", "unit"},
 			[][]string{{m.Kind(), pattern, report.ParamList(params), rk, val, u}}); err != nil {
 			return err
+		}
+		if medium != nil {
+			fmt.Fprintln(&out, medium)
 		}
 	}
 	_, err = stdout.Write(out.Bytes())
