@@ -106,6 +106,26 @@ func init() {
 	}
 }
 
+// RegisterBench adds the parameter specs of a bench (from the init of the
+// pattern's own file), so its flags, predict's instances and every record
+// read or written are checked by them; a bench registered twice is a
+// programming error.
+func RegisterBench(bench string, specs ...ParamSpec) {
+	if _, dup := benchParams[bench]; dup {
+		panic("patterns: bench registered twice: " + bench)
+	}
+	benchParams[bench] = specs
+	results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
+}
+
+// Shared parameter specs, for the patterns' RegisterBench: a message size,
+// a count of iterations per repetition, an access op.
+var (
+	SpecBytes = specBytes
+	SpecIters = specIters
+	SpecOp    = specOp
+)
+
 // Spec returns the spec of parameter key of bench, or false.
 func Spec(bench, key string) (ParamSpec, bool) {
 	for _, s := range benchParams[bench] {
