@@ -100,11 +100,15 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "neighbors", Kind: ParamInt, Min: 0, NoMax: true, Optional: true}},
 }
 
-func init() {
+// checksRegistered registers the checks of benchParams' benches during
+// the package's variable initialisation, before any init function: a
+// pattern's RegisterBench (from its file's init) comes after them.
+var checksRegistered = func() bool {
 	for bench := range benchParams {
 		results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
 	}
-}
+	return true
+}()
 
 // RegisterBench adds the parameter specs of a bench (from the init of the
 // pattern's own file), so its flags, predict's instances and every record
