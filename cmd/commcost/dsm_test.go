@@ -7,10 +7,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/apps/appexp"
 	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
@@ -204,7 +206,7 @@ func TestMPIRunDSM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkDSMRecords(t, recs, 30, 12, "native", 4)
+	checkDSMRecords(t, recs, 30, 14, "native", 4)
 	localOut := filepath.Join(dir, "local.jsonl")
 	if code, stdout, errs := runCLI(t, "dsm", "matsquare", "--backend", "local", "--np", "4", "--blocks", "64,4096", "--reps", "3", "--out", localOut); code != 0 {
 		t.Fatalf("dsm matsquare --backend local: exit %d\n%s%s", code, stdout, errs)
@@ -223,7 +225,7 @@ func TestMPIRunDSM(t *testing.T) {
 		}
 		return m
 	}
-	if native, loc := counts(recs), counts(localRecs); len(native) != 12 || !maps.Equal(native, loc) {
+	if native, loc := counts(recs), counts(localRecs); len(native) != 14 || !maps.Equal(native, loc) {
 		t.Errorf("matsquare counts (congestion, load, startups) under mpirun %v, on goroutine ranks %v", native, loc)
 	}
 	for _, rec := range recs {
@@ -280,5 +282,35 @@ func TestMPIRunDSM(t *testing.T) {
 	}
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
 		t.Fatalf("%s written on bad input", bad)
+	}
+}
+
+// TestDSMStrategyListings: every text that lists divalib's strategies says
+// what its registry says (divalib.Evaluated), in its order: the dsm
+// group's help, each dsm subcommand's --strategies default, and the
+// store lists of the applications (appexp.StoreForms, app's help, which
+// should be made from divalib.StrategyList too).
+func TestDSMStrategyListings(t *testing.T) {
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	list := divalib.StrategyList()
+	_, help, _ := runCLI(t, "help", "dsm")
+	_, appHelp, _ := runCLI(t, "help", "app")
+	_, storeHelp, _ := runCLI(t, "help", "app", "matmul")
+	for _, tc := range []struct{ name, text, want string }{
+		{"dsm help", help, divalib.StrategyForms()},
+		{"appexp.StoreForms", appexp.StoreForms, list},
+		{"app help", appHelp, list},
+		{"app matmul --store", storeHelp, list},
+	} {
+		if !strings.Contains(flat(tc.text), tc.want) {
+			t.Errorf("%s does not list %q:\n%s", tc.name, tc.want, tc.text)
+		}
+	}
+	for _, d := range dsmexp.Defs() {
+		for _, s := range strings.Split(d.Defaults["strategies"], ",") {
+			if s != "" && s != dsmexp.Hand && !slices.Contains(divalib.Evaluated(), s) {
+				t.Errorf("dsm %s: default strategy %s is not the registry's", d.Name, s)
+			}
+		}
 	}
 }
