@@ -462,7 +462,7 @@ func (e *BarnesHutSweep) Run(io IO) error {
 // Plot is `dsm plot`: the ratio tables and the figures of matsquare,
 // bitonic and barneshut again, from their records.
 type Plot struct {
-	Format results.Format `flag:"format" value:"format" usage:"the ratio tables on stdout: table or markdown"`
+	Format results.Format `flag:"format" value:"format" usage:"output format of the ratio tables on stdout: table or markdown"`
 	Dir    string         `flag:"plot" value:"DIR" usage:"draw the figures as PNG files into DIR (created if missing)"`
 	// Files are the JSON Lines files of records (several --out files of
 	// runs on different meshes).
