@@ -13,7 +13,7 @@ import (
 // its records to emit. emit is called on every rank with the same record
 // for the matrix square and the overhead (their figures are global) and on
 // rank 0 only for the coherence suite (storecheck's reports are rank 0's);
-// callers write rank 0's records (as the CLI's runMeasured does).
+// callers write rank 0's records (as job.Measure does).
 
 // Hand is the strategy name of the hand-optimised message-passing version
 // of the matrix square (MatSquareHand); apps/dsmexp uses the same name.
@@ -128,7 +128,7 @@ func RunCheck(c mpi.Comm, cfg CheckConfig, meta results.Meta, emit func(results.
 	for _, name := range cfg.Strategies {
 		for _, w := range workloads {
 			end := watchPoint(BenchCheck, results.Params{"strategy": name, "workload": w.Name})
-			rec, verr, err := checkOne(c, cfg.Store, name, w, meta)
+			rec, rep, err := checkOne(c, cfg.Store, name, w, meta)
 			end()
 			if err != nil {
 				return 0, err
@@ -136,7 +136,7 @@ func RunCheck(c mpi.Comm, cfg CheckConfig, meta results.Meta, emit func(results.
 			if c.Rank() != 0 {
 				continue
 			}
-			if verr != nil {
+			if verr := rep.Err(); verr != nil {
 				failed++
 				if cfg.Violation != nil {
 					cfg.Violation(name, w.Name, verr)
@@ -187,22 +187,23 @@ func HandFirst(strategies []string) []string {
 }
 
 // checkOne runs workload w over a fresh store of strategy name
-// (collective) and returns, on rank 0, its record and its violations.
-func checkOne(c mpi.Comm, base Config, name string, w CheckWorkload, meta results.Meta) (results.Record, error, error) {
+// (collective) and returns its record and report (rank 0's are the
+// verdict).
+func checkOne(c mpi.Comm, base Config, name string, w CheckWorkload, meta results.Meta) (results.Record, storecheck.Report, error) {
 	s, scfg, err := newStore(c, base, name)
 	if err != nil {
-		return results.Record{}, nil, err
+		return results.Record{}, storecheck.Report{}, err
 	}
 	t0 := c.Wtime()
 	rep, err := w.Run(c, s)
 	if err != nil {
-		return results.Record{}, nil, err
+		return results.Record{}, rep, err
 	}
 	if err := s.Close(); err != nil {
-		return results.Record{}, nil, err
+		return results.Record{}, rep, err
 	}
 	el := c.Wtime() - t0
-	return CheckRecord(name, w.Name, s.Mesh(), scfg.MemoryBytes, rep, el, meta), rep.Err(), nil
+	return CheckRecord(name, w.Name, s.Mesh(), scfg.MemoryBytes, rep, el, meta), rep, nil
 }
 
 // RunMatSquare squares the matrix for every block size and strategy

@@ -33,8 +33,8 @@ type Experiment interface {
 type Def struct {
 	Name    string // "check": the subcommand is "dsm check"
 	Summary string
-	// New returns a configuration with the tags' defaults to come; Config
-	// gives one with every default.
+	// New returns a zero configuration, whose defaults binding it to
+	// flags sets (the tags', then Defaults); Config returns one with them.
 	New func() Experiment
 	// Defaults overrides the default of a shared flag ("np", "strategies").
 	Defaults map[string]string
