@@ -7,8 +7,9 @@ import (
 	"github.com/commcost/commcost/cli"
 )
 
-// The dsm subcommands (paper 004): each is an experiment of package dsmexp
-// (dsmexp.Defs), its configuration bound to the flags, checked and run.
+// init registers the dsm subcommands (paper 004): each is an experiment of
+// package dsmexp (dsmexp.Defs), its configuration bound to the flags,
+// checked and run.
 func init() {
 	cli.Register(cli.Command{Name: "dsm", Summary: "DIVA global variables (paper 004)",
 		More: cli.Wrap(dsmexp.StrategiesHelp(), "", cli.UsageWidth) + dsmexp.Examples})
