@@ -74,6 +74,7 @@ func MeasureOverhead(c mpi.Comm, s *Store, iters, batches int) (Overhead, error)
 		o.CachedInPlace += s.stats.WritesInPlace - before.WritesInPlace
 		o.CachedReadSec = append(o.CachedReadSec, (t1-t0)/float64(iters))
 		o.CachedWriteSec = append(o.CachedWriteSec, (t2-t1)/float64(iters))
+		progress() // the watchdog's, of a batch
 	}
 	if err := s.Barrier(); err != nil {
 		return o, err
@@ -99,6 +100,7 @@ func MeasureOverhead(c mpi.Comm, s *Store, iters, batches int) (Overhead, error)
 		}
 		o.BarrierSec = append(o.BarrierSec, el[0])
 		o.MPIBarrierSec = append(o.MPIBarrierSec, el[1])
+		progress()
 	}
 	return o, nil
 }
@@ -212,6 +214,7 @@ func MeasureRemoteRead(c mpi.Comm, s *Store, cfg RemoteReadConfig) ([]float64, e
 			}
 		}
 		done += n
+		progress() // the watchdog's, of a batch of reads
 		// Invalidate the copies just made: the next batch reads uncached.
 		if err := s.Barrier(); err != nil {
 			return nil, err

@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
@@ -342,7 +343,9 @@ func paperOrder(names []string) []string {
 	return out
 }
 
-var canonical = []string{Hand, "fixed-home", "tree-2", "tree-4", "tree-16", "tree-2-4", "tree-4-16"}
+// canonical is the order of the strategies in tables and legends: Hand,
+// then the paper's (divalib.Evaluated).
+var canonical = append([]string{Hand}, divalib.Evaluated()...)
 
 // niceTicks labels about six ticks at multiples of 1, 2 or 5 times a
 // power of ten (gonum's default labels only two on some ranges).
