@@ -161,3 +161,13 @@ func NeedRanks(c mpi.Comm, what string, ok func(n int) bool, want string) error 
 	}
 	return opts.Badf("%s needs %s, got %d%s", what, want, c.Size(), hint)
 }
+
+// Hinted is err, a refusal of c's world, with how to start args under the
+// launcher on np ranks added when c is a native world of one rank (a
+// program started without mpirun or srun).
+func Hinted(c mpi.Comm, err error, np int, args ...string) error {
+	if err == nil || c.Size() != 1 || c.Backend() != Native {
+		return err
+	}
+	return opts.Badf("%v (started without an MPI launcher? run: %s)", err, RunLine(np, args...))
+}

@@ -21,11 +21,11 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// commcost app: the applications measured phase by phase and predicted by
-// fitted models. Every registered program (apps.RegisterProgram) is a
-// subcommand app NAME: its own configuration, and the settings of its
-// experiment (appexp.StoreApp for programs over global variables, MPApp
-// for the message-passing ones).
+// init registers commcost app: the applications measured phase by phase
+// and predicted by fitted models. Every registered program
+// (apps.RegisterProgram) is a subcommand app NAME: its own configuration,
+// and the settings of its experiment (appexp.StoreApp for programs over
+// global variables, MPApp for the message-passing ones).
 func init() {
 	cli.Register(cli.Command{Name: "app", Summary: "applications measured phase by phase against models' predictions (paper 000's four, Table 2; papers 001 and 003's message-passing programs, models ranked)", More: appMore()})
 	cli.Register(cli.Command{Name: "app list", Summary: "the applications, what they run over, their own flags", Run: runAppList})

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commcost/commcost/apps/appexp"
 	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
@@ -288,8 +287,7 @@ func TestMPIRunDSM(t *testing.T) {
 // TestDSMStrategyListings: every text that lists divalib's strategies says
 // what its registry says (divalib.Evaluated), in its order: the dsm
 // group's help, each dsm subcommand's --strategies default, and the
-// store lists of the applications (appexp.StoreForms, app's help, which
-// should be made from divalib.StrategyList too).
+// store lists of the applications (the store registry's, app's help).
 func TestDSMStrategyListings(t *testing.T) {
 	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	list := divalib.StrategyList()
@@ -298,7 +296,7 @@ func TestDSMStrategyListings(t *testing.T) {
 	_, storeHelp, _ := runCLI(t, "help", "app", "matmul")
 	for _, tc := range []struct{ name, text, want string }{
 		{"dsm help", help, divalib.StrategyForms()},
-		{"appexp.StoreForms", appexp.StoreForms, list},
+		{"globalvar.FormsText", globalvar.FormsText(), list},
 		{"app help", appHelp, list},
 		{"app matmul --store", storeHelp, list},
 	} {
