@@ -446,9 +446,9 @@ var FitKinds = []string{"hockney", "piecewise", "loggp", "logp", "hyperbolic", "
 // small sizes as much say over b as the program's own sizes, and where
 // the small sizes do not lie on the hyperbola the program's messages are
 // priced by them: on the test cluster's shaped links (a tbf bucket of 1
-// ms lets a message's first 25 KB go at once) the relative fit put b at
-// 21-23 ns/B against the link's 42 (2026-11-29, five calibrations), while
-// absolute weights gave 37 ns/B, the slope of the program's sizes.
+// ms lets a message's first 25 KB go at once) the relative fit puts b near half
+// the link's per-byte time, while absolute weights give the slope of the
+// program's sizes (docs/findings/applications.md has the figures).
 func Fit(recs []results.Record, kinds []string) ([]NamedModel, []string) {
 	if len(kinds) == 0 {
 		have := map[string]bool{}

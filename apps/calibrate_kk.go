@@ -17,11 +17,10 @@ import (
 //
 // A > 1 times A k-k-accesses back to back per repetition (the kkaccess
 // pattern's a; a record is one access's time) on the direct store, the
-// state a program's successive accesses meet: on the shaped test cluster
-// a single access after a barrier rides the links' idle state and a
-// calibration of a = 4 predicts paper 000's programs with their phases'
-// errors centred on zero, where a = 1 priced most of them 15-35% low
-// (cmd/commcost testClusterApps). 0 or 1 is the paper's single access.
+// state a program's successive accesses meet: a single access after a
+// barrier finds idle links and cores, which a program's successive
+// accesses do not (docs/findings/applications.md). 0 or 1 is the
+// paper's single access.
 //
 // Block draws every access as a block on one home (patterns.KKAccess.Block:
 // a rank's k packets to one module), as the applications' accesses are

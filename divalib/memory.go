@@ -65,8 +65,8 @@ func (s *Store) release(x *variable) {
 type bufPool struct {
 	// free holds the lists by size behind pointers, so that taking and
 	// giving a buffer only reads the map (get is on the path of every
-	// received payload; the map assignment it made cost 7-9 ns of an
-	// 8-byte remote read, issue 15).
+	// received payload; a map assignment there is a visible part of an
+	// 8-byte remote read).
 	free  map[int]*[][]byte
 	bytes int
 }

@@ -407,7 +407,7 @@ func unsupported(kind, pattern string, patterns []string) error {
 }
 
 // PredictSum predicts a communication expressed as a sum of pattern
-// instances (DESIGN.md contract 4: applications describe their
+// instances (docs/ARCHITECTURE.md, contract 4: applications describe their
 // communication this way, so every model can predict every application).
 // The first instance the model cannot predict is an error naming it.
 func PredictSum(m Model, ins []Instance) (float64, error) {

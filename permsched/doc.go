@@ -2,8 +2,7 @@
 // ordered list of partial permutations, and carries schedules out over
 // mpi.Comm. It reproduces Ranka, Wang and Fox, "Static and Runtime Algorithms
 // for All-to-Many Personalized Communication on Permutation Networks"
-// (CRPC-TR94501, 1994; ../shared/papers/002_43788f4bf8178574.txt, "the
-// paper" below) and adds an optimal scheduler.
+// (CRPC-TR94501, 1994; "the paper" below) and adds an optimal scheduler.
 //
 // # Model
 //

@@ -19,7 +19,7 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Applications (DESIGN.md contract 5): every communication phase's workload
+// Applications (docs/ARCHITECTURE.md, contract 5): every communication phase's workload
 // (results.WorkItem) in an application record is predicted by every model
 // given (model.PredictWorkload), the prediction and its error
 // (T_pred - T_meas)/T_meas (paper 000, section 6.5: signed, so over- and

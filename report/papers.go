@@ -20,7 +20,7 @@ import (
 // The papers' figures, drawn from records alone (`commcost report DIR`):
 // each function looks for the records its figure needs and returns no
 // figure when they are not there. Captions name the paper figure
-// (../shared/papers) and say what is plotted here, on this machine.
+// (README.md, "The papers") and say what is plotted here, on this machine.
 
 // paperFigure builds the figures of one paper figure from the records and
 // the models the report fitted.
