@@ -9,7 +9,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -99,15 +98,13 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 	p.Y.Label.Text = "ratio of medians"
 	switch xk {
 	case "bytes":
-		p.X.Label.Text = "message size (bytes)"
+		p.X.Label.Text = "message size"
+		setAxis(&p.X, unitBytes, spansDecade(minX, maxX))
 	case "l":
-		p.X.Label.Text = "packet size l (bytes)"
+		p.X.Label.Text = "packet size l"
+		setAxis(&p.X, unitBytes, spansDecade(minX, maxX))
 	default:
 		p.X.Label.Text = "point (row of the table)"
-	}
-	if xk != "" && maxX > 10*minX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = logTicks{bytes: true}
 	}
 	// Ratios are multiplicative: on a log axis 1/2 and 2 are as far from
 	// 1, when they span enough to matter.
@@ -118,11 +115,7 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 		}
 	}
 	minY, maxY = math.Min(minY, 1), math.Max(maxY, 1)
-	logY := minY > 0 && maxY/minY > 3
-	if logY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = logTicks{}
-	}
+	setAxis(&p.Y, unitPlain, minY > 0 && maxY/minY > 3)
 	one, err := plotter.NewLine(plotter.XYs{{X: minX, Y: 1}, {X: maxX, Y: 1}})
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
@@ -134,7 +127,7 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 	p.Legend.Left = true
 	for i, label := range order {
 		s := by[label]
-		col := plotutil.Color(i)
+		col := plotColor(i)
 		var glyphs []plot.Thumbnailer
 		var line *plotter.Line
 		all := append(append(plotter.XYs(nil), s.sig...), s.nsig...)
@@ -146,9 +139,9 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 			}
 			ln.LineStyle.Color = col
 			ln.LineStyle.Width = vg.Points(0.8)
-			// Colours repeat after seven series; the line pattern then
+			// Colours repeat after twelve series; the line pattern then
 			// tells them apart.
-			ln.LineStyle.Dashes = dashPatterns[(i/7)%len(dashPatterns)]
+			ln.LineStyle.Dashes = dashPatterns[(i/len(palette))%len(dashPatterns)]
 			p.Add(ln)
 			line = ln
 		}
@@ -177,7 +170,6 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 		}
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	legendRoom(p, min(len(order), maxLegendSeries), minY, maxY, logY)
 	return render(p, format)
 }
 
