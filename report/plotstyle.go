@@ -221,7 +221,7 @@ func renderSized(p *plot.Plot, width, height vg.Length, format string) ([]byte, 
 }
 
 // machineLine says where records were measured, for a plot's title:
-// "vm: Open MPI v4.1.4, 2 ranks on 1 host, 2026-12-01" (the hosts, MPI
+// "vm: Open MPI v4.1.4, 2 ranks on 1 host, YYYY-MM-DD" (the hosts, MPI
 // library, largest rank count and first date of the records; "local
 // backend" when they are goroutine ranks, which time nothing real).
 func machineLine(recs []results.Record) string {
