@@ -60,7 +60,7 @@ func (s *Store) release(x *variable) {
 // bufPool keeps the buffers of dropped copies that nothing else refers to
 // (Store.release), by size, for received payloads to reuse: fresh memory
 // costs a page fault per 4 KiB on its first write (16 for a 64 KiB copy,
-// about 40 us under load, five times the whole read in C), memory the
+// several times the whole read in C), memory the
 // process already touched costs none. At most poolMaxBytes are kept.
 type bufPool struct {
 	// free holds the lists by size behind pointers, so that taking and

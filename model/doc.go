@@ -1,7 +1,8 @@
 // Package model holds commcost's communication cost models
-// (docs/ARCHITECTURE.md, contract 4): each model has named parameters with standard errors and 95%
-// confidence intervals, is fitted from results.Record values, and predicts
-// the time of a pattern instance (Model.Predict).
+// (docs/ARCHITECTURE.md, contract 4): each model has named parameters
+// with standard errors and 95% confidence intervals, is fitted from
+// results.Record values, and predicts the time of a pattern instance
+// (Model.Predict).
 //
 // Models, with the paper each comes from (README.md, "The papers"):
 //

@@ -157,7 +157,8 @@ type Options struct {
 	MaxTrimFraction float64
 	// MinBytes and MaxBytes restrict message-size models to sizes in
 	// [MinBytes, MaxBytes]; zero means no bound. (A shaped link's slope is
-	// best fitted over large messages only, ENVIRONMENT.md.)
+	// best fitted over large messages only: small ones ride the token
+	// bucket; docs/findings/model-truth.md.)
 	MinBytes, MaxBytes float64
 	// Op selects the k-k-access operation ("read" or "write"); empty means
 	// the only operation present in the records.

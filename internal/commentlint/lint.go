@@ -54,7 +54,7 @@ var rules = []struct {
 	{"run count", regexp.MustCompile(`(?i)(?:\b(\w+)\s+)?\b(\d+|` + numberWord + `)\s+(?:[a-z]+-[a-z]+\s+)?runs\b`)},
 	{"run count", regexp.MustCompile(`(?i)\bruns\s+each\b`)},
 	{"issue reference", regexp.MustCompile(`(?i)\bissues?\s+#?\d+`)},
-	{"path outside the repository", regexp.MustCompile(`\.\./shared/|/work/|\bDESIGN\.md\b`)},
+	{"path outside the repository", regexp.MustCompile(`\.\./shared/|/work/|\b(?:DESIGN|ENVIRONMENT|STYLE)\.md\b`)},
 }
 
 // Check returns the rules c breaks, with the source line of each match.

@@ -63,6 +63,7 @@ func TestCheck(t *testing.T) {
 		{"verb", "the harness runs every repetition", nil},
 		{"issue", "as issue 18 asked (issue #3)", []string{"issue reference", "issue reference"}},
 		{"outside", "see ../shared/papers and DESIGN.md", []string{"path outside the repository", "path outside the repository"}},
+		{"outside notes", "as ENVIRONMENT.md measured", []string{"path outside the repository"}},
 		{"inside", "see docs/ARCHITECTURE.md and docs/MEASURE.md", nil},
 	}
 	for _, tt := range tests {

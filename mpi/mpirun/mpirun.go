@@ -17,9 +17,8 @@
 // implementation.
 //
 // With more ranks than cores Open MPI needs --oversubscribe and
-// mpi_yield_when_idle, or spinning ranks starve each other on 2 cores
-// (ENVIRONMENT.md); MPICH's Hydra oversubscribes by default and takes no such
-// flag. The package does not set OMPI_ALLOW_RUN_AS_ROOT: the Makefile and
+// mpi_yield_when_idle, or spinning ranks starve each other of the cores;
+// MPICH's Hydra oversubscribes by default and takes no such flag. The package does not set OMPI_ALLOW_RUN_AS_ROOT: the Makefile and
 // scripts export it where running as root is intended.
 package mpirun
 
