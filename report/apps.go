@@ -470,7 +470,7 @@ func PlotApps(recs []results.Record, format string) ([]byte, error) {
 		}
 	}
 	return predictedVsMeasured(predPlot{
-		title: "Communication phases of the applications: predicted against measured (median, 95% CI)\n" + machineLine(recs),
+		title: "Applications' communication phases: predicted against measured (median, 95% CI)\n" + machineLine(recs),
 		diag:  "predicted = measured",
 		width: 7 * vg.Inch, height: 6 * vg.Inch, dash: vg.Points(4), gap: vg.Points(3),
 		empty: fmt.Errorf("%w: no positive measured and predicted times", ErrNothingToPlot),
@@ -547,7 +547,12 @@ type predPlot struct {
 // points, and returns the image in format (as Plot).
 func predictedVsMeasured(look predPlot, series []predSeries, format string) ([]byte, error) {
 	p := plot.New()
-	p.Title.Text = look.title
+	// About twelve characters of the title per inch of width.
+	var lines []string
+	for _, l := range strings.Split(look.title, "\n") {
+		lines = append(lines, wrapCaption(l, int(12*look.width/vg.Inch)))
+	}
+	p.Title.Text = strings.Join(lines, "\n")
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 	p.X.Label.Text = "measured time"
 	p.Y.Label.Text = "predicted time"

@@ -268,7 +268,7 @@ func TestTrustChecks(t *testing.T) {
 			[]string{"do not exceed the CPUs rank 0 could use (5)"}},
 		{"bound", []results.Record{rec(2, "cpus=1", results.StopMaxTime, 4)},
 			[]string{"bound to one CPU", "cannot tell whether every rank had a core", "1 of 1 records stopped on their time or repetition cap (max-time 1, max-reps 0: pingpong 1)",
-				"1 records have fewer than 6 repetitions", "The latency at 8 B stopped by max-time after 4 repetitions"}},
+				"1 record has fewer than 6 repetitions", "The latency at 8 B stopped by max-time after 4 repetitions"}},
 		{"nothing known", []results.Record{rec(2, "", "", 20)},
 			[]string{"carry neither rank 0's CPUs nor the host's core count", "do not say why their repetitions stopped", "no load average"}},
 	} {

@@ -385,7 +385,7 @@ func trustChecks(recs []results.Record) []string {
 		out = append(out, "Repetitions: the records do not say why their repetitions stopped, so this report cannot tell whether their CIs reached a target.")
 	}
 	if small > 0 {
-		out = append(out, fmt.Sprintf("%d records have fewer than %d repetitions, too few for a 95%% CI of the median.", small, results.MinCISamples))
+		out = append(out, fmt.Sprintf("%d %s fewer than %d repetitions, too few for a 95%% CI of the median.", small, plural(small, "record has", "records have"), results.MinCISamples))
 	}
 	for _, h := range []struct {
 		bench, what string
