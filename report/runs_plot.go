@@ -34,7 +34,8 @@ func sizeKey(points []PointComparison) string {
 }
 
 // PlotRatios draws a bench's ratios to the base, one series per later
-// input and combination of the parameters other than the message size:
+// input and combination of the parameters other than the message size and
+// the repetition counts:
 // x is the message (or packet) size on a log axis when the points have
 // one, else the point's row number in the table; y is the ratio of
 // medians, with a dashed line at 1. Filled markers are significant
@@ -53,9 +54,11 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for row, p := range bc.Points {
 		x := float64(row + 1)
+		// One series per configuration: the repetition counts
+		// (repetitionParams) of a point do not make it another curve.
 		rest := results.Params{}
 		for k, v := range p.Params {
-			if k != xk {
+			if k != xk && !repetitionParams[k] {
 				rest[k] = v
 			}
 		}
@@ -71,7 +74,7 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 			}
 			label := rc.Labels[i+1] + "/" + rc.Labels[0]
 			if xk != "" {
-				label = strings.TrimSpace(fmt.Sprintf("%s %s ranks=%d", label, ParamList(rest), p.Ranks))
+				label = strings.Join(nonEmpty([]string{label, ParamList(rest), fmt.Sprintf("ranks=%d", p.Ranks)}), " ")
 			}
 			s, ok := by[label]
 			if !ok {
@@ -130,8 +133,7 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 		col := plotColor(i)
 		var glyphs []plot.Thumbnailer
 		var line *plotter.Line
-		all := append(append(plotter.XYs(nil), s.sig...), s.nsig...)
-		sort.Slice(all, func(a, b int) bool { return all[a].X < all[b].X })
+		all := lineThrough(append(append(plotter.XYs(nil), s.sig...), s.nsig...))
 		if len(all) > 1 {
 			ln, err := plotter.NewLine(all)
 			if err != nil {
@@ -182,4 +184,21 @@ func (rc *RunsComparison) RatioPlotName(bc BenchComparison, ext string) string {
 		name += "-" + strings.NewReplacer("/", "_per_", " ", "_").Replace(bc.Unit)
 	}
 	return name + ext
+}
+
+// lineThrough is the line of a series' points: sorted by x, one vertex
+// per x at the median of the points there (two points of one size, at
+// different repetition counts, are both drawn but not joined by a
+// vertical stroke).
+func lineThrough(pts plotter.XYs) plotter.XYs {
+	by := map[float64][]float64{}
+	for _, p := range pts {
+		by[p.X] = append(by[p.X], p.Y)
+	}
+	var out plotter.XYs
+	for x, ys := range by {
+		out = append(out, plotter.XY{X: x, Y: medianOf(ys)})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].X < out[b].X })
+	return out
 }
