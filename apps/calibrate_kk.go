@@ -19,9 +19,9 @@ import (
 // A > 1 times A k-k-accesses back to back per repetition (the kkaccess
 // pattern's a; a record is one access's time) on the direct store, the
 // state a program's successive accesses meet: a single access after a
-// barrier rides a link's idle state (a token bucket's burst), which a
-// program's successive accesses do not. 0 or 1 is the paper's single
-// access.
+// barrier finds idle links and cores, which a program's successive
+// accesses do not (docs/findings/applications.md). 0 or 1 is the
+// paper's single access.
 //
 // Block draws every access as a block on one home (patterns.KKAccess.Block:
 // a rank's k packets to one module), as the applications' accesses are

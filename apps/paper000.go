@@ -16,8 +16,7 @@ import (
 )
 
 // This file holds what the four applications of paper 000 (Fischer,
-// Rethmann, Wachsmann, ../shared/papers/000_fafed09b0c9c663f.txt, section
-// 6) share: the access shape (k, l), the placement of each processor's
+// Rethmann, Wachsmann, section 6) share: the access shape (k, l), the placement of each processor's
 // data, the workload items, the uint32 views and the local radix sort.
 //
 // The programs follow the paper's text. Each global array the paper puts in

@@ -8,7 +8,7 @@ import (
 )
 
 // The experiments of `commcost dsm check`, `matsquare` and `overhead` over
-// a list of strategies (paper 004, ../shared/papers/004_c5e3b56ad2f7df61.txt,
+// a list of strategies (paper 004,
 // section 3): each runs collectively on the ranks of one world and hands
 // its records to emit. emit is called on every rank with the same record
 // for the matrix square and the overhead (their figures are global) and on

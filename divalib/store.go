@@ -145,10 +145,10 @@ const protoTag = 0x5d1a
 // is sent from the Go buffer in a message of its own and received straight
 // into a buffer of its size. 3 KiB keeps header and payload within the
 // eager limit of shared memory (Open MPI's vader: 4096 bytes with the
-// library's own header): a 4 KiB copy inline was a 4144-byte rendezvous
-// message (8.2 us per remote read against 6.4 us as a 48-byte header plus a
-// 4 KiB message, under load), and copying 64 KiB in and out of C memory
-// cost more than the second message.
+// library's own header): a 4 KiB copy inline would be a 4144-byte
+// rendezvous message, slower than a 48-byte header plus a 4 KiB message,
+// and copying 64 KiB in and out of C memory costs more than the second
+// message.
 const engineInlineBytes = 3 << 10
 
 // pollEvery is how many cached accesses run between two polls of the

@@ -1,9 +1,9 @@
 // Package emulate runs the service network of paper 000 (Fischer, Rethmann,
-// Wachsmann, ../shared/papers/000_*.txt, sections 3, 4, 5, 7) on MPI ranks:
+// Wachsmann, sections 3, 4, 5, 7) on MPI ranks:
 // the world is split into application ranks, which run the program, and
 // service ranks, which emulate the routing hardware and the shared-memory
 // modules and never run application code. The application side is a
-// globalvar.Store (DESIGN.md contract 2), so the same application text runs
+// globalvar.Store (docs/ARCHITECTURE.md, contract 2), so the same application text runs
 // over this package and over divalib.
 //
 // # Networks

@@ -136,7 +136,8 @@ func fitHockneyPoints(pts []point, ys []float64, opt Options) (*Hockney, error) 
 // imposes on TCP payload: each frame of mtu+14 bytes on the wire (Ethernet
 // header) carries mtu-52 payload bytes (IPv4 20, TCP 20, timestamp option
 // 12), so t_w = 8/R (mtu+14)/(mtu-52). For mtu 1500 that is 8/R x
-// 1514/1448, which ENVIRONMENT.md measured to within 0.1% under tbf. (tbf
+// 1514/1448, which the shaped test cluster gives back
+// (docs/findings/model-truth.md). (tbf
 // counts the Ethernet header but not the preamble and inter-frame gap.)
 func TCPWireSecPerByte(rateBitsPerSec float64, mtu int) float64 {
 	return 8 / rateBitsPerSec * float64(mtu+14) / float64(mtu-52)

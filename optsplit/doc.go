@@ -1,6 +1,5 @@
 // Package optsplit runs the experiment of paper 000, section 7 (Fischer,
-// Rethmann, Wachsmann, ../shared/papers/000_fafed09b0c9c663f.txt,
-// "Minimizing the routing time with use of the cost model"): an access to
+// Rethmann, Wachsmann, "Minimizing the routing time with use of the cost model"): an access to
 // D bytes is cut into k packets of l = D/k bytes; the trilinear k-k-access
 // model (section 4) at r = 1,
 //

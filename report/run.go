@@ -25,9 +25,11 @@ var runHoldout = model.Holdout{Every: 4}
 type Run struct {
 	// Markdown is report.md.
 	Markdown []byte
-	// Fits is the model part of the report (fit sections and model
-	// comparisons), what `commcost suite` prints when it ends.
+	// Fits is what `commcost suite` prints when it ends: the model part
+	// of the report (fit sections and model comparisons), then Summary.
 	Fits []byte
+	// Summary is the section report.md opens with (writeSummary).
+	Summary []byte
 	// Plots are the images of plots/, by file name.
 	Plots []PlotFile
 	// Truncated says the records file ended in an incomplete record
@@ -43,14 +45,17 @@ type PlotFile struct {
 
 // fittedModel is one model of the run report.
 type fittedModel struct {
-	kind model.Kind
-	m    model.Model
-	recs []results.Record // the records of its benches
+	kind       model.Kind
+	m          model.Model
+	recs       []results.Record  // the records of its benches
+	validation *model.Validation // its held-out points, nil when not validated
 }
 
-// BuildRun renders the report of a run from its records: a summary of
-// the run (benches, MPI, hosts, commit, dates: from the records' metadata),
-// the table of every record, the spread between launches when the records
+// BuildRun renders the report of a run from its records: the summary a
+// reader reads first (writeSummary: machine and launch, latency at 8 B,
+// bandwidth at 1 MiB, the best model per pattern family and per
+// application, what the records say about trusting them, the latency and
+// bandwidth plots), the table of every record, the spread between launches when the records
 // come from several (LaunchSpreads), then every registered model kind whose
 // benches are among the records, fitted with the default options and
 // validated on held-out points (a kind that cannot be fitted says why),
@@ -65,11 +70,12 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 	if len(recs) == 0 {
 		return nil, errors.New("no records")
 	}
-	var md bytes.Buffer
-	writeRunSummary(&md, recs)
+	var head, md bytes.Buffer
+	writeRunSummary(&head, recs)
 	if truncated {
-		fmt.Fprintf(&md, "The last line of %s is an incomplete record (an interrupted run); it is left out.\n\n", results.RecordsFile)
+		fmt.Fprintf(&head, "The last line of %s is an incomplete record (an interrupted run); it is left out.\n\n", results.RecordsFile)
 	}
+	fmt.Fprintf(&md, "## Every record\n\n")
 	if err := results.RenderTable(&md, recs, results.TableOptions{Markdown: true}); err != nil {
 		return nil, err
 	}
@@ -118,8 +124,8 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 			return nil, fmt.Errorf("%s fit report: %w", k.Name, err)
 		}
 		fmt.Fprintln(&fits, "```")
-		fitted = append(fitted, fittedModel{kind: k, m: m, recs: sel})
-		img, err := Plot(m, sel, "png", "commcost "+k.Name+" fit, measured (points) vs model (lines)")
+		fitted = append(fitted, fittedModel{kind: k, m: m, recs: sel, validation: f.Validation})
+		img, err := Plot(m, sel, "png", fmt.Sprintf("%s model fitted to the %s records", k.Name, strings.Join(used, ", ")))
 		switch {
 		case errors.Is(err, ErrNothingToPlot):
 		case err != nil:
@@ -135,8 +141,10 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 			return nil, err
 		}
 	}
+	var annotated []results.Record
 	if present[results.BenchApp] > 0 {
-		if err := writeRunApps(&fits, run, recs, fitted); err != nil {
+		var err error
+		if annotated, err = writeRunApps(&fits, run, recs, fitted); err != nil {
 			return nil, err
 		}
 		if err := writeAppRankings(&fits, recs, run); err != nil {
@@ -158,33 +166,33 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 			fmt.Fprintf(&fits, "%s\n\n![%s](%s/%s)\n\n", f.Caption, f.Name, results.PlotsDir, f.Name)
 		}
 	}
+	var summary bytes.Buffer
+	if err := writeSummary(&summary, recs, fitted, annotated); err != nil {
+		return nil, err
+	}
+	if err := writePt2ptPlots(&summary, run, recs); err != nil {
+		return nil, err
+	}
 	md.Write(fits.Bytes())
-	run.Markdown, run.Fits = md.Bytes(), fits.Bytes()
+	run.Summary = summary.Bytes()
+	run.Markdown = slices.Concat(head.Bytes(), run.Summary, md.Bytes())
+	// What suite prints ends with the summary, the part read first.
+	run.Fits = slices.Concat(fits.Bytes(), []byte("\n"), run.Summary)
 	return run, nil
 }
 
-// writeRunSummary is report.md's heading: what ran where, from the
-// records' metadata (the first record's, with the range of dates).
+// writeRunSummary is report.md's heading: where it ran and when (the first
+// record's hosts, the first date), and the records of each bench.
 func writeRunSummary(w io.Writer, recs []results.Record) {
 	m := recs[0].Meta
-	first, last := m.Date, m.Date
-	for _, r := range recs {
-		if d := r.Meta.Date; d != "" && (first == "" || d < first) {
-			first = d
-		}
-		if d := r.Meta.Date; d > last {
-			last = d
-		}
-	}
+	first, _ := dateRange(recs)
 	fmt.Fprintf(w, "# commcost run on %s, %s\n\n", orUnknown(strings.Join(m.Hosts, ", ")), orUnknown(first))
 	var counts []string
 	present := benchesPresent(recs)
 	for _, b := range benchOrder(recs) {
 		counts = append(counts, fmt.Sprintf("%s %d", b, present[b]))
 	}
-	fmt.Fprintf(w, "%d records (%s): %s.\n", len(recs), results.RecordsFile, strings.Join(counts, ", "))
-	fmt.Fprintf(w, "MPI: %s. Hosts: %v, ranks per host %v. Backend %s. Commit %s. Measured %s to %s.\n\n",
-		orUnknown(firstLine(m.MPILibrary)), m.Hosts, m.RanksPerHost, orUnknown(m.Backend), orUnknown(m.Commit), orUnknown(first), orUnknown(last))
+	fmt.Fprintf(w, "%d records (%s): %s.\n\n", len(recs), results.RecordsFile, strings.Join(counts, ", "))
 }
 
 // writeBenchComparison tables every fitted model that predicts the bench
@@ -400,7 +408,7 @@ func orUnknown(s string) string {
 // with the plot of predicted against measured (plots/apps.png). A run's
 // sweep that measured only reads predicts the programs' writes as reads
 // (Predictor.OpFallback), and the section says how many.
-func writeRunApps(w io.Writer, run *Run, recs []results.Record, fitted []fittedModel) error {
+func writeRunApps(w io.Writer, run *Run, recs []results.Record, fitted []fittedModel) ([]results.Record, error) {
 	var preds []Predictor
 	for _, f := range fitted {
 		if len(kkOps(f.m)) > 0 {
@@ -427,17 +435,17 @@ func writeRunApps(w io.Writer, run *Run, recs []results.Record, fitted []fittedM
 	}
 	fmt.Fprint(w, "\n\n")
 	if err := WriteApps(w, app, true); err != nil {
-		return err
+		return nil, err
 	}
 	img, err := PlotApps(app, "png")
 	switch {
 	case errors.Is(err, ErrNothingToPlot):
 	case err != nil:
-		return fmt.Errorf("applications plot: %w", err)
+		return nil, fmt.Errorf("applications plot: %w", err)
 	default:
 		const name = "apps.png"
 		run.Plots = append(run.Plots, PlotFile{Name: name, Data: img})
 		fmt.Fprintf(w, "\n![applications](%s/%s)\n", results.PlotsDir, name)
 	}
-	return nil
+	return app, nil
 }

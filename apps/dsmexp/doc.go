@@ -1,7 +1,7 @@
 // Package dsmexp runs the experiments of paper 004 (Krick, Meyer auf der
 // Heide, Räcke, Vöcking, Westermann, "Data Management in Networks:
 // Experimental Evaluation of a Provably Good Strategy",
-// ../shared/papers/004_c5e3b56ad2f7df61.txt, section 3): an application of
+// section 3): an application of
 // package apps run over every DIVA strategy of package divalib (fixed home;
 // 2-, 4-, 16-, 2-4- and 4-16-ary access trees) and, where the paper has one,
 // a hand-optimised message-passing version, reporting per strategy

@@ -283,7 +283,7 @@ func (f figSpec) draw(path string, series map[string][]point, slice, backend str
 	}
 	// Rendered in memory and written whole (report.WriteFile: temporary
 	// file, rename), so a full disk or a killed run leaves no truncated
-	// figure under the final name (issue 18, class 1).
+	// figure under the final name.
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return err

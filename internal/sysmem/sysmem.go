@@ -4,7 +4,7 @@
 // limit minus its usage, at every level of the hierarchy, cgroup v2 or
 // v1). Batch systems confine jobs with cgroups, so on a cluster node the
 // cgroup, not the node, is usually the limit. commcost checks what a run
-// needs against it before allocating (issue 18, class 2).
+// needs against it before allocating.
 package sysmem
 
 import (
