@@ -228,8 +228,8 @@ func (m Cannon) Run(env Env) (Outcome, error) {
 }
 
 func init() {
-	RegisterProgram(Program{Name: "cannon", Paper: "003 (Cannon 1969)",
-		Summary: "Cannon's matrix multiplication on a q x q grid (alignment, q-1 shifts of A and B), the classic alternative to paper 003's checkerboard algorithm",
+	RegisterProgram(Program{Name: "cannon", Paper: "003; Cannon 1969",
+		Summary: "Cannon's matrix product on a q x q grid: alignment, q-1 shifts of A and B",
 		New:     func() Config { return new(CannonConfig) }})
 }
 

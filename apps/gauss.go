@@ -397,7 +397,7 @@ func (g *Gauss) verify(seed int64, o *gaussOracle, x []float64, r0, nl int) erro
 
 func init() {
 	RegisterProgram(Program{Name: "gauss", Paper: "003",
-		Summary: "paper 003's Gaussian elimination: row-wise, the pivot row by the two-step broadcast (scatter, all-to-all broadcast), back-substitution; ||Ax-b|| checked",
+		Summary: "Gaussian elimination, row-wise: the pivot row by a two-step broadcast, back-substitution",
 		New:     func() Config { return new(GaussConfig) }})
 }
 

@@ -415,7 +415,7 @@ func (s *mgSolver) vcycle(l int) {
 
 func init() {
 	RegisterProgram(Program{Name: "multigrid", Paper: "001 sec. 4",
-		Summary: "paper 001's time-parallel multigrid (heat equation, one time plane per rank, whole planes between neighbouring time levels every iteration), async and sync; the hyperbolic model reduces its exchange with Table 1",
+		Summary: "time-parallel multigrid: one time plane per rank, whole planes to the next level every iteration",
 		New:     func() Config { return new(MultigridConfig) }})
 }
 
