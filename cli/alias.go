@@ -13,7 +13,8 @@ import (
 // for one release: given, it prints one warning line on fs's output
 // ("commcost: warning: --markdown is deprecated; use --format markdown")
 // and sets target. With a value, old is a boolean flag that sets target to
-// value (--markdown for --format markdown); without, old passes its own
+// value (--markdown for --format markdown, --keep-samples for --samples
+// true, told as --samples); without, old passes its own
 // argument (--samples 300 for --matrices 300). The usage text leaves it
 // out. Under a launcher only the launch's first process warns, as only it
 // reports bad input found before MPI starts.
@@ -22,6 +23,15 @@ func Alias(fs *flag.FlagSet, old, target, value string) {
 		panic("cli: Alias of an undefined flag --" + target)
 	}
 	fs.Var(&alias{fs: fs, w: fs.Output(), old: old, target: target, value: value}, old, "deprecated: use --"+target)
+}
+
+// Warn prints one warning line on w ("commcost: warning: ...", escaped as
+// every message is: Printable) on the launch's first process only, or
+// alone when no launcher started it.
+func Warn(w io.Writer, msg string) {
+	if job.LauncherRank() <= 0 {
+		fmt.Fprintln(w, "commcost: warning:", Printable(msg))
+	}
 }
 
 // alias is the flag.Value of a deprecated spelling.
@@ -33,12 +43,12 @@ type alias struct {
 }
 
 func (a *alias) Set(s string) error {
-	if !a.warned && job.LauncherRank() <= 0 {
+	if !a.warned {
 		use := "--" + a.target
-		if a.value != "" {
+		if a.value != "" && a.value != "true" {
 			use += " " + a.value
 		}
-		fmt.Fprintf(a.w, "commcost: warning: --%s is deprecated; use %s\n", a.old, use)
+		Warn(a.w, fmt.Sprintf("--%s is deprecated; use %s", a.old, use))
 	}
 	a.warned = true
 	if a.value == "" {
