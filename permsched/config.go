@@ -3,6 +3,7 @@ package permsched
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -26,7 +27,18 @@ import (
 type Texts struct {
 	Defaults map[string]string // flag name -> default, as it would be typed
 	Usage    map[string]string // flag name -> help
+	// Aliases are the spellings of the flags before commcost had one flag
+	// vocabulary, kept one release: old name, flag, and the value a
+	// boolean old name sets ("" when it passes its own argument).
+	Aliases [][3]string
 }
+
+// The old spellings of the output flags: --markdown for --format
+// markdown, and of experiment 2's --samples.
+var (
+	markdownAlias    = [3]string{"markdown", "format", "markdown"}
+	keepSamplesAlias = [3]string{"keep-samples", "samples", "true"}
+)
 
 // The help of the output flags of the experiments, which print tables
 // (Tables' and, for the job runtime's flags, Texts'); the backquotes name
@@ -302,4 +314,13 @@ func (g *GenConfig) Matrix() (*Matrix, error) {
 		return SampleSortTrace(g.N, g.Keys, g.Seed)
 	}
 	return Generate(g.Gen, g.N, g.D, g.Seed)
+}
+
+// Write builds the matrix and writes it to w (WriteMatrix).
+func (g *GenConfig) Write(w io.Writer) error {
+	m, err := g.Matrix()
+	if err != nil {
+		return err
+	}
+	return WriteMatrix(w, m)
 }

@@ -429,7 +429,7 @@ func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error)
 }
 
 // Run measures experiment 2 with the embedded configuration on every rank
-// of c (CommConfig.RunTables: rank 0's records to emit, the tables on w),
+// of c (CommConfig.Run: rank 0's records to emit, the tables on w),
 // then on rank 0 fits the model to those records and reports it
 // (CostModel.Report). Collective.
 func (b *Breakeven) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) error, w io.Writer, markdown bool) error {

@@ -91,9 +91,10 @@ type CommConfig struct {
 }
 
 // Texts are the defaults of --sizes and --methods, from the paper's sizes
-// and the methods, the help of --gen, from the generators, and this
-// experiment's defaults and help of the launch and output flags: 8 local
-// ranks, tables on stdout, progress lines.
+// and the methods, the help of --gen, from the generators, this
+// experiment's defaults and help of the launch and output flags (8 local
+// ranks, tables on stdout, progress lines) and the old spellings of
+// --format markdown and --samples.
 func (CommConfig) Texts() Texts {
 	return Texts{
 		Defaults: map[string]string{"sizes": sizeList(PaperCommSizes), "methods": strings.Join(DefaultMethods(), ","), "np": "8"},
@@ -103,6 +104,7 @@ func (CommConfig) Texts() Texts {
 			"format":  formatUsage,
 			"quiet":   quietUsage,
 		},
+		Aliases: [][3]string{markdownAlias, keepSamplesAlias},
 	}
 }
 
@@ -156,10 +158,10 @@ func (c CommConfig) reps() patterns.Reps {
 // DefaultMethods is the method list of experiment 2.
 func DefaultMethods() []string { return append(SchedulerNames(), AlltoallvName) }
 
-// RunTables runs experiment 2 (RunComm) on every rank of c with meta, its
-// seed set, hands rank 0's records to emit and prints their tables there
-// on w (WriteCommTables). Collective.
-func (cfg CommConfig) RunTables(c mpi.Comm, meta results.Meta, emit func(results.Record) error, w io.Writer, markdown bool) error {
+// Run runs experiment 2 (RunComm) on every rank of c with meta, its seed
+// set, hands rank 0's records to emit and prints their tables there on w
+// (WriteCommTables). Collective.
+func (cfg *CommConfig) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) error, w io.Writer, markdown bool) error {
 	recs, err := cfg.run(c, meta, emit)
 	if err != nil || c.Rank() != 0 {
 		return err

@@ -76,7 +76,9 @@ type CountConfig struct {
 }
 
 // Texts are the default and help of --sched and the help of --gen, from
-// the schedulers and the generators.
+// the schedulers and the generators, and the old spellings of --matrices
+// (--samples, which now keeps repetition times everywhere), of
+// --min-matrices and of --format markdown.
 func (CountConfig) Texts() Texts {
 	return Texts{
 		Defaults: map[string]string{"sched": strings.Join(SchedulerNames(), ",")},
@@ -84,6 +86,7 @@ func (CountConfig) Texts() Texts {
 			"sched": "schedulers: a comma list of " + strings.Join(SchedulerNames(), ", "),
 			"gen":   "matrix generator: " + strings.Join(GenKinds(), ", "),
 		},
+		Aliases: [][3]string{{"samples", "matrices", ""}, {"min-samples", "min-matrices", ""}, markdownAlias},
 	}
 }
 
@@ -583,17 +586,22 @@ func (c CountConfig) Need() (what string, bytes float64) {
 	return what, bytes
 }
 
-// Report runs experiment 1 (RunCountRecords) with meta, its seed set,
-// handing every record to emit (nil: none), and prints on w the tables
+// Report runs experiment 1 (RunCountRecords) in this process, handing
+// every record to emit (nil: none), with its progress lines on stderr
+// unless out says quiet, and prints on stdout, in out's format, the tables
 // and the time slopes of the cells done, after a failure too.
-func (c CountConfig) Report(w io.Writer, markdown bool, meta results.Meta, emit func(results.Record) error) error {
+func (c CountConfig) Report(out Tables, stdout, stderr io.Writer, emit func(results.Record) error) error {
+	meta := results.NewMeta("none") // sequential scheduling in this process: no MPI backend
 	meta.Seed = int64(c.Seed)
+	if !out.Quiet {
+		c.Progress = stderr
+	}
 	cells, slopes, err := RunCountRecords(c, meta, emit)
 	if len(cells) > 0 {
-		if werr := WriteCountTables(w, cells, markdown); err == nil {
+		if werr := WriteCountTables(stdout, cells, out.Markdown()); err == nil {
 			err = werr
 		}
-		WriteTimeSlopes(w, slopes)
+		WriteTimeSlopes(stdout, slopes)
 	}
 	return err
 }

@@ -32,25 +32,18 @@ const schedMore = `Examples:
   commcost sched breakeven --in runs/sched.jsonl
 `
 
-// schedAliases are the spellings of sched's flags before the one
-// vocabulary, each defined where its target is and its own name is free.
-var schedAliases = [][3]string{{"markdown", "format", "markdown"}, {"keep-samples", "samples", "true"}, {"samples", "matrices", ""}, {"min-samples", "min-matrices", ""}}
-
 // bindSched binds cfg and the shared configurations to a new flag set,
-// with the defaults and help that permsched's lists own and the old
-// spellings.
+// with the defaults, help and old spellings that permsched's lists own.
 func bindSched(name string, stderr io.Writer, cfg interface{ Texts() permsched.Texts }, more ...any) *cli.Bound {
-	b := cli.Bind(cli.NewFlagSet(name, stderr), append([]any{cfg}, more...)...)
-	for k, v := range cfg.Texts().Defaults {
+	b, t := cli.Bind(cli.NewFlagSet(name, stderr), append([]any{cfg}, more...)...), cfg.Texts()
+	for k, v := range t.Defaults {
 		cli.Default(b.FS, k, v)
 	}
-	for k, u := range cfg.Texts().Usage {
+	for k, u := range t.Usage {
 		cli.Usage(b.FS, k, u)
 	}
-	for _, a := range schedAliases {
-		if b.FS.Lookup(a[1]) != nil && b.FS.Lookup(a[0]) == nil {
-			cli.Alias(b.FS, a[0], a[1], a[2])
-		}
+	for _, a := range t.Aliases {
+		cli.Alias(b.FS, a[0], a[1], a[2])
 	}
 	return b
 }
@@ -67,17 +60,11 @@ func runSchedCount(args []string, stdout, stderr io.Writer) error {
 	if err := b.Check(args, false); err != nil {
 		return err
 	}
-	if what, bytes := cfg.Need(); bytes > 0 {
-		if err := job.CheckInProcess(b.Binding(0).FlagText("Ns"), what, bytes); err != nil {
-			return err
-		}
+	what, bytes := cfg.Need()
+	if err := job.CheckInProcess(b.Binding(0).FlagText("Ns"), what, bytes); err != nil {
+		return err
 	}
-	if !out.Quiet {
-		cfg.Progress = stderr
-	}
-	return writeOut(out.Out, func(emit func(results.Record) error) error {
-		return cfg.Report(stdout, out.Markdown(), results.NewMeta("none"), emit) // scheduling in this process: no MPI
-	})
+	return writeOut(out.Out, func(emit func(results.Record) error) error { return cfg.Report(out, stdout, stderr, emit) })
 }
 
 func runSchedComm(args []string, stdout, stderr io.Writer) error {
@@ -88,9 +75,7 @@ func runSchedComm(args []string, stdout, stderr io.Writer) error {
 	if err := b.Check(args, false); err != nil {
 		return err
 	}
-	return measure(b, &cfg, launch, out, stderr, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-		return cfg.RunTables(c, meta, emit, stdout, out.Format == results.FormatMarkdown)
-	})
+	return measure(b, &cfg, launch, out, stdout, stderr, cfg.Run)
 }
 
 func runSchedBreakeven(args []string, stdout, stderr io.Writer) error {
@@ -101,11 +86,8 @@ func runSchedBreakeven(args []string, stdout, stderr io.Writer) error {
 	if err := b.Check(args, false); err != nil {
 		return err
 	}
-	markdown := out.Format == results.FormatMarkdown
 	if len(be.In) == 0 {
-		return measure(b, &be.CommConfig, launch, out, stderr, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-			return be.Run(c, meta, emit, stdout, markdown)
-		})
+		return measure(b, &be.CommConfig, launch, out, stdout, stderr, be.Run)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cli.Given(b.FS))) {
 		if !slices.Contains([]string{"in", "reuse", "out", "format", "markdown"}, name) {
@@ -117,7 +99,7 @@ func runSchedBreakeven(args []string, stdout, stderr io.Writer) error {
 		return b.Err(err)
 	}
 	return writeOut(out.Out, func(emit func(results.Record) error) error {
-		return cm.Report(stdout, recs, results.NewMeta("none"), emit, markdown)
+		return cm.Report(stdout, recs, results.NewMeta("none"), emit, out.Format == results.FormatMarkdown)
 	})
 }
 
@@ -126,23 +108,22 @@ func runSchedGen(args []string, stdout, stderr io.Writer) error {
 	if err := bindSched("sched gen", stderr, &g).Check(args, false); err != nil {
 		return err
 	}
-	m, err := g.Matrix()
-	if err != nil {
-		return err
-	}
-	return permsched.WriteMatrix(stdout, m)
+	return g.Write(stdout)
 }
 
-// measure runs body on the launch's ranks once every rank found the
-// world's size fits cfg, with --out open and cfg's records keeping their
-// samples with --samples, the progress lines on stderr without --quiet.
-func measure(b *cli.Bound, cfg *permsched.CommConfig, launch job.Launch, out tables, stderr io.Writer, body func(mpi.Comm, results.Meta, func(results.Record) error) error) error {
+// measure runs an experiment on the launch's ranks once every rank found
+// the world's size fits cfg, with --out open, cfg's records keeping their
+// samples with --samples and its progress lines on stderr without --quiet.
+func measure(b *cli.Bound, cfg *permsched.CommConfig, launch job.Launch, out tables, stdout, stderr io.Writer,
+	run func(mpi.Comm, results.Meta, func(results.Record) error, io.Writer, bool) error) error {
 	cfg.KeepSamples = out.Samples
 	if !out.Quiet {
 		cfg.Progress = stderr
 	}
 	ranks := job.CheckRanks(func(p int) error { return b.Err(cfg.CheckRanks(p)) })
-	return job.Measure{Launch: launch, Output: out.Output, Ranks: ranks}.Run(nil, body)
+	return job.Measure{Launch: launch, Output: out.Output, Ranks: ranks}.Run(nil, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+		return run(c, meta, emit, stdout, out.Format == results.FormatMarkdown)
+	})
 }
 
 // writeOut opens --out once the input is checked, runs write with the
