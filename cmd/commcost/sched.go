@@ -15,8 +15,9 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// The sched subcommands bind permsched's experiment configurations; the
-// library validates them, reads their files and runs them.
+// init registers the sched subcommands, which bind permsched's experiment
+// configurations; the library validates them, reads their files and runs
+// them.
 func init() {
 	cli.Register(cli.Command{Name: "sched", Summary: "all-to-many scheduling (paper 002)", More: schedMore})
 	cli.Register(cli.Command{Name: "sched count", Summary: "experiment 1, no MPI needed: number of permutations and scheduling time of " + strings.Join(permsched.SchedulerNames(), ", ") + " over sampled matrices (paper Table 4 and Fig. 10)", Run: runSchedCount})
