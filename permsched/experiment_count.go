@@ -77,7 +77,7 @@ type CountConfig struct {
 
 // Texts are the default and help of --sched and the help of --gen, from
 // the schedulers and the generators, and the old spellings of --matrices
-// (--samples, which now keeps repetition times everywhere), of
+// (--samples, which keeps repetition times everywhere else), of
 // --min-matrices and of --format markdown.
 func (CountConfig) Texts() Texts {
 	return Texts{
@@ -128,7 +128,7 @@ func (c *CountConfig) Validate() error {
 }
 
 // withDefaults fills what is left empty: the tags' defaults where zero
-// means nothing else, every scheduler, the paper's densities (densities).
+// means nothing else and every scheduler (densities gives the paper's d).
 func (c CountConfig) withDefaults() CountConfig {
 	var def CountConfig
 	opts.FillDefaults(&def)
