@@ -37,9 +37,13 @@ func NewFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 
 // PrintDefaults prints the flags of fs as flag.PrintDefaults does, except
 // that the list values of package opts read as strings: "-k string ...
-// (default "1,2,4,8")", as they are typed.
+// (default "1,2,4,8")", as they are typed; deprecated spellings (Alias)
+// are left out.
 func PrintDefaults(fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(*alias); ok {
+			return
+		}
 		v := f.Value
 		if u, ok := v.(interface{ Unwrap() flag.Value }); ok {
 			v = u.Unwrap() // a bound field's own type decides its zero and name
