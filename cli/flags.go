@@ -268,24 +268,3 @@ func Usage(fs *flag.FlagSet, name, usage string) {
 	}
 	f.Usage = usage
 }
-
-// Alias defines --old as a deprecated spelling of --new, kept for one
-// release: a value given to it goes to --new, with one warning on stderr.
-func Alias(fs *flag.FlagSet, old, new string, stderr io.Writer) {
-	fs.Func(old, "deprecated spelling of --"+new, func(s string) error {
-		fmt.Fprintf(stderr, "commcost: warning: --%s is deprecated; use --%s\n", old, new)
-		return fs.Set(new, s)
-	})
-}
-
-// BoolAlias defines a boolean --old as a deprecated spelling of "--new
-// value" (--markdown for --format markdown), with one warning on stderr.
-func BoolAlias(fs *flag.FlagSet, old, new, value string, stderr io.Writer) {
-	fs.BoolFunc(old, "deprecated: use --"+new+" "+value, func(s string) error {
-		if on, err := strconv.ParseBool(s); err != nil || !on {
-			return err
-		}
-		fmt.Fprintf(stderr, "commcost: warning: --%s is deprecated; use --%s %s\n", old, new, value)
-		return fs.Set(new, value)
-	})
-}

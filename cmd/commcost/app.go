@@ -147,8 +147,8 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 	var xp appexp.MPApp
 	b, cfg, launch, out := appFlags(p, &xp, stderr)
 	cli.Default(b.FS, "max-time", "10")
-	cli.Alias(b.FS, "calib-max-time", "cal-max-time", stderr)
-	cli.BoolAlias(b.FS, "markdown", "format", "markdown", stderr)
+	cli.Alias(b.FS, "calib-max-time", "cal-max-time", "")
+	cli.Alias(b.FS, "markdown", "format", "markdown")
 	if err := b.Check(args, false); err != nil {
 		return err
 	}
