@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -56,6 +57,23 @@ func PlotFormat(path string) (string, error) {
 		return f, nil
 	}
 	return "", errors.New("plot: file name must end in .png, .svg, .pdf, .eps, .jpg or .tif")
+}
+
+// CheckPlotPath refuses a plot file SavePlot cannot write (an unknown
+// extension, a missing directory, a directory in its place), before
+// anything is measured or fitted; the error is the reason alone.
+func CheckPlotPath(path string) error {
+	if _, err := PlotFormat(path); err != nil {
+		return errors.New("want a file name ending in .png, .svg, .pdf, .eps, .jpg or .tif")
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("directory %s does not exist", dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return errors.New("is a directory")
+	}
+	return nil
 }
 
 // SavePlot renders p (8 x 6 inches) in the format of path's extension and
