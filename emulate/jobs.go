@@ -267,9 +267,10 @@ func (j *SelfTestJob) Run(c mpi.Comm, w io.Writer) error { return RunSelfTest(c,
 
 // InfoJob is 'commcost emulate info' (WriteInfo); it needs no MPI.
 type InfoJob struct {
-	Net    Net  `flag:"net" default:"BF(2)" value:"network" usage:"service network"`
-	NP     int  `flag:"np" usage:"check that a world of this many ranks fits the network (0: do not check)"`
-	Routes bool `flag:"routes" usage:"also print every node's routing table"`
+	Net    Net            `flag:"net" default:"BF(2)" value:"network" usage:"service network"`
+	NP     int            `flag:"np" usage:"check that a world of this many ranks fits the network (0: do not check)"`
+	Routes bool           `flag:"routes" usage:"also print every node's routing table"`
+	Format results.Format `flag:"format" value:"format" usage:"output format on stdout: table or markdown (info prints tables only)"`
 }
 
 // Summary is the subcommand's summary.
@@ -280,10 +281,14 @@ func (*InfoJob) Summary() string {
 // FlagUsage is the help of --net.
 func (*InfoJob) FlagUsage() map[string]string { return map[string]string{"net": NetUsage()} }
 
-// Validate refuses a world size the network does not fit.
+// Validate refuses a world size the network does not fit, and a format
+// that is not a table.
 func (j *InfoJob) Validate() error {
 	if j.Net.Topology == nil {
 		return opts.Field("Net", "", "a service network is required: %s", NetworkForms())
+	}
+	if j.Format != results.FormatTable && j.Format != results.FormatMarkdown {
+		return opts.Field("Format", j.Format, "emulate info prints tables: accepted are table and markdown")
 	}
 	if j.NP != 0 {
 		if err := j.Net.CheckRanks(j.NP); err != nil {
@@ -294,4 +299,6 @@ func (j *InfoJob) Validate() error {
 }
 
 // Write prints the network (WriteInfo).
-func (j *InfoJob) Write(w io.Writer) error { return WriteInfo(w, j.Net.Topology, j.Routes) }
+func (j *InfoJob) Write(w io.Writer) error {
+	return WriteInfo(w, j.Net.Topology, j.Routes, j.Format == results.FormatMarkdown)
+}

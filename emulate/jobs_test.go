@@ -8,6 +8,7 @@ import (
 
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
 )
 
 // TestNetFlagsDefaults: the flags' defaults are the package's.
@@ -82,7 +83,8 @@ func TestJobsValidate(t *testing.T) {
 	}
 }
 
-// TestInfoJob: a world size is checked against the network.
+// TestInfoJob: a world size is checked against the network; the tables
+// print as text or markdown, and nothing else.
 func TestInfoJob(t *testing.T) {
 	j := new(InfoJob)
 	opts.FillDefaults(j)
@@ -90,8 +92,16 @@ func TestInfoJob(t *testing.T) {
 	if err := j.Validate(); err != nil || j.Write(&out) != nil || !strings.Contains(out.String(), "network") {
 		t.Fatalf("defaults: %v\n%s", err, out.String())
 	}
-	j.NP = 8
+	j.Format, j.Routes = results.FormatMarkdown, true
+	out.Reset()
+	if err := j.Validate(); err != nil || j.Write(&out) != nil || !strings.Contains(out.String(), "| network                | BF(2)") || !strings.Contains(out.String(), "| node |") {
+		t.Fatalf("markdown: %v\n%s", err, out.String())
+	}
 	var fe *opts.FieldError
+	if j.Format = results.FormatCSV; !errors.As(j.Validate(), &fe) || fe.Field != "Format" {
+		t.Errorf("csv: %v, want a field error of Format", j.Validate())
+	}
+	j.Format, j.NP = results.FormatTable, 8
 	if err := j.Validate(); !errors.As(err, &fe) || fe.Field != "NP" || !strings.Contains(fe.Reason, "BF(2) needs 4 application + 12 service ranks = 16, got 8") {
 		t.Errorf("NP 8: %v", err)
 	}

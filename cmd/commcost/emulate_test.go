@@ -39,6 +39,7 @@ func TestEmulateBadInput(t *testing.T) {
 		{"dimension too large", append([]string{"emulate", "kk", "--net", "BF(12)"}, local...), "dimension out of range; accepted 1..9"},
 		{"dimension too small", append([]string{"emulate", "kaccess", "--net", "CCC(1)"}, local...), "dimension out of range; accepted 2..9"},
 		{"mesh sides", []string{"emulate", "info", "--net", "mesh(0x3)"}, "sides out of range"},
+		{"info format not a table", []string{"emulate", "info", "--format", "csv"}, "--format csv: emulate info prints tables: accepted are table and markdown"},
 		{"variable larger than a module", append([]string{"emulate", "kk", "--net", "SE(2)", "--l", "2M", "--module-mem", "1M"}, local...), "does not fit in a module's memory"},
 		{"split variable larger than a module", append([]string{"emulate", "split", "--net", "SE(2)", "--ints", "16,1M", "--module-mem", "1M", "--versions", "1,2"}, local...), "--ints 16,1M"},
 		{"packet length 0", append([]string{"emulate", "kk", "--net", "SE(2)", "--l", "0"}, local...), "--l 0: packet length 0"},
