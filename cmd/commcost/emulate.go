@@ -123,10 +123,11 @@ func runEmulate(name string, cfg emuJob, args []string, stdout, stderr io.Writer
 			return cfg.(*emulate.SelfTestJob).Run(c, stdout)
 		})
 	}
-	csv := newMixedCSV(&out, stdout, cfg)
-	err = job.Measure{Launch: launch, Output: out, Ranks: ranks, Points: r.Points(), Progress: stderr, Label: fs.Name()}.Run(csv.stdout,
+	if m, ok := cfg.(interface{ Mixed() bool }); ok {
+		out.Mixed = m.Mixed()
+	}
+	return job.Measure{Launch: launch, Output: out, Ranks: ranks, Points: r.Points(), Progress: stderr, Label: fs.Name()}.Run(stdout,
 		func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-			return r.Run(c, meta, csv.emit(c, emit), stderr)
+			return r.Run(c, meta, emit, stderr)
 		})
-	return csv.flush(stdout, err)
 }

@@ -49,53 +49,13 @@ func runOptimize(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	var report bytes.Buffer
-	csv := newMixedCSV(&out, stdout, &j)
-	err := job.Measure{Launch: launch, Output: out, Ranks: ranks, Progress: stderr, Label: fs.Name()}.Run(csv.stdout,
+	out.Mixed = j.Mixed()
+	err := job.Measure{Launch: launch, Output: out, Ranks: ranks, Progress: stderr, Label: fs.Name()}.Run(stdout,
 		func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
-			return j.Run(c, meta, csv.emit(c, emit), &report, stderr)
+			return j.Run(c, meta, emit, &report, stderr)
 		})
-	if err = csv.flush(stdout, err); err != nil {
+	if err != nil {
 		return err
 	}
 	return results.WriteReport(stdout, stderr, out.Format, report.Bytes())
-}
-
-// mixedCSV prints the CSV of a run whose records are of several benches
-// (cfg.Mixed) at the end, with the union of their columns
-// (results.WriteCSV): a CSV stream commits to the columns of its first
-// record. The --out file streams JSON Lines as usual.
-type mixedCSV struct {
-	on     bool
-	stdout io.Writer // what the run's sink writes to
-	all    []results.Record
-}
-
-func newMixedCSV(out *job.Output, stdout io.Writer, cfg any) *mixedCSV {
-	m, ok := cfg.(interface{ Mixed() bool })
-	c := &mixedCSV{on: ok && m.Mixed() && out.Format == results.FormatCSV, stdout: stdout}
-	if c.on {
-		out.Format, c.stdout = results.FormatJSONL, io.Discard
-	}
-	return c
-}
-
-// emit keeps rank 0's records for the end.
-func (m *mixedCSV) emit(c mpi.Comm, emit func(results.Record) error) func(results.Record) error {
-	return func(rec results.Record) error {
-		if m.on && c.Rank() == 0 {
-			m.all = append(m.all, rec)
-		}
-		return emit(rec)
-	}
-}
-
-// flush writes the CSV, also after a failure (err), as the tables show
-// what was measured.
-func (m *mixedCSV) flush(stdout io.Writer, err error) error {
-	if len(m.all) > 0 {
-		if cerr := results.WriteCSV(stdout, m.all); err == nil {
-			err = cerr
-		}
-	}
-	return err
 }
