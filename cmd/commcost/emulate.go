@@ -13,8 +13,9 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// The emulate subcommands: each binds a library configuration (emulate's
-// jobs, optsplit.SplitJob) and runs it on a world of the network's ranks.
+// init registers the emulate subcommands: each binds a library
+// configuration (emulate's jobs, optsplit.SplitJob) and runs it on a world
+// of the network's ranks.
 func init() {
 	cli.Register(cli.Command{Name: "emulate", Summary: emulate.Summary, More: emulate.More()})
 	for _, row := range []struct {

@@ -13,8 +13,8 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// commcost optimize: the optimal split of paper 000, section 7, Figure 13
-// (optsplit.OptimizeJob).
+// init registers commcost optimize: the optimal split of paper 000,
+// section 7, Figure 13 (optsplit.OptimizeJob).
 func init() {
 	cli.Register(cli.Command{Name: "optimize", Summary: optsplit.OptimizeSummary, Run: runOptimize})
 }
@@ -41,12 +41,11 @@ func runOptimize(args []string, stdout, stderr io.Writer) error {
 		if err := job.CheckRanks(func(p int) error { return b.Err(j.Ranks(p)) })(c); err != nil {
 			return err
 		}
-		if err := j.Load(c, stderr); err != nil && !opts.IsBadInput(err) {
+		err := j.Load(c, stderr)
+		if err != nil && !opts.IsBadInput(err) {
 			return fmt.Errorf("%s: %w", b.Binding(0).FlagText("Fit"), err)
-		} else if err != nil {
-			return b.Err(err)
 		}
-		return nil
+		return b.Err(err)
 	}
 	var report bytes.Buffer
 	out.Mixed = j.Mixed()
