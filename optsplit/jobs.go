@@ -166,7 +166,7 @@ func (j *OptimizeJob) Run(c mpi.Comm, meta results.Meta, emit func(results.Recor
 		perr = WriteOptimizeReport(w, res, source)
 		if perr == nil && j.Plot != "" {
 			if perr = PlotFigure13(j.Plot, res); perr != nil {
-				perr = fmt.Errorf("--plot %s: %w", j.Plot, perr)
+				perr = fmt.Errorf("plot %s: %w", j.Plot, perr)
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/cli"
 	"github.com/commcost/commcost/emulate"
 	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi/mpirun"
@@ -105,7 +106,7 @@ func TestEmulateFlags(t *testing.T) {
 			var j emulate.KKJob
 			var launch job.Launch
 			var out job.Output
-			if _, err := bindEmulate(newFlagSet("emulate kk", io.Discard), &j, &launch, &out, tt.args); err != nil {
+			if _, err := bindEmulate(cli.NewFlagSet("emulate kk", io.Discard), &j, &launch, &out, tt.args); err != nil {
 				t.Fatal(err)
 			}
 			if got, want := j.Bench(results.Meta{}).Reps, tt.want(def); got != want || launch.NP != tt.np || j.Seed != 1 {
