@@ -103,8 +103,19 @@
 // network and return results.Record values (bench "kkaccess", "kaccess",
 // "packetsplit", the network in params), with the counters of every link
 // and node (packets, wire bytes, queue high-water marks, credit stalls) in
-// Record.Counters. KKSweep and KASweep measure a grid of them (KKGrid,
-// KAGrid) in the order 'commcost emulate kk' and 'emulate kaccess' write
-// them; RunSelfTest is 'commcost emulate selftest'. Times are seconds;
-// sizes are bytes; the paper's "integer" is 4 bytes (IntBytes).
+// Record.Counters. KKSweep and KASweep measure a grid of them
+// (patterns.KKGrid, KAGrid) in the order 'commcost emulate kk' and
+// 'emulate kaccess' write them; RunSelfTest is 'commcost emulate selftest'.
+// Times are seconds; sizes are bytes; the paper's "integer" is 4 bytes
+// (IntBytes).
+//
+// # Configurations
+//
+// The subcommands of 'commcost emulate' are configurations here (KKJob,
+// KAJob, SelfTestJob, InfoJob; optsplit.SplitJob for Figure 14): tagged
+// fields are their flags (package opts), the network's settings shared as
+// NetFlags and the measurements' as Measuring, each with a Validate that
+// names fields and a Run on a world of the network's ranks. The networks
+// are a registry (RegisterNetwork): Parse, --net's help and every message
+// that lists them come from it (NetworkForms).
 package emulate

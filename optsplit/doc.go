@@ -33,9 +33,13 @@
 // The recipe needs model (the fit and the optimum), patterns (the plain
 // k-k-access) and emulate (the emulated one). Neither of the latter should
 // know about the other, and model measures nothing, so the experiment sits
-// above all three (and formats with package report); the commcost CLI
-// (`commcost optimize`, `commcost emulate split`) parses flags, calls
-// Optimize or Versions and hands the result to the writers here.
+// above all three (and formats with package report). Its two experiments
+// are configurations whose tagged fields are the flags of `commcost
+// optimize` (OptimizeJob) and `commcost emulate split` (SplitJob): they
+// validate themselves, read a --fit file on rank 0 (Load) and Run Optimize
+// or Versions with the report; the command line only binds them. Their
+// calibration grid is patterns.KKGrid, bound as --cal-k, --cal-l, --cal-r
+// and checked for the fit by CheckGrid.
 //
 // # A model measured beforehand
 //

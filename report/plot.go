@@ -75,6 +75,23 @@ func PlotFormat(path string) (string, error) {
 	return "", errors.New("plot: file name must end in .png, .svg, .pdf, .eps, .jpg or .tif")
 }
 
+// CheckPlotPath refuses a plot file SavePlot cannot write (an unknown
+// extension, a missing directory, a directory in its place), before
+// anything is measured or fitted; the error is the reason alone.
+func CheckPlotPath(path string) error {
+	if _, err := PlotFormat(path); err != nil {
+		return errors.New("want a file name ending in .png, .svg, .pdf, .eps, .jpg or .tif")
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("directory %s does not exist", dir)
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return errors.New("is a directory")
+	}
+	return nil
+}
+
 // SavePlot renders p (8 x 6 inches) in the format of path's extension and
 // writes it with WriteFile, whole or not at all: plot.Plot.Save writes
 // straight into path, so a full disk or a killed process leaves a

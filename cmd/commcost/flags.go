@@ -240,3 +240,6 @@ func flagsSet(fs *flag.FlagSet) map[string]bool {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set
 }
+
+// portion accepts a portion of ranks, in (0, 1], for parseFloatList.
+func portion(v float64) bool { return v > 0 && v <= 1 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/csv"
-	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -423,34 +421,5 @@ func TestMPIRunOptimize(t *testing.T) {
 		if rec.Meta.Backend != "native" || rec.Ranks != 2 || rec.N < 3 {
 			t.Errorf("calibration record %v: backend %s ranks %d n %d", rec.Params, rec.Meta.Backend, rec.Ranks, rec.N)
 		}
-	}
-}
-
-// TestModelVerdict: optsplit's collective verdict becomes the CLI's: the
-// reporting rank's message (with the CLI's hint) printed once and agreed,
-// the other ranks quiet, all exit 1 and collective (no MPI_Abort); other
-// errors pass as patternErr leaves them.
-func TestModelVerdict(t *testing.T) {
-	why := func(err error) error { return fmt.Errorf("optimize: %w (hint)", err) }
-	fit := errors.New("trilinear fit: k has 1 level(s)")
-	tests := []struct {
-		name       string
-		err        error
-		collective bool
-		printed    string // what exitCode prints; "" for nothing
-	}{
-		{"reporter", &optsplit.ModelError{Err: fit, Reporter: true}, true, "commcost: optimize: trilinear fit: k has 1 level(s) (hint)\n"},
-		{"other rank", &optsplit.ModelError{Err: fit}, true, ""},
-		{"peer failed", fmt.Errorf("k-k-access: %w", patterns.ErrPeerFailed), true, ""},
-		{"own failure", errors.New("MPI_Send: truncated"), false, "commcost: MPI_Send: truncated\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := modelVerdict(tt.err, why)
-			var printed strings.Builder
-			if code := exitCode(err, &printed); code != 1 || collective(err) != tt.collective || printed.String() != tt.printed {
-				t.Errorf("exit %d, collective %v, printed %q; want 1, %v, %q", code, collective(err), printed.String(), tt.collective, tt.printed)
-			}
-		})
 	}
 }
