@@ -283,7 +283,7 @@ type GenConfig struct {
 	N    int    `flag:"n" default:"16" usage:"ranks"`
 	D    int    `flag:"d" default:"4" usage:"messages per rank, 0 <= d <= n-1 (not for samplesort)"`
 	Keys int    `flag:"keys" default:"1000" usage:"keys per rank (samplesort)"`
-	Seed uint64 `flag:"seed" default:"1" usage:"seed"`
+	Seed int64 `flag:"seed" default:"1" usage:"seed"`
 }
 
 // Texts is the help of --gen, from MatrixKinds.
@@ -311,9 +311,9 @@ func (g *GenConfig) Validate() error {
 // Matrix builds the matrix.
 func (g *GenConfig) Matrix() (*Matrix, error) {
 	if g.Gen == GenSampleSort {
-		return SampleSortTrace(g.N, g.Keys, g.Seed)
+		return SampleSortTrace(g.N, g.Keys, uint64(g.Seed))
 	}
-	return Generate(g.Gen, g.N, g.D, g.Seed)
+	return Generate(g.Gen, g.N, g.D, uint64(g.Seed))
 }
 
 // Write builds the matrix and writes it to w (WriteMatrix).

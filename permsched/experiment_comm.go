@@ -69,7 +69,7 @@ type CommConfig struct {
 	Entries    EntryKind `flag:"entries" default:"bytes" usage:"what --matrix entries are: bytes (sizes; --sizes is then ignored) or count"`
 	Matrix     *Matrix
 	Matrices   int    `flag:"matrices" default:"1" usage:"matrices per d"`
-	Seed       uint64 `flag:"seed" default:"1" usage:"seed of the matrices and schedulers"` // matrix k of d uses cellSeed(Seed, n, d, k)
+	Seed       int64  `flag:"seed" default:"1" usage:"seed of the matrices and schedulers"` // matrix k of d uses cellSeed(Seed, n, d, k)
 	// The exchanges' repetitions (patterns.Reps); SchedReps times the
 	// runtime scheduling (zero value: the exchanges' with at most 20
 	// repetitions).
@@ -122,7 +122,7 @@ func (c *CommConfig) Validate() error {
 		func() error { return checkGen("Gen", c.Gen, GenKinds()) },
 		func() error { return positive("Matrices", c.Matrices) },
 		c.RepWarmup.Check,
-		patterns.RepFlags{RelCI: c.RelCI, MinReps: c.MinReps, MaxReps: c.MaxReps, MaxTime: c.MaxTime}.Check)
+		patterns.RepLimits{RelCI: c.RelCI, MinReps: c.MinReps, MaxReps: c.MaxReps, MaxTime: c.MaxTime}.Check)
 	if err == nil && c.MatrixFile != "" && c.Matrix == nil {
 		c.Matrix, err = readMatrixFile(c.MatrixFile, c.Entries)
 	}
@@ -269,7 +269,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 	}
 	if !cfg.NoPerm1 && n > 1 {
 		// Table 1: one random permutation without fixed points.
-		pm, err := Fig7NoSelf(n, 1, cellSeed(cfg.Seed, n, 1, -1))
+		pm, err := Fig7NoSelf(n, 1, cellSeed(uint64(cfg.Seed), n, 1, -1))
 		if err != nil {
 			return err
 		}
@@ -305,7 +305,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 				return err
 			}
 			for k := 0; k < cfg.Matrices; k++ {
-				m, err := Generate(cfg.Gen, n, d, cellSeed(cfg.Seed, n, d, k))
+				m, err := Generate(cfg.Gen, n, d, cellSeed(uint64(cfg.Seed), n, d, k))
 				if err != nil {
 					return err
 				}
@@ -318,7 +318,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 		gen = "trace"
 	}
 	for _, j := range jobs {
-		seed := cellSeed(cfg.Seed, n, j.d, j.k)
+		seed := cellSeed(uint64(cfg.Seed), n, j.d, j.k)
 		me := c.Rank()
 		row, sizes := j.m.Row(me), j.m.RowBytes(me)
 		schedules := make([]*Schedule, len(scheds))

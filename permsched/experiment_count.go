@@ -54,7 +54,7 @@ type CountConfig struct {
 	Ns        []int     `flag:"n" default:"32,128,512,1024" usage:"ranks: a list of n >= 1 (32,128) or a power-of-two range (32:1K)"`
 	Densities Densities `flag:"d" default:"paper" usage:"densities: 'paper' (Table 4's d values that fit each n, PaperDensities) or a list, 0 <= d <= n-1"`
 	Matrices  int       `flag:"matrices" default:"300" usage:"matrices sampled per (n, d), as in the paper"`
-	Seed      uint64    `flag:"seed" default:"1" usage:"seed of the matrices and schedulers (matrix k of (n, d) uses one derived from it, n, d and k)"`
+	Seed      int64     `flag:"seed" default:"1" usage:"seed of the matrices and schedulers (matrix k of (n, d) uses one derived from it, n, d and k)"`
 	Gen       string    `flag:"gen" default:"fig7"` // generator kind (GenKinds)
 	// MatrixFile, when set, replaces the generator: every sample schedules
 	// this matrix (a trace) with a different scheduler seed; Ns, Densities
@@ -208,7 +208,7 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 		}
 		spent := make([]float64, len(cfg.Schedulers))
 		for k := 0; k < cfg.Matrices; k++ {
-			seed := cellSeed(cfg.Seed, c.n, c.d, k)
+			seed := cellSeed(uint64(cfg.Seed), c.n, c.d, k)
 			m := cfg.Matrix
 			if m == nil {
 				var err error

@@ -539,20 +539,3 @@ func nonEmpty(ss []string) []string {
 	}
 	return out
 }
-
-// CheckPlotPath refuses a plot file the plotter cannot write (its
-// extension, a missing directory, a directory in its place), before
-// anything is measured or fitted.
-func CheckPlotPath(p string) error {
-	if _, err := PlotFormat(p); err != nil {
-		return errors.New("want a file name ending in .png, .svg, .pdf, .eps, .jpg or .tif")
-	}
-	dir := filepath.Dir(p)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("directory %s does not exist", dir)
-	}
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		return errors.New("is a directory")
-	}
-	return nil
-}
