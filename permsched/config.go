@@ -283,7 +283,7 @@ type GenConfig struct {
 	N    int    `flag:"n" default:"16" usage:"ranks"`
 	D    int    `flag:"d" default:"4" usage:"messages per rank, 0 <= d <= n-1 (not for samplesort)"`
 	Keys int    `flag:"keys" default:"1000" usage:"keys per rank (samplesort)"`
-	Seed int64 `flag:"seed" default:"1" usage:"seed"`
+	Seed int64  `flag:"seed" default:"1" usage:"seed"`
 }
 
 // Texts is the help of --gen, from MatrixKinds.

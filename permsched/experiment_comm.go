@@ -68,8 +68,8 @@ type CommConfig struct {
 	MatrixFile string    `flag:"matrix" value:"file" usage:"run this matrix file (a trace; n must equal the number of ranks) instead of generated ones"`
 	Entries    EntryKind `flag:"entries" default:"bytes" usage:"what --matrix entries are: bytes (sizes; --sizes is then ignored) or count"`
 	Matrix     *Matrix
-	Matrices   int    `flag:"matrices" default:"1" usage:"matrices per d"`
-	Seed       int64  `flag:"seed" default:"1" usage:"seed of the matrices and schedulers"` // matrix k of d uses cellSeed(Seed, n, d, k)
+	Matrices   int   `flag:"matrices" default:"1" usage:"matrices per d"`
+	Seed       int64 `flag:"seed" default:"1" usage:"seed of the matrices and schedulers"` // matrix k of d uses cellSeed(Seed, n, d, k)
 	// The exchanges' repetitions (patterns.Reps); SchedReps times the
 	// runtime scheduling (zero value: the exchanges' with at most 20
 	// repetitions).

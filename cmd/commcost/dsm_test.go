@@ -16,6 +16,7 @@ import (
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/results"
@@ -113,8 +114,8 @@ func TestDSMCheckViolation(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := check(out).Run(dsmexp.IO{Stdout: &stdout, Stderr: &stderr})
 	code := exitCode(err, &stderr)
-	if code != 1 || !collective(err) {
-		t.Fatalf("exit %d, collective %v (%v); want exit 1 from a verdict every rank shares", code, collective(err), err)
+	if code != 1 || !job.Collective(err) {
+		t.Fatalf("exit %d, collective %v (%v); want exit 1 from a verdict every rank shares", code, job.Collective(err), err)
 	}
 	for _, want := range []string{"dsm check fixed-home injected: storecheck: 1 violations", "dsm check: 1 workload(s) with violations"} {
 		if n := strings.Count(stderr.String(), want); n != 1 {
@@ -136,7 +137,7 @@ func TestDSMCheckViolation(t *testing.T) {
 		t.Fatal(lerr)
 	}
 	for r, e := range errs {
-		if !collective(e) || exitCode(e, io.Discard) != 1 {
+		if !job.Collective(e) || exitCode(e, io.Discard) != 1 {
 			t.Errorf("rank %d: %v, want the collective verdict with exit 1", r, e)
 		}
 	}

@@ -124,7 +124,7 @@ func TestEmulateNetworkListings(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Networks: "+forms+".") {
 		t.Errorf("emulate usage (exit %d) does not list %q:\n%s", code, forms, out)
 	}
-	for _, leaf := range lookup("emulate").Leaves() {
+	for _, leaf := range cli.Lookup("emulate").Leaves() {
 		code, out, _ := runCLI(t, append([]string{"help"}, strings.Fields(leaf.Name)...)...)
 		if code != 0 || !strings.Contains(out, "service network: "+forms+" (default") {
 			t.Errorf("%s --help (exit %d) does not list %q under --net:\n%s", leaf.Name, code, forms, out)

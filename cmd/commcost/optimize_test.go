@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/optsplit"
 	"github.com/commcost/commcost/patterns"
@@ -140,7 +141,7 @@ func TestOptimizeGolden(t *testing.T) {
 	if len(kk) != 0 {
 		t.Errorf("%d kkaccess records with --fit, want none", len(kk))
 	}
-	checkOptRecords(t, opt, tr, 40000, []int{1, 5, 9, 19, 38, 76, 152, 303}, backendLocal)
+	checkOptRecords(t, opt, tr, 40000, []int{1, 5, 9, 19, 38, 76, 152, 303}, job.Local)
 	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
 		t.Errorf("--plot %s not written: %v", png, err)
 	}
@@ -171,7 +172,7 @@ func TestOptimizeDistinct(t *testing.T) {
 		}
 		delete(opt[i].Params, "distinct")
 	}
-	checkOptRecords(t, opt, tr, 100, []int{1, 2}, backendLocal)
+	checkOptRecords(t, opt, tr, 100, []int{1, 2}, job.Local)
 }
 
 // TestOptimizeCalibration runs the calibration sweep on goroutine ranks and
@@ -213,7 +214,7 @@ func TestOptimizeCalibration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkOptRecords(t, opt, tr, 4096, optsplit.Around(nil, s.K0, s.KInt, 4096), backendLocal)
+		checkOptRecords(t, opt, tr, 4096, optsplit.Around(nil, s.K0, s.KInt, 4096), job.Local)
 		k0Line := regexp.MustCompile(`k0 = sqrt\(a2/a1 D\) = .*|best split is an end of k .*`)
 		if code2 != 0 || k0Line.FindString(stderr) == "" || k0Line.FindString(stderr) != k0Line.FindString(stderr2) {
 			t.Errorf("refit: exit %d, k0 %q, want %q\nstderr:\n%s", code2, k0Line.FindString(stderr2), k0Line.FindString(stderr), stderr2)
@@ -267,7 +268,7 @@ func TestOptimizeFitFromKKAccess(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
 	_, opt := optRecords(t, out)
-	checkOptRecords(t, opt, tr, 1024, optsplit.Around(nil, s.K0, s.KInt, 1024), backendLocal)
+	checkOptRecords(t, opt, tr, 1024, optsplit.Around(nil, s.K0, s.KInt, 1024), job.Local)
 }
 
 // TestOptimizeBadInput: every bad input exits 2 with one message naming

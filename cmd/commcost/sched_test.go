@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/permsched"
 	"github.com/commcost/commcost/results"
@@ -110,7 +111,7 @@ func TestSchedCommBreakeven(t *testing.T) {
 		t.Errorf("%d records, want %d", len(recs), want)
 	}
 	for _, r := range recs {
-		if r.Meta.Backend != backendLocal {
+		if r.Meta.Backend != job.Local {
 			t.Errorf("record %s backend %q", r.Bench, r.Meta.Backend)
 			break
 		}
