@@ -28,8 +28,7 @@ import (
 // on the direct store and on divalib; not on an emulated network, whose
 // driver draws the paper's spread accesses (KKChecker).
 type KKCalibration struct {
-	K, L     []int
-	R        []float64
+	patterns.KKGrid
 	A        int
 	Block    bool
 	Reps     patterns.Reps
@@ -90,26 +89,23 @@ func (cal KKCalibration) Run(env Env, st globalvar.Strategy, meta results.Meta, 
 	km, own := st.(KKMeasurer)
 	var recs []results.Record
 	for _, op := range []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite} {
-		for _, k := range cal.K {
-			for _, l := range cal.L {
-				for _, r := range cal.R {
-					kk := cal.point(k, l, r, op)
-					var rec results.Record
-					var err error
-					if own {
-						rec, err = km.MeasureKK(env.Comm, env.Store, kk, meta)
-					} else {
-						rec, err = StoreKKAccess(env, kk, st.Name(), meta)
-					}
-					if err != nil {
-						return nil, err
-					}
-					if err := emit(rec); err != nil {
-						return nil, err
-					}
-					recs = append(recs, rec)
-				}
+		err := cal.Each(func(k, l int, r float64) error {
+			kk := cal.point(k, l, r, op)
+			var rec results.Record
+			var err error
+			if own {
+				rec, err = km.MeasureKK(env.Comm, env.Store, kk, meta)
+			} else {
+				rec, err = StoreKKAccess(env, kk, st.Name(), meta)
 			}
+			if err == nil {
+				err = emit(rec)
+			}
+			recs = append(recs, rec)
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return recs, nil

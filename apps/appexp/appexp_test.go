@@ -245,7 +245,7 @@ func TestStoreRunCalibrated(t *testing.T) {
 		Stores:      []globalvar.Strategy{direct},
 		Reps:        quick,
 		Seed:        1,
-		Calibration: apps.KKCalibration{K: []int{1, 2}, L: []int{64, 256}, R: []float64{0.5, 1}, Reps: calReps, Seed: 1},
+		Calibration: apps.KKCalibration{KKGrid: patterns.KKGrid{K: []int{1, 2}, L: []int{64, 256}, R: []float64{0.5, 1}}, Reps: calReps, Seed: 1},
 	}
 	var rec recorder
 	var res StoreResult
@@ -290,7 +290,7 @@ func TestStoreRunFitFails(t *testing.T) {
 		Configs:     []apps.App{apps.BitonicSort{N: 256, Access: apps.Access{K: 1, L: 64}}},
 		Stores:      []globalvar.Strategy{direct},
 		Reps:        quick,
-		Calibration: apps.KKCalibration{K: []int{1}, L: []int{64}, R: []float64{1}, Reps: quick},
+		Calibration: apps.KKCalibration{KKGrid: patterns.KKGrid{K: []int{1}, L: []int{64}, R: []float64{1}}, Reps: quick},
 	}
 	errs := make([]error, 4)
 	_ = local.Run(4, func(c mpi.Comm) error {
@@ -319,7 +319,7 @@ func TestStoreRunBackToBackDirectOnly(t *testing.T) {
 		Configs:     []apps.App{apps.BitonicSort{N: 256, Access: apps.Access{K: 1, L: 64}}},
 		Stores:      []globalvar.Strategy{fixed},
 		Reps:        quick,
-		Calibration: apps.KKCalibration{K: []int{1}, L: []int{64}, R: []float64{1}, A: 2, Reps: quick},
+		Calibration: apps.KKCalibration{KKGrid: patterns.KKGrid{K: []int{1}, L: []int{64}, R: []float64{1}}, A: 2, Reps: quick},
 	}
 	errs := make([]error, 4)
 	emitted := make([]int, 4)

@@ -156,7 +156,7 @@ func (a *StoreApp) Stores() []globalvar.Strategy { return a.stores }
 func (a *StoreApp) calibration() apps.KKCalibration {
 	reps := a.RepWarmup.Reps(a.RepFlags.Reps())
 	reps.MaxTime = a.Cal.MaxTime
-	return apps.KKCalibration{K: a.Cal.K, L: a.Cal.L, R: a.Cal.R, A: a.Cal.A, Block: a.Cal.Block, Reps: reps, Seed: a.Seed, Validate: a.Verify}
+	return apps.KKCalibration{KKGrid: a.Cal.KKGrid, A: a.Cal.A, Block: a.Cal.Block, Reps: reps, Seed: a.Seed, Validate: a.Verify}
 }
 
 // Run is the experiment over configs (after Prepare).
