@@ -1,6 +1,9 @@
 package job
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -85,24 +88,34 @@ func CheckMemory(c mpi.Comm, meta results.Meta, need MemNeed) error {
 			return nil
 		}
 		if need.PerRank+need.InFlight < LocalRankBytes || need.Flag == "" {
-			return opts.Badf("--np %d: the local backend's %d ranks need about %s in this process (%s per rank); available: %s (%s)",
-				p, p, sysmem.Format(total), sysmem.Format(total/float64(p)), sysmem.Format(float64(avail)), source)
+			return opts.Badf("--np %d: the local backend's %d ranks need about %s in this process (%s per rank); %s",
+				p, p, sysmem.Format(total), sysmem.Format(total/float64(p)), allows(avail, source))
 		}
 		parts := "buffers " + sysmem.Format(need.PerRank)
 		if need.InFlight > 0 {
 			parts += ", messages in flight " + sysmem.Format(need.InFlight)
 		}
-		return opts.Badf("%s: %s needs %s per rank (%s), %s for the %d local ranks (--np %d) in this process; available: %s (%s)",
+		return opts.Badf("%s: %s needs %s per rank (%s), %s for the %d local ranks (--np %d) in this process; %s",
 			need.Flag, need.What, sysmem.Format(need.PerRank+need.InFlight+LocalRankBytes), parts,
-			sysmem.Format(total), p, p, sysmem.Format(float64(avail)), source)
+			sysmem.Format(total), p, p, allows(avail, source))
 	}
 	here := ranksOnThisHost(c, meta)
 	total := Need{BufferBytes: need.PerRank}.OnHost(here)
 	if total <= float64(avail) {
 		return nil
 	}
-	return opts.Badf("%s: %s needs %s per rank, %s for the %d ranks on host %s; available there: %s (%s)",
-		need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, mpi.ProcessorName(c), sysmem.Format(float64(avail)), source)
+	return opts.Badf("%s: %s needs %s per rank, %s for the %d ranks on host %s; %s",
+		need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, mpi.ProcessorName(c), allows(avail, source))
+}
+
+// allows says what the bound of AvailableMemory leaves: "available: X
+// (MemAvailable ...)" for the machine's free memory, "the limit allows X
+// (...)" when a limit of the job's (a cgroup, ulimit -v) is the bound.
+func allows(avail int64, source string) string {
+	if strings.Contains(source, "cgroup") || strings.Contains(source, "RLIMIT") {
+		return fmt.Sprintf("the limit allows %s (%s)", sysmem.Format(float64(avail)), source)
+	}
+	return fmt.Sprintf("available: %s (%s)", sysmem.Format(float64(avail)), source)
 }
 
 // ranksOnThisHost counts the ranks that share this rank's host.
@@ -123,8 +136,8 @@ func CheckInProcess(flag, what string, bytes float64) error {
 	if !ok || bytes <= float64(avail) {
 		return nil
 	}
-	return opts.Badf("%s: %s needs about %s in this process; available: %s (%s)",
-		flag, what, sysmem.Format(bytes), sysmem.Format(float64(avail)), source)
+	return opts.Badf("%s: %s needs about %s in this process; %s",
+		flag, what, sysmem.Format(bytes), allows(avail, source))
 }
 
 // PointName names a pattern instance as its record does: bench and
