@@ -23,7 +23,9 @@ func TestCheckValues(t *testing.T) {
 	}{
 		{"a measurement", func(r *Record) {}, ""},
 		{"n zero", func(r *Record) { r.N = 0 }, "n = 0"},
-		{"huge median", func(r *Record) { r.Median, r.Max, r.CI95[1], r.Mean, r.P90, r.P99 = 1e308, 1e308, 1e308, 1e308, 1e308, 1e308 },
+		{"huge median", func(r *Record) {
+			r.Median, r.Max, r.CI95[1], r.Mean, r.P90, r.P99 = 1e308, 1e308, 1e308, 1e308, 1e308, 1e308
+		},
 			"median 1e+308 is outside [0, 1e+09]"},
 		{"negative median", func(r *Record) { r.Median, r.Min, r.CI95[0] = -1e-6, -2e-6, -2e-6 }, "median -1e-06 is outside"},
 		{"zero time", func(r *Record) { r.Median, r.Min, r.CI95[0] = 0, 0, 0 }, "median 0 is not positive"},
