@@ -399,7 +399,18 @@ func Fit(kind string, recs []results.Record, opt Options) (Model, error) {
 				ErrOption, kind, o, strings.Join(KindsReading(o), ", "))
 		}
 	}
-	return k.Fit(recs, opt)
+	m, err := k.Fit(recs, opt)
+	if err != nil {
+		return nil, err
+	}
+	// A fit whose parameters overflowed predicts nothing; every output
+	// (the table, JSON, a report) refuses it alike.
+	for _, p := range m.Params() {
+		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
+			return nil, fmt.Errorf("%w: %s fit: parameter %s is %v (the medians are beyond what the fit can represent)", ErrBadRecord, kind, p.Name, p.Value)
+		}
+	}
+	return m, nil
 }
 
 func unsupported(kind, pattern string, patterns []string) error {
