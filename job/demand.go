@@ -140,6 +140,19 @@ func CheckInProcess(flag, what string, bytes float64) error {
 		flag, what, sysmem.Format(bytes), allows(avail, source))
 }
 
+// CheckNeed checks a library's in-process need (a sequential computation:
+// sched gen, sched count, a serial oracle) against what this process may
+// take, naming flag, the flag of n.Field as given ("--keys 1e9").
+func CheckNeed(flag string, n sysmem.Need) error {
+	return CheckInProcess(flag, n.What, n.Bytes+n.InFlight)
+}
+
+// MemNeedOf is a library's per-rank need (a program run on every rank) as
+// the MemNeed of a measured run (Demand.Need, CheckMemory).
+func MemNeedOf(flag string, n sysmem.Need) MemNeed {
+	return MemNeed{PerRank: n.Bytes, InFlight: n.InFlight, Flag: flag, What: n.What}
+}
+
 // PointName names a pattern instance as its record does: bench and
 // parameters.
 func PointName(pat patterns.Pattern, p int) string {

@@ -140,6 +140,13 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 		}
 		spent := make([]float64, len(cfg.Schedulers))
 		for k := 0; k < cfg.Samples; k++ {
+			if cfg.CellSeconds > 0 && k >= cfg.MinSamples && allSpent(spent, cfg.CellSeconds) {
+				// Every scheduler has used its time: drawing more
+				// matrices would only grow the cell (and take time)
+				// for samples nobody schedules.
+				cell.Samples = k
+				break
+			}
 			seed := cellSeed(cfg.Seed, c.n, c.d, k)
 			m := cfg.Matrix
 			if m == nil {
@@ -180,13 +187,24 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 		}
 		cell.Seconds = time.Since(start).Seconds()
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "sched count: [%d/%d] n=%d d=%d: %d matrices in %.1fs\n", ci+1, len(cells), c.n, c.d, cfg.Samples, cell.Seconds)
+			fmt.Fprintf(cfg.Progress, "sched count: [%d/%d] n=%d d=%d: %d matrices in %.1fs\n", ci+1, len(cells), c.n, c.d, cell.Samples, cell.Seconds)
 		}
 		if err := emit(cell); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// allSpent reports whether every scheduler has spent more than limit
+// seconds.
+func allSpent(spent []float64, limit float64) bool {
+	for _, s := range spent {
+		if s <= limit {
+			return false
+		}
+	}
+	return true
 }
 
 // cellSeed derives matrix k's seed of cell (n, d) from the run's seed
