@@ -203,3 +203,35 @@ func writeTemp(t *testing.T, data []byte) string {
 	}
 	return p
 }
+
+// TestReadEscapesStrings: every string of a record read from a file
+// reaches its readers with control characters escaped (Printable), so no
+// table, terminal, report or plot title receives a raw escape sequence;
+// clean records read back unchanged.
+func TestReadEscapesStrings(t *testing.T) {
+	line := `{"schema":1,"bench":"pp\u001b]0;PWNED\u0007\u001b[2J","params":{"op\u001b[31m":"r\u001b[0m"},"ranks":2,"unit":"s","n":1,"min":1e-6,"median":1e-6,"max":1e-6,"ci95":[1e-6,1e-6],` +
+		`"derived":{"x\u202e":1},"meta":{"hosts":["h\u001b[31mred"],"command":["a\nb"],"cpu":"c\u0000"}}`
+	recs, err := ReadJSONL(strings.NewReader(line + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	tests := []struct{ field, got, want string }{
+		{"bench", r.Bench, `pp\x1b]0;PWNED\a\x1b[2J`},
+		{"param value", r.Params[`op\x1b[31m`].(string), `r\x1b[0m`},
+		{"host", r.Meta.Hosts[0], `h\x1b[31mred`},
+		{"command", r.Meta.Command[0], `a\nb`},
+		{"cpu", r.Meta.CPU, `c\x00`},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.field, tc.got, tc.want)
+		}
+	}
+	if _, ok := r.Derived[`x\u202e`]; !ok {
+		t.Errorf("derived keys %v", r.Derived)
+	}
+	if got := Printable(Printable("a\x1bb")); got != `a\x1bb` {
+		t.Errorf("Printable is not idempotent: %q", got)
+	}
+}

@@ -509,6 +509,7 @@ func parseRecordLine(line []byte) (Record, error) {
 	if rec.Schema == 0 {
 		return Record{}, errors.New("record has no schema version")
 	}
+	rec.escapeStrings()
 	if err := rec.Validate(); err != nil {
 		return Record{}, err
 	}
