@@ -1,9 +1,12 @@
 package divalib
 
 import (
+	"fmt"
+
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -125,20 +128,28 @@ func RunCheck(c mpi.Comm, cfg CheckConfig, meta results.Meta, emit func(results.
 		workloads = CheckWorkloads(cfg.Coherence, cfg.Store.Seed)
 	}
 	failed := 0
+	wd := patterns.Installed()
 	for _, name := range cfg.Strategies {
 		for _, w := range workloads {
+			// One point under the process's watchdog per workload and
+			// strategy: a stopped peer leaves it without progress.
+			end := wd.Begin("dsm check strategy="+name+" workload="+w.Name, 0)
 			s, scfg, err := newStore(c, cfg.Store, name)
 			if err != nil {
+				end()
 				return 0, err
 			}
 			t0 := c.Wtime()
 			rep, err := w.Run(c, s)
 			if err != nil {
+				end()
 				return 0, err
 			}
 			if err := s.Close(); err != nil {
+				end()
 				return 0, err
 			}
+			end()
 			el := c.Wtime() - t0
 			if c.Rank() != 0 {
 				continue
@@ -198,32 +209,18 @@ func HandFirst(strategies []string) []string {
 // hand version when it is among the strategies.
 func RunMatSquare(c mpi.Comm, e MatSquareExperiment, meta results.Meta, emit func(results.Record) error) error {
 	order := HandFirst(e.Strategies)
+	wd := patterns.Installed()
 	for _, m := range e.Blocks {
 		mcfg := MatSquareConfig{BlockInts: m, Kernel: e.Kernel, Reps: e.Reps, Verify: e.Verify, Seed: e.Store.Seed}
 		var hand *MatSquareResult
 		for _, name := range order {
-			var res MatSquareResult
-			if name == Hand {
-				mesh, err := NewMesh(e.Store.Rows, e.Store.Cols, c.Size())
-				if err != nil {
-					return err
-				}
-				if res, err = MatSquareHand(c, mesh, mcfg); err != nil {
-					return err
-				}
-				r := res
-				hand = &r
-			} else {
-				s, _, err := newStore(c, e.Store, name)
-				if err != nil {
-					return err
-				}
-				if res, err = MatSquareStore(c, s, mcfg); err != nil {
-					return err
-				}
-				if err := s.Close(); err != nil {
-					return err
-				}
+			// One watched point per block size and strategy; every
+			// repetition is progress (MatSquareStore, MatSquareHand).
+			end := wd.Begin(fmt.Sprintf("dsm matsquare strategy=%s block_ints=%d", name, m), 0)
+			res, err := matSquareOne(c, e, name, mcfg, &hand)
+			end()
+			if err != nil {
+				return err
 			}
 			if err := emit(res.Record(mcfg, hand, meta)); err != nil {
 				return err
@@ -231,6 +228,33 @@ func RunMatSquare(c mpi.Comm, e MatSquareExperiment, meta results.Meta, emit fun
 		}
 	}
 	return nil
+}
+
+// matSquareOne runs one strategy of RunMatSquare; the hand version's
+// result is kept in *hand for the ratios of the others.
+func matSquareOne(c mpi.Comm, e MatSquareExperiment, name string, mcfg MatSquareConfig, hand **MatSquareResult) (MatSquareResult, error) {
+	if name == Hand {
+		mesh, err := NewMesh(e.Store.Rows, e.Store.Cols, c.Size())
+		if err != nil {
+			return MatSquareResult{}, err
+		}
+		res, err := MatSquareHand(c, mesh, mcfg)
+		if err != nil {
+			return res, err
+		}
+		r := res
+		*hand = &r
+		return res, nil
+	}
+	s, _, err := newStore(c, e.Store, name)
+	if err != nil {
+		return MatSquareResult{}, err
+	}
+	res, err := MatSquareStore(c, s, mcfg)
+	if err != nil {
+		return res, err
+	}
+	return res, s.Close()
 }
 
 // OverheadExperiment configures RunOverhead.
@@ -255,45 +279,59 @@ type OverheadExperiment struct {
 // against MPI's, and uncached remote reads of each size; it emits the
 // records of Overhead.Records and RemoteReadRecord, strategy by strategy.
 func RunOverhead(c mpi.Comm, e OverheadExperiment, meta results.Meta, emit func(results.Record) error) error {
+	wd := patterns.Installed()
 	for _, name := range e.Strategies {
-		s, cfg, err := newStore(c, e.Store, name)
+		// One watched point per strategy; every timed batch is progress
+		// (MeasureOverhead, MeasureRemoteRead).
+		end := wd.Begin("dsm overhead strategy="+name, 0)
+		err := overheadOne(c, e, name, meta, emit)
+		end()
 		if err != nil {
 			return err
 		}
-		o, err := MeasureOverhead(c, s, e.Iters, e.Batches)
-		if err != nil {
+	}
+	return nil
+}
+
+// overheadOne measures one strategy of RunOverhead.
+func overheadOne(c mpi.Comm, e OverheadExperiment, name string, meta results.Meta, emit func(results.Record) error) error {
+	s, cfg, err := newStore(c, e.Store, name)
+	if err != nil {
+		return err
+	}
+	o, err := MeasureOverhead(c, s, e.Iters, e.Batches)
+	if err != nil {
+		return err
+	}
+	remote := make([][]float64, len(e.ReadSizes))
+	writes := make([][2]int64, len(e.ReadSizes))
+	for i, l := range e.ReadSizes {
+		if c.Size() < 2 {
+			break
+		}
+		before := s.Stats()
+		if remote[i], err = MeasureRemoteRead(c, s, RemoteReadConfig{Bytes: l, Reps: e.Reads, Seed: cfg.Seed}); err != nil {
 			return err
 		}
-		remote := make([][]float64, len(e.ReadSizes))
-		writes := make([][2]int64, len(e.ReadSizes))
-		for i, l := range e.ReadSizes {
-			if c.Size() < 2 {
-				break
-			}
-			before := s.Stats()
-			if remote[i], err = MeasureRemoteRead(c, s, RemoteReadConfig{Bytes: l, Reps: e.Reads, Seed: cfg.Seed}); err != nil {
-				return err
-			}
-			// This rank's writes, which invalidate the copies between
-			// batches (untimed), and how many reused the value's buffer.
-			after := s.Stats()
-			writes[i] = [2]int64{after.Writes - before.Writes, after.WritesInPlace - before.WritesInPlace}
-		}
-		if err := s.Close(); err != nil {
+		// This rank's writes, which invalidate the copies between
+		// batches (untimed), and how many reused the value's buffer.
+		after := s.Stats()
+		writes[i] = [2]int64{after.Writes - before.Writes, after.WritesInPlace - before.WritesInPlace}
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	for _, rec := range o.Records(name, cfg.Barrier, s.Mesh(), meta) {
+		if err := emit(rec); err != nil {
 			return err
 		}
-		for _, rec := range o.Records(name, cfg.Barrier, s.Mesh(), meta) {
-			if err := emit(rec); err != nil {
-				return err
-			}
+	}
+	for i, l := range e.ReadSizes {
+		if remote[i] == nil {
+			continue
 		}
-		for i, l := range e.ReadSizes {
-			if remote[i] == nil {
-				continue
-			}
-			if err := emit(RemoteReadRecord(name, l, s.Mesh(), remote[i], writes[i], meta)); err != nil {
-				return err
-			}
+		if err := emit(RemoteReadRecord(name, l, s.Mesh(), remote[i], writes[i], meta)); err != nil {
+			return err
 		}
 	}
 	return nil

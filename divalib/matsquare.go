@@ -9,6 +9,7 @@ import (
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 )
 
 // The matrix-square experiment of paper 004, section 3.1: A := A*A on a
@@ -236,6 +237,7 @@ func MatSquareStore(c mpi.Comm, s *Store, cfg MatSquareConfig) (MatSquareResult,
 			return res, err
 		}
 		res.CommSec = append(res.CommSec, el[0])
+		patterns.Installed().Progress() // a repetition is progress (RunMatSquare's point)
 	}
 	if cfg.Verify {
 		if err := s.Read(row[j], 0, raw); err != nil {
@@ -400,6 +402,7 @@ func MatSquareHand(c mpi.Comm, mesh Mesh, cfg MatSquareConfig) (MatSquareResult,
 		}
 		res.CommSec = append(res.CommSec, el[0])
 		own = int32Bytes(h)
+		patterns.Installed().Progress()
 	}
 	if cfg.Verify {
 		ok, err := verify(c, mesh, cfg, h)

@@ -3,10 +3,12 @@ package dsmexp
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -106,8 +108,15 @@ func (r Result) Section(name string) (Section, bool) {
 // pass as its apps.Probe; links is non-nil for Hand (its apps.Charger).
 type maker func(probe apps.Probe, links apps.Charger) apps.App
 
-// runStrategy runs one strategy at one configuration (collective).
+// runStrategy runs one strategy at one configuration (collective), as one
+// point under the process's watchdog (patterns.Watchdog): the store's
+// creation, the warm-up and the measured runs, whose progress is every
+// phase a rank ends (apps.Phases.Add) and every run. A rank whose peer is
+// stopped spins in the store's polls or waits in MPI without progress, so
+// the point goes idle past --timeout and the watchdog ends the job.
 func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
+	wd := patterns.Installed()
+	defer wd.Begin(pointName(mk(nil, nil), name), 0)()
 	mesh, err := s.mesh(c.Size())
 	if err != nil {
 		return Result{}, err
@@ -158,6 +167,7 @@ func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
 		if _, err := app.Run(env); err != nil {
 			return res, err
 		}
+		wd.Progress()
 	}
 	for rep := 0; rep < reps; rep++ {
 		// Counts come from the first measured repetition only: the
@@ -169,6 +179,7 @@ func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
 		if err != nil {
 			return res, err
 		}
+		wd.Progress()
 		names := out.Phases.Names()
 		if rep == 0 {
 			for _, n := range names {
@@ -207,6 +218,18 @@ func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// pointName names a strategy's run of an application for the watchdog's
+// message, as its records do: "dsm APP strategy=S k=v ...".
+func pointName(app apps.App, strategy string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dsm %s strategy=%s", app.Name(), strategy)
+	ps := app.Params()
+	for _, k := range sortedKeys(ps) {
+		fmt.Fprintf(&b, " %s=%v", k, ps[k])
+	}
+	return b.String()
 }
 
 // bcastCounters makes rank 0's values of the counters every rank has
