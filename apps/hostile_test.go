@@ -126,3 +126,26 @@ func TestGaussOracleGuarded(t *testing.T) {
 		t.Error("an oracle of 4.9e8 flops ran 20 times past a 20 ms timeout without the watchdog firing")
 	}
 }
+
+// TestStoreSizeCheckedUpFront: an application whose store variable is
+// beyond one MPI message is refused by its Check, which the command runs
+// before the calibration, naming n.
+func TestStoreSizeCheckedUpFront(t *testing.T) {
+	tests := []struct {
+		name string
+		app  App
+		p    int
+		want string
+	}{
+		{"matmul n=65536 on 4", MatMul{N: 65536, Access: Access{K: 1, L: 64}}, 4, "the submatrix of n^2/p integers is 4294967296 bytes, more than one store variable holds (2147483583 bytes): a smaller n or more ranks"},
+		{"matmul n=16384 on 4", MatMul{N: 16384, Access: Access{K: 1, L: 64}}, 4, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.app.Check(tc.p)
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Check: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/commcost/commcost/results"
 )
 
 // TestUnmarshalRefusesWhatWouldMislead: a model file whose top-level params
@@ -83,4 +85,35 @@ func TestReadFileRefusesNonRegular(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSizeRangeMessage: the size window is said in the units the flags
+// take, a missing bound as none (--min-bytes 1G alone read "[1.07e+09,
+// 0]"), next to the sizes the records have.
+func TestSizeRangeMessage(t *testing.T) {
+	tests := []struct {
+		opt  Options
+		want string
+	}{
+		{Options{MinBytes: 1 << 30}, "at least 1G bytes"},
+		{Options{MaxBytes: 64 << 10}, "at most 64K bytes"},
+		{Options{MinBytes: 64 << 10, MaxBytes: 1 << 20}, "within [64K, 1M] bytes"},
+		{Options{MinBytes: 1000}, "at least 1000 bytes"},
+		{Options{}, "of any size"},
+	}
+	for _, tc := range tests {
+		if got := tc.opt.SizeRange(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.opt, got, tc.want)
+		}
+	}
+	recs := []results.Record{pingpongRecord(8, 2e-6), pingpongRecord(65536, 8e-6), pingpongRecord(1024, 3e-6)}
+	_, err := Fit("hockney", recs, Options{MinBytes: 1 << 30})
+	if err == nil || !strings.Contains(err.Error(), "hockney: no message size is at least 1G bytes; the records' sizes are 8 to 64K bytes") {
+		t.Errorf("fit beyond the records' sizes: %v", err)
+	}
+}
+
+func pingpongRecord(bytes int, sec float64) results.Record {
+	return results.Record{Schema: 1, Bench: "pingpong", Params: results.Params{"bytes": bytes}, Ranks: 2, Unit: "s",
+		Summary: results.Summary{N: 1, Min: sec, Median: sec, Max: sec, Mean: sec, CI95: [2]float64{sec, sec}}}
 }

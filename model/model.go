@@ -201,6 +201,21 @@ func (o Options) maxTrimFraction() float64 {
 	return o.MaxTrimFraction
 }
 
+// SizeRange describes the size window of MinBytes and MaxBytes for
+// messages, a zero bound being none: "at least 1G bytes", "at most 64K
+// bytes", "within [64K, 1M] bytes", "any".
+func (o Options) SizeRange() string {
+	switch {
+	case o.MinBytes > 0 && o.MaxBytes > 0:
+		return fmt.Sprintf("within [%s, %s] bytes", results.FormatBytes(o.MinBytes), results.FormatBytes(o.MaxBytes))
+	case o.MinBytes > 0:
+		return fmt.Sprintf("at least %s bytes", results.FormatBytes(o.MinBytes))
+	case o.MaxBytes > 0:
+		return fmt.Sprintf("at most %s bytes", results.FormatBytes(o.MaxBytes))
+	}
+	return "of any size"
+}
+
 // inRange reports whether a size lies within [MinBytes, MaxBytes] (no
 // upper bound when MaxBytes is 0).
 func (o Options) inRange(b float64) bool {
