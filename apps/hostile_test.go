@@ -10,6 +10,7 @@ import (
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
 )
 
 // peakPerRank runs app once on p goroutine ranks and returns the bytes it
@@ -147,5 +148,34 @@ func TestStoreSizeCheckedUpFront(t *testing.T) {
 				t.Errorf("Check: %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestAppRecordParamsChecked: an application record read from a file must
+// name its program, phase and kind; app table printed a missing phase as
+// <nil>.
+func TestAppRecordParamsChecked(t *testing.T) {
+	line := func(params string) string {
+		return `{"schema":1,"bench":"app","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
+	}
+	tests := []struct{ name, params, want string }{
+		{"whole", `{"app":"matmul","phase":"read","kind":"comm","n":64}`, ""},
+		{"no phase", `{"app":"matmul","kind":"comm"}`, "impossible parameter phase is missing"},
+		{"empty app", `{"app":"","phase":"read","kind":"comm"}`, "app is empty"},
+		{"unknown kind", `{"app":"matmul","phase":"read","kind":"magic"}`, "kind = \"magic\": must be one of comm, comp, sync"},
+		{"phase a number", `{"app":"matmul","phase":3,"kind":"comm"}`, "phase = 3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := results.ReadJSONL(strings.NewReader(line(tc.params)))
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("read: %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// A prediction beyond any machine's time is no value a record holds.
+	bad := strings.Replace(line(`{"app":"matmul","phase":"read","kind":"comm"}`), `"meta":{}`, `"derived":{"pred_hockney_s":1e294},"meta":{}`, 1)
+	if _, err := results.ReadJSONL(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `derived "pred_hockney_s" = 1e+294 is beyond 1e+09 seconds`) {
+		t.Errorf("prediction of 1e294 s: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package divalib_test
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/commcost/commcost/divalib"
@@ -61,5 +62,30 @@ func TestExperimentDemands(t *testing.T) {
 		if tc.need.Bytes < tc.min || tc.need.Field != tc.field {
 			t.Errorf("%s: need %+v, want at least %.3g bytes for %q", tc.name, tc.need, tc.min, tc.field)
 		}
+	}
+}
+
+// TestDSMRecordParamsChecked: the dsm records read from a file (dsm plot,
+// compare, report) must name possible points: a mesh of ROWSxCOLS, a
+// positive block.
+func TestDSMRecordParamsChecked(t *testing.T) {
+	line := func(bench, params string) string {
+		return `{"schema":1,"bench":"` + bench + `","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
+	}
+	tests := []struct{ name, bench, params, want string }{
+		{"matsquare", divalib.BenchMatSquare, `{"strategy":"tree-4","mesh":"2x2","block_ints":16,"kernel":"sum"}`, ""},
+		{"matsquare mesh 0x4", divalib.BenchMatSquare, `{"strategy":"tree-4","mesh":"0x4","block_ints":16}`, `mesh = "0x4": must be ROWSxCOLS`},
+		{"matsquare mesh garbage", divalib.BenchMatSquare, `{"strategy":"tree-4","mesh":"big","block_ints":16}`, `mesh = "big"`},
+		{"matsquare block -16", divalib.BenchMatSquare, `{"strategy":"tree-4","mesh":"2x2","block_ints":-16}`, "block_ints = -16"},
+		{"overhead without mesh", divalib.BenchOverhead, `{"strategy":"fixed-home","op":"cached-read","bytes":8}`, "mesh is missing"},
+		{"check of -1 ops", divalib.BenchCheck, `{"strategy":"fixed-home","workload":"coherence","mesh":"2x2","ops":-1}`, "ops = -1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := results.ReadJSONL(strings.NewReader(line(tc.bench, tc.params)))
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("read: %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/commcost/commcost/results"
 )
 
 // TestMatrixHeaderAgreesWithBody: WriteMatrix's header, when a file has
@@ -198,5 +200,29 @@ func TestCountStopsDrawingWhenEverySchedulerIsDone(t *testing.T) {
 	}
 	if got.Samples != 5 || len(got.MaxDeg) != 5 {
 		t.Errorf("cell drew %d matrices (samples %d); want 5, the minimum before --cell-sec stops", len(got.MaxDeg), got.Samples)
+	}
+}
+
+// TestSchedRecordParamsChecked: the experiments' records read from a
+// file (sched breakeven --in) must name possible points.
+func TestSchedRecordParamsChecked(t *testing.T) {
+	line := func(bench, params string) string {
+		return `{"schema":1,"bench":"` + bench + `","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
+	}
+	tests := []struct{ name, bench, params, want string }{
+		{"comm", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":1024,"scheduler":"CGM"}`, ""},
+		{"comm of -16 bytes", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":-16,"scheduler":"CGM"}`, "bytes = -16: must not be negative"},
+		{"comm of density -1", BenchComm, `{"d":-1,"gen":"fig7","matrix":0,"bytes":16,"scheduler":"CGM"}`, "d = -1"},
+		{"comm without a scheduler", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":16}`, "scheduler is missing"},
+		{"perms at n = 0", "sched.perms", `{"n":0,"d":1,"gen":"fig7","scheduler":"CGM"}`, "n = 0"},
+		{"breakeven reuse 0", BenchBreak, `{"bytes":16,"reuse":0}`, "reuse = 0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := results.ReadJSONL(strings.NewReader(line(tc.bench, tc.params)))
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("read: %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // Physical bounds on a record's statistics, by unit. A value beyond them is
@@ -67,6 +68,14 @@ func (r *Record) CheckValues() error {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("record %s %s: %s %q is %v", r.Bench, paramString(r.Params), m.name, k, v)
 			}
+			// A derived value names its unit in its key (README.md): a
+			// time or a bandwidth there has its unit's bound too (an
+			// application record's prediction of 1e294 s is none).
+			if m.name == "derived" {
+				if bound, unit := derivedBound(k); math.Abs(v) > bound {
+					return fmt.Errorf("record %s %s: derived %q = %v is beyond %g %s", r.Bench, paramString(r.Params), k, v, bound, unit)
+				}
+			}
 		}
 	}
 	for i, v := range r.Samples {
@@ -91,6 +100,19 @@ func valueRange(unit string) (lo, hi float64, positive bool) {
 		return 0, MaxRecordValue, false
 	}
 	return -MaxRecordValue, MaxRecordValue, false
+}
+
+// derivedBound is the bound on a derived value by the unit its key ends
+// in: _B_per_s bytes per second, _s seconds; other keys are dimensionless
+// and only finite (the largest float stands for "no bound" in some).
+func derivedBound(key string) (float64, string) {
+	switch {
+	case strings.HasSuffix(key, "_B_per_s"):
+		return MaxRecordRate, "bytes per second"
+	case strings.HasSuffix(key, "_s"):
+		return MaxRecordSeconds, "seconds"
+	}
+	return math.MaxFloat64, ""
 }
 
 func unitName(unit string) string {

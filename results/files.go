@@ -105,3 +105,31 @@ func byteCount(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// DistinctFiles refuses a list of input files that names one file twice,
+// however it is spelt (a second path, a symbolic link, a hard link:
+// os.SameFile): its records would count twice, as two runs of the same
+// point. Paths that cannot be stat'ed are left to the reader's error.
+func DistinctFiles(paths []string) error {
+	type seen struct {
+		path string
+		info fs.FileInfo
+	}
+	var got []seen
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		for _, s := range got {
+			if os.SameFile(s.info, st) {
+				if s.path == p {
+					return fmt.Errorf("%s is given twice: its records would count as two runs", p)
+				}
+				return fmt.Errorf("%s and %s are the same file: its records would count as two runs", s.path, p)
+			}
+		}
+		got = append(got, seen{p, st})
+	}
+	return nil
+}

@@ -235,3 +235,41 @@ func TestReadEscapesStrings(t *testing.T) {
 		t.Errorf("Printable is not idempotent: %q", got)
 	}
 }
+
+// TestDistinctFiles: one file given twice, under any name, is refused.
+func TestDistinctFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link, hard := filepath.Join(dir, "link.jsonl"), filepath.Join(dir, "hard.jsonl")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(a, hard); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		paths []string
+		want  string
+	}{
+		{"two files", []string{a, b}, ""},
+		{"one file twice", []string{a, b, a}, a + " is given twice"},
+		{"another spelling", []string{a, dir + "/./a.jsonl"}, "are the same file"},
+		{"a symbolic link", []string{link, a}, "are the same file"},
+		{"a hard link", []string{a, hard}, "are the same file"},
+		{"a missing file", []string{a, filepath.Join(dir, "nope")}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := DistinctFiles(tc.paths)
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("DistinctFiles: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
