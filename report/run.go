@@ -280,22 +280,33 @@ func WriteRunDir(dir string, run *Run) error {
 		return err
 	}
 	aborts = append(aborts, abortReport)
+	// Without a plots/ the plots go into a new directory beside it,
+	// renamed into place with the rest: a failure leaves no plots/ behind.
+	into, newDir := plots, ""
 	if !exists {
-		if err := os.Mkdir(plots, 0o755); err != nil {
+		if newDir, err = os.MkdirTemp(dir, "."+results.PlotsDir+".tmp-*"); err == nil {
+			err = os.Chmod(newDir, 0o755)
+		}
+		if err != nil {
 			abortAll()
+			if newDir != "" {
+				os.RemoveAll(newDir)
+			}
 			return fmt.Errorf("write %s: %w", plots, err)
 		}
+		into = newDir
+		aborts = append(aborts, func() { os.RemoveAll(newDir) })
 	}
 	var commits []func() error
 	for _, p := range run.Plots {
-		commit, abort, err := stageFile(filepath.Join(plots, p.Name), p.Data)
+		commit, abort, err := stageFile(filepath.Join(into, p.Name), p.Data)
 		if err != nil {
 			abortAll()
 			return err
 		}
 		commits, aborts = append(commits, commit), append(aborts, abort)
 	}
-	commitManifest, abortManifest, err := stageFile(filepath.Join(plots, ManifestFile), manifest(run.Plots))
+	commitManifest, abortManifest, err := stageFile(filepath.Join(into, ManifestFile), manifest(run.Plots))
 	if err != nil {
 		abortAll()
 		return err
@@ -304,6 +315,21 @@ func WriteRunDir(dir string, run *Run) error {
 	if err := commitReport(); err != nil {
 		abortAll()
 		return err
+	}
+	if newDir != "" {
+		// The staged files' own renames first (within the new directory),
+		// then the directory into place.
+		for _, commit := range append(commits, commitManifest) {
+			if err := commit(); err != nil {
+				os.RemoveAll(newDir)
+				return err
+			}
+		}
+		if err := os.Rename(newDir, plots); err != nil {
+			os.RemoveAll(newDir)
+			return fmt.Errorf("write %s: %w", plots, err)
+		}
+		return nil
 	}
 	for i, commit := range commits {
 		if err := commit(); err != nil {
