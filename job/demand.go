@@ -1,9 +1,6 @@
 package job
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -108,15 +105,9 @@ func CheckMemory(c mpi.Comm, meta results.Meta, need MemNeed) error {
 		need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, mpi.ProcessorName(c), allows(avail, source))
 }
 
-// allows says what the bound of AvailableMemory leaves: "available: X
-// (MemAvailable ...)" for the machine's free memory, "the limit allows X
-// (...)" when a limit of the job's (a cgroup, ulimit -v) is the bound.
-func allows(avail int64, source string) string {
-	if strings.Contains(source, "cgroup") || strings.Contains(source, "RLIMIT") {
-		return fmt.Sprintf("the limit allows %s (%s)", sysmem.Format(float64(avail)), source)
-	}
-	return fmt.Sprintf("available: %s (%s)", sysmem.Format(float64(avail)), source)
-}
+// allows is sysmem.Allows: "available: X (...)" or "the limit allows X
+// (...)" when a job's limit is the bound.
+func allows(avail int64, source string) string { return sysmem.Allows(avail, source) }
 
 // ranksOnThisHost counts the ranks that share this rank's host.
 func ranksOnThisHost(c mpi.Comm, meta results.Meta) int {

@@ -1,5 +1,10 @@
 package sysmem
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Need is memory a configuration asks for, estimated from its parameters
 // before anything is allocated, so that a run the machine cannot hold is
 // refused with one message instead of dying in the runtime's "fatal error:
@@ -31,4 +36,14 @@ func Largest(needs ...Need) Need {
 		}
 	}
 	return worst
+}
+
+// Allows says what a bound of Available leaves, for messages: "available:
+// X (MemAvailable ...)" for the machine's free memory, "the limit allows X
+// (...)" when a limit of the job's (a cgroup, ulimit -v) is the bound.
+func Allows(avail int64, source string) string {
+	if strings.Contains(source, "cgroup") || strings.Contains(source, "RLIMIT") {
+		return fmt.Sprintf("the limit allows %s (%s)", Format(float64(avail)), source)
+	}
+	return fmt.Sprintf("available: %s (%s)", Format(float64(avail)), source)
 }

@@ -109,3 +109,17 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestAllows: a job's limit (cgroup, ulimit -v) reads "the limit allows",
+// the machine's free memory "available".
+func TestAllows(t *testing.T) {
+	for _, tc := range []struct{ source, want string }{
+		{"MemAvailable of /proc/meminfo", "available: 1.0 GiB (MemAvailable of /proc/meminfo)"},
+		{"cgroup memory.max of /job (limit 1 bytes, in use 0)", "the limit allows 1.0 GiB (cgroup memory.max of /job"},
+		{"the address-space limit RLIMIT_AS (ulimit -v) of 2.0 GiB, 1.0 GiB of it mapped already", "the limit allows 1.0 GiB (the address-space limit RLIMIT_AS (ulimit -v)"},
+	} {
+		if got := Allows(1<<30, tc.source); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("Allows(1 GiB, %q) = %q, want %q...", tc.source, got, tc.want)
+		}
+	}
+}
