@@ -3,10 +3,12 @@ package apps
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -56,6 +58,48 @@ type KKChecker interface {
 // are measured by StoreKKAccess over their global variables.
 type KKMeasurer interface {
 	MeasureKK(app mpi.Comm, s globalvar.Store, kk patterns.KKAccess, meta results.Meta) (results.Record, error)
+}
+
+// trilinearCoefs is the trilinear model's number of coefficients (paper
+// 000, Table 1: c0 .. c7).
+const trilinearCoefs = 8
+
+// Check refuses a grid the trilinear fit of the reads and writes cannot
+// use, before anything is measured: every monomial of T(k, l, r) must
+// vary, so each of K, L and R needs two distinct levels at least, and the
+// fit needs more than eight cells to leave a residual. Call it on the grid
+// the sweep runs (WithGrid's). The error is an *opts.FieldError naming K,
+// L or R.
+func (cal KKCalibration) CheckGrid() error {
+	nk, nl, nr := distinct(cal.K), distinct(cal.L), distinct(cal.R)
+	for _, f := range []struct {
+		field string
+		n     int
+		vals  any
+	}{{"K", nk, cal.K}, {"L", nl, cal.L}, {"R", nr, cal.R}} {
+		if f.n < 2 {
+			return opts.Field(f.field, listText(f.vals), "the trilinear fit of the calibration needs at least 2 levels of each of k, l and r (the applications' own k and l included); this grid has %d x %d x %d", nk, nl, nr)
+		}
+	}
+	if nk*nl*nr <= trilinearCoefs {
+		return opts.Field("R", listText(cal.R), "the trilinear fit needs more than %d cells to judge its 8 coefficients; the grid has %d x %d x %d = %d: add a level of k, l or r", trilinearCoefs, nk, nl, nr, nk*nl*nr)
+	}
+	return nil
+}
+
+// distinct counts the distinct values of xs.
+func distinct[T int | float64](xs []T) int {
+	seen := map[T]bool{}
+	for _, x := range xs {
+		seen[x] = true
+	}
+	return len(seen)
+}
+
+// listText writes a list as a comma list, as the flags take it.
+func listText(v any) string {
+	s := fmt.Sprint(v)
+	return strings.ReplaceAll(strings.Trim(s, "[]"), " ", ",")
 }
 
 // point is the calibration's k-k-access at k, l, r and op.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -269,6 +270,9 @@ func (m *Multigrid) oracle(p int) *mgSerial {
 			}
 			r := s.iterate(u[i], prev, m.lid(i), m.cycles())
 			sum += r * r
+			// A plane iterated is progress of the run whose first
+			// repetition computes the oracle.
+			patterns.Installed().Progress()
 		}
 		o.history[k] = math.Sqrt(sum)
 	}

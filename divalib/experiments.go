@@ -131,6 +131,7 @@ func RunCheck(c mpi.Comm, cfg CheckConfig, meta results.Meta, emit func(results.
 			rec, rep, err := checkOne(c, cfg.Store, name, w, meta)
 			end()
 			if err != nil {
+				end()
 				return 0, err
 			}
 			if c.Rank() != 0 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 )
 
 // Overhead holds per-operation times in seconds, one sample per batch
@@ -99,6 +100,7 @@ func MeasureOverhead(c mpi.Comm, s *Store, iters, batches int) (Overhead, error)
 			return o, err
 		}
 		o.BarrierSec = append(o.BarrierSec, el[0])
+		patterns.Installed().Progress()
 		o.MPIBarrierSec = append(o.MPIBarrierSec, el[1])
 		progress()
 	}
@@ -224,6 +226,7 @@ func MeasureRemoteRead(c mpi.Comm, s *Store, cfg RemoteReadConfig) ([]float64, e
 				return nil, err
 			}
 		}
+		patterns.Installed().Progress()
 	}
 	if err := s.Barrier(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/commcost/commcost/results"
 )
@@ -68,9 +69,14 @@ func oneWayPoints(recs []results.Record, kind string, opt Options) ([]point, []f
 	if err != nil {
 		return nil, nil, err
 	}
+	all := pts
 	pts = filterBytes(pts, 0, opt)
 	if len(pts) == 0 {
-		return nil, nil, fmt.Errorf("%w: %s: no message sizes within [%g, %g] bytes", ErrNoRecords, kind, opt.MinBytes, opt.MaxBytes)
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range all {
+			lo, hi = math.Min(lo, p.x[0]), math.Max(hi, p.x[0])
+		}
+		return nil, nil, fmt.Errorf("%w: %s: no message size is %s; the records' sizes are %s to %s bytes", ErrNoRecords, kind, opt.SizeRange(), results.FormatBytes(lo), results.FormatBytes(hi))
 	}
 	ys := make([]float64, len(pts))
 	for i, p := range pts {

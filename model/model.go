@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
@@ -201,6 +200,21 @@ func (o Options) maxTrimFraction() float64 {
 		return 0.1
 	}
 	return o.MaxTrimFraction
+}
+
+// SizeRange describes the size window of MinBytes and MaxBytes for
+// messages, a zero bound being none: "at least 1G bytes", "at most 64K
+// bytes", "within [64K, 1M] bytes", "any".
+func (o Options) SizeRange() string {
+	switch {
+	case o.MinBytes > 0 && o.MaxBytes > 0:
+		return fmt.Sprintf("within [%s, %s] bytes", results.FormatBytes(o.MinBytes), results.FormatBytes(o.MaxBytes))
+	case o.MinBytes > 0:
+		return fmt.Sprintf("at least %s bytes", results.FormatBytes(o.MinBytes))
+	case o.MaxBytes > 0:
+		return fmt.Sprintf("at most %s bytes", results.FormatBytes(o.MaxBytes))
+	}
+	return "of any size"
 }
 
 // inRange reports whether a size lies within [MinBytes, MaxBytes] (no
@@ -418,7 +432,18 @@ func Fit(kind string, recs []results.Record, opt Options) (Model, error) {
 				ErrOption, kind, o, strings.Join(KindsReading(o), ", "))
 		}
 	}
-	return k.Fit(recs, opt)
+	m, err := k.Fit(recs, opt)
+	if err != nil {
+		return nil, err
+	}
+	// A fit whose parameters overflowed predicts nothing; every output
+	// (the table, JSON, a report) refuses it alike.
+	for _, p := range m.Params() {
+		if math.IsNaN(p.Value) || math.IsInf(p.Value, 0) {
+			return nil, fmt.Errorf("%w: %s fit: parameter %s is %v (the medians are beyond what the fit can represent)", ErrBadRecord, kind, p.Name, p.Value)
+		}
+	}
+	return m, nil
 }
 
 func unsupported(kind, pattern string, patterns []string) error {
@@ -454,18 +479,4 @@ func ParamByName(m Model, name string) (Param, bool) {
 // fixedParam is a parameter without an uncertainty.
 func fixedParam(name, unit string, v float64) Param {
 	return Param{Name: name, Unit: unit, Value: v, CI95: [2]float64{v, v}, Fixed: true}
-}
-
-// ReadFile reads a fitted model from a file of Marshal's form (the JSON of
-// 'commcost fit MODEL FILE --format json').
-func ReadFile(path string) (Model, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%v (want the JSON of 'commcost fit MODEL FILE --format json')", err)
-	}
-	m, _, err := Unmarshal(data)
-	if err != nil {
-		return nil, fmt.Errorf("%v (want the JSON of 'commcost fit MODEL FILE --format json')", err)
-	}
-	return m, nil
 }

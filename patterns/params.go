@@ -169,6 +169,27 @@ func CheckParams(bench string, p results.Params, strict bool) error {
 	return nil
 }
 
+// CheckSpecs checks p against specs, for the benches of other packages
+// (permsched, divalib, apps), which register it with
+// results.RegisterParamCheck: every parameter of specs must be present
+// unless Optional, and within its range; parameters specs does not name
+// pass (newer writers may add some).
+func CheckSpecs(specs []ParamSpec, p results.Params) error {
+	for _, s := range specs {
+		v, ok := p[s.Key]
+		if !ok {
+			if s.Optional {
+				continue
+			}
+			return fmt.Errorf("%s is missing", s.Key)
+		}
+		if err := s.Check(v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Check reports why v is not a value of the parameter, naming it, in the
 // parameter's unit: "k = 0: must be positive (an integer >= 1)".
 func (s ParamSpec) Check(v any) error {

@@ -312,7 +312,7 @@ func (cm *CostModel) Records(sizes []int, meta results.Meta) []results.Record {
 	}
 	out := []results.Record{{
 		Schema: results.SchemaVersion, Bench: BenchCostFit, Params: results.Params{"reuse": cm.Reuse},
-		Ranks: cm.N, Unit: "s", Summary: one(cm.C2), Stop: results.StopFixed, Meta: meta,
+		Ranks: cm.N, Unit: UnitSlope, Summary: one(cm.C2), Stop: results.StopFixed, Meta: meta,
 		Derived: map[string]float64{
 			"tau_s": cm.Tau, "tau_se_s": cm.TauSE, "phi_s_per_B": cm.Phi, "phi_se_s_per_B": cm.PhiSE,
 			"alpha_s": cm.Alpha, "alpha_se_s": cm.AlphaSE, "C1": cm.C1, "C1_se": cm.C1SE,

@@ -27,6 +27,12 @@ const (
 	BenchBreak    = "sched.breakeven"
 )
 
+// UnitSlope is the unit of a fitted scheduling cost per unit of d n ln d
+// (the sched.slope records and the C2 of sched.costfit): seconds per unit,
+// a fitted coefficient that noise can make negative, so not a time in
+// seconds (results.UnitSeconds, which must be positive).
+const UnitSlope = "s/(d*n*ln(d))"
+
 // PaperCommDensities are the d values of the paper's Tables 2 and 3.
 var PaperCommDensities = []int{4, 8, 16, 24}
 

@@ -208,6 +208,13 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 		}
 		spent := make([]float64, len(cfg.Schedulers))
 		for k := 0; k < cfg.Matrices; k++ {
+			if cfg.CellSeconds > 0 && k >= cfg.MinMatrices && allSpent(spent, cfg.CellSeconds) {
+				// Every scheduler has used its time: drawing more
+				// matrices would only grow the cell (and take time)
+				// for samples nobody schedules.
+				cell.Samples = k
+				break
+			}
 			seed := cellSeed(uint64(cfg.Seed), c.n, c.d, k)
 			m := cfg.Matrix
 			if m == nil {
@@ -248,13 +255,24 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 		}
 		cell.Seconds = time.Since(start).Seconds()
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "sched count: [%d/%d] n=%d d=%d: %d matrices in %.1fs\n", ci+1, len(cells), c.n, c.d, cfg.Matrices, cell.Seconds)
+			fmt.Fprintf(cfg.Progress, "sched count: [%d/%d] n=%d d=%d: %d matrices in %.1fs\n", ci+1, len(cells), c.n, c.d, cell.Samples, cell.Seconds)
 		}
 		if err := emit(cell); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// allSpent reports whether every scheduler has spent more than limit
+// seconds.
+func allSpent(spent []float64, limit float64) bool {
+	for _, s := range spent {
+		if s <= limit {
+			return false
+		}
+	}
+	return true
 }
 
 // cellSeed derives matrix k's seed of cell (n, d) from the run's seed
@@ -487,8 +505,8 @@ func WriteTimeSlopes(w io.Writer, slopes []TimeSlope) {
 	}
 }
 
-// SlopeRecords turns the slope fits into records ("sched.slope", unit s per
-// unit of d n ln d) so a report can be rebuilt from the JSONL alone.
+// SlopeRecords turns the slope fits into records ("sched.slope", unit
+// UnitSlope) so a report can be rebuilt from the JSONL alone.
 func SlopeRecords(slopes []TimeSlope, meta results.Meta) []results.Record {
 	var out []results.Record
 	for _, s := range slopes {
@@ -496,7 +514,7 @@ func SlopeRecords(slopes []TimeSlope, meta results.Meta) []results.Record {
 		out = append(out, results.Record{
 			Schema: results.SchemaVersion, Bench: "sched.slope",
 			Params: results.Params{"scheduler": s.Scheduler, "x": "d*n*ln(d)"},
-			Unit:   "s", Summary: results.Summary{N: 1, Min: f.Coef[1], Median: f.Coef[1], Mean: f.Coef[1], Max: f.Coef[1], P90: f.Coef[1], P99: f.Coef[1], CI95: [2]float64{f.Coef[1] - 1.96*f.SE[1], f.Coef[1] + 1.96*f.SE[1]}},
+			Unit:   UnitSlope, Summary: results.Summary{N: 1, Min: f.Coef[1], Median: f.Coef[1], Mean: f.Coef[1], Max: f.Coef[1], P90: f.Coef[1], P99: f.Coef[1], CI95: [2]float64{f.Coef[1] - 1.96*f.SE[1], f.Coef[1] + 1.96*f.SE[1]}},
 			Derived:  map[string]float64{"slope_s": f.Coef[1], "slope_se_s": f.SE[1], "intercept_s": f.Coef[0], "r2": f.R2, "rel_rse": f.RSE},
 			Counters: map[string]float64{"cells": float64(s.Cells)},
 			Stop:     results.StopFixed, Meta: meta,

@@ -263,7 +263,7 @@ func writeAppRankings(w io.Writer, recs []results.Record, run *Run) error {
 		if err != nil {
 			return fmt.Errorf("%s plot: %w", a.Title(), err)
 		}
-		name := fmt.Sprintf("app-%d-%s.png", i+1, a.App)
+		name := Slug(fmt.Sprintf("app-%d-%s", i+1, a.App)) + ".png"
 		run.Plots = append(run.Plots, PlotFile{Name: name, Data: img})
 		fmt.Fprintf(w, "\n![%s](%s/%s)\n", a.Title(), results.PlotsDir, name)
 	}

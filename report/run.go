@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -225,66 +227,187 @@ func writeBenchComparison(w io.Writer, bench string, recs []results.Record, fitt
 	return nil
 }
 
+// ManifestFile, inside plots/, lists the plots WriteRunDir wrote there,
+// one name a line: the next WriteRunDir removes those it no longer writes,
+// and nothing else of plots/ (a user's own files stay).
+const ManifestFile = ".commcost-plots"
+
 // WriteRunDir writes a run's report.md and plots/ into dir, each file
-// whole or not at all: the plots go to a new temporary directory and
-// report.md to a temporary file first; only when all are written does
-// plots/ get replaced and report.md renamed into place. Errors name the
-// file.
+// whole or not at all (a temporary file renamed into place). Every file
+// is staged before any is put in place, so a failure to stage one leaves
+// dir as it was; report.md goes in first, then the plots, then the
+// manifest (ManifestFile), and last the plots of the previous manifest
+// that this run no longer makes are removed. Nothing else under plots/ is
+// touched. Errors name the file.
+//
+// Bad input (an *opts.BadInput): a plots/ that is a symbolic link or a
+// file, not a directory of this run's; a file in plots/ with a plot's
+// name that the manifest does not list (the user's, not a plot of
+// commcost's) or that is not a regular file; a manifest naming a path
+// outside plots/.
 func WriteRunDir(dir string, run *Run) error {
-	report := filepath.Join(dir, results.ReportFile)
-	commit, abort, err := stageFile(report, run.Markdown)
-	if err != nil {
-		return err
-	}
 	plots := filepath.Join(dir, results.PlotsDir)
-	tmp, err := os.MkdirTemp(dir, "."+results.PlotsDir+".tmp-*")
-	if err != nil {
-		abort()
+	st, err := os.Lstat(plots)
+	exists := err == nil
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("write %s: %w", plots, err)
+	case exists && st.Mode()&fs.ModeSymlink != 0:
+		return opts.Badf("%s is a symbolic link: commcost writes its plots only into a directory of the run's own (remove the link, or move what it points to, and run again)", plots)
+	case exists && !st.IsDir():
+		return opts.Badf("%s is not a directory: commcost writes its plots into %s/ (move the file away and run again)", plots, results.PlotsDir)
 	}
-	fail := func(err error) error {
-		abort()
-		os.RemoveAll(tmp)
+	previous, haveManifest, err := readManifest(plots)
+	if err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fail(fmt.Errorf("write %s: %w", plots, err))
-	}
+	names := make(map[string]bool, len(run.Plots))
 	for _, p := range run.Plots {
-		if err := os.WriteFile(filepath.Join(tmp, p.Name), p.Data, 0o644); err != nil {
-			return fail(fmt.Errorf("write %s: %w", filepath.Join(plots, p.Name), err))
+		if !safePlotName(p.Name) || p.Name == ManifestFile || names[p.Name] {
+			return fmt.Errorf("report: plot name %q is not one new file name of plots/", p.Name)
+		}
+		names[p.Name] = true
+		path := filepath.Join(plots, p.Name)
+		if fst, err := os.Lstat(path); err == nil {
+			switch {
+			case !fst.Mode().IsRegular():
+				return opts.Badf("%s is not a regular file: commcost would write its plot %s there (move it away and run again)", path, p.Name)
+			case haveManifest && !previous[p.Name]:
+				return opts.Badf("%s is not a plot commcost wrote (%s does not list it), and this report makes a plot of that name: move the file away and run again", path, filepath.Join(plots, ManifestFile))
+			}
 		}
 	}
-	// Swap plots/: the old one aside, the new one in; then report.md; the
-	// old plots go only when both are in place, and come back if
-	// report.md cannot be renamed.
-	old := ""
-	if _, err := os.Lstat(plots); err == nil {
-		old = tmp + ".old"
-		if err := os.Rename(plots, old); err != nil {
-			return fail(fmt.Errorf("write %s: %w", plots, err))
+	var aborts []func()
+	abortAll := func() {
+		for _, a := range aborts {
+			a()
 		}
 	}
-	restore := func() {
-		if old != "" {
-			os.Rename(old, plots)
-		}
-	}
-	if err := os.Rename(tmp, plots); err != nil {
-		restore()
-		return fail(fmt.Errorf("write %s: %w", plots, err))
-	}
-	if err := commit(); err != nil {
-		os.RemoveAll(plots)
-		restore()
+	commitReport, abortReport, err := stageFile(filepath.Join(dir, results.ReportFile), run.Markdown)
+	if err != nil {
 		return err
 	}
-	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("write %s: removing the previous plots: %w", plots, err)
+	aborts = append(aborts, abortReport)
+	// Without a plots/ the plots go into a new directory beside it,
+	// renamed into place with the rest: a failure leaves no plots/ behind.
+	into, newDir := plots, ""
+	if !exists {
+		if newDir, err = os.MkdirTemp(dir, "."+results.PlotsDir+".tmp-*"); err == nil {
+			err = os.Chmod(newDir, 0o755)
+		}
+		if err != nil {
+			abortAll()
+			if newDir != "" {
+				os.RemoveAll(newDir)
+			}
+			return fmt.Errorf("write %s: %w", plots, err)
+		}
+		into = newDir
+		aborts = append(aborts, func() { os.RemoveAll(newDir) })
+	}
+	var commits []func() error
+	for _, p := range run.Plots {
+		commit, abort, err := stageFile(filepath.Join(into, p.Name), p.Data)
+		if err != nil {
+			abortAll()
+			return err
+		}
+		commits, aborts = append(commits, commit), append(aborts, abort)
+	}
+	commitManifest, abortManifest, err := stageFile(filepath.Join(into, ManifestFile), manifest(run.Plots))
+	if err != nil {
+		abortAll()
+		return err
+	}
+	aborts = append(aborts, abortManifest)
+	if err := commitReport(); err != nil {
+		abortAll()
+		return err
+	}
+	if newDir != "" {
+		// The staged files' own renames first (within the new directory),
+		// then the directory into place.
+		for _, commit := range append(commits, commitManifest) {
+			if err := commit(); err != nil {
+				os.RemoveAll(newDir)
+				return err
+			}
+		}
+		if err := os.Rename(newDir, plots); err != nil {
+			os.RemoveAll(newDir)
+			return fmt.Errorf("write %s: %w", plots, err)
+		}
+		return nil
+	}
+	for i, commit := range commits {
+		if err := commit(); err != nil {
+			for _, a := range aborts[i+2:] {
+				a()
+			}
+			return err
+		}
+	}
+	if err := commitManifest(); err != nil {
+		return err
+	}
+	for name := range previous {
+		if names[name] {
+			continue
+		}
+		path := filepath.Join(plots, name)
+		if fst, err := os.Lstat(path); err == nil && fst.Mode().IsRegular() {
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("write %s: removing the previous plot %s: %w", plots, name, err)
+			}
 		}
 	}
 	return nil
+}
+
+// safePlotName reports whether name is one file name fit for plots/: a
+// single path element, not hidden and not "." or "..".
+func safePlotName(name string) bool {
+	return name != "" && !strings.HasPrefix(name, ".") && filepath.Base(name) == name && !strings.ContainsAny(name, `/\`)
+}
+
+// manifest is the content of ManifestFile for plots.
+func manifest(plots []PlotFile) []byte {
+	var b bytes.Buffer
+	b.WriteString("# the plots commcost report wrote here; the next report removes these and nothing else\n")
+	for _, p := range plots {
+		b.WriteString(p.Name)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// readManifest reads plots/ManifestFile: the names it lists, and whether
+// it exists. A plots/ without one (a run directory of an older commcost,
+// or one made by results.NewRunDir) has no plot to remove. A name that is
+// not one file of plots/ is refused: the manifest is a file in the run
+// directory like any other, and removing what it names must not reach
+// outside plots/.
+func readManifest(plots string) (map[string]bool, bool, error) {
+	path := filepath.Join(plots, ManifestFile)
+	data, err := results.ReadRegularFile(path, 1<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, opts.Badf("%s: %v (a list of the plots commcost wrote; remove it and run again)", path, err)
+	}
+	names := map[string]bool{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !safePlotName(line) || line == ManifestFile {
+			return nil, false, opts.Badf("%s line %d: %q is not a file name in %s (remove the manifest and run again)", path, i+1, results.Printable(line), plots)
+		}
+		names[line] = true
+	}
+	return names, true, nil
 }
 
 // ReadRunDir reads dir's records.jsonl. A file cut off in its last record

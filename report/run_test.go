@@ -109,7 +109,8 @@ func TestBuildRun(t *testing.T) {
 }
 
 // TestRegenerateRunDir: report.md and plots/ rebuilt from records.jsonl
-// alone are the same as before they were deleted; a stale plot goes.
+// alone are the same as before they were deleted; a stale plot of an
+// earlier report (in the manifest) goes, a file of the user's stays.
 func TestRegenerateRunDir(t *testing.T) {
 	dir := t.TempDir()
 	writeRecords(t, filepath.Join(dir, results.RecordsFile), runRecords())
@@ -140,12 +141,24 @@ func TestRegenerateRunDir(t *testing.T) {
 	}
 	stale := filepath.Join(dir, results.PlotsDir, "stale.png")
 	os.WriteFile(stale, []byte("x"), 0o644)
+	mf := filepath.Join(dir, results.PlotsDir, ManifestFile)
+	listed, err := os.ReadFile(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(mf, append(listed, "stale.png\n"...), 0o644)
+	mine := filepath.Join(dir, results.PlotsDir, "my-notes.txt")
+	os.WriteFile(mine, []byte("mine"), 0o644)
 	if _, err := RegenerateRunDir(dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Error("a plot the records do not make survived the regeneration")
+		t.Error("a plot of an earlier report that the records no longer make survived the regeneration")
 	}
+	if data, err := os.ReadFile(mine); err != nil || string(data) != "mine" {
+		t.Errorf("the user's file in plots/: %q, %v", data, err)
+	}
+	os.Remove(mine)
 	if files3 := dirFiles(t, dir); !slices.Equal(files1, files3) {
 		t.Errorf("files %v after regenerating over old plots, want %v", files3, files1)
 	}

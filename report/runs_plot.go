@@ -118,7 +118,12 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 		}
 	}
 	minY, maxY = math.Min(minY, 1), math.Max(maxY, 1)
-	setAxis(&p.Y, unitPlain, minY > 0 && maxY/minY > 3)
+	// The legend's room multiplies the span by up to its square
+	// (legendRoom): a span whose square overflows (ratios of 1e-309 from
+	// medians far apart) stays on a linear axis, where gonum's log scale
+	// would panic on the overflowed bound.
+	span := maxY / minY
+	setAxis(&p.Y, unitPlain, minY > 0 && span > 3 && !math.IsInf(span*span, 0))
 	one, err := plotter.NewLine(plotter.XYs{{X: minX, Y: 1}, {X: maxX, Y: 1}})
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
@@ -178,12 +183,16 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 // RatioPlotName is the file name of a bench's ratio plot:
 // compare-BENCH.EXT, with the unit added when the bench has tables in
 // two units.
+//
+// Bench and unit come from the records, which are untrusted: the name is
+// a Slug, one path element of safe characters, so "../x" cannot place the
+// file outside the plot directory.
 func (rc *RunsComparison) RatioPlotName(bc BenchComparison, ext string) string {
 	name := "compare-" + bc.Bench
 	if rc.unitsOf(bc.Bench) > 1 {
 		name += "-" + strings.NewReplacer("/", "_per_", " ", "_").Replace(bc.Unit)
 	}
-	return name + ext
+	return Slug(name) + ext
 }
 
 // lineThrough is the line of a series' points: sorted by x, one vertex

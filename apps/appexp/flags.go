@@ -125,9 +125,9 @@ func (a *StoreApp) Prepare() error {
 	}
 	a.models, a.sources = nil, nil
 	for _, path := range a.Models {
-		m, err := model.ReadFile(path)
+		m, _, err := model.ReadFile(path)
 		if err != nil {
-			return opts.Item("Models", path, "%v", err)
+			return opts.Item("Models", path, "%v (want the JSON of 'commcost fit MODEL FILE --format json')", err)
 		}
 		a.models = append(a.models, m)
 		a.sources = append(a.sources, filepath.Base(path))
@@ -274,9 +274,9 @@ func (a *MPApp) Prepare() (warnings []string, err error) {
 	}
 	var ms []model.Model
 	for _, path := range a.Models {
-		m, err := model.ReadFile(path)
+		m, _, err := model.ReadFile(path)
 		if err != nil {
-			return warnings, opts.Item("Models", path, "%v", err)
+			return warnings, opts.Item("Models", path, "%v (want the JSON of 'commcost fit MODEL FILE --format json')", err)
 		}
 		ms = append(ms, m)
 	}

@@ -251,7 +251,7 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 	var ms []model.Model
 	var srcs []string
 	for _, path := range models {
-		m, err := model.ReadFile(path)
+		m, _, err := model.ReadFile(path)
 		if err != nil {
 			return opts.Badf("--model %s: %v", path, err)
 		}
