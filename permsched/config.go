@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -218,12 +217,7 @@ func checkGen(field, gen string, kinds []string) error {
 // readMatrixFile reads a matrix file (ReadMatrix) for the field
 // MatrixFile; a file that cannot be opened or is no matrix is bad input.
 func readMatrixFile(path string, kind EntryKind) (*Matrix, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, opts.Field("MatrixFile", path, "%v", err)
-	}
-	defer f.Close()
-	m, err := ReadMatrix(f, kind)
+	m, err := ReadMatrixFile(path, kind)
 	if err != nil {
 		return nil, opts.Field("MatrixFile", path, "%v", err)
 	}

@@ -589,21 +589,6 @@ func (c CountConfig) LargestCell(n int) (d int, bytes float64) {
 	return d, float64(n) * float64(max(d, 1)) * CountEntryBytes
 }
 
-// Need is the memory experiment 1 asks of this process before it starts:
-// what needs it, for the densest of its cells over Ns (LargestCell), and
-// the bytes; nothing with a matrix, which is read already.
-func (c CountConfig) Need() (what string, bytes float64) {
-	if c.Matrix != nil {
-		return "", 0
-	}
-	for _, n := range c.withDefaults().Ns {
-		if d, b := c.LargestCell(n); b > bytes {
-			what, bytes = fmt.Sprintf("a matrix of n = %d ranks with d = %d messages each", n, d), b
-		}
-	}
-	return what, bytes
-}
-
 // Report runs experiment 1 (RunCountRecords) in this process, handing
 // every record to emit (nil: none), with its progress lines on stderr
 // unless out says quiet, and prints on stdout, in out's format, the tables

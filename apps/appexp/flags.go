@@ -1,6 +1,7 @@
 package appexp
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -148,6 +149,20 @@ func (a *StoreApp) Prepare() error {
 		}
 	}
 	return nil
+}
+
+// CheckGrid refuses a calibration grid the trilinear fit cannot use
+// (StoreRun.Check), naming the grid's own fields, before anything runs.
+func (a *StoreApp) CheckGrid(r StoreRun) error {
+	err := r.Check()
+	var fe *opts.FieldError
+	if errors.As(err, &fe) && strings.HasPrefix(fe.Field, "Calibration.") {
+		g := *fe
+		g.Field = "Cal." + strings.TrimPrefix(fe.Field, "Calibration.")
+		g.Reason = strings.ReplaceAll(fe.Reason, "{Calibration.", "{Cal.")
+		return &g
+	}
+	return err
 }
 
 // Stores are the parsed stores (after Prepare).

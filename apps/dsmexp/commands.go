@@ -11,6 +11,7 @@ import (
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -242,6 +243,10 @@ func (e *MatSquareSweep) Run(io IO) error {
 			return nil
 		},
 		points: func(int) int { return len(e.Strategies) * len(e.Blocks) },
+		need: func(p int) job.MemNeed {
+			x := divalib.MatSquareExperiment{Strategies: e.Strategies, Blocks: e.Blocks, Kernel: divalib.Kernel(e.Kernel), Reps: e.Reps, Verify: e.Verify}
+			return needOf(io, x.Demand(p))
+		},
 		body: func(c mpi.Comm, w World, meta results.Meta, emit func(results.Record) error) error {
 			x := divalib.MatSquareExperiment{Strategies: e.Strategies, Store: e.store(w.Mesh), Blocks: e.Blocks,
 				Kernel: divalib.Kernel(e.Kernel), Reps: e.Reps, Verify: e.Verify}
@@ -292,6 +297,7 @@ func (e *Overhead) Run(io IO) error {
 	m := job.Measure{Launch: e.Launch, Output: e.Output,
 		Ranks:    func(c mpi.Comm) error { return io.Tell(e.checkWorld(c)) },
 		Points:   len(e.Strategies) * (4 + len(e.Sizes)), // one record per op and remote-read size
+		Demand:   job.Demand{Need: func(int) job.MemNeed { return needOf(io, x.Demand()) }},
 		Progress: io.Stderr, Label: "dsm overhead"}
 	return m.Run(io.Stdout, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		meta.Seed = e.Seed
@@ -452,6 +458,15 @@ func (e *BarnesHutSweep) Run(io IO) error {
 			return nil
 		},
 		points: func(p int) int { return len(e.Strategies) * len(pts.For(p)) * len(bhRecordPhases) },
+		need: func(p int) job.MemNeed {
+			var needs []sysmem.Need
+			for _, n := range pts.For(p) {
+				c := cfg
+				c.Bodies = n
+				needs = append(needs, c.Demand(p))
+			}
+			return needOf(io, sysmem.Largest(needs...))
+		},
 		body: func(c mpi.Comm, w World, meta results.Meta, emit func(results.Record) error) error {
 			setup := Setup{Strategies: e.Strategies, Store: e.store(w.Mesh), Reps: e.Reps, Warmup: warm, Seed: e.Seed}
 			return RunBarnesHut(c, setup, cfg, pts, meta, emit)
@@ -501,4 +516,14 @@ func (p *Plot) Run(io IO) error {
 		fmt.Fprintln(io.Stderr, "commcost: wrote", path)
 	}
 	return err
+}
+
+// needOf is a library's per-rank need as the sweep's, its flag (the
+// need's Field, a flag name) with its value as given.
+func needOf(io IO, n sysmem.Need) job.MemNeed {
+	flag := n.Field
+	if flag != "" {
+		flag = io.FlagText(strings.ToUpper(flag[:1]) + flag[1:])
+	}
+	return job.MemNeedOf(flag, n)
 }

@@ -105,6 +105,9 @@ func runStoreApp(p apps.Program, args []string, stdout, stderr io.Writer) error 
 	}
 	run := xp.Run(configs)
 	run.Agree = job.Agree
+	if err := b.Err(xp.CheckGrid(run)); err != nil {
+		return err
+	}
 	var res appexp.StoreResult
 	m := job.Measure{Launch: *launch, Output: *out, Progress: stderr, Label: b.FS.Name(),
 		Ranks: func(c mpi.Comm) error {
@@ -169,15 +172,23 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 	run := xp.Run(progs)
 	run.Agree = job.Agree
 	return launch.World(func(c mpi.Comm) error {
-		err := b.Err(xp.CheckRanks(p.Name, c.Size(), progs))
+		meta, err := job.NewMeta(c)
+		if err != nil {
+			return err
+		}
+		// What the programs hold (gauss's oracle included), before any
+		// of it is allocated; then the rank count and the sizes.
+		need := run.Demand(c.Size())
+		if need.Bytes > 0 {
+			if err := job.Agree(c, job.CheckMemory(c, meta, job.MemNeedOf(b.Binding(0).FlagText("N"), need))); err != nil {
+				return err
+			}
+		}
+		err = b.Err(xp.CheckRanks(p.Name, c.Size(), progs))
 		if err != nil && c.Size() < 2 && c.Backend() == job.Native {
 			err = opts.Badf("%v (run under mpirun -np 4, or --backend local --np 4)", err)
 		}
 		if err := job.Agree(c, err); err != nil {
-			return err
-		}
-		meta, err := job.NewMeta(c)
-		if err != nil {
 			return err
 		}
 		meta.Seed = xp.Seed
@@ -262,6 +273,9 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 		if preds, err = report.NewPredictors(ms, srcs, false); err != nil {
 			return opts.Badf("--model %v", err)
 		}
+	}
+	if err := results.DistinctFiles(pos); err != nil {
+		return opts.Badf("FILE: %v", err)
 	}
 	var recs []results.Record
 	for _, path := range pos {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"github.com/commcost/commcost/cli"
@@ -74,11 +73,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		}
 		ranks = *ranksFlag
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return opts.Badf("MODEL.json %s: %v", path, err)
-	}
-	m, _, err := model.Unmarshal(data)
+	m, _, err := model.ReadFile(path)
 	if err != nil {
 		return opts.Badf("MODEL.json %s: %v", path, err)
 	}

@@ -61,9 +61,10 @@ func runSchedCount(args []string, stdout, stderr io.Writer) error {
 	if err := b.Check(args, false); err != nil {
 		return err
 	}
-	what, bytes := cfg.Need()
-	if err := job.CheckInProcess(b.Binding(0).FlagText("Ns"), what, bytes); err != nil {
-		return err
+	if n := cfg.Demand(); n.Bytes > 0 {
+		if err := job.CheckNeed(flagText(b, n.Field), n); err != nil {
+			return err
+		}
 	}
 	return writeOut(out.Out, func(emit func(results.Record) error) error { return cfg.Report(out, stdout, stderr, emit) })
 }
@@ -106,7 +107,12 @@ func runSchedBreakeven(args []string, stdout, stderr io.Writer) error {
 
 func runSchedGen(args []string, stdout, stderr io.Writer) error {
 	var g permsched.GenConfig
-	if err := bindSched("sched gen", stderr, &g).Check(args, false); err != nil {
+	b := bindSched("sched gen", stderr, &g)
+	if err := b.Check(args, false); err != nil {
+		return err
+	}
+	n := permsched.GenDemand(g.Gen, g.N, g.D, g.Keys)
+	if err := job.CheckNeed(flagText(b, n.Field), n); err != nil {
 		return err
 	}
 	return g.Write(stdout)
@@ -122,7 +128,11 @@ func measure(b *cli.Bound, cfg *permsched.CommConfig, launch job.Launch, out tab
 		cfg.Progress = stderr
 	}
 	ranks := job.CheckRanks(func(p int) error { return b.Err(cfg.CheckRanks(p)) })
-	return job.Measure{Launch: launch, Output: out.Output, Ranks: ranks}.Run(nil, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	need := func(p int) job.MemNeed {
+		n := permsched.CommDemand(p, *cfg)
+		return job.MemNeedOf(flagText(b, n.Field), n)
+	}
+	return job.Measure{Launch: launch, Output: out.Output, Ranks: ranks, Demand: job.Demand{Need: need}}.Run(nil, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return run(c, meta, emit, stdout, out.Format == results.FormatMarkdown)
 	})
 }
@@ -138,4 +148,13 @@ func writeOut(path string, write func(emit func(results.Record) error) error) er
 		return write(nil)
 	}
 	return errors.Join(write(jw.Write), jw.Close())
+}
+
+// flagText is "--name value" of flag name as given or by default, for the
+// message of a demand the machine cannot meet.
+func flagText(b *cli.Bound, name string) string {
+	if f := b.FS.Lookup(name); f != nil && f.Value.String() != "" {
+		return "--" + name + " " + opts.Echo(f.Value.String())
+	}
+	return "--" + name
 }
