@@ -381,12 +381,20 @@ func (b Breakeven) Texts() Texts {
 	return t
 }
 
+// MaxReuse bounds Reuse: a schedule used more often than this shares its
+// cost among so many uses that the break-even it gives is the fit's
+// rounding, and a value like 1e308 would overflow the records.
+const MaxReuse = 1e9
+
 // Validate checks Reuse and, without In, the measurement: experiment 2's
 // configuration, with LP, CGM and the single-permutation times the fit
 // needs. With In, the measurement's fields are not read.
 func (b *Breakeven) Validate() error {
 	if err := seconds("Reuse", b.Reuse, 1, "must be a number >= 1"); err != nil {
 		return err
+	}
+	if b.Reuse > MaxReuse {
+		return opts.Field("Reuse", b.Reuse, "must be at most %g uses of one schedule (beyond it the scheduling cost is nothing next to the rounding of the fit)", MaxReuse)
 	}
 	if len(b.In) > 0 {
 		return nil

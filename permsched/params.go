@@ -15,7 +15,7 @@ var (
 	specMatrix  = patterns.ParamSpec{Key: "matrix", Kind: patterns.ParamInt, Min: 0, NoMax: true}
 	specSched   = patterns.ParamSpec{Key: "scheduler", Kind: patterns.ParamString}
 	specN       = patterns.ParamSpec{Key: "n", Kind: patterns.ParamInt, Min: 1, Max: MaxRanks}
-	specReuse   = patterns.ParamSpec{Key: "reuse", Kind: patterns.ParamReal, Min: 0, MinOpen: true, NoMax: true}
+	specReuse   = patterns.ParamSpec{Key: "reuse", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: MaxReuse}
 	schedParams = map[string][]patterns.ParamSpec{
 		BenchComm:      {specD, specMatrix, specMsg, specSched},
 		BenchSchedule:  {specD, specMatrix, specSched},

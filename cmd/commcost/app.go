@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/apps/appexp"
@@ -172,6 +173,8 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 	run := xp.Run(progs)
 	run.Agree = job.Agree
 	return launch.World(func(c mpi.Comm) error {
+		endChecks := sync.OnceFunc(job.WatchChecks())
+		defer endChecks()
 		meta, err := job.NewMeta(c)
 		if err != nil {
 			return err
@@ -191,6 +194,7 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 		if err := job.Agree(c, err); err != nil {
 			return err
 		}
+		endChecks()
 		meta.Seed = xp.Seed
 		records := *out
 		records.Format = results.FormatJSONL
