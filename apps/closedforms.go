@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -18,6 +19,10 @@ type ClosedForm struct {
 	// the same way as the slides' matrix multiplication row.
 	Derived bool
 }
+
+// ErrNoClosedForm is ClosedForms' answer for a program paper 003 gives no
+// closed form of.
+var ErrNoClosedForm = errors.New("no closed form")
 
 // ClosedForms evaluates the slides' three models for app ("checkerboard",
 // "cannon" or "gauss") with matrix order n on p ranks, with startup ts
@@ -96,5 +101,5 @@ func ClosedForms(app string, n, p int, ts, tw float64) ([]ClosedForm, error) {
 			form("Accurate", "mesh", "4 t_s n sqrt p + t_w n^2", 4*ts*N*sp+w*n2, false),
 		}, nil
 	}
-	return nil, fmt.Errorf("paper 003 gives closed forms for checkerboard, cannon and gauss, not %q", app)
+	return nil, fmt.Errorf("%w: paper 003 gives closed forms for checkerboard, cannon and gauss, not %q", ErrNoClosedForm, app)
 }

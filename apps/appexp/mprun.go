@@ -1,6 +1,7 @@
 package appexp
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -224,8 +225,8 @@ func (res MPResult) Write(w io.Writer, markdown bool) error {
 	}
 	res.Ranking.WriteNotes(w)
 	name := res.Program.Name()
-	if name == "multigrid" {
-		return nil
+	if _, err := apps.ClosedForms(name, 1, 1, 0, 0); errors.Is(err, apps.ErrNoClosedForm) {
+		return nil // a program paper 003 does not treat (multigrid, a user's)
 	}
 	ts, tw, src, ok := SlidesParams(res.Models)
 	if !ok {
