@@ -34,6 +34,7 @@ setup:
 
 build: setup
 	$(GO) build $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/commcost
+	scripts/build_trace.sh bin/libcommcost-trace.so
 
 # The main job: a quick default measurement on this machine with NP ranks.
 run: build

@@ -1,0 +1,154 @@
+package trace
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commcost/commcost/mpi/mpirun"
+)
+
+// BuildLibrary builds the tracing library and, when progs are given, the
+// C programs (paths relative to the repository root) with the same mpicc,
+// into dir. It skips the test when no MPI compiler or launcher is there.
+func BuildLibrary(t testing.TB, dir string, progs ...string) (lib string, bins []string) {
+	t.Helper()
+	if err := mpirun.Available(); err != nil {
+		t.Skipf("no MPI launcher: %v", err)
+	}
+	root := repoRoot(t)
+	script := filepath.Join(root, "scripts", "build_trace.sh")
+	lib = filepath.Join(dir, "libcommcost-trace.so")
+	if out, err := exec.Command(script, lib).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	cc, err := exec.Command(script, "--cc").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range progs {
+		bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(p), ".c"))
+		if out, err := exec.Command(strings.TrimSpace(string(cc)), "-O2", "-o", bin, filepath.Join(root, p)).CombinedOutput(); err != nil {
+			t.Fatalf("mpicc %s: %v\n%s", p, err, out)
+		}
+		bins = append(bins, bin)
+	}
+	return lib, bins
+}
+
+func repoRoot(t testing.TB) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	t.Fatal("no go.mod above " + wd)
+	return ""
+}
+
+// PreloadArgs are the launcher arguments that set LD_PRELOAD and the trace
+// directory for the ranks only (not for the launcher itself).
+func PreloadArgs(lib, dir string) []string {
+	if mpirun.Linked() == mpirun.ImplMPICH {
+		return []string{"-genv", "LD_PRELOAD", lib, "-genv", "COMMCOST_TRACE_DIR", dir}
+	}
+	return []string{"-x", "LD_PRELOAD=" + lib, "-x", "COMMCOST_TRACE_DIR=" + dir}
+}
+
+// TestLibraryRecordsCalls runs testdata/calls.c on 3 ranks under the
+// library and checks the trace against what the program does.
+func TestLibraryRecordsCalls(t *testing.T) {
+	tmp := t.TempDir()
+	lib, bins := BuildLibrary(t, tmp, "trace/testdata/calls.c")
+	dir := filepath.Join(tmp, "trace")
+	const np, iters = 3, 4
+	ctx, cancel := context.WithTimeout(context.Background(), mpirun.HangLimit(60*time.Second, np))
+	defer cancel()
+	launcher, _ := mpirun.Launcher()
+	args := append([]string{"-np", "3"}, mpirun.Flags(np)...)
+	args = append(args, PreloadArgs(lib, dir)...)
+	args = append(args, bins[0], "4")
+	if out, err := exec.CommandContext(ctx, launcher, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	tr, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rk := range tr.Ranks {
+		r := int32(rk.Header.Rank)
+		left, right := (r+np-1)%np, (r+1)%np
+		count := map[Op]int{}
+		completes := 0
+		var split *Comm
+		for _, e := range rk.Events {
+			count[e.Op]++
+			switch e.Op {
+			case OpSend:
+				if e.Peer != right || e.Bytes != 800 || e.Tag != 7 || e.Comm != 0 {
+					t.Errorf("rank %d: Send %+v, want 800 B to %d tag 7", r, e, right)
+				}
+			case OpRecv:
+				if e.Peer != left || e.Bytes2 != 800 || (r == 0) != (e.Flags&FlagAnySource != 0) {
+					t.Errorf("rank %d: Recv %+v, want 800 B from %d", r, e, left)
+				}
+			case OpSendrecv:
+				if e.Peer != right || e.Peer2 != left || e.Bytes != 8000 || e.Bytes2 != 8000 {
+					t.Errorf("rank %d: Sendrecv %+v", r, e)
+				}
+			case OpBcast:
+				if e.Peer != np-1 || e.Bytes != 12 {
+					t.Errorf("rank %d: Bcast %+v, want root %d, 12 B", r, e, np-1)
+				}
+			case OpAllreduce:
+				if e.Bytes != 128 || e.Flags&FlagInPlace == 0 {
+					t.Errorf("rank %d: Allreduce %+v", r, e)
+				}
+			case OpComplete:
+				completes++
+			case OpCommSplit:
+				split = &rk.Comms[e.Peer2]
+			case OpReduce:
+				// the half's rank 0 has the largest world rank (key -rank)
+				want := int32(np - 1)
+				if r%2 == 1 {
+					want = 1
+				}
+				if e.Peer != want {
+					t.Errorf("rank %d: Reduce to world rank %d, want %d", r, e.Peer, want)
+				}
+			}
+			if e.Op.Call() && e.T1 < e.T0 {
+				t.Errorf("rank %d: %s ends before it starts", r, e.Op)
+			}
+		}
+		persistent := 0
+		if r == 0 || r == 2 { // the even half of 3 ranks is {2, 0}
+			persistent = 2
+		}
+		for op, want := range map[Op]int{OpSend: iters, OpRecv: iters, OpIrecv: 2 * iters, OpIsend: 2 * iters,
+			OpWaitall: iters, OpSendrecv: iters, OpAllreduce: iters, OpBcast: iters, OpCommSplit: 1,
+			OpCommFree: 1, OpReduce: 1, OpBarrier: 1, OpStart: persistent, OpWait: persistent, OpFinalize: 1} {
+			if count[op] != want {
+				t.Errorf("rank %d: %d %s, want %d", r, count[op], op, want)
+			}
+		}
+		if completes != 4*iters+persistent {
+			t.Errorf("rank %d: %d completions, want %d", r, completes, 4*iters+persistent)
+		}
+		if split == nil || len(split.Members) != (np+1-int(r%2))/2 || split.Members[0] != int32(np-1-int(r%2)) {
+			t.Errorf("rank %d: split communicator %+v", r, split)
+		}
+		if rk.Header.EagerShmBytes <= 0 {
+			t.Errorf("rank %d: eager limit %d not read from the MPI", r, rk.Header.EagerShmBytes)
+		}
+	}
+}
