@@ -63,7 +63,12 @@
 // source as a rank of the request's communicator, FlagLocalPeer, tag and
 // bytes received), and carry in req the number of completions and in tag the number of
 // requests of the call; Test* set
-// FlagTrue when something completed. CommDefOp (comm the local index, peer
+// FlagTrue when something completed. Polls that find nothing (Test*,
+// Iprobe without FlagTrue) back to back are one PollRunOp event: bytes
+// counts the calls, peer, tag, peer2 and tag2 those of Test, Testany,
+// Testsome or Testall, and Iprobe; t0 is the first's entry and t1 the
+// last's exit, so a polling loop's spinning between its calls counts as
+// time in MPI. CommDefOp (comm the local index, peer
 // the size, req the global identity, the same on every member) is followed
 // by one CommMemberOp per member (peer its index, peer2 its world rank);
 // MPI_COMM_WORLD is local index 0 with identity 0, MPI_COMM_SELF index 1.
@@ -167,7 +172,8 @@ const (
 	OpEnd                Op = 59
 	OpCommSplitType      Op = 60
 	OpCartCreate         Op = 61
-	opLimit              Op = 62
+	OpPollRun            Op = 62
+	opLimit              Op = 63
 )
 
 var opNames = [opLimit]string{
@@ -186,7 +192,7 @@ var opNames = [opLimit]string{
 	OpIreduce: "Ireduce", OpIallreduce: "Iallreduce", OpIallgather: "Iallgather", OpIalltoall: "Ialltoall",
 	OpCommSplit: "Comm_split", OpCommDup: "Comm_dup", OpCommCreate: "Comm_create", OpCommFree: "Comm_free",
 	OpCommDef: "(comm def)", OpCommMember: "(comm member)", OpFlush: "(trace flush)", OpEnd: "(end)",
-	OpCommSplitType: "Comm_split_type", OpCartCreate: "Cart_create",
+	OpCommSplitType: "Comm_split_type", OpCartCreate: "Cart_create", OpPollRun: "(polls that found nothing)",
 }
 
 // String is the MPI call's name without its MPI_ prefix ("Isend"), or the
@@ -214,6 +220,16 @@ func (o Op) Call() bool {
 
 // Collective reports whether o is a collective operation (blocking or not).
 func (o Op) Collective() bool { return o >= OpBarrier && o <= OpIalltoall }
+
+// CreatesComm reports whether o creates a communicator (its peer2 is the
+// new communicator's local index).
+func (o Op) CreatesComm() bool {
+	switch o {
+	case OpCommSplit, OpCommDup, OpCommCreate, OpCommSplitType, OpCartCreate:
+		return true
+	}
+	return false
+}
 
 // Sends reports whether o posts a point-to-point send.
 func (o Op) Sends() bool {

@@ -315,18 +315,28 @@ func (rk *Rank) check(d *decoder) error {
 		if e.T1 < e.T0 {
 			return bad(i, "%s ends (%d ns) before it starts (%d ns)", e.Op, e.T1, e.T0)
 		}
+		if e.Op == OpComplete {
+			continue // at its call's exit, perhaps before a flush recorded in between
+		}
 		if e.T0 < last-1000 { // 1 us: cross-core counter skew
 			return bad(i, "%s starts at %d ns, before the previous event ended (%d ns)", e.Op, e.T0, last)
 		}
 		last = max(last, e.T1)
-		if e.Op == OpComplete || e.Op == OpFlush {
+		if e.Op == OpFlush || e.Op == OpPollRun {
 			continue
 		}
 		if e.Comm < -1 || int(e.Comm) >= len(rk.Comms) {
 			return bad(i, "%s on communicator %d, which the trace does not define", e.Op, e.Comm)
 		}
+		peers := [2]int32{e.Peer, e.Peer2}
+		if e.Op.CreatesComm() {
+			if e.Peer2 < -1 || int(e.Peer2) >= len(rk.Comms) {
+				return bad(i, "%s creates communicator %d, which the trace does not define", e.Op, e.Peer2)
+			}
+			peers[1] = PeerNone
+		}
 		if e.Flags&FlagLocalPeer == 0 {
-			for _, p := range [2]int32{e.Peer, e.Peer2} {
+			for _, p := range peers {
 				if p < PeerNull || p >= size {
 					return bad(i, "%s with peer %d in a world of %d ranks", e.Op, p, size)
 				}

@@ -64,6 +64,8 @@ func cName(o Op) string {
 		s = "flush"
 	case OpComplete:
 		s = "complete"
+	case OpPollRun:
+		s = "poll run"
 	}
 	return strings.ToUpper(strings.ReplaceAll(s, " ", "_"))
 }

@@ -122,21 +122,23 @@ static void write_block(void)
 }
 
 /* next returns the next event slot, writing the buffer first when it is
- * full; the write's own time becomes a FLUSH event, the first of the next
- * block. */
+ * full. The write's own time becomes a FLUSH event that follows the event
+ * being recorded, whose call ended before the write began. */
 static cct_event *next(void)
 {
 	if (nbuf == CCT_BLOCK_EVENTS) {
 		int64_t t0 = ticks();
 		write_block();
 		int64_t t1 = ticks();
-		cct_event *f = &buf[nbuf++];
+		cct_event *f = &buf[1];
 		memset(f, 0, sizeof *f);
 		f->op = CCT_FLUSH;
 		f->peer = f->peer2 = CCT_PEER_NONE;
 		f->t0 = t0 - origin;
 		f->t1 = t1 - origin;
-		nevents++;
+		nbuf = 2;
+		nevents += 2;
+		return &buf[0];
 	}
 	nevents++;
 	return &buf[nbuf++];
@@ -160,6 +162,68 @@ static inline cct_event *ev(int op, int64_t t0, int64_t t1)
 	e->t1 = t1 - origin;
 	return e;
 }
+
+/* polled merges a poll that found nothing (Test, Testany, Testsome,
+ * Testall, Iprobe) into the previous event when that is one too: a polling
+ * loop becomes one POLL_RUN event from the first call's entry to the last
+ * one's exit, bytes counting the calls and peer, tag, peer2, tag2 the
+ * calls of Test, Testany, Testsome or Testall, and Iprobe. */
+static inline int32_t *poll_count(cct_event *e, int op)
+{
+	switch (op) {
+	case CCT_TEST:
+		return &e->peer;
+	case CCT_TESTANY:
+		return &e->tag;
+	case CCT_IPROBE:
+		return &e->tag2;
+	default:
+		return &e->peer2;
+	}
+}
+
+static inline int failed_poll(const cct_event *p)
+{
+	if (p->flags & CCT_F_TRUE)
+		return 0;
+	switch (p->op) {
+	case CCT_TEST:
+	case CCT_TESTANY:
+	case CCT_TESTSOME:
+	case CCT_TESTALL:
+	case CCT_IPROBE:
+		return 1;
+	}
+	return 0;
+}
+
+static inline int polled(int op, int64_t t1)
+{
+	if (nbuf == 0)
+		return 0;
+	cct_event *p = &buf[nbuf - 1];
+	if (p->op == CCT_POLL_RUN) {
+		int32_t *c = poll_count(p, op);
+		if (*c == INT32_MAX)
+			return 0;
+		++*c;
+	} else if (failed_poll(p)) {
+		int prev = p->op;
+		p->op = CCT_POLL_RUN;
+		p->flags = 0;
+		p->comm = -1;
+		p->peer = p->tag = p->peer2 = p->tag2 = 0;
+		p->bytes2 = 0;
+		p->req = 0;
+		*poll_count(p, prev) = 1;
+		++*poll_count(p, op);
+	} else
+		return 0;
+	p->t1 = t1 - origin;
+	p->bytes++;
+	return 1;
+}
+
 
 /* ---- communicators ---- */
 
@@ -595,8 +659,13 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 	int64_t t0 = ticks();
 	int rc = PMPI_Test(req, flag, status);
 	int64_t t1 = ticks();
+	if (!*flag && polled(CCT_TEST, t1))
+		return rc;
 	cct_event *e = ev(CCT_TEST, t0, t1);
+	e->comm = -1;
+	e->tag = 1;
 	e->req = *flag ? 1 : 0;
+	e->bytes = !*flag;
 	if (*flag) {
 		e->flags |= CCT_F_TRUE;
 		complete(t1, h, status);
@@ -609,10 +678,15 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status)
 static void multi(int op, int64_t t0, int64_t t1, int n, const uint64_t *hs, const MPI_Status *sts,
 		  int done, const int *idx, int nidx)
 {
+	int poll = op == CCT_TESTALL || op == CCT_TESTANY || op == CCT_TESTSOME;
+	if (!done && poll && polled(op, t1))
+		return;
 	cct_event *e = ev(op, t0, t1);
 	e->tag = n;
+	e->comm = -1;
 	if (!done) {
 		e->req = 0;
+		e->bytes = poll;
 		return;
 	}
 	e->flags |= CCT_F_TRUE;
@@ -627,51 +701,38 @@ static void multi(int op, int64_t t0, int64_t t1, int n, const uint64_t *hs, con
 		complete(t1, hs[idx[k]], &sts[k]);
 }
 
-typedef struct {
-	uint64_t hs_stack[STACK_REQS];
-	MPI_Status st_stack[STACK_REQS];
-	int ix_stack[STACK_REQS];
-	uint64_t *hs;
-	MPI_Status *st;
-	int *ix;
-} scratch;
+/* The requests' handles are copied before a multi-request call, which
+ * nulls the completed ones; the copies live in buffers kept across calls
+ * (grown as needed), so no call allocates. */
+static uint64_t *scr_hs;
+static MPI_Status *scr_st;
+static int scr_cap;
 
-static void scratch_init(scratch *s, int n, MPI_Request *reqs)
+static void scratch(int n, MPI_Request *reqs)
 {
-	if (n <= STACK_REQS) {
-		s->hs = s->hs_stack;
-		s->st = s->st_stack;
-		s->ix = s->ix_stack;
-	} else {
-		s->hs = malloc((size_t)n * sizeof *s->hs);
-		s->st = malloc((size_t)n * sizeof *s->st);
-		s->ix = malloc((size_t)n * sizeof *s->ix);
+	if (n > scr_cap) {
+		scr_cap = n > 2 * scr_cap ? n : 2 * scr_cap;
+		scr_hs = realloc(scr_hs, (size_t)scr_cap * sizeof *scr_hs);
+		scr_st = realloc(scr_st, (size_t)scr_cap * sizeof *scr_st);
 	}
-	for (int i = 0; i < n; i++)
-		s->hs[i] = HANDLE(reqs[i]);
+	if (sizeof(MPI_Request) == sizeof(uint64_t))
+		memcpy(scr_hs, reqs, (size_t)n * sizeof(uint64_t));
+	else
+		for (int i = 0; i < n; i++)
+			scr_hs[i] = HANDLE(reqs[i]);
 }
 
-static void scratch_done(scratch *s)
-{
-	if (s->hs != s->hs_stack) {
-		free(s->hs);
-		free(s->st);
-		free(s->ix);
-	}
-}
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
 {
 	if (!on)
 		return PMPI_Waitall(n, reqs, sts);
-	scratch s;
-	scratch_init(&s, n, reqs);
-	MPI_Status *use = sts == MPI_STATUSES_IGNORE ? s.st : sts;
+	scratch(n, reqs);
+	MPI_Status *use = sts == MPI_STATUSES_IGNORE ? scr_st : sts;
 	int64_t t0 = ticks();
 	int rc = PMPI_Waitall(n, reqs, use);
 	int64_t t1 = ticks();
-	multi(CCT_WAITALL, t0, t1, n, s.hs, use, 1, NULL, 0);
-	scratch_done(&s);
+	multi(CCT_WAITALL, t0, t1, n, scr_hs, use, 1, NULL, 0);
 	return rc;
 }
 
@@ -679,14 +740,12 @@ int MPI_Testall(int n, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
 	if (!on)
 		return PMPI_Testall(n, reqs, flag, sts);
-	scratch s;
-	scratch_init(&s, n, reqs);
-	MPI_Status *use = sts == MPI_STATUSES_IGNORE ? s.st : sts;
+	scratch(n, reqs);
+	MPI_Status *use = sts == MPI_STATUSES_IGNORE ? scr_st : sts;
 	int64_t t0 = ticks();
 	int rc = PMPI_Testall(n, reqs, flag, use);
 	int64_t t1 = ticks();
-	multi(CCT_TESTALL, t0, t1, n, s.hs, use, *flag, NULL, 0);
-	scratch_done(&s);
+	multi(CCT_TESTALL, t0, t1, n, scr_hs, use, *flag, NULL, 0);
 	return rc;
 }
 
@@ -697,14 +756,12 @@ int MPI_Waitany(int n, MPI_Request reqs[], int *index, MPI_Status *status)
 	MPI_Status st;
 	if (status == MPI_STATUS_IGNORE)
 		status = &st;
-	scratch s;
-	scratch_init(&s, n, reqs);
+	scratch(n, reqs);
 	int64_t t0 = ticks();
 	int rc = PMPI_Waitany(n, reqs, index, status);
 	int64_t t1 = ticks();
 	int done = *index != MPI_UNDEFINED;
-	multi(CCT_WAITANY, t0, t1, n, s.hs, status, done, index, done ? 1 : 0);
-	scratch_done(&s);
+	multi(CCT_WAITANY, t0, t1, n, scr_hs, status, done, index, done ? 1 : 0);
 	return rc;
 }
 
@@ -715,29 +772,25 @@ int MPI_Testany(int n, MPI_Request reqs[], int *index, int *flag, MPI_Status *st
 	MPI_Status st;
 	if (status == MPI_STATUS_IGNORE)
 		status = &st;
-	scratch s;
-	scratch_init(&s, n, reqs);
+	scratch(n, reqs);
 	int64_t t0 = ticks();
 	int rc = PMPI_Testany(n, reqs, index, flag, status);
 	int64_t t1 = ticks();
 	int done = *flag && *index != MPI_UNDEFINED;
-	multi(CCT_TESTANY, t0, t1, n, s.hs, status, done, index, done ? 1 : 0);
-	scratch_done(&s);
+	multi(CCT_TESTANY, t0, t1, n, scr_hs, status, done, index, done ? 1 : 0);
 	return rc;
 }
 
 static int some(int op, int n, MPI_Request reqs[], int *outcount, int idx[], MPI_Status sts[])
 {
-	scratch s;
-	scratch_init(&s, n, reqs);
-	MPI_Status *use = sts == MPI_STATUSES_IGNORE ? s.st : sts;
+	scratch(n, reqs);
+	MPI_Status *use = sts == MPI_STATUSES_IGNORE ? scr_st : sts;
 	int64_t t0 = ticks();
 	int rc = op == CCT_WAITSOME ? PMPI_Waitsome(n, reqs, outcount, idx, use)
 				    : PMPI_Testsome(n, reqs, outcount, idx, use);
 	int64_t t1 = ticks();
 	int done = *outcount != MPI_UNDEFINED && *outcount > 0;
-	multi(op, t0, t1, n, s.hs, use, done, idx, done ? *outcount : 0);
-	scratch_done(&s);
+	multi(op, t0, t1, n, scr_hs, use, done, idx, done ? *outcount : 0);
 	return rc;
 }
 
@@ -845,8 +898,10 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	int64_t t0 = ticks();
 	int rc = PMPI_Iprobe(source, tag, comm, flag, status);
 	int64_t t1 = ticks();
-	cct_event *e = ev(CCT_IPROBE, t0, t1);
 	comm_info *ci = comm_find(comm);
+	if (!*flag && polled(CCT_IPROBE, t1))
+		return rc;
+	cct_event *e = ev(CCT_IPROBE, t0, t1);
 	e->comm = comm_index(ci);
 	if (*flag) {
 		e->flags |= CCT_F_TRUE;
@@ -856,6 +911,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	} else {
 		e->peer = world_of(ci, source, &e->flags);
 		e->tag = tag;
+		e->bytes = 1;
 	}
 	return rc;
 }

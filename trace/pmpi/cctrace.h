@@ -102,7 +102,8 @@ enum cct_op {
 	CCT_END = 59,
 	CCT_COMM_SPLIT_TYPE = 60,
 	CCT_CART_CREATE = 61,
-	CCT_OP_LIMIT = 62
+	CCT_POLL_RUN = 62,
+	CCT_OP_LIMIT = 63
 };
 
 /* One event: 64 bytes. Fields by op are documented in trace/format.go. */
