@@ -1,0 +1,51 @@
+package main
+
+import (
+	"io"
+
+	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/simgrid"
+	"github.com/commcost/commcost/trace"
+)
+
+func init() {
+	cli.Register(cli.Command{Name: "trace", Run: runTrace,
+		Summary: "trace an unmodified MPI program, one file per rank: mpirun -np 4 commcost trace [--out DIR] -- PROGRAM ARGS... (the PMPI library bin/libcommcost-trace.so loaded with LD_PRELOAD); 'commcost trace summary DIR' summarises a trace"})
+	cli.Register(cli.Command{Name: "trace summary", Run: runTraceSummary,
+		Summary: "per rank the time in MPI against compute, the calls by type (count, bytes, time), the message sizes and the communication matrix of a trace directory, as tables and a heatmap"})
+}
+
+func runTrace(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "summary" {
+		return runTraceSummary(args[1:], stdout, stderr)
+	}
+	var l trace.Launch
+	fs := cli.NewFlagSet("trace", stderr)
+	if err := cli.Bind(fs, &l).Check(args, true); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		l.Program, l.Args = fs.Arg(0), fs.Args()[1:]
+	}
+	l.Convert = simgrid.WriteRankTIT
+	return l.Run(stdout, stderr)
+}
+
+func runTraceSummary(args []string, stdout, stderr io.Writer) error {
+	var c trace.SummaryConfig
+	fs := cli.NewFlagSet("trace summary", stderr)
+	b := cli.Bind(fs, &c)
+	pos, err := cli.ParseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return opts.Badf("want one trace directory: commcost trace summary DIR [--heatmap FILE.png]")
+	}
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	c.Dir = pos[0]
+	return c.Run(stdout)
+}
