@@ -72,9 +72,10 @@ type posting struct {
 	bytes int64
 	send  bool
 	sync  bool
-	op    int   // index of the post op in the rank's ops, patched with the message
-	wait  int   // index of the wait op, -1 while none
-	next  int32 // the next posting of the same request handle, -1 none
+	op    int    // index of the post op in the rank's ops, patched with the message
+	wait  int    // index of the wait op, -1 while none
+	next  int32  // the next posting of the same request handle, -1 none
+	ci    uint32 // the communicator's number (with the collective context) for key
 }
 
 // reqQueues are the postings of each request handle not yet completed, in
@@ -123,7 +124,10 @@ type lowerer struct {
 	gap    float64
 	curCal int32
 	// commIndex numbers the communicators' identities for key.
-	commIndex map[uint64]uint64
+	commIndex map[uint64]uint32
+	lastComm  uint64
+	lastCI    uint32
+	lastOK    bool
 }
 
 // Lower turns a trace into a Program: it resolves the requests' completions
@@ -133,7 +137,7 @@ type lowerer struct {
 // source and tag of wildcard receives from the trace. A send or receive
 // left unmatched is bad input naming its file, rank and event.
 func Lower(t *trace.Trace, cm CollectiveModel) (*Program, error) {
-	l := &lowerer{t: t, cm: cm, prog: &Program{}, colls: map[[2]uint64]int32{}}
+	l := &lowerer{t: t, cm: cm, prog: &Program{}, colls: map[[2]uint64]int32{}, commIndex: map[uint64]uint32{}}
 	total := 0
 	for _, rk := range t.Ranks {
 		total += len(rk.Events)
@@ -162,8 +166,14 @@ func (l *lowerer) post(rk *trace.Rank, ev int, peer, tag int32, comm uint64, byt
 	if send {
 		k = kPostSend
 	}
-	l.posts = append(l.posts, posting{rank: l.rank, event: int32(ev), peer: peer, tag: tag, comm: comm, bytes: bytes, send: send, sync: sync, wait: -1})
-	pi := len(l.posts) - 1
+	pi := len(l.posts)
+	if pi < cap(l.posts) {
+		l.posts = l.posts[:pi+1]
+	} else {
+		l.posts = append(l.posts, posting{})
+	}
+	p := &l.posts[pi]
+	*p = posting{rank: l.rank, event: int32(ev), peer: peer, tag: tag, comm: comm, bytes: bytes, send: send, sync: sync, wait: -1, ci: l.number(comm)}
 	l.posts[pi].op = l.emit(op{kind: k, arg: int32(pi)})
 	return pi
 }
@@ -199,7 +209,7 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 	var last int64                         // end of the previous timed event, ns
 	evs := rk.Events
 	for i := 0; i < len(evs); i++ {
-		e := evs[i]
+		e := &evs[i]
 		l.prog.Events++
 		if !e.Op.Call() {
 			if e.Op == trace.OpFlush {
@@ -224,7 +234,7 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 			for i+1 < len(evs) && evs[i+1].Op == trace.OpComplete {
 				i++
 				l.prog.Events++
-				c := evs[i]
+				c := &evs[i]
 				pi, ok := pending.pop(l.posts, c.Req)
 				if !ok {
 					if pi, ok = inflight.pop(l.posts, c.Req); !ok {
@@ -284,7 +294,7 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 			if err := needComm(); err != nil {
 				return err
 			}
-			persistent[e.Req] = e
+			persistent[e.Req] = *e
 			l.emit(op{kind: kDelay, dur: dur})
 		case o == trace.OpStart:
 			in, ok := persistent[e.Req]
@@ -360,7 +370,7 @@ func op2(k kind) op { return op{kind: k} }
 
 // actualSource translates a completion's source, a rank of the posting's
 // communicator, to a world rank.
-func (l *lowerer) actualSource(rk *trace.Rank, ev int, p *posting, c trace.Event) (int32, error) {
+func (l *lowerer) actualSource(rk *trace.Rank, ev int, p *posting, c *trace.Event) (int32, error) {
 	if c.Flags&trace.FlagLocalPeer == 0 {
 		return c.Peer, nil
 	}
@@ -378,7 +388,7 @@ func (l *lowerer) actualSource(rk *trace.Rank, ev int, p *posting, c trace.Event
 
 // collective lowers one collective call: priced whole by the collective
 // model when it describes it, else decomposed into rounds of messages.
-func (l *lowerer) collective(rk *trace.Rank, ev int, e trace.Event, cid uint64, members []int32) error {
+func (l *lowerer) collective(rk *trace.Rank, ev int, e *trace.Event, cid uint64, members []int32) error {
 	me := -1
 	for k, m := range members {
 		if m == int32(rk.Header.Rank) {
@@ -433,57 +443,77 @@ func (l *lowerer) collective(rk *trace.Rank, ev int, e trace.Event, cid uint64, 
 	return nil
 }
 
-// key packs an envelope into 64 bits when its fields fit (ranks and
-// communicators numbered below 2^16 and 2^11, tags in [0, 2^20)), so the
-// matching map hashes a word; ok is false otherwise.
-func (l *lowerer) key(src, dst, tag int32, comm uint64) (uint64, bool) {
+// number returns the small number of a communicator identity (collective
+// context included), the same for every rank; the last one is cached.
+func (l *lowerer) number(comm uint64) uint32 {
+	if comm == l.lastComm && l.lastOK {
+		return l.lastCI
+	}
 	ci, ok := l.commIndex[comm]
 	if !ok {
-		ci = uint64(len(l.commIndex))
+		ci = uint32(len(l.commIndex))
 		l.commIndex[comm] = ci
 	}
+	l.lastComm, l.lastCI, l.lastOK = comm, ci, true
+	return ci
+}
+
+// key packs an envelope into 64 bits when its fields fit (ranks below
+// 2^16, communicator numbers below 2^11, tags in [0, 2^20)), so the
+// matching map hashes a word; ok is false otherwise.
+func key(src, dst, tag int32, ci uint32) (uint64, bool) {
 	if src < 0 || src >= 1<<16 || dst < 0 || dst >= 1<<16 || tag < 0 || tag >= 1<<20 || ci >= 1<<11 {
 		return 0, false
 	}
-	return uint64(src) | uint64(dst)<<16 | uint64(tag)<<32 | ci<<52, true
+	return uint64(src) | uint64(dst)<<16 | uint64(tag)<<32 | uint64(ci)<<52, true
 }
 
 // match pairs the postings into messages, in the order of posting, and
-// patches the ops. The receives of one envelope wait in a list threaded
-// through next, in posting order.
+// patches the ops. The receives of one envelope wait in a queue threaded
+// through next, in posting order; one map look-up per posting finds it.
 func (l *lowerer) match() error {
 	type queue struct{ head, tail int32 }
-	l.commIndex = map[uint64]uint64{}
-	fast := map[uint64]queue{}
-	slow := map[envelope]queue{}
-	next := make([]int32, len(l.posts))
-	get := func(src, dst, tag int32, comm uint64) (queue, bool) {
-		if k, ok := l.key(src, dst, tag, comm); ok {
-			q, ok := fast[k]
-			return q, ok
+	var queues []queue
+	fast := map[uint64]int32{}
+	slow := map[envelope]int32{}
+	find := func(src, dst, tag int32, p *posting, create bool) int32 {
+		var q int32
+		var ok bool
+		k, packed := key(src, dst, tag, p.ci)
+		if packed {
+			q, ok = fast[k]
+		} else {
+			q, ok = slow[envelope{src, dst, tag, p.comm}]
 		}
-		q, ok := slow[envelope{src, dst, tag, comm}]
-		return q, ok
-	}
-	put := func(src, dst, tag int32, comm uint64, q queue) {
-		if k, ok := l.key(src, dst, tag, comm); ok {
+		if ok || !create {
+			if !ok {
+				return -1
+			}
+			return q
+		}
+		queues = append(queues, queue{-1, -1})
+		q = int32(len(queues) - 1)
+		if packed {
 			fast[k] = q
-			return
+		} else {
+			slow[envelope{src, dst, tag, p.comm}] = q
 		}
-		slow[envelope{src, dst, tag, comm}] = q
+		return q
 	}
+	next := make([]int32, len(l.posts))
 	for pi := range l.posts {
 		p := &l.posts[pi]
 		if p.send || p.wait < 0 {
 			continue
 		}
 		next[pi] = -1
-		if q, ok := get(p.peer, p.rank, p.tag, p.comm); ok && q.head >= 0 {
-			next[q.tail] = int32(pi)
-			put(p.peer, p.rank, p.tag, p.comm, queue{q.head, int32(pi)})
+		q := &queues[find(p.peer, p.rank, p.tag, p, true)]
+		if q.head < 0 {
+			q.head = int32(pi)
 		} else {
-			put(p.peer, p.rank, p.tag, p.comm, queue{int32(pi), int32(pi)})
+			next[q.tail] = int32(pi)
 		}
+		q.tail = int32(pi)
 	}
 	used := make([]bool, len(l.posts))
 	l.prog.Msgs = make([]message, 0, len(l.posts)/2)
@@ -492,12 +522,12 @@ func (l *lowerer) match() error {
 		if !s.send {
 			continue
 		}
-		q, ok := get(s.rank, s.peer, s.tag, s.comm)
-		if !ok || q.head < 0 {
+		qi := find(s.rank, s.peer, s.tag, s, false)
+		if qi < 0 || queues[qi].head < 0 {
 			return l.unmatched(si, "send", "no matching receive in rank %d's trace")
 		}
-		ri := q.head
-		put(s.rank, s.peer, s.tag, s.comm, queue{next[ri], q.tail})
+		ri := queues[qi].head
+		queues[qi].head = next[ri]
 		used[ri] = true
 		l.prog.Msgs = append(l.prog.Msgs, message{src: s.rank, dst: s.peer, bytes: s.bytes, sync: s.sync})
 		mi := int32(len(l.prog.Msgs) - 1)

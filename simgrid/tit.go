@@ -288,4 +288,3 @@ func decomposed(act func(string, ...any), rk *trace.Rank, e trace.Event) {
 
 // collTag is the first tag of decomposed collectives' messages.
 const collTag = 1 << 20
-
