@@ -556,8 +556,12 @@ func (l *lowerer) unmatched(pi int, what, why string) error {
 	e := rk.Events[p.event]
 	ctx := "point-to-point"
 	if p.comm&collContext != 0 {
-		ctx = "a step of " + e.Op.String()
+		ctx = "a step of the collective's algorithm"
 	}
-	return bad(rk, int(p.event), "%s %s of %d bytes (%s, peer %d, tag %d) has "+why+" (a program that ended without receiving?)",
-		e.Op, what, p.bytes, ctx, p.peer, p.tag, p.peer)
+	dir := "to"
+	if what == "receive" {
+		dir = "from"
+	}
+	return bad(rk, int(p.event), "%s of %d bytes %s rank %d (tag %d, %s) has "+why+" (a program that ended without receiving?)",
+		e.Op, p.bytes, dir, p.peer, p.tag, ctx, p.peer)
 }

@@ -225,12 +225,12 @@ func TestBadTraces(t *testing.T) {
 			b := newBuilder(2)
 			b.send(0, 1, 9, 64, 0)
 			return b.finish()
-		}, "synthetic/rank-0.cct: rank 0, event 0: Send send of 64 bytes (point-to-point, peer 1, tag 9) has no matching receive in rank 1's trace"},
+		}, "synthetic/rank-0.cct: rank 0, event 0: Send of 64 bytes to rank 1 (tag 9, point-to-point) has no matching receive in rank 1's trace"},
 		{"unmatched receive", func() *trace.Trace {
 			b := newBuilder(2)
 			b.recv(1, 0, 9, 64, 0)
 			return b.finish()
-		}, "rank-1.cct: rank 1, event 0: Recv receive of 64 bytes"},
+		}, "rank-1.cct: rank 1, event 0: Recv of 64 bytes from rank 0 (tag 9, point-to-point) has no matching send in rank 0's trace"},
 		{"tag mismatch", func() *trace.Trace {
 			b := newBuilder(2)
 			b.send(0, 1, 1, 64, 0)

@@ -124,7 +124,7 @@ func WriteTIT(w *bufio.Writer, rk *trace.Rank) error {
 			continue
 		}
 		if gap := e.T0 - last; gap > 0 {
-			act("compute %g", float64(gap)*1e-9*HostFlops)
+			act("compute %.6g", float64(gap)*1e-9*HostFlops)
 		}
 		last = e.T1
 		world := e.Comm == 0

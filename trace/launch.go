@@ -95,8 +95,17 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return opts.Badf("--out %s: %v", l.Out, err)
+	}
+	if os.IsNotExist(statErr) {
+		// a run that writes nothing leaves no directory behind
+		defer func() {
+			if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
+				os.Remove(dir)
+			}
+		}()
 	}
 	cmd := exec.Command(prog, l.Args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr

@@ -12,10 +12,22 @@ import (
 
 func init() {
 	cli.Register(cli.Command{Name: "replay", Run: runReplay,
-		Summary: "replay a trace (commcost trace) under fitted models: commcost replay DIR --model A.json [--model B.json ...] or --calibration RUNDIR; prints each model's predicted time in MPI and wall time against the measured, the best marked, and a breakdown by call; --scale bandwidth=2 predicts another network"})
+		Summary: "replay a trace (commcost trace) under fitted models: commcost replay DIR --model A.json [--model B.json ...] or --calibration RUNDIR; prints each model's predicted time in MPI and wall time against the measured, the best marked, and a breakdown by call; --scale bandwidth=2 predicts another network; 'commcost replay assess --programs FILE --model ...' replays several traced programs and asserts the ground truth against the measured and SimGrid's predictions"})
+}
+
+func runReplayAssess(args []string, stdout, stderr io.Writer) error {
+	var c replay.AssessConfig
+	fs := cli.NewFlagSet("replay assess", stderr)
+	if err := cli.Bind(fs, &c).Check(args, false); err != nil {
+		return err
+	}
+	return c.Run(stdout)
 }
 
 func runReplay(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "assess" {
+		return runReplayAssess(args[1:], stdout, stderr)
+	}
 	var c replay.Config
 	fs := cli.NewFlagSet("replay", stderr)
 	b := cli.Bind(fs, &c)

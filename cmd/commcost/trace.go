@@ -11,9 +11,7 @@ import (
 
 func init() {
 	cli.Register(cli.Command{Name: "trace", Run: runTrace,
-		Summary: "trace an unmodified MPI program, one file per rank: mpirun -np 4 commcost trace [--out DIR] -- PROGRAM ARGS... (the PMPI library bin/libcommcost-trace.so loaded with LD_PRELOAD); 'commcost trace summary DIR' summarises a trace"})
-	cli.Register(cli.Command{Name: "trace summary", Run: runTraceSummary,
-		Summary: "per rank the time in MPI against compute, the calls by type (count, bytes, time), the message sizes and the communication matrix of a trace directory, as tables and a heatmap"})
+		Summary: "trace an unmodified MPI program, one file per rank: mpirun -np 4 commcost trace [--out DIR] -- PROGRAM ARGS... (the PMPI library bin/libcommcost-trace.so loaded with LD_PRELOAD); 'commcost trace summary DIR [--heatmap FILE.png]' prints per rank the time in MPI against compute, the calls by type (count, bytes, time), the message sizes and the communication matrix"})
 }
 
 func runTrace(args []string, stdout, stderr io.Writer) error {
