@@ -212,8 +212,8 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 		e := &evs[i]
 		l.prog.Events++
 		if !e.Op.Call() {
-			if e.Op == trace.OpFlush {
-				last = e.T1 // the library's write is neither compute nor MPI
+			if e.Op == trace.OpFlush && e.T0 >= last {
+				last = e.T1 // the library's write between calls is neither compute nor MPI
 			}
 			continue
 		}
@@ -231,10 +231,14 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 		}
 		// completions that follow a Wait or Test call
 		completions := func() error {
-			for i+1 < len(evs) && evs[i+1].Op == trace.OpComplete {
+			for i+1 < len(evs) && (evs[i+1].Op == trace.OpComplete || evs[i+1].Op == trace.OpFlush) {
 				i++
 				l.prog.Events++
 				c := &evs[i]
+				if c.Op == trace.OpFlush { // the library wrote a block between the completions
+					last = max(last, c.T1)
+					continue
+				}
 				pi, ok := pending.pop(l.posts, c.Req)
 				if !ok {
 					if pi, ok = inflight.pop(l.posts, c.Req); !ok {

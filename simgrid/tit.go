@@ -117,7 +117,9 @@ func WriteTIT(w *bufio.Writer, rk *trace.Rank) error {
 	for i := 0; i < len(rk.Events); i++ {
 		e := rk.Events[i]
 		if e.Op == trace.OpFlush {
-			last = e.T1
+			if e.T0 >= last {
+				last = e.T1
+			}
 			continue
 		}
 		if !e.Op.Call() {
@@ -173,8 +175,12 @@ func WriteTIT(w *bufio.Writer, rk *trace.Rank) error {
 			}
 		case o == trace.OpWait || o == trace.OpWaitall || o == trace.OpWaitany || o == trace.OpWaitsome ||
 			o == trace.OpTest || o == trace.OpTestall || o == trace.OpTestany || o == trace.OpTestsome:
-			for i+1 < len(rk.Events) && rk.Events[i+1].Op == trace.OpComplete {
+			for i+1 < len(rk.Events) && (rk.Events[i+1].Op == trace.OpComplete || rk.Events[i+1].Op == trace.OpFlush) {
 				i++
+				if rk.Events[i].Op == trace.OpFlush {
+					last = max(last, rk.Events[i].T1)
+					continue
+				}
 				h := rk.Events[i].Req
 				if q := pending[h]; len(q) > 0 {
 					act("wait %d %d %d", q[0].src, q[0].dst, q[0].tag)

@@ -72,7 +72,9 @@
 // the size, req the global identity, the same on every member) is followed
 // by one CommMemberOp per member (peer its index, peer2 its world rank);
 // MPI_COMM_WORLD is local index 0 with identity 0, MPI_COMM_SELF index 1.
-// Definitions have times 0. FlushOp is the library's own write of a block,
+// Definitions have times 0. FlushOp is the library's own write of a block;
+// it follows the event that filled the block, so it may fall between a
+// call and its completions or a definition's members,
 // and EndOp (bytes: events in the file, req: CLOCK_MONOTONIC ns at the
 // end, t1: the raw clock at the end) closes the file; with the header's
 // origin they give the clock's rate.
