@@ -72,9 +72,10 @@ type posting struct {
 	bytes int64
 	send  bool
 	sync  bool
+	used  bool   // matched
 	op    int    // index of the post op in the rank's ops, patched with the message
 	wait  int    // index of the wait op, -1 while none
-	next  int32  // the next posting of the same request handle, -1 none
+	next  int32  // the next posting of the same request handle (then of the same envelope), -1 none
 	ci    uint32 // the communicator's number (with the collective context) for key
 }
 
@@ -504,22 +505,22 @@ func (l *lowerer) match() error {
 		}
 		return q
 	}
-	next := make([]int32, len(l.posts))
+	// posting.next, the request queues' link while lowering, links the
+	// receives of one envelope now
 	for pi := range l.posts {
 		p := &l.posts[pi]
 		if p.send || p.wait < 0 {
 			continue
 		}
-		next[pi] = -1
+		p.next = -1
 		q := &queues[find(p.peer, p.rank, p.tag, p, true)]
 		if q.head < 0 {
 			q.head = int32(pi)
 		} else {
-			next[q.tail] = int32(pi)
+			l.posts[q.tail].next = int32(pi)
 		}
 		q.tail = int32(pi)
 	}
-	used := make([]bool, len(l.posts))
 	l.prog.Msgs = make([]message, 0, len(l.posts)/2)
 	for si := range l.posts {
 		s := &l.posts[si]
@@ -531,15 +532,15 @@ func (l *lowerer) match() error {
 			return l.unmatched(si, "send", "no matching receive in rank %d's trace")
 		}
 		ri := queues[qi].head
-		queues[qi].head = next[ri]
-		used[ri] = true
+		queues[qi].head = l.posts[ri].next
+		l.posts[ri].used = true
 		l.prog.Msgs = append(l.prog.Msgs, message{src: s.rank, dst: s.peer, bytes: s.bytes, sync: s.sync})
 		mi := int32(len(l.prog.Msgs) - 1)
 		l.patch(s, mi)
 		l.patch(&l.posts[ri], mi)
 	}
 	for pi := range l.posts {
-		if p := &l.posts[pi]; !p.send && p.wait >= 0 && !used[pi] {
+		if p := &l.posts[pi]; !p.send && p.wait >= 0 && !p.used {
 			return l.unmatched(pi, "receive", "no matching send in rank %d's trace")
 		}
 	}

@@ -16,6 +16,10 @@
 # missing (apt-get install hpcc netpipe-openmpi python3-mpi4py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the bench's own packages (not make test's): SimGrid and the Debian programs
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! { command -v smpirun && command -v hpcc && command -v NPopenmpi; } >/dev/null 2>&1; then
+	apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsimgrid-dev hpcc netpipe-openmpi python3-mpi4py >/dev/null || true
+fi
 # shellcheck source=mpi.sh
 . scripts/mpi.sh
 NP=${NP:-2}

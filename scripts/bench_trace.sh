@@ -14,6 +14,10 @@
 # hpcc (scripts/setup.sh installs them; hpcc is skipped when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the bench's own packages (not make test's): SimGrid and the Debian programs
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! { command -v smpirun && command -v hpcc && command -v NPopenmpi; } >/dev/null 2>&1; then
+	apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsimgrid-dev hpcc netpipe-openmpi python3-mpi4py >/dev/null || true
+fi
 # shellcheck source=mpi.sh
 . scripts/mpi.sh
 REPS=${REPS:-7}

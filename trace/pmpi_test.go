@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,13 +70,13 @@ func TestLibraryRecordsCalls(t *testing.T) {
 	tmp := t.TempDir()
 	lib, bins := BuildLibrary(t, tmp, "trace/testdata/calls.c")
 	dir := filepath.Join(tmp, "trace")
-	const np, iters = 3, 4
+	const np, iters = 3, 400 // enough events for several blocks per rank
 	ctx, cancel := context.WithTimeout(context.Background(), mpirun.HangLimit(60*time.Second, np))
 	defer cancel()
 	launcher, _ := mpirun.Launcher()
 	args := append([]string{"-np", "3"}, mpirun.Flags(np)...)
 	args = append(args, PreloadArgs(lib, dir)...)
-	args = append(args, bins[0], "4")
+	args = append(args, bins[0], strconv.Itoa(iters))
 	if out, err := exec.CommandContext(ctx, launcher, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -89,7 +90,18 @@ func TestLibraryRecordsCalls(t *testing.T) {
 		count := map[Op]int{}
 		completes := 0
 		var split *Comm
-		for _, e := range rk.Events {
+		for i, e := range rk.Events {
+			if e.Op == OpWaitall {
+				n := 0 // its completions follow, a block's write perhaps among them
+				for j := i + 1; j < len(rk.Events) && (rk.Events[j].Op == OpComplete || rk.Events[j].Op == OpFlush); j++ {
+					if rk.Events[j].Op == OpComplete {
+						n++
+					}
+				}
+				if n != 4 {
+					t.Errorf("rank %d, event %d: Waitall followed by %d completions, want 4", r, i, n)
+				}
+			}
 			count[e.Op]++
 			switch e.Op {
 			case OpSend:
@@ -146,6 +158,9 @@ func TestLibraryRecordsCalls(t *testing.T) {
 		}
 		if split == nil || len(split.Members) != (np+1-int(r%2))/2 || split.Members[0] != int32(np-1-int(r%2)) {
 			t.Errorf("rank %d: split communicator %+v", r, split)
+		}
+		if count[OpFlush] < 2 {
+			t.Errorf("rank %d: %d block writes recorded, want several", r, count[OpFlush])
 		}
 		if rk.Header.EagerShmBytes <= 0 {
 			t.Errorf("rank %d: eager limit %d not read from the MPI", r, rk.Header.EagerShmBytes)
