@@ -2,80 +2,28 @@ package trace
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/trace/tracetest"
 )
-
-// BuildLibrary builds the tracing library and, when progs are given, the
-// C programs (paths relative to the repository root) with the same mpicc,
-// into dir. It skips the test when no MPI compiler or launcher is there.
-func BuildLibrary(t testing.TB, dir string, progs ...string) (lib string, bins []string) {
-	t.Helper()
-	if err := mpirun.Available(); err != nil {
-		t.Skipf("no MPI launcher: %v", err)
-	}
-	root := repoRoot(t)
-	script := filepath.Join(root, "scripts", "build_trace.sh")
-	lib = filepath.Join(dir, "libcommcost-trace.so")
-	if out, err := exec.Command(script, lib).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", script, err, out)
-	}
-	cc, err := exec.Command(script, "--cc").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range progs {
-		bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(p), ".c"))
-		if out, err := exec.Command(strings.TrimSpace(string(cc)), "-O2", "-o", bin, filepath.Join(root, p)).CombinedOutput(); err != nil {
-			t.Fatalf("mpicc %s: %v\n%s", p, err, out)
-		}
-		bins = append(bins, bin)
-	}
-	return lib, bins
-}
-
-func repoRoot(t testing.TB) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-	}
-	t.Fatal("no go.mod above " + wd)
-	return ""
-}
-
-// PreloadArgs are the launcher arguments that set LD_PRELOAD and the trace
-// directory for the ranks only (not for the launcher itself).
-func PreloadArgs(lib, dir string) []string {
-	if mpirun.Linked() == mpirun.ImplMPICH {
-		return []string{"-genv", "LD_PRELOAD", lib, "-genv", "COMMCOST_TRACE_DIR", dir}
-	}
-	return []string{"-x", "LD_PRELOAD=" + lib, "-x", "COMMCOST_TRACE_DIR=" + dir}
-}
 
 // TestLibraryRecordsCalls runs testdata/calls.c on 3 ranks under the
 // library and checks the trace against what the program does.
 func TestLibraryRecordsCalls(t *testing.T) {
 	tmp := t.TempDir()
-	lib, bins := BuildLibrary(t, tmp, "trace/testdata/calls.c")
+	lib, bins := tracetest.BuildLibrary(t, tmp, "trace/testdata/calls.c")
 	dir := filepath.Join(tmp, "trace")
 	const np, iters = 3, 400 // enough events for several blocks per rank
 	ctx, cancel := context.WithTimeout(context.Background(), mpirun.HangLimit(60*time.Second, np))
 	defer cancel()
 	launcher, _ := mpirun.Launcher()
 	args := append([]string{"-np", "3"}, mpirun.Flags(np)...)
-	args = append(args, PreloadArgs(lib, dir)...)
+	args = append(args, tracetest.PreloadArgs(lib, dir)...)
 	args = append(args, bins[0], strconv.Itoa(iters))
 	if out, err := exec.CommandContext(ctx, launcher, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
