@@ -230,39 +230,6 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 			}
 			return nil
 		}
-		// completions that follow a Wait or Test call
-		completions := func() error {
-			for i+1 < len(evs) && (evs[i+1].Op == trace.OpComplete || evs[i+1].Op == trace.OpFlush) {
-				i++
-				l.prog.Events++
-				c := &evs[i]
-				if c.Op == trace.OpFlush { // the library wrote a block between the completions
-					last = max(last, c.T1)
-					continue
-				}
-				pi, ok := pending.pop(l.posts, c.Req)
-				if !ok {
-					if pi, ok = inflight.pop(l.posts, c.Req); !ok {
-						continue // a request the replay does not model (probe, cancelled, null)
-					}
-				}
-				p := &l.posts[pi]
-				if !p.send {
-					if p.peer == trace.PeerAny || c.Flags&trace.FlagLocalPeer != 0 {
-						src, err := l.actualSource(rk, i, p, c)
-						if err != nil {
-							return err
-						}
-						p.peer = src
-					}
-					p.tag = c.Tag
-				}
-				if p.wait < 0 {
-					l.wait(pi)
-				}
-			}
-			return nil
-		}
 		switch o := e.Op; {
 		case o == trace.OpFinalize:
 			l.emit(op2(kEnd))
@@ -319,7 +286,8 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 		case o == trace.OpWait || o == trace.OpWaitall || o == trace.OpWaitany || o == trace.OpWaitsome ||
 			o == trace.OpTest || o == trace.OpTestall || o == trace.OpTestany || o == trace.OpTestsome:
 			n := len(l.ops)
-			if err := completions(); err != nil {
+			var err error
+			if i, last, err = l.completions(rk, i, last, pending, inflight); err != nil {
 				return err
 			}
 			if len(l.ops) == n { // nothing modelled completed: a poll's time is waiting, re-derived where it completes
@@ -369,6 +337,44 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 	l.prog.Ranks = append(l.prog.Ranks, l.ops)
 	l.prog.Calls = append(l.prog.Calls, l.calls)
 	return nil
+}
+
+// completions lowers the completions that follow the Wait or Test call
+// at event i: each completes the oldest posting of its request handle
+// (with the actual source and tag of a receive). It returns the index of
+// the last event it read and the end of the last timed event.
+func (l *lowerer) completions(rk *trace.Rank, i int, last int64, pending, inflight reqQueues) (int, int64, error) {
+	evs := rk.Events
+	for i+1 < len(evs) && (evs[i+1].Op == trace.OpComplete || evs[i+1].Op == trace.OpFlush) {
+		i++
+		l.prog.Events++
+		c := &evs[i]
+		if c.Op == trace.OpFlush { // the library wrote a block between the completions
+			last = max(last, c.T1)
+			continue
+		}
+		pi, ok := pending.pop(l.posts, c.Req)
+		if !ok {
+			if pi, ok = inflight.pop(l.posts, c.Req); !ok {
+				continue // a request the replay does not model (probe, cancelled, null)
+			}
+		}
+		p := &l.posts[pi]
+		if !p.send {
+			if p.peer == trace.PeerAny || c.Flags&trace.FlagLocalPeer != 0 {
+				src, err := l.actualSource(rk, i, p, c)
+				if err != nil {
+					return i, last, err
+				}
+				p.peer = src
+			}
+			p.tag = c.Tag
+		}
+		if p.wait < 0 {
+			l.wait(pi)
+		}
+	}
+	return i, last, nil
 }
 
 func op2(k kind) op { return op{kind: k} }
