@@ -24,10 +24,15 @@ func BuildLibrary(t testing.TB, dir string, progs ...string) (lib string, bins [
 	root := RepoRoot(t)
 	script := filepath.Join(root, "scripts", "build_trace.sh")
 	lib = filepath.Join(dir, "libcommcost-trace.so")
-	if out, err := exec.Command(script, lib).CombinedOutput(); err != nil {
+	impl := "MPI=" + string(mpirun.Linked()) // the MPI this test binary runs under
+	build := exec.Command(script, lib)
+	build.Env = append(os.Environ(), impl, "TAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
-	cc, err := exec.Command(script, "--cc").Output()
+	ccCmd := exec.Command(script, "--cc")
+	ccCmd.Env = build.Env
+	cc, err := ccCmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
