@@ -360,6 +360,12 @@ func (l *lowerer) completions(rk *trace.Rank, i int, last int64, pending, inflig
 			}
 		}
 		p := &l.posts[pi]
+		if !p.send && c.Peer < 0 {
+			// a receive cancelled (MPI_Cancel), or from MPI_PROC_NULL:
+			// no message; its posting becomes a delay at the end
+			p.wait = -2
+			continue
+		}
 		if !p.send {
 			if p.peer == trace.PeerAny || c.Flags&trace.FlagLocalPeer != 0 {
 				src, err := l.actualSource(rk, i, p, c)
@@ -370,7 +376,7 @@ func (l *lowerer) completions(rk *trace.Rank, i int, last int64, pending, inflig
 			}
 			p.tag = c.Tag
 		}
-		if p.wait < 0 {
+		if p.wait == -1 {
 			l.wait(pi)
 		}
 	}

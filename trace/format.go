@@ -68,7 +68,8 @@
 // counts the calls, peer, tag, peer2 and tag2 those of Test, Testany,
 // Testsome or Testall, and Iprobe; t0 is the first's entry and t1 the
 // last's exit, so a polling loop's spinning between its calls counts as
-// time in MPI. CommDefOp (comm the local index, peer
+// time in MPI. A cancelled receive completes with a negative source.
+// CommDefOp (comm the local index, peer
 // the size, req the global identity, the same on every member) is followed
 // by one CommMemberOp per member (peer its index, peer2 its world rank);
 // MPI_COMM_WORLD is local index 0 with identity 0, MPI_COMM_SELF index 1.
@@ -175,7 +176,8 @@ const (
 	OpCommSplitType      Op = 60
 	OpCartCreate         Op = 61
 	OpPollRun            Op = 62
-	opLimit              Op = 63
+	OpCancel             Op = 63
+	opLimit              Op = 64
 )
 
 var opNames = [opLimit]string{
@@ -194,7 +196,7 @@ var opNames = [opLimit]string{
 	OpIreduce: "Ireduce", OpIallreduce: "Iallreduce", OpIallgather: "Iallgather", OpIalltoall: "Ialltoall",
 	OpCommSplit: "Comm_split", OpCommDup: "Comm_dup", OpCommCreate: "Comm_create", OpCommFree: "Comm_free",
 	OpCommDef: "(comm def)", OpCommMember: "(comm member)", OpFlush: "(trace flush)", OpEnd: "(end)",
-	OpCommSplitType: "Comm_split_type", OpCartCreate: "Cart_create", OpPollRun: "(polls that found nothing)",
+	OpCommSplitType: "Comm_split_type", OpCartCreate: "Cart_create", OpPollRun: "(polls that found nothing)", OpCancel: "Cancel",
 }
 
 // String is the MPI call's name without its MPI_ prefix ("Isend"), or the

@@ -601,6 +601,18 @@ int MPI_Startall(int n, MPI_Request reqs[])
 	return rc;
 }
 
+int MPI_Cancel(MPI_Request *req)
+{
+	if (!on)
+		return PMPI_Cancel(req);
+	uint64_t h = HANDLE(*req);
+	int64_t t0 = ticks();
+	int rc = PMPI_Cancel(req);
+	int64_t t1 = ticks();
+	ev(CCT_CANCEL, t0, t1)->req = h;
+	return rc;
+}
+
 int MPI_Request_free(MPI_Request *req)
 {
 	if (!on)

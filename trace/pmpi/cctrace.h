@@ -103,7 +103,8 @@ enum cct_op {
 	CCT_COMM_SPLIT_TYPE = 60,
 	CCT_CART_CREATE = 61,
 	CCT_POLL_RUN = 62,
-	CCT_OP_LIMIT = 63
+	CCT_CANCEL = 63,
+	CCT_OP_LIMIT = 64
 };
 
 /* One event: 64 bytes. Fields by op are documented in trace/format.go. */
