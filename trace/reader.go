@@ -35,18 +35,18 @@ type Header struct {
 	NSPerTick float64
 }
 
-// Event is one recorded event; T0 and T1 are nanoseconds since the origin.
+// Event is one recorded event; T0 and T1 are nanoseconds since the origin
+// (the reader converts the clock units the file holds).
 type Event struct {
-	Op           Op
-	Flags        uint8
-	Comm         int32
-	Peer, Tag    int32
-	Peer2, Tag2  int32
-	Bytes        int64
-	Bytes2       int64
-	Req          uint64
-	T0, T1       int64
-	RawT0, RawT1 int64 // in clock units, as written
+	Op          Op
+	Flags       uint8
+	Comm        int32
+	Peer, Tag   int32
+	Peer2, Tag2 int32
+	Bytes       int64
+	Bytes2      int64
+	Req         uint64
+	T0, T1      int64
 }
 
 // Comm is a communicator as the rank knew it: its identity (the same on
@@ -223,7 +223,7 @@ func (d *decoder) decode() (*Rank, error) {
 				Peer: int32(le.Uint32(b[8:])), Tag: int32(le.Uint32(b[12:])),
 				Peer2: int32(le.Uint32(b[16:])), Tag2: int32(le.Uint32(b[20:])),
 				Bytes: int64(le.Uint64(b[24:])), Bytes2: int64(le.Uint64(b[32:])),
-				Req: le.Uint64(b[40:]), RawT0: int64(le.Uint64(b[48:])), RawT1: int64(le.Uint64(b[56:])),
+				Req: le.Uint64(b[40:]), T0: int64(le.Uint64(b[48:])), T1: int64(le.Uint64(b[56:])), // clock units until check
 			}
 			if ended {
 				d.off += int64(i * EventBytes)
@@ -247,7 +247,7 @@ func (d *decoder) decode() (*Rank, error) {
 	}
 	rk.Header.NSPerTick = 1
 	if hd.Clock == ClockTSC {
-		dt := end.RawT1 - originTicks
+		dt := end.T1 - originTicks
 		dm := int64(end.Req) - originMono
 		if dt <= 0 || dm < 0 {
 			d.off -= EventBytes
@@ -285,12 +285,12 @@ func (rk *Rank) check(d *decoder) error {
 			return bad(i, "unknown operation %d (this commcost reads format version %d)", e.Op, Version)
 		}
 		if e.Op == OpEnd {
-			e.T0 = int64(math.Round(float64(e.RawT0) * scale))
+			e.T0 = int64(math.Round(float64(e.T0) * scale))
 			e.T1 = e.T0
 			continue
 		}
-		e.T0 = int64(math.Round(float64(e.RawT0) * scale))
-		e.T1 = int64(math.Round(float64(e.RawT1) * scale))
+		e.T0 = int64(math.Round(float64(e.T0) * scale))
+		e.T1 = int64(math.Round(float64(e.T1) * scale))
 		switch e.Op {
 		case OpCommDef:
 			if e.Comm != int32(len(rk.Comms)) {
