@@ -45,6 +45,10 @@ osu=${OSU_SRC:-../shared/peers/osu-6.1}
 [ -d "$osu" ] || osu=/work/shared/peers/osu-6.1
 "$cc" -O2 -I "$osu/util" -o "$work/osu_latency" "$osu/mpi/pt2pt/osu_latency.c" "$osu/util/osu_util.c" "$osu/util/osu_util_mpi.c" -lm
 
+load=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load" -v n="$(nproc)" 'BEGIN{exit !(l > n)}'; then
+	echo "WARNING: load average $load on $(nproc) cores: other jobs share the cores, so the measured runs include waiting for them, which no network model predicts; repeat on a quiet machine"
+fi
 echo "== calibration: pingpong and prtt on $NP ranks (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 mkdir -p "$work/cal"
 "$launcher" -np 2 "${flags[@]}" "$cc_bin/commcost" pingpong --sizes 1,8,64,512,2K,4K,8K,16K,64K,256K,1M --max-time 1 --quiet --out "$work/cal/records.jsonl" >/dev/null

@@ -41,6 +41,11 @@ if [ "$impl" = mpich ]; then
 else
 	pre=(-x "LD_PRELOAD=$lib" -x "COMMCOST_TRACE_DIR=$tdir/t")
 fi
+# wall-clock figures mean little when other jobs hold the cores
+load=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load" -v n="$(nproc)" 'BEGIN{exit !(l > n)}'; then
+	echo "WARNING: load average $load on $(nproc) cores: other jobs share the cores, and the wall-clock figures below (latencies, wall times, measured runs) are inflated by waiting for them; repeat on a quiet machine"
+fi
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 fail=0
 check() { # name value limit unit
