@@ -14,6 +14,9 @@
 #      assertions (exit 1 when one fails; BENCH_NO_FAIL=1 only reports).
 # Needs libsimgrid-dev (smpirun); the Debian programs are skipped when
 # missing (apt-get install hpcc netpipe-openmpi python3-mpi4py).
+# On the test cluster: LAUNCHER="mpirun --hostfile H --mca plm_rsh_agent A
+# ..." (the whole launch prefix, -np excluded) and NP=4 run every step
+# there; WORK=DIR keeps the files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # the bench's own packages (not make test's): SimGrid and the Debian programs
@@ -24,8 +27,14 @@ fi
 . scripts/mpi.sh
 NP=${NP:-2}
 impl=$(mpi_impl)
-launcher=$(mpi_launcher "$impl")
-read -r -a flags <<<"$(mpi_flags "$impl" "$NP")"
+if [ -n "${LAUNCHER:-}" ]; then
+	read -r -a launch <<<"$LAUNCHER"
+	launcher=${launch[0]}
+	flags=("${launch[@]:1}")
+else
+	launcher=$(mpi_launcher "$impl")
+	read -r -a flags <<<"$(mpi_flags "$impl" "$NP")"
+fi
 if ! command -v smpirun >/dev/null; then
 	echo "SKIP bench_simgrid: no smpirun (apt-get install libsimgrid-dev)"
 	exit 0
@@ -51,8 +60,8 @@ if awk -v l="$load" -v n="$(nproc)" 'BEGIN{exit !(l > n)}'; then
 fi
 echo "== calibration: pingpong and prtt on $NP ranks (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
 mkdir -p "$work/cal"
-"$launcher" -np 2 "${flags[@]}" "$cc_bin/commcost" pingpong --sizes 1,8,64,512,2K,4K,8K,16K,64K,256K,1M --max-time 1 --quiet --out "$work/cal/records.jsonl" >/dev/null
-"$launcher" -np 2 "${flags[@]}" "$cc_bin/commcost" prtt --max-time 1 --quiet --out "$work/cal/records.jsonl" >/dev/null
+"$launcher" "${flags[@]}" -np 2 "$cc_bin/commcost" pingpong --sizes 1,8,64,512,2K,4K,8K,16K,64K,256K,1M --max-time 1 --quiet --out "$work/cal/records.jsonl" >/dev/null
+"$launcher" "${flags[@]}" -np 2 "$cc_bin/commcost" prtt --max-time 1 --quiet --out "$work/cal/records.jsonl" >/dev/null
 models=()
 for k in hockney piecewise hyperbolic loggp; do
 	if "$cc_bin/commcost" fit "$k" "$work/cal/records.jsonl" --format json >"$work/$k.json" 2>"$work/$k.err"; then
@@ -76,7 +85,7 @@ run() { # name program args...
 	local name=$1 dir=$work/trace-$1
 	shift
 	echo "== $name: $*"
-	if ! (cd "$work" && "$launcher" -np "$NP" "${flags[@]}" "$cc_bin/commcost" trace --out "$dir" --simgrid -- "$@" >"$work/$name.out" 2>&1); then
+	if ! (cd "$work" && "$launcher" "${flags[@]}" -np "$NP" "$cc_bin/commcost" trace --out "$dir" --simgrid -- "$@" >"$work/$name.out" 2>&1); then
 		echo "FAIL $name did not run under the tracer:"
 		tail -5 "$work/$name.out"
 		return 1
