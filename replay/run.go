@@ -90,6 +90,10 @@ type Outcome struct {
 	Measured    *trace.Summary
 	Predictions []Prediction
 	Scale       Scale
+	// Hosts are the traced run's hosts in order of first rank, with
+	// the ranks each held.
+	Hosts        []string
+	RanksPerHost []int
 }
 
 // loadModels reads the model files and fits the calibration's kinds.
@@ -165,6 +169,16 @@ func (c Config) Run() (*Outcome, error) {
 		return nil, err
 	}
 	o := &Outcome{Dir: c.Dir, Ranks: len(t.Ranks), Events: prog.Events, Measured: trace.Summarize(t), Scale: s}
+	for _, rk := range t.Ranks {
+		i := 0
+		for i < len(o.Hosts) && o.Hosts[i] != rk.Header.Host {
+			i++
+		}
+		if i == len(o.Hosts) {
+			o.Hosts, o.RanksPerHost = append(o.Hosts, rk.Header.Host), append(o.RanksPerHost, 0)
+		}
+		o.RanksPerHost[i]++
+	}
 	mpiMax, mpiMean := stats(o.Measured.Ranks, func(r trace.RankSummary) float64 { return r.MPISec })
 	wallMax, wallMean := stats(o.Measured.Ranks, func(r trace.RankSummary) float64 { return r.WallSec })
 	for _, p := range pricers {
@@ -334,6 +348,7 @@ func (o *Outcome) Records(command []string) []results.Record {
 			},
 			Counters: map[string]float64{"events": float64(o.Events), "replay_s": p.Sec},
 			Meta: results.Meta{Commit: results.BuildCommit(), Backend: "replay", Date: results.FormatDate(time.Now()), Command: command,
+				Hosts: o.Hosts, RanksPerHost: o.RanksPerHost,
 				GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version()},
 		}
 		for k, v := range map[string]float64{"error_mpi_max": p.MPIMaxErr, "error_mpi_mean": p.MPIMeanErr, "error_wall_max": p.WallMaxErr, "error_wall_mean": p.WallMeanErr} {
