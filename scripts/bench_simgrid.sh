@@ -4,7 +4,7 @@
 #   1. calibrate: commcost pingpong and prtt, fitted to hockney, piecewise,
 #      hyperbolic and loggp (models that do not fit are left out);
 #   2. trace each program with commcost trace --simgrid: commcost's own
-#      trace/testdata/calls.c, osu_latency, and three Debian programs
+#      trace/testdata/calls.c and pingpong, osu_latency, and three Debian programs
 #      nobody here wrote: hpcc, NetPIPE (NPopenmpi), mpi4py's ringtest;
 #   3. replay each trace under SimGrid (smpireplaymain) twice: with the
 #      piecewise fit exported by commcost export simgrid, and with SMPI's
@@ -97,6 +97,7 @@ run() { # name program args...
 }
 rc=0
 run calls "$work/calls" 2000 || rc=1
+run commcost-pingpong "$cc_bin/commcost" pingpong --sizes 8,1K,16K,64K --max-time 0.5 --quiet || rc=1
 run osu_latency "$work/osu_latency" -m 1:65536 -i 500 -x 50 || rc=1
 if command -v hpcc >/dev/null; then
 	zcat -f /usr/share/doc/hpcc/examples/_hpccinf.txt* | awk -v q="$NP" 'NR==11{$1=1} NR==12{$1=q} {print}' >"$work/hpccinf.txt"
