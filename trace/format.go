@@ -177,7 +177,11 @@ const (
 	OpCartCreate         Op = 61
 	OpPollRun            Op = 62
 	OpCancel             Op = 63
-	opLimit              Op = 64
+	OpCartSub            Op = 64
+	OpCommCreateGroup    Op = 65
+	OpGraphCreate        Op = 66 // Graph_create, Dist_graph_create, Dist_graph_create_adjacent
+	OpIntercommMerge     Op = 67
+	opLimit              Op = 68
 )
 
 var opNames = [opLimit]string{
@@ -197,6 +201,7 @@ var opNames = [opLimit]string{
 	OpCommSplit: "Comm_split", OpCommDup: "Comm_dup", OpCommCreate: "Comm_create", OpCommFree: "Comm_free",
 	OpCommDef: "(comm def)", OpCommMember: "(comm member)", OpFlush: "(trace flush)", OpEnd: "(end)",
 	OpCommSplitType: "Comm_split_type", OpCartCreate: "Cart_create", OpPollRun: "(polls that found nothing)", OpCancel: "Cancel",
+	OpCartSub: "Cart_sub", OpCommCreateGroup: "Comm_create_group", OpGraphCreate: "Graph_create", OpIntercommMerge: "Intercomm_merge",
 }
 
 // String is the MPI call's name without its MPI_ prefix ("Isend"), or the
@@ -229,7 +234,7 @@ func (o Op) Collective() bool { return o >= OpBarrier && o <= OpIalltoall }
 // new communicator's local index).
 func (o Op) CreatesComm() bool {
 	switch o {
-	case OpCommSplit, OpCommDup, OpCommCreate, OpCommSplitType, OpCartCreate:
+	case OpCommSplit, OpCommDup, OpCommCreate, OpCommSplitType, OpCartCreate, OpCartSub, OpCommCreateGroup, OpGraphCreate, OpIntercommMerge:
 		return true
 	}
 	return false

@@ -96,7 +96,7 @@ func TestLibraryRecordsCalls(t *testing.T) {
 		}
 		for op, want := range map[Op]int{OpSend: iters, OpRecv: iters, OpIrecv: 2 * iters, OpIsend: 2 * iters,
 			OpWaitall: iters, OpSendrecv: iters, OpAllreduce: iters, OpBcast: iters, OpCommSplit: 1,
-			OpCommFree: 1, OpReduce: 1, OpBarrier: 1, OpStart: persistent, OpWait: persistent, OpFinalize: 1} {
+			OpCommFree: 3, OpReduce: 1, OpBarrier: 2, OpCartCreate: 1, OpCartSub: 1, OpStart: persistent, OpWait: persistent, OpFinalize: 1} {
 			if count[op] != want {
 				t.Errorf("rank %d: %d %s, want %d", r, count[op], op, want)
 			}

@@ -1327,6 +1327,71 @@ int MPI_Cart_create(MPI_Comm comm, int nd, const int dims[], const int periods[]
 	return rc;
 }
 
+int MPI_Cart_sub(MPI_Comm comm, const int remain[], MPI_Comm *nc)
+{
+	if (!on)
+		return PMPI_Cart_sub(comm, remain, nc);
+	int64_t t0 = ticks();
+	int rc = PMPI_Cart_sub(comm, remain, nc);
+	comm_event(CCT_CART_SUB, t0, comm, *nc);
+	return rc;
+}
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group g, int tag, MPI_Comm *nc)
+{
+	if (!on)
+		return PMPI_Comm_create_group(comm, g, tag, nc);
+	int64_t t0 = ticks();
+	int rc = PMPI_Comm_create_group(comm, g, tag, nc);
+	comm_event(CCT_COMM_CREATE_GROUP, t0, comm, *nc);
+	return rc;
+}
+
+int MPI_Graph_create(MPI_Comm comm, int n, const int index[], const int edges[], int reorder, MPI_Comm *nc)
+{
+	if (!on)
+		return PMPI_Graph_create(comm, n, index, edges, reorder, nc);
+	int64_t t0 = ticks();
+	int rc = PMPI_Graph_create(comm, n, index, edges, reorder, nc);
+	comm_event(CCT_GRAPH_CREATE, t0, comm, *nc);
+	return rc;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+				   int outdegree, const int dests[], const int destweights[], MPI_Info info, int reorder,
+				   MPI_Comm *nc)
+{
+	if (!on)
+		return PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, dests,
+						       destweights, info, reorder, nc);
+	int64_t t0 = ticks();
+	int rc = PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, dests, destweights,
+						 info, reorder, nc);
+	comm_event(CCT_GRAPH_CREATE, t0, comm, *nc);
+	return rc;
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int dests[],
+			  const int weights[], MPI_Info info, int reorder, MPI_Comm *nc)
+{
+	if (!on)
+		return PMPI_Dist_graph_create(comm, n, sources, degrees, dests, weights, info, reorder, nc);
+	int64_t t0 = ticks();
+	int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, dests, weights, info, reorder, nc);
+	comm_event(CCT_GRAPH_CREATE, t0, comm, *nc);
+	return rc;
+}
+
+int MPI_Intercomm_merge(MPI_Comm inter, int high, MPI_Comm *nc)
+{
+	if (!on)
+		return PMPI_Intercomm_merge(inter, high, nc);
+	int64_t t0 = ticks();
+	int rc = PMPI_Intercomm_merge(inter, high, nc);
+	comm_event(CCT_INTERCOMM_MERGE, t0, inter, *nc);
+	return rc;
+}
+
 int MPI_Comm_free(MPI_Comm *comm)
 {
 	if (!on)

@@ -104,7 +104,11 @@ enum cct_op {
 	CCT_CART_CREATE = 61,
 	CCT_POLL_RUN = 62,
 	CCT_CANCEL = 63,
-	CCT_OP_LIMIT = 64
+	CCT_CART_SUB = 64,
+	CCT_COMM_CREATE_GROUP = 65,
+	CCT_GRAPH_CREATE = 66,
+	CCT_INTERCOMM_MERGE = 67,
+	CCT_OP_LIMIT = 68
 };
 
 /* One event: 64 bytes. Fields by op are documented in trace/format.go. */

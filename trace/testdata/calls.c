@@ -57,6 +57,14 @@ int main(int argc, char **argv)
 			MPI_Request_free(&p);
 	}
 	MPI_Comm_free(&half);
+	/* a ring topology and its one-dimensional sub-grid */
+	MPI_Comm cart, sub;
+	int dims[1] = {size}, periods[1] = {1}, remain[1] = {1};
+	MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+	MPI_Cart_sub(cart, remain, &sub);
+	MPI_Barrier(sub);
+	MPI_Comm_free(&sub);
+	MPI_Comm_free(&cart);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Finalize();
 	return 0;
