@@ -16,9 +16,10 @@ import (
 )
 
 // sameErr is the difference of relative errors below which two
-// predictions count as equally close (0.1 percentage point: the printed
-// precision).
-const sameErr = 1e-3
+// predictions count as equally close: half a percentage point, the
+// difference of two replays of the same messages priced alike (SimGrid's
+// flows and commcost's arithmetic round differently).
+const sameErr = 5e-3
 
 // ProgramFigures is one traced program: its measured time in MPI and wall
 // time (maxima over ranks, from the trace), each model's predictions of
