@@ -184,7 +184,7 @@ func (c Config) Run() (*Outcome, error) {
 	for _, p := range pricers {
 		eager, from := limit, "--eager"
 		if auto {
-			eager, from = traceEager(t)
+			eager, from = TraceEager(t)
 			if eager == 0 && p.Breakpoint > 0 {
 				eager, from = int64(p.Breakpoint), "the piecewise fit's first breakpoint"
 			}
@@ -216,9 +216,9 @@ func (c Config) Run() (*Outcome, error) {
 	return o, nil
 }
 
-// traceEager is the eager limit the MPI reported: within a host when all
+// TraceEager is the eager limit the MPI reported: within a host when all
 // ranks ran on one, else between hosts; 0 when the trace does not say.
-func traceEager(t *trace.Trace) (int64, string) {
+func TraceEager(t *trace.Trace) (int64, string) {
 	hosts := map[string]bool{}
 	for _, rk := range t.Ranks {
 		hosts[rk.Header.Host] = true

@@ -70,8 +70,6 @@ for k in hockney piecewise hyperbolic loggp; do
 		echo "note: $k does not fit: $(head -1 "$work/$k.err")"
 	fi
 done
-"$cc_bin/commcost" export simgrid "$work/piecewise.json" --out "$work/sg-cal" --hosts "$NP"
-"$cc_bin/commcost" export simgrid "$work/piecewise.json" --out "$work/sg-def" --hosts "$NP" --defaults
 
 simtime() { # config-dir trace-dir
 	local cfg
@@ -91,8 +89,11 @@ run() { # name program args...
 		return 1
 	fi
 	local cal def
-	cal=$(simtime "$work/sg-cal" "$dir")
-	def=$(simtime "$work/sg-def" "$dir")
+	# SimGrid's platform, with the MPI's eager limit from this trace
+	"$cc_bin/commcost" export simgrid "$work/piecewise.json" --out "$dir/sg-cal" --hosts "$NP" --trace "$dir"
+	"$cc_bin/commcost" export simgrid "$work/piecewise.json" --out "$dir/sg-def" --hosts "$NP" --trace "$dir" --defaults
+	cal=$(simtime "$dir/sg-cal" "$dir")
+	def=$(simtime "$dir/sg-def" "$dir")
 	printf '%s\t%s\t%s\t%s\n' "$name" "$dir" "${cal:--}" "${def:--}" >>"$work/programs.tsv"
 }
 rc=0

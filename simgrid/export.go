@@ -11,6 +11,8 @@ import (
 
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/replay"
+	"github.com/commcost/commcost/trace"
 )
 
 // Export is `commcost export simgrid MODEL.json`: a SimGrid platform of
@@ -21,6 +23,7 @@ type Export struct {
 	Out   string `flag:"out" default:"simgrid" usage:"directory to write platform.xml, hostfile and smpi.cfg into" value:"dir"`
 	Hosts int    `flag:"hosts" default:"4" usage:"hosts of the platform (one rank each)"`
 	Eager int    `flag:"eager" default:"65536" usage:"SMPI's detached-send threshold in bytes (smpi/send-is-detached-thresh): the MPI's eager limit"`
+	Trace string `flag:"trace" usage:"take the eager limit from this trace directory (the MPI's own, as commcost replay does) instead of --eager" value:"dir"`
 	// Defaults writes SimGrid's own SMPI factors and overheads instead of
 	// the model's (the platform's links still come from the model).
 	Defaults bool `flag:"defaults" usage:"keep SMPI's default factors and overheads: only the links' nominal latency and bandwidth come from the model"`
@@ -125,6 +128,15 @@ func (e Export) Run() error {
 	c, err := Calibrate(m)
 	if err != nil {
 		return opts.Badf("%s: %v", e.Model, err)
+	}
+	if e.Trace != "" {
+		t, err := trace.ReadDir(e.Trace)
+		if err != nil {
+			return opts.Badf("--trace %s: %v", e.Trace, err)
+		}
+		if limit, _ := replay.TraceEager(t); limit > 0 {
+			e.Eager = int(limit)
+		}
 	}
 	return e.Write(c)
 }
