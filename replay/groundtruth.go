@@ -142,7 +142,7 @@ func Assess(ps []ProgramFigures, tol float64, log io.Writer) []string {
 // comment.
 type AssessConfig struct {
 	Config
-	Programs string  `flag:"programs" usage:"the programs: name, trace directory, SimGrid calibrated and default simulated seconds, tab separated, one per line" value:"file"`
+	Programs string  `flag:"programs" usage:"the file of the programs: name, trace directory, SimGrid calibrated and default simulated seconds, tab separated, one per line" value:"file"`
 	Tol      float64 `flag:"tol" default:"0.10" usage:"the bound on the best model's error in time in MPI (median over the programs)"`
 }
 

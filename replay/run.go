@@ -30,9 +30,9 @@ func (f *Files) Set(s string) error { *f = append(*f, s); return nil }
 // Config is `commcost replay DIR`: the trace directory, the models (files
 // or a calibration run directory), the what-ifs and the protocol.
 type Config struct {
-	Models      Files  `flag:"model" usage:"a fitted model (the output of commcost fit --format json); give it once per model" value:"file"`
-	Calibration string `flag:"calibration" usage:"a calibration run directory (records.jsonl): fit every model kind that prices a point-to-point message from it" value:"dir"`
-	Scale       Files  `flag:"scale" usage:"what-if PARAM=FACTOR, once per parameter: bandwidth=2 (twice the bandwidth), latency=0.5, compute=0.5, or a model parameter (L, o_s, o_r, g, G, t_s, t_w, a, b)" value:"param=factor"`
+	Models      Files  `flag:"model" usage:"a fitted model file (the output of commcost fit --format json); give it once per model" value:"file"`
+	Calibration string `flag:"calibration" usage:"a calibration run dir (its records.jsonl): fit every model kind that prices a point-to-point message from it" value:"dir"`
+	Scale       Files  `flag:"scale" usage:"a what-if param=factor, once per parameter: bandwidth=2 (twice the bandwidth), latency=0.5, compute=0.5, or a model parameter (L, o_s, o_r, g, G, t_s, t_w, a, b)" value:"param=factor"`
 	Eager       string `flag:"eager" default:"auto" usage:"the largest message sent eagerly, in bytes (larger ones wait for their receive: rendezvous), or auto: the MPI's own limit recorded in the trace, else the first breakpoint of a piecewise model, else every message eager; none: every message eager"`
 	Out         string `flag:"out" usage:"append one record per model to this JSON Lines file (commcost report and compare read them)" value:"file"`
 	// Dir is the trace directory (the positional argument).

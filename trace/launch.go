@@ -30,8 +30,8 @@ const DirEnv = "COMMCOST_TRACE_DIR"
 // once per rank. The program is not recompiled: it runs as a child with
 // LD_PRELOAD set to the library, which writes DIR/rank-N.cct.
 type Launch struct {
-	Out     string `flag:"out" default:"commcost-trace" usage:"trace directory: one file per rank, rank-N.cct" value:"dir"`
-	Lib     string `flag:"lib" usage:"the tracing library (default: libcommcost-trace.so beside the commcost binary, else $COMMCOST_TRACE_LIB)" value:"file"`
+	Out     string `flag:"out" default:"commcost-trace" usage:"the dir to write the trace into, one file per rank (rank-N.cct)" value:"dir"`
+	Lib     string `flag:"lib" usage:"the tracing library file (default: libcommcost-trace.so beside the commcost binary, else $COMMCOST_TRACE_LIB)" value:"file"`
 	SimGrid bool   `flag:"simgrid" usage:"also write SimGrid's time-independent trace of the run into the directory (rank-N.tit, simgrid.txt)"`
 	// Program and Args are the program to trace and its arguments.
 	Program string

@@ -228,7 +228,7 @@ func (s *Summary) Shades() string {
 
 // SummaryConfig is `commcost trace summary DIR`.
 type SummaryConfig struct {
-	Heatmap string `flag:"heatmap" usage:"also draw the communication matrix into this image (.png, .svg or .pdf)" value:"file"`
+	Heatmap string `flag:"heatmap" usage:"also draw the communication matrix into this image file (.png, .svg or .pdf)" value:"file"`
 	Dir     string
 }
 
