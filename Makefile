@@ -34,6 +34,7 @@ setup:
 
 build: setup
 	$(GO) build $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/commcost
+	scripts/build_trace.sh bin/libcommcost-trace.so
 
 # The main job: a quick default measurement on this machine with NP ranks.
 run: build
@@ -45,9 +46,12 @@ test: setup
 	scripts/test.sh
 
 # Every pattern against C of the same protocol, then ping-pong and bandwidth
-# against OSU; both run to the end, and bench fails if either missed a target.
+# against OSU, the tracing library's overhead, the replay's speed and the
+# replay against SimGrid; all run to the end, and bench fails if one missed
+# a target.
 bench: build
-	@rc=0; scripts/bench_vs_c.sh || rc=1; scripts/bench_vs_osu.sh --skip-missing || rc=1; exit $$rc
+	@rc=0; scripts/bench_vs_c.sh || rc=1; scripts/bench_vs_osu.sh --skip-missing || rc=1; \
+	scripts/bench_trace.sh || rc=1; scripts/bench_replay.sh || rc=1; scripts/bench_simgrid.sh || rc=1; exit $$rc
 
 lint:
 	scripts/lint.sh

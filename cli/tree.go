@@ -107,9 +107,14 @@ func (n *Node) Leaves() []*Node {
 	return out
 }
 
-// Dispatch runs the leaf that args name below n.
+// Dispatch runs the leaf that args name below n. A node that runs may
+// have subcommands too ("trace" runs a program, "trace summary" reads
+// its files): a first argument naming a child goes to it.
 func (n *Node) Dispatch(args []string, stdout, stderr io.Writer) error {
 	if n.Run != nil {
+		if len(args) > 0 && n.children[args[0]] != nil {
+			return n.children[args[0]].Dispatch(args[1:], stdout, stderr)
+		}
 		return n.Run(args, stdout, stderr)
 	}
 	if len(args) == 0 {

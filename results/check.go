@@ -27,9 +27,11 @@ const (
 //     derived value, counter and sample is finite;
 //   - min <= median <= max, and the CI contains its median
 //     (ci95[0] <= median <= ci95[1]);
-//   - a time (unit s), size (B) or bandwidth (B/s) has a positive median
-//     and no negative statistic, a count none either; and each statistic
-//     is within its unit's bound (MaxRecordSeconds, ...).
+//   - a size (B) or bandwidth (B/s) has a positive median, a time (unit
+//     s) a median of 0 or more (a phase that moved nothing, as Cannon's
+//     shift on one rank, a replayed rank without MPI calls), and none of
+//     them or a count a negative statistic; and each statistic is within
+//     its unit's bound (MaxRecordSeconds, ...).
 //
 // Other units (a fitted slope, say) may be negative but are bounded by
 // MaxRecordValue in absolute value.
@@ -51,7 +53,7 @@ func (r *Record) CheckValues() error {
 			return fmt.Errorf("record %s %s: %s %v is outside [%g, %g], the range of a value in %s", r.Bench, paramString(r.Params), s.name, s.v, lo, hi, unitName(r.Unit))
 		}
 	}
-	if positive && !(r.Median > 0) {
+	if positive && !(r.Median > 0) && r.Unit != UnitSeconds {
 		return fmt.Errorf("record %s %s: median %v is not positive (unit %s)", r.Bench, paramString(r.Params), r.Median, r.Unit)
 	}
 	if !(r.Min <= r.Median && r.Median <= r.Max) {

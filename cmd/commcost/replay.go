@@ -1,0 +1,64 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/job"
+	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/replay"
+)
+
+func init() {
+	cli.Register(cli.Command{Name: "replay", Run: runReplay,
+		Summary: "a trace's time in MPI and wall time predicted by every fitted model (--model, --calibration), against the measured; --scale bandwidth=2 for another network"})
+	cli.Register(cli.Command{Name: "replay assess", Run: runReplayAssess,
+		Summary: "replay several traced programs and judge the best model against the measured and against SimGrid"})
+}
+
+func runReplayAssess(args []string, stdout, stderr io.Writer) error {
+	var c replay.AssessConfig
+	fs := cli.NewFlagSet("replay assess", stderr)
+	if err := cli.Bind(fs, &c).Check(args, false); err != nil {
+		return err
+	}
+	return c.Run(stdout)
+}
+
+func runReplay(args []string, stdout, stderr io.Writer) error {
+	var c replay.Config
+	fs := cli.NewFlagSet("replay", stderr)
+	b := cli.Bind(fs, &c)
+	pos, err := cli.ParseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return opts.Badf("want one trace directory: commcost replay DIR --model FILE")
+	}
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	c.Dir = pos[0]
+	o, err := c.Run()
+	if err != nil {
+		return err
+	}
+	jw, err := job.OpenOut(c.Out)
+	if err != nil {
+		return err
+	}
+	if err := o.Write(stdout); err != nil {
+		return err
+	}
+	if jw == nil {
+		return nil
+	}
+	for _, r := range o.Records(os.Args) {
+		if err := jw.Write(r); err != nil {
+			return err
+		}
+	}
+	return jw.Close()
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/trace"
+)
+
+// writeTrace writes a trace directory of p ranks whose rank 0 sends one
+// message to rank 1 and rank 1 receives it unless unmatched; ranks in skip
+// get no file.
+func writeTrace(t *testing.T, dir string, p int, unmatched bool, skip ...int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for r := 0; r < p; r++ {
+		if containsInt(skip, r) {
+			continue
+		}
+		var b bytes.Buffer
+		w := trace.NewWriter(&b, trace.Header{Rank: r, Size: p, Host: "h", EagerShmBytes: 4096, EagerNetBytes: -1})
+		switch {
+		case r == 0:
+			w.Write(trace.Event{Op: trace.OpSend, Peer: 1, Tag: 4, Peer2: trace.PeerNone, Bytes: 64, T0: 1000, T1: 2000})
+		case r == 1 && !unmatched:
+			w.Write(trace.Event{Op: trace.OpRecv, Peer: 0, Tag: 4, Peer2: trace.PeerNone, Bytes2: 64, T0: 1000, T1: 3000})
+		}
+		w.Write(trace.Event{Op: trace.OpFinalize, Peer: trace.PeerNone, Peer2: trace.PeerNone, T0: 5000, T1: 5000})
+		if err := w.Close(5000); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, trace.RankFile(r)), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func writeModelJSON(t *testing.T, path string, m model.Model) {
+	t.Helper()
+	data, err := model.Marshal(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTraceReplayBadInput: every bad input of trace, trace summary, replay
+// and export is one message naming what is wrong (the file, the rank and
+// the event for a trace), exit status 2, and nothing written.
+func TestTraceReplayBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	writeTrace(t, good, 3, false)
+	unmatched := filepath.Join(dir, "unmatched")
+	writeTrace(t, unmatched, 2, true)
+	missing := filepath.Join(dir, "missing")
+	writeTrace(t, missing, 3, false, 1)
+	torn := filepath.Join(dir, "torn")
+	writeTrace(t, torn, 2, false)
+	data, _ := os.ReadFile(filepath.Join(torn, trace.RankFile(1)))
+	os.WriteFile(filepath.Join(torn, trace.RankFile(1)), data[:len(data)-100], 0o644)
+	newer := filepath.Join(dir, "newer")
+	writeTrace(t, newer, 2, false)
+	data, _ = os.ReadFile(filepath.Join(newer, trace.RankFile(0)))
+	binary.LittleEndian.PutUint16(data[8:], trace.Version+1)
+	os.WriteFile(filepath.Join(newer, trace.RankFile(0)), data, 0o644)
+	hock := filepath.Join(dir, "hockney.json")
+	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	neg := filepath.Join(dir, "negative.json")
+	writeModelJSON(t, neg, &model.Hockney{Ts: model.Param{Name: "t_s", Value: -1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	tri := filepath.Join(dir, "trilinear.json")
+	writeModelJSON(t, tri, &model.Trilinear{})
+	notLib := filepath.Join(dir, "notalib.so")
+	os.WriteFile(notLib, []byte("not a shared object"), 0o644)
+	out := filepath.Join(dir, "out")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"trace no program", []string{"trace", "--out", out}, "no program to trace"},
+		{"trace no such program", []string{"trace", "--out", out, "--lib", notLib, "--", "./no-such-program"}, "./no-such-program: no such program"},
+		{"trace no library", []string{"trace", "--out", out, "--lib", filepath.Join(dir, "none.so"), "--", "true"}, "--lib " + filepath.Join(dir, "none.so")},
+		{"trace preload refused", []string{"trace", "--out", out, "--lib", notLib, "--", "true"}, "wrote no trace"},
+		{"summary no dir", []string{"trace", "summary", filepath.Join(dir, "none")}, "none"},
+		{"summary rank missing", []string{"trace", "summary", missing}, "rank-1.cct: rank 1 of 3 is missing"},
+		{"summary torn", []string{"trace", "summary", torn}, "rank-1.cct: offset"},
+		{"summary newer", []string{"trace", "summary", newer}, "version 2 is newer"},
+		{"summary bad heatmap", []string{"trace", "summary", good, "--heatmap", filepath.Join(dir, "h.txt")}, "--heatmap"},
+		{"replay no model", []string{"replay", good}, "no model"},
+		{"replay model missing", []string{"replay", good, "--model", filepath.Join(dir, "nomodel.json")}, "nomodel.json"},
+		{"replay no point-to-point", []string{"replay", good, "--model", tri}, "prices no point-to-point message"},
+		{"replay negative model", []string{"replay", good, "--model", neg}, "negative time"},
+		{"replay bad scale", []string{"replay", good, "--model", hock, "--scale", "bandwidth"}, "--scale bandwidth"},
+		{"replay unknown scale", []string{"replay", good, "--model", hock, "--scale", "G=2"}, "no parameter \"G\""},
+		{"replay bad eager", []string{"replay", good, "--model", hock, "--eager", "lots"}, "--eager lots"},
+		{"replay unmatched", []string{"replay", unmatched, "--model", hock}, "unmatched/rank-0.cct: rank 0, event 5: Send of 64 bytes to rank 1 (tag 4, point-to-point) has no matching receive"},
+		{"replay rank missing", []string{"replay", missing, "--model", hock}, "rank 1 of 3 is missing"},
+		{"replay torn", []string{"replay", torn, "--model", hock, "--out", filepath.Join(dir, "r.jsonl")}, "torn"},
+		{"export no model", []string{"export", "simgrid", filepath.Join(dir, "nomodel.json"), "--out", out}, "nomodel.json"},
+		{"export hosts", []string{"export", "simgrid", hock, "--hosts", "0", "--out", out}, "--hosts 0"},
+		{"export trilinear", []string{"export", "simgrid", tri, "--out", out}, "cannot be exported"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkUsageError(t, dir, tc.args, tc.want)
+		})
+	}
+}
+
+// TestReplayRuns: a good trace replays, prints the measured and the
+// model's figures, and appends one record per model.
+func TestReplayRuns(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	writeTrace(t, good, 3, false)
+	hock := filepath.Join(dir, "hockney.json")
+	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	recs := filepath.Join(dir, "r.jsonl")
+	code, stdout, stderr := runCLI(t, "replay", good, "--model", hock, "--out", recs)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"measured", "hockney (best)", "Send", "Recv"} {
+		if !bytes.Contains([]byte(stdout), []byte(want)) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	data, err := os.ReadFile(recs)
+	if err != nil || bytes.Count(data, []byte("\n")) != 1 || !bytes.Contains(data, []byte(`"bench":"replay"`)) {
+		t.Errorf("records %q, %v", data, err)
+	}
+}

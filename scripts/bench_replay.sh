@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bench_replay.sh: the replay's speed on one core (GOMAXPROCS=1), lowering
+# included, on a synthetic ring program of 10^5, 10^6 and 10^7 events
+# (replay.BenchmarkReplay). Targets: at least 5 million events per second
+# of CPU at every size, and linear in events (the CPU time per event of
+# 10^7 events within 1.5 x that of 10^5). The wall-clock rate is printed
+# too; on a machine shared with other jobs it is the lower one.
+# BENCH_NO_FAIL=1 only reports.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(GOMAXPROCS=1 go test -run '^$' -bench 'BenchmarkReplay' -benchtime "${BENCHTIME:-3x}" ./replay/)
+echo "$out" | grep -E '^Benchmark|^cpu'
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$out" | awk -v nofail="${BENCH_NO_FAIL:-}" '
+/^BenchmarkReplay/ {
+	for (i = 1; i <= NF; i++) if ($(i+1) == "events/cpu-s") rate[++n] = $i
+}
+END {
+	fail = 0
+	for (i = 1; i <= n; i++) {
+		ok = rate[i] >= 5e6
+		printf "%s replay speed, size %d: %.2f M events per CPU second (target >= 5)\n", ok ? "PASS" : "FAIL", i, rate[i] / 1e6
+		if (!ok) fail = 1
+	}
+	if (n == 3) {
+		ratio = rate[1] / rate[3]
+		ok = ratio <= 1.5
+		printf "%s replay linearity: CPU time per event at 10^7 is %.2f x that at 10^5 (target <= 1.5)\n", ok ? "PASS" : "FAIL", ratio
+		if (!ok) fail = 1
+	}
+	exit (fail && nofail == "") ? 1 : 0
+}'

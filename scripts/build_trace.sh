@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# build_trace.sh [OUT]: build the PMPI tracing library (trace/pmpi) with the
+# selected MPI's mpicc into OUT (default bin/libcommcost-trace.so), which
+# `commcost trace` loads with LD_PRELOAD. See scripts/mpi.sh for MPI/TAGS.
+# build_trace.sh --cc prints that mpicc (the tests build their programs
+# with it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=mpi.sh
+. scripts/mpi.sh
+out=${1:-bin/libcommcost-trace.so}
+impl=$(mpi_impl)
+mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }
+if [ "$out" = --cc ]; then
+	echo "$mpicc"
+	exit 0
+fi
+mkdir -p "$(dirname "$out")"
+tmp="$out.tmp.$$"
+trap 'rm -f "$tmp"' EXIT
+"$mpicc" -O2 -Wall -Wextra -fPIC -shared -o "$tmp" trace/pmpi/cctrace.c
+mv "$tmp" "$out"

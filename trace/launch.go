@@ -1,0 +1,177 @@
+package trace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/commcost/commcost/opts"
+)
+
+// LibraryName is the tracing library's file name; make build puts it
+// beside bin/commcost.
+const LibraryName = "libcommcost-trace.so"
+
+// LibraryEnv names the tracing library when it is not beside commcost.
+const LibraryEnv = "COMMCOST_TRACE_LIB"
+
+// DirEnv is the library's trace directory variable.
+const DirEnv = "COMMCOST_TRACE_DIR"
+
+// Launch runs one rank's program under the tracing library: `commcost
+// trace [--out DIR] -- PROGRAM ARGS...`, itself started by mpirun or srun
+// once per rank. The program is not recompiled: it runs as a child with
+// LD_PRELOAD set to the library, which writes DIR/rank-N.cct.
+type Launch struct {
+	Out     string `flag:"out" default:"commcost-trace" usage:"the dir to write the trace into, one file per rank (rank-N.cct)" value:"dir"`
+	Lib     string `flag:"lib" usage:"the tracing library file (default: libcommcost-trace.so beside the commcost binary, else $COMMCOST_TRACE_LIB)" value:"file"`
+	SimGrid bool   `flag:"simgrid" usage:"also write SimGrid's time-independent trace of the run into the directory (rank-N.tit, simgrid.txt)"`
+	// Program and Args are the program to trace and its arguments.
+	Program string
+	Args    []string
+	// Convert, when set, is called with the rank's finished file when
+	// SimGrid is set (the time-independent writer lives in package
+	// simgrid, which reads traces).
+	Convert func(path string) error
+}
+
+// Validate checks the directory is given.
+func (l Launch) Validate() error {
+	if strings.TrimSpace(l.Out) == "" {
+		return &opts.FieldError{Field: "Out", Value: l.Out, Reason: "want a directory"}
+	}
+	return nil
+}
+
+// library finds the tracing library.
+func (l Launch) library() (string, error) {
+	if l.Lib != "" {
+		if _, err := os.Stat(l.Lib); err != nil {
+			return "", opts.Badf("--lib %s: %v", l.Lib, err)
+		}
+		return filepath.Abs(l.Lib)
+	}
+	var tried []string
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), LibraryName)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		tried = append(tried, p)
+	}
+	if p := os.Getenv(LibraryEnv); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return filepath.Abs(p)
+		}
+		tried = append(tried, p+" ($"+LibraryEnv+")")
+	}
+	return "", opts.Badf("no tracing library (tried %s): run make build, or give --lib", strings.Join(tried, ", "))
+}
+
+// Run runs the program and waits for it. The program's own failure is a
+// runtime failure (exit 1) naming its status; a program that ran but
+// wrote no trace (it never called MPI_Init with the library loaded: not an
+// MPI program, statically linked, or LD_PRELOAD refused) is bad input.
+func (l Launch) Run(stdout, stderr io.Writer) error {
+	if l.Program == "" {
+		return opts.Badf("no program to trace: commcost trace [--out DIR] -- PROGRAM ARGS...")
+	}
+	prog, err := exec.LookPath(l.Program)
+	if err != nil {
+		return opts.Badf("%s: no such program (%v)", l.Program, errors.Unwrap(err))
+	}
+	lib, err := l.library()
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(l.Out)
+	if err != nil {
+		return err
+	}
+	_, statErr := os.Stat(dir)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return opts.Badf("--out %s: %v", l.Out, err)
+	}
+	if os.IsNotExist(statErr) {
+		// a run that writes nothing leaves no directory behind
+		defer func() {
+			if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
+				os.Remove(dir)
+			}
+		}()
+	}
+	cmd := exec.Command(prog, l.Args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
+	env := os.Environ()
+	preload := lib
+	if old := os.Getenv("LD_PRELOAD"); old != "" {
+		preload += ":" + old
+	}
+	env = append(env, "LD_PRELOAD="+preload, DirEnv+"="+dir)
+	cmd.Env = env
+	if err := cmd.Start(); err != nil {
+		return opts.Badf("%s: %v", prog, err)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				_ = cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	werr := cmd.Wait()
+	signal.Stop(sigs)
+	close(done)
+	if werr != nil {
+		return fmt.Errorf("%s: %v", prog, werr)
+	}
+	path, err := findByPID(dir, cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		return opts.Badf("%s ran but wrote no trace into %s: it never called MPI_Init with %s loaded (not an MPI program, statically linked, or LD_PRELOAD refused)", prog, dir, lib)
+	}
+	if l.SimGrid && l.Convert != nil {
+		return l.Convert(path)
+	}
+	return nil
+}
+
+// findByPID returns the rank file whose header names pid, or "".
+func findByPID(dir string, pid int) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range ents {
+		if !rankFileRE.MatchString(e.Name()) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		var h [HeaderBytes]byte
+		_, err = io.ReadFull(f, h[:])
+		f.Close()
+		if err == nil && string(h[:len(Magic)]) == Magic && int(int32(binary.LittleEndian.Uint32(h[24:]))) == pid {
+			return p, nil
+		}
+	}
+	return "", nil
+}

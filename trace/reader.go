@@ -1,0 +1,423 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+)
+
+// Header is a rank file's header, with the clock anchors resolved.
+type Header struct {
+	Version    int
+	Clock      int
+	Rank, Size int
+	PID        int
+	Host       string
+	// OriginRealNS is CLOCK_REALTIME at the origin (after MPI_Init's
+	// barrier), the wall-clock date of time 0.
+	OriginRealNS int64
+	// InitSec is MPI_Init's duration in seconds.
+	InitSec float64
+	// EagerShmBytes and EagerNetBytes are the MPI's eager limits within and
+	// between hosts from its control variables; -1 when unknown.
+	EagerShmBytes, EagerNetBytes int64
+	// NSPerTick is the clock's rate (1 for ClockNS).
+	NSPerTick float64
+}
+
+// Event is one recorded event; T0 and T1 are nanoseconds since the origin
+// (the reader converts the clock units the file holds).
+type Event struct {
+	Op          Op
+	Flags       uint8
+	Comm        int32
+	Peer, Tag   int32
+	Peer2, Tag2 int32
+	Bytes       int64
+	Bytes2      int64
+	Req         uint64
+	T0, T1      int64
+}
+
+// Comm is a communicator as the rank knew it: its identity (the same on
+// every member) and its members' world ranks.
+type Comm struct {
+	ID      uint64
+	Members []int32
+}
+
+// Rank is one rank's trace.
+type Rank struct {
+	Path   string
+	Header Header
+	Events []Event
+	// Comms are the rank's communicators by local index.
+	Comms []Comm
+}
+
+// Trace is a trace directory: every rank of one run.
+type Trace struct {
+	Dir   string
+	Ranks []*Rank
+}
+
+// FormatError is a file that is not a readable trace: foreign, torn,
+// corrupt or of a newer version. Offset is the byte where reading failed.
+type FormatError struct {
+	Path   string
+	Offset int64
+	Event  int // index of the event, -1 when not at an event
+	Reason string
+	// Kind classifies the refusal: "foreign", "torn", "newer", "corrupt".
+	Kind string
+}
+
+func (e *FormatError) Error() string {
+	at := fmt.Sprintf("offset %d", e.Offset)
+	if e.Event >= 0 {
+		at += fmt.Sprintf(" (event %d)", e.Event)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.Path, at, e.Reason)
+}
+
+// ErrFormat is wrapped by every *FormatError (errors.Is).
+var ErrFormat = errors.New("not a readable commcost trace")
+
+func (e *FormatError) Unwrap() error { return ErrFormat }
+
+// ReadFile reads one rank file.
+func ReadFile(path string) (*Rank, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Decode(f, path)
+}
+
+// Decode reads one rank file from r; name is what errors call it.
+func Decode(r io.Reader, name string) (*Rank, error) {
+	d := &decoder{r: bufio.NewReaderSize(r, 1<<16), name: name}
+	return d.decode()
+}
+
+type decoder struct {
+	r    *bufio.Reader
+	name string
+	off  int64
+}
+
+func (d *decoder) fail(kind string, event int, format string, args ...any) error {
+	return &FormatError{Path: d.name, Offset: d.off, Event: event, Kind: kind, Reason: fmt.Sprintf(format, args...)}
+}
+
+// read fills p; n is how many bytes were there before the end.
+func (d *decoder) read(p []byte) (int, error) {
+	n, err := io.ReadFull(d.r, p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return n, fmt.Errorf("%s: %w", d.name, err)
+	}
+	return n, err
+}
+
+func (d *decoder) decode() (*Rank, error) {
+	le := binary.LittleEndian
+	var h [HeaderBytes]byte
+	n, err := d.read(h[:])
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	magic := append([]byte(Magic), 0)
+	if n < len(magic) || !bytes.Equal(h[:len(magic)], magic) {
+		shown := h[:min(n, len(magic))]
+		return nil, d.fail("foreign", -1, "not a commcost trace (it starts with %q, a trace with %q)", shown, Magic)
+	}
+	if n < HeaderBytes {
+		d.off = int64(n)
+		return nil, d.fail("torn", -1, "torn: the file ends inside its %d-byte header", HeaderBytes)
+	}
+	hd := Header{
+		Version: int(le.Uint16(h[8:])), Clock: int(le.Uint16(h[14:])),
+		Rank: int(int32(le.Uint32(h[16:]))), Size: int(int32(le.Uint32(h[20:]))), PID: int(int32(le.Uint32(h[24:]))),
+		OriginRealNS: int64(le.Uint64(h[48:])), EagerShmBytes: int64(le.Uint64(h[64:])), EagerNetBytes: int64(le.Uint64(h[72:])),
+		Host: string(bytes.TrimRight(h[80:80+HostBytes], "\x00")),
+	}
+	originTicks, originMono, initTicks := int64(le.Uint64(h[32:])), int64(le.Uint64(h[40:])), int64(le.Uint64(h[56:]))
+	switch {
+	case hd.Version > Version:
+		d.off = 8
+		return nil, d.fail("newer", -1, "trace format version %d is newer than this commcost reads (version %d): read it with a newer commcost", hd.Version, Version)
+	case hd.Version < 1:
+		d.off = 8
+		return nil, d.fail("corrupt", -1, "trace format version %d: versions start at 1", hd.Version)
+	case le.Uint16(h[10:]) != HeaderBytes || le.Uint16(h[12:]) != EventBytes:
+		d.off = 10
+		return nil, d.fail("corrupt", -1, "header says %d-byte header and %d-byte events; version %d has %d and %d",
+			le.Uint16(h[10:]), le.Uint16(h[12:]), Version, HeaderBytes, EventBytes)
+	case hd.Clock != ClockNS && hd.Clock != ClockTSC:
+		d.off = 14
+		return nil, d.fail("corrupt", -1, "clock kind %d (want %d or %d)", hd.Clock, ClockNS, ClockTSC)
+	case hd.Size < 1 || hd.Rank < 0 || hd.Rank >= hd.Size:
+		d.off = 16
+		return nil, d.fail("corrupt", -1, "rank %d of %d ranks", hd.Rank, hd.Size)
+	}
+	d.off = HeaderBytes
+	rk := &Rank{Path: d.name, Header: hd}
+	var bh [BlockHeaderBytes]byte
+	payload := make([]byte, BlockEvents*EventBytes)
+	ended := false
+	for !ended {
+		start := d.off
+		n, err := d.read(bh[:])
+		if n == 0 && errors.Is(err, io.EOF) {
+			return nil, d.fail("torn", -1, "torn: the file ends after %d events without its end record (the rank did not reach MPI_Finalize, or the file was cut)", len(rk.Events))
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if n < BlockHeaderBytes {
+			return nil, d.fail("torn", -1, "torn: the file ends inside a block header (%d of %d bytes)", n, BlockHeaderBytes)
+		}
+		if le.Uint32(bh[0:]) != BlockMagic {
+			return nil, d.fail("corrupt", -1, "no block header here (magic %#08x, want %#08x)", le.Uint32(bh[0:]), BlockMagic)
+		}
+		count := int(le.Uint32(bh[4:]))
+		if count < 1 || count > BlockEvents {
+			return nil, d.fail("corrupt", -1, "block of %d events (want 1 to %d)", count, BlockEvents)
+		}
+		d.off += BlockHeaderBytes
+		p := payload[:count*EventBytes]
+		n, err = d.read(p)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		if n < len(p) {
+			d.off += int64(n)
+			return nil, d.fail("torn", len(rk.Events)+n/EventBytes, "torn: the block at offset %d holds %d events but the file ends after %d of them", start, count, n/EventBytes)
+		}
+		var sum uint64
+		for i := 0; i < len(p); i += 8 {
+			sum = bits.RotateLeft64(sum, 1) ^ le.Uint64(p[i:])
+		}
+		if sum != le.Uint64(bh[8:]) {
+			d.off = start
+			return nil, d.fail("corrupt", -1, "the block at offset %d fails its checksum", start)
+		}
+		for i := 0; i < count; i++ {
+			b := p[i*EventBytes:]
+			e := Event{
+				Op: Op(b[0]), Flags: b[1], Comm: int32(le.Uint32(b[4:])),
+				Peer: int32(le.Uint32(b[8:])), Tag: int32(le.Uint32(b[12:])),
+				Peer2: int32(le.Uint32(b[16:])), Tag2: int32(le.Uint32(b[20:])),
+				Bytes: int64(le.Uint64(b[24:])), Bytes2: int64(le.Uint64(b[32:])),
+				Req: le.Uint64(b[40:]), T0: int64(le.Uint64(b[48:])), T1: int64(le.Uint64(b[56:])), // clock units until check
+			}
+			if ended {
+				d.off += int64(i * EventBytes)
+				return nil, d.fail("corrupt", len(rk.Events), "an event follows the end record")
+			}
+			if e.Op == OpEnd {
+				ended = true
+			}
+			rk.Events = append(rk.Events, e)
+		}
+		d.off += int64(len(p))
+	}
+	var extra [1]byte
+	if n, _ := d.r.Read(extra[:]); n > 0 {
+		return nil, d.fail("corrupt", -1, "data follows the end record")
+	}
+	end := rk.Events[len(rk.Events)-1]
+	if end.Bytes != int64(len(rk.Events)) {
+		d.off -= EventBytes
+		return nil, d.fail("corrupt", len(rk.Events)-1, "the end record counts %d events, the file holds %d", end.Bytes, len(rk.Events))
+	}
+	rk.Header.NSPerTick = 1
+	if hd.Clock == ClockTSC {
+		dt := end.T1 - originTicks
+		dm := int64(end.Req) - originMono
+		if dt <= 0 || dm < 0 {
+			d.off -= EventBytes
+			return nil, d.fail("corrupt", len(rk.Events)-1, "the end record's clock anchors (%d ticks, %d ns after the origin) give no clock rate", dt, dm)
+		}
+		rk.Header.NSPerTick = float64(dm) / float64(dt)
+	}
+	rk.Header.InitSec = float64(initTicks) * rk.Header.NSPerTick * 1e-9
+	if err := rk.check(d); err != nil {
+		return nil, err
+	}
+	return rk, nil
+}
+
+// eventOffset is the byte offset of event i in a file whose blocks are all
+// full but the last (as the library writes them).
+func eventOffset(i int) int64 {
+	return HeaderBytes + int64(i/BlockEvents+1)*BlockHeaderBytes + int64(i)*EventBytes
+}
+
+// check converts the times and verifies what readers rely on: known ops,
+// communicators defined before use with consistent members, peers within
+// the world, times in order.
+func (rk *Rank) check(d *decoder) error {
+	bad := func(i int, format string, args ...any) error {
+		d.off = eventOffset(i)
+		return d.fail("corrupt", i, format, args...)
+	}
+	size := int32(rk.Header.Size)
+	scale := rk.Header.NSPerTick
+	var last int64
+	for i := range rk.Events {
+		e := &rk.Events[i]
+		if !e.Op.Known() {
+			return bad(i, "unknown operation %d (this commcost reads format version %d)", e.Op, Version)
+		}
+		if e.Op == OpEnd {
+			e.T0 = int64(math.Round(float64(e.T0) * scale))
+			e.T1 = e.T0
+			continue
+		}
+		e.T0 = int64(math.Round(float64(e.T0) * scale))
+		e.T1 = int64(math.Round(float64(e.T1) * scale))
+		switch e.Op {
+		case OpCommDef:
+			if e.Comm != int32(len(rk.Comms)) {
+				return bad(i, "communicator %d defined where %d is next", e.Comm, len(rk.Comms))
+			}
+			if e.Peer < 1 || e.Peer > size {
+				return bad(i, "communicator %d of %d members in a world of %d", e.Comm, e.Peer, size)
+			}
+			rk.Comms = append(rk.Comms, Comm{ID: e.Req, Members: make([]int32, 0, e.Peer)})
+			continue
+		case OpCommMember:
+			if e.Comm < 0 || int(e.Comm) >= len(rk.Comms) {
+				return bad(i, "member of undefined communicator %d", e.Comm)
+			}
+			c := &rk.Comms[e.Comm]
+			if int(e.Peer) != len(c.Members) || len(c.Members) == cap(c.Members) || e.Peer2 < 0 || e.Peer2 >= size {
+				return bad(i, "member %d (world rank %d) of communicator %d out of order", e.Peer, e.Peer2, e.Comm)
+			}
+			c.Members = append(c.Members, e.Peer2)
+			continue
+		}
+		if e.T1 < e.T0 {
+			return bad(i, "%s ends (%d ns) before it starts (%d ns)", e.Op, e.T1, e.T0)
+		}
+		if e.Op == OpComplete || e.Op == OpFlush {
+			// a completion is at its call's exit; a flush may fall inside
+			// the call whose records filled the buffer (a communicator's
+			// definition is written during its creating call)
+			continue
+		}
+		if e.T0 < last-1000 { // 1 us: cross-core counter skew
+			return bad(i, "%s starts at %d ns, before the previous call ended (%d ns)", e.Op, e.T0, last)
+		}
+		last = max(last, e.T1)
+		if e.Op == OpPollRun {
+			continue
+		}
+		if e.Comm < -1 || int(e.Comm) >= len(rk.Comms) {
+			return bad(i, "%s on communicator %d, which the trace does not define", e.Op, e.Comm)
+		}
+		peers := [2]int32{e.Peer, e.Peer2}
+		if e.Op.CreatesComm() {
+			if e.Peer2 < -1 || int(e.Peer2) >= len(rk.Comms) {
+				return bad(i, "%s creates communicator %d, which the trace does not define", e.Op, e.Peer2)
+			}
+			peers[1] = PeerNone
+		}
+		if e.Flags&FlagLocalPeer == 0 {
+			for _, p := range peers {
+				if p < PeerNull || p >= size {
+					return bad(i, "%s with peer %d in a world of %d ranks", e.Op, p, size)
+				}
+			}
+		}
+		if e.Bytes < 0 || e.Bytes2 < -1 {
+			return bad(i, "%s of %d bytes sent, %d received", e.Op, e.Bytes, e.Bytes2)
+		}
+	}
+	for ci, c := range rk.Comms {
+		if len(c.Members) != cap(c.Members) {
+			return bad(len(rk.Events)-1, "communicator %d lists %d of its %d members", ci, len(c.Members), cap(c.Members))
+		}
+	}
+	if len(rk.Comms) < 2 || rk.Comms[0].ID != 0 || len(rk.Comms[0].Members) != int(size) {
+		return bad(0, "the trace does not start with MPI_COMM_WORLD's definition")
+	}
+	return nil
+}
+
+// rankFileRE matches a rank file's name.
+var rankFileRE = regexp.MustCompile(`^rank-(\d+)\.cct$`)
+
+// RankFile is the name of world rank r's file in a trace directory.
+func RankFile(r int) string { return "rank-" + strconv.Itoa(r) + ".cct" }
+
+// ReadDir reads a trace directory: every rank of the world must be there,
+// each file's header must agree on the world size and name its own rank.
+func ReadDir(dir string) (*Trace, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	byRank := map[int]string{}
+	for _, e := range ents {
+		if m := rankFileRE.FindStringSubmatch(e.Name()); m != nil {
+			r, err := strconv.Atoi(m[1])
+			if err != nil || RankFile(r) != e.Name() {
+				return nil, fmt.Errorf("%s: not a rank file name (want rank-N.cct)", filepath.Join(dir, e.Name()))
+			}
+			byRank[r] = filepath.Join(dir, e.Name())
+		}
+	}
+	if len(byRank) == 0 {
+		return nil, fmt.Errorf("%s: no rank files (rank-N.cct): not a trace directory of commcost trace", dir)
+	}
+	ranks := make([]int, 0, len(byRank))
+	for r := range byRank {
+		ranks = append(ranks, r)
+	}
+	sort.Ints(ranks)
+	t := &Trace{Dir: dir}
+	size := -1
+	for _, r := range ranks {
+		rk, err := ReadFile(byRank[r])
+		if err != nil {
+			return nil, err
+		}
+		if rk.Header.Rank != r {
+			return nil, fmt.Errorf("%s: the header says rank %d", rk.Path, rk.Header.Rank)
+		}
+		if size >= 0 && rk.Header.Size != size {
+			return nil, fmt.Errorf("%s: a world of %d ranks, but %s says %d: files of different runs", rk.Path, rk.Header.Size, t.Ranks[0].Path, size)
+		}
+		size = rk.Header.Size
+		t.Ranks = append(t.Ranks, rk)
+	}
+	if len(t.Ranks) != size {
+		for r := 0; r < size; r++ {
+			if _, ok := byRank[r]; !ok {
+				why := "missing"
+				if _, err := os.Stat(filepath.Join(dir, "."+RankFile(r)+".part")); err == nil {
+					why = "missing (its .part file is there: the rank did not reach MPI_Finalize)"
+				}
+				return nil, fmt.Errorf("%s: rank %d of %d is %s", filepath.Join(dir, RankFile(r)), r, size, why)
+			}
+		}
+		return nil, fmt.Errorf("%s: rank files beyond the world of %d ranks", dir, size)
+	}
+	return t, nil
+}

@@ -1,0 +1,237 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCHeaderAgrees checks that cctrace.h, which the library is compiled
+// from, defines every constant of the format with Go's value.
+func TestCHeaderAgrees(t *testing.T) {
+	src, err := os.ReadFile("pmpi/cctrace.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := map[string]int64{}
+	for _, m := range regexp.MustCompile(`(?m)^#define (CCT_\w+) \(?(-?(?:0x)?[0-9a-fA-F]+)u?\)?`).FindAllStringSubmatch(string(src), -1) {
+		v, err := strconv.ParseInt(m[2], 0, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", m[1], err)
+		}
+		c[m[1]] = v
+	}
+	for _, m := range regexp.MustCompile(`(?m)^\s+(CCT_\w+) = (\d+),?`).FindAllStringSubmatch(string(src), -1) {
+		v, _ := strconv.ParseInt(m[2], 10, 64)
+		c[m[1]] = v
+	}
+	want := map[string]int64{
+		"CCT_VERSION": Version, "CCT_HEADER_BYTES": HeaderBytes, "CCT_EVENT_BYTES": EventBytes,
+		"CCT_BLOCK_MAGIC": BlockMagic, "CCT_BLOCK_HEADER_BYTES": BlockHeaderBytes, "CCT_BLOCK_EVENTS": BlockEvents,
+		"CCT_HOST_BYTES": HostBytes, "CCT_CLOCK_NS": ClockNS, "CCT_CLOCK_TSC": ClockTSC,
+		"CCT_PEER_NONE": PeerNone, "CCT_PEER_ANY": PeerAny, "CCT_PEER_NULL": PeerNull,
+		"CCT_F_ANY_SOURCE": FlagAnySource, "CCT_F_ANY_TAG": FlagAnyTag, "CCT_F_IN_PLACE": FlagInPlace,
+		"CCT_F_LOCAL_PEER": FlagLocalPeer, "CCT_F_TRUE": FlagTrue, "CCT_OP_LIMIT": int64(opLimit),
+	}
+	for o := Op(1); o < opLimit; o++ {
+		want["CCT_"+cName(o)] = int64(o)
+	}
+	for name, v := range want {
+		got, ok := c[name]
+		if !ok {
+			t.Errorf("cctrace.h does not define %s (Go: %d)", name, v)
+		} else if got != v {
+			t.Errorf("%s = %d in cctrace.h, %d in Go", name, got, v)
+		}
+	}
+	if !strings.Contains(string(src), `#define CCT_MAGIC "`+Magic+`"`) {
+		t.Errorf("cctrace.h's CCT_MAGIC is not %q", Magic)
+	}
+}
+
+// cName is the C enumerator's name of an op: Isend -> ISEND,
+// Reduce_scatter_block -> REDUCE_SCATTER_BLOCK, (comm def) -> COMM_DEF.
+func cName(o Op) string {
+	s := strings.Trim(o.String(), "()")
+	switch o {
+	case OpFlush:
+		s = "flush"
+	case OpComplete:
+		s = "complete"
+	case OpPollRun:
+		s = "poll run"
+	}
+	return strings.ToUpper(strings.ReplaceAll(s, " ", "_"))
+}
+
+// sample is a small valid rank file: rank 1 of 3, a send, a receive, a
+// wait with its completion, an end.
+func sample(t testing.TB, rank int) []byte {
+	var b bytes.Buffer
+	w := NewWriter(&b, Header{Rank: rank, Size: 3, Host: "h", EagerShmBytes: 4096, EagerNetBytes: -1})
+	w.Write(Event{Op: OpSend, Peer: 2, Tag: 7, Peer2: PeerNone, Bytes: 800, T0: 100, T1: 200})
+	w.Write(Event{Op: OpIrecv, Peer: PeerAny, Flags: FlagAnySource, Tag: 3, Peer2: PeerNone, Bytes: 40, Req: 0xabc, T0: 300, T1: 310})
+	w.Write(Event{Op: OpWait, Peer: PeerNone, Peer2: PeerNone, Req: 1, T0: 320, T1: 900})
+	w.Write(Event{Op: OpComplete, Flags: FlagLocalPeer, Peer: 0, Tag: 3, Bytes2: 40, Req: 0xabc, T0: 900, T1: 900})
+	w.Write(Event{Op: OpFinalize, Peer: PeerNone, Peer2: PeerNone, T0: 1000, T1: 1000})
+	if err := w.Close(1000); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestRoundTrip(t *testing.T) {
+	rk, err := Decode(bytes.NewReader(sample(t, 1)), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rk.Header.Rank != 1 || rk.Header.Size != 3 || rk.Header.Host != "h" || rk.Header.EagerShmBytes != 4096 || rk.Header.NSPerTick != 1 {
+		t.Errorf("header %+v", rk.Header)
+	}
+	if len(rk.Comms) != 2 || len(rk.Comms[0].Members) != 3 || rk.Comms[1].Members[0] != 1 {
+		t.Errorf("comms %+v", rk.Comms)
+	}
+	var calls []string
+	for _, e := range rk.Events {
+		if e.Op.Call() {
+			calls = append(calls, e.Op.String())
+		}
+	}
+	if got := strings.Join(calls, " "); got != "Send Irecv Wait Finalize" {
+		t.Errorf("calls %q", got)
+	}
+	send := rk.Events[len(rk.Events)-6]
+	if send.Op != OpSend || send.Bytes != 800 || send.Peer != 2 || send.T0 != 100 || send.T1 != 200 {
+		t.Errorf("send %+v", send)
+	}
+}
+
+// TestRefusals: each damaged or foreign file is refused with its name, the
+// offset and the kind of damage.
+func TestRefusals(t *testing.T) {
+	good := sample(t, 1)
+	le := binary.LittleEndian
+	mod := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
+	// offsets of the first block's events: the header, the block header
+	firstEvent := HeaderBytes + BlockHeaderBytes
+	resum := func(b []byte) []byte { // recompute the first block's checksum
+		n := int(le.Uint32(b[HeaderBytes+4:]))
+		var s uint64
+		for i := firstEvent; i < firstEvent+n*EventBytes; i += 8 {
+			s = s<<1 | s>>63
+			s ^= le.Uint64(b[i:])
+		}
+		le.PutUint64(b[HeaderBytes+8:], s)
+		return b
+	}
+	events := (len(good) - HeaderBytes - BlockHeaderBytes) / EventBytes
+	for _, tc := range []struct {
+		name, kind, want string
+		data             []byte
+	}{
+		{"empty", "foreign", "not a commcost trace", nil},
+		{"json", "foreign", "not a commcost trace", []byte(`{"schema":1,"bench":"pingpong"}`)},
+		{"elf", "foreign", "not a commcost trace", []byte("\x7fELF\x02\x01\x01\x00rest of a program")},
+		{"cut header", "torn", "inside its 128-byte header", good[:60]},
+		{"header only", "torn", "without its end record", good[:HeaderBytes]},
+		{"cut block header", "torn", "inside a block header", good[:HeaderBytes+7]},
+		{"cut events", "torn", "the file ends after 3 of them", good[:firstEvent+3*EventBytes+10]},
+		{"newer version", "newer", "version 2 is newer", mod(func(b []byte) []byte { le.PutUint16(b[8:], 2); return b })},
+		{"version 0", "corrupt", "versions start at 1", mod(func(b []byte) []byte { le.PutUint16(b[8:], 0); return b })},
+		{"event size", "corrupt", "32-byte events", mod(func(b []byte) []byte { le.PutUint16(b[12:], 32); return b })},
+		{"rank beyond size", "corrupt", "rank 5 of 3", mod(func(b []byte) []byte { le.PutUint32(b[16:], 5); return b })},
+		{"checksum", "corrupt", "fails its checksum", mod(func(b []byte) []byte { b[firstEvent+24*EventBytes/8] ^= 1; return b })},
+		{"trailing data", "corrupt", "data follows the end record", append(append([]byte(nil), good...), 0)},
+		{"unknown op", "corrupt", "unknown operation 200", mod(func(b []byte) []byte { b[firstEvent+6*EventBytes] = 200; return resum(b) })},
+		{"peer beyond world", "corrupt", "peer 9 in a world of 3", mod(func(b []byte) []byte {
+			le.PutUint32(b[firstEvent+6*EventBytes+8:], 9)
+			return resum(b)
+		})},
+		{"end count", "corrupt", "counts 99 events", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+(events-1)*EventBytes+24:], 99)
+			return resum(b)
+		})},
+		{"time backwards", "corrupt", "ends (5 ns) before it starts", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+6*EventBytes+56:], 5)
+			return resum(b)
+		})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decode(bytes.NewReader(tc.data), "dir/rank-1.cct")
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want a *FormatError", err)
+			}
+			if fe.Kind != tc.kind || !strings.Contains(err.Error(), tc.want) ||
+				!strings.HasPrefix(err.Error(), "dir/rank-1.cct: offset ") || !errors.Is(err, ErrFormat) {
+				t.Errorf("got %q (kind %s), want kind %s and %q after the name and offset", err, fe.Kind, tc.kind, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadDir(t *testing.T) {
+	write := func(dir, name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("complete", func(t *testing.T) {
+		dir := t.TempDir()
+		for r := range 3 {
+			write(dir, RankFile(r), sample(t, r))
+		}
+		tr, err := ReadDir(dir)
+		if err != nil || len(tr.Ranks) != 3 {
+			t.Fatalf("%v, %v", tr, err)
+		}
+	})
+	for _, tc := range []struct {
+		name, want string
+		files      map[string][]byte
+	}{
+		{"rank missing", "rank-2.cct: rank 2 of 3 is missing", map[string][]byte{"rank-0.cct": sample(t, 0), "rank-1.cct": sample(t, 1)}},
+		{"rank unfinished", "did not reach MPI_Finalize", map[string][]byte{"rank-0.cct": sample(t, 0), "rank-2.cct": sample(t, 2), ".rank-1.cct.part": sample(t, 1)[:200]}},
+		{"wrong rank", "rank-2.cct: the header says rank 1", map[string][]byte{"rank-0.cct": sample(t, 0), "rank-1.cct": sample(t, 1), "rank-2.cct": sample(t, 1)}},
+		{"no files", "no rank files", map[string][]byte{"notes.txt": []byte("x")}},
+		{"torn rank", "rank-1.cct: offset", map[string][]byte{"rank-0.cct": sample(t, 0), "rank-1.cct": sample(t, 1)[:300], "rank-2.cct": sample(t, 2)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for n, d := range tc.files {
+				write(dir, n, d)
+			}
+			_, err := ReadDir(dir)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzDecode: no input makes the reader panic or accept a file that it
+// then reports inconsistently; refusals are FormatErrors.
+func FuzzDecode(f *testing.F) {
+	f.Add(sample(f, 0))
+	f.Add(sample(f, 2)[:300])
+	f.Add([]byte("CCTRACE\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rk, err := Decode(bytes.NewReader(data), "fuzz")
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("refusal is not a FormatError: %v", err)
+			}
+			return
+		}
+		if len(rk.Events) == 0 || rk.Events[len(rk.Events)-1].Op != OpEnd {
+			t.Fatalf("accepted a file without its end record")
+		}
+	})
+}
