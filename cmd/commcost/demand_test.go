@@ -35,7 +35,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		{"permutations", with("permutations", "--np", "4", "--sizes", "512M"), "--sizes 512M: permutations bytes=536870912"},
 		{"dsm check slots", with("dsm", "check", "--np", "4", "--slots", "100000000"), "--slots 100000000: dsm check's 16 variables"},
 		{"dsm bitonic keys", with("dsm", "bitonic", "--np", "16", "--keys", "4194304"), "--keys 4194304 with --np 16: bitonic's blocks of 4194304 keys on each of the local backend's 16 ranks (about 144.2 MiB each) needs about 2.3 GiB in this process; available: 1.0 GiB"},
-		{"sched count n", []string{"sched", "count", "--n", "65536", "--d", "65535", "--out", out}, "--n 65536: a matrix of n = 65536 ranks with d = 65535 messages each needs about"},
+		{"sched count n", []string{"sched", "count", "--n", "65536", "--d", "65535", "--out", out}, "--n 65536: scheduling a matrix of n = 65536 ranks and 4294901760 messages (its copies and the schedulers' n x n arrays) needs about"},
 		// counts beyond the time budget
 		{"iters", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "pingpong bytes=8 iters=1000000000: one repetition needs at least 40.2 s"},
 		{"iters names the flag", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "lower --iters or raise --max-time"},
@@ -58,7 +58,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		checkUsageError(t, dir, []string{"info", "--backend", "local", "--np", "4096"}, "--np 4096: the local backend's 4096 ranks (about 256.0 KiB each) needs about 1.0 GiB in this process; available: 100.0 MiB")
 	})
 	t.Run("dsm sweep of meshes", func(t *testing.T) {
-		checkUsageError(t, dir, with("dsm", "barneshut", "--meshes", "2x2,32x32"), "--meshes 2x2,32x32: mesh 32x32's 1024 ranks (about 256.0 KiB each) needs about 256.0 MiB in this process; available: 100.0 MiB")
+		checkUsageError(t, dir, with("dsm", "barneshut", "--meshes", "2x2,32x32"), "--bodies 2000 with --meshes 2x2,32x32: barneshut's 2000 bodies on 1024 ranks (home and cached copies) on each of mesh 32x32's 1024 ranks")
 	})
 	// What fits runs.
 	job.AvailableMemory = func() (int64, string, bool) { return gib, "a test's 1 GiB", true }
