@@ -1,5 +1,5 @@
-// Package apps holds commcost's parallel applications (DESIGN.md contract
-// 5): programs from the papers, each written once against the interface its
+// Package apps holds commcost's parallel applications (docs/ARCHITECTURE.md,
+// contract 5): programs from the papers, each written once against the interface its
 // paper uses (globalvar.Store for papers 000 and 004, mpi.Comm for papers
 // 001 and 003), each checking its own result against an independent oracle,
 // timing every phase its paper names, and stating each communication phase
@@ -228,7 +228,7 @@ func Measure(env Env, app App, reps patterns.Reps, meta results.Meta) ([]results
 		}
 		env.State = st
 	}
-	// Under the process's watchdog (patterns.Watchdog, issue 18 class 3):
+	// Under the process's watchdog (patterns.Watchdog):
 	// the application is one measurement point, with no budget of its own
 	// (a run's length is the application's), whose progress is every
 	// phase a rank ends (Phases.Add) and every run; a peer that stops

@@ -10,8 +10,8 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// The Barnes-Hut N-body simulation of paper 004 (Krick et al., file
-// ../shared/papers/004_c5e3b56ad2f7df61.txt), section 3.3, after the
+// The Barnes-Hut N-body simulation of paper 004 (Krick, Meyer auf der
+// Heide, Räcke, Vöcking, Westermann), section 3.3, after the
 // SPLASH-2 BARNES program (Singh, Weber, Gupta, SPLASH, Computer
 // Architecture News 20(1), 1992; Barnes and Hut, Nature 324, 1986) adapted
 // to global variables: every body and every cell of the octree is a global

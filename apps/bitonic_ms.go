@@ -14,8 +14,8 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Bitonic sorting with merge&split, paper 004 (Krick et al., file
-// ../shared/papers/004_c5e3b56ad2f7df61.txt), section 3.2 and Figure 5.
+// Bitonic sorting with merge&split, paper 004 (Krick, Meyer auf der Heide,
+// Räcke, Vöcking, Westermann), section 3.2 and Figure 5.
 //
 // Batcher's bitonic sorting circuit on P = 2^d wires, one wire per rank.
 // Phase i = 1..d consists of i parallel steps j = i-1, ..., 0; in step j

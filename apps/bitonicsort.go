@@ -302,7 +302,7 @@ func (b BitonicSort) Run(env Env) (Outcome, error) {
 
 func init() {
 	RegisterProgram(Program{Name: "bitonic", Paper: "000 sec. 6.3", OverStore: true,
-		Summary: "bitonic sort (Culler et al.'s variant, local radix sort): T_bitonic",
+		Summary: "bitonic sort (Culler et al.'s variant, local radix sort)",
 		New:     func() Config { return new(BitonicSortConfig) }})
 }
 

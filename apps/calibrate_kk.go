@@ -3,10 +3,12 @@ package apps
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -19,17 +21,16 @@ import (
 // A > 1 times A k-k-accesses back to back per repetition (the kkaccess
 // pattern's a; a record is one access's time) on the direct store, the
 // state a program's successive accesses meet: a single access after a
-// barrier rides a link's idle state (a token bucket's burst), which a
-// program's successive accesses do not. 0 or 1 is the paper's single
-// access.
+// barrier finds idle links and cores, which a program's successive
+// accesses do not (docs/findings/applications.md). 0 or 1 is the
+// paper's single access.
 //
 // Block draws every access as a block on one home (patterns.KKAccess.Block:
 // a rank's k packets to one module), as the applications' accesses are
 // on the direct store and on divalib; not on an emulated network, whose
 // driver draws the paper's spread accesses (KKChecker).
 type KKCalibration struct {
-	K, L     []int
-	R        []float64
+	patterns.KKGrid
 	A        int
 	Block    bool
 	Reps     patterns.Reps
@@ -57,6 +58,48 @@ type KKChecker interface {
 // are measured by StoreKKAccess over their global variables.
 type KKMeasurer interface {
 	MeasureKK(app mpi.Comm, s globalvar.Store, kk patterns.KKAccess, meta results.Meta) (results.Record, error)
+}
+
+// trilinearCoefs is the trilinear model's number of coefficients (paper
+// 000, Table 1: c0 .. c7).
+const trilinearCoefs = 8
+
+// Check refuses a grid the trilinear fit of the reads and writes cannot
+// use, before anything is measured: every monomial of T(k, l, r) must
+// vary, so each of K, L and R needs two distinct levels at least, and the
+// fit needs more than eight cells to leave a residual. Call it on the grid
+// the sweep runs (WithGrid's). The error is an *opts.FieldError naming K,
+// L or R.
+func (cal KKCalibration) CheckGrid() error {
+	nk, nl, nr := distinct(cal.K), distinct(cal.L), distinct(cal.R)
+	for _, f := range []struct {
+		field string
+		n     int
+		vals  any
+	}{{"K", nk, cal.K}, {"L", nl, cal.L}, {"R", nr, cal.R}} {
+		if f.n < 2 {
+			return opts.Field(f.field, listText(f.vals), "the trilinear fit of the calibration needs at least 2 levels of each of k, l and r (the applications' own k and l included); this grid has %d x %d x %d", nk, nl, nr)
+		}
+	}
+	if nk*nl*nr <= trilinearCoefs {
+		return opts.Field("R", listText(cal.R), "the trilinear fit needs more than %d cells to judge its 8 coefficients; the grid has %d x %d x %d = %d: add a level of k, l or r", trilinearCoefs, nk, nl, nr, nk*nl*nr)
+	}
+	return nil
+}
+
+// distinct counts the distinct values of xs.
+func distinct[T int | float64](xs []T) int {
+	seen := map[T]bool{}
+	for _, x := range xs {
+		seen[x] = true
+	}
+	return len(seen)
+}
+
+// listText writes a list as a comma list, as the flags take it.
+func listText(v any) string {
+	s := fmt.Sprint(v)
+	return strings.ReplaceAll(strings.Trim(s, "[]"), " ", ",")
 }
 
 // point is the calibration's k-k-access at k, l, r and op.
@@ -90,26 +133,23 @@ func (cal KKCalibration) Run(env Env, st globalvar.Strategy, meta results.Meta, 
 	km, own := st.(KKMeasurer)
 	var recs []results.Record
 	for _, op := range []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite} {
-		for _, k := range cal.K {
-			for _, l := range cal.L {
-				for _, r := range cal.R {
-					kk := cal.point(k, l, r, op)
-					var rec results.Record
-					var err error
-					if own {
-						rec, err = km.MeasureKK(env.Comm, env.Store, kk, meta)
-					} else {
-						rec, err = StoreKKAccess(env, kk, st.Name(), meta)
-					}
-					if err != nil {
-						return nil, err
-					}
-					if err := emit(rec); err != nil {
-						return nil, err
-					}
-					recs = append(recs, rec)
-				}
+		err := cal.Each(func(k, l int, r float64) error {
+			kk := cal.point(k, l, r, op)
+			var rec results.Record
+			var err error
+			if own {
+				rec, err = km.MeasureKK(env.Comm, env.Store, kk, meta)
+			} else {
+				rec, err = StoreKKAccess(env, kk, st.Name(), meta)
 			}
+			if err == nil {
+				err = emit(rec)
+			}
+			recs = append(recs, rec)
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return recs, nil

@@ -37,14 +37,11 @@ import (
 // step in which each row r shifts by r and then, without waiting for the
 // other rows, each column c by c (patterns.GridAlongBoth: row 0 has
 // nothing to move in the row step, so its ranks send their B blocks while
-// the other rows still exchange A; on the shaped test cluster's two groups
-// that overlap made the alignment 1.6 times the two steps measured apart).
+// the other rows still exchange A, and the two steps overlap).
 // A shift step's row and column exchanges are priced apart: every rank
-// takes part in both, so little runs ahead, and stated as one row+col
-// step the shift was not predicted better (on the shaped cluster, three
-// runs each: one switch +20.5, -21.2, -25.7%, two groups +15.9, +10.2,
-// +4.1%, against -35% to +4% and -21% to +7% apart, which also leaves the
-// checkerboard's steps in Cannon's calibration). The point-to-point view
+// takes part in both, so little runs ahead; stated as one row+col step
+// the shift was not predicted better (docs/findings/applications.md), and
+// apart it shares the checkerboard's steps in Cannon's calibration. The point-to-point view
 // counts the messages along the critical path: two per shift step and two
 // for the alignment (rank (q-1, q-1) moves both blocks). The A and B
 // shifts run one after the other, so their times add, as the workload's
@@ -95,7 +92,7 @@ func (m Cannon) Check(p int) error {
 	case m.N < 1:
 		return fmt.Errorf("--n %d: the matrix order must be >= 1", m.N)
 	case !ok:
-		return fmt.Errorf("Cannon's algorithm needs a square q x q process grid; %d ranks is not a square number (run with 1, 4, 9, 16, ... ranks)", p)
+		return fmt.Errorf("Cannon's algorithm needs a square q x q process grid; %d ranks is not a square number (run with 4, 9, 16, 25, ... ranks)", p)
 	case m.N%g.Rows != 0:
 		return fmt.Errorf("--n %d: not divisible by the %s grid (n must be a multiple of %d)", m.N, g, g.Rows)
 	case 8*(m.N/g.Rows)*(m.N/g.Rows) > mpi.MaxCount:
@@ -231,8 +228,8 @@ func (m Cannon) Run(env Env) (Outcome, error) {
 }
 
 func init() {
-	RegisterProgram(Program{Name: "cannon", Paper: "003 (Cannon 1969)",
-		Summary: "Cannon's matrix multiplication on a q x q grid (alignment, q-1 shifts of A and B), the classic alternative to paper 003's checkerboard algorithm",
+	RegisterProgram(Program{Name: "cannon", Paper: "003; Cannon 1969",
+		Summary: "Cannon's matrix product on a q x q grid: alignment, q-1 shifts of A and B",
 		New:     func() Config { return new(CannonConfig) }})
 }
 

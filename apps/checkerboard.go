@@ -184,7 +184,7 @@ func productTol(n int) float64 { return 4 * float64(n) * 0x1p-52 }
 
 func init() {
 	RegisterProgram(Program{Name: "checkerboard", Paper: "003",
-		Summary: "paper 003's dense matrix multiplication: all-to-all broadcasts of A's blocks along grid rows and B's along columns, then local products",
+		Summary: "dense matrix product: A's blocks broadcast along grid rows, B's along columns",
 		New:     func() Config { return new(CheckerboardConfig) }})
 }
 

@@ -425,7 +425,7 @@ func samePartition(got, want []uint32) error {
 
 func init() {
 	RegisterProgram(Program{Name: "concomp", Paper: "000 sec. 6.2", OverStore: true,
-		Summary: "connected components of a dense graph (Woo and Sahni): BFS forests (T_bfs), log p merges (T_merge)",
+		Summary: "connected components of a dense graph (Woo and Sahni): BFS forests, log p merges",
 		New:     func() Config { return new(ConnCompConfig) }})
 }
 

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 	"gonum.org/v1/gonum/mat"
 )
@@ -173,6 +175,24 @@ func (g *Gauss) oracleFor(seed int64) (*gaussOracle, error) {
 		return g.oracle, g.oerr
 	}
 	g.oracle, g.oerr, g.oseed = nil, nil, seed
+	// The factorisation is one call without progress in between, so it
+	// runs as a point of its own under the process's watchdog
+	// (patterns.Watchdog): one that outlasts --timeout ends the job with
+	// a message naming it, instead of running for minutes before any
+	// watched point (n = 8192 is 3.7e11 flops). Inside a measured run
+	// (the first Run) it is part of that run's point.
+	end := patterns.Installed().Begin(fmt.Sprintf("app gauss n=%d matrix=%s: the serial oracle (an LU of the %d x %d matrix on one core, %.2g flops; a larger --timeout lets a larger n finish)",
+		g.N, g.matrix(), g.N, g.N, g.OracleFlops()), 0)
+	defer end()
+	// The oracle's matrix is allocated here, before any rank's check
+	// could: refuse one the process cannot hold instead of dying in the
+	// runtime's out-of-memory error.
+	if need := g.OracleDemand(); need.Bytes > 0 {
+		if avail, src, ok := availableMemory(); ok && need.Bytes > float64(avail) {
+			g.oerr = fmt.Errorf("--n %d: %s needs about %s in this process; %s", g.N, need.What, sysmem.Format(need.Bytes), sysmem.Allows(avail, src))
+			return nil, g.oerr
+		}
+	}
 	func() {
 		n := g.N
 		a := mat.NewDense(n, n, nil)
@@ -415,7 +435,7 @@ func (g *Gauss) verify(seed int64, o *gaussOracle, x []float64, r0, nl int) erro
 
 func init() {
 	RegisterProgram(Program{Name: "gauss", Paper: "003",
-		Summary: "paper 003's Gaussian elimination: row-wise, the pivot row by the two-step broadcast (scatter, all-to-all broadcast), back-substitution; ||Ax-b|| checked",
+		Summary: "Gaussian elimination, row-wise: the pivot row by a two-step broadcast, back-substitution",
 		New:     func() Config { return new(GaussConfig) }})
 }
 

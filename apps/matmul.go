@@ -256,7 +256,7 @@ func (m MatMul) Run(env Env) (Outcome, error) {
 
 func init() {
 	RegisterProgram(Program{Name: "matmul", Paper: "000 sec. 6.1", OverStore: true,
-		Summary: "C = A B, p+2 submatrix accesses (T_MM), with and without the sync of line (*)",
+		Summary: "C = A B by p+2 submatrix accesses, with and without the sync of line (*)",
 		New:     func() Config { return new(MatMulConfig) }})
 }
 

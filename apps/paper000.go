@@ -16,8 +16,7 @@ import (
 )
 
 // This file holds what the four applications of paper 000 (Fischer,
-// Rethmann, Wachsmann, ../shared/papers/000_fafed09b0c9c663f.txt, section
-// 6) share: the access shape (k, l), the placement of each processor's
+// Rethmann, Wachsmann, section 6) share: the access shape (k, l), the placement of each processor's
 // data, the workload items, the uint32 views and the local radix sort.
 //
 // The programs follow the paper's text. Each global array the paper puts in
@@ -32,6 +31,13 @@ import (
 
 // IntBytes is the paper's "integer", the Transputer's 32-bit word.
 const IntBytes = 4
+
+// MaxVarBytes is the largest store variable the applications create: one
+// MPI message carries at most mpi.MaxCount bytes, less the store's own
+// header (divalib's is 40 bytes; 64 leaves room). A larger one is refused
+// by the application's Check, before any calibration runs, rather than by
+// the store's Create after it.
+const MaxVarBytes = mpi.MaxCount - 64
 
 // BenchKKAccess is the bench name of the k-k-access records every
 // application's workload names (patterns.KKAccess, cmd kkaccess).
@@ -55,6 +61,8 @@ type Access struct {
 // packets of l bytes). what names the volume in the message.
 func (a Access) check(volume int, what string) error {
 	switch {
+	case volume > MaxVarBytes || volume < 0:
+		return fmt.Errorf("the %s is %d bytes, more than one store variable holds (%d bytes): a smaller n or more ranks", what, volume, MaxVarBytes)
 	case a.K < 1:
 		return fmt.Errorf("k = %d: the send hot spot must be an integer >= 1", a.K)
 	case a.L < 1:

@@ -59,7 +59,9 @@ func Programs() []Program {
 	for _, p := range programs {
 		out = append(out, p)
 	}
-	key := func(p Program) string { return strings.TrimSpace(strings.Split(p.Paper, "(")[0]) }
+	key := func(p Program) string {
+		return strings.TrimSpace(strings.FieldsFunc(p.Paper, func(r rune) bool { return r == ';' || r == '(' })[0])
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if a, b := key(out[i]), key(out[j]); a != b {
 			return a < b

@@ -359,7 +359,7 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 
 func init() {
 	RegisterProgram(Program{Name: "samplesort", Paper: "000 sec. 6.4", OverStore: true,
-		Summary: "sample sort (s = n/64, splitters, distribution (6a)-(6c), local radix sort; E(s, n) measured)",
+		Summary: "sample sort: splitters, distribution, local radix sort",
 		New:     func() Config { return new(SampleSortConfig) }})
 }
 

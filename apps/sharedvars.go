@@ -16,7 +16,7 @@ import (
 // goroutine ranks of mpi/local) they share one slice of handles, rank 0's,
 // instead of holding one each: a handle is 40 bytes, and Barnes-Hut at P =
 // 512 with N = 102,400 bodies has 315,000 variables, so P private lists
-// took 6.4 GB, the largest part of that run's memory. Every rank still
+// would take 512 x 315,000 x 40 B = 6.4 GB. Every rank still
 // creates every variable, and checks that its handles are rank 0's (a
 // digest of ID, name and size), so a store whose handles differ between
 // ranks is an error, not a silent mix-up.

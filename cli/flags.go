@@ -37,9 +37,13 @@ func NewFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 
 // PrintDefaults prints the flags of fs as flag.PrintDefaults does, except
 // that the list values of package opts read as strings: "-k string ...
-// (default "1,2,4,8")", as they are typed.
+// (default "1,2,4,8")", as they are typed; deprecated spellings (Alias)
+// are left out.
 func PrintDefaults(fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
+		if _, ok := f.Value.(*alias); ok {
+			return
+		}
 		v := f.Value
 		if u, ok := v.(interface{ Unwrap() flag.Value }); ok {
 			v = u.Unwrap() // a bound field's own type decides its zero and name
@@ -263,25 +267,4 @@ func Usage(fs *flag.FlagSet, name, usage string) {
 		panic("cli: Usage of an undefined flag --" + name)
 	}
 	f.Usage = usage
-}
-
-// Alias defines --old as a deprecated spelling of --new, kept for one
-// release: a value given to it goes to --new, with one warning on stderr.
-func Alias(fs *flag.FlagSet, old, new string, stderr io.Writer) {
-	fs.Func(old, "deprecated spelling of --"+new, func(s string) error {
-		fmt.Fprintf(stderr, "commcost: warning: --%s is deprecated; use --%s\n", old, new)
-		return fs.Set(new, s)
-	})
-}
-
-// BoolAlias defines a boolean --old as a deprecated spelling of "--new
-// value" (--markdown for --format markdown), with one warning on stderr.
-func BoolAlias(fs *flag.FlagSet, old, new, value string, stderr io.Writer) {
-	fs.BoolFunc(old, "deprecated: use --"+new+" "+value, func(s string) error {
-		if on, err := strconv.ParseBool(s); err != nil || !on {
-			return err
-		}
-		fmt.Fprintf(stderr, "commcost: warning: --%s is deprecated; use --%s %s\n", old, new, value)
-		return fs.Set(new, value)
-	})
 }

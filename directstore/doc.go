@@ -1,8 +1,8 @@
 // Package directstore is the plain direct store: global variables
-// (globalvar.Store, DESIGN.md contract 2) kept on MPI ranks with no cache
+// (globalvar.Store, docs/ARCHITECTURE.md, contract 2) kept on MPI ranks with no cache
 // and no replication, each variable whole on one home rank, every read and
 // write sent to the home. It is the store of paper 000 (Fischer, Rethmann,
-// Wachsmann, ../shared/papers/000_fafed09b0c9c663f.txt) with the p memory
+// Wachsmann) with the p memory
 // modules on the p application ranks themselves: "if an application
 // processor wants to read a global variable a read request is sent to the
 // service processor that stores the global variable. The service processor

@@ -1,10 +1,10 @@
 // Package divalib is DIVA, the distributed-variables library of paper 004
 // (Krick, Meyer auf der Heide, Räcke, Vöcking, Westermann, "Data Management
-// in Networks: Experimental Evaluation of a Provably Good Strategy";
-// ../shared/papers/004_c5e3b56ad2f7df61.txt): global variables, fully
+// in Networks: Experimental Evaluation of a Provably Good Strategy"):
+// global variables, fully
 // transparent to the caller, kept in the ranks' memories by the access-tree
 // strategy or by the fixed-home strategy. Store implements globalvar.Store
-// (DESIGN.md contract 2), so applications run unchanged over either, and
+// (docs/ARCHITECTURE.md, contract 2), so applications run unchanged over either, and
 // over package emulate.
 //
 // # Strategies (paper 004, section 2)

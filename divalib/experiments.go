@@ -8,12 +8,12 @@ import (
 )
 
 // The experiments of `commcost dsm check`, `matsquare` and `overhead` over
-// a list of strategies (paper 004, ../shared/papers/004_c5e3b56ad2f7df61.txt,
+// a list of strategies (paper 004,
 // section 3): each runs collectively on the ranks of one world and hands
 // its records to emit. emit is called on every rank with the same record
 // for the matrix square and the overhead (their figures are global) and on
 // rank 0 only for the coherence suite (storecheck's reports are rank 0's);
-// callers write rank 0's records (as the CLI's runMeasured does).
+// callers write rank 0's records (as job.Measure does).
 
 // Hand is the strategy name of the hand-optimised message-passing version
 // of the matrix square (MatSquareHand); apps/dsmexp uses the same name.
@@ -127,19 +127,13 @@ func RunCheck(c mpi.Comm, cfg CheckConfig, meta results.Meta, emit func(results.
 	failed := 0
 	for _, name := range cfg.Strategies {
 		for _, w := range workloads {
-			s, scfg, err := newStore(c, cfg.Store, name)
+			end := watchPoint(BenchCheck, results.Params{"strategy": name, "workload": w.Name})
+			rec, rep, err := checkOne(c, cfg.Store, name, w, meta)
+			end()
 			if err != nil {
+				end()
 				return 0, err
 			}
-			t0 := c.Wtime()
-			rep, err := w.Run(c, s)
-			if err != nil {
-				return 0, err
-			}
-			if err := s.Close(); err != nil {
-				return 0, err
-			}
-			el := c.Wtime() - t0
 			if c.Rank() != 0 {
 				continue
 			}
@@ -149,12 +143,13 @@ func RunCheck(c mpi.Comm, cfg CheckConfig, meta results.Meta, emit func(results.
 					cfg.Violation(name, w.Name, verr)
 				}
 			}
-			if err := emit(CheckRecord(name, w.Name, s.Mesh(), scfg.MemoryBytes, rep, el, meta)); err != nil {
+			if err := emit(rec); err != nil {
 				return 0, err
 			}
 		}
 	}
 	n := []int64{int64(failed)}
+	defer watchPoint(BenchCheck, results.Params{"step": "verdict"})()
 	if err := mpi.BcastInt64s(c, n, 0); err != nil {
 		return 0, err
 	}
@@ -192,6 +187,26 @@ func HandFirst(strategies []string) []string {
 	return out
 }
 
+// checkOne runs workload w over a fresh store of strategy name
+// (collective) and returns its record and report (rank 0's are the
+// verdict).
+func checkOne(c mpi.Comm, base Config, name string, w CheckWorkload, meta results.Meta) (results.Record, storecheck.Report, error) {
+	s, scfg, err := newStore(c, base, name)
+	if err != nil {
+		return results.Record{}, storecheck.Report{}, err
+	}
+	t0 := c.Wtime()
+	rep, err := w.Run(c, s)
+	if err != nil {
+		return results.Record{}, rep, err
+	}
+	if err := s.Close(); err != nil {
+		return results.Record{}, rep, err
+	}
+	el := c.Wtime() - t0
+	return CheckRecord(name, w.Name, s.Mesh(), scfg.MemoryBytes, rep, el, meta), rep, nil
+}
+
 // RunMatSquare squares the matrix for every block size and strategy
 // (collective; MatSquareHand, MatSquareStore) and emits one record each
 // (MatSquareResult.Record), with the congestion and time ratios to the
@@ -202,28 +217,15 @@ func RunMatSquare(c mpi.Comm, e MatSquareExperiment, meta results.Meta, emit fun
 		mcfg := MatSquareConfig{BlockInts: m, Kernel: e.Kernel, Reps: e.Reps, Verify: e.Verify, Seed: e.Store.Seed}
 		var hand *MatSquareResult
 		for _, name := range order {
-			var res MatSquareResult
+			end := watchPoint(BenchMatSquare, results.Params{"strategy": name, "block_ints": m})
+			res, err := matSquareOne(c, e, mcfg, name)
+			end()
+			if err != nil {
+				return err
+			}
 			if name == Hand {
-				mesh, err := NewMesh(e.Store.Rows, e.Store.Cols, c.Size())
-				if err != nil {
-					return err
-				}
-				if res, err = MatSquareHand(c, mesh, mcfg); err != nil {
-					return err
-				}
 				r := res
 				hand = &r
-			} else {
-				s, _, err := newStore(c, e.Store, name)
-				if err != nil {
-					return err
-				}
-				if res, err = MatSquareStore(c, s, mcfg); err != nil {
-					return err
-				}
-				if err := s.Close(); err != nil {
-					return err
-				}
 			}
 			if err := emit(res.Record(mcfg, hand, meta)); err != nil {
 				return err
@@ -231,6 +233,27 @@ func RunMatSquare(c mpi.Comm, e MatSquareExperiment, meta results.Meta, emit fun
 		}
 	}
 	return nil
+}
+
+// matSquareOne squares the matrix under one strategy or Hand
+// (collective).
+func matSquareOne(c mpi.Comm, e MatSquareExperiment, mcfg MatSquareConfig, name string) (MatSquareResult, error) {
+	if name == Hand {
+		mesh, err := NewMesh(e.Store.Rows, e.Store.Cols, c.Size())
+		if err != nil {
+			return MatSquareResult{}, err
+		}
+		return MatSquareHand(c, mesh, mcfg)
+	}
+	s, _, err := newStore(c, e.Store, name)
+	if err != nil {
+		return MatSquareResult{}, err
+	}
+	res, err := MatSquareStore(c, s, mcfg)
+	if err != nil {
+		return res, err
+	}
+	return res, s.Close()
 }
 
 // OverheadExperiment configures RunOverhead.
@@ -256,45 +279,55 @@ type OverheadExperiment struct {
 // records of Overhead.Records and RemoteReadRecord, strategy by strategy.
 func RunOverhead(c mpi.Comm, e OverheadExperiment, meta results.Meta, emit func(results.Record) error) error {
 	for _, name := range e.Strategies {
-		s, cfg, err := newStore(c, e.Store, name)
+		end := watchPoint(BenchOverhead, results.Params{"strategy": name})
+		recs, err := overheadOne(c, e, name, meta)
+		end()
 		if err != nil {
 			return err
 		}
-		o, err := MeasureOverhead(c, s, e.Iters, e.Batches)
-		if err != nil {
-			return err
-		}
-		remote := make([][]float64, len(e.ReadSizes))
-		writes := make([][2]int64, len(e.ReadSizes))
-		for i, l := range e.ReadSizes {
-			if c.Size() < 2 {
-				break
-			}
-			before := s.Stats()
-			if remote[i], err = MeasureRemoteRead(c, s, RemoteReadConfig{Bytes: l, Reps: e.Reads, Seed: cfg.Seed}); err != nil {
-				return err
-			}
-			// This rank's writes, which invalidate the copies between
-			// batches (untimed), and how many reused the value's buffer.
-			after := s.Stats()
-			writes[i] = [2]int64{after.Writes - before.Writes, after.WritesInPlace - before.WritesInPlace}
-		}
-		if err := s.Close(); err != nil {
-			return err
-		}
-		for _, rec := range o.Records(name, cfg.Barrier, s.Mesh(), meta) {
+		for _, rec := range recs {
 			if err := emit(rec); err != nil {
-				return err
-			}
-		}
-		for i, l := range e.ReadSizes {
-			if remote[i] == nil {
-				continue
-			}
-			if err := emit(RemoteReadRecord(name, l, s.Mesh(), remote[i], writes[i], meta)); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// overheadOne measures one strategy's overhead (collective) and returns
+// its records.
+func overheadOne(c mpi.Comm, e OverheadExperiment, name string, meta results.Meta) ([]results.Record, error) {
+	s, cfg, err := newStore(c, e.Store, name)
+	if err != nil {
+		return nil, err
+	}
+	o, err := MeasureOverhead(c, s, e.Iters, e.Batches)
+	if err != nil {
+		return nil, err
+	}
+	remote := make([][]float64, len(e.ReadSizes))
+	writes := make([][2]int64, len(e.ReadSizes))
+	for i, l := range e.ReadSizes {
+		if c.Size() < 2 {
+			break
+		}
+		before := s.Stats()
+		if remote[i], err = MeasureRemoteRead(c, s, RemoteReadConfig{Bytes: l, Reps: e.Reads, Seed: cfg.Seed}); err != nil {
+			return nil, err
+		}
+		// This rank's writes, which invalidate the copies between
+		// batches (untimed), and how many reused the value's buffer.
+		after := s.Stats()
+		writes[i] = [2]int64{after.Writes - before.Writes, after.WritesInPlace - before.WritesInPlace}
+	}
+	if err := s.Close(); err != nil {
+		return nil, err
+	}
+	recs := o.Records(name, cfg.Barrier, s.Mesh(), meta)
+	for i, l := range e.ReadSizes {
+		if remote[i] != nil {
+			recs = append(recs, RemoteReadRecord(name, l, s.Mesh(), remote[i], writes[i], meta))
+		}
+	}
+	return recs, nil
 }

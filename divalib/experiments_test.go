@@ -6,12 +6,14 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -284,5 +286,38 @@ func TestCoherenceRankBytes(t *testing.T) {
 				t.Fatalf("RankBytes() = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRunCheckWatched: every workload of the suite runs as a point of the
+// process's watchdog, named as its record: a rank that stops answering
+// (here one that sleeps past the timeout before the workload's barrier)
+// leaves the others' point idle, and the watchdog reports that point.
+func TestRunCheckWatched(t *testing.T) {
+	stalls := make(chan patterns.Stall, 1)
+	wd := patterns.NewWatchdog(100*time.Millisecond, func(s patterns.Stall) { stalls <- s })
+	patterns.Install(wd)
+	defer func() { patterns.Install(nil); wd.Stop() }()
+	slow := divalib.CheckWorkload{Name: "slow", Run: func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+		if c.Rank() == 1 {
+			time.Sleep(time.Second)
+		}
+		return storecheck.Report{}, s.Barrier()
+	}}
+	cfg := divalib.CheckConfig{Strategies: []string{"tree-4"}, Store: divalib.Config{Seed: 1}, Workloads: []divalib.CheckWorkload{slow}}
+	err := local.Run(2, func(c mpi.Comm) error {
+		_, err := divalib.RunCheck(c, cfg, results.Meta{}, func(results.Record) error { return nil })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-stalls:
+		if want := "dsm-check strategy=tree-4 workload=slow"; s.Point != want {
+			t.Errorf("stalled point %q, want %q", s.Point, want)
+		}
+	default:
+		t.Fatal("the watchdog saw no stalled point: the workload ran unwatched")
 	}
 }

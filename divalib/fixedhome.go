@@ -56,8 +56,8 @@ func (s *Store) fhInitHome(x *variable) {
 // fhRequest then fhProceed: add the reader to the copy set and send it
 // kHData with the value, nothing else. Under mpirun
 // that cost the critical path of every uncached read a return from C, the
-// transaction in Go and an entry into C to send the copy (issue 15: 0.93 us
-// per 8-byte read against 0.39 us for the C kernel of the same protocol).
+// transaction in Go and an entry into C to send the copy (more than twice
+// the C kernel of the same protocol, scripts/bench_dsm_vs_c.sh).
 // So the home offers the engine its value while the variable is in that
 // state (fhOffer, at its creation and after every message the home
 // handles for it; the home's own local write only withdraws the offer,
@@ -102,8 +102,8 @@ func (s *Store) fhOffer(x *variable) {
 // one of its variables or writes one (fhSettle), the only code that uses
 // copy sets. This log is handled on the way back from C with the rank's
 // own next message, often the answer to its own read: the variable's
-// state and directory are cold by then, and settling there cost about
-// 25 ns of each 8-byte read (alternated launches, issue 15).
+// state and directory are cold by then, and settling there costs a visible
+// part of an 8-byte read (scripts/bench_dsm_vs_c.sh).
 func (s *Store) fhServed(id, source, bytes int) {
 	s.recvd++
 	s.charge(source, headerBytes+bytes)
@@ -406,7 +406,7 @@ func (s *Store) fhEvict(x *variable) bool {
 // of fresh memory, the copy of the old value and garbage for the
 // collector, which then runs beside the ranks (the home's 64 KiB writes
 // between scripts/bench_dsm_vs_c.sh's reads made the reads themselves
-// 1.3-1.6x slower, issue 15). The engine's offer of the home's value
+// slower). The engine's offer of the home's value
 // (fhOffer) is that same buffer, so it answers with the new value. On
 // goroutine ranks (mpi/local) payloads travel by reference and a copy
 // may be another rank's value: always a new buffer there.

@@ -171,6 +171,7 @@ func MatSquareStore(c mpi.Comm, s *Store, cfg MatSquareConfig) (MatSquareResult,
 	// holding 4096 handles each would be 670 MB).
 	row, col := make([]globalvar.Var, q), make([]globalvar.Var, q)
 	for bi := 0; bi < q; bi++ {
+		progress()
 		for bj := 0; bj < q; bj++ {
 			v, err := s.Create(blockName(bi, bj), 4*cfg.BlockInts)
 			if err != nil {
@@ -214,6 +215,7 @@ func MatSquareStore(c mpi.Comm, s *Store, cfg MatSquareConfig) (MatSquareResult,
 			}
 			bytesInt32(raw, y)
 			accumulate(cfg.Kernel, h, x, y, b)
+			progress() // the watchdog's, of a read step
 		}
 		if err := s.Barrier(); err != nil {
 			return res, err
@@ -236,6 +238,7 @@ func MatSquareStore(c mpi.Comm, s *Store, cfg MatSquareConfig) (MatSquareResult,
 			return res, err
 		}
 		res.CommSec = append(res.CommSec, el[0])
+		progress()
 	}
 	if cfg.Verify {
 		if err := s.Read(row[j], 0, raw); err != nil {
@@ -296,6 +299,7 @@ func MatSquareHand(c mpi.Comm, mesh Mesh, cfg MatSquareConfig) (MatSquareResult,
 		col := make([][]byte, q) // col[k] = A[k,j]
 		row[j], col[i] = own, own
 		for step := 1; step < q; step++ {
+			progress() // the watchdog's, of a step
 			var reqs []mpi.Request
 			post := func(buf []byte, peer, tag int) error {
 				r, err := dup.Irecv(buf, peer, tag)
@@ -400,6 +404,7 @@ func MatSquareHand(c mpi.Comm, mesh Mesh, cfg MatSquareConfig) (MatSquareResult,
 		}
 		res.CommSec = append(res.CommSec, el[0])
 		own = int32Bytes(h)
+		progress()
 	}
 	if cfg.Verify {
 		ok, err := verify(c, mesh, cfg, h)

@@ -60,13 +60,13 @@ func (s *Store) release(x *variable) {
 // bufPool keeps the buffers of dropped copies that nothing else refers to
 // (Store.release), by size, for received payloads to reuse: fresh memory
 // costs a page fault per 4 KiB on its first write (16 for a 64 KiB copy,
-// about 40 us under load, five times the whole read in C), memory the
+// several times the whole read in C), memory the
 // process already touched costs none. At most poolMaxBytes are kept.
 type bufPool struct {
 	// free holds the lists by size behind pointers, so that taking and
 	// giving a buffer only reads the map (get is on the path of every
-	// received payload; the map assignment it made cost 7-9 ns of an
-	// 8-byte remote read, issue 15).
+	// received payload; a map assignment there is a visible part of an
+	// 8-byte remote read).
 	free  map[int]*[][]byte
 	bytes int
 }

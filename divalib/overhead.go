@@ -7,6 +7,7 @@ import (
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 )
 
 // Overhead holds per-operation times in seconds, one sample per batch
@@ -74,6 +75,7 @@ func MeasureOverhead(c mpi.Comm, s *Store, iters, batches int) (Overhead, error)
 		o.CachedInPlace += s.stats.WritesInPlace - before.WritesInPlace
 		o.CachedReadSec = append(o.CachedReadSec, (t1-t0)/float64(iters))
 		o.CachedWriteSec = append(o.CachedWriteSec, (t2-t1)/float64(iters))
+		progress() // the watchdog's, of a batch
 	}
 	if err := s.Barrier(); err != nil {
 		return o, err
@@ -98,7 +100,9 @@ func MeasureOverhead(c mpi.Comm, s *Store, iters, batches int) (Overhead, error)
 			return o, err
 		}
 		o.BarrierSec = append(o.BarrierSec, el[0])
+		patterns.Installed().Progress()
 		o.MPIBarrierSec = append(o.MPIBarrierSec, el[1])
+		progress()
 	}
 	return o, nil
 }
@@ -212,6 +216,7 @@ func MeasureRemoteRead(c mpi.Comm, s *Store, cfg RemoteReadConfig) ([]float64, e
 			}
 		}
 		done += n
+		progress() // the watchdog's, of a batch of reads
 		// Invalidate the copies just made: the next batch reads uncached.
 		if err := s.Barrier(); err != nil {
 			return nil, err
@@ -221,6 +226,7 @@ func MeasureRemoteRead(c mpi.Comm, s *Store, cfg RemoteReadConfig) ([]float64, e
 				return nil, err
 			}
 		}
+		patterns.Installed().Progress()
 	}
 	if err := s.Barrier(); err != nil {
 		return nil, err

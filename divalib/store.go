@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
@@ -83,6 +82,17 @@ func ParseBarrier(s string) (BarrierKind, error) {
 	return 0, fmt.Errorf("barrier %q: accepted are tree, central, dissemination and mpi", s)
 }
 
+// UnmarshalText sets b from its name (ParseBarrier), so that a
+// configuration's barrier binds to a flag.
+func (b *BarrierKind) UnmarshalText(text []byte) error {
+	k, err := ParseBarrier(string(text))
+	if err != nil {
+		return err
+	}
+	*b = k
+	return nil
+}
+
 // Ibarrierer is the optional non-blocking barrier a Comm may offer
 // (MPI_Ibarrier). mpi.Comm does not have it; BarrierMPI needs it.
 type Ibarrierer interface {
@@ -114,29 +124,13 @@ type Config struct {
 // "tree-2-4", ...
 func (c Config) Name() string {
 	if c.Strategy == FixedHome {
-		return "fixed-home"
+		return FixedHomeName
 	}
 	v := c.Variant
 	if v == (Variant{}) {
 		v = Tree4
 	}
-	return "tree-" + v.String()
-}
-
-// ParseStrategy parses a strategy name: "fixed-home" or "tree-V" with V a
-// Variant ("tree-2", "tree-4", "tree-16", "tree-2-4", "tree-4-16").
-func ParseStrategy(s string) (Strategy, Variant, error) {
-	switch {
-	case s == "fixed-home":
-		return FixedHome, Variant{}, nil
-	case strings.HasPrefix(s, "tree-"):
-		v, err := ParseVariant(strings.TrimPrefix(s, "tree-"))
-		if err != nil {
-			return 0, v, err
-		}
-		return AccessTree, v, nil
-	}
-	return 0, Variant{}, fmt.Errorf("strategy %q: accepted are fixed-home and tree-V with V one of 2, 4, 16, 2-4, 4-16 (or L-K)", s)
+	return TreeName(v)
 }
 
 // ErrMemory reports a memory bound that cannot hold one variable.
@@ -151,10 +145,10 @@ const protoTag = 0x5d1a
 // is sent from the Go buffer in a message of its own and received straight
 // into a buffer of its size. 3 KiB keeps header and payload within the
 // eager limit of shared memory (Open MPI's vader: 4096 bytes with the
-// library's own header): a 4 KiB copy inline was a 4144-byte rendezvous
-// message (8.2 us per remote read against 6.4 us as a 48-byte header plus a
-// 4 KiB message, under load), and copying 64 KiB in and out of C memory
-// cost more than the second message.
+// library's own header): a 4 KiB copy inline would be a 4144-byte
+// rendezvous message, slower than a 48-byte header plus a 4 KiB message,
+// and copying 64 KiB in and out of C memory costs more than the second
+// message.
 const engineInlineBytes = 3 << 10
 
 // pollEvery is how many cached accesses run between two polls of the

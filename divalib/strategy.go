@@ -9,15 +9,11 @@ import (
 	"github.com/commcost/commcost/patterns"
 )
 
-// PaperStrategies are the strategies and variants paper 004 evaluates, in
-// its order: the spellings every listing of the strategies prints.
-var PaperStrategies = []string{"fixed-home", "tree-2", "tree-4", "tree-16", "tree-2-4", "tree-4-16"}
-
 // DIVA registers its strategies as the store family "divalib".
 func init() {
-	globalvar.RegisterFamily(globalvar.Family{Name: "divalib", Forms: PaperStrategies, Order: 1,
+	globalvar.RegisterFamily(globalvar.Family{Name: "divalib", Forms: Evaluated(), Order: 1,
 		Parse: func(s string, seed int64) (globalvar.Strategy, error) {
-			if s != "fixed-home" && !strings.HasPrefix(s, "tree-") {
+			if s != FixedHomeName && !strings.HasPrefix(s, treePrefix) {
 				return nil, globalvar.ErrNotMine
 			}
 			st, v, err := ParseStrategy(s)

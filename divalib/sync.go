@@ -305,7 +305,7 @@ func (b *barrier) reduce(vals [2]int64, sum bool) ([2]int64, error) {
 // release per edge, so the counts do not change (TestGoldenCounts); only
 // the order does: at 2 ranks the arrival and the release cross, one
 // message latency where up-then-down takes two, as MPI_Barrier's exchange
-// does (issue 15). mpi/native's engine does the same (engine.h).
+// does. mpi/native's engine does the same (engine.h).
 func (b *barrier) arrive(n, e int32, vals [2]int64, fl uint8, remote bool) {
 	k := barKey{n, e}
 	w := b.wait[k]

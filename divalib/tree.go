@@ -21,7 +21,7 @@ type Variant struct {
 	Leaf  int
 }
 
-// Supported variants by name, in the order reports list them.
+// The variants the paper evaluates (Variants lists them in report order).
 var (
 	Tree2    = Variant{Arity: 2}
 	Tree4    = Variant{Arity: 4}
@@ -38,29 +38,41 @@ func (v Variant) String() string {
 	return fmt.Sprintf("%d-%d", v.Arity, v.Leaf)
 }
 
-// Validate reports whether the paper defines the variant.
+// Validate reports whether the paper defines the variant: an l-ary tree of
+// an evaluated arity, or an l-k-ary tree whose l is that of an evaluated
+// l-k-ary tree and k >= l (Variants).
 func (v Variant) Validate() error {
-	switch {
-	case v.Leaf == 0 && (v.Arity == 2 || v.Arity == 4 || v.Arity == 16):
-		return nil
-	case v.Leaf != 0 && (v.Arity == 2 || v.Arity == 4) && v.Leaf >= v.Arity:
-		return nil
+	l, lk := lAry()
+	for _, w := range l {
+		if v.Leaf == 0 && v.Arity == w.Arity {
+			return nil
+		}
 	}
-	return fmt.Errorf("tree degree %q is not supported: accepted are 2, 4, 16 (l-ary) and L-K with L in {2,4} and K >= L (l-k-ary, e.g. 2-4, 4-16)", v.String())
+	for _, a := range leafArities() {
+		if v.Leaf != 0 && v.Arity == a && v.Leaf >= v.Arity {
+			return nil
+		}
+	}
+	return fmt.Errorf("tree degree %q is not supported: accepted are %s (l-ary) and L-K with L in {%s} and K >= L (l-k-ary, e.g. %s)",
+		v.String(), variantList(l), joinInts(leafArities(), ","), variantList(lk))
 }
 
 // ParseVariant parses "2", "4", "16" or "L-K" (e.g. "2-4").
 func ParseVariant(s string) (Variant, error) {
 	var v Variant
+	bad := func() error {
+		l, lk := lAry()
+		return fmt.Errorf("tree degree %q: accepted are %s, or L-K such as %s", s, variantList(l), strings.Replace(variantList(lk), ", ", " and ", 1))
+	}
 	l, k, hasK := strings.Cut(s, "-")
 	a, err := strconv.Atoi(l)
 	if err != nil {
-		return v, fmt.Errorf("tree degree %q: accepted are 2, 4, 16, or L-K such as 2-4 and 4-16", s)
+		return v, bad()
 	}
 	v.Arity = a
 	if hasK {
 		if v.Leaf, err = strconv.Atoi(k); err != nil || v.Leaf < 1 {
-			return v, fmt.Errorf("tree degree %q: accepted are 2, 4, 16, or L-K such as 2-4 and 4-16", s)
+			return v, bad()
 		}
 	}
 	return v, v.Validate()

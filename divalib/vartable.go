@@ -8,8 +8,8 @@ import "github.com/commcost/commcost/mpi"
 // A dense slice costs 8 bytes per variable on every rank, touched or not.
 // That is nothing for a rank of its own process, but on mpi/local the P
 // ranks of a process pay P times over: Barnes-Hut at P = 512 with N =
-// 102,400 bodies has 315,000 variables, and the slices alone took 1.3 GB
-// while a rank touches a few thousand of the variables. So where the ranks
+// 102,400 bodies has 315,000 variables, and the slices alone would take
+// 512 x 315,000 x 8 B = 1.3 GB while a rank touches a few thousand of the variables. So where the ranks
 // share the process (mpi.ProcessShared) the table turns into a map of the
 // touched variables once the dense slices of all ranks would exceed
 // denseBudget. The dense form stays where it is cheap: its lookup is one

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/commcost/commcost/opts"
 )
 
 // Placement selects how variables are spread over the memory modules
@@ -38,6 +40,16 @@ func ParsePlacement(s string) (Placement, error) {
 	return 0, fmt.Errorf("placement %q: accepted values are direct and hash", s)
 }
 
+// UnmarshalText reads "direct" or "hash" (a --placement value).
+func (p *Placement) UnmarshalText(b []byte) error {
+	v, err := ParsePlacement(string(b))
+	if err != nil {
+		return errors.New("accepted values are direct and hash")
+	}
+	*p = v
+	return nil
+}
+
 // SplitVersion selects how an access of D bytes is cut into packets
 // (paper 000, section 7 and Fig. 14).
 type SplitVersion int
@@ -53,6 +65,16 @@ const (
 	// (version 3).
 	SplitModel SplitVersion = 3
 )
+
+// UnmarshalText reads a version number 1, 2 or 3.
+func (v *SplitVersion) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "1", "2", "3":
+		*v = SplitVersion(b[0] - '0')
+		return nil
+	}
+	return fmt.Errorf("%s is not 1, 2 or 3", opts.Echo(string(b)))
+}
 
 // SplitFunc returns the number of packets k and the packet length l (bytes)
 // for an access of d bytes.

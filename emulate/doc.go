@@ -1,9 +1,9 @@
 // Package emulate runs the service network of paper 000 (Fischer, Rethmann,
-// Wachsmann, ../shared/papers/000_*.txt, sections 3, 4, 5, 7) on MPI ranks:
+// Wachsmann, sections 3, 4, 5, 7) on MPI ranks:
 // the world is split into application ranks, which run the program, and
 // service ranks, which emulate the routing hardware and the shared-memory
 // modules and never run application code. The application side is a
-// globalvar.Store (DESIGN.md contract 2), so the same application text runs
+// globalvar.Store (docs/ARCHITECTURE.md, contract 2), so the same application text runs
 // over this package and over divalib.
 //
 // # Networks
@@ -103,8 +103,19 @@
 // network and return results.Record values (bench "kkaccess", "kaccess",
 // "packetsplit", the network in params), with the counters of every link
 // and node (packets, wire bytes, queue high-water marks, credit stalls) in
-// Record.Counters. KKSweep and KASweep measure a grid of them (KKGrid,
-// KAGrid) in the order 'commcost emulate kk' and 'emulate kaccess' write
-// them; RunSelfTest is 'commcost emulate selftest'. Times are seconds;
-// sizes are bytes; the paper's "integer" is 4 bytes (IntBytes).
+// Record.Counters. KKSweep and KASweep measure a grid of them
+// (patterns.KKGrid, KAGrid) in the order 'commcost emulate kk' and
+// 'emulate kaccess' write them; RunSelfTest is 'commcost emulate selftest'.
+// Times are seconds; sizes are bytes; the paper's "integer" is 4 bytes
+// (IntBytes).
+//
+// # Configurations
+//
+// The subcommands of 'commcost emulate' are configurations here (KKJob,
+// KAJob, SelfTestJob, InfoJob; optsplit.SplitJob for Figure 14): tagged
+// fields are their flags (package opts), the network's settings shared as
+// NetFlags and the measurements' as Measuring, each with a Validate that
+// names fields and a Run on a world of the network's ranks. The networks
+// are a registry (RegisterNetwork): Parse, --net's help and every message
+// that lists them come from it (NetworkForms).
 package emulate

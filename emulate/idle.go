@@ -25,8 +25,8 @@ import (
 // the repetitions of a measurement, so during a sweep every rank stays in
 // phases 1-2 and no wake-up delay enters the times (with a short YieldFor,
 // ranks that a repetition does not touch fall asleep and the next one pays
-// for their wake-up: on 16 ranks on 2 cores, 1 us to 5 ms of yielding gave
-// medians up to twice as high and bimodal, against pure yielding). On a
+// for their wake-up, and on ranks sharing cores the medians turn bimodal
+// and up to twice as high as with pure yielding). On a
 // dedicated core phase 2 costs one system call per poll.
 type IdlePolicy struct {
 	Spins    int           // back-to-back polls; default 50

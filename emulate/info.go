@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/commcost/commcost/report"
 )
 
 // MeanAccessDistance is H_k of paper 000, section 6.5: the mean number of
@@ -82,34 +84,30 @@ func (t *Topology) MeanPermutationMaxDistance(samples int, seed uint64) float64 
 // WriteInfo prints the topology and the partition of the world into
 // application and service ranks, as `commcost emulate info` shows it; with
 // routes it also prints every node's routing table (next hop per
-// destination).
-func WriteInfo(w io.Writer, t *Topology, routes bool) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+// destination). With markdown the tables are GitHub-flavoured markdown.
+func WriteInfo(w io.Writer, t *Topology, routes, markdown bool) error {
 	kind := "direct (a module at every node)"
 	if t.Indirect() {
 		kind = "indirect (switches; modules on the last level)"
 	}
 	classes, r0 := classPlan(t)
-	fmt.Fprintf(tw, "network\t%s\n", t.Name())
-	fmt.Fprintf(tw, "kind\t%s\n", kind)
-	fmt.Fprintf(tw, "ranks\t%d = %d application + %d service\n", t.Ranks(), t.Apps(), t.Nodes())
-	fmt.Fprintf(tw, "links\t%d\n", len(t.Links()))
-	fmt.Fprintf(tw, "diameter\t%d hops\n", t.Diameter())
-	fmt.Fprintf(tw, "mean access distance\t%.3f hops (H_k: entry node to another module)\n", t.MeanAccessDistance())
-	fmt.Fprintf(tw, "mean k-k step distance\t%.3f hops (H_k-k: longest path of a permutation)\n", t.MeanPermutationMaxDistance(20000, 1))
-	fmt.Fprintf(tw, "barrier root\tnode %d %s\n", t.Root(), t.Node(t.Root()).Label)
-	fmt.Fprintf(tw, "buffer classes\t%d (requests 0..%d, replies and broadcasts %d..%d)\n", classes, r0-1, r0, classes-1)
-	if err := tw.Flush(); err != nil {
-		return err
+	summary := [][]string{
+		{"network", t.Name()},
+		{"kind", kind},
+		{"ranks", fmt.Sprintf("%d = %d application + %d service", t.Ranks(), t.Apps(), t.Nodes())},
+		{"links", fmt.Sprint(len(t.Links()))},
+		{"diameter", fmt.Sprintf("%d hops", t.Diameter())},
+		{"mean access distance", fmt.Sprintf("%.3f hops (H_k: entry node to another module)", t.MeanAccessDistance())},
+		{"mean k-k step distance", fmt.Sprintf("%.3f hops (H_k-k: longest path of a permutation)", t.MeanPermutationMaxDistance(20000, 1))},
+		{"barrier root", fmt.Sprintf("node %d %s", t.Root(), t.Node(t.Root()).Label)},
+		{"buffer classes", fmt.Sprintf("%d (requests 0..%d, replies and broadcasts %d..%d)", classes, r0-1, r0, classes-1)},
 	}
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "world rank\trole\tnode\tlabel\tmodule\tneighbours")
+	var ranks [][]string
 	for r := range t.Ranks() {
 		role := t.RoleOf(r)
 		if role.App >= 0 {
 			e := t.Entry(role.App)
-			fmt.Fprintf(tw, "%d\tapplication %d\t%d\t%s\t-\tentry node %d\n", r, role.App, e, t.Node(e).Label, e)
+			ranks = append(ranks, []string{fmt.Sprint(r), fmt.Sprintf("application %d", role.App), fmt.Sprint(e), t.Node(e).Label, "-", fmt.Sprintf("entry node %d", e)})
 			continue
 		}
 		u := role.Node
@@ -125,31 +123,63 @@ func WriteInfo(w io.Writer, t *Topology, routes bool) error {
 		if nd.App >= 0 {
 			nb = append(nb, fmt.Sprintf("app %d", nd.App))
 		}
-		fmt.Fprintf(tw, "%d\tservice\t%d\t%s\t%s\t%s\n", r, u, nd.Label, mod, strings.Join(nb, " "))
+		ranks = append(ranks, []string{fmt.Sprint(r), "service", fmt.Sprint(u), nd.Label, mod, strings.Join(nb, " ")})
+	}
+	var table [][]string
+	if routes {
+		for u := range t.Nodes() {
+			row := []string{fmt.Sprint(u)}
+			for d := range t.Nodes() {
+				if d == u {
+					row = append(row, ".")
+				} else {
+					row = append(row, fmt.Sprint(t.NextHop(u, d)))
+				}
+			}
+			table = append(table, row)
+		}
+	}
+	dests := []string{"node"}
+	for d := range t.Nodes() {
+		dests = append(dests, fmt.Sprint(d))
+	}
+	rankHeader := []string{"world rank", "role", "node", "label", "module", "neighbours"}
+	if markdown {
+		return writeInfoMarkdown(w, summary, rankHeader, ranks, dests, table)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, row := range summary {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if !routes {
-		return nil
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, row := range append([][]string{rankHeader}, ranks...) {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil || !routes {
+		return err
 	}
 	fmt.Fprintln(w, "\nrouting tables: next hop from node (row) to destination (column)")
 	tw = tabwriter.NewWriter(w, 0, 4, 1, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "node\t")
-	for d := range t.Nodes() {
-		fmt.Fprintf(tw, "%d\t", d)
-	}
-	fmt.Fprintln(tw)
-	for u := range t.Nodes() {
-		fmt.Fprintf(tw, "%d\t", u)
-		for d := range t.Nodes() {
-			if d == u {
-				fmt.Fprint(tw, ".\t")
-			} else {
-				fmt.Fprintf(tw, "%d\t", t.NextHop(u, d))
-			}
-		}
-		fmt.Fprintln(tw)
+	for _, row := range append([][]string{dests}, table...) {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	return tw.Flush()
+}
+
+// writeInfoMarkdown writes WriteInfo's tables as markdown.
+func writeInfoMarkdown(w io.Writer, summary [][]string, rankHeader []string, ranks [][]string, dests []string, routes [][]string) error {
+	if err := report.MarkdownTable(w, []string{"property", "value"}, summary); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := report.MarkdownTable(w, rankHeader, ranks); err != nil || routes == nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nrouting tables: next hop from node (row) to destination (column)")
+	fmt.Fprintln(w)
+	return report.MarkdownTable(w, dests, routes)
 }

@@ -18,7 +18,7 @@ const strategyPrefix = "emulate:"
 // The service network registers itself as the store family "emulate".
 func init() {
 	globalvar.RegisterFamily(globalvar.Family{Name: "emulate", Order: 2,
-		Forms: []string{strategyPrefix + "NET (NET one of " + networkForms + ", the only store of a run)"},
+		Forms: []string{strategyPrefix + "NET (NET one of " + NetworkForms() + ", the only store of a run)"},
 		Parse: func(s string, seed int64) (globalvar.Strategy, error) {
 			spec, ok := strings.CutPrefix(s, strategyPrefix)
 			if !ok {
@@ -71,6 +71,3 @@ func (st Strategy) MeasureKK(_ mpi.Comm, s globalvar.Store, kk patterns.KKAccess
 	bc := BenchConfig{Reps: kk.Reps, Seed: kk.Seed, Meta: meta}
 	return KKAccess(es, KKPoint{K: kk.K, L: kk.L, R: kk.R, Op: kk.Op.String()}, bc)
 }
-
-// networkForms are the spellings of the networks, for the store listing.
-const networkForms = "SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC)"

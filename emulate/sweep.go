@@ -3,6 +3,7 @@ package emulate
 import (
 	"slices"
 
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -10,23 +11,15 @@ import (
 // emulate kk' and 'emulate kaccess' have always measured them (the order
 // is part of the output: records stream in it).
 
-// KKGrid is a k-k-access sweep (paper 000, section 4): every point of
-// Ops x R x K x L, in that nesting order (op outermost, l innermost).
-type KKGrid struct {
-	K   []int     // send hot spots, packets per accessing rank
-	L   []int     // packet lengths in bytes
-	R   []float64 // portions of accessing application ranks, each in (0, 1]
-	Ops []string  // "read", "write"
-}
-
-// Points lists the grid's points in sweep order.
-func (g KKGrid) Points() []KKPoint {
+// KKPoints lists the k-k-accesses of grid g for every access kind of ops
+// in sweep order: op outermost, then r, k, and l innermost.
+func KKPoints(g patterns.KKGrid, ops []patterns.AccessOp) []KKPoint {
 	var out []KKPoint
-	for _, op := range g.Ops {
+	for _, op := range ops {
 		for _, r := range g.R {
 			for _, k := range g.K {
 				for _, l := range g.L {
-					out = append(out, KKPoint{K: k, L: l, R: r, Op: op})
+					out = append(out, KKPoint{K: k, L: l, R: r, Op: op.String()})
 				}
 			}
 		}
@@ -66,11 +59,12 @@ func (g KAGrid) Points() []KAPoint {
 	return out
 }
 
-// KKSweep measures every point of g with KKAccess and hands each record to
-// emit as it completes. Collective over the application ranks; emit is
-// called on every rank (rank 0's records are the ones to write).
-func KKSweep(s *Store, g KKGrid, bc BenchConfig, emit func(results.Record) error) error {
-	return sweep(s, g.L, g.Points(), KKAccess, bc, emit)
+// KKSweep measures every point of KKPoints(g, ops) with KKAccess and hands
+// each record to emit as it completes. Collective over the application
+// ranks; emit is called on every rank (rank 0's records are the ones to
+// write).
+func KKSweep(s *Store, g patterns.KKGrid, ops []patterns.AccessOp, bc BenchConfig, emit func(results.Record) error) error {
+	return sweep(s, g.L, KKPoints(g, ops), KKAccess, bc, emit)
 }
 
 // KASweep measures every point of g with KAccess, as KKSweep does.

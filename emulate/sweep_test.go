@@ -12,8 +12,8 @@ import (
 // TestGridPoints: the sweep order (records stream in it) and the k-access
 // grid's skipped points.
 func TestGridPoints(t *testing.T) {
-	kk := KKGrid{K: []int{1, 2}, L: []int{64, 1024}, R: []float64{0.5, 1}, Ops: []string{"read", "write"}}
-	pts := kk.Points()
+	kk := patterns.KKGrid{K: []int{1, 2}, L: []int{64, 1024}, R: []float64{0.5, 1}}
+	pts := KKPoints(kk, []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite})
 	if len(pts) != 16 {
 		t.Fatalf("k-k-access grid 2x2x2x2: %d points", len(pts))
 	}
@@ -55,7 +55,7 @@ func TestGridPoints(t *testing.T) {
 // TestSweeps runs both sweeps on BF(2) under the local backend: one record
 // per point, in Points order, each naming its point.
 func TestSweeps(t *testing.T) {
-	kk := KKGrid{K: []int{1, 2}, L: []int{8, 64}, R: []float64{1}, Ops: []string{"read"}}
+	kk := patterns.KKGrid{K: []int{1, 2}, L: []int{8, 64}, R: []float64{1}}
 	ka := KAGrid{K: []int{2}, L: []int{32}, H: []float64{0.25, 1}, A: []int{1, 2}, ES: []bool{false, true}}
 	var got []string
 	runLocal(t, "BF(2)", Config{}, func(s *Store) error {
@@ -66,13 +66,13 @@ func TestSweeps(t *testing.T) {
 			}
 			return nil
 		}
-		if err := KKSweep(s, kk, bc, emit); err != nil {
+		if err := KKSweep(s, kk, []patterns.AccessOp{patterns.AccessRead}, bc, emit); err != nil {
 			return err
 		}
 		return KASweep(s, ka, bc, emit)
 	})
 	var want []string
-	for _, p := range kk.Points() {
+	for _, p := range KKPoints(kk, []patterns.AccessOp{patterns.AccessRead}) {
 		want = append(want, fmt.Sprintf("%s k=%v l=%v", BenchKKAccess, p.K, p.L))
 	}
 	for _, p := range ka.Points() {

@@ -2,10 +2,7 @@ package emulate
 
 import (
 	"fmt"
-
 	"sort"
-	"strconv"
-	"strings"
 )
 
 // Kind names a family of service networks.
@@ -227,77 +224,6 @@ var dimRange = map[Kind][2]int{
 // meshSideMax bounds a mesh or torus side.
 const meshSideMax = 64
 
-// Parse reads a topology name: SE(d), CCC(d), HC(d), BF(d), mesh(RxC) or
-// torus(RxC); case-insensitive, parentheses optional ("bf3", "mesh4x4"),
-// a square mesh may give one side ("torus(4)").
-func Parse(spec string) (*Topology, error) {
-	s := strings.ToLower(strings.TrimSpace(spec))
-	s = strings.ReplaceAll(s, " ", "")
-	// NAME(ARG) with one pair of parentheses closing at the end, or NAME
-	// and ARG run together; a parenthesis left open ("BF(2") or doubled
-	// is refused rather than read as the network it almost names.
-	name := s
-	if i := strings.IndexFunc(s, func(r rune) bool { return !(r >= 'a' && r <= 'z') }); i >= 0 {
-		name = s[:i]
-	}
-	arg := s[len(name):]
-	if strings.ContainsAny(arg, "()") {
-		if !strings.HasPrefix(arg, "(") || !strings.HasSuffix(arg, ")") || strings.Count(arg, "(") != 1 || strings.Count(arg, ")") != 1 {
-			return nil, fmt.Errorf("topology %q: accepted forms are SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC)", spec)
-		}
-		arg = arg[1 : len(arg)-1]
-	}
-	var kind Kind
-	switch name {
-	case "se", "shuffle", "shuffleexchange":
-		kind = KindSE
-	case "ccc":
-		kind = KindCCC
-	case "hc", "hypercube", "cube":
-		kind = KindHC
-	case "bf", "butterfly":
-		kind = KindBF
-	case "mesh":
-		kind = KindMesh
-	case "torus":
-		kind = KindTorus
-	default:
-		return nil, fmt.Errorf("topology %q: unknown network %q; accepted: SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC)", spec, name)
-	}
-	if kind == KindMesh || kind == KindTorus {
-		parts := strings.Split(arg, "x")
-		if len(parts) == 1 {
-			parts = append(parts, parts[0])
-		}
-		if len(parts) != 2 {
-			return nil, fmt.Errorf("topology %q: %s needs RxC, e.g. %s(4x4)", spec, kind, kind)
-		}
-		r, err1 := strconv.Atoi(parts[0])
-		c, err2 := strconv.Atoi(parts[1])
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("topology %q: %s needs RxC with integer sides, e.g. %s(4x4)", spec, kind, kind)
-		}
-		if kind == KindMesh {
-			return Mesh(r, c)
-		}
-		return Torus(r, c)
-	}
-	d, err := strconv.Atoi(arg)
-	if err != nil {
-		return nil, fmt.Errorf("topology %q: %s needs an integer dimension, e.g. %s(3)", spec, kind, kind)
-	}
-	switch kind {
-	case KindSE:
-		return ShuffleExchange(d)
-	case KindCCC:
-		return CubeConnectedCycles(d)
-	case KindHC:
-		return Hypercube(d)
-	default:
-		return Butterfly(d)
-	}
-}
-
 func checkDim(kind Kind, d int) error {
 	r := dimRange[kind]
 	if d < r[0] || d > r[1] {
@@ -374,6 +300,11 @@ func ShuffleExchange(d int) (*Topology, error) {
 	return direct(fmt.Sprintf("SE(%d)", d), KindSE, []int{d}, labels, g)
 }
 
+func init() {
+	RegisterNetwork(NetworkDef{Kind: KindSE, Aliases: []string{"shuffle", "shuffleexchange"}, Arg: ArgDim,
+		New: func(d []int) (*Topology, error) { return ShuffleExchange(d[0]) }})
+}
+
 // CubeConnectedCycles is CCC(d): d*2^d nodes (w, i), w a d-bit word and i a
 // position 0..d-1; (w, i) links to (w, i±1 mod d) along its cycle and to
 // (w XOR 2^i, i) along cube dimension i. Node index w*d + i.
@@ -395,6 +326,11 @@ func CubeConnectedCycles(d int) (*Topology, error) {
 	return direct(fmt.Sprintf("CCC(%d)", d), KindCCC, []int{d}, labels, g)
 }
 
+func init() {
+	RegisterNetwork(NetworkDef{Kind: KindCCC, Arg: ArgDim,
+		New: func(d []int) (*Topology, error) { return CubeConnectedCycles(d[0]) }})
+}
+
 // Hypercube is HC(d): 2^d nodes, i links to i XOR 2^b for every bit b.
 func Hypercube(d int) (*Topology, error) {
 	if err := checkDim(KindHC, d); err != nil {
@@ -412,32 +348,9 @@ func Hypercube(d int) (*Topology, error) {
 	return direct(fmt.Sprintf("HC(%d)", d), KindHC, []int{d}, labels, g)
 }
 
-// Mesh is the rows x cols 2-D mesh; node index r*cols + c.
-func Mesh(rows, cols int) (*Topology, error) { return grid(KindMesh, rows, cols) }
-
-// Torus is the rows x cols 2-D torus (mesh with wrap-around links).
-func Torus(rows, cols int) (*Topology, error) { return grid(KindTorus, rows, cols) }
-
-func grid(kind Kind, rows, cols int) (*Topology, error) {
-	if rows < 1 || cols < 1 || rows > meshSideMax || cols > meshSideMax || rows*cols < 2 {
-		return nil, fmt.Errorf("%s(%dx%d): sides out of range; accepted 1..%d with at least 2 nodes", kind, rows, cols, meshSideMax)
-	}
-	n := rows * cols
-	g := newGraph(n)
-	labels := make([]string, n)
-	for r := range rows {
-		for c := range cols {
-			u := r*cols + c
-			labels[u] = fmt.Sprintf("(%d,%d)", r, c)
-			if c+1 < cols || (kind == KindTorus && cols > 1) {
-				g.link(u, r*cols+(c+1)%cols)
-			}
-			if r+1 < rows || (kind == KindTorus && rows > 1) {
-				g.link(u, ((r+1)%rows)*cols+c)
-			}
-		}
-	}
-	return direct(fmt.Sprintf("%s(%dx%d)", kind, rows, cols), kind, []int{rows, cols}, labels, g)
+func init() {
+	RegisterNetwork(NetworkDef{Kind: KindHC, Aliases: []string{"hypercube", "cube"}, Arg: ArgDim,
+		New: func(d []int) (*Topology, error) { return Hypercube(d[0]) }})
 }
 
 // Butterfly is BF(d), the indirect network of paper 000: d+1 levels of 2^d
@@ -475,6 +388,49 @@ func Butterfly(d int) (*Topology, error) {
 		t.nodes[d*rows+i].Module = i
 	}
 	return t, t.finish()
+}
+
+func init() {
+	RegisterNetwork(NetworkDef{Kind: KindBF, Aliases: []string{"butterfly"}, Arg: ArgDim,
+		New: func(d []int) (*Topology, error) { return Butterfly(d[0]) }})
+}
+
+// Mesh is the rows x cols 2-D mesh; node index r*cols + c.
+func Mesh(rows, cols int) (*Topology, error) { return grid(KindMesh, rows, cols) }
+
+func init() {
+	RegisterNetwork(NetworkDef{Kind: KindMesh, Arg: ArgSides,
+		New: func(d []int) (*Topology, error) { return Mesh(d[0], d[1]) }})
+}
+
+// Torus is the rows x cols 2-D torus (mesh with wrap-around links).
+func Torus(rows, cols int) (*Topology, error) { return grid(KindTorus, rows, cols) }
+
+func init() {
+	RegisterNetwork(NetworkDef{Kind: KindTorus, Arg: ArgSides,
+		New: func(d []int) (*Topology, error) { return Torus(d[0], d[1]) }})
+}
+
+func grid(kind Kind, rows, cols int) (*Topology, error) {
+	if rows < 1 || cols < 1 || rows > meshSideMax || cols > meshSideMax || rows*cols < 2 {
+		return nil, fmt.Errorf("%s(%dx%d): sides out of range; accepted 1..%d with at least 2 nodes", kind, rows, cols, meshSideMax)
+	}
+	n := rows * cols
+	g := newGraph(n)
+	labels := make([]string, n)
+	for r := range rows {
+		for c := range cols {
+			u := r*cols + c
+			labels[u] = fmt.Sprintf("(%d,%d)", r, c)
+			if c+1 < cols || (kind == KindTorus && cols > 1) {
+				g.link(u, r*cols+(c+1)%cols)
+			}
+			if r+1 < rows || (kind == KindTorus && rows > 1) {
+				g.link(u, ((r+1)%rows)*cols+c)
+			}
+		}
+	}
+	return direct(fmt.Sprintf("%s(%dx%d)", kind, rows, cols), kind, []int{rows, cols}, labels, g)
 }
 
 // finish computes the distance and routing tables by one breadth-first

@@ -6,7 +6,7 @@ import (
 )
 
 // Batched access: the k-access of paper 000 (Fischer, Rethmann, Wachsmann,
-// ../shared/papers/000_fafed09b0c9c663f.txt, Definition 1) as a store
+// Definition 1) as a store
 // operation. The paper's programs read and write a block of D bytes as
 // ceil(D/(k l)) successive k-k-accesses of k packets of l bytes each: the k
 // packets of one access leave one after another without waiting for answers

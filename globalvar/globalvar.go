@@ -1,4 +1,4 @@
-// Package globalvar is the global-variable interface of DESIGN.md contract 2:
+// Package globalvar is the global-variable interface of docs/ARCHITECTURE.md, contract 2:
 // the shared-memory abstraction that applications are written against and
 // that both the emulated service network (package emulate, paper 000) and
 // the DIVA library (package divalib, paper 004) implement, so that the same

@@ -105,8 +105,9 @@ func isUsage(err error) bool {
 }
 
 // ExitCode is the exit status of err, printing its message on stderr
-// unless another rank prints it: 0 for nil, 2 for bad input (and a help
-// request), 1 for any other failure. Bad input found before MPI is started
+// unless another rank prints it: 0 for nil and for a help request (-h,
+// --help: the usage was printed), 2 for bad input, 1 for any other
+// failure. Bad input found before MPI is started
 // is found the same way by every rank of the launch: only the first says
 // it. printable escapes what a terminal must not see raw.
 func ExitCode(err error, stderr io.Writer, printable func(string) string) int {
@@ -114,7 +115,7 @@ func ExitCode(err error, stderr io.Writer, printable func(string) string) int {
 		return 0
 	}
 	if errors.Is(err, flag.ErrHelp) {
-		return 2
+		return 0 // asked for the usage, as 'commcost help SUB' is
 	}
 	var q *quietError
 	if errors.As(err, &q) {
@@ -147,7 +148,7 @@ func Main(run func() error, stderr io.Writer, printable func(string) string, sta
 	}()
 	err := run()
 	code = ExitCode(err, stderr, printable)
-	if err != nil && !Collective(err) {
+	if err != nil && !Collective(err) && !errors.Is(err, flag.ErrHelp) {
 		Abort(code)
 	}
 	Stop()

@@ -85,25 +85,29 @@ func CheckMemory(c mpi.Comm, meta results.Meta, need MemNeed) error {
 			return nil
 		}
 		if need.PerRank+need.InFlight < LocalRankBytes || need.Flag == "" {
-			return opts.Badf("--np %d: the local backend's %d ranks need about %s in this process (%s per rank); available: %s (%s)",
-				p, p, sysmem.Format(total), sysmem.Format(total/float64(p)), sysmem.Format(float64(avail)), source)
+			return opts.Badf("--np %d: the local backend's %d ranks need about %s in this process (%s per rank); %s",
+				p, p, sysmem.Format(total), sysmem.Format(total/float64(p)), allows(avail, source))
 		}
 		parts := "buffers " + sysmem.Format(need.PerRank)
 		if need.InFlight > 0 {
 			parts += ", messages in flight " + sysmem.Format(need.InFlight)
 		}
-		return opts.Badf("%s: %s needs %s per rank (%s), %s for the %d local ranks (--np %d) in this process; available: %s (%s)",
+		return opts.Badf("%s: %s needs %s per rank (%s), %s for the %d local ranks (--np %d) in this process; %s",
 			need.Flag, need.What, sysmem.Format(need.PerRank+need.InFlight+LocalRankBytes), parts,
-			sysmem.Format(total), p, p, sysmem.Format(float64(avail)), source)
+			sysmem.Format(total), p, p, allows(avail, source))
 	}
 	here := ranksOnThisHost(c, meta)
 	total := Need{BufferBytes: need.PerRank}.OnHost(here)
 	if total <= float64(avail) {
 		return nil
 	}
-	return opts.Badf("%s: %s needs %s per rank, %s for the %d ranks on host %s; available there: %s (%s)",
-		need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, mpi.ProcessorName(c), sysmem.Format(float64(avail)), source)
+	return opts.Badf("%s: %s needs %s per rank, %s for the %d ranks on host %s; %s",
+		need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, mpi.ProcessorName(c), allows(avail, source))
 }
+
+// allows is sysmem.Allows: "available: X (...)" or "the limit allows X
+// (...)" when a job's limit is the bound.
+func allows(avail int64, source string) string { return sysmem.Allows(avail, source) }
 
 // ranksOnThisHost counts the ranks that share this rank's host.
 func ranksOnThisHost(c mpi.Comm, meta results.Meta) int {
@@ -123,8 +127,21 @@ func CheckInProcess(flag, what string, bytes float64) error {
 	if !ok || bytes <= float64(avail) {
 		return nil
 	}
-	return opts.Badf("%s: %s needs about %s in this process; available: %s (%s)",
-		flag, what, sysmem.Format(bytes), sysmem.Format(float64(avail)), source)
+	return opts.Badf("%s: %s needs about %s in this process; %s",
+		flag, what, sysmem.Format(bytes), allows(avail, source))
+}
+
+// CheckNeed checks a library's in-process need (a sequential computation:
+// sched gen, sched count, a serial oracle) against what this process may
+// take, naming flag, the flag of n.Field as given ("--keys 1e9").
+func CheckNeed(flag string, n sysmem.Need) error {
+	return CheckInProcess(flag, n.What, n.Bytes+n.InFlight)
+}
+
+// MemNeedOf is a library's per-rank need (a program run on every rank) as
+// the MemNeed of a measured run (Demand.Need, CheckMemory).
+func MemNeedOf(flag string, n sysmem.Need) MemNeed {
+	return MemNeed{PerRank: n.Bytes, InFlight: n.InFlight, Flag: flag, What: n.What}
 }
 
 // PointName names a pattern instance as its record does: bench and

@@ -53,19 +53,7 @@ type Measure struct {
 // Run runs body on every rank (see Measure).
 func (m Measure) Run(stdout io.Writer, body func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error) error {
 	return m.Launch.World(func(c mpi.Comm) error {
-		if m.Ranks != nil {
-			if err := Agree(c, m.Ranks(c)); err != nil {
-				return err
-			}
-		}
-		meta, err := NewMeta(c)
-		if err != nil {
-			return err
-		}
-		if err := Agree(c, m.Demand.Check(c, meta)); err != nil {
-			return err
-		}
-		s, err := OpenSink(c, m.Output, stdout)
+		meta, s, err := m.prepare(c, stdout)
 		if err != nil {
 			return err
 		}
@@ -91,6 +79,33 @@ func (m Measure) Run(stdout io.Writer, body func(c mpi.Comm, meta results.Meta, 
 		}
 		return err
 	})
+}
+
+// prepare checks the world and the demand and opens the outputs, as one
+// watched point: a rank stopped before the first measurement ends the job
+// as one stopped in it does.
+func (m Measure) prepare(c mpi.Comm, stdout io.Writer) (results.Meta, *Sink, error) {
+	defer WatchChecks()()
+	if m.Ranks != nil {
+		if err := Agree(c, m.Ranks(c)); err != nil {
+			return results.Meta{}, nil, err
+		}
+	}
+	meta, err := NewMeta(c)
+	if err != nil {
+		return meta, nil, err
+	}
+	if err := Agree(c, m.Demand.Check(c, meta)); err != nil {
+		return meta, nil, err
+	}
+	s, err := OpenSink(c, m.Output, stdout)
+	return meta, s, err
+}
+
+// WatchChecks begins the watched point of the checks a run makes before
+// its first measurement and returns its end.
+func WatchChecks() (end func()) {
+	return patterns.Installed().Begin("the checks before the first measurement (rank count, sizes, demand, outputs)", 0)
 }
 
 // MeasurePoints measures the instances of a sweep in order (MeasurePoint).
@@ -160,4 +175,14 @@ func NeedRanks(c mpi.Comm, what string, ok func(n int) bool, want string) error 
 		hint = " (started without an MPI launcher? run: " + RunLine(2, what) + ")"
 	}
 	return opts.Badf("%s needs %s, got %d%s", what, want, c.Size(), hint)
+}
+
+// Hinted is err, a refusal of c's world, with how to start args under the
+// launcher on np ranks added when c is a native world of one rank (a
+// program started without mpirun or srun).
+func Hinted(c mpi.Comm, err error, np int, args ...string) error {
+	if err == nil || c.Size() != 1 || c.Backend() != Native {
+		return err
+	}
+	return opts.Badf("%v (started without an MPI launcher? run: %s)", err, RunLine(np, args...))
 }

@@ -17,6 +17,11 @@ type Output struct {
 	Out     string         `flag:"out" value:"file" usage:"append records to this JSON Lines file, flushed one record at a time"`
 	Samples bool           `flag:"samples" usage:"keep every repetition's time in the records"`
 	Quiet   bool           `flag:"quiet" usage:"no progress line on stderr (shown only when stderr is a terminal and the sweep takes more than a few seconds)"`
+	// Mixed, set by a run whose records are of several benches (a
+	// calibration sweep and the experiment), prints CSV on stdout at the
+	// end with the union of the records' columns: a CSV stream commits to
+	// the columns of its first record. The --out file streams as always.
+	Mixed bool
 }
 
 // OpenOut opens path for appending records; it is called only after every
@@ -57,6 +62,9 @@ func OpenSink(c mpi.Comm, out Output, stdout io.Writer) (*Sink, error) {
 		}
 		if err == nil && stdout != nil {
 			w := out.Format.NewWriter(stdout, results.TableOptions{})
+			if out.Mixed && out.Format == results.FormatCSV {
+				w = &mixedCSV{w: stdout}
+			}
 			s.writers = append(s.writers, w)
 			s.closers = append(s.closers, w.Close)
 		}
@@ -79,6 +87,23 @@ func (s *Sink) Write(rec results.Record) error {
 		errs = append(errs, w.Write(rec))
 	}
 	return errors.Join(errs...)
+}
+
+// mixedCSV writes the records of several benches as one CSV table at
+// Close (results.WriteCSV), also after a failure: the table shows what was
+// measured.
+type mixedCSV struct {
+	w    io.Writer
+	recs []results.Record
+}
+
+func (m *mixedCSV) Write(rec results.Record) error { m.recs = append(m.recs, rec); return nil }
+
+func (m *mixedCSV) Close() error {
+	if len(m.recs) == 0 {
+		return nil
+	}
+	return results.WriteCSV(m.w, m.recs)
 }
 
 // Records are the records written so far (on rank 0).

@@ -8,7 +8,7 @@ import (
 )
 
 // ErrUnphysical marks a prediction that cannot be a time or a bandwidth:
-// negative or not finite (issue 18, class 4). It comes from parameters
+// negative or not finite. It comes from parameters
 // fitted outside their physical range (a negative latency fitted to noisy
 // small messages) or used far outside the fitted sizes, and is an error,
 // not a number to print.

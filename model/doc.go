@@ -1,9 +1,10 @@
-// Package model holds commcost's communication cost models (DESIGN.md
-// contract 4): each model has named parameters with standard errors and 95%
-// confidence intervals, is fitted from results.Record values, and predicts
-// the time of a pattern instance (Model.Predict).
+// Package model holds commcost's communication cost models
+// (docs/ARCHITECTURE.md, contract 4): each model has named parameters
+// with standard errors and 95% confidence intervals, is fitted from
+// results.Record values, and predicts the time of a pattern instance
+// (Model.Predict).
 //
-// Models, with the paper each comes from (../shared/papers):
+// Models, with the paper each comes from (README.md, "The papers"):
 //
 //   - Hockney t = t_s + t_w m, and piecewise Hockney with automatic
 //     breakpoints (protocol switches), fitted on ping-pong records.
@@ -24,7 +25,7 @@
 //     QSM (g, d, L), C^3 (s, h, tau, l, bisection width b per p) and CGM
 //     (g, L per round of the operation's h-relation).
 //
-// Fitting rules (../shared/MEASURE.md): fit on per-point medians (records at
+// Fitting rules (docs/MEASURE.md): fit on per-point medians (records at
 // the same parameter point are merged by the median of their medians);
 // minimise relative error by default (rows weighted by 1/y, because times
 // span orders of magnitude); solve least squares by QR, never the normal

@@ -21,8 +21,8 @@ import (
 // width c, GridStep fits one per permutation, because on a real network
 // two permutations on the same p differ: on the test cluster's two
 // groups joined by one link, the row exchange of a 2 x 2 grid stays inside
-// each group while the column exchange crosses the shared link, four times
-// slower (issue 14). Each step's t_w is the effective per-byte time of a
+// each group while the column exchange crosses the shared link, several
+// times slower. Each step's t_w is the effective per-byte time of a
 // message while every rank of the grid sends and receives one at once, so
 // it contains whatever they contend for: host links in both directions,
 // a shared link, the hosts' processors.

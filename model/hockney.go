@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/commcost/commcost/results"
 )
@@ -68,9 +69,14 @@ func oneWayPoints(recs []results.Record, kind string, opt Options) ([]point, []f
 	if err != nil {
 		return nil, nil, err
 	}
+	all := pts
 	pts = filterBytes(pts, 0, opt)
 	if len(pts) == 0 {
-		return nil, nil, fmt.Errorf("%w: %s: no message sizes within [%g, %g] bytes", ErrNoRecords, kind, opt.MinBytes, opt.MaxBytes)
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, p := range all {
+			lo, hi = math.Min(lo, p.x[0]), math.Max(hi, p.x[0])
+		}
+		return nil, nil, fmt.Errorf("%w: %s: no message size is %s; the records' sizes are %s to %s bytes", ErrNoRecords, kind, opt.SizeRange(), results.FormatBytes(lo), results.FormatBytes(hi))
 	}
 	ys := make([]float64, len(pts))
 	for i, p := range pts {
@@ -136,7 +142,8 @@ func fitHockneyPoints(pts []point, ys []float64, opt Options) (*Hockney, error) 
 // imposes on TCP payload: each frame of mtu+14 bytes on the wire (Ethernet
 // header) carries mtu-52 payload bytes (IPv4 20, TCP 20, timestamp option
 // 12), so t_w = 8/R (mtu+14)/(mtu-52). For mtu 1500 that is 8/R x
-// 1514/1448, which ENVIRONMENT.md measured to within 0.1% under tbf. (tbf
+// 1514/1448, which the shaped test cluster gives back
+// (docs/findings/model-truth.md). (tbf
 // counts the Ethernet header but not the preamble and inter-frame gap.)
 func TCPWireSecPerByte(rateBitsPerSec float64, mtu int) float64 {
 	return 8 / rateBitsPerSec * float64(mtu+14) / float64(mtu-52)

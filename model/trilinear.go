@@ -185,8 +185,8 @@ func oneAsynchrony(recs []results.Record) error {
 // oneDraw refuses k-k-access records of block accesses (param block, a
 // rank's k packets to one module: patterns.KKAccess.Block) mixed with
 // records whose packets spread over up to k modules: on a network they
-// cost differently (writes of k = 4 packets 30% less as a block on the
-// shaped test cluster), and a cell merged from both is neither.
+// cost differently (a block is cheaper; docs/findings/model-truth.md),
+// and a cell merged from both is neither.
 func oneDraw(recs []results.Record) error {
 	var block, spread int
 	for _, r := range recs {

@@ -115,10 +115,7 @@ func (p *PiecewiseTrilinear) Predict(in Instance) (float64, error) {
 // chosen among every message size does. Calibrated on the 9 l levels x 4 k
 // x 4 r of the tests: noise-only sweeps split 0 times in 200 at 2, 5 and
 // 10% noise; a weak switch (c0 +30%, c2 and c5 +20% from 1 KiB) is found in
-// 100/100 sweeps at 5% noise and 49/100 at 10% (doubled penalty: 95 and 0);
-// and a measured 2-rank sweep whose one-segment fit predicted held-out
-// cells with 28.8% median error is split at 4 KiB (21.6%) instead of being
-// left whole.
+// 100/100 sweeps at 5% noise and 49/100 at 10% (doubled penalty: 95 and 0).
 const trilinearSegmentPenalty = 1
 
 // FitPiecewiseTrilinear splits the packet sizes of "kkaccess" records into

@@ -372,9 +372,10 @@ func Compare(m Model, recs []results.Record) []Comparison {
 	return out
 }
 
-// envelope is the JSON form of a model: its kind, the parameters (a
-// convenience for readers; the model body is authoritative), the model
-// body and the optional validation.
+// envelope is the JSON form of a model: its kind, the parameters (what a
+// reader reads and may edit), the model body (what predicts) and the
+// optional validation. Unmarshal refuses a file whose parameters and body
+// disagree, so that an edit of the parameters is never ignored silently.
 type envelope struct {
 	Model      string          `json:"model"`
 	Params     []Param         `json:"params,omitempty"`
@@ -439,7 +440,82 @@ func Unmarshal(data []byte) (Model, *Validation, error) {
 	if err := checkPresent(reflect.TypeOf(m), env.Fit, ""); err != nil {
 		return nil, nil, fmt.Errorf("model JSON: %s: %w (a parameter left out would predict as if it were 0; use the output of commcost fit --format json)", env.Model, err)
 	}
+	if err := checkMagnitudes(m.Params()); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+	}
+	if err := checkParamsAgree(env.Params, m.Params()); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+	}
 	return m, env.Validation, nil
+}
+
+// MaxModelFileBytes bounds a model file: the largest fits (piecewise and
+// trilinear with their segments and validation) are tens of kilobytes.
+const MaxModelFileBytes = 16 << 20
+
+// ReadFile reads and checks the model file at path (Unmarshal): a FIFO, a
+// device or a directory is refused before it is read, and so is a file
+// larger than MaxModelFileBytes. The CLI reads every --model and
+// MODEL.json through it.
+func ReadFile(path string) (Model, *Validation, error) {
+	data, err := results.ReadRegularFile(path, MaxModelFileBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return Unmarshal(data)
+}
+
+// Bounds on a model parameter's magnitude: a time (unit s, or s per
+// something) beyond MaxParamSeconds, or any other parameter beyond
+// MaxParamValue, is no fit of a machine, and its predictions (a constant
+// times counts and sizes) would overflow the tables and plots they reach.
+const (
+	MaxParamSeconds = results.MaxRecordSeconds
+	MaxParamValue   = results.MaxRecordValue
+)
+
+// checkMagnitudes refuses a parameter whose value is beyond its bound.
+func checkMagnitudes(ps []Param) error {
+	for _, p := range ps {
+		bound := MaxParamValue
+		if p.Unit == "s" || strings.HasPrefix(p.Unit, "s/") {
+			bound = MaxParamSeconds
+		}
+		if math.Abs(p.Value) > bound {
+			return fmt.Errorf("parameter %s = %v %s is beyond %g in absolute value: no machine has it (a corrupt or hand-edited file)", p.Name, p.Value, p.Unit, bound)
+		}
+	}
+	return nil
+}
+
+// checkParamsAgree refuses a file whose top-level params (what a user reads
+// and edits) differ from the body's (what predicts): predicting from the
+// body would ignore the edit without a word. The params may be left out.
+func checkParamsAgree(listed, body []Param) error {
+	if len(listed) == 0 {
+		return nil
+	}
+	byName := make(map[string]Param, len(body))
+	var names []string
+	for _, p := range body {
+		byName[p.Name] = p
+		names = append(names, p.Name)
+	}
+	for _, p := range listed {
+		b, ok := byName[p.Name]
+		if !ok {
+			return fmt.Errorf(`"params" lists %s, which the model does not have (its parameters: %s)`, p.Name, strings.Join(names, ", "))
+		}
+		if !sameValue(p.Value, b.Value) {
+			return fmt.Errorf(`"params" gives %s = %v but the "fit" body, which is what predicts, has %v: edit the parameter in the "fit" body too, or refit (commcost fit --format json)`, p.Name, p.Value, b.Value)
+		}
+	}
+	return nil
+}
+
+// sameValue compares two decodings of one parameter, equal up to rounding.
+func sameValue(a, b float64) bool {
+	return a == b || math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b))
 }
 
 var (

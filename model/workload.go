@@ -14,7 +14,7 @@ func InstanceOfItem(w results.WorkItem) Instance {
 }
 
 // PredictWorkload predicts a program phase whose communication is given as
-// pattern instances with counts (results.WorkItem; DESIGN.md contract 4):
+// pattern instances with counts (results.WorkItem; docs/ARCHITECTURE.md, contract 4):
 //
 //	T_pred = sum_i Count_i * m.Predict(instance_i).
 //

@@ -14,8 +14,8 @@ import (
 // the timer, and the Go code run there (the harness, the next random
 // instance, the garbage collector) widens the skew between the ranks'
 // starts and evicts the cache lines the messages use. At sub-microsecond
-// repetitions that is visible (issue 19: a k-k-access at k = 1, l = 64 B
-// measured 1.2-1.4x a C program of the same protocol). BatchKernels run a
+// repetitions that is visible against a C program of the same protocol
+// (scripts/bench_vs_c.sh). BatchKernels run a
 // whole batch of repetitions, barrier and reduction included, in one
 // foreign call; the harness applies its stopping rule between batches.
 

@@ -48,7 +48,7 @@ type EngineSpec struct {
 // A request served so costs no return to the caller and no entry into the
 // engine between its arrival and the answer's departure: divalib's
 // fixed-home read, whose home otherwise returns from C, runs its
-// transaction in Go and enters C again to send the copy (issue 15).
+// transaction in Go and enters C again to send the copy.
 type EngineReply struct {
 	KindOffset int
 	Request    byte
@@ -82,7 +82,7 @@ type EngineReplier interface {
 // EngineSendTracker is an Engine that tells whether MPI may still read
 // memory it was given to send, so that its owner may reuse the memory
 // instead of allocating anew (divalib writes a variable's value in place
-// when no send reads it, issue 15).
+// when no send reads it).
 type EngineSendTracker interface {
 	Engine
 	// Sending reports whether a send from memory overlapping body (a

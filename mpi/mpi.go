@@ -1,5 +1,5 @@
 // Package mpi defines the message-passing interface every commcost pattern,
-// library and application is written against (DESIGN.md, contract 1).
+// library and application is written against (docs/ARCHITECTURE.md, contract 1).
 //
 // Two backends implement Comm:
 //   - mpi/native: a cgo binding to the system MPI (Open MPI or MPICH), run

@@ -56,27 +56,36 @@ func Bind(fs *flag.FlagSet, cfg any) *Binding {
 	}
 	b.cfg = v.Elem()
 	b.bindStruct(v.Elem(), "", "")
+	return b
+}
+
+// tune applies the run-time help and defaults of the struct at v (Usager,
+// Defaulter), its flag names prefixed.
+func (b *Binding) tune(v reflect.Value, prefix string) {
+	if !v.CanAddr() || !v.Addr().CanInterface() {
+		return // an unexported embedded struct: nothing of its own to tune
+	}
+	cfg := v.Addr().Interface()
 	if u, ok := cfg.(Usager); ok {
 		for name, text := range u.Usage() {
-			if f := fs.Lookup(name); f != nil {
+			if f := b.fs.Lookup(prefix + name); f != nil {
 				f.Usage = text
 			}
 		}
 	}
 	if d, ok := cfg.(Defaulter); ok {
 		for name, def := range d.Defaults() {
-			f := fs.Lookup(name)
+			f := b.fs.Lookup(prefix + name)
 			if f == nil {
-				panic("opts: default of an undefined flag --" + name)
+				panic("opts: default of an undefined flag --" + prefix + name)
 			}
 			if err := f.Value.Set(def); err != nil {
-				panic(fmt.Sprintf("opts: default %q of --%s: %v", def, name, err))
+				panic(fmt.Sprintf("opts: default %q of --%s: %v", def, prefix+name, err))
 			}
-			delete(b.raw, name)
+			delete(b.raw, prefix+name)
 			f.DefValue = def
 		}
 	}
-	return b
 }
 
 // Usager is a configuration whose help texts are made at run time (from a
@@ -118,6 +127,7 @@ func setGiven(v reflect.Value, g Given) {
 }
 
 func (b *Binding) bindStruct(v reflect.Value, path, prefix string) {
+	defer b.tune(v, prefix) // after the fields: an outer struct's tune comes later and wins
 	t := v.Type()
 	for i := range t.NumField() {
 		sf := t.Field(i)

@@ -288,11 +288,36 @@ func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // Echo renders input for a message: as typed when it is printable text,
 // quoted with escapes otherwise, so binary input never reaches a terminal
-// raw and an empty value is visible.
+// raw and an empty value is visible. A value longer than MaxEcho bytes
+// keeps its beginning and end with what was left out counted between
+// them (a list's items, else its characters): a message names the item it
+// refuses itself, and a 5000-item list echoed whole made a 30 KB message.
 func Echo(s string) string {
 	if s == "" {
 		return `""`
 	}
+	if len(s) > MaxEcho {
+		head, tail := cutRunes(s, echoHead, true), cutRunes(s, echoTail, false)
+		middle := s[len(head) : len(s)-len(tail)]
+		what := fmt.Sprintf("%d characters", utf8.RuneCountInString(middle))
+		if left, all := itemsWithin(s, len(head), len(s)-len(tail)); all > 1 && left > 0 {
+			what = fmt.Sprintf("%d of %d items", left, all)
+		}
+		return echo(head) + " ... (" + what + " left out) ... " + echo(tail)
+	}
+	return echo(s)
+}
+
+// MaxEcho is the longest value Echo repeats whole; longer ones keep
+// their first echoHead and last echoTail bytes.
+const (
+	MaxEcho  = 160
+	echoHead = 80
+	echoTail = 40
+)
+
+// echo quotes s when it holds what a terminal would not show as text.
+func echo(s string) string {
 	for _, r := range s {
 		if r == utf8.RuneError || !unicode.IsGraphic(r) || unicode.IsSpace(r) && r != ' ' {
 			return strconv.Quote(s)
@@ -315,3 +340,37 @@ func (v *Files) Set(s string) error {
 
 func (v *Files) String() string { return strings.Join(derefOr(v), ",") }
 func (*Files) IsString() bool   { return true }
+
+// itemsWithin counts the items of the comma list s that lie wholly in
+// s[from:to], and all of its items.
+func itemsWithin(s string, from, to int) (within, all int) {
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != ',' {
+			continue
+		}
+		all++
+		if start >= from && i <= to {
+			within++
+		}
+		start = i + 1
+	}
+	return within, all
+}
+
+// cutRunes returns at most n bytes of s from its start (or end), cut at a
+// rune boundary.
+func cutRunes(s string, n int, fromStart bool) string {
+	if fromStart {
+		i := n
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		return s[:i]
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
+}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 type op int
@@ -203,4 +205,48 @@ func FuzzParseSizes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestEchoElidesLongValues: a value beyond MaxEcho keeps its ends and
+// counts what was left out, so a message stays a line.
+func TestEchoElidesLongValues(t *testing.T) {
+	var items []string
+	for i := 1; i <= 5000; i++ {
+		items = append(items, strconv.Itoa(i))
+	}
+	list := strings.Join(items, ",")
+	tests := []struct {
+		name, in string
+		want     []string // substrings
+		maxLen   int
+	}{
+		{"short stays whole", "1,2,3", []string{"1,2,3"}, 5},
+		{"exactly MaxEcho", strings.Repeat("x", MaxEcho), []string{strings.Repeat("x", MaxEcho)}, MaxEcho},
+		{"5000 items", list, []string{"1,2,3,4,5,", " ... (", " of 5000 items left out) ... ", ",4999,5000"}, 200},
+		{"one long word", strings.Repeat("y", 10000), []string{"characters left out"}, 200},
+		{"long with control characters", strings.Repeat("\x1b", 500), []string{`"\x1b`, "characters left out"}, 800},
+		{"multibyte at the cut", strings.Repeat("é", 500), []string{"characters left out"}, 300},
+		{"empty", "", []string{`""`}, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Echo(tc.in)
+			if len(got) > tc.maxLen || !utf8.ValidString(got) {
+				t.Errorf("Echo gives %d bytes (valid UTF-8 %v), want at most %d: %q", len(got), utf8.ValidString(got), tc.maxLen, got)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("Echo = %q, want it to contain %q", got, w)
+				}
+			}
+		})
+	}
+	// The count is exact: items wholly between the ends.
+	got := Echo(list)
+	shown := strings.Count(got[:strings.Index(got, " ... (")], ",") + strings.Count(got[strings.LastIndex(got, ") ... "):], ",")
+	var left int
+	fmt.Sscanf(got[strings.Index(got, " ... (")+6:], "%d", &left)
+	if left+shown+1 != 5000 {
+		t.Errorf("%d left out + %d shown != 5000 items: %q", left, shown+1, got)
+	}
 }

@@ -1,6 +1,5 @@
 // Package optsplit runs the experiment of paper 000, section 7 (Fischer,
-// Rethmann, Wachsmann, ../shared/papers/000_fafed09b0c9c663f.txt,
-// "Minimizing the routing time with use of the cost model"): an access to
+// Rethmann, Wachsmann, "Minimizing the routing time with use of the cost model"): an access to
 // D bytes is cut into k packets of l = D/k bytes; the trilinear k-k-access
 // model (section 4) at r = 1,
 //
@@ -34,9 +33,13 @@
 // The recipe needs model (the fit and the optimum), patterns (the plain
 // k-k-access) and emulate (the emulated one). Neither of the latter should
 // know about the other, and model measures nothing, so the experiment sits
-// above all three (and formats with package report); the commcost CLI
-// (`commcost optimize`, `commcost emulate split`) parses flags, calls
-// Optimize or Versions and hands the result to the writers here.
+// above all three (and formats with package report). Its two experiments
+// are configurations whose tagged fields are the flags of `commcost
+// optimize` (OptimizeJob) and `commcost emulate split` (SplitJob): they
+// validate themselves, read a --fit file on rank 0 (Load) and Run Optimize
+// or Versions with the report; the command line only binds them. Their
+// calibration grid is patterns.KKGrid, bound as --cal-k, --cal-l, --cal-r
+// and checked for the fit by CheckGrid.
 //
 // # A model measured beforehand
 //

@@ -19,9 +19,8 @@ const (
 	CounterVolume = "volume_bytes" // k l: the bytes actually accessed
 )
 
-// MaxPackets is the largest send hot spot patterns.KKAccess accepts: its
-// sequence numbers carry the packet index in 16 bits.
-const MaxPackets = 1<<16 - 1
+// MaxPackets is the largest send hot spot patterns.KKAccess accepts.
+const MaxPackets = patterns.MaxPackets
 
 // Span is how far the default sweep reaches either side of the optimum:
 // round(max(k0, 1) * 2^i) for i = -Span..Span, a factor of 8, where
@@ -42,7 +41,7 @@ type OptimizeConfig struct {
 	Reps     patterns.Reps
 	// Grid is the calibration sweep; with no cells, rank 0's Model is
 	// used (fitted beforehand, e.g. from records of 'commcost kkaccess').
-	Grid  Grid
+	Grid  patterns.KKGrid
 	Model *model.Trilinear
 	Meta  results.Meta
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -20,27 +22,25 @@ const (
 // trilinearCoefs is the number of coefficients c0..c7 of the trilinear model.
 const trilinearCoefs = 8
 
-// Grid is the calibration sweep: one k-k-access for every (k, l, r) of
-// K x L x R, measured in that nesting order (k outermost).
-type Grid struct {
-	K []int     // send hot spots, packets per accessing rank (>= 1)
-	L []int     // packet sizes in bytes (>= 0)
-	R []float64 // portions of accessing ranks, each in (0, 1]
-}
-
-// Cells is the number of k-k-accesses the sweep measures.
-func (g Grid) Cells() int { return len(g.K) * len(g.L) * len(g.R) }
-
-// Check reports whether the sweep can determine the trilinear model's eight
-// coefficients: it needs at least two distinct levels of each of k, l and r
-// (every monomial of T(k, l, r) varies) and more than eight cells (so that
-// the fit has a residual to judge it by).
-func (g Grid) Check() error {
+// CheckGrid reports whether the calibration grid g can determine the
+// trilinear model's eight coefficients: it needs at least two distinct
+// levels of each of k, l and r (every monomial of T(k, l, r) varies) and
+// more than eight cells (so that the fit has a residual to judge it by).
+// The error names the first field of K, L and R with too few levels.
+func CheckGrid(g patterns.KKGrid) error {
 	nk, nl, nr := levels(g.K), levels(g.L), levels(g.R)
-	if nk < 2 || nl < 2 || nr < 2 || nk*nl*nr <= trilinearCoefs {
-		return fmt.Errorf("the trilinear fit needs at least 2 levels of each of k, l and r and more than %d cells; have %d x %d x %d", trilinearCoefs, nk, nl, nr)
+	if nk >= 2 && nl >= 2 && nr >= 2 && nk*nl*nr > trilinearCoefs {
+		return nil
 	}
-	return nil
+	field := "K" // all have two levels, but too few cells
+	switch {
+	case nk < 2:
+	case nl < 2:
+		field = "L"
+	case nr < 2:
+		field = "R"
+	}
+	return &opts.FieldError{Field: field, Reason: fmt.Sprintf("the trilinear fit needs at least 2 levels of each of k, l and r and more than %d cells; have %d x %d x %d", trilinearCoefs, nk, nl, nr)}
 }
 
 // levels counts the distinct values of xs.
@@ -69,7 +69,7 @@ type Measured struct {
 type Config struct {
 	// Grid is the calibration sweep; with no cells Run calibrates nothing
 	// and takes rank 0's Model.
-	Grid Grid
+	Grid patterns.KKGrid
 	// Op is the access kind the model is fitted for ("read" or "write").
 	Op string
 	// Model, on rank 0 and used only when Grid has no cells, is a model
@@ -174,21 +174,15 @@ func Run(c mpi.Comm, cfg Config, emit func(results.Record) error) (*Result, erro
 // calibrate measures the sweep and returns its records.
 func calibrate(cfg Config, emit func(results.Record) error) ([]results.Record, error) {
 	recs := make([]results.Record, 0, cfg.Grid.Cells())
-	for _, k := range cfg.Grid.K {
-		for _, l := range cfg.Grid.L {
-			for _, r := range cfg.Grid.R {
-				rec, err := cfg.Calibrate(k, l, r)
-				if err != nil {
-					return nil, err
-				}
-				if err := emit(rec); err != nil {
-					return nil, err
-				}
-				recs = append(recs, rec)
-			}
+	err := cfg.Grid.Each(func(k, l int, r float64) error {
+		rec, err := cfg.Calibrate(k, l, r)
+		if err != nil {
+			return err
 		}
-	}
-	return recs, nil
+		recs = append(recs, rec)
+		return emit(rec)
+	})
+	return recs, err
 }
 
 // Model states in the broadcast.

@@ -14,6 +14,8 @@ import (
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -50,7 +52,7 @@ func perRank[T any](t *testing.T, p int, fn func(c mpi.Comm) (T, error)) ([]T, [
 	return outs, errs
 }
 
-var testGrid = Grid{K: []int{1, 2, 4, 8}, L: []int{64, 256, 1024, 4096, 16384}, R: []float64{0.25, 0.5, 1}}
+var testGrid = patterns.KKGrid{K: []int{1, 2, 4, 8}, L: []int{64, 256, 1024, 4096, 16384}, R: []float64{0.25, 0.5, 1}}
 
 // TestRun: rank 0 fits its calibration records (Table 1's model, exact),
 // every rank plans from the same coefficients, although the other ranks'
@@ -139,17 +141,17 @@ func TestRunVerdicts(t *testing.T) {
 	refused := errors.New("no split for this model")
 	tests := []struct {
 		name     string
-		grid     Grid
+		grid     patterns.KKGrid
 		model    bool // rank 0 has Table 1's model
 		plan     error
 		wantErr  string // rank 0's message; "" for success
 		peerErr  error  // what the other ranks' ModelError wraps
 		measured int
 	}{
-		{"fit fails", Grid{K: []int{4}, L: testGrid.L, R: testGrid.R}, false, nil, "trilinear fit", errPeerFit, 0},
+		{"fit fails", patterns.KKGrid{K: []int{4}, L: testGrid.L, R: testGrid.R}, false, nil, "trilinear fit", errPeerFit, 0},
 		{"plan refuses", testGrid, false, refused, refused.Error(), refused, 0},
-		{"model from rank 0", Grid{}, true, nil, "", nil, 2},
-		{"no model", Grid{}, false, nil, "", nil, 2},
+		{"model from rank 0", patterns.KKGrid{}, true, nil, "", nil, 2},
+		{"no model", patterns.KKGrid{}, false, nil, "", nil, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,26 +215,31 @@ func TestRunVerdicts(t *testing.T) {
 	}
 }
 
-func TestGridCheck(t *testing.T) {
+// TestCheckGrid: a calibration grid the trilinear fit cannot use is
+// refused, naming the first field with too few levels.
+func TestCheckGrid(t *testing.T) {
 	tests := []struct {
-		name string
-		g    Grid
-		ok   bool
+		name  string
+		g     patterns.KKGrid
+		field string // "" for a usable grid
 	}{
-		{"3 x 3 x 2", Grid{K: []int{1, 2, 4}, L: []int{64, 1024, 16384}, R: []float64{0.5, 1}}, true},
-		{"2 x 2 x 2 is eight cells for eight coefficients", Grid{K: []int{1, 2}, L: []int{64, 1024}, R: []float64{0.5, 1}}, false},
-		{"one level of r", Grid{K: []int{1, 2, 4, 8}, L: []int{64, 1024, 16384}, R: []float64{1}}, false},
-		{"a repeated r is one level", Grid{K: []int{1, 2, 4, 8}, L: []int{64, 1024, 16384}, R: []float64{1, 1}}, false},
-		{"a repeated k is one level", Grid{K: []int{2, 2, 2}, L: []int{64, 1024, 16384}, R: []float64{0.5, 1}}, false},
-		{"empty", Grid{}, false},
+		{"3 x 3 x 2", patterns.KKGrid{K: []int{1, 2, 4}, L: []int{64, 1024, 16384}, R: []float64{0.5, 1}}, ""},
+		{"2 x 2 x 2 is eight cells for eight coefficients", patterns.KKGrid{K: []int{1, 2}, L: []int{64, 1024}, R: []float64{0.5, 1}}, "K"},
+		{"one level of r", patterns.KKGrid{K: []int{1, 2, 4, 8}, L: []int{64, 1024, 16384}, R: []float64{1}}, "R"},
+		{"one level of l", patterns.KKGrid{K: []int{1, 2, 4, 8}, L: []int{64}, R: []float64{0.5, 1}}, "L"},
+		{"a repeated r is one level", patterns.KKGrid{K: []int{1, 2, 4, 8}, L: []int{64, 1024, 16384}, R: []float64{1, 1}}, "R"},
+		{"a repeated k is one level", patterns.KKGrid{K: []int{2, 2, 2}, L: []int{64, 1024, 16384}, R: []float64{0.5, 1}}, "K"},
+		{"empty", patterns.KKGrid{}, "K"},
 	}
 	for _, tt := range tests {
-		err := tt.g.Check()
-		if (err == nil) != tt.ok {
-			t.Errorf("%s: %v, want ok %v", tt.name, err, tt.ok)
-		}
-		if err != nil && !strings.Contains(err.Error(), "at least 2 levels") {
-			t.Errorf("%s: %q does not say what the fit needs", tt.name, err)
+		err := CheckGrid(tt.g)
+		var fe *opts.FieldError
+		switch {
+		case tt.field == "" && err != nil:
+			t.Errorf("%s: %v, want ok", tt.name, err)
+		case tt.field == "":
+		case !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(fe.Reason, "at least 2 levels"):
+			t.Errorf("%s: %v, want field %s saying what the fit needs", tt.name, err, tt.field)
 		}
 	}
 }

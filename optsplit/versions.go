@@ -6,6 +6,7 @@ import (
 
 	"github.com/commcost/commcost/emulate"
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -27,7 +28,7 @@ type VersionsConfig struct {
 	MinPacket int
 	// Grid is the calibration sweep of version 3's model (reads); with no
 	// cells, rank 0's Model is used. Neither is needed without version 3.
-	Grid  Grid
+	Grid  patterns.KKGrid
 	Model *model.Trilinear
 	Bench emulate.BenchConfig
 }

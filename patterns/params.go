@@ -100,11 +100,35 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "neighbors", Kind: ParamInt, Min: 0, NoMax: true, Optional: true}},
 }
 
-func init() {
+// checksRegistered registers the checks of benchParams' benches during
+// the package's variable initialisation, before any init function: a
+// pattern's RegisterBench (from its file's init) comes after them.
+var checksRegistered = func() bool {
 	for bench := range benchParams {
 		results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
 	}
+	return true
+}()
+
+// RegisterBench adds the parameter specs of a bench (from the init of the
+// pattern's own file), so its flags, predict's instances and every record
+// read or written are checked by them; a bench registered twice is a
+// programming error.
+func RegisterBench(bench string, specs ...ParamSpec) {
+	if _, dup := benchParams[bench]; dup {
+		panic("patterns: bench registered twice: " + bench)
+	}
+	benchParams[bench] = specs
+	results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
 }
+
+// Shared parameter specs, for the patterns' RegisterBench: a message size,
+// a count of iterations per repetition, an access op.
+var (
+	SpecBytes = specBytes
+	SpecIters = specIters
+	SpecOp    = specOp
+)
 
 // Spec returns the spec of parameter key of bench, or false.
 func Spec(bench, key string) (ParamSpec, bool) {
@@ -139,6 +163,27 @@ func CheckParams(bench string, p results.Params, strict bool) error {
 			continue
 		}
 		if err := specs[i].Check(p[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckSpecs checks p against specs, for the benches of other packages
+// (permsched, divalib, apps), which register it with
+// results.RegisterParamCheck: every parameter of specs must be present
+// unless Optional, and within its range; parameters specs does not name
+// pass (newer writers may add some).
+func CheckSpecs(specs []ParamSpec, p results.Params) error {
+	for _, s := range specs {
+		v, ok := p[s.Key]
+		if !ok {
+			if s.Optional {
+				continue
+			}
+			return fmt.Errorf("%s is missing", s.Key)
+		}
+		if err := s.Check(v); err != nil {
 			return err
 		}
 	}

@@ -90,8 +90,8 @@ func TestParamChecks(t *testing.T) {
 // TestRecordsCheckedOnRead: a file with an impossible record is refused
 // by the one reader, naming the line.
 func TestRecordsCheckedOnRead(t *testing.T) {
-	good := `{"schema":1,"bench":"pingpong","params":{"bytes":8},"ranks":2,"unit":"s","n":1,"median":1e-6,"ci95":[1e-6,1e-6],"meta":{}}`
-	bad := `{"schema":1,"bench":"kkaccess","params":{"k":0,"l":8,"r":1,"op":"read"},"ranks":2,"unit":"s","n":1,"median":1e-6,"ci95":[1e-6,1e-6],"meta":{}}`
+	good := `{"schema":1,"bench":"pingpong","params":{"bytes":8},"ranks":2,"unit":"s","n":1,"min":1e-6,"median":1e-6,"max":1e-6,"ci95":[1e-6,1e-6],"meta":{}}`
+	bad := `{"schema":1,"bench":"kkaccess","params":{"k":0,"l":8,"r":1,"op":"read"},"ranks":2,"unit":"s","n":1,"min":1e-6,"median":1e-6,"max":1e-6,"ci95":[1e-6,1e-6],"meta":{}}`
 	_, err := results.ReadJSONL(strings.NewReader(good + "\n" + good + "\n" + bad + "\n"))
 	if err == nil || !strings.Contains(err.Error(), "line 3: record kkaccess: impossible parameter k = 0") {
 		t.Errorf("error %v", err)

@@ -88,15 +88,22 @@ func Lookup(name string) (Def, bool) {
 // RepFlags are the repetition settings every pattern sweep shares
 // (docs/MEASURE.md's stopping rule) and --validate.
 type RepFlags struct {
+	RepLimits
+	Verify bool `flag:"validate" usage:"fill and check every buffer; a mismatch is an error"`
+}
+
+// RepLimits are the repetition settings alone (MEASURE.md's stopping
+// rule), for a sweep whose instances carry no check pattern and so have no
+// --validate (the emulated network's).
+type RepLimits struct {
 	RelCI   float64 `flag:"rel-ci" default:"0.03" usage:"repeat until the 95% CI of the median is within this fraction of the median"`
 	MinReps int     `flag:"min-reps" default:"10" usage:"minimum timed repetitions per point"`
 	MaxReps int     `flag:"max-reps" default:"1000" usage:"maximum timed repetitions per point"`
 	MaxTime float64 `flag:"max-time" default:"10" usage:"seconds of timed repetitions per point before stopping"`
-	Verify  bool    `flag:"validate" usage:"fill and check every buffer; a mismatch is an error"`
 }
 
 // Check refuses settings no run could satisfy.
-func (r RepFlags) Check() error {
+func (r RepLimits) Check() error {
 	if !(r.RelCI > 0 && r.RelCI < 1) {
 		return opts.Field("RelCI", r.RelCI, "the target must be a fraction in (0, 1), e.g. 0.03")
 	}
@@ -113,7 +120,7 @@ func (r RepFlags) Check() error {
 }
 
 // Reps are the repetition settings of the flags.
-func (r RepFlags) Reps() Reps {
+func (r RepLimits) Reps() Reps {
 	return Reps{MinReps: r.MinReps, MaxReps: r.MaxReps, MaxTime: r.MaxTime, RelCI: r.RelCI}
 }
 
@@ -275,4 +282,4 @@ func hasAny[T any](vals []T, f func(T) bool) bool { return slices.ContainsFunc(v
 
 // Budget is the time budget of a point in seconds (--max-time), against
 // which every instance's demand is checked before the run.
-func (r RepFlags) Budget() float64 { return r.MaxTime }
+func (r RepLimits) Budget() float64 { return r.MaxTime }

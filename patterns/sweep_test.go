@@ -13,7 +13,7 @@ import (
 func TestRepFlagsDefaults(t *testing.T) {
 	var r RepFlags
 	opts.FillDefaults(&r)
-	want := RepFlags{RelCI: DefaultRelCI, MinReps: DefaultMinReps, MaxReps: DefaultMaxReps, MaxTime: DefaultMaxTimeSec}
+	want := RepFlags{RepLimits: RepLimits{RelCI: DefaultRelCI, MinReps: DefaultMinReps, MaxReps: DefaultMaxReps, MaxTime: DefaultMaxTimeSec}}
 	if r != want {
 		t.Errorf("RepFlags defaults %+v, want %+v", r, want)
 	}

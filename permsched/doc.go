@@ -2,8 +2,7 @@
 // ordered list of partial permutations, and carries schedules out over
 // mpi.Comm. It reproduces Ranka, Wang and Fox, "Static and Runtime Algorithms
 // for All-to-Many Personalized Communication on Permutation Networks"
-// (CRPC-TR94501, 1994; ../shared/papers/002_43788f4bf8178574.txt, "the
-// paper" below) and adds an optimal scheduler.
+// (CRPC-TR94501, 1994; "the paper" below) and adds an optimal scheduler.
 //
 // # Model
 //
@@ -52,13 +51,11 @@
 //
 // # Reproduction notes
 //
-// With 300 Fig. 7 matrices per cell, CGM's mean permutation count matches
-// Table 4 within 0.7% at n = 128 and 512 (n = 512: 6.1, 20.1, 70.3 for
-// d = 4, 16, 64 against the paper's 6.1, 20.0, 70.3) and within 2.6% at
-// n = 32, where ours run slightly high for d = 16 and 24. CGM's count
-// depends on column labels only through equality, so Fig. 7's row and
-// column swaps matter only through the row order; Fig7 uses uniformly
-// random permutations, the limit of the paper's "ManyTimes" swaps.
+// CGM's mean permutation count reproduces Table 4 (the figures are in
+// docs/findings/scheduling.md). CGM's count depends on column labels
+// only through equality, so Fig. 7's row and column swaps matter only
+// through the row order; Fig7 uses uniformly random permutations, the
+// limit of the paper's "ManyTimes" swaps.
 //
 // GM's Fig. 4 leaves the start of a row scan open; see GM for why the
 // default starts row x at column x (it reproduces Tables 2 and 3, column 0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/permsched"
 	"github.com/commcost/commcost/results"
@@ -18,6 +19,9 @@ import (
 // quickReps keeps the executor tests fast: the data, not the time, is
 // under test.
 var quickReps = patterns.Reps{Warmup: -1, MinReps: 2, MaxReps: 2}
+
+// noWarmup is quickReps' warm-up as experiment 2's configuration says it.
+var noWarmup = patterns.RepWarmup{Warmup: opts.Int(0)}
 
 // execMatrices are the executor's test instances: every shape the
 // schedulers must handle, small enough for goroutine ranks.
@@ -213,7 +217,9 @@ func TestExperimentsLocal(t *testing.T) {
 		return permsched.RunComm(c, permsched.CommConfig{
 			Densities: []int{2, 4, 7},
 			Sizes:     []int{16, 1024, 8192},
-			Reps:      quickReps,
+			RepWarmup: noWarmup,
+			MinReps:   quickReps.MinReps,
+			MaxReps:   quickReps.MaxReps,
 			SchedReps: quickReps,
 		}, func(r results.Record) error {
 			if c.Rank() == 0 {

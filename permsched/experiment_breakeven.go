@@ -6,7 +6,10 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -309,7 +312,7 @@ func (cm *CostModel) Records(sizes []int, meta results.Meta) []results.Record {
 	}
 	out := []results.Record{{
 		Schema: results.SchemaVersion, Bench: BenchCostFit, Params: results.Params{"reuse": cm.Reuse},
-		Ranks: cm.N, Unit: "s", Summary: one(cm.C2), Stop: results.StopFixed, Meta: meta,
+		Ranks: cm.N, Unit: UnitSlope, Summary: one(cm.C2), Stop: results.StopFixed, Meta: meta,
 		Derived: map[string]float64{
 			"tau_s": cm.Tau, "tau_se_s": cm.TauSE, "phi_s_per_B": cm.Phi, "phi_se_s_per_B": cm.PhiSE,
 			"alpha_s": cm.Alpha, "alpha_se_s": cm.AlphaSE, "C1": cm.C1, "C1_se": cm.C1SE,
@@ -354,4 +357,119 @@ func BreakevenRecords(cm *CostModel, recs []results.Record, meta results.Meta) [
 		}
 	}
 	return cm.Records(sizes, meta)
+}
+
+// Breakeven configures experiment 3 ('commcost sched breakeven'): the fit
+// of experiment 2's records read from In or, without In, of a measurement
+// run now with the embedded configuration, whose Methods default to LP and
+// CGM, the two the fit compares. Its tagged fields are the subcommand's
+// flags.
+type Breakeven struct {
+	CommConfig
+	In    opts.Strings `flag:"in" value:"files" usage:"fit records of 'sched comm' from these JSON Lines files (comma list) instead of measuring now"`
+	Reuse float64      `flag:"reuse" default:"1" usage:"times a schedule is used (scheduling cost is shared among uses; the paper assumes 1)"`
+}
+
+// breakevenMethods are the methods experiment 3 measures by default.
+var breakevenMethods = []string{"LP", "CGM"}
+
+// Texts are experiment 2's, with the methods the fit compares as the
+// default of --methods.
+func (b Breakeven) Texts() Texts {
+	t := b.CommConfig.Texts()
+	t.Defaults["methods"] = strings.Join(breakevenMethods, ",")
+	return t
+}
+
+// MaxReuse bounds Reuse: a schedule used more often than this shares its
+// cost among so many uses that the break-even it gives is the fit's
+// rounding, and a value like 1e308 would overflow the records.
+const MaxReuse = 1e9
+
+// Validate checks Reuse and, without In, the measurement: experiment 2's
+// configuration, with LP, CGM and the single-permutation times the fit
+// needs. With In, the measurement's fields are not read.
+func (b *Breakeven) Validate() error {
+	if err := seconds("Reuse", b.Reuse, 1, "must be a number >= 1"); err != nil {
+		return err
+	}
+	if b.Reuse > MaxReuse {
+		return opts.Field("Reuse", b.Reuse, "must be at most %g uses of one schedule (beyond it the scheduling cost is nothing next to the rounding of the fit)", MaxReuse)
+	}
+	if len(b.In) > 0 {
+		return nil
+	}
+	if err := b.CommConfig.Validate(); err != nil {
+		return err
+	}
+	for _, m := range breakevenMethods {
+		if len(b.Methods) > 0 && !slices.Contains(b.Methods, m) {
+			return &opts.FieldError{Field: "Methods", Reason: "breakeven compares LP and CGM, so the list must include both"}
+		}
+	}
+	if b.NoPerm1 {
+		return opts.Badf("{NoPerm1}: breakeven needs the single-permutation times for tau and phi")
+	}
+	return nil
+}
+
+// Fit reads the records of In and fits the cost model to them (with
+// Reuse). A torn final line costs that record only: warn is told, with the
+// number of records kept. A file that cannot be read and records the fit
+// cannot use are bad input naming In.
+func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error) {
+	var recs []results.Record
+	for _, p := range b.In {
+		r, torn, err := results.ReadRecordsFile(p)
+		if err != nil {
+			return nil, nil, opts.Item("In", p, "%v (want a JSON Lines file of commcost records)", err)
+		}
+		if torn != nil && warn != nil {
+			warn(fmt.Sprintf("%v; using the %d complete records before it", torn, len(r)))
+		}
+		recs = append(recs, r...)
+	}
+	cm, err := FitCostModel(recs, b.Reuse)
+	if err != nil {
+		return nil, nil, &opts.FieldError{Field: "In", Reason: err.Error()}
+	}
+	return cm, recs, nil
+}
+
+// Run measures experiment 2 with the embedded configuration on every rank
+// of c (CommConfig.Run: rank 0's records to emit, the tables on w),
+// then on rank 0 fits the model to those records and reports it
+// (CostModel.Report). Collective.
+func (b *Breakeven) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) error, w io.Writer, markdown bool) error {
+	cfg := b.CommConfig
+	if len(cfg.Methods) == 0 {
+		cfg.Methods = breakevenMethods
+	}
+	recs, err := cfg.run(c, meta, emit)
+	if err != nil || c.Rank() != 0 {
+		return err
+	}
+	if err := WriteCommTables(w, recs, markdown); err != nil {
+		return err
+	}
+	cm, err := FitCostModel(recs, b.Reuse)
+	if err != nil {
+		return err
+	}
+	meta.Seed = int64(cfg.Seed)
+	return cm.Report(w, recs, meta, emit, markdown)
+}
+
+// Report writes the model's records for the exchanges of recs
+// (BreakevenRecords) to emit, nil for none, and prints the fit
+// (WriteBreakeven) on w.
+func (cm *CostModel) Report(w io.Writer, recs []results.Record, meta results.Meta, emit func(results.Record) error, markdown bool) error {
+	var errs []error
+	if emit != nil {
+		for _, r := range BreakevenRecords(cm, recs, meta) {
+			errs = append(errs, emit(r))
+		}
+	}
+	errs = append(errs, WriteBreakeven(w, cm, recs, markdown))
+	return errors.Join(errs...)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -25,6 +26,12 @@ const (
 	BenchCostFit  = "sched.costfit"  // experiment 3: fitted constants
 	BenchBreak    = "sched.breakeven"
 )
+
+// UnitSlope is the unit of a fitted scheduling cost per unit of d n ln d
+// (the sched.slope records and the C2 of sched.costfit): seconds per unit,
+// a fitted coefficient that noise can make negative, so not a time in
+// seconds (results.UnitSeconds, which must be positive).
+const UnitSlope = "s/(d*n*ln(d))"
 
 // PaperCommDensities are the d values of the paper's Tables 2 and 3.
 var PaperCommDensities = []int{4, 8, 16, 24}
@@ -51,38 +58,155 @@ func DefaultCommDensities(n int) []int {
 	return out
 }
 
-// CommConfig configures experiment 2. The zero value means the paper's
-// setting on the communicator's n ranks.
+// CommConfig configures experiment 2 ('commcost sched comm'); its tagged
+// fields are the subcommand's flags. The zero value, after
+// opts.FillDefaults, is the paper's setting on the communicator's n ranks
+// (RunComm fills what is left empty the same way).
 type CommConfig struct {
-	Densities []int    // default DefaultCommDensities(n)
-	Sizes     []int    // message sizes in bytes; default PaperCommSizes
-	Methods   []string // scheduler names and AlltoallvName; default all five and Alltoallv
-	Gen       string   // default GenFig7
-	// Matrix, when set, is run instead of generated matrices (a trace): its
-	// own sizes if weighted, else every size of Sizes; Densities is ignored.
-	Matrix   *Matrix
-	Matrices int    // matrices per d; default 1
-	Seed     uint64 // matrix k of d uses cellSeed(Seed, n, d, k)
-	// Reps times the exchanges; SchedReps the runtime scheduling (zero
-	// value: Reps with at most 20 repetitions).
-	Reps, SchedReps patterns.Reps
-	// Perm1 also times one random permutation per size (Table 1), the
-	// tau and phi of experiment 3. Default true unless NoPerm1.
-	NoPerm1 bool
+	Densities Densities  `flag:"d" default:"paper" usage:"densities: 'paper' (4, 8, 16, 24 where d <= n-1) or a list, 0 <= d <= n-1"`
+	Sizes     opts.Sizes `flag:"sizes" usage:"message sizes (Tables 2-3): a list (16,1K,64K) or LO:HI powers of two; K = 1024"` // default PaperCommSizes
+	Methods   MethodList `flag:"methods"`                                                                                       // scheduler names and AlltoallvName; default DefaultMethods()
+	Gen       string     `flag:"gen" default:"fig7"`
+	// MatrixFile, when set, is run instead of generated matrices (a
+	// trace): its own sizes if weighted, else every size of Sizes;
+	// Densities, Gen and Matrices are then not used. Validate reads it
+	// into Matrix, which a library caller may set instead.
+	MatrixFile string    `flag:"matrix" value:"file" usage:"run this matrix file (a trace; n must equal the number of ranks) instead of generated ones"`
+	Entries    EntryKind `flag:"entries" default:"bytes" usage:"what --matrix entries are: bytes (sizes; --sizes is then ignored) or count"`
+	Matrix     *Matrix
+	Matrices   int   `flag:"matrices" default:"1" usage:"matrices per d"`
+	Seed       int64 `flag:"seed" default:"1" usage:"seed of the matrices and schedulers"` // matrix k of d uses cellSeed(Seed, n, d, k)
+	// The exchanges' repetitions (patterns.Reps); SchedReps times the
+	// runtime scheduling (zero value: the exchanges' with at most 20
+	// repetitions).
+	patterns.RepWarmup
+	MinReps   int     `flag:"min-reps" default:"10" usage:"minimum timed repetitions per point"`
+	MaxReps   int     `flag:"max-reps" default:"200" usage:"maximum timed repetitions per point"`
+	RelCI     float64 `flag:"rel-ci" default:"0.03" usage:"repeat until the 95% CI of the median is within this fraction of the median"`
+	MaxTime   float64 `flag:"max-time" default:"1" usage:"seconds of timed repetitions per point before stopping"`
+	SchedReps patterns.Reps
+	// NoPerm1 skips timing one random permutation per size (Table 1), the
+	// tau and phi of experiment 3.
+	NoPerm1 bool `flag:"no-perm1" usage:"skip the single-permutation times (Table 1; breakeven needs them)"`
 	// KeepSamples keeps every repetition's time in the records; by default
 	// they carry the summaries alone (a sweep has hundreds of records).
 	KeepSamples bool
 	Meta        results.Meta
 	Progress    io.Writer // progress lines; set it on rank 0 only
+	Given       opts.Given
+}
+
+// Texts are the defaults of --sizes and --methods, from the paper's sizes
+// and the methods, the help of --gen, from the generators, this
+// experiment's defaults and help of the launch and output flags (8 local
+// ranks, tables on stdout, progress lines) and the old spellings of
+// --format markdown and --samples.
+func (CommConfig) Texts() Texts {
+	return Texts{
+		Defaults: map[string]string{"sizes": sizeList(PaperCommSizes), "methods": strings.Join(DefaultMethods(), ","), "np": "8"},
+		Usage: map[string]string{
+			"methods": "methods: a comma list of " + strings.Join(DefaultMethods(), ", "),
+			"gen":     "matrix generator: " + strings.Join(GenKinds(), ", "),
+			"format":  formatUsage,
+			"quiet":   quietUsage,
+		},
+		Aliases: [][3]string{markdownAlias, keepSamplesAlias},
+	}
+}
+
+// Validate checks what needs no world (CheckRanks checks the rest) and
+// reads the matrix file, so that a file that is no matrix is refused with
+// the rest of the bad input.
+func (c *CommConfig) Validate() error {
+	if c.MatrixFile != "" {
+		if err := excludeWithMatrix(c.Given, "Densities", "Gen", "Matrices"); err != nil {
+			return err
+		}
+	}
+	err := patterns.Checks(
+		func() error { return checkDensities(c.Densities, nil) },
+		func() error { return checkGen("Gen", c.Gen, GenKinds()) },
+		func() error { return positive("Matrices", c.Matrices) },
+		c.RepWarmup.Check,
+		patterns.RepLimits{RelCI: c.RelCI, MinReps: c.MinReps, MaxReps: c.MaxReps, MaxTime: c.MaxTime}.Check)
+	if err == nil && c.MatrixFile != "" && c.Matrix == nil {
+		c.Matrix, err = readMatrixFile(c.MatrixFile, c.Entries)
+	}
+	return err
+}
+
+// CheckRanks refuses a world of n ranks the configuration does not fit: a
+// matrix of another size, a density above n-1, or, for generated
+// matrices, fewer than 2 ranks.
+func (c CommConfig) CheckRanks(n int) error {
+	switch {
+	case c.Matrix != nil && c.Matrix.N() != n:
+		se := &SizeError{Matrix: c.Matrix.N(), Comm: n}
+		if c.MatrixFile == "" {
+			return opts.Badf("%v", se)
+		}
+		return opts.Field("MatrixFile", c.MatrixFile, "%v", se)
+	case c.Matrix != nil:
+		return nil
+	case len(c.Densities) > 0:
+		return checkDensities(c.Densities, []int{n})
+	case n < 2:
+		return opts.Badf("sched comm needs at least 2 ranks, got %d", n)
+	}
+	return nil
+}
+
+// reps are the exchanges' repetitions.
+func (c CommConfig) reps() patterns.Reps {
+	return c.RepWarmup.Reps(patterns.Reps{MinReps: c.MinReps, MaxReps: c.MaxReps, MaxTime: c.MaxTime, RelCI: c.RelCI})
 }
 
 // DefaultMethods is the method list of experiment 2.
 func DefaultMethods() []string { return append(SchedulerNames(), AlltoallvName) }
 
+// Run runs experiment 2 (RunComm) on every rank of c with meta, its seed
+// set, hands rank 0's records to emit and prints their tables there on w
+// (WriteCommTables). Collective.
+func (cfg *CommConfig) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) error, w io.Writer, markdown bool) error {
+	recs, err := cfg.run(c, meta, emit)
+	if err != nil || c.Rank() != 0 {
+		return err
+	}
+	return WriteCommTables(w, recs, markdown)
+}
+
+// run is RunComm with meta (its seed set) and the progress lines on rank 0
+// only; it returns rank 0's records, which it hands to emit (nil: none)
+// there.
+func (cfg CommConfig) run(c mpi.Comm, meta results.Meta, emit func(results.Record) error) ([]results.Record, error) {
+	cfg.Meta = meta
+	cfg.Meta.Seed = int64(cfg.Seed)
+	if c.Rank() != 0 {
+		cfg.Progress = nil
+	}
+	var recs []results.Record
+	err := RunComm(c, cfg, func(r results.Record) error {
+		if c.Rank() != 0 {
+			return nil
+		}
+		recs = append(recs, r)
+		if emit == nil {
+			return nil
+		}
+		return emit(r)
+	})
+	return recs, err
+}
+
 // RunComm runs experiment 2 on every rank of c; emit receives every record
 // on every rank (the caller writes them on rank 0). Collective.
 func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error {
 	n := c.Size()
+	if cfg.Progress != nil && len(cfg.Densities) == 0 && cfg.Matrix == nil {
+		fmt.Fprintf(cfg.Progress, "sched comm: %d ranks, d = %v\n", n, DefaultCommDensities(n))
+	}
+	var def CommConfig
+	opts.FillDefaults(&def)
 	if len(cfg.Densities) == 0 {
 		cfg.Densities = DefaultCommDensities(n)
 	}
@@ -93,15 +217,29 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 		cfg.Methods = DefaultMethods()
 	}
 	if cfg.Gen == "" {
-		cfg.Gen = GenFig7
+		cfg.Gen = def.Gen
 	}
 	if cfg.Matrices <= 0 {
-		cfg.Matrices = 1
+		cfg.Matrices = def.Matrices
 	}
+	// Zero repetition settings mean nothing but the default.
+	if cfg.MinReps <= 0 {
+		cfg.MinReps = def.MinReps
+	}
+	if cfg.MaxReps <= 0 {
+		cfg.MaxReps = def.MaxReps
+	}
+	if cfg.RelCI <= 0 {
+		cfg.RelCI = def.RelCI
+	}
+	if cfg.MaxTime <= 0 {
+		cfg.MaxTime = def.MaxTime
+	}
+	reps := cfg.reps()
 	if cfg.SchedReps == (patterns.Reps{}) {
 		// Scheduling follows the exchanges' settings, capped at 20
 		// repetitions: it is one point per (d, scheduler), not a sweep.
-		cfg.SchedReps = cfg.Reps
+		cfg.SchedReps = reps
 		if cfg.SchedReps.MaxReps == 0 || cfg.SchedReps.MaxReps > 20 {
 			cfg.SchedReps.MaxReps = 20
 		}
@@ -137,7 +275,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 	}
 	if !cfg.NoPerm1 && n > 1 {
 		// Table 1: one random permutation without fixed points.
-		pm, err := Fig7NoSelf(n, 1, cellSeed(cfg.Seed, n, 1, -1))
+		pm, err := Fig7NoSelf(n, 1, cellSeed(uint64(cfg.Seed), n, 1, -1))
 		if err != nil {
 			return err
 		}
@@ -150,7 +288,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 			if err != nil {
 				return err
 			}
-			m, err := TimeExchange(c, x, cfg.Reps)
+			m, err := TimeExchange(c, x, reps)
 			if err != nil {
 				return err
 			}
@@ -173,7 +311,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 				return err
 			}
 			for k := 0; k < cfg.Matrices; k++ {
-				m, err := Generate(cfg.Gen, n, d, cellSeed(cfg.Seed, n, d, k))
+				m, err := Generate(cfg.Gen, n, d, cellSeed(uint64(cfg.Seed), n, d, k))
 				if err != nil {
 					return err
 				}
@@ -186,7 +324,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 		gen = "trace"
 	}
 	for _, j := range jobs {
-		seed := cellSeed(cfg.Seed, n, j.d, j.k)
+		seed := cellSeed(uint64(cfg.Seed), n, j.d, j.k)
 		me := c.Rank()
 		row, sizes := j.m.Row(me), j.m.RowBytes(me)
 		schedules := make([]*Schedule, len(scheds))
@@ -215,7 +353,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 				p["weighted"] = true
 			}
 			run := func(x *Exchange, phases int, sched float64) error {
-				m, err := TimeExchange(c, x, cfg.Reps)
+				m, err := TimeExchange(c, x, reps)
 				if err != nil {
 					return fmt.Errorf("d=%d bytes=%d: %w", j.d, size, err)
 				}
@@ -423,23 +561,10 @@ func cellNum(v []float64) string {
 	return fmt.Sprintf("%.2f", m)
 }
 
-// methodList validates a comma list of method names for experiment 2.
-func methodList(s string) ([]string, error) {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if strings.EqualFold(f, AlltoallvName) {
-			out = append(out, AlltoallvName)
-			continue
-		}
-		sc, err := ByName(f)
-		if err != nil {
-			return nil, fmt.Errorf("%v, or %s", err, AlltoallvName)
-		}
-		out = append(out, sc.Name())
-	}
-	return out, nil
+// ParseMethods parses a comma list of scheduler names and Alltoallv
+// (MethodList).
+func ParseMethods(s string) ([]string, error) {
+	var l MethodList
+	err := l.Set(s)
+	return l, err
 }
-
-// ParseMethods parses a comma list of scheduler names and Alltoallv.
-func ParseMethods(s string) ([]string, error) { return methodList(s) }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -44,50 +45,117 @@ func PaperDensities(n int) []int {
 	return ds
 }
 
-// CountConfig configures experiment 1. The zero value means the paper's
-// setting: n in {32, 128, 512, 1024}, the paper's d values, 300 Fig. 7
-// matrices per (n, d), every scheduler.
+// CountConfig configures experiment 1 ('commcost sched count'); its
+// tagged fields are the subcommand's flags. The zero value, after
+// opts.FillDefaults, is the paper's setting: n in {32, 128, 512, 1024},
+// the paper's d values, 300 Fig. 7 matrices per (n, d), every scheduler
+// (RunCount fills what is left empty the same way).
 type CountConfig struct {
-	Ns        []int             // default 32, 128, 512, 1024
-	Densities func(n int) []int // default PaperDensities
-	Samples   int               // matrices per (n, d); default 300
-	Seed      uint64            // matrix k of (n, d) uses a seed derived from (Seed, n, d, k)
-	Gen       string            // generator kind; default GenFig7
-	// Matrix, when set, replaces the generator: every sample schedules this
-	// matrix (a trace) with a different scheduler seed; Ns and Densities
-	// are ignored.
+	Ns        []int     `flag:"n" default:"32,128,512,1024" usage:"ranks: a list of n >= 1 (32,128) or a power-of-two range (32:1K)"`
+	Densities Densities `flag:"d" default:"paper" usage:"densities: 'paper' (Table 4's d values that fit each n, PaperDensities) or a list, 0 <= d <= n-1"`
+	Matrices  int       `flag:"matrices" default:"300" usage:"matrices sampled per (n, d), as in the paper"`
+	Seed      int64     `flag:"seed" default:"1" usage:"seed of the matrices and schedulers (matrix k of (n, d) uses one derived from it, n, d and k)"`
+	Gen       string    `flag:"gen" default:"fig7"` // generator kind (GenKinds)
+	// MatrixFile, when set, replaces the generator: every sample schedules
+	// this matrix (a trace) with a different scheduler seed; Ns, Densities
+	// and Gen are then not used. Validate reads it into Matrix, which a
+	// library caller may set instead.
+	MatrixFile string    `flag:"matrix" value:"file" usage:"schedule this matrix file (a trace) instead of generated ones"`
+	Entries    EntryKind `flag:"entries" default:"bytes" usage:"what --matrix entries are: bytes or count"`
 	Matrix     *Matrix
-	Schedulers []Scheduler // default Schedulers()
+	Schedulers SchedulerList `flag:"sched"` // default Schedulers()
 	// CellSeconds caps the scheduling time one scheduler may spend on one
-	// (n, d) cell: once exceeded (after at least MinSamples matrices) that
+	// (n, d) cell: once exceeded (after at least MinMatrices matrices) that
 	// scheduler skips the cell's remaining matrices, and its record's N says
 	// how many it scheduled. 0 means no cap. It keeps GM, whose iterations
 	// cost O(n^2), from dominating a run at n = 1024.
-	CellSeconds float64
-	MinSamples  int       // default 30
+	CellSeconds float64   `flag:"cell-sec" default:"5" usage:"stop sampling a scheduler in one (n, d) cell after this many seconds of its scheduling time (0: never); the record's n says how many it did"`
+	MinMatrices int       `flag:"min-matrices" default:"30" usage:"matrices every scheduler schedules in a cell before --cell-sec can stop it"`
 	Progress    io.Writer // one line per finished cell; nil for none
+	Given       opts.Given
 }
 
+// Texts are the default and help of --sched and the help of --gen, from
+// the schedulers and the generators, and the old spellings of --matrices
+// (--samples, which keeps repetition times everywhere else), of
+// --min-matrices and of --format markdown.
+func (CountConfig) Texts() Texts {
+	return Texts{
+		Defaults: map[string]string{"sched": strings.Join(SchedulerNames(), ",")},
+		Usage: map[string]string{
+			"sched": "schedulers: a comma list of " + strings.Join(SchedulerNames(), ", "),
+			"gen":   "matrix generator: " + strings.Join(GenKinds(), ", "),
+		},
+		Aliases: [][3]string{{"samples", "matrices", ""}, {"min-samples", "min-matrices", ""}, markdownAlias},
+	}
+}
+
+// Validate checks the configuration and reads the matrix file, so that a
+// file that is no matrix is refused with the rest of the bad input.
+func (c *CountConfig) Validate() error {
+	if c.MatrixFile != "" {
+		if err := excludeWithMatrix(c.Given, "Ns", "Densities", "Gen"); err != nil {
+			return err
+		}
+	}
+	ns := c.withDefaults().Ns
+	for _, n := range ns {
+		if n < 1 || n > MaxRanks {
+			return opts.Field("Ns", fmt.Sprintf("n = %d", n), "must be an integer from 1 to %d", MaxRanks)
+		}
+	}
+	if err := checkDensities(c.Densities, ns); err != nil {
+		return err
+	}
+	if err := positive("Matrices", c.Matrices); err != nil {
+		return err
+	}
+	if err := checkGen("Gen", c.Gen, GenKinds()); err != nil {
+		return err
+	}
+	if err := seconds("CellSeconds", c.CellSeconds, 0, "must be a number of seconds >= 0"); err != nil {
+		return err
+	}
+	if err := positive("MinMatrices", c.MinMatrices); err != nil {
+		return err
+	}
+	if c.MatrixFile != "" && c.Matrix == nil {
+		var err error
+		c.Matrix, err = readMatrixFile(c.MatrixFile, c.Entries)
+		return err
+	}
+	return nil
+}
+
+// withDefaults fills what is left empty: the tags' defaults where zero
+// means nothing else and every scheduler (densities gives the paper's d).
 func (c CountConfig) withDefaults() CountConfig {
+	var def CountConfig
+	opts.FillDefaults(&def)
 	if len(c.Ns) == 0 {
-		c.Ns = []int{32, 128, 512, 1024}
+		c.Ns = def.Ns
 	}
-	if c.Densities == nil {
-		c.Densities = PaperDensities
-	}
-	if c.Samples <= 0 {
-		c.Samples = 300
+	if c.Matrices <= 0 {
+		c.Matrices = def.Matrices
 	}
 	if c.Gen == "" {
-		c.Gen = GenFig7
+		c.Gen = def.Gen
 	}
 	if len(c.Schedulers) == 0 {
 		c.Schedulers = Schedulers()
 	}
-	if c.MinSamples <= 0 {
-		c.MinSamples = 30
+	if c.MinMatrices <= 0 {
+		c.MinMatrices = def.MinMatrices
 	}
 	return c
+}
+
+// densities are the d values of n ranks: Densities, or PaperDensities.
+func (c CountConfig) densities(n int) []int {
+	if c.Densities == nil {
+		return PaperDensities(n)
+	}
+	return c.Densities
 }
 
 // CountCell is the outcome of one (n, d) cell.
@@ -121,7 +189,7 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 		cells = []nd{{cfg.Matrix.N(), cfg.Matrix.MaxOutDegree()}}
 	} else {
 		for _, n := range cfg.Ns {
-			for _, d := range cfg.Densities(n) {
+			for _, d := range cfg.densities(n) {
 				if err := CheckDensity(n, d); err != nil {
 					return fmt.Errorf("permsched: experiment 1: %v", err)
 				}
@@ -131,7 +199,7 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 	}
 	for ci, c := range cells {
 		start := time.Now()
-		cell := CountCell{N: c.n, D: c.d, Gen: cfg.Gen, Samples: cfg.Samples}
+		cell := CountCell{N: c.n, D: c.d, Gen: cfg.Gen, Samples: cfg.Matrices}
 		if cfg.Matrix != nil {
 			cell.Gen = "trace"
 		}
@@ -139,8 +207,15 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 			cell.Sched = append(cell.Sched, CountSched{Name: s.Name()})
 		}
 		spent := make([]float64, len(cfg.Schedulers))
-		for k := 0; k < cfg.Samples; k++ {
-			seed := cellSeed(cfg.Seed, c.n, c.d, k)
+		for k := 0; k < cfg.Matrices; k++ {
+			if cfg.CellSeconds > 0 && k >= cfg.MinMatrices && allSpent(spent, cfg.CellSeconds) {
+				// Every scheduler has used its time: drawing more
+				// matrices would only grow the cell (and take time)
+				// for samples nobody schedules.
+				cell.Samples = k
+				break
+			}
+			seed := cellSeed(uint64(cfg.Seed), c.n, c.d, k)
 			m := cfg.Matrix
 			if m == nil {
 				var err error
@@ -151,7 +226,7 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 			maxDeg := m.MaxDegree()
 			cell.MaxDeg = append(cell.MaxDeg, float64(maxDeg))
 			for si, s := range cfg.Schedulers {
-				if cfg.CellSeconds > 0 && k >= cfg.MinSamples && spent[si] > cfg.CellSeconds {
+				if cfg.CellSeconds > 0 && k >= cfg.MinMatrices && spent[si] > cfg.CellSeconds {
 					continue
 				}
 				t0 := time.Now()
@@ -180,13 +255,24 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 		}
 		cell.Seconds = time.Since(start).Seconds()
 		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, "sched count: [%d/%d] n=%d d=%d: %d matrices in %.1fs\n", ci+1, len(cells), c.n, c.d, cfg.Samples, cell.Seconds)
+			fmt.Fprintf(cfg.Progress, "sched count: [%d/%d] n=%d d=%d: %d matrices in %.1fs\n", ci+1, len(cells), c.n, c.d, cell.Samples, cell.Seconds)
 		}
 		if err := emit(cell); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// allSpent reports whether every scheduler has spent more than limit
+// seconds.
+func allSpent(spent []float64, limit float64) bool {
+	for _, s := range spent {
+		if s <= limit {
+			return false
+		}
+	}
+	return true
 }
 
 // cellSeed derives matrix k's seed of cell (n, d) from the run's seed
@@ -419,8 +505,8 @@ func WriteTimeSlopes(w io.Writer, slopes []TimeSlope) {
 	}
 }
 
-// SlopeRecords turns the slope fits into records ("sched.slope", unit s per
-// unit of d n ln d) so a report can be rebuilt from the JSONL alone.
+// SlopeRecords turns the slope fits into records ("sched.slope", unit
+// UnitSlope) so a report can be rebuilt from the JSONL alone.
 func SlopeRecords(slopes []TimeSlope, meta results.Meta) []results.Record {
 	var out []results.Record
 	for _, s := range slopes {
@@ -428,7 +514,7 @@ func SlopeRecords(slopes []TimeSlope, meta results.Meta) []results.Record {
 		out = append(out, results.Record{
 			Schema: results.SchemaVersion, Bench: "sched.slope",
 			Params: results.Params{"scheduler": s.Scheduler, "x": "d*n*ln(d)"},
-			Unit:   "s", Summary: results.Summary{N: 1, Min: f.Coef[1], Median: f.Coef[1], Mean: f.Coef[1], Max: f.Coef[1], P90: f.Coef[1], P99: f.Coef[1], CI95: [2]float64{f.Coef[1] - 1.96*f.SE[1], f.Coef[1] + 1.96*f.SE[1]}},
+			Unit:   UnitSlope, Summary: results.Summary{N: 1, Min: f.Coef[1], Median: f.Coef[1], Mean: f.Coef[1], Max: f.Coef[1], P90: f.Coef[1], P99: f.Coef[1], CI95: [2]float64{f.Coef[1] - 1.96*f.SE[1], f.Coef[1] + 1.96*f.SE[1]}},
 			Derived:  map[string]float64{"slope_s": f.Coef[1], "slope_se_s": f.SE[1], "intercept_s": f.Coef[0], "r2": f.R2, "rel_rse": f.RSE},
 			Counters: map[string]float64{"cells": float64(s.Cells)},
 			Stop:     results.StopFixed, Meta: meta,
@@ -497,10 +583,30 @@ const CountEntryBytes = 256
 func (c CountConfig) LargestCell(n int) (d int, bytes float64) {
 	c = c.withDefaults()
 	d = n - 1
-	if ds := c.Densities(n); len(ds) > 0 {
+	if ds := c.densities(n); len(ds) > 0 {
 		d = slices.Max(ds)
 	}
 	return d, float64(n) * float64(max(d, 1)) * CountEntryBytes
+}
+
+// Report runs experiment 1 (RunCountRecords) in this process, handing
+// every record to emit (nil: none), with its progress lines on stderr
+// unless out says quiet, and prints on stdout, in out's format, the tables
+// and the time slopes of the cells done, after a failure too.
+func (c CountConfig) Report(out Tables, stdout, stderr io.Writer, emit func(results.Record) error) error {
+	meta := results.NewMeta("none") // sequential scheduling in this process: no MPI backend
+	meta.Seed = int64(c.Seed)
+	if !out.Quiet {
+		c.Progress = stderr
+	}
+	cells, slopes, err := RunCountRecords(c, meta, emit)
+	if len(cells) > 0 {
+		if werr := WriteCountTables(stdout, cells, out.Markdown()); err == nil {
+			err = werr
+		}
+		WriteTimeSlopes(stdout, slopes)
+	}
+	return err
 }
 
 // RunCountRecords runs experiment 1 (RunCount) and turns it into records:

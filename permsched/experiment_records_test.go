@@ -24,7 +24,7 @@ func TestLargestCell(t *testing.T) {
 	}{
 		{"Table 4's column for n = 32", permsched.CountConfig{}, 32, 31, 32 * 31 * permsched.CountEntryBytes},
 		{"powers of two up to 256 for n = 1024", permsched.CountConfig{}, 1024, 256, 1024 * 256 * permsched.CountEntryBytes},
-		{"explicit densities", permsched.CountConfig{Densities: func(int) []int { return []int{3, 9, 5} }}, 100, 9, 100 * 9 * permsched.CountEntryBytes},
+		{"explicit densities", permsched.CountConfig{Densities: permsched.Densities{3, 9, 5}}, 100, 9, 100 * 9 * permsched.CountEntryBytes},
 		{"n = 2: d = 1", permsched.CountConfig{}, 2, 1, 2 * permsched.CountEntryBytes},
 		{"n = 1: no d, counted as one message", permsched.CountConfig{}, 1, 0, permsched.CountEntryBytes},
 	}
@@ -42,8 +42,8 @@ func TestLargestCell(t *testing.T) {
 // the slopes once all are done; tables-only runs (nil emit) and a failing
 // writer still return the cells measured.
 func TestRunCountRecords(t *testing.T) {
-	cfg := permsched.CountConfig{Ns: []int{16}, Densities: func(int) []int { return []int{2, 4, 8, 12} },
-		Samples: 3, Seed: 7, Schedulers: []permsched.Scheduler{permsched.CGM{}, permsched.LP{}}}
+	cfg := permsched.CountConfig{Ns: []int{16}, Densities: permsched.Densities{2, 4, 8, 12},
+		Matrices: 3, Seed: 7, Schedulers: []permsched.Scheduler{permsched.CGM{}, permsched.LP{}}}
 	meta := results.Meta{Seed: 7}
 	var got []results.Record
 	cells, slopes, err := permsched.RunCountRecords(cfg, meta, func(r results.Record) error {
@@ -116,7 +116,7 @@ func TestBreakevenRecords(t *testing.T) {
 }
 
 // TestCommKeepSamples: experiment 2's records carry every repetition's
-// time only when asked (sched comm --keep-samples).
+// time only when asked (sched comm --samples).
 func TestCommKeepSamples(t *testing.T) {
 	for _, keep := range []bool{false, true} {
 		t.Run(fmt.Sprint("keep=", keep), func(t *testing.T) {
@@ -124,7 +124,7 @@ func TestCommKeepSamples(t *testing.T) {
 			var recs []results.Record
 			err := local.Run(4, func(c mpi.Comm) error {
 				return permsched.RunComm(c, permsched.CommConfig{Densities: []int{2}, Sizes: []int{64},
-					Methods: []string{"CGM", permsched.AlltoallvName}, Reps: quickReps, SchedReps: quickReps, KeepSamples: keep},
+					Methods: []string{"CGM", permsched.AlltoallvName}, RepWarmup: noWarmup, MinReps: 2, MaxReps: 2, SchedReps: quickReps, KeepSamples: keep},
 					func(r results.Record) error {
 						if c.Rank() == 0 {
 							mu.Lock()

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/commcost/commcost/results"
 )
 
 // EntryKind says what the entries of a matrix file mean.
@@ -70,9 +73,13 @@ func (e *MatrixError) Error() string {
 
 // ReadMatrix reads a square matrix of non-negative integers: one row per
 // line, entries separated by spaces, tabs or commas; blank lines and lines
-// starting with '#' are ignored. The first row fixes n; every row must have n
-// entries and there must be n rows. kind says whether entries are bytes or
-// message counts. Errors are *MatrixError naming the line.
+// starting with '#' are ignored, except the header WriteMatrix writes
+// ("# commcost permsched matrix: n = N, entries = KIND"), which, when
+// present, must come before the rows and agree with them: N rows of N
+// entries, of the kind the file is read as. Without a header the first row
+// fixes n; every row must have n entries and there must be n rows. kind
+// says whether entries are bytes or message counts. Errors are
+// *MatrixError naming the line.
 func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
 	if kind != EntryBytes && kind != EntryCount {
 		return nil, fmt.Errorf("permsched: ReadMatrix: unknown entry kind %d", int(kind))
@@ -86,9 +93,30 @@ func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
 		line     = 0
 		messages = 0
 	)
+	header := struct {
+		line, n int
+		kind    string
+	}{}
 	for sc.Scan() {
 		line++
 		text := strings.TrimSpace(sc.Text())
+		if h := headerRE.FindStringSubmatch(text); h != nil {
+			if header.line > 0 {
+				return nil, &MatrixError{line, fmt.Sprintf("a second header (the first is on line %d); a matrix file has one, before its rows", header.line)}
+			}
+			if n >= 0 {
+				return nil, &MatrixError{line, "a header after the first row; a matrix file's header comes before its rows"}
+			}
+			hn, err := strconv.Atoi(h[1])
+			if err != nil || hn < 1 || hn > MaxRanks {
+				return nil, &MatrixError{line, fmt.Sprintf("the header gives n = %s; want 1..%d", h[1], MaxRanks)}
+			}
+			if h[2] != kind.String() {
+				return nil, &MatrixError{line, fmt.Sprintf("the header says entries = %s, but the file is read with entries = %s (pass --entries %s)", h[2], kind, h[2])}
+			}
+			header.line, header.n, header.kind = line, hn, h[2]
+			continue
+		}
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
@@ -97,6 +125,9 @@ func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
 			n = len(fields)
 			if n > MaxRanks {
 				return nil, &MatrixError{line, fmt.Sprintf("%d entries in the first row; at most %d ranks", n, MaxRanks)}
+			}
+			if header.line > 0 && n != header.n {
+				return nil, &MatrixError{line, fmt.Sprintf("the first row has %d entries, but the header on line %d gives n = %d", n, header.line, header.n)}
 			}
 		}
 		if len(fields) != n {
@@ -161,6 +192,29 @@ func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
 		return NewMatrix(n, rows)
 	}
 	return NewWeighted(n, rows, sizes)
+}
+
+// headerRE matches WriteMatrix's header line.
+var headerRE = regexp.MustCompile(`^#\s*commcost permsched matrix:\s*n\s*=\s*(\S+?),\s*entries\s*=\s*(\S+)\s*$`)
+
+// MaxMatrixFileBytes bounds a matrix file: MaxRanks rows of at most
+// maxLineBytes would be 50 GB, far more than any trace; 4 GiB holds a
+// dense matrix of 2^15 ranks with 3-digit entries.
+const MaxMatrixFileBytes = 4 << 30
+
+// ReadMatrixFile reads the matrix file at path (ReadMatrix), which must be
+// a regular file: a FIFO or a device is refused before it is opened for
+// reading, so a command never waits on one. Errors name the path.
+func ReadMatrixFile(path string, kind EntryKind) (*Matrix, error) {
+	f, err := results.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxMatrixFileBytes {
+		return nil, fmt.Errorf("%s: %d bytes, more than a matrix file may hold (%d)", path, st.Size(), int64(MaxMatrixFileBytes))
+	}
+	return ReadMatrix(f, kind)
 }
 
 // WriteMatrix writes m in ReadMatrix's format: entries are bytes for a

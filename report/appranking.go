@@ -79,6 +79,8 @@ type AppRanking struct {
 	Pred [][]float64
 	// Best[j] is the model with the smallest |error| in column j, or -1.
 	Best []int
+	// machine is where the run was measured (machineLine), for the plot.
+	machine string
 }
 
 // AppRankings builds the ranking of every application run among recs (a
@@ -107,7 +109,7 @@ func AppRankings(recs []results.Record) []AppRanking {
 		ru := byKey[key]
 		if ru == nil {
 			app, _ := rec.Params["app"].(string)
-			ru = &run{r: &AppRanking{App: app, Params: params, Ranks: rec.Ranks, Stat: "median"}, preds: map[string]map[string]float64{}}
+			ru = &run{r: &AppRanking{App: app, Params: params, Ranks: rec.Ranks, Stat: "median", machine: "\n" + machineLine([]results.Record{rec})}, preds: map[string]map[string]float64{}}
 			byKey[key] = ru
 			runs = append(runs, ru)
 		}
@@ -228,9 +230,9 @@ func (a AppRanking) Plot(format string) ([]byte, error) {
 		}
 	}
 	return predictedVsMeasured(predPlot{
-		title: a.Title() + ": predicted vs measured",
+		title: a.Title() + ": communication predicted against measured (" + a.Stat + ")" + a.machine,
 		diag:  "measured = predicted",
-		width: 6 * vg.Inch, height: 5 * vg.Inch, tickPrec: -1, dash: vg.Points(3), gap: vg.Points(3),
+		width: 6 * vg.Inch, height: 5 * vg.Inch, dash: vg.Points(3), gap: vg.Points(3),
 		empty: ErrNothingToPlot,
 	}, series, format)
 }
@@ -261,7 +263,7 @@ func writeAppRankings(w io.Writer, recs []results.Record, run *Run) error {
 		if err != nil {
 			return fmt.Errorf("%s plot: %w", a.Title(), err)
 		}
-		name := fmt.Sprintf("app-%d-%s.png", i+1, a.App)
+		name := Slug(fmt.Sprintf("app-%d-%s", i+1, a.App)) + ".png"
 		run.Plots = append(run.Plots, PlotFile{Name: name, Data: img})
 		fmt.Fprintf(w, "\n![%s](%s/%s)\n", a.Title(), results.PlotsDir, name)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"slices"
@@ -19,7 +20,7 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Applications (DESIGN.md contract 5): every communication phase's workload
+// Applications (docs/ARCHITECTURE.md, contract 5): every communication phase's workload
 // (results.WorkItem) in an application record is predicted by every model
 // given (model.PredictWorkload), the prediction and its error
 // (T_pred - T_meas)/T_meas (paper 000, section 6.5: signed, so over- and
@@ -465,12 +466,13 @@ func PlotApps(recs []results.Record, format string) ([]byte, error) {
 		series[i].name = n
 		for _, e := range AppErrors(recs, n) {
 			series[i].pts = append(series[i].pts, plotter.XY{X: e.Record.Median, Y: e.Predicted})
+			series[i].xerr = append(series[i].xerr, ciErrors(e.Record.Median, e.Record.CI95))
 		}
 	}
 	return predictedVsMeasured(predPlot{
-		title: "commcost app: communication phases, predicted against measured",
+		title: "Applications' communication phases: predicted against measured (median, 95% CI)\n" + machineLine(recs),
 		diag:  "predicted = measured",
-		width: 7 * vg.Inch, height: 6 * vg.Inch, tickPrec: 0, dash: vg.Points(4), gap: vg.Points(3),
+		width: 7 * vg.Inch, height: 6 * vg.Inch, dash: vg.Points(4), gap: vg.Points(3),
 		empty: fmt.Errorf("%w: no positive measured and predicted times", ErrNothingToPlot),
 	}, series, format)
 }
@@ -526,13 +528,14 @@ func Repredict(recs []results.Record, preds []Predictor) []string {
 type predSeries struct {
 	name string
 	pts  plotter.XYs
+	// xerr, when set, is each point's 95% CI of the measurement.
+	xerr []struct{ Low, High float64 }
 }
 
 // predPlot is the look of a predicted-against-measured plot.
 type predPlot struct {
 	title, diag   string // the title; the legend of the line of perfect prediction
 	width, height vg.Length
-	tickPrec      int       // plot.LogTicks.Prec
 	dash, gap     vg.Length // the diagonal's dash pattern
 	empty         error     // returned when no point is positive on both axes
 }
@@ -544,32 +547,52 @@ type predPlot struct {
 // points, and returns the image in format (as Plot).
 func predictedVsMeasured(look predPlot, series []predSeries, format string) ([]byte, error) {
 	p := plot.New()
-	p.Title.Text = look.title
-	p.X.Label.Text = "measured (s)"
-	p.Y.Label.Text = "predicted (s)"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: look.tickPrec}, plot.LogTicks{Prec: look.tickPrec}
-	p.Legend.Top, p.Legend.Left = true, true
+	// About twelve characters of the title per inch of width.
+	var lines []string
+	for _, l := range strings.Split(look.title, "\n") {
+		lines = append(lines, wrapCaption(l, int(12*look.width/vg.Inch)))
+	}
+	p.Title.Text = strings.Join(lines, "\n")
+	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.X.Label.Text = "measured time"
+	p.Y.Label.Text = "predicted time"
+	setAxis(&p.X, unitSeconds, true)
+	setAxis(&p.Y, unitSeconds, true)
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, s := range series {
-		var xy plotter.XYs
-		for _, pt := range s.pts {
+		var xy xErrPoints
+		for j, pt := range s.pts {
 			if pt.X > 0 && pt.Y > 0 {
-				xy = append(xy, pt)
-				lo = math.Min(lo, math.Min(pt.X, pt.Y))
-				hi = math.Max(hi, math.Max(pt.X, pt.Y))
+				xy.XYs = append(xy.XYs, pt)
+				e := struct{ Low, High float64 }{}
+				if j < len(s.xerr) {
+					e = s.xerr[j]
+				}
+				xy.XErrors = append(xy.XErrors, e)
+				lo = math.Min(lo, math.Min(pt.X-e.Low, pt.Y))
+				hi = math.Max(hi, math.Max(pt.X+e.High, pt.Y))
 			}
 		}
-		if len(xy) == 0 {
+		if len(xy.XYs) == 0 {
 			continue
 		}
-		sc, err := plotter.NewScatter(xy)
+		sc, err := plotter.NewScatter(xy.XYs)
 		if err != nil {
 			return nil, err
 		}
-		sc.GlyphStyle.Color = plotutil.Color(i)
+		sc.GlyphStyle.Color = plotColor(i)
 		sc.GlyphStyle.Shape = plotutil.Shape(i)
 		sc.GlyphStyle.Radius = vg.Points(3)
+		if len(s.xerr) > 0 {
+			bars, err := plotter.NewXErrorBars(xy)
+			if err != nil {
+				return nil, err
+			}
+			bars.LineStyle.Color = plotColor(i)
+			bars.LineStyle.Width = vg.Points(0.8)
+			p.Add(bars)
+		}
 		p.Add(sc)
 		p.Legend.Add(s.name, sc)
 	}
@@ -582,8 +605,16 @@ func predictedVsMeasured(look predPlot, series []predSeries, format string) ([]b
 		return nil, err
 	}
 	diag.LineStyle.Dashes = []vg.Length{look.dash, look.gap}
+	diag.LineStyle.Color = color.Gray{Y: 90}
 	p.Add(diag, plotter.NewGrid())
 	p.Legend.Add(look.diag, diag)
 	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = lo, hi, lo, hi
 	return renderSized(p, look.width, look.height, format)
+}
+
+// xErrPoints are points with horizontal errors (plotter.XYer and
+// plotter.XErrorer): a measured median and its 95% CI.
+type xErrPoints struct {
+	plotter.XYs
+	plotter.XErrors
 }

@@ -134,9 +134,10 @@ func TestPredictedVsMeasured(t *testing.T) {
 		series []predSeries
 		err    error
 	}{
-		{"one point", []predSeries{{"m", plotter.XYs{{X: 1e-3, Y: 2e-3}}}}, nil},
-		{"second series only", []predSeries{{"a", plotter.XYs{{X: 1e-3, Y: math.NaN()}}}, {"b", plotter.XYs{{X: 1e-3, Y: 1e-3}}}}, nil},
-		{"NaN, zero and negative only", []predSeries{{"m", plotter.XYs{{X: 1e-3, Y: math.NaN()}, {X: 0, Y: 1}, {X: 1, Y: -1}}}}, empty},
+		{"one point", []predSeries{{name: "m", pts: plotter.XYs{{X: 1e-3, Y: 2e-3}}}}, nil},
+		{"with its CI", []predSeries{{name: "m", pts: plotter.XYs{{X: 1e-3, Y: 2e-3}}, xerr: []struct{ Low, High float64 }{{1e-4, 2e-4}}}}, nil},
+		{"second series only", []predSeries{{name: "a", pts: plotter.XYs{{X: 1e-3, Y: math.NaN()}}}, {name: "b", pts: plotter.XYs{{X: 1e-3, Y: 1e-3}}}}, nil},
+		{"NaN, zero and negative only", []predSeries{{name: "m", pts: plotter.XYs{{X: 1e-3, Y: math.NaN()}, {X: 0, Y: 1}, {X: 1, Y: -1}}}}, empty},
 		{"no series", nil, empty},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -182,11 +182,7 @@ func compareModels(out *bytes.Buffer, args []string, f OutputFormat) ([]string, 
 				label, path = l, p
 			}
 		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, opts.Badf("MODEL.json %s: %v", a, err)
-		}
-		m, _, err := model.Unmarshal(data)
+		m, _, err := model.ReadFile(path)
 		if err != nil {
 			return nil, opts.Badf("MODEL.json %s: %v", a, err)
 		}

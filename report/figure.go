@@ -14,8 +14,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"github.com/commcost/commcost/results"
 )
 
 // figSeries is one curve of a figure.
@@ -30,6 +28,9 @@ type figSeries struct {
 	// colour is the index of the series' colour; series that belong
 	// together (measured and predicted of one case) share it.
 	colour int
+	// ci is the 95% CI of the point at x, drawn as an error bar, where
+	// the point is one record's median.
+	ci map[float64][2]float64
 }
 
 // figure is a plot from records: a caption naming the paper figure it
@@ -38,15 +39,18 @@ type figure struct {
 	// file is the PNG's name in plots/.
 	file    string
 	caption string
+	// machine says where the records were measured (machineLine), a
+	// line of the title under the caption.
+	machine string
 	xLabel  string
 	yLabel  string
-	// yUnit scales y values that are times: "time" picks us, ms or s by
-	// magnitude and appends the unit to yLabel.
-	yTime bool
+	// yTime labels the y axis as times (seconds: 100 ns, 1 us, 2 ms),
+	// yRate as bandwidths (bytes per second: 500 MB/s, 10 GB/s).
+	yTime, yRate bool
 	// logX, logY force log axes; otherwise an axis is logarithmic when its
 	// positive values span more than a decade.
 	logX, logY, linX, linY bool
-	// xBytes labels the x axis in sizes (1K, 1M) at powers of two.
+	// xBytes labels the x axis in sizes (8 B, 1 KiB) at powers of two.
 	xBytes bool
 	series []figSeries
 	// refY draws a dashed horizontal line at this y (a ratio of 1), when
@@ -96,31 +100,26 @@ func (f *figure) render() ([]byte, error) {
 	if math.IsInf(minX, 0) {
 		return nil, ErrNothingToPlot
 	}
-	scale, yLabel := 1.0, f.yLabel
-	if f.yTime {
-		var unit string
-		scale, unit = timeUnit(maxY)
-		yLabel += " (" + unit + ")"
-		minY, maxY = minY*scale, maxY*scale
-	}
-	logX := f.logX || (!f.linX && minX > 0 && maxX > 10*minX)
-	logY := f.logY || (!f.linY && minY > 0 && maxY > 10*minY)
+	logX := f.logX || (!f.linX && spansDecade(minX, maxX))
+	logY := f.logY || (!f.linY && spansDecade(minY, maxY))
 
 	p := plot.New()
-	p.Title.Text = wrapCaption(f.caption, 95)
+	p.Title.Text = f.title()
 	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.X.Label.Text = f.xLabel
-	p.Y.Label.Text = yLabel
-	if logX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = logTicks{bytes: f.xBytes}
+	p.Y.Label.Text = f.yLabel
+	xUnit, yUnit := unitPlain, unitPlain
+	if f.xBytes {
+		xUnit = unitBytes
 	}
-	if logY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = logTicks{}
+	if f.yTime {
+		yUnit = unitSeconds
 	}
-	p.Legend.Top = true
-	p.Legend.Left = true
+	if f.yRate {
+		yUnit = unitRate
+	}
+	setAxis(&p.X, xUnit, logX)
+	setAxis(&p.Y, yUnit, logY)
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	if f.refY != nil {
 		ln, err := plotter.NewLine(plotter.XYs{{X: minX, Y: *f.refY}, {X: maxX, Y: *f.refY}})
@@ -135,7 +134,7 @@ func (f *figure) render() ([]byte, error) {
 	for i, s := range f.series {
 		var pts plotter.XYs
 		for _, pt := range s.pts {
-			y := pt.Y * scale
+			y := pt.Y
 			if (logX && pt.X <= 0) || (logY && y <= 0) || math.IsNaN(y) || math.IsInf(y, 0) {
 				continue
 			}
@@ -145,7 +144,7 @@ func (f *figure) render() ([]byte, error) {
 			continue
 		}
 		sort.SliceStable(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
-		col := plotutil.Color(s.colour)
+		col := plotColor(s.colour)
 		var thumbs []plot.Thumbnailer
 		if !s.pointsOnly && len(pts) > 1 {
 			ln, err := plotter.NewLine(pts)
@@ -159,12 +158,31 @@ func (f *figure) render() ([]byte, error) {
 			thumbs = append(thumbs, ln)
 		}
 		if !s.lineOnly {
+			if len(s.ci) > 0 {
+				var ep errPoints
+				for _, pt := range pts {
+					ep.XYs = append(ep.XYs, pt)
+					ci, ok := s.ci[pt.X]
+					if !ok {
+						ci = [2]float64{pt.Y, pt.Y}
+					}
+					ep.YErrors = append(ep.YErrors, ciErrors(pt.Y, ci))
+				}
+				bars, err := plotter.NewYErrorBars(ep)
+				if err != nil {
+					return nil, fmt.Errorf("plot: %w", err)
+				}
+				bars.LineStyle.Color = col
+				bars.LineStyle.Width = vg.Points(0.8)
+				bars.CapWidth = vg.Points(4)
+				p.Add(bars)
+			}
 			sc, err := plotter.NewScatter(pts)
 			if err != nil {
 				return nil, fmt.Errorf("plot: %w", err)
 			}
 			sc.GlyphStyle.Color = col
-			sc.GlyphStyle.Shape = plotutil.Shape(s.colour % 7)
+			sc.GlyphStyle.Shape = plotutil.Shape(s.colour % len(palette))
 			if s.dash > 0 {
 				sc.GlyphStyle.Shape = draw.RingGlyph{}
 			}
@@ -177,32 +195,11 @@ func (f *figure) render() ([]byte, error) {
 			legend++
 		}
 	}
-	legendRoom(p, min(legend, maxLegendSeries), minY, maxY, logY)
 	return pngOf(p)
 }
 
 // pngOf renders a plot as an 8 x 6 inch PNG.
 func pngOf(p *plot.Plot) ([]byte, error) { return render(p, "png") }
-
-// render draws a plot at 8 x 6 inches in an image format of gonum/plot
-// (PlotFormat).
-func render(p *plot.Plot, format string) ([]byte, error) {
-	return renderSized(p, 8*vg.Inch, 6*vg.Inch, format)
-}
-
-// renderSized draws a plot at width x height in an image format of
-// gonum/plot.
-func renderSized(p *plot.Plot, width, height vg.Length, format string) ([]byte, error) {
-	wt, err := p.WriterTo(width, height, format)
-	if err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
-		return nil, fmt.Errorf("plot: %w", err)
-	}
-	return buf.Bytes(), nil
-}
 
 // histBins is the number of histogram bins: Sturges' rule with at least
 // 10 and at most 60.
@@ -242,7 +239,7 @@ func (f *figure) renderHist() ([]byte, error) {
 		vals = append(vals, v*scale)
 	}
 	p := plot.New()
-	p.Title.Text = wrapCaption(f.caption, 95)
+	p.Title.Text = f.title()
 	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.X.Label.Text = f.xLabel + " (" + unit + ")"
 	p.Y.Label.Text = f.yLabel
@@ -250,7 +247,7 @@ func (f *figure) renderHist() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
-	h.FillColor = plotutil.Color(1)
+	h.FillColor = plotColor(1)
 	p.Add(h)
 	p.Y.Tick.Marker = relabel{plot.DefaultTicks{}}
 	maxY := 0.0
@@ -281,6 +278,15 @@ func (f *figure) renderHist() ([]byte, error) {
 		p.Legend.Add(fmt.Sprintf("%d of %d values outside the range shown", outside, len(sorted)))
 	}
 	return pngOf(p)
+}
+
+// title is the caption wrapped, then the machine.
+func (f *figure) title() string {
+	t := wrapCaption(f.caption, 95)
+	if f.machine != "" {
+		t += "\n" + f.machine
+	}
+	return t
 }
 
 // wrapCaption breaks a caption into lines of at most width characters at
@@ -360,8 +366,8 @@ func (r relabel) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-// bytesTicks puts ticks at powers of two, labelled as sizes (8, 1K, 1M),
-// every second or fourth one labelled when there are many.
+// bytesTicks puts ticks at powers of two, labelled as sizes (8 B, 1 KiB,
+// 1 MiB), every second or fourth one labelled when there are many.
 func bytesTicks(min, max float64) []plot.Tick {
 	lo, hi := int(math.Floor(math.Log2(min))), int(math.Ceil(math.Log2(max)))
 	step := 1
@@ -376,7 +382,7 @@ func bytesTicks(min, max float64) []plot.Tick {
 		}
 		t := plot.Tick{Value: v}
 		if e%step == 0 {
-			t.Label = results.FormatBytes(v)
+			t.Label = humanBytes(v)
 		}
 		ticks = append(ticks, t)
 	}
@@ -390,21 +396,4 @@ func tickLabel(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
-}
-
-// legendRoom raises the top of the y axis so that a legend of n entries
-// in the top corner sits above the data rather than on it: the data keep
-// the lower part of the axis, the legend about 4.5% of the height per
-// entry (at most half).
-func legendRoom(p *plot.Plot, n int, minY, maxY float64, logY bool) {
-	if n == 0 || !(maxY > minY) {
-		return
-	}
-	h := math.Min(0.5, 0.045*float64(n)+0.02)
-	if logY && minY > 0 {
-		p.Y.Min = math.Min(p.Y.Min, minY)
-		p.Y.Max = minY * math.Pow(maxY/minY, 1/(1-h))
-		return
-	}
-	p.Y.Max = minY + (maxY-minY)/(1-h)
 }

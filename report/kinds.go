@@ -17,17 +17,6 @@ func WriteKinds(w io.Writer) {
 	}
 }
 
-// KindsMarkdown is README's table of model kinds, generated from model's
-// registry (a test in this package fails when README's copy differs).
-func KindsMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| model | fitted from | what it is |\n|---|---|---|\n")
-	for _, k := range model.Registered() {
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k.Name, strings.Join(k.Benches, ", "), k.Summary)
-	}
-	return b.String()
-}
-
 // WritePredictable lists, per model kind (derived kinds included), the
 // patterns its models predict: the list in `commcost predict -h`.
 func WritePredictable(w io.Writer) {

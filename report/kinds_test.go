@@ -3,49 +3,13 @@ package report
 import (
 	"bytes"
 	"flag"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/commcost/commcost/model"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's table of model kinds from the registry and testdata/benchstat from the pinned benchstat")
-
-const (
-	kindsBegin = "<!-- model kinds: generated from model.Registered() -->\n"
-	kindsEnd   = "<!-- end of model kinds -->"
-)
-
-// TestREADMEModelKinds fails when README's table of model kinds is not the
-// registry's (it named 8 of 10 kinds before it was generated).
-func TestREADMEModelKinds(t *testing.T) {
-	const path = "../README.md"
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(data)
-	i, j := strings.Index(s, kindsBegin), strings.Index(s, kindsEnd)
-	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the markers %q ... %q", kindsBegin, kindsEnd)
-	}
-	want := KindsMarkdown()
-	if got := s[i+len(kindsBegin) : j]; got != want {
-		if *update {
-			if err := os.WriteFile(path, []byte(s[:i+len(kindsBegin)]+want+s[j:]), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return
-		}
-		t.Errorf("README.md's model kinds differ from the registry; run go test ./report -run TestREADMEModelKinds -update\n--- README\n%s--- registry\n%s", got, want)
-	}
-	for _, k := range model.Kinds() {
-		if !strings.Contains(want, "| `"+k+"` |") {
-			t.Errorf("table lacks %s", k)
-		}
-	}
-}
+var update = flag.Bool("update", false, "rewrite testdata/benchstat from the pinned benchstat")
 
 // TestWriteKinds: fit -h lists every fittable kind with its benches, and
 // predict -h every kind with what it predicts.

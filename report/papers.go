@@ -20,7 +20,7 @@ import (
 // The papers' figures, drawn from records alone (`commcost report DIR`):
 // each function looks for the records its figure needs and returns no
 // figure when they are not there. Captions name the paper figure
-// (../shared/papers) and say what is plotted here, on this machine.
+// (README.md, "The papers") and say what is plotted here, on this machine.
 
 // paperFigure builds the figures of one paper figure from the records and
 // the models the report fitted.
@@ -40,8 +40,10 @@ var paperFigures = []paperFigure{
 // them as PNG files with their captions.
 func Figures(recs []results.Record, models []NamedModel) ([]FigureFile, error) {
 	var out []FigureFile
+	machine := machineLine(recs)
 	for _, pf := range paperFigures {
 		for _, f := range pf(recs, models) {
+			f.machine = machine
 			img, err := f.render()
 			if errors.Is(err, ErrNothingToPlot) {
 				continue
@@ -151,11 +153,24 @@ func recCtx(r results.Record, keys ...string) string {
 type curves struct {
 	order []string
 	by    map[string]map[float64][]float64
+	ci    map[string]map[float64][][2]float64
 	style map[string]figSeries
 }
 
 func newCurves() *curves {
-	return &curves{by: map[string]map[float64][]float64{}, style: map[string]figSeries{}}
+	return &curves{by: map[string]map[float64][]float64{}, ci: map[string]map[float64][][2]float64{}, style: map[string]figSeries{}}
+}
+
+// addRec adds a record's median at x, with its 95% CI.
+func (c *curves) addRec(label string, x float64, r results.Record) {
+	if math.IsNaN(x) || math.IsNaN(r.Median) || math.IsInf(r.Median, 0) {
+		return
+	}
+	c.add(label, x, r.Median)
+	if c.ci[label] == nil {
+		c.ci[label] = map[float64][][2]float64{}
+	}
+	c.ci[label][x] = append(c.ci[label][x], r.CI95)
 }
 
 func (c *curves) add(label string, x, y float64) {
@@ -186,6 +201,14 @@ func (c *curves) series() []figSeries {
 		for x, ys := range c.by[l] {
 			y, _ := stats.Median(ys)
 			s.pts = append(s.pts, plotter.XY{X: x, Y: y})
+			// A point of one record shows its CI; the median of several
+			// has none of its own.
+			if cis := c.ci[l][x]; len(cis) == 1 && len(ys) == 1 {
+				if s.ci == nil {
+					s.ci = map[float64][2]float64{}
+				}
+				s.ci[x] = cis[0]
+			}
 		}
 		out = append(out, s)
 	}
@@ -310,12 +333,12 @@ func fig000KKAgainstL(recs []results.Record, _ []NamedModel) []*figure {
 	for _, r := range kk {
 		k, _ := pnum(r, "k")
 		l, _ := pnum(r, "l")
-		c.add(withCtx(many, r, fmt.Sprintf("k=%g", k), kkCtx...), l, r.Median)
+		c.addRec(withCtx(many, r, fmt.Sprintf("k=%g", k), kkCtx...), l, r)
 	}
 	return []*figure{{
 		file:    "paper000-fig05-kk-l.png",
 		caption: "Paper 000, Fig. 5 (dependency on the packet size l): time of a k-k-access against l, one curve per send hot spot k, at the largest portion r measured (r = 1 when every rank accesses); medians of the records",
-		xLabel:  "packet size l (bytes)", yLabel: "k-k-access time", yTime: true, xBytes: true,
+		xLabel:  "packet size l", yLabel: "k-k-access time", yTime: true, xBytes: true,
 		series: c.series(),
 	}}
 }
@@ -337,7 +360,7 @@ func fig000KKAgainstR(recs []results.Record, _ []NamedModel) []*figure {
 	for _, r := range sel {
 		k, _ := pnum(r, "k")
 		x, _ := pnum(r, "r")
-		c.add(withCtx(many, r, fmt.Sprintf("k=%g", k), kkCtx...), x, r.Median)
+		c.addRec(withCtx(many, r, fmt.Sprintf("k=%g", k), kkCtx...), x, r)
 	}
 	return []*figure{{
 		file:    "paper000-fig06-kk-r.png",
@@ -361,7 +384,7 @@ func fig000KKAgainstK(recs []results.Record, _ []NamedModel) []*figure {
 			continue
 		}
 		k, _ := pnum(r, "k")
-		c.add(withCtx(many, r, "l="+results.FormatBytes(l), kkCtx...), k, r.Median)
+		c.addRec(withCtx(many, r, "l="+results.FormatBytes(l), kkCtx...), k, r)
 	}
 	return []*figure{{
 		file:    "paper000-fig07-kk-k.png",
@@ -394,7 +417,7 @@ func fig000KKR1AgainstRMin(recs []results.Record, _ []NamedModel) []*figure {
 			c.style[label] = figSeries{colour: i / 2, dash: b2i(rv == lo)}
 			i++
 		}
-		c.add(label, k, r.Median)
+		c.addRec(label, k, r)
 	}
 	return []*figure{{
 		file:    "paper000-fig08-kk-r1-rmin.png",
@@ -428,7 +451,7 @@ func fig000KAgainstH(recs []results.Record, _ []NamedModel) []*figure {
 		k, _ := pnum(r, "k")
 		l, _ := pnum(r, "l")
 		h, _ := pnum(r, "h")
-		c.add(withCtx(many, r, fmt.Sprintf("k=%g l=%s", k, results.FormatBytes(l)), kaCtx...), h, r.Median)
+		c.addRec(withCtx(many, r, fmt.Sprintf("k=%g l=%s", k, results.FormatBytes(l)), kaCtx...), h, r)
 	}
 	return []*figure{{
 		file:    "paper000-fig09-ka-h.png",
@@ -460,7 +483,7 @@ func fig000KAmortisedAgainstH(recs []results.Record, _ []NamedModel) []*figure {
 		if pstr(r, "es") == "true" {
 			label += " es"
 		}
-		c.add(withCtx(many, r, label, kaCtx...), h, r.Median)
+		c.addRec(withCtx(many, r, label, kaCtx...), h, r)
 	}
 	return []*figure{{
 		file:    "paper000-fig10-ka-amortised-h.png",
@@ -490,7 +513,7 @@ func fig000KAgainstA(recs []results.Record, _ []NamedModel) []*figure {
 		k, _ := pnum(r, "k")
 		h, _ := pnum(r, "h")
 		a, _ := pnum(r, "a")
-		c.add(withCtx(many, r, fmt.Sprintf("h=%.3g k=%g", h, k), kaCtx...), a, r.Median)
+		c.addRec(withCtx(many, r, fmt.Sprintf("h=%.3g k=%g", h, k), kaCtx...), a, r)
 	}
 	return []*figure{{
 		file:    "paper000-fig11-ka-a.png",
@@ -520,7 +543,7 @@ func fig000Split(recs []results.Record, _ []NamedModel) []*figure {
 			c.style[pred] = figSeries{colour: i, lineOnly: true}
 			i++
 		}
-		c.add(meas, k, r.Median)
+		c.addRec(meas, k, r)
 		if p, ok := r.Derived["predicted_s"]; ok {
 			c.add(pred, k, p)
 		}
@@ -680,7 +703,7 @@ func fig001MeasuredPredicted(recs []results.Record, models []NamedModel) []*figu
 			if b, _ := pnum(r, "bytes"); b != big {
 				continue
 			}
-			c.add(meas, float64(r.Ranks), r.Median)
+			c.addRec(meas, float64(r.Ranks), r)
 			if p, err := hyp[0].Model.Predict(model.InstanceOf(r)); err == nil {
 				c.add(pred, float64(r.Ranks), p)
 			}
@@ -784,12 +807,12 @@ func fig002CommCost(recs []results.Record, _ []NamedModel) []*figure {
 		b, _ := pnum(r, "bytes")
 		label := fmt.Sprintf("%s d=%g", pstr(r, "scheduler"), d)
 		styleSched(c, label, scheds, pstr(r, "scheduler"), slices.Index(ds, d))
-		c.add(label, b, r.Median)
+		c.addRec(label, b, r)
 	}
 	return []*figure{{
 		file:    "paper002-fig08-comm-cost.png",
 		caption: "Paper 002, Fig. 8 (communication cost for different message sizes): time of one all-to-many exchange against the message size, one colour per scheduler, one line pattern per density d (solid the smallest); medians over the communication matrices",
-		xLabel:  "message size (bytes)", yLabel: "communication time", yTime: true, xBytes: true,
+		xLabel:  "message size", yLabel: "communication time", yTime: true, xBytes: true,
 		series: c.series(),
 	}}
 }
@@ -816,7 +839,7 @@ func fig002SchedOverhead(recs []results.Record, _ []NamedModel) []*figure {
 	return []*figure{{
 		file:    "paper002-fig09-sched-overhead.png",
 		caption: "Paper 002, Fig. 9 (scheduling overhead): scheduling time over communication time of one exchange against the message size, one colour per scheduler, one line pattern per density d (solid the smallest)",
-		xLabel:  "message size (bytes)", yLabel: "scheduling cost / communication cost", xBytes: true,
+		xLabel:  "message size", yLabel: "scheduling cost / communication cost", xBytes: true,
 		series: c.series(),
 	}}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -25,9 +27,11 @@ var runHoldout = model.Holdout{Every: 4}
 type Run struct {
 	// Markdown is report.md.
 	Markdown []byte
-	// Fits is the model part of the report (fit sections and model
-	// comparisons), what `commcost suite` prints when it ends.
+	// Fits is what `commcost suite` prints when it ends: the model part
+	// of the report (fit sections and model comparisons), then Summary.
 	Fits []byte
+	// Summary is the section report.md opens with (writeSummary).
+	Summary []byte
 	// Plots are the images of plots/, by file name.
 	Plots []PlotFile
 	// Truncated says the records file ended in an incomplete record
@@ -43,14 +47,17 @@ type PlotFile struct {
 
 // fittedModel is one model of the run report.
 type fittedModel struct {
-	kind model.Kind
-	m    model.Model
-	recs []results.Record // the records of its benches
+	kind       model.Kind
+	m          model.Model
+	recs       []results.Record  // the records of its benches
+	validation *model.Validation // its held-out points, nil when not validated
 }
 
-// BuildRun renders the report of a run from its records: a summary of
-// the run (benches, MPI, hosts, commit, dates: from the records' metadata),
-// the table of every record, the spread between launches when the records
+// BuildRun renders the report of a run from its records: the summary a
+// reader reads first (writeSummary: machine and launch, latency at 8 B,
+// bandwidth at 1 MiB, the best model per pattern family and per
+// application, what the records say about trusting them, the latency and
+// bandwidth plots), the table of every record, the spread between launches when the records
 // come from several (LaunchSpreads), then every registered model kind whose
 // benches are among the records, fitted with the default options and
 // validated on held-out points (a kind that cannot be fitted says why),
@@ -65,11 +72,12 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 	if len(recs) == 0 {
 		return nil, errors.New("no records")
 	}
-	var md bytes.Buffer
-	writeRunSummary(&md, recs)
+	var head, md bytes.Buffer
+	writeRunSummary(&head, recs)
 	if truncated {
-		fmt.Fprintf(&md, "The last line of %s is an incomplete record (an interrupted run); it is left out.\n\n", results.RecordsFile)
+		fmt.Fprintf(&head, "The last line of %s is an incomplete record (an interrupted run); it is left out.\n\n", results.RecordsFile)
 	}
+	fmt.Fprintf(&md, "## Every record\n\n")
 	if err := results.RenderTable(&md, recs, results.TableOptions{Markdown: true}); err != nil {
 		return nil, err
 	}
@@ -118,8 +126,8 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 			return nil, fmt.Errorf("%s fit report: %w", k.Name, err)
 		}
 		fmt.Fprintln(&fits, "```")
-		fitted = append(fitted, fittedModel{kind: k, m: m, recs: sel})
-		img, err := Plot(m, sel, "png", "commcost "+k.Name+" fit, measured (points) vs model (lines)")
+		fitted = append(fitted, fittedModel{kind: k, m: m, recs: sel, validation: f.Validation})
+		img, err := Plot(m, sel, "png", fmt.Sprintf("%s model fitted to the %s records", k.Name, strings.Join(used, ", ")))
 		switch {
 		case errors.Is(err, ErrNothingToPlot):
 		case err != nil:
@@ -135,8 +143,10 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 			return nil, err
 		}
 	}
+	var annotated []results.Record
 	if present[results.BenchApp] > 0 {
-		if err := writeRunApps(&fits, run, recs, fitted); err != nil {
+		var err error
+		if annotated, err = writeRunApps(&fits, run, recs, fitted); err != nil {
 			return nil, err
 		}
 		if err := writeAppRankings(&fits, recs, run); err != nil {
@@ -158,33 +168,33 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 			fmt.Fprintf(&fits, "%s\n\n![%s](%s/%s)\n\n", f.Caption, f.Name, results.PlotsDir, f.Name)
 		}
 	}
+	var summary bytes.Buffer
+	if err := writeSummary(&summary, recs, fitted, annotated); err != nil {
+		return nil, err
+	}
+	if err := writePt2ptPlots(&summary, run, recs); err != nil {
+		return nil, err
+	}
 	md.Write(fits.Bytes())
-	run.Markdown, run.Fits = md.Bytes(), fits.Bytes()
+	run.Summary = summary.Bytes()
+	run.Markdown = slices.Concat(head.Bytes(), run.Summary, md.Bytes())
+	// What suite prints ends with the summary, the part read first.
+	run.Fits = slices.Concat(fits.Bytes(), []byte("\n"), run.Summary)
 	return run, nil
 }
 
-// writeRunSummary is report.md's heading: what ran where, from the
-// records' metadata (the first record's, with the range of dates).
+// writeRunSummary is report.md's heading: where it ran and when (the first
+// record's hosts, the first date), and the records of each bench.
 func writeRunSummary(w io.Writer, recs []results.Record) {
 	m := recs[0].Meta
-	first, last := m.Date, m.Date
-	for _, r := range recs {
-		if d := r.Meta.Date; d != "" && (first == "" || d < first) {
-			first = d
-		}
-		if d := r.Meta.Date; d > last {
-			last = d
-		}
-	}
+	first, _ := dateRange(recs)
 	fmt.Fprintf(w, "# commcost run on %s, %s\n\n", orUnknown(strings.Join(m.Hosts, ", ")), orUnknown(first))
 	var counts []string
 	present := benchesPresent(recs)
 	for _, b := range benchOrder(recs) {
 		counts = append(counts, fmt.Sprintf("%s %d", b, present[b]))
 	}
-	fmt.Fprintf(w, "%d records (%s): %s.\n", len(recs), results.RecordsFile, strings.Join(counts, ", "))
-	fmt.Fprintf(w, "MPI: %s. Hosts: %v, ranks per host %v. Backend %s. Commit %s. Measured %s to %s.\n\n",
-		orUnknown(firstLine(m.MPILibrary)), m.Hosts, m.RanksPerHost, orUnknown(m.Backend), orUnknown(m.Commit), orUnknown(first), orUnknown(last))
+	fmt.Fprintf(w, "%d records (%s): %s.\n\n", len(recs), results.RecordsFile, strings.Join(counts, ", "))
 }
 
 // writeBenchComparison tables every fitted model that predicts the bench
@@ -217,66 +227,187 @@ func writeBenchComparison(w io.Writer, bench string, recs []results.Record, fitt
 	return nil
 }
 
+// ManifestFile, inside plots/, lists the plots WriteRunDir wrote there,
+// one name a line: the next WriteRunDir removes those it no longer writes,
+// and nothing else of plots/ (a user's own files stay).
+const ManifestFile = ".commcost-plots"
+
 // WriteRunDir writes a run's report.md and plots/ into dir, each file
-// whole or not at all: the plots go to a new temporary directory and
-// report.md to a temporary file first; only when all are written does
-// plots/ get replaced and report.md renamed into place. Errors name the
-// file.
+// whole or not at all (a temporary file renamed into place). Every file
+// is staged before any is put in place, so a failure to stage one leaves
+// dir as it was; report.md goes in first, then the plots, then the
+// manifest (ManifestFile), and last the plots of the previous manifest
+// that this run no longer makes are removed. Nothing else under plots/ is
+// touched. Errors name the file.
+//
+// Bad input (an *opts.BadInput): a plots/ that is a symbolic link or a
+// file, not a directory of this run's; a file in plots/ with a plot's
+// name that the manifest does not list (the user's, not a plot of
+// commcost's) or that is not a regular file; a manifest naming a path
+// outside plots/.
 func WriteRunDir(dir string, run *Run) error {
-	report := filepath.Join(dir, results.ReportFile)
-	commit, abort, err := stageFile(report, run.Markdown)
-	if err != nil {
-		return err
-	}
 	plots := filepath.Join(dir, results.PlotsDir)
-	tmp, err := os.MkdirTemp(dir, "."+results.PlotsDir+".tmp-*")
-	if err != nil {
-		abort()
+	st, err := os.Lstat(plots)
+	exists := err == nil
+	switch {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("write %s: %w", plots, err)
+	case exists && st.Mode()&fs.ModeSymlink != 0:
+		return opts.Badf("%s is a symbolic link: commcost writes its plots only into a directory of the run's own (remove the link, or move what it points to, and run again)", plots)
+	case exists && !st.IsDir():
+		return opts.Badf("%s is not a directory: commcost writes its plots into %s/ (move the file away and run again)", plots, results.PlotsDir)
 	}
-	fail := func(err error) error {
-		abort()
-		os.RemoveAll(tmp)
+	previous, haveManifest, err := readManifest(plots)
+	if err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fail(fmt.Errorf("write %s: %w", plots, err))
-	}
+	names := make(map[string]bool, len(run.Plots))
 	for _, p := range run.Plots {
-		if err := os.WriteFile(filepath.Join(tmp, p.Name), p.Data, 0o644); err != nil {
-			return fail(fmt.Errorf("write %s: %w", filepath.Join(plots, p.Name), err))
+		if !safePlotName(p.Name) || p.Name == ManifestFile || names[p.Name] {
+			return fmt.Errorf("report: plot name %q is not one new file name of plots/", p.Name)
+		}
+		names[p.Name] = true
+		path := filepath.Join(plots, p.Name)
+		if fst, err := os.Lstat(path); err == nil {
+			switch {
+			case !fst.Mode().IsRegular():
+				return opts.Badf("%s is not a regular file: commcost would write its plot %s there (move it away and run again)", path, p.Name)
+			case haveManifest && !previous[p.Name]:
+				return opts.Badf("%s is not a plot commcost wrote (%s does not list it), and this report makes a plot of that name: move the file away and run again", path, filepath.Join(plots, ManifestFile))
+			}
 		}
 	}
-	// Swap plots/: the old one aside, the new one in; then report.md; the
-	// old plots go only when both are in place, and come back if
-	// report.md cannot be renamed.
-	old := ""
-	if _, err := os.Lstat(plots); err == nil {
-		old = tmp + ".old"
-		if err := os.Rename(plots, old); err != nil {
-			return fail(fmt.Errorf("write %s: %w", plots, err))
+	var aborts []func()
+	abortAll := func() {
+		for _, a := range aborts {
+			a()
 		}
 	}
-	restore := func() {
-		if old != "" {
-			os.Rename(old, plots)
-		}
-	}
-	if err := os.Rename(tmp, plots); err != nil {
-		restore()
-		return fail(fmt.Errorf("write %s: %w", plots, err))
-	}
-	if err := commit(); err != nil {
-		os.RemoveAll(plots)
-		restore()
+	commitReport, abortReport, err := stageFile(filepath.Join(dir, results.ReportFile), run.Markdown)
+	if err != nil {
 		return err
 	}
-	if old != "" {
-		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("write %s: removing the previous plots: %w", plots, err)
+	aborts = append(aborts, abortReport)
+	// Without a plots/ the plots go into a new directory beside it,
+	// renamed into place with the rest: a failure leaves no plots/ behind.
+	into, newDir := plots, ""
+	if !exists {
+		if newDir, err = os.MkdirTemp(dir, "."+results.PlotsDir+".tmp-*"); err == nil {
+			err = os.Chmod(newDir, 0o755)
+		}
+		if err != nil {
+			abortAll()
+			if newDir != "" {
+				os.RemoveAll(newDir)
+			}
+			return fmt.Errorf("write %s: %w", plots, err)
+		}
+		into = newDir
+		aborts = append(aborts, func() { os.RemoveAll(newDir) })
+	}
+	var commits []func() error
+	for _, p := range run.Plots {
+		commit, abort, err := stageFile(filepath.Join(into, p.Name), p.Data)
+		if err != nil {
+			abortAll()
+			return err
+		}
+		commits, aborts = append(commits, commit), append(aborts, abort)
+	}
+	commitManifest, abortManifest, err := stageFile(filepath.Join(into, ManifestFile), manifest(run.Plots))
+	if err != nil {
+		abortAll()
+		return err
+	}
+	aborts = append(aborts, abortManifest)
+	if err := commitReport(); err != nil {
+		abortAll()
+		return err
+	}
+	if newDir != "" {
+		// The staged files' own renames first (within the new directory),
+		// then the directory into place.
+		for _, commit := range append(commits, commitManifest) {
+			if err := commit(); err != nil {
+				os.RemoveAll(newDir)
+				return err
+			}
+		}
+		if err := os.Rename(newDir, plots); err != nil {
+			os.RemoveAll(newDir)
+			return fmt.Errorf("write %s: %w", plots, err)
+		}
+		return nil
+	}
+	for i, commit := range commits {
+		if err := commit(); err != nil {
+			for _, a := range aborts[i+2:] {
+				a()
+			}
+			return err
+		}
+	}
+	if err := commitManifest(); err != nil {
+		return err
+	}
+	for name := range previous {
+		if names[name] {
+			continue
+		}
+		path := filepath.Join(plots, name)
+		if fst, err := os.Lstat(path); err == nil && fst.Mode().IsRegular() {
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("write %s: removing the previous plot %s: %w", plots, name, err)
+			}
 		}
 	}
 	return nil
+}
+
+// safePlotName reports whether name is one file name fit for plots/: a
+// single path element, not hidden and not "." or "..".
+func safePlotName(name string) bool {
+	return name != "" && !strings.HasPrefix(name, ".") && filepath.Base(name) == name && !strings.ContainsAny(name, `/\`)
+}
+
+// manifest is the content of ManifestFile for plots.
+func manifest(plots []PlotFile) []byte {
+	var b bytes.Buffer
+	b.WriteString("# the plots commcost report wrote here; the next report removes these and nothing else\n")
+	for _, p := range plots {
+		b.WriteString(p.Name)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// readManifest reads plots/ManifestFile: the names it lists, and whether
+// it exists. A plots/ without one (a run directory of an older commcost,
+// or one made by results.NewRunDir) has no plot to remove. A name that is
+// not one file of plots/ is refused: the manifest is a file in the run
+// directory like any other, and removing what it names must not reach
+// outside plots/.
+func readManifest(plots string) (map[string]bool, bool, error) {
+	path := filepath.Join(plots, ManifestFile)
+	data, err := results.ReadRegularFile(path, 1<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, opts.Badf("%s: %v (a list of the plots commcost wrote; remove it and run again)", path, err)
+	}
+	names := map[string]bool{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !safePlotName(line) || line == ManifestFile {
+			return nil, false, opts.Badf("%s line %d: %q is not a file name in %s (remove the manifest and run again)", path, i+1, results.Printable(line), plots)
+		}
+		names[line] = true
+	}
+	return names, true, nil
 }
 
 // ReadRunDir reads dir's records.jsonl. A file cut off in its last record
@@ -400,7 +531,7 @@ func orUnknown(s string) string {
 // with the plot of predicted against measured (plots/apps.png). A run's
 // sweep that measured only reads predicts the programs' writes as reads
 // (Predictor.OpFallback), and the section says how many.
-func writeRunApps(w io.Writer, run *Run, recs []results.Record, fitted []fittedModel) error {
+func writeRunApps(w io.Writer, run *Run, recs []results.Record, fitted []fittedModel) ([]results.Record, error) {
 	var preds []Predictor
 	for _, f := range fitted {
 		if len(kkOps(f.m)) > 0 {
@@ -427,17 +558,17 @@ func writeRunApps(w io.Writer, run *Run, recs []results.Record, fitted []fittedM
 	}
 	fmt.Fprint(w, "\n\n")
 	if err := WriteApps(w, app, true); err != nil {
-		return err
+		return nil, err
 	}
 	img, err := PlotApps(app, "png")
 	switch {
 	case errors.Is(err, ErrNothingToPlot):
 	case err != nil:
-		return fmt.Errorf("applications plot: %w", err)
+		return nil, fmt.Errorf("applications plot: %w", err)
 	default:
 		const name = "apps.png"
 		run.Plots = append(run.Plots, PlotFile{Name: name, Data: img})
 		fmt.Fprintf(w, "\n![applications](%s/%s)\n", results.PlotsDir, name)
 	}
-	return nil
+	return app, nil
 }

@@ -61,7 +61,9 @@ func TestBuildRun(t *testing.T) {
 	for _, want := range []string{
 		"# commcost run on node1, 2025-06-01T12:00:00Z",
 		"105 records (records.jsonl): pingpong 21, kkaccess 84.",
-		"MPI: Open MPI v4.1.4.",
+		"## Summary", "Measured on node1: Open MPI v4.1.4, 8 ranks", "| latency at 8 B (half round trip) |",
+		"| point-to-point (ping-pong, round trip) |", "| k-k-access (paper 000) ", "**Can these figures be trusted?**",
+		"![Ping-pong latency", "## Every record",
 		"## bsp model (kkaccess records)", "## hockney model (pingpong records)", "## hyperbolic model (pingpong records)",
 		"## piecewise model (pingpong records)", "## trilinear model (kkaccess records)", "## trilinear-piecewise model (kkaccess records)",
 		"held-out points, measured vs predicted", "![trilinear](plots/trilinear.png)",
@@ -72,15 +74,18 @@ func TestBuildRun(t *testing.T) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	if !bytes.HasSuffix(a.Markdown, a.Fits) {
-		t.Error("report.md does not end with the fit part the suite prints")
+	if !bytes.HasSuffix(a.Fits, a.Summary) || !bytes.HasSuffix(a.Markdown, a.Fits[:len(a.Fits)-len(a.Summary)-1]) {
+		t.Error("report.md does not end with the fit part the suite prints, or what the suite prints does not end with the summary")
+	}
+	if i, j := bytes.Index(a.Markdown, a.Summary), bytes.Index(a.Markdown, []byte("## Every record")); i < 0 || i > j {
+		t.Error("report.md does not open with the summary")
 	}
 	var names []string
 	for _, p := range a.Plots {
 		names = append(names, p.Name)
 	}
 	if want := []string{"bsp.png", "bspstar.png", "c3.png", "cgm.png", "hockney.png", "hyperbolic.png", "piecewise.png", "qsm.png", "trilinear.png", "trilinear-piecewise.png",
-		"paper000-fig05-kk-l.png", "paper000-fig06-kk-r.png", "paper000-fig07-kk-k.png", "paper000-fig08-kk-r1-rmin.png"}; !slices.Equal(names, want) {
+		"paper000-fig05-kk-l.png", "paper000-fig06-kk-r.png", "paper000-fig07-kk-k.png", "paper000-fig08-kk-r1-rmin.png", "latency.png"}; !slices.Equal(names, want) {
 		t.Errorf("plots %v, want %v", names, want)
 	}
 	path := filepath.Join(t.TempDir(), results.RecordsFile)
@@ -104,7 +109,8 @@ func TestBuildRun(t *testing.T) {
 }
 
 // TestRegenerateRunDir: report.md and plots/ rebuilt from records.jsonl
-// alone are the same as before they were deleted; a stale plot goes.
+// alone are the same as before they were deleted; a stale plot of an
+// earlier report (in the manifest) goes, a file of the user's stays.
 func TestRegenerateRunDir(t *testing.T) {
 	dir := t.TempDir()
 	writeRecords(t, filepath.Join(dir, results.RecordsFile), runRecords())
@@ -135,12 +141,24 @@ func TestRegenerateRunDir(t *testing.T) {
 	}
 	stale := filepath.Join(dir, results.PlotsDir, "stale.png")
 	os.WriteFile(stale, []byte("x"), 0o644)
+	mf := filepath.Join(dir, results.PlotsDir, ManifestFile)
+	listed, err := os.ReadFile(mf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(mf, append(listed, "stale.png\n"...), 0o644)
+	mine := filepath.Join(dir, results.PlotsDir, "my-notes.txt")
+	os.WriteFile(mine, []byte("mine"), 0o644)
 	if _, err := RegenerateRunDir(dir); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Error("a plot the records do not make survived the regeneration")
+		t.Error("a plot of an earlier report that the records no longer make survived the regeneration")
 	}
+	if data, err := os.ReadFile(mine); err != nil || string(data) != "mine" {
+		t.Errorf("the user's file in plots/: %q, %v", data, err)
+	}
+	os.Remove(mine)
 	if files3 := dirFiles(t, dir); !slices.Equal(files1, files3) {
 		t.Errorf("files %v after regenerating over old plots, want %v", files3, files1)
 	}
@@ -240,5 +258,40 @@ func TestReadRunDirTruncated(t *testing.T) {
 	}
 	if _, _, err := ReadRunDir(t.TempDir()); err == nil {
 		t.Error("a directory without records.jsonl was read")
+	}
+}
+
+// TestTrustChecks: the summary says when a run's figures cannot be
+// trusted: more ranks on a host than the CPUs rank 0 could use, CIs that
+// stopped on a cap; and that it cannot tell what the records lack.
+func TestTrustChecks(t *testing.T) {
+	rec := func(rpn int, binding, stop string, n int) results.Record {
+		return results.Record{Bench: "pingpong", Params: results.Params{"bytes": 8}, Ranks: rpn, Unit: "s",
+			Summary: results.Summary{N: n, Median: 1e-6}, Stop: stop,
+			Meta: results.Meta{Hosts: []string{"h"}, RanksPerHost: []int{rpn}, Binding: binding, Backend: "native"}}
+	}
+	for _, tc := range []struct {
+		name string
+		recs []results.Record
+		want []string
+	}{
+		{"oversubscribed", []results.Record{rec(4, "cpus=0-1 ompi_local_rank=0", results.StopRelCI, 20)},
+			[]string{"**Oversubscribed**: 4 ranks ran on a host where rank 0 could use 2 CPUs", "every adaptively repeated record (1) reached"}},
+		{"fits", []results.Record{rec(2, "cpus=0-3,6", results.StopRelCI, 20)},
+			[]string{"do not exceed the CPUs rank 0 could use (5)"}},
+		{"bound", []results.Record{rec(2, "cpus=1", results.StopMaxTime, 4)},
+			[]string{"bound to one CPU", "cannot tell whether every rank had a core", "1 of 1 records stopped on their time or repetition cap (max-time 1, max-reps 0: pingpong 1)",
+				"1 record has fewer than 6 repetitions", "The latency at 8 B stopped by max-time after 4 repetitions"}},
+		{"nothing known", []results.Record{rec(2, "", "", 20)},
+			[]string{"carry neither rank 0's CPUs nor the host's core count", "do not say why their repetitions stopped", "no load average"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strings.Join(trustChecks(tc.recs), "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("trust checks lack %q:\n%s", w, got)
+				}
+			}
+		})
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -35,7 +34,8 @@ func sizeKey(points []PointComparison) string {
 }
 
 // PlotRatios draws a bench's ratios to the base, one series per later
-// input and combination of the parameters other than the message size:
+// input and combination of the parameters other than the message size and
+// the repetition counts:
 // x is the message (or packet) size on a log axis when the points have
 // one, else the point's row number in the table; y is the ratio of
 // medians, with a dashed line at 1. Filled markers are significant
@@ -54,9 +54,11 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 	minX, maxX := math.Inf(1), math.Inf(-1)
 	for row, p := range bc.Points {
 		x := float64(row + 1)
+		// One series per configuration: the repetition counts
+		// (repetitionParams) of a point do not make it another curve.
 		rest := results.Params{}
 		for k, v := range p.Params {
-			if k != xk {
+			if k != xk && !repetitionParams[k] {
 				rest[k] = v
 			}
 		}
@@ -72,7 +74,7 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 			}
 			label := rc.Labels[i+1] + "/" + rc.Labels[0]
 			if xk != "" {
-				label = strings.TrimSpace(fmt.Sprintf("%s %s ranks=%d", label, ParamList(rest), p.Ranks))
+				label = strings.Join(nonEmpty([]string{label, ParamList(rest), fmt.Sprintf("ranks=%d", p.Ranks)}), " ")
 			}
 			s, ok := by[label]
 			if !ok {
@@ -99,15 +101,13 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 	p.Y.Label.Text = "ratio of medians"
 	switch xk {
 	case "bytes":
-		p.X.Label.Text = "message size (bytes)"
+		p.X.Label.Text = "message size"
+		setAxis(&p.X, unitBytes, spansDecade(minX, maxX))
 	case "l":
-		p.X.Label.Text = "packet size l (bytes)"
+		p.X.Label.Text = "packet size l"
+		setAxis(&p.X, unitBytes, spansDecade(minX, maxX))
 	default:
 		p.X.Label.Text = "point (row of the table)"
-	}
-	if xk != "" && maxX > 10*minX {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = logTicks{bytes: true}
 	}
 	// Ratios are multiplicative: on a log axis 1/2 and 2 are as far from
 	// 1, when they span enough to matter.
@@ -118,11 +118,12 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 		}
 	}
 	minY, maxY = math.Min(minY, 1), math.Max(maxY, 1)
-	logY := minY > 0 && maxY/minY > 3
-	if logY {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = logTicks{}
-	}
+	// The legend's room multiplies the span by up to its square
+	// (legendRoom): a span whose square overflows (ratios of 1e-309 from
+	// medians far apart) stays on a linear axis, where gonum's log scale
+	// would panic on the overflowed bound.
+	span := maxY / minY
+	setAxis(&p.Y, unitPlain, minY > 0 && span > 3 && !math.IsInf(span*span, 0))
 	one, err := plotter.NewLine(plotter.XYs{{X: minX, Y: 1}, {X: maxX, Y: 1}})
 	if err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
@@ -134,11 +135,10 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 	p.Legend.Left = true
 	for i, label := range order {
 		s := by[label]
-		col := plotutil.Color(i)
+		col := plotColor(i)
 		var glyphs []plot.Thumbnailer
 		var line *plotter.Line
-		all := append(append(plotter.XYs(nil), s.sig...), s.nsig...)
-		sort.Slice(all, func(a, b int) bool { return all[a].X < all[b].X })
+		all := lineThrough(append(append(plotter.XYs(nil), s.sig...), s.nsig...))
 		if len(all) > 1 {
 			ln, err := plotter.NewLine(all)
 			if err != nil {
@@ -146,9 +146,9 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 			}
 			ln.LineStyle.Color = col
 			ln.LineStyle.Width = vg.Points(0.8)
-			// Colours repeat after seven series; the line pattern then
+			// Colours repeat after twelve series; the line pattern then
 			// tells them apart.
-			ln.LineStyle.Dashes = dashPatterns[(i/7)%len(dashPatterns)]
+			ln.LineStyle.Dashes = dashPatterns[(i/len(palette))%len(dashPatterns)]
 			p.Add(ln)
 			line = ln
 		}
@@ -177,17 +177,37 @@ func (rc *RunsComparison) PlotRatios(bc BenchComparison, format string) ([]byte,
 		}
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
-	legendRoom(p, min(len(order), maxLegendSeries), minY, maxY, logY)
 	return render(p, format)
 }
 
 // RatioPlotName is the file name of a bench's ratio plot:
 // compare-BENCH.EXT, with the unit added when the bench has tables in
 // two units.
+//
+// Bench and unit come from the records, which are untrusted: the name is
+// a Slug, one path element of safe characters, so "../x" cannot place the
+// file outside the plot directory.
 func (rc *RunsComparison) RatioPlotName(bc BenchComparison, ext string) string {
 	name := "compare-" + bc.Bench
 	if rc.unitsOf(bc.Bench) > 1 {
 		name += "-" + strings.NewReplacer("/", "_per_", " ", "_").Replace(bc.Unit)
 	}
-	return name + ext
+	return Slug(name) + ext
+}
+
+// lineThrough is the line of a series' points: sorted by x, one vertex
+// per x at the median of the points there (two points of one size, at
+// different repetition counts, are both drawn but not joined by a
+// vertical stroke).
+func lineThrough(pts plotter.XYs) plotter.XYs {
+	by := map[float64][]float64{}
+	for _, p := range pts {
+		by[p.X] = append(by[p.X], p.Y)
+	}
+	var out plotter.XYs
+	for x, ys := range by {
+		out = append(out, plotter.XY{X: x, Y: medianOf(ys)})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].X < out[b].X })
+	return out
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/commcost/commcost/results"
 )
 
 // Table draws one box-drawn table, headers as given, every column
@@ -33,13 +35,23 @@ func TableAligned(w io.Writer, header []string, rows [][]string, numeric int) er
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	)
-	t.Header(header)
+	t.Header(printable(header))
 	for _, r := range rows {
-		if err := t.Append(r); err != nil {
+		if err := t.Append(printable(r)); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// printable escapes what a terminal would not show in every cell
+// (results.Printable): cells may carry strings of a records file.
+func printable(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = results.Printable(c)
+	}
+	return out
 }
 
 // MarkdownTable draws one GitHub-flavoured markdown table, with the
@@ -48,7 +60,7 @@ func MarkdownTable(w io.Writer, header []string, rows [][]string) error {
 	esc := func(cells []string) []string {
 		out := make([]string, len(cells))
 		for i, c := range cells {
-			out[i] = markdownEscaper.Replace(c)
+			out[i] = markdownEscaper.Replace(results.Printable(c))
 		}
 		return out
 	}
@@ -77,12 +89,12 @@ var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", 
 // with markdown, a plain line and a box-drawn table without.
 func TitledTable(w io.Writer, title string, header []string, rows [][]string, markdown bool) error {
 	if markdown {
-		if _, err := fmt.Fprintf(w, "**%s**\n\n", markdownEscaper.Replace(title)); err != nil {
+		if _, err := fmt.Fprintf(w, "**%s**\n\n", markdownEscaper.Replace(results.Printable(title))); err != nil {
 			return err
 		}
 		return MarkdownTable(w, header, rows)
 	}
-	if _, err := fmt.Fprintln(w, title); err != nil {
+	if _, err := fmt.Fprintln(w, results.Printable(title)); err != nil {
 		return err
 	}
 	return Table(w, header, rows)
@@ -91,6 +103,7 @@ func TitledTable(w io.Writer, title string, header []string, rows [][]string, ma
 // writeNotes writes notes under tables: a markdown list, or plain lines.
 func writeNotes(w io.Writer, notes []string, markdown bool) error {
 	for _, n := range notes {
+		n = results.Printable(n)
 		if markdown {
 			n = "- " + markdownEscaper.Replace(n)
 		}

@@ -1,6 +1,6 @@
 package results
 
-// Application records (DESIGN.md contract 5, package apps): bench BenchApp,
+// Application records (docs/ARCHITECTURE.md, contract 5, package apps): bench BenchApp,
 // one record per phase of a program, with params "app" (the program),
 // "phase" (its name) and "kind" (one of the PhaseKind values) next to the
 // program's own; the communication phases carry their Workload. Package

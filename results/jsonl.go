@@ -206,13 +206,25 @@ func openAppend(path string) (*os.File, error) {
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("results: cannot write %s: %s is not a directory", path, dir)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("results: cannot write %s: it is a directory", path)
+	// A FIFO with no reader would block the open (and one with a reader
+	// takes records nobody can append to safely); a device cannot be
+	// truncated back after a failed append. Only regular files are
+	// records files.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("results: cannot write %s: %w", path, &NotRegularError{Path: path, Mode: st.Mode()})
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY|openNonblock, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return nil, fmt.Errorf("results: cannot write %s: permission denied", path)
+		}
+		return nil, fmt.Errorf("results: cannot write %s: %w", path, err)
+	}
+	// The path may have been replaced between the check and the open.
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = &NotRegularError{Path: path, Mode: st.Mode()}
 		}
 		return nil, fmt.Errorf("results: cannot write %s: %w", path, err)
 	}
@@ -339,6 +351,10 @@ func MarshalRecord(rec Record) ([]byte, error) {
 	if err := rec.Validate(); err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
+	// What a reader would refuse is not written either.
+	if err := rec.CheckValues(); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("results: encoding record %s %s: %w", rec.Bench, paramString(rec.Params), err)
@@ -362,8 +378,9 @@ func (e *LineError) Unwrap() error { return e.Err }
 // ReadJSONL reads records written by JSONLWriter. Blank lines are skipped;
 // unknown fields are ignored (they come from newer writers of the same
 // schema version). Every line must be a record with a schema version between
-// 1 and SchemaVersion, a bench and a unit, and parameters that are JSON
-// scalars.
+// 1 and SchemaVersion, a bench and a unit, parameters that are JSON
+// scalars and statistics a measurement can have (Record.CheckValues), on a
+// line of at most MaxLineBytes.
 //
 // Errors name the 1-based line. Any bad line fails the whole read (nil
 // records), except one case: a last line with no terminating newline that
@@ -373,12 +390,18 @@ func (e *LineError) Unwrap() error { return e.Err }
 // (errors.Is(err, ErrTruncated)) and should say that the last record was
 // lost. An unterminated last line that does parse is accepted without error.
 func ReadJSONL(r io.Reader) ([]Record, error) {
+	return readJSONL(r, MaxLineBytes)
+}
+
+// readJSONL is ReadJSONL with lines of at most maxLine bytes.
+func readJSONL(r io.Reader, maxLine int) ([]Record, error) {
 	br := bufio.NewReader(r)
 	var recs []Record
 	for lineNo := 1; ; lineNo++ {
-		// ReadBytes has no line-length limit: records with raw samples can
-		// be megabytes long.
-		line, err := br.ReadBytes('\n')
+		// Records with raw samples can be megabytes long; a line longer
+		// than maxLine is no record of commcost's and is refused before
+		// it fills the memory.
+		line, err := readLine(br, maxLine)
 		if err != nil && err != io.EOF {
 			return nil, &LineError{Line: lineNo, Err: err}
 		}
@@ -395,6 +418,22 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 		}
 		if !terminated {
 			return recs, nil
+		}
+	}
+}
+
+// readLine reads up to and including the next newline, as ReadBytes does,
+// but fails once the line exceeds max bytes.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > max {
+			return nil, fmt.Errorf("%w: a line longer than %s (a records file holds one record per line)", ErrTooLarge, byteCount(int64(max)))
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return line, err
 		}
 	}
 }
@@ -418,8 +457,10 @@ func isJSONPrefix(line []byte) bool {
 }
 
 // ReadJSONLFile is ReadJSONL on the file at path, with the path in errors.
+// path must be a regular file (OpenRegular): a FIFO or a device is refused
+// instead of read until a writer or an end that may never come.
 func ReadJSONLFile(path string) ([]Record, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("results: %w", err)
 	}
@@ -468,7 +509,11 @@ func parseRecordLine(line []byte) (Record, error) {
 	if rec.Schema == 0 {
 		return Record{}, errors.New("record has no schema version")
 	}
+	rec.escapeStrings()
 	if err := rec.Validate(); err != nil {
+		return Record{}, err
+	}
+	if err := rec.CheckValues(); err != nil {
 		return Record{}, err
 	}
 	return rec, nil

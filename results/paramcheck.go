@@ -5,8 +5,8 @@ import (
 	"sync"
 )
 
-// Parameter checks by bench (issue 18, class 4: records are checked for
-// physical sense). The package that owns a bench (patterns for its
+// Parameter checks by bench: records are checked for
+// physical sense. The package that owns a bench (patterns for its
 // patterns) registers what its parameters may be; Record.Validate and
 // WorkItem.Validate apply it, so every record written or read (with its
 // line number, ReadJSONL) and every application workload item names a

@@ -1,6 +1,6 @@
-// Package results holds commcost's measurement record (DESIGN.md contract 3),
-// its summary statistics, the writers (JSON Lines, CSV, Go benchmark format,
-// terminal and markdown tables) and the reader. results/README.md documents
+// Package results holds commcost's measurement record (docs/ARCHITECTURE.md,
+// contract 3), its summary statistics, the writers (JSON Lines, CSV, Go
+// benchmark format, terminal and markdown tables) and the reader. results/README.md documents
 // every field, the schema version policy, the file formats and the run
 // directory layout.
 //

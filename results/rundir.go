@@ -25,8 +25,8 @@ const RunDirTimeLayout = "20060102-150405"
 // creating base if needed, and returns the run directory's path. host is
 // reduced to letters, digits, '.', '-' and '_' (others become '_'; empty
 // becomes "unknown-host") so that it is one path element. It refuses to
-// reuse an existing run directory: two runs started in the same second on
-// one host would otherwise mix their records.
+// reuse an existing run directory: two suites started in the same second
+// on one host would otherwise mix their records.
 func NewRunDir(base, host string, now time.Time) (string, error) {
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", fmt.Errorf("results: creating run directory base %s: %w", base, err)

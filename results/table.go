@@ -222,6 +222,12 @@ func renderCells(w io.Writer, header []string, rows [][]string, markdown bool) e
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 	}
+	// Cells may hold strings of records read from a file: no control
+	// sequence reaches the terminal (Printable; a no-op on clean text).
+	header = mapCells(header, Printable)
+	for i := range rows {
+		rows[i] = mapCells(rows[i], Printable)
+	}
 	if markdown {
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 		// tablewriter's markdown renderer does not escape cell text; a '|'

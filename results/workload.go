@@ -3,7 +3,7 @@ package results
 import "fmt"
 
 // WorkItem is Count instances of one pattern point: one term of a program
-// phase's communication (DESIGN.md contract 4). An application record
+// phase's communication (docs/ARCHITECTURE.md, contract 4). An application record
 // carries its phase's communication as a list of WorkItems (Record.Workload),
 // so that any fitted model predicts the phase from the records alone:
 // T_pred = sum over items of Count x Predict(Bench, Params, Ranks).

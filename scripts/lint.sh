@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # lint.sh: the static checks of `make test` (and `make lint`): gofmt, go vet
-# with the build's $TAGS, and go.mod/go.sum tidy. Each failure lists what to
-# fix.
+# with the build's $TAGS, go.mod/go.sum tidy, and the comment lint
+# (internal/commentlint: no dates, run counts, issue numbers or paths
+# outside the repository in code comments; its pending list names the files
+# not yet cleaned). Each failure lists what to fix.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
@@ -22,4 +24,6 @@ if ! tidy=$(go mod tidy -diff 2>&1); then
 	echo "$tidy" >&2
 	status=1
 fi
+# The comment lint is a Go test; go test ./... runs it again, in a second.
+go test -count=1 ./internal/commentlint || status=1
 exit $status

@@ -8,6 +8,16 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/mpi.sh
 . scripts/mpi.sh
 np=${1:-2}
+# The suite measures between ranks (2 at least); more than 16 ranks per
+# core only oversubscribe this machine (mpirun then spins, and a launch of
+# thousands of processes ignores SIGTERM while it forks). Checked before
+# anything starts.
+max_np=$((16 * $(nproc)))
+if ! [[ $np =~ ^[0-9]{1,7}$ ]] || [ "$((10#$np))" -lt 2 ] || [ "$((10#$np))" -gt "$max_np" ]; then
+	echo "run.sh: NP '$np': want an integer from 2 (the suite measures between ranks) to $max_np (16 ranks per core of this machine's $(nproc)); for more, submit a batch job (scripts/batch)" >&2
+	exit 2
+fi
+np=$((10#$np))
 [ -x bin/commcost ] || { echo "run.sh: bin/commcost missing; run 'make build'" >&2; exit 1; }
 impl=$(mpi_impl) || exit 2
 launcher=$(mpi_launcher "$impl") || { echo "run.sh: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }

@@ -15,6 +15,7 @@ import (
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -245,7 +246,7 @@ func TestStoreRunCalibrated(t *testing.T) {
 		Stores:      []globalvar.Strategy{direct},
 		Reps:        quick,
 		Seed:        1,
-		Calibration: apps.KKCalibration{K: []int{1, 2}, L: []int{64, 256}, R: []float64{0.5, 1}, Reps: calReps, Seed: 1},
+		Calibration: apps.KKCalibration{KKGrid: patterns.KKGrid{K: []int{1, 2}, L: []int{64, 256}, R: []float64{0.5, 1}}, Reps: calReps, Seed: 1},
 	}
 	var rec recorder
 	var res StoreResult
@@ -283,27 +284,40 @@ func TestStoreRunCalibrated(t *testing.T) {
 }
 
 // TestStoreRunFitFails: a sweep the trilinear model cannot be fitted to
-// fails on every rank; rank 0 says why and where the records are.
+// (one level of k, l and r, the applications' own included) is refused on
+// every rank before anything is measured, naming the field, where it was
+// refused only after the sweep had run.
 func TestStoreRunFitFails(t *testing.T) {
 	direct, _ := globalvar.ParseStrategy("direct", 1)
-	r := StoreRun{
-		Configs:     []apps.App{apps.BitonicSort{N: 256, Access: apps.Access{K: 1, L: 64}}},
-		Stores:      []globalvar.Strategy{direct},
-		Reps:        quick,
-		Calibration: apps.KKCalibration{K: []int{1}, L: []int{64}, R: []float64{1}, Reps: quick},
+	tests := []struct {
+		name string
+		cal  apps.KKCalibration
+		want string
+	}{
+		{"one level of everything", apps.KKCalibration{KKGrid: patterns.KKGrid{K: []int{1}, L: []int{64}, R: []float64{1}}, Reps: quick}, "Calibration.K = 1: the trilinear fit of the calibration needs at least 2 levels"},
+		{"one level of r (--cal-r 1)", apps.KKCalibration{KKGrid: patterns.KKGrid{K: []int{1, 2}, L: []int{64, 256}, R: []float64{1}}, Reps: quick}, "Calibration.R = 1: the trilinear fit of the calibration needs at least 2 levels"},
+		{"eight cells", apps.KKCalibration{KKGrid: patterns.KKGrid{K: []int{1, 2}, L: []int{64, 256}, R: []float64{0.5, 1}}, Reps: quick}, "Calibration.R = 0.5,1: the trilinear fit needs more than 8 cells"},
 	}
-	errs := make([]error, 4)
-	_ = local.Run(4, func(c mpi.Comm) error {
-		_, errs[c.Rank()] = r.Run(c, results.Meta{}, func(results.Record) error { return nil })
-		return nil
-	})
-	for rank, err := range errs {
-		if err == nil {
-			t.Errorf("rank %d: no error", rank)
-		}
-	}
-	if errs[0] == nil || !strings.Contains(errs[0].Error(), "calibration sweep on direct") || !strings.Contains(errs[0].Error(), "commcost fit") {
-		t.Errorf("rank 0: %v", errs[0])
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := StoreRun{
+				Configs:     []apps.App{apps.BitonicSort{N: 256, Access: apps.Access{K: 1, L: 64}}},
+				Stores:      []globalvar.Strategy{direct},
+				Reps:        quick,
+				Calibration: tc.cal,
+			}
+			errs := make([]error, 4)
+			emitted := make([]int, 4)
+			_ = local.Run(4, func(c mpi.Comm) error {
+				_, errs[c.Rank()] = r.Run(c, results.Meta{}, func(results.Record) error { emitted[c.Rank()]++; return nil })
+				return nil
+			})
+			for rank, err := range errs {
+				if err == nil || !strings.Contains(err.Error(), tc.want) || !opts.IsBadInput(err) || emitted[rank] > 0 {
+					t.Errorf("rank %d: %v after %d records; want bad input %q before any record", rank, err, emitted[rank], tc.want)
+				}
+			}
+		})
 	}
 }
 
@@ -319,7 +333,7 @@ func TestStoreRunBackToBackDirectOnly(t *testing.T) {
 		Configs:     []apps.App{apps.BitonicSort{N: 256, Access: apps.Access{K: 1, L: 64}}},
 		Stores:      []globalvar.Strategy{fixed},
 		Reps:        quick,
-		Calibration: apps.KKCalibration{K: []int{1}, L: []int{64}, R: []float64{1}, A: 2, Reps: quick},
+		Calibration: apps.KKCalibration{KKGrid: patterns.KKGrid{K: []int{1, 2}, L: []int{64, 256}, R: []float64{0.25, 0.5, 1}}, A: 2, Reps: quick},
 	}
 	errs := make([]error, 4)
 	emitted := make([]int, 4)

@@ -1,6 +1,7 @@
 package appexp
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -25,29 +26,33 @@ import (
 const MaxCalA = 64
 
 // CalGrid is the k-k-access calibration of paper 000's programs (the
-// flags --cal-k, --cal-l, --cal-r, --cal-max-time, --cal-block, --cal-a).
+// flags --cal-k, --cal-l, --cal-r, --cal-max-time, --cal-block, --cal-a):
+// the one k x l x r grid type, and how its accesses are drawn.
 type CalGrid struct {
-	K       opts.Ints   `flag:"k" default:"1,2,4,8" usage:"calibration sweep (without --model): send hot spots k; the application's --k values are added"`
-	L       opts.Ints   `flag:"l" default:"64,256,1K,4K" usage:"calibration sweep: packet sizes l in bytes; the application's --l values are added"`
-	R       opts.Floats `flag:"r" default:"0.25,0.5,1" usage:"calibration sweep: portions r of accessing ranks, each in (0, 1]"`
-	MaxTime float64     `flag:"max-time" default:"0.5" usage:"calibration sweep: seconds of repetitions per point at most"`
-	Block   bool        `flag:"block" usage:"calibration sweep: each rank sends all k packets of an access to one rank (kkaccess --block), as the applications access a block on its home; not on emulate:NET stores"`
-	A       int         `flag:"a" default:"1" usage:"calibration sweep: k-k-accesses back to back per repetition (kkaccess --a; direct store only): 1 is paper 000's single access after a barrier, more the state a program's successive accesses meet"`
+	patterns.KKGrid
+	MaxTime float64 `flag:"max-time" default:"0.5" usage:"calibration sweep: seconds of repetitions per point at most"`
+	Block   bool    `flag:"block" usage:"calibration sweep: each rank sends all k packets of an access to one rank (kkaccess --block), as the applications access a block on its home; not on emulate:NET stores"`
+	A       int     `flag:"a" default:"1" usage:"calibration sweep: k-k-accesses back to back per repetition (kkaccess --a; direct store only): 1 is paper 000's single access after a barrier, more the state a program's successive accesses meet"`
+}
+
+// Defaults are the calibration grid of paper 000's programs: every k and
+// l an access may use, r from a quarter of the ranks up.
+func (g *CalGrid) Defaults() map[string]string {
+	return map[string]string{"l": "64,256,1K,4K", "r": "0.25,0.5,1"}
+}
+
+// Usage says the grid is the calibration's.
+func (g *CalGrid) Usage() map[string]string {
+	return map[string]string{
+		"k": "calibration sweep (without --model): send hot spots k; the application's --k values are added",
+		"l": "calibration sweep: packet sizes l in bytes; the application's --l values are added",
+		"r": "calibration sweep: portions r of accessing ranks, each in (0, 1]",
+	}
 }
 
 // Validate checks the grid.
 func (g CalGrid) Validate() error {
-	for _, k := range g.K {
-		if k < 1 {
-			return opts.Item("K", k, "is not positive; the value must be positive (an integer >= 1)")
-		}
-	}
-	for _, l := range g.L {
-		if l < 1 {
-			return opts.Item("L", l, "is not positive; the value must be positive (an integer >= 1)")
-		}
-	}
-	if err := patterns.CheckValues("R", patterns.BenchKKAccess, "r", g.R); err != nil {
+	if err := g.KKGrid.Validate(); err != nil {
 		return err
 	}
 	if !(g.MaxTime > 0) {
@@ -121,9 +126,9 @@ func (a *StoreApp) Prepare() error {
 	}
 	a.models, a.sources = nil, nil
 	for _, path := range a.Models {
-		m, err := model.ReadFile(path)
+		m, _, err := model.ReadFile(path)
 		if err != nil {
-			return opts.Item("Models", path, "%v", err)
+			return opts.Item("Models", path, "%v (want the JSON of 'commcost fit MODEL FILE --format json')", err)
 		}
 		a.models = append(a.models, m)
 		a.sources = append(a.sources, filepath.Base(path))
@@ -146,13 +151,27 @@ func (a *StoreApp) Prepare() error {
 	return nil
 }
 
+// CheckGrid refuses a calibration grid the trilinear fit cannot use
+// (StoreRun.Check), naming the grid's own fields, before anything runs.
+func (a *StoreApp) CheckGrid(r StoreRun) error {
+	err := r.Check()
+	var fe *opts.FieldError
+	if errors.As(err, &fe) && strings.HasPrefix(fe.Field, "Calibration.") {
+		g := *fe
+		g.Field = "Cal." + strings.TrimPrefix(fe.Field, "Calibration.")
+		g.Reason = strings.ReplaceAll(fe.Reason, "{Calibration.", "{Cal.")
+		return &g
+	}
+	return err
+}
+
 // Stores are the parsed stores (after Prepare).
 func (a *StoreApp) Stores() []globalvar.Strategy { return a.stores }
 
 func (a *StoreApp) calibration() apps.KKCalibration {
 	reps := a.RepWarmup.Reps(a.RepFlags.Reps())
 	reps.MaxTime = a.Cal.MaxTime
-	return apps.KKCalibration{K: a.Cal.K, L: a.Cal.L, R: a.Cal.R, A: a.Cal.A, Block: a.Cal.Block, Reps: reps, Seed: a.Seed, Validate: a.Verify}
+	return apps.KKCalibration{KKGrid: a.Cal.KKGrid, A: a.Cal.A, Block: a.Cal.Block, Reps: reps, Seed: a.Seed, Validate: a.Verify}
 }
 
 // Run is the experiment over configs (after Prepare).
@@ -270,9 +289,9 @@ func (a *MPApp) Prepare() (warnings []string, err error) {
 	}
 	var ms []model.Model
 	for _, path := range a.Models {
-		m, err := model.ReadFile(path)
+		m, _, err := model.ReadFile(path)
 		if err != nil {
-			return warnings, opts.Item("Models", path, "%v", err)
+			return warnings, opts.Item("Models", path, "%v (want the JSON of 'commcost fit MODEL FILE --format json')", err)
 		}
 		ms = append(ms, m)
 	}

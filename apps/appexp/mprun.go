@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/commcost/commcost/apps"
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
@@ -103,6 +104,19 @@ func (r MPRun) Check(p int) error {
 		}
 	}
 	return nil
+}
+
+// Demand is the largest memory need per rank of the programs on p ranks
+// (each program's Demand: gauss, multigrid, cannon, checkerboard), for the
+// command to check before Check, which computes gauss's serial oracle.
+func (r MPRun) Demand(p int) sysmem.Need {
+	var needs []sysmem.Need
+	for _, prog := range r.Programs {
+		if d, ok := prog.(interface{ Demand(int) sysmem.Need }); ok {
+			needs = append(needs, d.Demand(p))
+		}
+	}
+	return sysmem.Largest(needs...)
 }
 
 // CheckModels reports an error unless, for every program, some of models

@@ -8,6 +8,7 @@ import (
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
@@ -85,6 +86,11 @@ func (r StoreRun) agree(c mpi.Comm, err error) error {
 func (r StoreRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) error) (StoreResult, error) {
 	meta.Seed = r.Seed
 	var res StoreResult
+	// The same verdict on every rank (the configuration is everyone's),
+	// before anything is measured.
+	if err := r.Check(); err != nil {
+		return res, err
+	}
 	run := func(env apps.Env, st globalvar.Strategy) error {
 		emitApp := func(rec results.Record) error { return r.agree(env.Comm, emit(rec)) }
 		preds, err := r.predictors(env, st, meta, emitApp)
@@ -121,6 +127,18 @@ func (r StoreRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) e
 		}
 	}
 	return res, nil
+}
+
+// Check refuses, before anything is measured, a calibration grid the
+// trilinear fit cannot use (apps.KKCalibration.Check on the grid with the
+// configurations' k and l added); with Models nothing is calibrated.
+// The error is an *opts.FieldError of the field Calibration.K, .L or .R.
+func (r StoreRun) Check() error {
+	if len(r.Models) > 0 {
+		return nil
+	}
+	ks, ls := r.grid()
+	return opts.Prefix("Calibration", r.Calibration.WithGrid(ks, ls).CheckGrid())
 }
 
 // predictors returns rank 0's predictors: Models, or the trilinear models

@@ -43,7 +43,7 @@ func BarnesHut(c mpi.Comm, s Setup, cfg apps.BarnesHutConfig, bodies []int, each
 				bc.Bodies, bc.Zones, bc.Probe = n, zones, probe
 				return apps.NewBarnesHut(bc)
 			}
-			r, err := runStrategy(c, s, name, mk)
+			r, err := runStrategy(c, s, name, pointName(BenchBarnesHut, results.Params{"bodies": n, "strategy": name}), mk)
 			if err != nil {
 				return fmt.Errorf("barneshut N=%d %s: %w", n, name, err)
 			}

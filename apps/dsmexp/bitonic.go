@@ -6,6 +6,7 @@ import (
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
 
 // WireOrder returns the processors of mesh m along the leaves of its
@@ -64,7 +65,7 @@ func Bitonic(c mpi.Comm, s Setup, keys []int, each func(r Result, hand *Result) 
 				}
 				return apps.NewBitonicStore(cfg)
 			}
-			r, err := runStrategy(c, s, name, mk)
+			r, err := runStrategy(c, s, name, pointName(BenchBitonic, results.Params{"keys": m, "strategy": name}), mk)
 			if err != nil {
 				return fmt.Errorf("bitonic m=%d %s: %w", m, name, err)
 			}

@@ -1,7 +1,7 @@
 // Package dsmexp runs the experiments of paper 004 (Krick, Meyer auf der
 // Heide, Räcke, Vöcking, Westermann, "Data Management in Networks:
 // Experimental Evaluation of a Provably Good Strategy",
-// ../shared/papers/004_c5e3b56ad2f7df61.txt, section 3): an application of
+// section 3): an application of
 // package apps run over every DIVA strategy of package divalib (fixed home;
 // 2-, 4-, 16-, 2-4- and 4-16-ary access trees) and, where the paper has one,
 // a hand-optimised message-passing version, reporting per strategy
@@ -24,8 +24,15 @@
 // the ratio tables and the figures (plot.go) are drawn from records alone.
 // Sweep (sweep.go) runs an experiment over one world per mesh size (or the
 // launcher's one world) into one Output, which writes the records as they
-// come and the tables, CSV and figures at the end; the program that runs
-// it supplies its worlds and checks as a Host.
+// come and the tables, CSV and figures at the end, over a Host of worlds
+// and checks (host.go: package job's).
+//
+// The subcommands of `commcost dsm` are this package's experiments (Defs,
+// commands.go): configurations whose tagged fields are their flags, with
+// the shared ones embedded (flags.go: job.Launch, StoreFlags, SweepFlags,
+// WarmupFlag), Validate for what needs no world and Run. Every run goes
+// through job.World, so the watchdog of --timeout watches it; every
+// strategy at every point is a watched point.
 //
 // The package sits above both apps and divalib (divalib must not import
 // apps; apps takes its store from the caller), and below cmd/commcost.

@@ -7,6 +7,7 @@ import (
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -106,8 +107,14 @@ func (r Result) Section(name string) (Section, bool) {
 // pass as its apps.Probe; links is non-nil for Hand (its apps.Charger).
 type maker func(probe apps.Probe, links apps.Charger) apps.App
 
-// runStrategy runs one strategy at one configuration (collective).
-func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
+// runStrategy runs one strategy at one configuration (collective), as
+// one point of the process's watchdog (patterns.Watchdog) named point:
+// every phase an application ends (apps.Phases.Add) and every run is its
+// progress, so a peer that stops answering ends the job after the
+// watchdog's timeout instead of leaving it waiting in MPI.
+func runStrategy(c mpi.Comm, s Setup, name, point string, mk maker) (Result, error) {
+	wd := patterns.Installed()
+	defer wd.Begin(point, 0)()
 	mesh, err := s.mesh(c.Size())
 	if err != nil {
 		return Result{}, err
@@ -158,6 +165,7 @@ func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
 		if _, err := app.Run(env); err != nil {
 			return res, err
 		}
+		wd.Progress()
 	}
 	for rep := 0; rep < reps; rep++ {
 		// Counts come from the first measured repetition only: the
@@ -169,6 +177,7 @@ func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
 		if err != nil {
 			return res, err
 		}
+		wd.Progress()
 		names := out.Phases.Names()
 		if rep == 0 {
 			for _, n := range names {
@@ -207,6 +216,12 @@ func runStrategy(c mpi.Comm, s Setup, name string, mk maker) (Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// pointName names a point for the watchdog as its record: bench and the
+// parameters ("dsm-bitonic keys=4096 strategy=tree-4").
+func pointName(bench string, params results.Params) string {
+	return bench + " " + results.ParamList(params)
 }
 
 // bcastCounters makes rank 0's values of the counters every rank has

@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
@@ -282,7 +283,7 @@ func (f figSpec) draw(path string, series map[string][]point, slice, backend str
 	}
 	// Rendered in memory and written whole (report.WriteFile: temporary
 	// file, rename), so a full disk or a killed run leaves no truncated
-	// figure under the final name (issue 18, class 1).
+	// figure under the final name.
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return err
@@ -342,7 +343,9 @@ func paperOrder(names []string) []string {
 	return out
 }
 
-var canonical = []string{Hand, "fixed-home", "tree-2", "tree-4", "tree-16", "tree-2-4", "tree-4-16"}
+// canonical is the order of the strategies in tables and legends: Hand,
+// then the paper's (divalib.Evaluated).
+var canonical = append([]string{Hand}, divalib.Evaluated()...)
 
 // niceTicks labels about six ticks at multiples of 1, 2 or 5 times a
 // power of ten (gonum's default labels only two on some ranges).

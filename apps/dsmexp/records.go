@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -112,4 +113,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// The physical range of the experiments' record parameters (checked on
+// every record written or read, results.RegisterParamCheck, with the mesh
+// as divalib checks it): dsm plot and compare refuse a file whose bitonic
+// record has 0 keys or whose Barnes-Hut record has theta 5.
+var dsmexpParams = map[string][]patterns.ParamSpec{
+	BenchBitonic: {{Key: "strategy", Kind: patterns.ParamString}, {Key: "mesh", Kind: patterns.ParamString},
+		{Key: "keys", Kind: patterns.ParamInt, Min: 1, NoMax: true}},
+	BenchBarnesHut: {{Key: "strategy", Kind: patterns.ParamString}, {Key: "mesh", Kind: patterns.ParamString},
+		{Key: "bodies", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+		{Key: "theta", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: 2, Optional: true},
+		{Key: "steps", Kind: patterns.ParamInt, Min: 1, NoMax: true, Optional: true},
+		{Key: "measured_steps", Kind: patterns.ParamInt, Min: 0, NoMax: true, Optional: true}},
+}
+
+func init() {
+	for bench, specs := range dsmexpParams {
+		results.RegisterParamCheck(bench, func(p results.Params) error { return divalib.CheckRecordParams(specs, p) })
+	}
 }

@@ -170,8 +170,9 @@ func Redraw(w io.Writer, recs []results.Record, markdown bool, dir string) ([]st
 }
 
 // Host is what a sweep needs from the program that runs it: its worlds,
-// its checks (with the messages of its flags) and its outputs. The CLI
-// implements it over its MPI start-up (withWorld, agree).
+// its checks (with the messages of its configuration) and its outputs.
+// The experiments run it over package job (host.go); tests, over
+// goroutine ranks of their own.
 type Host interface {
 	// Launch runs fn on every rank of a new world of p ranks; p = 0 is
 	// the launcher's world.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/apps/appexp"
@@ -21,11 +22,11 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// commcost app: the applications measured phase by phase and predicted by
-// fitted models. Every registered program (apps.RegisterProgram) is a
-// subcommand app NAME: its own configuration, and the settings of its
-// experiment (appexp.StoreApp for programs over global variables, MPApp
-// for the message-passing ones).
+// init registers commcost app: the applications measured phase by phase
+// and predicted by fitted models. Every registered program
+// (apps.RegisterProgram) is a subcommand app NAME: its own configuration,
+// and the settings of its experiment (appexp.StoreApp for programs over
+// global variables, MPApp for the message-passing ones).
 func init() {
 	cli.Register(cli.Command{Name: "app", Summary: "applications measured phase by phase against models' predictions (paper 000's four, Table 2; papers 001 and 003's message-passing programs, models ranked)", More: appMore()})
 	cli.Register(cli.Command{Name: "app list", Summary: "the applications, what they run over, their own flags", Run: runAppList})
@@ -105,6 +106,9 @@ func runStoreApp(p apps.Program, args []string, stdout, stderr io.Writer) error 
 	}
 	run := xp.Run(configs)
 	run.Agree = job.Agree
+	if err := b.Err(xp.CheckGrid(run)); err != nil {
+		return err
+	}
 	var res appexp.StoreResult
 	m := job.Measure{Launch: *launch, Output: *out, Progress: stderr, Label: b.FS.Name(),
 		Ranks: func(c mpi.Comm) error {
@@ -147,8 +151,8 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 	var xp appexp.MPApp
 	b, cfg, launch, out := appFlags(p, &xp, stderr)
 	cli.Default(b.FS, "max-time", "10")
-	cli.Alias(b.FS, "calib-max-time", "cal-max-time", stderr)
-	cli.BoolAlias(b.FS, "markdown", "format", "markdown", stderr)
+	cli.Alias(b.FS, "calib-max-time", "cal-max-time", "")
+	cli.Alias(b.FS, "markdown", "format", "markdown")
 	if err := b.Check(args, false); err != nil {
 		return err
 	}
@@ -169,17 +173,28 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 	run := xp.Run(progs)
 	run.Agree = job.Agree
 	return launch.World(func(c mpi.Comm) error {
-		err := b.Err(xp.CheckRanks(p.Name, c.Size(), progs))
+		endChecks := sync.OnceFunc(job.WatchChecks())
+		defer endChecks()
+		meta, err := job.NewMeta(c)
+		if err != nil {
+			return err
+		}
+		// What the programs hold (gauss's oracle included), before any
+		// of it is allocated; then the rank count and the sizes.
+		need := run.Demand(c.Size())
+		if need.Bytes > 0 {
+			if err := job.Agree(c, job.CheckMemory(c, meta, job.MemNeedOf(b.Binding(0).FlagText("N"), need))); err != nil {
+				return err
+			}
+		}
+		err = b.Err(xp.CheckRanks(p.Name, c.Size(), progs))
 		if err != nil && c.Size() < 2 && c.Backend() == job.Native {
 			err = opts.Badf("%v (run under mpirun -np 4, or --backend local --np 4)", err)
 		}
 		if err := job.Agree(c, err); err != nil {
 			return err
 		}
-		meta, err := job.NewMeta(c)
-		if err != nil {
-			return err
-		}
+		endChecks()
 		meta.Seed = xp.Seed
 		records := *out
 		records.Format = results.FormatJSONL
@@ -251,7 +266,7 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 	var ms []model.Model
 	var srcs []string
 	for _, path := range models {
-		m, err := model.ReadFile(path)
+		m, _, err := model.ReadFile(path)
 		if err != nil {
 			return opts.Badf("--model %s: %v", path, err)
 		}
@@ -262,6 +277,9 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 		if preds, err = report.NewPredictors(ms, srcs, false); err != nil {
 			return opts.Badf("--model %v", err)
 		}
+	}
+	if err := results.DistinctFiles(pos); err != nil {
+		return opts.Badf("FILE: %v", err)
 	}
 	var recs []results.Record
 	for _, path := range pos {

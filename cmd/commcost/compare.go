@@ -9,7 +9,7 @@ import (
 )
 
 func init() {
-	register(command{
+	cli.Register(cli.Command{
 		Name:    "compare",
 		Summary: "compare runs (medians, ratios, Mann-Whitney verdicts) or models against records",
 		Run:     runCompare,

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
@@ -23,11 +24,9 @@ func TestDSMCheckLRU(t *testing.T) {
 	strategies := []string{"fixed-home", "tree-2", "tree-4", "tree-16", "tree-2-4", "tree-4-16"}
 	var mu sync.Mutex
 	evictions := map[string]int64{}
-	saved := dsmCheckWorkloads
-	defer func() { dsmCheckWorkloads = saved }()
-	dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []divalib.CheckWorkload {
+	counting := func(ccfg storecheck.CoherenceConfig, seed int64) []divalib.CheckWorkload {
 		var out []divalib.CheckWorkload
-		for _, w := range saved(ccfg, seed) {
+		for _, w := range divalib.CheckWorkloads(ccfg, seed) {
 			out = append(out, divalib.CheckWorkload{Name: w.Name, Run: func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
 				rep, err := w.Run(c, s)
 				if st, ok := s.(*divalib.Store); ok {
@@ -40,17 +39,25 @@ func TestDSMCheckLRU(t *testing.T) {
 		}
 		return out
 	}
+	def, ok := lookupDSM("check")
+	if !ok {
+		t.Fatal("dsm check is not registered")
+	}
+	k := def.Config().(*dsmexp.Check)
 	out := filepath.Join(t.TempDir(), "check.jsonl")
+	k.Backend, k.NP, k.Ops, k.Strategies, k.Out, k.Memory, k.Workloads = "local", 4, 2000, strategies, out, 512, counting
+	if err := k.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr bytes.Buffer
-	err := run([]string{"dsm", "check", "--backend", "local", "--np", "4", "--ops", "2000", "--memory", "512", "--out", out}, &stdout, &stderr)
-	if code := exitCode(err, &stderr); code != 0 {
-		t.Fatalf("dsm check --memory 512: exit %d (%v)\n%s", code, err, stderr.String())
+	if err := k.Run(dsmexp.IO{Stdout: &stdout, Stderr: &stderr}); err != nil {
+		t.Fatalf("dsm check --memory 512: %v\n%s", err, stderr.String())
 	}
 	recs, err := results.ReadJSONLFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(strategies) * len(saved(storecheck.CoherenceConfig{}, 1)); len(recs) != want {
+	if want := len(strategies) * len(divalib.CheckWorkloads(storecheck.CoherenceConfig{}, 1)); len(recs) != want {
 		t.Fatalf("%d records, want %d (every workload over every strategy)", len(recs), want)
 	}
 	for _, rec := range recs {

@@ -7,13 +7,16 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/apps/dsmexp"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/results"
@@ -82,10 +85,8 @@ func TestDSMLocal(t *testing.T) {
 // the violation and the verdict each printed once, the records written, and
 // a collective error, so that main finalises MPI instead of aborting the job.
 func TestDSMCheckViolation(t *testing.T) {
-	saved := dsmCheckWorkloads
-	defer func() { dsmCheckWorkloads = saved }()
-	dsmCheckWorkloads = func(ccfg storecheck.CoherenceConfig, seed int64) []divalib.CheckWorkload {
-		return append(saved(ccfg, seed), divalib.CheckWorkload{Name: "injected", Run: func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
+	injected := func(ccfg storecheck.CoherenceConfig, seed int64) []divalib.CheckWorkload {
+		return append(divalib.CheckWorkloads(ccfg, seed), divalib.CheckWorkload{Name: "injected", Run: func(c mpi.Comm, s globalvar.Store) (storecheck.Report, error) {
 			if err := s.Barrier(); err != nil {
 				return storecheck.Report{}, err
 			}
@@ -95,12 +96,26 @@ func TestDSMCheckViolation(t *testing.T) {
 			return storecheck.Report{Ops: 1, Mismatches: 1, Problems: []string{"injected mismatch"}}, nil
 		}})
 	}
+	// The command line's configuration of dsm check, with the workload
+	// added (a field the flags do not reach).
+	check := func(out string) *dsmexp.Check {
+		def, ok := lookupDSM("check")
+		if !ok {
+			t.Fatal("dsm check is not registered")
+		}
+		k := def.Config().(*dsmexp.Check)
+		k.Backend, k.NP, k.Ops, k.Strategies, k.Out, k.Workloads = "local", 4, 200, []string{"fixed-home"}, out, injected
+		if err := k.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
 	out := filepath.Join(t.TempDir(), "dsm.jsonl")
 	var stdout, stderr bytes.Buffer
-	err := run([]string{"dsm", "check", "--backend", "local", "--np", "4", "--ops", "200", "--strategies", "fixed-home", "--out", out}, &stdout, &stderr)
+	err := check(out).Run(dsmexp.IO{Stdout: &stdout, Stderr: &stderr})
 	code := exitCode(err, &stderr)
-	if code != 1 || !collective(err) {
-		t.Fatalf("exit %d, collective %v (%v); want exit 1 from a verdict every rank shares", code, collective(err), err)
+	if code != 1 || !job.Collective(err) {
+		t.Fatalf("exit %d, collective %v (%v); want exit 1 from a verdict every rank shares", code, job.Collective(err), err)
 	}
 	for _, want := range []string{"dsm check fixed-home injected: storecheck: 1 violations", "dsm check: 1 workload(s) with violations"} {
 		if n := strings.Count(stderr.String(), want); n != 1 {
@@ -112,29 +127,30 @@ func TestDSMCheckViolation(t *testing.T) {
 		t.Errorf("%d records (%v), want 5 workloads + the injected one with its mismatch", len(recs), rerr)
 	}
 	// Every rank returns the verdict, not only rank 0.
+	k := check("")
 	errs := make([]error, 4)
 	lerr := local.Run(4, func(c mpi.Comm) error {
-		var d dsmFlags
-		fs := newFlagSet("dsm check", io.Discard)
-		d.register(fs, "fixed-home", 4)
-		if err := parseFlags(fs, nil, false); err != nil {
-			return err
-		}
-		if err := d.check(false); err != nil {
-			return err
-		}
-		cfg := divalib.CheckConfig{Strategies: d.list, Store: d.store(d.asked()), Workloads: dsmCheckWorkloads(storecheck.CoherenceConfig{Ops: 200, Seed: 1}, 1)}
-		errs[c.Rank()] = dsmCheckWorld(c, cfg, io.Discard, results.Meta{}, func(results.Record) error { return nil })
+		errs[c.Rank()] = k.World(c, dsmexp.IO{}, results.Meta{}, func(results.Record) error { return nil })
 		return nil
 	})
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
 	for r, e := range errs {
-		if !collective(e) || exitCode(e, io.Discard) != 1 {
+		if !job.Collective(e) || exitCode(e, io.Discard) != 1 {
 			t.Errorf("rank %d: %v, want the collective verdict with exit 1", r, e)
 		}
 	}
+}
+
+// lookupDSM is the registered dsm subcommand name.
+func lookupDSM(name string) (dsmexp.Def, bool) {
+	for _, d := range dsmexp.Defs() {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return dsmexp.Def{}, false
 }
 
 func checkDSMRecords(t *testing.T, recs []results.Record, wantChecks, wantSquares int, backend string, ranks int) {
@@ -190,7 +206,7 @@ func TestMPIRunDSM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkDSMRecords(t, recs, 30, 12, "native", 4)
+	checkDSMRecords(t, recs, 30, 14, "native", 4)
 	localOut := filepath.Join(dir, "local.jsonl")
 	if code, stdout, errs := runCLI(t, "dsm", "matsquare", "--backend", "local", "--np", "4", "--blocks", "64,4096", "--reps", "3", "--out", localOut); code != 0 {
 		t.Fatalf("dsm matsquare --backend local: exit %d\n%s%s", code, stdout, errs)
@@ -209,7 +225,7 @@ func TestMPIRunDSM(t *testing.T) {
 		}
 		return m
 	}
-	if native, loc := counts(recs), counts(localRecs); len(native) != 12 || !maps.Equal(native, loc) {
+	if native, loc := counts(recs), counts(localRecs); len(native) != 14 || !maps.Equal(native, loc) {
 		t.Errorf("matsquare counts (congestion, load, startups) under mpirun %v, on goroutine ranks %v", native, loc)
 	}
 	for _, rec := range recs {
@@ -266,5 +282,34 @@ func TestMPIRunDSM(t *testing.T) {
 	}
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
 		t.Fatalf("%s written on bad input", bad)
+	}
+}
+
+// TestDSMStrategyListings: every text that lists divalib's strategies says
+// what its registry says (divalib.Evaluated), in its order: the dsm
+// group's help, each dsm subcommand's --strategies default, and the
+// store lists of the applications (the store registry's, app's help).
+func TestDSMStrategyListings(t *testing.T) {
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	list := divalib.StrategyList()
+	_, help, _ := runCLI(t, "help", "dsm")
+	_, appHelp, _ := runCLI(t, "help", "app")
+	_, storeHelp, _ := runCLI(t, "help", "app", "matmul")
+	for _, tc := range []struct{ name, text, want string }{
+		{"dsm help", help, divalib.StrategyForms()},
+		{"globalvar.FormsText", globalvar.FormsText(), list},
+		{"app help", appHelp, list},
+		{"app matmul --store", storeHelp, list},
+	} {
+		if !strings.Contains(flat(tc.text), tc.want) {
+			t.Errorf("%s does not list %q:\n%s", tc.name, tc.want, tc.text)
+		}
+	}
+	for _, d := range dsmexp.Defs() {
+		for _, s := range strings.Split(d.Defaults["strategies"], ",") {
+			if s != "" && s != dsmexp.Hand && !slices.Contains(divalib.Evaluated(), s) {
+				t.Errorf("dsm %s: default strategy %s is not the registry's", d.Name, s)
+			}
+		}
 	}
 }

@@ -2,19 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/cli"
 	"github.com/commcost/commcost/emulate"
 	"github.com/commcost/commcost/job"
-	"github.com/commcost/commcost/mpi"
-	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/mpi/mpirun"
 	"github.com/commcost/commcost/optsplit"
 	"github.com/commcost/commcost/patterns"
@@ -34,12 +34,13 @@ func TestEmulateBadInput(t *testing.T) {
 		{"no subcommand", []string{"emulate"}, "emulate needs a subcommand: info, kk, kaccess, split or selftest"},
 		{"unknown subcommand", []string{"emulate", "route"}, `emulate "route": unknown subcommand`},
 		{"wrong rank count", append([]string{"emulate", "kk", "--net", "BF(2)", "--np", "8"}, local...), "BF(2) needs 4 application + 12 service ranks = 16, got 8"},
-		{"wrong rank count BF(3)", append([]string{"emulate", "selftest", "--net", "BF(3)", "--np", "16"}, local...), "BF(3) needs 8 application + 32 service ranks = 40, got 16"},
+		{"wrong rank count BF(3)", []string{"emulate", "selftest", "--net", "BF(3)", "--np", "16", "--backend", "local"}, "BF(3) needs 8 application + 32 service ranks = 40, got 16"},
 		{"info wrong rank count", []string{"emulate", "info", "--net", "SE(3)", "--np", "8"}, "--np 8: SE(3) needs 8 application + 8 service ranks = 16, got 8"},
 		{"unknown topology", append([]string{"emulate", "kk", "--net", "ring(4)"}, local...), `--net ring(4)`},
 		{"dimension too large", append([]string{"emulate", "kk", "--net", "BF(12)"}, local...), "dimension out of range; accepted 1..9"},
 		{"dimension too small", append([]string{"emulate", "kaccess", "--net", "CCC(1)"}, local...), "dimension out of range; accepted 2..9"},
 		{"mesh sides", []string{"emulate", "info", "--net", "mesh(0x3)"}, "sides out of range"},
+		{"info format not a table", []string{"emulate", "info", "--format", "csv"}, "--format csv: emulate info prints tables: accepted are table and markdown"},
 		{"variable larger than a module", append([]string{"emulate", "kk", "--net", "SE(2)", "--l", "2M", "--module-mem", "1M"}, local...), "does not fit in a module's memory"},
 		{"split variable larger than a module", append([]string{"emulate", "split", "--net", "SE(2)", "--ints", "16,1M", "--module-mem", "1M", "--versions", "1,2"}, local...), "--ints 16,1M"},
 		{"packet length 0", append([]string{"emulate", "kk", "--net", "SE(2)", "--l", "0"}, local...), "--l 0: packet length 0"},
@@ -65,8 +66,10 @@ func TestEmulateBadInput(t *testing.T) {
 		{"fit without version 3", append([]string{"emulate", "split", "--net", "SE(2)", "--versions", "1,2", "--fit", filepath.Join(dir, "none.jsonl")}, local...), "--versions 1,2 leaves it out"},
 		{"calibration without version 3", append([]string{"emulate", "split", "--net", "SE(2)", "--versions", "2", "--cal-k", "1,2,4"}, local...), "--cal-k: the calibration sweep is not measured with --versions 2"},
 		{"fit with calibration flags", append([]string{"emulate", "split", "--net", "SE(2)", "--fit", filepath.Join(dir, "none.jsonl"), "--cal-r", "0.5,1"}, local...), "--cal-r: the calibration sweep is not measured with --fit"},
-		{"validate", append([]string{"emulate", "kk", "--net", "SE(2)", "--validate"}, local...), "--validate: the emulated accesses carry no check pattern"},
-		{"iters", append([]string{"emulate", "kaccess", "--net", "SE(2)", "--iters", "5"}, local...), "--iters: emulate kaccess times one instance per repetition"},
+		// Flags the emulation does not read are not offered (the emulated
+		// accesses carry no check pattern; a repetition is one instance).
+		{"validate", append([]string{"emulate", "kk", "--net", "SE(2)", "--validate"}, local...), "--validate: no such flag"},
+		{"iters", append([]string{"emulate", "kaccess", "--net", "SE(2)", "--iters", "5"}, local...), "--iters: no such flag"},
 		{"warmup negative", append([]string{"emulate", "kk", "--net", "SE(2)", "--warmup", "-1"}, local...), "--warmup -1"},
 		{"seed zero", append([]string{"emulate", "kk", "--net", "SE(2)", "--seed", "0"}, local...), "--seed 0"},
 	}
@@ -77,73 +80,54 @@ func TestEmulateBadInput(t *testing.T) {
 	}
 }
 
-// TestEmuFlags: emuFlags are the pattern subcommands' measurement flags
-// with the emulation's defaults, and the repetitions they give.
-func TestEmuFlags(t *testing.T) {
+// TestEmulateFlags: the measuring emulate subcommands bind the pattern
+// sweeps' repetition flags with the emulation's defaults, and --np
+// defaults to the ranks the network needs.
+func TestEmulateFlags(t *testing.T) {
+	def := patterns.Reps{MinReps: patterns.DefaultMinReps, MaxReps: emulate.DefaultMaxReps, MaxTime: emulate.DefaultMaxTime, RelCI: patterns.DefaultRelCI, ResyncSec: patterns.DefaultResyncSec}
 	tests := []struct {
 		name string
 		args []string
-		want patterns.Reps
+		want func(r patterns.Reps) patterns.Reps
 		np   int
 	}{
-		{"defaults", nil, patterns.Reps{MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI, ResyncSec: patterns.DefaultResyncSec}, 16},
+		{"defaults", nil, func(r patterns.Reps) patterns.Reps { return r }, 16},
 		{"no warm-up, window start", []string{"--warmup", "0", "--sync", "window", "--np", "16"},
-			patterns.Reps{Warmup: -1, MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI, ResyncSec: patterns.DefaultResyncSec, Sync: patterns.SyncWindow}, 16},
+			func(r patterns.Reps) patterns.Reps { r.Warmup, r.Sync = -1, patterns.SyncWindow; return r }, 16},
 		{"repetitions", []string{"--warmup", "3", "--min-reps", "4", "--max-reps", "9", "--max-time", "0.5", "--rel-ci", "0.1", "--net", "SE(3)"},
-			patterns.Reps{Warmup: 3, MinReps: 4, MaxReps: 9, MaxTime: 0.5, RelCI: 0.1, ResyncSec: patterns.DefaultResyncSec}, 16},
-		{"mesh", []string{"--net", "mesh(2x3)"}, patterns.Reps{MinReps: patterns.DefaultMinReps, MaxReps: defaultEmuMaxReps, MaxTime: defaultEmuMaxTime, RelCI: patterns.DefaultRelCI, ResyncSec: patterns.DefaultResyncSec}, 12},
+			func(r patterns.Reps) patterns.Reps {
+				r.Warmup, r.MinReps, r.MaxReps, r.MaxTime, r.RelCI = 3, 4, 9, 0.5, 0.1
+				return r
+			}, 16},
+		{"mesh", []string{"--net", "mesh(2x3)"}, func(r patterns.Reps) patterns.Reps { return r }, 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := newFlagSet("emulate kk", io.Discard)
-			var e emuFlags
-			e.register(fs, "kk")
-			if err := parseFlags(fs, tt.args, false); err != nil {
+			var j emulate.KKJob
+			var launch job.Launch
+			var out job.Output
+			if _, err := bindEmulate(cli.NewFlagSet("emulate kk", io.Discard), &j, &launch, &out, tt.args); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.check(fs); err != nil {
-				t.Fatal(err)
-			}
-			if got := e.bench(results.Meta{}).Reps; got != tt.want || e.np != tt.np || e.seed != defaultSeed {
-				t.Errorf("reps %+v np %d seed %d, want %+v np %d seed %d", got, e.np, e.seed, tt.want, tt.np, defaultSeed)
+			if got, want := j.Bench(results.Meta{}).Reps, tt.want(def); got != want || launch.NP != tt.np || j.Seed != 1 {
+				t.Errorf("reps %+v np %d seed %d, want %+v np %d seed 1", got, launch.NP, j.Seed, want, tt.np)
 			}
 		})
 	}
 }
 
-// TestEmulationVerdict: a verdict all application ranks reach
-// (optsplit.ModelError) ends every world rank alike: the reporting rank with
-// the message (agreed), the others quiet, all with exit status 1 and none
-// aborting the job; the network is shut down in order.
-func TestEmulationVerdict(t *testing.T) {
-	fs := newFlagSet("emulate split", io.Discard)
-	var e emuFlags
-	e.register(fs, "split")
-	if err := parseFlags(fs, []string{"--net", "SE(2)", "--backend", "local"}, false); err != nil {
-		t.Fatal(err)
+// TestEmulateNetworkListings: the emulate group's usage and every
+// subcommand's --net help list the network registry's forms.
+func TestEmulateNetworkListings(t *testing.T) {
+	forms := emulate.NetworkForms()
+	code, out, _ := runCLI(t, "help", "emulate")
+	if code != 0 || !strings.Contains(out, "Networks: "+forms+".") {
+		t.Errorf("emulate usage (exit %d) does not list %q:\n%s", code, forms, out)
 	}
-	if err := e.check(fs); err != nil {
-		t.Fatal(err)
-	}
-	errs := make([]error, e.t.Ranks())
-	err := local.RunWith(local.Options{Timeout: time.Minute}, e.t.Ranks(), func(c mpi.Comm) error {
-		errs[c.Rank()] = e.emulation(c, "split", e.bench(results.Meta{}), func(results.Record) error { return nil },
-			func(s *emulate.Store, _ emulate.BenchConfig, _ func(results.Record) error) error {
-				return &optsplit.ModelError{Err: errors.New("no fit"), Reporter: s.Rank() == 0}
-			})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r, err := range errs {
-		switch {
-		case !collective(err) || exitCode(err, io.Discard) != 1:
-			t.Errorf("rank %d: %v: collective %v, exit %d; want a collective verdict, exit 1", r, err, collective(err), exitCode(err, io.Discard))
-		case r == 0 && (!job.IsReported(err) || err.Error() != "emulate split: no fit"):
-			t.Errorf("rank 0: %v (%T), want the agreed message", err, err)
-		case r > 0 && !job.IsQuiet(err):
-			t.Errorf("rank %d: %v (%T), want a quiet error", r, err, err)
+	for _, leaf := range cli.Lookup("emulate").Leaves() {
+		code, out, _ := runCLI(t, append([]string{"help"}, strings.Fields(leaf.Name)...)...)
+		if code != 0 || !strings.Contains(out, "service network: "+forms+" (default") {
+			t.Errorf("%s --help (exit %d) does not list %q under --net:\n%s", leaf.Name, code, forms, out)
 		}
 	}
 }
@@ -235,6 +219,20 @@ func TestEmulateLocal(t *testing.T) {
 	code, out, errs := runCLI(t, "emulate", "selftest", "--backend", "local", "--net", "CCC(2)")
 	if code != 0 || !strings.Contains(out, "PASS") {
 		t.Fatalf("selftest: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestEmulateSplitCSV: the records of a split with its calibration are of
+// two benches, printed as one CSV table with the union of their columns.
+func TestEmulateSplitCSV(t *testing.T) {
+	code, out, errs := runCLI(t, "emulate", "split", "--backend", "local", "--net", "SE(2)", "--ints", "16", "--versions", "1,3",
+		"--cal-k", "1,2,4", "--cal-l", "64,256,1K", "--cal-r", "0.5,1", "--min-reps", "3", "--max-reps", "3", "--warmup", "0", "--format", "csv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil || len(rows) != 1+18+2 || !slices.Contains(rows[0], "param_version") || !slices.Contains(rows[0], "param_r") {
+		t.Fatalf("%d CSV rows (%v), want a header, 18 kkaccess and 2 packetsplit records:\n%s", len(rows), err, out)
 	}
 }
 

@@ -8,29 +8,32 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
 func init() {
-	register(command{Name: "info", Summary: "MPI library, ranks, hosts, ranks per host, GOMAXPROCS, CPU binding, backend", Run: runInfo})
+	cli.Register(cli.Command{Name: "info", Summary: "MPI library, ranks, hosts, ranks per host, GOMAXPROCS, CPU binding, backend", Run: runInfo})
 }
 
 // infoFieldLen bounds each rank's per-rank text gathered by info.
 const infoFieldLen = 256
 
 func runInfo(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("info", stderr)
-	backend := fs.String("backend", backendNative, "native (system MPI) or local (goroutine ranks)")
+	fs := cli.NewFlagSet("info", stderr)
+	backend := fs.String("backend", job.Native, "native (system MPI) or local (goroutine ranks)")
 	np := fs.Int("np", 2, "ranks for --backend local")
-	if err := parseFlags(fs, args, false); err != nil {
+	if err := cli.Parse(fs, args, false); err != nil {
 		return err
 	}
-	if *backend == backendLocal && (*np < 1 || *np > 4096) {
-		return usagef("--np %d: the local backend takes 1 to 4096 ranks", *np)
+	if *backend == job.Local && (*np < 1 || *np > 4096) {
+		return opts.Badf("--np %d: the local backend takes 1 to 4096 ranks", *np)
 	}
-	return withWorld(*backend, *np, func(c mpi.Comm) error {
-		meta, err := newMeta(c)
+	return job.World(*backend, *np, func(c mpi.Comm) error {
+		meta, err := job.NewMeta(c)
 		if err != nil {
 			return err
 		}

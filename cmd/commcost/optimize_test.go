@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/csv"
-	"errors"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/optsplit"
 	"github.com/commcost/commcost/patterns"
@@ -142,7 +141,7 @@ func TestOptimizeGolden(t *testing.T) {
 	if len(kk) != 0 {
 		t.Errorf("%d kkaccess records with --fit, want none", len(kk))
 	}
-	checkOptRecords(t, opt, tr, 40000, []int{1, 5, 9, 19, 38, 76, 152, 303}, backendLocal)
+	checkOptRecords(t, opt, tr, 40000, []int{1, 5, 9, 19, 38, 76, 152, 303}, job.Local)
 	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
 		t.Errorf("--plot %s not written: %v", png, err)
 	}
@@ -173,7 +172,7 @@ func TestOptimizeDistinct(t *testing.T) {
 		}
 		delete(opt[i].Params, "distinct")
 	}
-	checkOptRecords(t, opt, tr, 100, []int{1, 2}, backendLocal)
+	checkOptRecords(t, opt, tr, 100, []int{1, 2}, job.Local)
 }
 
 // TestOptimizeCalibration runs the calibration sweep on goroutine ranks and
@@ -215,7 +214,7 @@ func TestOptimizeCalibration(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkOptRecords(t, opt, tr, 4096, optsplit.Around(nil, s.K0, s.KInt, 4096), backendLocal)
+		checkOptRecords(t, opt, tr, 4096, optsplit.Around(nil, s.K0, s.KInt, 4096), job.Local)
 		k0Line := regexp.MustCompile(`k0 = sqrt\(a2/a1 D\) = .*|best split is an end of k .*`)
 		if code2 != 0 || k0Line.FindString(stderr) == "" || k0Line.FindString(stderr) != k0Line.FindString(stderr2) {
 			t.Errorf("refit: exit %d, k0 %q, want %q\nstderr:\n%s", code2, k0Line.FindString(stderr2), k0Line.FindString(stderr), stderr2)
@@ -269,7 +268,7 @@ func TestOptimizeFitFromKKAccess(t *testing.T) {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
 	_, opt := optRecords(t, out)
-	checkOptRecords(t, opt, tr, 1024, optsplit.Around(nil, s.K0, s.KInt, 1024), backendLocal)
+	checkOptRecords(t, opt, tr, 1024, optsplit.Around(nil, s.K0, s.KInt, 1024), job.Local)
 }
 
 // TestOptimizeBadInput: every bad input exits 2 with one message naming
@@ -423,34 +422,5 @@ func TestMPIRunOptimize(t *testing.T) {
 		if rec.Meta.Backend != "native" || rec.Ranks != 2 || rec.N < 3 {
 			t.Errorf("calibration record %v: backend %s ranks %d n %d", rec.Params, rec.Meta.Backend, rec.Ranks, rec.N)
 		}
-	}
-}
-
-// TestModelVerdict: optsplit's collective verdict becomes the CLI's: the
-// reporting rank's message (with the CLI's hint) printed once and agreed,
-// the other ranks quiet, all exit 1 and collective (no MPI_Abort); other
-// errors pass as patternErr leaves them.
-func TestModelVerdict(t *testing.T) {
-	why := func(err error) error { return fmt.Errorf("optimize: %w (hint)", err) }
-	fit := errors.New("trilinear fit: k has 1 level(s)")
-	tests := []struct {
-		name       string
-		err        error
-		collective bool
-		printed    string // what exitCode prints; "" for nothing
-	}{
-		{"reporter", &optsplit.ModelError{Err: fit, Reporter: true}, true, "commcost: optimize: trilinear fit: k has 1 level(s) (hint)\n"},
-		{"other rank", &optsplit.ModelError{Err: fit}, true, ""},
-		{"peer failed", fmt.Errorf("k-k-access: %w", patterns.ErrPeerFailed), true, ""},
-		{"own failure", errors.New("MPI_Send: truncated"), false, "commcost: MPI_Send: truncated\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := modelVerdict(tt.err, why)
-			var printed strings.Builder
-			if code := exitCode(err, &printed); code != 1 || collective(err) != tt.collective || printed.String() != tt.printed {
-				t.Errorf("exit %d, collective %v, printed %q; want 1, %v, %q", code, collective(err), printed.String(), tt.collective, tt.printed)
-			}
-		})
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Every registered pattern sweep (patterns.Register) is a subcommand: its
-// configuration's flags, the shared launch and output flags, and one
-// driver that checks the ranks and the demand and measures the plan.
+// init makes every registered pattern sweep (patterns.Register) a
+// subcommand: its configuration's flags, the shared launch and output
+// flags, and one driver that checks the ranks and the demand and measures
+// the plan.
 func init() {
 	for _, d := range patterns.Defs() {
 		cli.Register(cli.Command{Name: d.Name, Summary: d.Summary, Run: func(args []string, stdout, stderr io.Writer) error {
@@ -48,10 +49,10 @@ func runSweep(d patterns.Def, args []string, stdout, stderr io.Writer) error {
 		return pts
 	}
 	m := job.Measure{Launch: launch, Output: out, Progress: stderr, Label: fs.Name(),
-		Ranks: job.CheckRanks(func(p int) error {
-			_, err := sw.Plan(p)
-			return b.Err(err)
-		}),
+		Ranks: func(c mpi.Comm) error {
+			_, err := sw.Plan(c.Size())
+			return job.Hinted(c, b.Err(err), ranksFor(sw), d.Name)
+		},
 		Demand: job.Demand{Plan: plan, FlagText: b.Binding(0).FlagTextOfParam},
 	}
 	if bg, ok := sw.(interface{ Budget() float64 }); ok {
@@ -75,4 +76,15 @@ func runSweep(d patterns.Def, args []string, stdout, stderr io.Writer) error {
 		}
 		return job.MeasurePoints(c, emit, plan(c.Size()), meta)
 	})
+}
+
+// ranksFor is a rank count the sweep plans on, for the hint of a world it
+// refuses: the usual 4, else the fewest that work.
+func ranksFor(sw patterns.Sweep) int {
+	for _, p := range []int{4, 2, 3, 6, 8, 16} {
+		if _, err := sw.Plan(p); err == nil {
+			return p
+		}
+	}
+	return 4
 }

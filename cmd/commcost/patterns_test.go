@@ -6,6 +6,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/results"
 )
 
@@ -92,7 +93,7 @@ func TestPatternGolden(t *testing.T) {
 				if pc.ranks > 0 && r.Ranks != pc.ranks {
 					t.Errorf("%v: ranks %d, want %d", r.Params, r.Ranks, pc.ranks)
 				}
-				if pc.seed != (r.Meta.Seed != 0) || r.Meta.Backend != backendLocal {
+				if pc.seed != (r.Meta.Seed != 0) || r.Meta.Backend != job.Local {
 					t.Errorf("%v: seed %d, backend %q", r.Params, r.Meta.Seed, r.Meta.Backend)
 				}
 				if r.N < 1 || !(r.Median > 0) || len(r.Counters) == 0 {

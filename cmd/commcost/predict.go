@@ -6,16 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
+	"github.com/commcost/commcost/cli"
 	"github.com/commcost/commcost/model"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
 )
 
 func init() {
-	register(command{
+	cli.Register(cli.Command{
 		Name:    "predict",
 		Summary: "predict a pattern instance's time from a fitted model (JSON from 'fit --format json')",
 		Run:     runPredict,
@@ -39,7 +40,7 @@ patterns each model predicts:
 `
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("predict", stderr)
+	fs := cli.NewFlagSet("predict", stderr)
 	format := fs.String("format", "table", "output: table or json")
 	ranksFlag := fs.Int("ranks", 0, "number of ranks of the instance (alltoall, aggregate, ...)")
 	fs.Usage = func() {
@@ -48,49 +49,45 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(fs.Output(), "\nflags:")
 		fs.PrintDefaults()
 	}
-	pos, err := parseInterspersed(fs, args)
+	pos, err := cli.ParseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if *format != "table" && *format != "json" {
-		return usagef("--format %s: want table or json", *format)
+		return opts.Badf("--format %s: want table or json", *format)
 	}
 	if len(pos) < 2 {
-		return usagef("predict wants MODEL.json and PATTERN, got %d argument(s); usage: commcost predict MODEL.json PATTERN [key=value ...]", len(pos))
+		return opts.Badf("predict wants MODEL.json and PATTERN, got %d argument(s); usage: commcost predict MODEL.json PATTERN [key=value ...]", len(pos))
 	}
 	path, pattern := pos[0], pos[1]
 	params, ranks, err := patterns.ParseAssignments(pos[2:])
 	if err != nil {
-		return usagef("parameter %v; want key=value, e.g. bytes=1024 or op=read", err)
+		return opts.Badf("parameter %v; want key=value, e.g. bytes=1024 or op=read", err)
 	}
 	if *ranksFlag != 0 {
 		if *ranksFlag < 1 || *ranksFlag > 1<<24 {
-			return usagef("--ranks %d: want 1 to %d", *ranksFlag, 1<<24)
+			return opts.Badf("--ranks %d: want 1 to %d", *ranksFlag, 1<<24)
 		}
 		if ranks != 0 && ranks != *ranksFlag {
-			return usagef("--ranks %d and ranks=%d disagree", *ranksFlag, ranks)
+			return opts.Badf("--ranks %d and ranks=%d disagree", *ranksFlag, ranks)
 		}
 		ranks = *ranksFlag
 	}
-	data, err := os.ReadFile(path)
+	m, _, err := model.ReadFile(path)
 	if err != nil {
-		return usagef("MODEL.json %s: %v", path, err)
-	}
-	m, _, err := model.Unmarshal(data)
-	if err != nil {
-		return usagef("MODEL.json %s: %v", path, err)
+		return opts.Badf("MODEL.json %s: %v", path, err)
 	}
 	// The instance is checked by the code that checks the pattern's
 	// flags and records (patterns.CheckParams), strictly: a key the
 	// pattern does not have is refused, not ignored.
 	if err := patterns.CheckParams(pattern, params, true); err != nil {
-		return usagef("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
+		return opts.Badf("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
 	}
 	in := model.Instance{Pattern: pattern, Params: params, Ranks: ranks}
 	v, err := model.PredictChecked(m, in)
 	if err != nil {
 		if errors.Is(err, model.ErrUnsupportedPattern) || errors.Is(err, model.ErrBadRecord) {
-			return usagef("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
+			return opts.Badf("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
 		}
 		return err
 	}

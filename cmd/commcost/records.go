@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
 )
 
@@ -16,10 +18,10 @@ import (
 func readRecordsFile(what, path string, stderr io.Writer) ([]results.Record, error) {
 	recs, torn, err := results.ReadRecordsFile(path)
 	if err != nil {
-		return nil, usagef("%s %s: %v (want a JSON Lines file of commcost records)", what, path, err)
+		return nil, opts.Badf("%s %s: %v (want a JSON Lines file of commcost records)", what, path, err)
 	}
 	if torn != nil {
-		fmt.Fprintln(stderr, "commcost: warning:", printable(fmt.Sprintf("%v; using the %d complete records before it", torn, len(recs))))
+		fmt.Fprintln(stderr, "commcost: warning:", cli.Printable(fmt.Sprintf("%v; using the %d complete records before it", torn, len(recs))))
 	}
 	return recs, nil
 }

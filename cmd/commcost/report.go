@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
 
 func init() {
-	register(command{
+	cli.Register(cli.Command{
 		Name:    "report",
 		Summary: "regenerate a run directory's report.md and plots/ from its records.jsonl",
 		Run:     runReport,
@@ -32,24 +34,24 @@ was cut off (an interrupted run) is used without that line, with a warning.
 `
 
 func runReport(args []string, stdout, stderr io.Writer) error {
-	fset := newFlagSet("report", stderr)
+	fset := cli.NewFlagSet("report", stderr)
 	fset.Usage = func() { fmt.Fprint(fset.Output(), reportUsage) }
-	if err := parseFlags(fset, args, true); err != nil {
+	if err := cli.Parse(fset, args, true); err != nil {
 		return err
 	}
 	if fset.NArg() != 1 {
-		return usagef("report wants one run directory DIR, got %d argument(s); usage: commcost report DIR", fset.NArg())
+		return opts.Badf("report wants one run directory DIR, got %d argument(s); usage: commcost report DIR", fset.NArg())
 	}
 	dir := fset.Arg(0)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return usagef("DIR %s: not a directory (want a run directory holding %s)", dir, results.RecordsFile)
+		return opts.Badf("DIR %s: not a directory (want a run directory holding %s)", dir, results.RecordsFile)
 	}
 	recs, truncated, err := report.ReadRunDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return usagef("DIR %s: no %s (want a run directory of commcost suite)", dir, results.RecordsFile)
+			return opts.Badf("DIR %s: no %s (want a run directory of commcost suite)", dir, results.RecordsFile)
 		}
-		return usagef("DIR %s: %v", dir, err)
+		return opts.Badf("DIR %s: %v", dir, err)
 	}
 	run, err := report.BuildRun(recs, truncated)
 	if err != nil {

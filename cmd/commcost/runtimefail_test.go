@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 )
 
@@ -50,7 +51,7 @@ func TestRuntimeFailureExitsOne(t *testing.T) {
 			return nil
 		}, "makeslice: len out of range"},
 		{"panic in a local rank", func([]string, io.Writer, io.Writer) error {
-			return withWorld(backendLocal, 2, func(c mpi.Comm) error {
+			return job.World(job.Local, 2, func(c mpi.Comm) error {
 				if c.Rank() == 1 {
 					panic("rank 1 broke")
 				}

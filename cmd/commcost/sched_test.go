@@ -4,9 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/cli"
+	"github.com/commcost/commcost/job"
+	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/permsched"
 	"github.com/commcost/commcost/results"
 )
 
@@ -35,7 +40,7 @@ func TestSchedGolden(t *testing.T) {
 // --out file, progress on stderr.
 func TestSchedCount(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "count.jsonl")
-	code, stdout, stderr := runCLI(t, "sched", "count", "--n", "16,33", "--d", "2,5,8", "--samples", "4", "--out", out)
+	code, stdout, stderr := runCLI(t, "sched", "count", "--n", "16,33", "--d", "2,5,8", "--matrices", "4", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -73,7 +78,7 @@ func TestSchedTrace(t *testing.T) {
 	if err := os.WriteFile(path, []byte(mtx), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCLI(t, "sched", "count", "--matrix", path, "--samples", "3", "--quiet")
+	code, stdout, stderr := runCLI(t, "sched", "count", "--matrix", path, "--matrices", "3", "--quiet")
 	if code != 0 || !strings.Contains(stdout, "trace") {
 		t.Fatalf("count --matrix: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -106,12 +111,12 @@ func TestSchedCommBreakeven(t *testing.T) {
 		t.Errorf("%d records, want %d", len(recs), want)
 	}
 	for _, r := range recs {
-		if r.Meta.Backend != backendLocal {
+		if r.Meta.Backend != job.Local {
 			t.Errorf("record %s backend %q", r.Bench, r.Meta.Backend)
 			break
 		}
 	}
-	code, stdout, stderr = runCLI(t, "sched", "breakeven", "--in", out, "--markdown")
+	code, stdout, stderr = runCLI(t, "sched", "breakeven", "--in", out, "--format", "markdown")
 	if code != 0 {
 		t.Fatalf("breakeven exit %d: %s", code, stderr)
 	}
@@ -130,7 +135,7 @@ func TestSchedCommBreakeven(t *testing.T) {
 	torn := filepath.Join(filepath.Dir(out), "torn.jsonl")
 	last := lines[len(lines)-1]
 	os.WriteFile(torn, []byte(string(data)+last[:len(last)/2]), 0o644)
-	code, tornOut, tornErr := runCLI(t, "sched", "breakeven", "--in", torn, "--markdown")
+	code, tornOut, tornErr := runCLI(t, "sched", "breakeven", "--in", torn, "--format", "markdown")
 	if code != 0 || tornOut != stdout {
 		t.Errorf("breakeven of a torn file: exit %d, stdout differs: %v; stderr %s", code, tornOut != stdout, tornErr)
 	}
@@ -171,7 +176,7 @@ func TestSchedBadInput(t *testing.T) {
 		{"d not a number", []string{"sched", "count", "--d", "four"}, "--d four"},
 		{"n < 1", []string{"sched", "count", "--n", "0"}, "--n 0"},
 		{"n garbage", []string{"sched", "count", "--n", "1e3"}, "--n 1e3"},
-		{"samples 0", []string{"sched", "count", "--samples", "0"}, "--samples"},
+		{"matrices 0", []string{"sched", "count", "--matrices", "0"}, "--matrices 0"},
 		{"unknown gen", []string{"sched", "count", "--gen", "torus"}, "--gen torus"},
 		{"unknown scheduler", []string{"sched", "count", "--sched", "CGM,XYZ"}, "--sched"},
 		{"negative cell-sec", []string{"sched", "count", "--cell-sec", "-1"}, "--cell-sec"},
@@ -196,6 +201,19 @@ func TestSchedBadInput(t *testing.T) {
 		{"gen d > n-1", []string{"sched", "gen", "--n", "8", "--d", "8"}, "--d 8"},
 		{"gen unknown", []string{"sched", "gen", "--gen", "ring"}, "--gen ring"},
 		{"positional", []string{"sched", "count", "extra"}, "unexpected argument"},
+		{"n beyond the ranks a matrix holds", []string{"sched", "count", "--n", "16,70000"}, "--n 16,70000: n = 70000: must be an integer from 1 to 65536"},
+		{"min-matrices 0", []string{"sched", "count", "--min-matrices", "0"}, "--min-matrices 0: must be positive"},
+		{"count format csv", []string{"sched", "count", "--format", "csv"}, "--format csv: accepted: table or markdown"},
+		{"comm format jsonl", []string{"sched", "comm", "--format", "jsonl"}, "--format jsonl: accepted: table or markdown"},
+		{"comm timeout 0", []string{"sched", "comm", "--timeout", "0"}, "--timeout 0: must be a positive number of seconds"},
+		{"comm matrix with matrices", append([]string{"sched", "comm", "--matrix", five, "--matrices", "2"}, local...), "--matrix and --matrices exclude each other"},
+		{"comm bad matrix", append([]string{"sched", "comm", "--matrix", ragged}, local...), "--matrix " + ragged + ": matrix file line 2"},
+		{"breakeven no-perm1", append([]string{"sched", "breakeven", "--no-perm1"}, local...), "--no-perm1: breakeven needs the single-permutation times"},
+		{"breakeven in with backend", []string{"sched", "breakeven", "--in", good, "--backend", "local"}, "--in and --backend exclude each other"},
+		{"breakeven in with samples", []string{"sched", "breakeven", "--in", good, "--samples"}, "--in and --samples exclude each other"},
+		{"breakeven in twice", []string{"sched", "breakeven", "--in", good + "," + good}, "is listed twice"},
+		{"gen n 0", []string{"sched", "gen", "--n", "0"}, "--n 0: must be an integer in 1..65536"},
+		{"gen keys 0", []string{"sched", "gen", "--gen", "samplesort", "--keys", "0"}, "--keys 0: must be positive"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,5 +236,119 @@ func TestSchedBadInput(t *testing.T) {
 				t.Errorf("created %s on bad input", out)
 			}
 		})
+	}
+}
+
+// TestSchedDeprecatedSpellings: the spellings before the one flag
+// vocabulary still work for one release: each sets its new flag and
+// prints one warning line naming it; help lists only the new ones.
+func TestSchedDeprecatedSpellings(t *testing.T) {
+	dir := t.TempDir()
+	small := []string{"sched", "count", "--n", "8", "--d", "2", "--quiet"}
+	local := []string{"sched", "comm", "--backend", "local", "--np", "4", "--d", "2", "--sizes", "16", "--methods", "CGM",
+		"--warmup", "0", "--min-reps", "2", "--max-reps", "2", "--quiet"}
+	with := func(base []string, args ...string) []string { return append(append([]string(nil), base...), args...) }
+	tests := []struct {
+		name    string
+		args    []string
+		warning string // "": none
+		stdout  string // in stdout
+		samples int    // -1: no --out; else 1 when the records must keep their samples, 0 when not
+	}{
+		{"count --samples is --matrices", with(small, "--samples", "3"), "--samples is deprecated; use --matrices", "3 matrices per d", -1},
+		{"count --min-samples is --min-matrices", with(small, "--matrices", "2", "--min-samples", "1"), "--min-samples is deprecated; use --min-matrices", "2 matrices per d", -1},
+		{"count --markdown is --format markdown", with(small, "--matrices", "2", "--markdown"), "--markdown is deprecated; use --format markdown", "| d ", -1},
+		{"comm --keep-samples is --samples", with(local, "--keep-samples"), "--keep-samples is deprecated; use --samples", "d = 2", 1},
+		{"comm --samples", with(local, "--samples"), "", "d = 2", 1},
+		{"comm without --samples", local, "", "d = 2", 0},
+		{"comm --markdown", with(local, "--markdown"), "--markdown is deprecated; use --format markdown", "| bytes", -1},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := tt.args
+			out := filepath.Join(dir, fmt.Sprintf("%d.jsonl", i))
+			if tt.samples >= 0 {
+				args = with(args, "--out", out)
+			}
+			code, stdout, stderr := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if want := min(1, len(tt.warning)); strings.Count(stderr, "commcost: warning:") != want || !strings.Contains(stderr, tt.warning) {
+				t.Errorf("stderr %q: want %d warning line holding %q", stderr, want, tt.warning)
+			}
+			if !strings.Contains(stdout, tt.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.stdout, stdout)
+			}
+			if tt.samples < 0 {
+				return
+			}
+			recs, err := results.ReadJSONLFile(out)
+			if err != nil || len(recs) == 0 {
+				t.Fatalf("%d records, %v", len(recs), err)
+			}
+			for _, r := range recs {
+				if kept := len(r.Samples) == r.N; kept != (tt.samples == 1) {
+					t.Fatalf("%s %v: %d samples of %d", r.Bench, r.Params, len(r.Samples), r.N)
+				}
+			}
+		})
+	}
+	for cmd, old := range map[string][]string{"count": {"-samples ", "-min-samples ", "-markdown"}, "comm": {"-keep-samples", "-markdown"}, "breakeven": {"-keep-samples", "-markdown"}} {
+		_, help, _ := runCLI(t, "help", "sched", cmd)
+		for _, o := range old {
+			if strings.Contains(help, "\n  "+o) {
+				t.Errorf("help of sched %s lists the deprecated %s", cmd, o)
+			}
+		}
+	}
+}
+
+// TestSchedListsFromRegistry: every list the sched subcommands print (in
+// summaries, help texts and defaults) is permsched's: the schedulers, the
+// methods, the generators, the paper's sizes.
+func TestSchedListsFromRegistry(t *testing.T) {
+	helpOf := func(cmd string) string {
+		code, help, errs := runCLI(t, "help", "sched", cmd)
+		if code != 0 {
+			t.Fatalf("help sched %s: exit %d %s", cmd, code, errs)
+		}
+		return help
+	}
+	// flagText is the help line of --name.
+	flagText := func(help, name string) string {
+		lines := strings.Split(help, "\n")
+		for i, l := range lines[:len(lines)-1] {
+			if l == "  -"+name || strings.HasPrefix(l, "  -"+name+" ") {
+				return strings.TrimSpace(lines[i+1])
+			}
+		}
+		t.Fatalf("no --%s in\n%s", name, help)
+		return ""
+	}
+	join := strings.Join
+	gens, scheds, methods := join(permsched.GenKinds(), ", "), join(permsched.SchedulerNames(), ", "), join(permsched.DefaultMethods(), ", ")
+	count, comm, be, gen := helpOf("count"), helpOf("comm"), helpOf("breakeven"), helpOf("gen")
+	tests := []struct{ name, got, want string }{
+		{"count summary", cli.Lookup("sched count").Summary, "time of " + scheds + " over"},
+		{"count --sched", flagText(count, "sched"), "a comma list of " + scheds + ` (default "` + join(permsched.SchedulerNames(), ",") + `")`},
+		{"count --gen", flagText(count, "gen"), "matrix generator: " + gens + ` (default "` + permsched.GenFig7 + `")`},
+		{"comm --gen", flagText(comm, "gen"), "matrix generator: " + gens + ` (default "` + permsched.GenFig7 + `")`},
+		{"comm --methods", flagText(comm, "methods"), "a comma list of " + methods + ` (default "` + join(permsched.DefaultMethods(), ",") + `")`},
+		{"breakeven --methods", flagText(be, "methods"), "a comma list of " + methods + ` (default "LP,CGM")`},
+		{"gen summary", cli.Lookup("sched gen").Summary, "write a matrix file for --matrix (" + join(permsched.MatrixKinds(), ", ") + ")"},
+		{"gen --gen", flagText(gen, "gen"), "generator: " + join(permsched.MatrixKinds(), ", ") + ` (default "` + permsched.GenFig7 + `")`},
+		{"comm --np", flagText(comm, "np"), "(default 8)"},
+		{"count and comm --format", flagText(count, "format"), flagText(comm, "format")},
+		{"count and comm --quiet", flagText(count, "quiet"), flagText(comm, "quiet")},
+	}
+	for _, tt := range tests {
+		if !strings.Contains(tt.got, tt.want) {
+			t.Errorf("%s: %q lacks %q", tt.name, tt.got, tt.want)
+		}
+	}
+	_, def, _ := strings.Cut(flagText(comm, "sizes"), `(default "`)
+	if sizes, err := opts.ParseSizes(strings.TrimSuffix(def, `")`)); err != nil || !slices.Equal(sizes, permsched.PaperCommSizes) {
+		t.Errorf("--sizes default %q = %v (%v), want the paper's %v", def, sizes, err, permsched.PaperCommSizes)
 	}
 }

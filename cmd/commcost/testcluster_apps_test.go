@@ -5,12 +5,9 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,11 +75,11 @@ import (
 // A case that misses its bound is measured again, once, and fails only
 // if it misses again (clusterAppsMPRetry).
 //
-// The errors are asserted only when the machine is not overloaded by
-// others (1-minute load average at most clusterAppsMaxLoad per core,
-// before and after): the calibration and the application run one after
-// the other, and must meet the same machine. The tables are logged either
-// way.
+// The errors are asserted against their bounds only when the launch met
+// no load from others (othersLoad: the calibration and the application
+// run one after the other, and must meet the same machine); on a busy
+// machine only the gross bound a wrong model fails is asserted. The tables
+// are logged either way.
 func testClusterAppsMP(t *testing.T, bin string) {
 	for _, topo := range []struct {
 		name string
@@ -192,7 +189,7 @@ func (r appsMPRun) report(t *testing.T, only []string, assert bool) {
 
 // measureClusterAppsMP runs the calibration and the three programs on a
 // four-host cluster shaped by opts and judges every case; quiet says
-// whether the load average allowed asserting (see testClusterAppsMP).
+// whether the launch met no load from others (see testClusterAppsMP).
 func measureClusterAppsMP(t *testing.T, bin string, opts []string) (appsMPRun, bool) {
 	t.Helper()
 	dir := t.TempDir()
@@ -200,18 +197,16 @@ func measureClusterAppsMP(t *testing.T, bin string, opts []string) (appsMPRun, b
 	mm := filepath.Join(dir, "matmul.jsonl")
 	mg := filepath.Join(dir, "multigrid.jsonl")
 	const stat = "--stat envelope --min-reps 5 --max-reps 30"
-	const reps = stat + " --calib-max-time 0.4"
-	load0 := loadPerCore(t)
-	runCluster(t, 240*time.Second, opts, strings.Join([]string{
+	const reps = stat + " --cal-max-time 0.4"
+	_, load := runClusterLoad(t, 240*time.Second, opts, strings.Join([]string{
 		fmt.Sprintf("$CC_MPIRUN %s %s app cannon --n 256 --variant async,sync %s --out %s", clusterEagerTCP, bin, reps, cal),
 		fmt.Sprintf("$CC_MPIRUN %s %s app checkerboard --n 256 --variant async,sync %s --calibration %s --out %s", clusterEagerTCP, bin, reps, cal, mm),
-		fmt.Sprintf("$CC_MPIRUN %s app multigrid --n 127 --iterations 10 --variant async,sync --kinds hockney,piecewise,hyperbolic,bsp %s --calib-max-time %g --out %s", bin, stat, clusterMultigridCalib, mg),
+		fmt.Sprintf("$CC_MPIRUN %s app multigrid --n 127 --iterations 10 --variant async,sync --kinds hockney,piecewise,hyperbolic,bsp %s --cal-max-time %g --out %s", bin, stat, clusterMultigridCalib, mg),
 	}, " && "))
-	load1 := loadPerCore(t)
-	quiet := load0 <= clusterAppsMaxLoad && load1 <= clusterAppsMaxLoad
+	quiet := !load.Busy()
 	if !quiet {
-		t.Logf("load average %.1f then %.1f per core (> %g): the errors below are logged, not asserted; rerun on a quiet machine: go test ./cmd/commcost -run TestTestCluster/AppsMP -count=1 -v",
-			load0, load1, clusterAppsMaxLoad)
+		t.Logf("busy machine (%v): the bounds below are logged, and only the gross bound %.0f%% asserted; rerun on a quiet machine: go test ./cmd/commcost -run TestTestCluster/AppsMP -count=1 -v",
+			load, 100*clusterAppsGross)
 	}
 	var run appsMPRun
 	seen := map[string]bool{}
@@ -285,11 +280,9 @@ func bestModel(errs map[string]float64, models []string) string {
 func testClusterAppsOwnCores(t *testing.T, bin string) {
 	dir := t.TempDir()
 	mm := filepath.Join(dir, "checkerboard.jsonl")
-	load0 := loadPerCore(t)
-	runCluster(t, 180*time.Second, []string{"--hosts", "2", "--rate", "200mbit"},
-		fmt.Sprintf("$CC_MPIRUN %s app checkerboard --grid 1x2 --n 256 --variant async,sync --stat envelope --min-reps 5 --max-reps 30 --calib-max-time 0.4 --out %s", bin, mm))
-	load1 := loadPerCore(t)
-	quiet := load0 <= clusterAppsMaxLoad && load1 <= clusterAppsMaxLoad
+	_, load := runClusterLoad(t, 180*time.Second, []string{"--hosts", "2", "--rate", "200mbit"},
+		fmt.Sprintf("$CC_MPIRUN %s app checkerboard --grid 1x2 --n 256 --variant async,sync --stat envelope --min-reps 5 --max-reps 30 --cal-max-time 0.4 --out %s", bin, mm))
+	quiet := !load.Busy()
 	seen := 0
 	for key, errs := range totalErrors(t, mm) {
 		seen++
@@ -318,10 +311,17 @@ func judgeBest(t *testing.T, key string, errs map[string]float64, models []strin
 		t.Log(msg)
 	case quiet:
 		t.Error(msg)
+	case math.Abs(errs[best]) > max(limit, clusterAppsGross):
+		t.Errorf("busy machine, yet beyond the gross bound %.0f%% that a wrong model or workload fails: %s", 100*clusterAppsGross, msg)
 	default:
-		t.Log("not asserted (load): " + msg)
+		t.Log("not asserted (busy machine): " + msg)
 	}
 }
+
+// clusterAppsGross is the bound asserted on a busy machine: others' load
+// adds tens of percent to a program's time, while a wrong model or
+// workload misses by 50% to 1000%.
+const clusterAppsGross = 0.45
 
 // clusterAppsGoal is issue 14's 10%: the products' bound (their goal of
 // 5% shows in the logged errors) and multigrid's goal, which
@@ -332,12 +332,6 @@ const clusterAppsGoal = 0.10
 // product with blocks of 64 KiB and more, asserted where every rank has a
 // core (testClusterAppsOwnCores).
 const clusterOwnCoresBound = clusterAppsGoal
-
-// clusterAppsMaxLoad is the 1-minute load average per core up to which
-// testClusterAppsMP asserts. The four emulated hosts alone keep it near 2
-// per core; the bounds held in every run up to 5 per core (other sessions
-// compiling and testing on the same two cores) and not above.
-const clusterAppsMaxLoad = 5.0
 
 // clusterMatmulSync bounds the best model's error on the synchronous
 // matrix multiplications' total communication: issue 14's 10%. Under Open
@@ -385,7 +379,7 @@ const clusterMultigridSync = clusterPaper001
 // 4.3, Fig. 7).
 const clusterPaper001 = 0.20
 
-// clusterMultigridCalib is the multigrid calibration's --calib-max-time
+// clusterMultigridCalib is the multigrid calibration's --cal-max-time
 // (seconds of repetitions per point; the products use 0.4): the largest
 // all-to-all point of four hosts takes 22-55 ms a repetition, and its
 // fastest of six was once 25% above the others' (see
@@ -409,22 +403,6 @@ const clusterMultigridCalib = 1.0
 // fails, and paper 001's 20% is logged in every run that misses it; a
 // case that misses is measured again (clusterAppsMPRetry).
 const clusterMultigridAsync = 0.35
-
-// loadPerCore is the 1-minute load average divided by the cores.
-func loadPerCore(t *testing.T) float64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		t.Logf("no load average (%v): taken as busy", err)
-		return math.Inf(1)
-	}
-	f := strings.Fields(string(b))
-	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return math.Inf(1)
-	}
-	return v / float64(runtime.NumCPU())
-}
 
 // totalErrors reads the application records of file (annotated by commcost
 // app with every model's prediction) and returns, per run, every model's

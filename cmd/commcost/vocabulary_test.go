@@ -68,7 +68,11 @@ func TestFlagVocabulary(t *testing.T) {
 			if types[name] == nil {
 				types[name] = map[string][]string{}
 			}
-			types[name][f.typ] = append(types[name][f.typ], cmd)
+			typ := f.typ // a value's name (file, DIR) reads as a string
+			if typ != "" && typ != "int" && typ != "uint" && typ != "float" && typ != "duration" {
+				typ = "string"
+			}
+			types[name][typ] = append(types[name][typ], cmd)
 		}
 	}
 	for name, byType := range types {

@@ -28,6 +28,7 @@ import (
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 )
 
 // CoherenceConfig sizes the randomized coherence workload. Zero values take
@@ -155,6 +156,12 @@ func getEvent(b []byte) event {
 		start: int64(le.Uint64(b[16:])), end: int64(le.Uint64(b[24:]))}
 }
 
+// progressEvery is how many operations of the coherence workload run
+// between two reports of progress to the process's watchdog
+// (patterns.Watchdog), so that a long workload is not taken for a stuck
+// one while a rank whose peer stopped answering still is.
+const progressEvery = 64
+
 // Coherence runs the randomized read/write workload: every rank issues
 // cfg.Ops/Size operations on random variables (whole-variable writes of a
 // fresh stamp, reads of a random run of slots), logging each with its
@@ -183,7 +190,11 @@ func Coherence(c mpi.Comm, s globalvar.Store, cfg CoherenceConfig) (Report, erro
 	var torn int
 	var tornMsg string
 	t0 := time.Now()
+	wd := patterns.Installed()
 	for i := 0; i < n; i++ {
+		if i%progressEvery == 0 {
+			wd.Progress()
+		}
 		vi := rng.IntN(cfg.Vars)
 		e := event{vr: int32(vi)}
 		if rng.Float64() < cfg.WriteFraction {

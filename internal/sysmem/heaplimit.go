@@ -10,8 +10,8 @@ import (
 // take (Available), unless a limit is set already (GOMEMLIMIT in the
 // environment: the user's choice stands) or avail is unknown (ok false)
 // or not positive. It returns the limit in effect (math.MaxInt64 for
-// none) and the function that puts the previous one back (tests run many
-// runs in one process).
+// none) and the function that puts the previous one back (a test process
+// starts many worlds).
 //
 // Why (commcost's local backend): every goroutine rank lives in one
 // process, and a count-based run's live heap is mostly their protocol

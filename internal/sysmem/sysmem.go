@@ -1,10 +1,12 @@
 // Package sysmem says how much memory this process may still take: the
-// smaller of the kernel's estimate of available memory (MemAvailable in
-// /proc/meminfo) and what the process's memory cgroup still allows (its
+// smallest of the kernel's estimate of available memory (MemAvailable in
+// /proc/meminfo), what the process's memory cgroup still allows (its
 // limit minus its usage, at every level of the hierarchy, cgroup v2 or
-// v1). Batch systems confine jobs with cgroups, so on a cluster node the
-// cgroup, not the node, is usually the limit. commcost checks what a run
-// needs against it before allocating (issue 18, class 2).
+// v1), and what its address-space limit still allows (RLIMIT_AS, set by
+// `ulimit -v`, minus the address space already mapped, VmSize). Batch
+// systems confine jobs with cgroups or with ulimit -v, so on a cluster node
+// the job's limit, not the node, is usually the bound. commcost checks what
+// a run needs against it before allocating.
 package sysmem
 
 import (
@@ -26,13 +28,21 @@ func Available() (bytes int64, source string, ok bool) {
 	return available("/")
 }
 
+// addressLimit is the soft RLIMIT_AS of this process, ok false when there
+// is none (RLIM_INFINITY) or it cannot be read; a variable for tests.
+var addressLimit = rlimitAS
+
 // available reads the files under root (a test's fake /proc and /sys).
 func available(root string) (int64, string, bool) {
 	best, src, ok := int64(-1), "", false
 	if v, err := memAvailable(filepath.Join(root, "proc/meminfo")); err == nil {
 		best, src, ok = v, "MemAvailable of /proc/meminfo", true
 	}
-	for _, c := range cgroupRooms(root) {
+	rooms := cgroupRooms(root)
+	if r, found := addressSpaceRoom(root); found {
+		rooms = append(rooms, r)
+	}
+	for _, c := range rooms {
 		if !ok || c.room < best {
 			best, src, ok = c.room, c.source, true
 		}
@@ -63,6 +73,42 @@ func memAvailable(path string) (int64, error) {
 type room struct {
 	room   int64
 	source string
+}
+
+// addressSpaceRoom is the address space this process may still map under
+// its RLIMIT_AS: the limit minus VmSize of /proc/self/status. Every
+// allocation maps address space, so under `ulimit -v` an allocation beyond
+// it fails (Go's runtime then dies with "fatal error: out of memory")
+// while MemAvailable shows plenty.
+func addressSpaceRoom(root string) (room, bool) {
+	lim, ok := addressLimit()
+	if !ok || lim >= 1<<62 {
+		return room{}, false
+	}
+	mapped, err := vmSize(filepath.Join(root, "proc/self/status"))
+	if err != nil {
+		mapped = 0
+	}
+	return room{room: int64(lim) - mapped, source: fmt.Sprintf("the address-space limit RLIMIT_AS (ulimit -v) of %s, %s of it mapped already", Format(float64(lim)), Format(float64(mapped)))}, true
+}
+
+// vmSize parses VmSize (kB) from a /proc/PID/status file.
+func vmSize(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == "VmSize:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, errors.New("no VmSize")
 }
 
 // cgroupRooms lists limit minus usage of every memory cgroup level of

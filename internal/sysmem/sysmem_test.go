@@ -18,17 +18,49 @@ func write(t *testing.T, root, path, data string) {
 	}
 }
 
-// TestAvailable: the smallest of MemAvailable and every cgroup level's
-// limit minus usage, for cgroup v2 and v1, with "max" meaning no limit.
+// fakeAddressLimit makes the tests independent of the ulimit -v they run
+// under; limit, when positive, fakes one of that many bytes.
+func fakeAddressLimit(t *testing.T, limit int64) {
+	saved := addressLimit
+	t.Cleanup(func() { addressLimit = saved })
+	addressLimit = func() (uint64, bool) { return uint64(limit), limit > 0 }
+}
+
+// TestAvailable: the smallest of MemAvailable, every cgroup level's limit
+// minus usage (cgroup v2 and v1, with "max" meaning no limit) and the
+// address-space limit (RLIMIT_AS, ulimit -v) minus VmSize.
 func TestAvailable(t *testing.T) {
 	const gib = 1 << 30
 	tests := []struct {
 		name  string
 		files map[string]string
+		as    int64 // RLIMIT_AS, 0 for none
 		want  int64
 		src   string
 	}{
-		{"meminfo only", map[string]string{"proc/meminfo": "MemTotal: 100 kB\nMemAvailable:   2048 kB\n"}, 2048 * 1024, "MemAvailable"},
+		{"ulimit -v below MemAvailable", map[string]string{
+			"proc/meminfo":     "MemAvailable: 8388608 kB\n",
+			"proc/self/status": "Name:\tcommcost\nVmPeak:\t 2097152 kB\nVmSize:\t 1048576 kB\n",
+		}, 3 * gib, 2 * gib, "RLIMIT_AS (ulimit -v) of 3.0 GiB, 1.0 GiB of it mapped"},
+		{"ulimit -v above MemAvailable", map[string]string{
+			"proc/meminfo":     "MemAvailable: 1048576 kB\n",
+			"proc/self/status": "VmSize:\t 1048576 kB\n",
+		}, 64 * gib, 1 * gib, "MemAvailable"},
+		{"ulimit -v below a cgroup", map[string]string{
+			"proc/meminfo":                     "MemAvailable: 8388608 kB\n",
+			"proc/self/cgroup":                 "0::/job\n",
+			"sys/fs/cgroup/job/memory.max":     "4294967296\n",
+			"sys/fs/cgroup/job/memory.current": "0\n",
+			"proc/self/status":                 "VmSize:\t 524288 kB\n",
+		}, 1 * gib, gib / 2, "RLIMIT_AS"},
+		{"ulimit -v used up", map[string]string{
+			"proc/meminfo":     "MemAvailable: 8388608 kB\n",
+			"proc/self/status": "VmSize:\t 2097152 kB\n",
+		}, 1 * gib, 0, "RLIMIT_AS"},
+		{"ulimit -v without a status file", map[string]string{
+			"proc/meminfo": "MemAvailable: 8388608 kB\n",
+		}, 1 * gib, 1 * gib, "RLIMIT_AS"},
+		{"meminfo only", map[string]string{"proc/meminfo": "MemTotal: 100 kB\nMemAvailable:   2048 kB\n"}, 0, 2048 * 1024, "MemAvailable"},
 		{"cgroup v2 tighter", map[string]string{
 			"proc/meminfo":                          "MemAvailable: 8388608 kB\n",
 			"proc/self/cgroup":                      "0::/job/step\n",
@@ -36,23 +68,24 @@ func TestAvailable(t *testing.T) {
 			"sys/fs/cgroup/job/memory.current":      "1073741824\n",
 			"sys/fs/cgroup/job/step/memory.max":     "max\n",
 			"sys/fs/cgroup/job/step/memory.current": "1073741824\n",
-		}, 3 * gib, "memory.max of /job"},
+		}, 0, 3 * gib, "memory.max of /job"},
 		{"cgroup v1", map[string]string{
 			"proc/meminfo":     "MemAvailable: 8388608 kB\n",
 			"proc/self/cgroup": "4:memory:/slurm/uid_0/job_7\n3:cpu,cpuacct:/\n",
 			"sys/fs/cgroup/memory/slurm/uid_0/job_7/memory.limit_in_bytes": "2147483648\n",
 			"sys/fs/cgroup/memory/slurm/uid_0/job_7/memory.usage_in_bytes": "536870912\n",
 			"sys/fs/cgroup/memory/memory.limit_in_bytes":                   "9223372036854771712\n",
-		}, 1536 << 20, "job_7"},
+		}, 0, 1536 << 20, "job_7"},
 		{"cgroup without limit", map[string]string{
 			"proc/meminfo":                 "MemAvailable: 1024 kB\n",
 			"proc/self/cgroup":             "0::/\n",
 			"sys/fs/cgroup/memory.max":     "max\n",
 			"sys/fs/cgroup/memory.current": "5\n",
-		}, 1024 * 1024, "MemAvailable"},
+		}, 0, 1024 * 1024, "MemAvailable"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			fakeAddressLimit(t, tc.as)
 			root := t.TempDir()
 			for p, d := range tc.files {
 				write(t, root, p, d)
@@ -63,6 +96,7 @@ func TestAvailable(t *testing.T) {
 			}
 		})
 	}
+	fakeAddressLimit(t, 0)
 	if _, _, ok := available(t.TempDir()); ok {
 		t.Errorf("nothing readable, but ok")
 	}
@@ -72,6 +106,20 @@ func TestFormat(t *testing.T) {
 	for in, want := range map[float64]string{512: "512 B", 2048: "2.0 KiB", 3 << 30: "3.0 GiB", 1.5 * (1 << 40): "1.5 TiB"} {
 		if got := Format(in); got != want {
 			t.Errorf("Format(%g) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestAllows: a job's limit (cgroup, ulimit -v) reads "the limit allows",
+// the machine's free memory "available".
+func TestAllows(t *testing.T) {
+	for _, tc := range []struct{ source, want string }{
+		{"MemAvailable of /proc/meminfo", "available: 1.0 GiB (MemAvailable of /proc/meminfo)"},
+		{"cgroup memory.max of /job (limit 1 bytes, in use 0)", "the limit allows 1.0 GiB (cgroup memory.max of /job"},
+		{"the address-space limit RLIMIT_AS (ulimit -v) of 2.0 GiB, 1.0 GiB of it mapped already", "the limit allows 1.0 GiB (the address-space limit RLIMIT_AS (ulimit -v)"},
+	} {
+		if got := Allows(1<<30, tc.source); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("Allows(1 GiB, %q) = %q, want %q...", tc.source, got, tc.want)
 		}
 	}
 }

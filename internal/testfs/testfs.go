@@ -1,6 +1,6 @@
 // Package testfs gives tests a small file system they can fill: a tmpfs
 // of a given size, mounted for the test and unmounted after it. The
-// record file's write discipline (issue 18, class 1: a record is whole or
+// record file's write discipline (a record is whole or
 // absent even when the disk fills) is tested on it by package results and
 // by the CLI.
 package testfs

@@ -17,9 +17,8 @@
 // implementation.
 //
 // With more ranks than cores Open MPI needs --oversubscribe and
-// mpi_yield_when_idle, or spinning ranks starve each other on 2 cores
-// (ENVIRONMENT.md); MPICH's Hydra oversubscribes by default and takes no such
-// flag. The package does not set OMPI_ALLOW_RUN_AS_ROOT: the Makefile and
+// mpi_yield_when_idle, or spinning ranks starve each other of the cores;
+// MPICH's Hydra oversubscribes by default and takes no such flag. The package does not set OMPI_ALLOW_RUN_AS_ROOT: the Makefile and
 // scripts export it where running as root is intended.
 package mpirun
 
@@ -181,9 +180,9 @@ func Command(ctx context.Context, np int, prog string, args ...string) (*exec.Cm
 // cores MPICH is much slower on polling code: its ch4 device has no
 // yield-when-idle setting and blocking calls spin, so ranks hand the
 // processor over late (mpi/native's YieldEnv covers the empty Iprobe only).
-// commcost dsm check on 4 ranks on 2 cores took 77-290 s under MPICH
-// against 6 s under Open MPI, with the load average between 15 and 30.
-// HangLimit is then 4 x base; otherwise base.
+// commcost dsm check on 4 ranks on 2 cores runs more than ten times as
+// long under MPICH as under Open MPI. HangLimit is then 4 x base;
+// otherwise base.
 func HangLimit(base time.Duration, np int) time.Duration {
 	return hangLimit(linked, base, np, runtime.NumCPU())
 }

@@ -36,10 +36,8 @@ static unsigned long long get64(const char *p)
  * the C reference allocates its buffers (scripts/ref/ref.h ref_buffer).
  * calloc returns 16-byte alignment: an l-byte packet then straddles one
  * more cache line and the copies into and out of the library's
- * shared-memory fragments run slower (16 KiB memcpy on this machine, best
- * of 2000: 161 ns aligned, 205-210 ns from a source at +16 or +48 bytes,
- * 312-553 ns into a destination at +16 or +48; issue 19, k-access cells
- * 1.06-1.12x the reference). Freed with free. */
+ * shared-memory fragments run slower (a misaligned 16 KiB memcpy costs
+ * up to several times an aligned one; docs/findings/trust.md). Freed with free. */
 static void *page_zalloc(size_t n)
 {
     void *p = NULL;

@@ -31,8 +31,8 @@
  * receives of rcap bytes posted (MPI_ANY_SOURCE) and waits on the oldest,
  * as the C kernels pre-post their receives: a message that finds its
  * receive posted is copied once, where MPI_Iprobe then MPI_Recv matched it
- * twice and copied it out of the unexpected queue (0.72 against 0.40 us for
- * an 8-byte read on shared memory, scripts/ref measurements, issue 15).
+ * twice and copied it out of the unexpected queue (nearly twice the time of
+ * an 8-byte read on shared memory, scripts/bench_dsm_vs_c.sh).
  * Receives match in the order they were posted, so taking the oldest keeps
  * MPI's order. The slot of a message handed to Go is posted again at the
  * engine's next call, once Go has read it.

@@ -63,12 +63,11 @@ const minProcs = 2
 // call to Go's scheduler; with a single P, the monitor thread (sysmon,
 // waking every 20 us) takes the P away from any call that lasts longer
 // and starts another thread to run it, on the rank's own core, and the
-// call's return must win it back: about 1.5 context switches per 70 us
-// kernel call (perf: 29,000 in 20,000 k-k-access repetitions at k = 8,
-// l = 16 KiB, against 1,100 for the same loop in C), which put commcost at
-// 1.6x the C reference there. With an idle second P the monitor leaves
-// calls of up to 10 ms alone: 0.98x (the k-k-access cells of
-// scripts/bench_vs_c.sh, 5 rounds).
+// call's return must win it back: more than one context switch per
+// kernel call of tens of microseconds (perf counts them; the same loop in
+// C has few), which scripts/bench_vs_c.sh's k-k-access cells show as a
+// ratio well above 1. With an idle second P the monitor leaves calls of
+// up to 10 ms alone.
 // The second P only runs when there is Go work, e.g. garbage collection.
 // A GOMAXPROCS set in the environment is respected.
 func keepSpareP() {

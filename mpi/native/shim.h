@@ -155,7 +155,7 @@ typedef struct {
 /* time_arrivals: the server reads the clock around its receives (two
  * MPI_Wtime per exchange, between its last receive and its answer); only
  * when the caller reports the arrivals, since the client's round trip
- * would pay for them (issue 19: 8 B, n = 1 was 1.23x the C reference). */
+ * would pay for them in every exchange. */
 cc_prtt_result cc_prtt(MPI_Comm comm, void *buf, int count, int peer, int tag, int n, double delay,
                        int iters, int client, int server_delay, int time_arrivals);
 

@@ -23,11 +23,11 @@ import (
 // (MPIR_CVAR_POLLS_BEFORE_YIELD is ch3's and changed nothing here), so the
 // binding yields itself, with a raw system call: through syscall.Syscall
 // the Go scheduler hands the thread's P away whenever the yield lets
-// another process run, and takes it back with futex wake-ups. The full
-// commcost dsm check on 4 ranks on 2 cores (load average about 20) took
-// 77 s with the yield and did not finish in 900 s without it; Open MPI
-// took 6 s. Blocking calls (Recv, Wait, collectives, the C kernels) still
-// spin inside MPICH without yielding, which is most of the remaining gap.
+// another process run, and takes it back with futex wake-ups. Without
+// the yield, commcost dsm check on 4 ranks on 2 cores does not finish
+// under MPICH. Blocking calls (Recv, Wait, collectives, the C kernels)
+// still spin inside MPICH without yielding, which is why it stays several
+// times slower than Open MPI there.
 const YieldEnv = "COMMCOST_YIELD_WHEN_IDLE"
 
 // hydraLocalRanks is the variable MPICH's Hydra sets to the number of

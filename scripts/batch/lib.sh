@@ -24,6 +24,13 @@ cc_die() { # cc_die STATUS MESSAGE: stop the job before any measurement
 
 cc_say() { echo "commcost job: $*" >&2; }
 
+# The jobs run under set -e -o pipefail: a command that fails where no
+# check expected it would end the job with its status and no word. The
+# trap names the command, its status and the line, so no job dies
+# silently (functions and subshells inherit it: set -E).
+set -E
+trap 'cc_say "stopped with status $? at ${BASH_SOURCE[0]:-the job script} line $LINENO, in: $BASH_COMMAND"' ERR
+
 # cc_init SCHEDULER: find the binary and the launcher, name the run
 # directory after the job, log the environment. Sets CC_BIN, CC_RUNDIR,
 # CC_NTASKS, CC_LAUNCHER, CC_JOBID.
@@ -33,7 +40,8 @@ cc_init() {
 	case $CC_SCHED in
 	slurm)
 		submit=${SLURM_SUBMIT_DIR:-$PWD}
-		CC_JOBID=${SLURM_JOB_ID:?not inside a Slurm job (no SLURM_JOB_ID): submit with sbatch}
+		[ -n "${SLURM_JOB_ID:-}" ] || cc_die 1 "not inside a Slurm job (no SLURM_JOB_ID): submit with sbatch"
+		CC_JOBID=$SLURM_JOB_ID
 		if [ -n "${SLURM_ARRAY_JOB_ID:-}" ]; then
 			CC_JOBID="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
 		fi
@@ -48,7 +56,10 @@ cc_init() {
 		[ -n "$CC_JOBID" ] || cc_die 1 "not inside a PBS job (no PBS_JOBID): submit with qsub"
 		CC_JOBID=${CC_JOBID%%.*}
 		if [ -n "${PBS_NODEFILE:-}" ] && [ -r "$PBS_NODEFILE" ]; then
-			CC_NTASKS=$(grep -c . "$PBS_NODEFILE")
+			# grep -c counts 0 lines with status 1: not a failure here.
+			CC_NTASKS=$(grep -c . "$PBS_NODEFILE" || true)
+			[ "$CC_NTASKS" -ge 1 ] ||
+				cc_die 2 "the PBS node file $PBS_NODEFILE lists no host: the job has no slots to run on (check the -l nodes=...:ppn=... request and the server's node list)"
 		else
 			CC_NTASKS=${PBS_NP:-${SLURM_NTASKS:-0}}
 		fi
@@ -61,12 +72,22 @@ cc_init() {
 	if [ -z "$CC_BIN" ]; then
 		if [ -x bin/commcost ]; then CC_BIN=$PWD/bin/commcost; else CC_BIN=$(command -v commcost || true); fi
 	fi
-	[ -n "$CC_BIN" ] && [ -x "$CC_BIN" ] ||
+	[ -n "$CC_BIN" ] ||
 		cc_die 1 "no commcost binary: build it (make build) in $submit, put it on PATH, or set COMMCOST=/path/to/commcost"
+	[ ! -d "$CC_BIN" ] ||
+		cc_die 1 "COMMCOST=$CC_BIN is a directory: set it to the commcost binary (e.g. $CC_BIN/commcost) or to a script that runs it"
+	[ -e "$CC_BIN" ] ||
+		cc_die 1 "no commcost binary at $CC_BIN: build it (make build) in $submit, put it on PATH, or set COMMCOST=/path/to/commcost"
+	[ -x "$CC_BIN" ] ||
+		cc_die 1 "$CC_BIN is not executable: chmod +x it, or set COMMCOST to the commcost binary"
 	# A binary whose MPI library is not on the loader's path (the module
 	# it was built with is not loaded) would fail on every rank at start.
-	local missing
-	missing=$(ldd "$CC_BIN" 2>/dev/null | awk '/not found/ {print $1}' | tr '\n' ' ')
+	# ldd fails on what is not a dynamic executable (a wrapper script that
+	# loads the module and runs commcost, a static build): nothing to check.
+	local missing= libs
+	if libs=$(ldd "$CC_BIN" 2>/dev/null); then
+		missing=$(awk '/not found/ {print $1}' <<<"$libs" | tr '\n' ' ')
+	fi
 	[ -z "$missing" ] ||
 		cc_die 1 "$CC_BIN cannot start: the library ${missing% } is not found; load the MPI module it was built with (module load openmpi, or mpich) or set LD_LIBRARY_PATH"
 	case $CC_LAUNCHER in
@@ -203,7 +224,10 @@ cc_steps_all() {
 # = 40); a smaller job stops here, before measuring anything.
 cc_steps_emulate() {
 	local net=$1 need
-	need=$("$CC_BIN" emulate info --net "$net" | awk '$1 == "ranks" {print $2; exit}')
+	local info
+	info=$("$CC_BIN" emulate info --net "$net") ||
+		cc_die 2 "COMMCOST_NET=$net: commcost emulate info refused it (its message is above)"
+	need=$(awk '$1 == "ranks" {print $2; exit}' <<<"$info")
 	[ -n "$need" ] || cc_die 2 "COMMCOST_NET=$net: commcost emulate info does not know this network"
 	cc_need_ranks "$need" "the emulated network $net"
 	local quick=()

@@ -1,0 +1,181 @@
+package apps
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commcost/commcost/internal/sysmem"
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// peakPerRank runs app once on p goroutine ranks and returns the bytes it
+// allocated per rank (runtime.MemStats.TotalAlloc: every buffer, kept or
+// not, so at least the peak of what the run holds).
+func allocPerRank(t *testing.T, p int, app App) float64 {
+	t.Helper()
+	runtime.GC()
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	if err := local.Run(p, func(c mpi.Comm) error {
+		_, err := app.Run(Env{Comm: c, Seed: 1})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&b)
+	return float64(b.TotalAlloc-a.TotalAlloc) / float64(p)
+}
+
+// TestProgramDemands: each message-passing program's stated need per rank
+// covers the large buffers its run allocates (within a factor, as its run
+// also allocates the local backend's message copies and small garbage),
+// and names --n.
+func TestProgramDemands(t *testing.T) {
+	tests := []struct {
+		name string
+		p    int
+		app  interface {
+			App
+			Demand(int) sysmem.Need
+		}
+	}{
+		{"gauss n=256", 4, &Gauss{N: 256}},
+		{"multigrid n=63", 3, &Multigrid{N: 63, Iters: 2}},
+		{"cannon n=192", 4, Cannon{N: 192}},
+		{"checkerboard n=180", 6, Checkerboard{N: 180}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			need := tc.app.Demand(tc.p)
+			alloc := allocPerRank(t, tc.p, tc.app)
+			est := need.Bytes + need.InFlight
+			t.Logf("need %.0f, allocated %.0f per rank (%.2f)", est, alloc, est/alloc)
+			if need.Field != "n" {
+				t.Errorf("field %q, want n", need.Field)
+			}
+			// The run allocates at least the big buffers the demand
+			// counts, and the demand is not a multiple of what the run
+			// takes.
+			if est < 0.5*alloc || est > 8*alloc {
+				t.Errorf("need %.0f bytes per rank, the run allocated %.0f: want within [0.5, 8] times", est, alloc)
+			}
+		})
+	}
+}
+
+// TestDemandsAtAbsurdSizes: the needs grow with the flag that asks for
+// them, computed without allocating (these sizes hold on no machine).
+func TestDemandsAtAbsurdSizes(t *testing.T) {
+	tests := []struct {
+		name  string
+		need  sysmem.Need
+		min   float64
+		field string
+	}{
+		{"gauss --n 65536", (&Gauss{N: 65536}).Demand(4), 2 * 8 * 65536.0 * 65536, "n"},
+		{"gauss oracle --n 65536", (&Gauss{N: 65536}).OracleDemand(), 2 * 8 * 65536.0 * 65536, "n"},
+		{"multigrid --n 16383", (&Multigrid{N: 16383, Iters: 1}).Demand(8), 8 * 2 * 8 * 16383.0 * 16383, "n"},
+		{"cannon --n 100000", Cannon{N: 100000}.Demand(4), 5 * 8 * 50000.0 * 50000, "n"},
+		{"checkerboard --n 90000", Checkerboard{N: 90000}.Demand(6), 8 * 45000.0 * 90000, "n"},
+		{"barneshut --steps 1e8", BarnesHutConfig{Bodies: 64, Steps: 1e8}.Demand(4), 8e8, "steps"},
+		{"barneshut --bodies 1e8", BarnesHutConfig{Bodies: 1e8}.Demand(4), 96e8, "bodies"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.need.Bytes < tc.min || tc.need.Field != tc.field || tc.need.What == "" {
+				t.Errorf("need %+v; want at least %.3g bytes for %q", tc.need, tc.min, tc.field)
+			}
+		})
+	}
+	if f := (&Gauss{N: 8192}).OracleFlops(); f < 3.6e11 || f > 3.8e11 {
+		t.Errorf("gauss oracle at n = 8192: %.3g flops, want 2n^3/3 = 3.66e11", f)
+	}
+}
+
+// TestGaussOracleGuarded: the serial oracle is refused when the process
+// cannot hold it (before allocating), and runs as a watched point, so one
+// that outlasts the timeout ends the job with a message naming it.
+func TestGaussOracleGuarded(t *testing.T) {
+	saved := availableMemory
+	defer func() { availableMemory = saved }()
+	availableMemory = func() (int64, string, bool) { return 1 << 20, "a test's 1 MiB", true }
+	err := (&Gauss{N: 1024}).Input(1)
+	if err == nil || !strings.Contains(err.Error(), "--n 1024: gauss's serial oracle (an LU of the 1024 x 1024 matrix) needs about 16.0 MiB in this process; available: 1.0 MiB (a test's 1 MiB)") {
+		t.Errorf("oracle beyond the memory: %v", err)
+	}
+	availableMemory = func() (int64, string, bool) { return 0, "", false }
+
+	fired := make(chan patterns.Stall, 1)
+	w := patterns.NewWatchdog(20*time.Millisecond, func(s patterns.Stall) { fired <- s })
+	defer w.Stop()
+	patterns.Install(w)
+	defer patterns.Install(nil)
+	if err := (&Gauss{N: 900}).Input(1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-fired:
+		if !strings.Contains(s.String(), "app gauss n=900 matrix=dd: the serial oracle") {
+			t.Errorf("stall %q", s)
+		}
+	default:
+		t.Error("an oracle of 4.9e8 flops ran 20 times past a 20 ms timeout without the watchdog firing")
+	}
+}
+
+// TestStoreSizeCheckedUpFront: an application whose store variable is
+// beyond one MPI message is refused by its Check, which the command runs
+// before the calibration, naming n.
+func TestStoreSizeCheckedUpFront(t *testing.T) {
+	tests := []struct {
+		name string
+		app  App
+		p    int
+		want string
+	}{
+		{"matmul n=65536 on 4", MatMul{N: 65536, Access: Access{K: 1, L: 64}}, 4, "the submatrix of n^2/p integers is 4294967296 bytes, more than one store variable holds (2147483583 bytes): a smaller n or more ranks"},
+		{"matmul n=16384 on 4", MatMul{N: 16384, Access: Access{K: 1, L: 64}}, 4, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.app.Check(tc.p)
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("Check: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestAppRecordParamsChecked: an application record read from a file must
+// name its program, phase and kind; app table printed a missing phase as
+// <nil>.
+func TestAppRecordParamsChecked(t *testing.T) {
+	line := func(params string) string {
+		return `{"schema":1,"bench":"app","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
+	}
+	tests := []struct{ name, params, want string }{
+		{"whole", `{"app":"matmul","phase":"read","kind":"comm","n":64}`, ""},
+		{"no phase", `{"app":"matmul","kind":"comm"}`, "impossible parameter phase is missing"},
+		{"empty app", `{"app":"","phase":"read","kind":"comm"}`, "app is empty"},
+		{"unknown kind", `{"app":"matmul","phase":"read","kind":"magic"}`, "kind = \"magic\": must be one of comm, comp, sync"},
+		{"phase a number", `{"app":"matmul","phase":3,"kind":"comm"}`, "phase = 3"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := results.ReadJSONL(strings.NewReader(line(tc.params)))
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("read: %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// A prediction beyond any machine's time is no value a record holds.
+	bad := strings.Replace(line(`{"app":"matmul","phase":"read","kind":"comm"}`), `"meta":{}`, `"derived":{"pred_hockney_s":1e294},"meta":{}`, 1)
+	if _, err := results.ReadJSONL(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `derived "pred_hockney_s" = 1e+294 is beyond 1e+09 seconds`) {
+		t.Errorf("prediction of 1e294 s: %v", err)
+	}
+}

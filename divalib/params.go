@@ -1,0 +1,52 @@
+package divalib
+
+import (
+	"fmt"
+
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// The physical range of the dsm records' parameters, checked on every
+// record written or read (results.RegisterParamCheck): a records file
+// with a mesh of 0x4 or a block of -16 ints is refused on read by every
+// command (dsm plot, compare, report) instead of drawn.
+var (
+	specStrategy = patterns.ParamSpec{Key: "strategy", Kind: patterns.ParamString}
+	specMesh     = patterns.ParamSpec{Key: "mesh", Kind: patterns.ParamString}
+	dsmParams    = map[string][]patterns.ParamSpec{
+		BenchCheck: {specStrategy, specMesh, {Key: "workload", Kind: patterns.ParamString},
+			{Key: "ops", Kind: patterns.ParamInt, Min: 0, NoMax: true},
+			{Key: "memory_bytes", Kind: patterns.ParamInt, Min: 1, NoMax: true, Unit: "bytes", Optional: true}},
+		BenchMatSquare: {specStrategy, specMesh, {Key: "block_ints", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+			{Key: "kernel", Kind: patterns.ParamString, Optional: true}},
+		BenchOverhead: {specStrategy, specMesh, {Key: "op", Kind: patterns.ParamString},
+			{Key: "bytes", Kind: patterns.ParamInt, Min: 0, Max: float64(MaxVarBytes), Unit: "bytes"}},
+	}
+)
+
+// MaxVarBytes is the largest variable a store holds: one MPI message less
+// the store's header.
+const MaxVarBytes = 1<<31 - 1 - headerBytes
+
+func init() {
+	for bench, specs := range dsmParams {
+		results.RegisterParamCheck(bench, func(p results.Params) error { return CheckRecordParams(specs, p) })
+	}
+}
+
+// CheckRecordParams checks a dsm record's parameters against specs and
+// its mesh (ROWSxCOLS with both at least 1) for the benches of this
+// package and apps/dsmexp's.
+func CheckRecordParams(specs []patterns.ParamSpec, p results.Params) error {
+	if err := patterns.CheckSpecs(specs, p); err != nil {
+		return err
+	}
+	if s, ok := p["mesh"].(string); ok {
+		r, c, err := ParseMesh(s)
+		if err != nil || r < 1 || c < 1 {
+			return fmt.Errorf("mesh = %q: must be ROWSxCOLS with ROWS, COLS >= 1", s)
+		}
+	}
+	return nil
+}

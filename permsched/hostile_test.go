@@ -1,0 +1,228 @@
+package permsched
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/commcost/commcost/results"
+)
+
+// TestMatrixHeaderAgreesWithBody: WriteMatrix's header, when a file has
+// one, must agree with the rows and with the kind the file is read as; a
+// file without one is read as before.
+func TestMatrixHeaderAgreesWithBody(t *testing.T) {
+	const body = "0 8 8\n8 0 8\n8 8 0\n"
+	tests := []struct {
+		name, file string
+		kind       EntryKind
+		want       string // "" accepted
+	}{
+		{"no header", body, EntryBytes, ""},
+		{"header as written", "# commcost permsched matrix: n = 3, entries = bytes\n" + body, EntryBytes, ""},
+		{"header n larger than the rows", "# commcost permsched matrix: n = 4, entries = bytes\n" + body, EntryBytes,
+			"line 2: the first row has 3 entries, but the header on line 1 gives n = 4"},
+		{"header n smaller", "# commcost permsched matrix: n = 2, entries = bytes\n" + body, EntryBytes, "gives n = 2"},
+		{"header of another kind", "# commcost permsched matrix: n = 3, entries = count\n" + body, EntryBytes,
+			"the header says entries = count, but the file is read with entries = bytes (pass --entries count)"},
+		{"header n not a number", "# commcost permsched matrix: n = many, entries = bytes\n" + body, EntryBytes, "the header gives n = many"},
+		{"two headers", "# commcost permsched matrix: n = 3, entries = bytes\n# commcost permsched matrix: n = 3, entries = bytes\n" + body, EntryBytes, "a second header"},
+		{"header after the rows", "0 8 8\n# commcost permsched matrix: n = 3, entries = bytes\n8 0 8\n8 8 0\n", EntryBytes, "a header after the first row"},
+		{"other comments", "# my trace\n" + body, EntryBytes, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadMatrix(strings.NewReader(tc.file), tc.kind)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadMatrixFileRefusesNonRegular: --matrix on a FIFO or a device is
+// refused at once.
+func TestReadMatrixFileRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "m.txt")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	good := filepath.Join(dir, "good.txt")
+	if err := os.WriteFile(good, []byte("0 1\n1 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path, want string }{
+		{"regular", good, ""},
+		{"fifo", fifo, "named pipe"},
+		{"device", "/dev/zero", "character device"},
+		{"directory", dir, "directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { _, err := ReadMatrixFile(tc.path, EntryCount); done <- err }()
+			select {
+			case err := <-done:
+				if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+					t.Errorf("error %v, want %q", err, tc.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("blocked on %s", tc.path)
+			}
+		})
+	}
+}
+
+// liveBytes is the heap that make's result keeps alive.
+func liveBytes(make func() any) (float64, any) {
+	runtime.GC()
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	v := make()
+	runtime.GC()
+	runtime.ReadMemStats(&b)
+	return float64(b.HeapAlloc) - float64(a.HeapAlloc), v
+}
+
+// TestDemandBoundsAllocations: each demand is at least what the structure
+// it stands for keeps alive (so a run that passes the check does not die
+// for lack of memory the estimate left out) and within a small factor of
+// it (so the check refuses nothing the machine could hold); and the
+// fields name the flag the need grows with.
+func TestDemandBoundsAllocations(t *testing.T) {
+	tests := []struct {
+		name  string
+		need  func() (est float64, field string)
+		live  func() any
+		field string
+	}{
+		{"fig7 n=3000 d=40", func() (float64, string) { n := GenDemand(GenFig7, 3000, 40, 0); return n.Bytes, n.Field },
+			func() any { m, _ := Fig7(3000, 40, 1); return m }, "d"},
+		{"samplesort n=48 keys=20000", func() (float64, string) { n := GenDemand("samplesort", 48, 0, 20000); return n.Bytes, n.Field },
+			func() any {
+				// The keys are the peak; the trace keeps only its entries.
+				k := make([][]uint64, 48)
+				for i := range k {
+					k[i] = make([]uint64, 20000)
+				}
+				m, _ := SampleSortTrace(48, 20000, 1)
+				return []any{k, m}
+			}, "keys"},
+		{"GM's dense array at n=2000", func() (float64, string) {
+			m, _ := Fig7(2000, 1, 1)
+			n := CountConfig{Matrix: m, Schedulers: []Scheduler{GM{}}, Matrices: 1}.Demand()
+			return n.Bytes, n.Field
+		}, func() any { return make([]int32, 2000*2000) }, "matrix"},
+		{"CGM on one dense row", func() (float64, string) {
+			rows := make([][]int32, 2000)
+			for j := 1; j < 2000; j++ {
+				rows[0] = append(rows[0], int32(j))
+			}
+			m, _ := NewMatrix(2000, rows)
+			n := CountConfig{Matrix: m, Schedulers: []Scheduler{CGM{}}, Matrices: 1}.Demand()
+			return n.Bytes, n.Field
+		}, func() any { return [2][]int32{make([]int32, 2000*1999), make([]int32, 2000*1999)} }, "matrix"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			est, field := tc.need()
+			live, keep := liveBytes(tc.live)
+			runtime.KeepAlive(keep)
+			if field != tc.field {
+				t.Errorf("field %q, want %q", field, tc.field)
+			}
+			if est < live || est > 8*live {
+				t.Errorf("estimate %.0f bytes for %.0f live: want within [1, 8] times", est, live)
+			}
+		})
+	}
+}
+
+// TestDemandNamesTheFlag: the demand that grows with a flag names it, at
+// sizes no machine holds, computed without allocating them.
+func TestDemandNamesTheFlag(t *testing.T) {
+	huge, _ := NewWeighted(3, [][]int32{{1, 2}, {0}, {0}}, [][]int64{{1<<31 - 1, 1<<31 - 1}, {1<<31 - 1}, {1 << 30}})
+	tests := []struct {
+		name  string
+		need  func() (bytes float64, field string)
+		min   float64
+		field string
+	}{
+		{"sched gen --keys 1e9", func() (float64, string) { n := GenDemand("samplesort", 16, 0, 1e9); return n.Bytes, n.Field }, 16 * 8e9, "keys"},
+		{"sched gen --n 65536 samplesort", func() (float64, string) { n := GenDemand("samplesort", 65536, 0, 1); return n.Bytes, n.Field }, 8 * 65536 * 65536, "n"},
+		{"sched count --samples 1e9", func() (float64, string) {
+			n := CountConfig{Ns: []int{32}, Matrices: 1e9}.Demand()
+			return n.Bytes, n.Field
+		}, 8e9, "matrices"},
+		{"sched count --n 65536 with GM", func() (float64, string) {
+			n := CountConfig{Ns: []int{65536}, Densities: Densities{1}, Matrices: 1}.Demand()
+			return n.Bytes, n.Field
+		}, 4 * 65536 * 65536, "n"},
+		{"sched comm matrix of 2 GB entries", func() (float64, string) {
+			n := CommDemand(3, CommConfig{Matrix: huge})
+			return n.Bytes + n.InFlight, n.Field
+		}, 3 * (1<<31 - 1), "matrix"},
+		{"sched comm --sizes 1G --d 24", func() (float64, string) {
+			n := CommDemand(32, CommConfig{Sizes: []int{1 << 30}, Densities: []int{24}})
+			return n.Bytes, n.Field
+		}, 48 << 30, "sizes"},
+		{"sched comm --matrices 1e6", func() (float64, string) {
+			n := CommDemand(512, CommConfig{Sizes: []int{16}, Densities: []int{24}, Matrices: 1e6})
+			return n.Bytes, n.Field
+		}, 1e6 * 512 * 24 * 12, "matrices"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, field := tc.need()
+			if b < tc.min || field != tc.field {
+				t.Errorf("need %.3g bytes for field %q; want at least %.3g for %q", b, field, tc.min, tc.field)
+			}
+		})
+	}
+}
+
+// TestCountStopsDrawingWhenEverySchedulerIsDone: once every scheduler has
+// used --cell-sec, the cell stops drawing matrices instead of growing to
+// --samples.
+func TestCountStopsDrawingWhenEverySchedulerIsDone(t *testing.T) {
+	var got CountCell
+	err := RunCount(CountConfig{Ns: []int{16}, Densities: Densities{3}, Matrices: 1 << 30,
+		Schedulers: []Scheduler{LP{}}, CellSeconds: 1e-9, MinMatrices: 5}, func(c CountCell) error { got = c; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Samples != 5 || len(got.MaxDeg) != 5 {
+		t.Errorf("cell drew %d matrices (samples %d); want 5, the minimum before --cell-sec stops", len(got.MaxDeg), got.Samples)
+	}
+}
+
+// TestSchedRecordParamsChecked: the experiments' records read from a
+// file (sched breakeven --in) must name possible points.
+func TestSchedRecordParamsChecked(t *testing.T) {
+	line := func(bench, params string) string {
+		return `{"schema":1,"bench":"` + bench + `","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
+	}
+	tests := []struct{ name, bench, params, want string }{
+		{"comm", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":1024,"scheduler":"CGM"}`, ""},
+		{"comm of -16 bytes", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":-16,"scheduler":"CGM"}`, "bytes = -16: must not be negative"},
+		{"comm of density -1", BenchComm, `{"d":-1,"gen":"fig7","matrix":0,"bytes":16,"scheduler":"CGM"}`, "d = -1"},
+		{"comm without a scheduler", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":16}`, "scheduler is missing"},
+		{"perms at n = 0", "sched.perms", `{"n":0,"d":1,"gen":"fig7","scheduler":"CGM"}`, "n = 0"},
+		{"breakeven reuse 0", BenchBreak, `{"bytes":16,"reuse":0}`, "reuse = 0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := results.ReadJSONL(strings.NewReader(line(tc.bench, tc.params)))
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("read: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

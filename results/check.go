@@ -1,0 +1,130 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Physical bounds on a record's statistics, by unit. A value beyond them is
+// no measurement of any machine (a corrupt or hand-made file) and would
+// overflow the arithmetic of every reader: a fit squares its medians, a log
+// plot takes their logarithms, a prediction multiplies them by counts.
+const (
+	MaxRecordSeconds = 1e9  // about 32 years
+	MaxRecordBytes   = 1e19 // about 2^63
+	MaxRecordRate    = 1e18 // bytes per second: six orders above any link
+	MaxRecordValue   = 1e18 // counts and other units, in absolute value
+)
+
+// CheckValues reports the first statistic of r no measurement can have,
+// so that every reader (fit, compare, report, app table, sched, dsm plot,
+// a --calibration or --fit file) refuses it before using it and every
+// writer refuses to write it:
+//
+//   - n >= 1: a record summarises at least one repetition;
+//   - every statistic (min, median, mean, max, p90, p99, ci95, rank_*),
+//     derived value, counter and sample is finite;
+//   - min <= median <= max, and the CI contains its median
+//     (ci95[0] <= median <= ci95[1]);
+//   - a time (unit s), size (B) or bandwidth (B/s) has a positive median
+//     and no negative statistic, a count none either; and each statistic
+//     is within its unit's bound (MaxRecordSeconds, ...).
+//
+// Other units (a fitted slope, say) may be negative but are bounded by
+// MaxRecordValue in absolute value.
+func (r *Record) CheckValues() error {
+	if r.N < 1 {
+		return fmt.Errorf("record %s %s has n = %d: a record summarises at least one repetition", r.Bench, paramString(r.Params), r.N)
+	}
+	lo, hi, positive := valueRange(r.Unit)
+	named := []struct {
+		name string
+		v    float64
+	}{
+		{"median", r.Median}, {"min", r.Min}, {"mean", r.Mean}, {"max", r.Max},
+		{"p90", r.P90}, {"p99", r.P99}, {"ci95[0]", r.CI95[0]}, {"ci95[1]", r.CI95[1]},
+		{"rank_min", r.RankMin}, {"rank_avg", r.RankAvg}, {"rank_max", r.RankMax},
+	}
+	for _, s := range named {
+		if math.IsNaN(s.v) || math.IsInf(s.v, 0) || s.v < lo || s.v > hi {
+			return fmt.Errorf("record %s %s: %s %v is outside [%g, %g], the range of a value in %s", r.Bench, paramString(r.Params), s.name, s.v, lo, hi, unitName(r.Unit))
+		}
+	}
+	if positive && !(r.Median > 0) {
+		return fmt.Errorf("record %s %s: median %v is not positive (unit %s)", r.Bench, paramString(r.Params), r.Median, r.Unit)
+	}
+	if !(r.Min <= r.Median && r.Median <= r.Max) {
+		return fmt.Errorf("record %s %s: median %v is not between min %v and max %v", r.Bench, paramString(r.Params), r.Median, r.Min, r.Max)
+	}
+	if !(r.CI95[0] <= r.Median && r.Median <= r.CI95[1]) {
+		return fmt.Errorf("record %s %s: ci95 [%v, %v] does not contain the median %v", r.Bench, paramString(r.Params), r.CI95[0], r.CI95[1], r.Median)
+	}
+	for _, m := range []struct {
+		name string
+		v    map[string]float64
+	}{{"derived", r.Derived}, {"counters", r.Counters}} {
+		for k, v := range m.v {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("record %s %s: %s %q is %v", r.Bench, paramString(r.Params), m.name, k, v)
+			}
+			// A derived value names its unit in its key (README.md): a
+			// time or a bandwidth there has its unit's bound too (an
+			// application record's prediction of 1e294 s is none).
+			if m.name == "derived" {
+				if bound, unit := derivedBound(k); math.Abs(v) > bound {
+					return fmt.Errorf("record %s %s: derived %q = %v is beyond %g %s", r.Bench, paramString(r.Params), k, v, bound, unit)
+				}
+			}
+		}
+	}
+	for i, v := range r.Samples {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("record %s %s: sample %d is %v", r.Bench, paramString(r.Params), i+1, v)
+		}
+	}
+	return nil
+}
+
+// valueRange is the range of a statistic in unit, and whether its median
+// must be positive.
+func valueRange(unit string) (lo, hi float64, positive bool) {
+	switch unit {
+	case UnitSeconds:
+		return 0, MaxRecordSeconds, true
+	case UnitBytes:
+		return 0, MaxRecordBytes, true
+	case UnitBytesPerSec:
+		return 0, MaxRecordRate, true
+	case UnitCount:
+		return 0, MaxRecordValue, false
+	}
+	return -MaxRecordValue, MaxRecordValue, false
+}
+
+// derivedBound is the bound on a derived value by the unit its key ends
+// in: _B_per_s bytes per second, _s seconds; other keys are dimensionless
+// and only finite (the largest float stands for "no bound" in some).
+func derivedBound(key string) (float64, string) {
+	switch {
+	case strings.HasSuffix(key, "_B_per_s"):
+		return MaxRecordRate, "bytes per second"
+	case strings.HasSuffix(key, "_s"):
+		return MaxRecordSeconds, "seconds"
+	}
+	return math.MaxFloat64, ""
+}
+
+func unitName(unit string) string {
+	switch unit {
+	case UnitSeconds:
+		return "seconds"
+	case UnitBytes:
+		return "bytes"
+	case UnitBytesPerSec:
+		return "bytes per second"
+	case UnitCount:
+		return "a count"
+	}
+	return "unit " + unit
+}

@@ -1,0 +1,275 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestCheckValues: the one check of a record's statistics, applied by
+// every reader and every writer, case by case.
+func TestCheckValues(t *testing.T) {
+	good := testRecords()[0]
+	tests := []struct {
+		name string
+		edit func(r *Record)
+		want string // "" accepted
+	}{
+		{"a measurement", func(r *Record) {}, ""},
+		{"n zero", func(r *Record) { r.N = 0 }, "n = 0"},
+		{"huge median", func(r *Record) {
+			r.Median, r.Max, r.CI95[1], r.Mean, r.P90, r.P99 = 1e308, 1e308, 1e308, 1e308, 1e308, 1e308
+		},
+			"median 1e+308 is outside [0, 1e+09]"},
+		{"negative median", func(r *Record) { r.Median, r.Min, r.CI95[0] = -1e-6, -2e-6, -2e-6 }, "median -1e-06 is outside"},
+		{"zero time", func(r *Record) { r.Median, r.Min, r.CI95[0] = 0, 0, 0 }, "median 0 is not positive"},
+		{"inverted ci", func(r *Record) { r.CI95 = [2]float64{r.CI95[1], r.CI95[0]} }, "does not contain the median"},
+		{"ci beside the median", func(r *Record) { r.CI95 = [2]float64{2e-6, 3e-6} }, "does not contain the median"},
+		{"median above max", func(r *Record) { r.Max = 1.5e-6 }, "not between min"},
+		{"NaN derived", func(r *Record) { r.Derived = map[string]float64{"x": math.NaN()} }, `derived "x" is NaN`},
+		{"bandwidth of 1e30", func(r *Record) {
+			r.Unit = UnitBytesPerSec
+			r.Min, r.Median, r.Max, r.Mean, r.P90, r.P99, r.CI95 = 1e30, 1e30, 1e30, 1e30, 1e30, 1e30, [2]float64{1e30, 1e30}
+		}, "the range of a value in bytes per second"},
+		{"negative count", func(r *Record) { r.Unit = UnitCount; r.Min, r.CI95[0] = -1, -1 }, "min -1 is outside [0, 1e+18]"},
+		{"zero count", func(r *Record) {
+			r.Unit = UnitCount
+			r.Min, r.Median, r.Max, r.Mean, r.P90, r.P99, r.CI95, r.Samples = 0, 0, 0, 0, 0, 0, [2]float64{}, nil
+		}, ""},
+		{"negative fitted coefficient", func(r *Record) {
+			r.Unit = "s/(d*n*ln(d))"
+			r.Min, r.Median, r.Max, r.Mean, r.P90, r.P99, r.CI95 = -1e-9, -1e-9, -1e-9, -1e-9, -1e-9, -1e-9, [2]float64{-2e-9, 0}
+		}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := good
+			r.Derived = map[string]float64{"latency_s": 0.76e-6}
+			tc.edit(&r)
+			err := r.CheckValues()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			// Refused on write, and on read naming the line.
+			if _, werr := MarshalRecord(r); werr == nil {
+				t.Errorf("written")
+			}
+		})
+	}
+}
+
+// TestReadRefusesImpossibleRecords: a file with an impossible record
+// (written by hand, or by another tool) is refused by the reader, naming
+// the line: 1e308 medians, negative medians, an inverted CI, n = 0.
+func TestReadRefusesImpossibleRecords(t *testing.T) {
+	ok := `{"schema":1,"bench":"pingpong","params":{"bytes":8},"ranks":2,"unit":"s","n":3,"min":1e-6,"median":2e-6,"max":3e-6,"ci95":[1e-6,3e-6],"meta":{}}`
+	tests := []struct{ name, from, to, want string }{
+		{"1e308 median", `"median":2e-6,"max":3e-6,"ci95":[1e-6,3e-6]`, `"median":1e308,"max":1e308,"ci95":[1e-6,1e308]`, "line 2: record pingpong bytes=8: median 1e+308"},
+		{"negative median", `"min":1e-6,"median":2e-6`, `"min":-3e-6,"median":-2e-6`, "line 2: record pingpong bytes=8: median -2e-06"},
+		{"inverted ci", `"ci95":[1e-6,3e-6]`, `"ci95":[3e-6,1e-6]`, "line 2: record pingpong bytes=8: ci95 [3e-06, 1e-06] does not contain"},
+		{"n zero", `"n":3`, `"n":0`, "line 2: record pingpong bytes=8 has n = 0"},
+	}
+	if _, err := ReadJSONL(strings.NewReader(ok + "\n")); err != nil {
+		t.Fatalf("the good record is refused: %v", err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := strings.Replace(ok, tc.from, tc.to, 1)
+			if bad == ok {
+				t.Fatal("the case edits nothing")
+			}
+			_, err := ReadJSONL(strings.NewReader(ok + "\n" + bad + "\n"))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadersRefuseNonRegularFiles: every reader of a path (records,
+// models, matrices) and the --out appender refuse a FIFO, a device, a
+// socket and a directory at once instead of blocking on them or reading
+// without end; a regular file and a symbolic link to one are read.
+func TestReadersRefuseNonRegularFiles(t *testing.T) {
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "records.jsonl")
+	if err := os.WriteFile(regular, writeJSONL(t, testRecords()[:1]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(regular, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	tests := []struct {
+		name, path, want string // want "" for accepted
+	}{
+		{"regular file", regular, ""},
+		{"symbolic link to a regular file", link, ""},
+		{"FIFO with no writer", fifo, "is a named pipe (FIFO), not a regular file"},
+		{"character device", "/dev/zero", "is a character device, not a regular file"},
+		{"directory", dir, "is a directory, not a regular file"},
+	}
+	readers := []struct {
+		name string
+		read func(path string) error
+	}{
+		{"ReadRecordsFile", func(p string) error { _, _, err := ReadRecordsFile(p); return err }},
+		{"ReadRegularFile", func(p string) error { _, err := ReadRegularFile(p, 1<<20); return err }},
+		{"AppendJSONL", func(p string) error {
+			w, err := AppendJSONL(p)
+			if err == nil {
+				w.Close()
+			}
+			return err
+		}},
+	}
+	for _, rd := range readers {
+		for _, tc := range tests {
+			if rd.name == "AppendJSONL" && tc.path == "/dev/zero" {
+				tc.path = "/dev/full" // a device that takes writes, and fails them
+			}
+			t.Run(rd.name+"/"+tc.name, func(t *testing.T) {
+				done := make(chan error, 1)
+				go func() { done <- rd.read(tc.path) }()
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(5 * time.Second):
+					t.Fatalf("%s blocked on %s", rd.name, tc.path)
+				}
+				switch {
+				case tc.want == "" && err != nil:
+					t.Errorf("refused: %v", err)
+				case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+					t.Errorf("error %v, want %q", err, tc.want)
+				}
+			})
+		}
+	}
+}
+
+// TestReadBoundsLines: a line longer than the bound is refused before it
+// is read whole (a file that is one endless line); lines up to it are read.
+func TestReadBoundsLines(t *testing.T) {
+	line := writeJSONL(t, testRecords()[:1])
+	tests := []struct {
+		name  string
+		input []byte
+		max   int
+		want  string
+	}{
+		{"record within the bound", line, len(line), ""},
+		{"record one byte over", line, len(line) - 1, "line 1: too large: a line longer than"},
+		{"endless line without newline", bytes.Repeat([]byte("x"), 1<<16), 1 << 12, "line 1: too large"},
+		{"second line too long", append(append([]byte{}, line...), bytes.Repeat([]byte(" "), 1<<12)...), len(line) + 100, "line 2: too large"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := readJSONL(bytes.NewReader(tc.input), tc.max)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrTooLarge)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := ReadRegularFile(writeTemp(t, bytes.Repeat([]byte("x"), 2048)), 1024); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadRegularFile of 2 KiB with a bound of 1 KiB: %v", err)
+	}
+}
+
+func writeTemp(t *testing.T, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestReadEscapesStrings: every string of a record read from a file
+// reaches its readers with control characters escaped (Printable), so no
+// table, terminal, report or plot title receives a raw escape sequence;
+// clean records read back unchanged.
+func TestReadEscapesStrings(t *testing.T) {
+	line := `{"schema":1,"bench":"pp\u001b]0;PWNED\u0007\u001b[2J","params":{"op\u001b[31m":"r\u001b[0m"},"ranks":2,"unit":"s","n":1,"min":1e-6,"median":1e-6,"max":1e-6,"ci95":[1e-6,1e-6],` +
+		`"derived":{"x\u202e":1},"meta":{"hosts":["h\u001b[31mred"],"command":["a\nb"],"cpu":"c\u0000"}}`
+	recs, err := ReadJSONL(strings.NewReader(line + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recs[0]
+	tests := []struct{ field, got, want string }{
+		{"bench", r.Bench, `pp\x1b]0;PWNED\a\x1b[2J`},
+		{"param value", r.Params[`op\x1b[31m`].(string), `r\x1b[0m`},
+		{"host", r.Meta.Hosts[0], `h\x1b[31mred`},
+		{"command", r.Meta.Command[0], `a\nb`},
+		{"cpu", r.Meta.CPU, `c\x00`},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%s = %q, want %q", tc.field, tc.got, tc.want)
+		}
+	}
+	if _, ok := r.Derived[`x\u202e`]; !ok {
+		t.Errorf("derived keys %v", r.Derived)
+	}
+	if got := Printable(Printable("a\x1bb")); got != `a\x1bb` {
+		t.Errorf("Printable is not idempotent: %q", got)
+	}
+}
+
+// TestDistinctFiles: one file given twice, under any name, is refused.
+func TestDistinctFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link, hard := filepath.Join(dir, "link.jsonl"), filepath.Join(dir, "hard.jsonl")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(a, hard); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		paths []string
+		want  string
+	}{
+		{"two files", []string{a, b}, ""},
+		{"one file twice", []string{a, b, a}, a + " is given twice"},
+		{"another spelling", []string{a, dir + "/./a.jsonl"}, "are the same file"},
+		{"a symbolic link", []string{link, a}, "are the same file"},
+		{"a hard link", []string{a, hard}, "are the same file"},
+		{"a missing file", []string{a, filepath.Join(dir, "nope")}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := DistinctFiles(tc.paths)
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("DistinctFiles: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

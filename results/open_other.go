@@ -1,0 +1,6 @@
+//go:build !unix
+
+package results
+
+// openNonblock: other systems have no FIFOs that block an open.
+const openNonblock = 0

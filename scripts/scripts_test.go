@@ -1,0 +1,151 @@
+// Package scripts_test runs the helper and batch scripts on hostile input:
+// each refusal is one message and an exit status, before anything starts,
+// never a shell error or a silent exit.
+package scripts_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// script runs bash with args in the repository root (this directory's
+// parent) with env added, and returns its status and stderr.
+func script(t *testing.T, env []string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("bash", args...)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, stderr.String()
+}
+
+// oneMessage checks that stderr is one line starting with prefix and
+// holding want, with no shell error ("line N:", "command not found").
+func oneMessage(t *testing.T, stderr, prefix, want string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], prefix) || !strings.Contains(lines[0], want) {
+		t.Errorf("stderr is not one message %q... holding %q:\n%s", prefix, want, stderr)
+	}
+	for _, bad := range []string{": line ", "command not found", "integer expression", "syntax error"} {
+		if strings.Contains(stderr, bad) {
+			t.Errorf("a shell error reached the user (%q):\n%s", bad, stderr)
+		}
+	}
+}
+
+// TestHelperScriptsRefuseBadCounts: scripts/run.sh and
+// scripts/bench_dsm_vs_c.sh check their counts before building or
+// launching anything.
+func TestHelperScriptsRefuseBadCounts(t *testing.T) {
+	tests := []struct {
+		name   string
+		env    []string
+		args   []string
+		prefix string
+		want   string
+	}{
+		{"run.sh 0", nil, []string{"scripts/run.sh", "0"}, "run.sh: NP '0'", "want an integer from 2"},
+		{"run.sh 1", nil, []string{"scripts/run.sh", "1"}, "run.sh: NP '1'", "the suite measures between ranks"},
+		{"run.sh 100000", nil, []string{"scripts/run.sh", "100000"}, "run.sh: NP '100000'", "ranks per core"},
+		{"run.sh abc", nil, []string{"scripts/run.sh", "abc"}, "run.sh: NP 'abc'", "want an integer"},
+		{"run.sh -4", nil, []string{"scripts/run.sh", "-4"}, "run.sh: NP '-4'", "want an integer"},
+		{"run.sh 20 digits", nil, []string{"scripts/run.sh", "99999999999999999999"}, "run.sh: NP", "want an integer"},
+		{"bench_dsm_vs_c.sh abc", nil, []string{"scripts/bench_dsm_vs_c.sh", "abc"}, "bench_dsm_vs_c: ROUNDS 'abc'", "want an integer"},
+		{"bench_dsm_vs_c.sh 0", nil, []string{"scripts/bench_dsm_vs_c.sh", "0"}, "bench_dsm_vs_c: ROUNDS '0'", "want an integer"},
+		{"bench_dsm_vs_c.sh READS=x", []string{"READS=x"}, []string{"scripts/bench_dsm_vs_c.sh", "2"}, "bench_dsm_vs_c: READS='x'", "timed remote reads"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := script(t, tc.env, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			oneMessage(t, stderr, tc.prefix, tc.want)
+		})
+	}
+}
+
+// TestBatchJobsNeverDieSilently: the batch library's start (cc_init)
+// under set -e -o pipefail, as every job script runs it: a COMMCOST that
+// is a directory, not executable or missing, and a PBS node file with no
+// host each stop the job with one message; a COMMCOST that is a wrapper
+// script (not a dynamic executable) is accepted; a step that fails where
+// nothing expected it is named.
+func TestBatchJobsNeverDieSilently(t *testing.T) {
+	dir := t.TempDir()
+	wrapper := filepath.Join(dir, "commcost-wrapper")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec true \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(dir, "not-executable")
+	if err := os.WriteFile(plain, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "nodes-empty")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	blank := filepath.Join(dir, "nodes-blank")
+	if err := os.WriteFile(blank, []byte("\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	two := filepath.Join(dir, "nodes-two")
+	if err := os.WriteFile(two, []byte("n1\nn2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := filepath.Abs("batch/lib.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pbs := []string{"PBS_JOBID=42.server", "PBS_O_WORKDIR=" + dir, "COMMCOST_RESULTS=" + filepath.Join(dir, "runs")}
+	slurm := []string{"SLURM_JOB_ID=7", "SLURM_SUBMIT_DIR=" + dir, "SLURM_NTASKS=2", "COMMCOST_LAUNCHER=mpirun", "COMMCOST_RESULTS=" + filepath.Join(dir, "runs")}
+	with := func(base []string, more ...string) []string { return append(append([]string(nil), base...), more...) }
+	_, mpirunErr := exec.LookPath("mpirun")
+	tests := []struct {
+		name   string
+		env    []string
+		body   string
+		status int
+		want   string // "" for a job that starts (status 0)
+	}{
+		{"COMMCOST is a directory", with(pbs, "COMMCOST="+dir, "PBS_NODEFILE="+two), "cc_init pbs", 1, "is a directory"},
+		{"COMMCOST is a directory (slurm)", with(slurm, "COMMCOST="+dir), "cc_init slurm", 1, "is a directory"},
+		{"COMMCOST not executable", with(pbs, "COMMCOST="+plain, "PBS_NODEFILE="+two), "cc_init pbs", 1, "is not executable"},
+		{"COMMCOST missing", with(pbs, "COMMCOST="+filepath.Join(dir, "nope"), "PBS_NODEFILE="+two), "cc_init pbs", 1, "no commcost binary at"},
+		{"empty PBS node file", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+empty), "cc_init pbs", 2, "lists no host"},
+		{"blank PBS node file", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+blank), "cc_init pbs", 2, "lists no host"},
+		{"not in a Slurm job", []string{"SLURM_JOB_ID=", "COMMCOST=" + wrapper}, "cc_init slurm", 1, "not inside a Slurm job"},
+		{"a step fails unexpectedly", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two), "cc_init pbs 2>/dev/null; false | cat", 1, "stopped with status 1 at the job script line 3, in: cat"},
+		{"COMMCOST is a wrapper script", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two), "cc_init pbs", 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.status == 0 && mpirunErr != nil {
+				t.Skip("no mpirun on PATH: a PBS job's launcher")
+			}
+			code, stderr := script(t, tc.env, "-c", "set -euo pipefail\n. "+lib+"\n"+tc.body)
+			if code != tc.status {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.status, stderr)
+			}
+			if tc.want == "" {
+				if !strings.Contains(stderr, "== commcost job 42 (pbs)") {
+					t.Errorf("the job did not start:\n%s", stderr)
+				}
+				return
+			}
+			oneMessage(t, stderr, "commcost job: ", tc.want)
+		})
+	}
+}
