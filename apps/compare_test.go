@@ -29,10 +29,10 @@ func TestCalibrateFitRank(t *testing.T) {
 		app   App
 		views map[string]string // model kind -> view of every phase
 	}{
-		{Cannon{N: 32}, map[string]string{"hockney": ViewP2P, "twolevel": ViewAggregate, "bsp": ViewAggregate, "hyperbolic": ViewP2P}},
-		{Checkerboard{N: 32}, map[string]string{"hockney": ViewP2P, "twolevel": ViewAggregate}},
-		{&Gauss{N: 32}, map[string]string{"piecewise": ViewP2P, "twolevel": ViewAggregate, "bsp": ViewAggregate}},
-		{&Multigrid{N: 15, Iters: 3}, map[string]string{"hyperbolic": ViewContention, "hockney": ViewP2P, "bsp": ViewP2P}},
+		{Cannon{N: 32}, map[string]string{"hockney": ViewP2P, "twolevel": ViewAggregate, "bsp": ViewAggregate, "hyperbolic": ViewP2P, "bspstar": ViewAggregate}},
+		{Checkerboard{N: 32}, map[string]string{"hockney": ViewP2P, "twolevel": ViewAggregate, "qsm": ViewAggregate}},
+		{&Gauss{N: 32}, map[string]string{"piecewise": ViewP2P, "twolevel": ViewAggregate, "bsp": ViewAggregate, "bspstar": ViewAggregate, "qsm": ViewAggregate, "cgm": ViewAggregate}},
+		{&Multigrid{N: 15, Iters: 3}, map[string]string{"hyperbolic": ViewContention, "hockney": ViewP2P, "bsp": ViewP2P, "cgm": ViewP2P}},
 	} {
 		t.Run(tc.app.Name(), func(t *testing.T) {
 			var rank *Ranking

@@ -13,8 +13,9 @@ import (
 
 // ConnComp computes the connected components of a dense graph as paper 000,
 // section 6.2 does, after Woo and Sahni: module i holds A_i, n/p rows of the
-// adjacency matrix (one bit per edge: the paper's 16 edges per 16-bit
-// integer), and the spanning forest W_i (n integers: a parent per vertex).
+// adjacency matrix, 16 edges per integer as the paper stores them (the
+// low 16 bits of each 4-byte integer, IntBytes), and the spanning forest
+// W_i (n integers: a parent per vertex).
 // Program of processor i (p a power of two dividing n):
 //
 //	read submatrix A_i of the adjacency matrix A
@@ -35,10 +36,11 @@ import (
 //	T_merge(k, l) = ceil(n/(k l)) T_kk(k, l, 1)
 //	                + 2 sum_{i=1}^{log p} ceil(n/(k l)) T_kk(k, l, 1/2^i)
 //
-// with the submatrix (n^2/(8p) bytes) and the forest (4n bytes) in bytes
-// here, over the accesses that cross the network (crossing: on the direct
-// store with p = 2 the merge read stays on rank 0). Phases: "bfs" and "merge" (communication), "compute" (the searches
-// and merges), "sync".
+// with the submatrix (n^2/(16p) integers, n^2/(4p) bytes) and the forest
+// (n integers, 4n bytes) in bytes here, over the accesses that cross the
+// network (crossing: on the direct store with p = 2 the merge read stays on
+// rank 0). Phases: "bfs" and "merge" (communication), "compute" (the
+// searches and merges), "sync".
 //
 // The graph is dense (m = Theta(n^2)) with planted components: the vertices
 // fall into Parts random groups, and two vertices of one group are joined
@@ -76,8 +78,8 @@ func (g ConnComp) Params() results.Params {
 func (g ConnComp) Check(p int) error {
 	g = g.withDefaults()
 	switch {
-	case g.N < 8 || g.N%8 != 0:
-		return fmt.Errorf("n = %d: the vertices must be a multiple of 8 (rows of whole bytes), at least 8", g.N)
+	case g.N < edgesPerInt || g.N%edgesPerInt != 0:
+		return fmt.Errorf("n = %d: the vertices must be a multiple of %d (rows of whole integers of %d edges), at least %d", g.N, edgesPerInt, edgesPerInt, edgesPerInt)
 	case !isPow2(p):
 		return fmt.Errorf("%d ranks: connected components needs a power of two (log p merge steps)", p)
 	case g.N%p != 0:
@@ -87,14 +89,26 @@ func (g ConnComp) Check(p int) error {
 	case !(g.Density > 0 && g.Density <= 1):
 		return fmt.Errorf("density = %v: the edge probability must be in (0, 1]", g.Density)
 	}
-	if err := g.Access.check(g.adjBytes(p), "submatrix of n^2/p edge bits"); err != nil {
+	if err := g.Access.check(g.adjBytes(p), "submatrix of n^2/(16p) integers"); err != nil {
 		return err
 	}
 	return g.Access.check(g.forestBytes(), "forest of n integers")
 }
 
-func (g ConnComp) adjBytes(p int) int { return g.N * g.N / p / 8 }
+// edgesPerInt is the paper's packing of the adjacency matrix: "16 edges
+// are stored in one variable of type integer" (section 6.2), in the low
+// 16 bits of each IntBytes-byte integer, so T_bfs moves the paper's
+// n^2/(16p) integers.
+const edgesPerInt = 16
+
+func (g ConnComp) adjBytes(p int) int { return g.N * g.N / p / edgesPerInt * IntBytes }
 func (g ConnComp) forestBytes() int   { return g.N * IntBytes }
+
+// edgeAt is the byte and bit of edge bit b of a row block: integer
+// b/16, little-endian, its low 16 bits.
+func edgeAt(b int) (int, uint) {
+	return b/edgesPerInt*IntBytes + b%edgesPerInt/8, uint(b % 8)
+}
 
 // graph is the planted graph of a seed: group of every vertex and the edge
 // test.
@@ -184,8 +198,8 @@ func (g ConnComp) Setup(env Env) (any, error) {
 	for r := range R {
 		for v := range n {
 			if gr.edge(i*R+r, v) {
-				b := r*n + v
-				rows[b/8] |= 1 << (b % 8)
+				at, bit := edgeAt(r*n + v)
+				rows[at] |= 1 << bit
 			}
 		}
 	}
@@ -310,14 +324,15 @@ func (g ConnComp) Run(env Env) (Outcome, error) {
 // root).
 func bfsForest(rows []byte, first, R, n int, forest []uint32, pl *poller) {
 	adj := make([][]int32, n)
-	rowBytes := n / 8
+	rowBytes := n / edgesPerInt * IntBytes
 	for r := range R {
 		u := first + r
-		// A dense graph is still mostly zero bits: skip zero bytes and
-		// visit the set bits of the others.
+		// A dense graph is still mostly zero bits: skip zero bytes (the
+		// two high bytes of every integer are) and visit the set bits of
+		// the others.
 		for x, by := range rows[r*rowBytes : (r+1)*rowBytes] {
 			for ; by != 0; by &= by - 1 {
-				v := x*8 + bits.TrailingZeros8(by)
+				v := x/IntBytes*edgesPerInt + x%IntBytes*8 + bits.TrailingZeros8(by)
 				adj[u] = append(adj[u], int32(v))
 				adj[v] = append(adj[v], int32(u))
 			}
@@ -416,7 +431,7 @@ func init() {
 
 // ConnCompConfig is the configuration of 'commcost app concomp'.
 type ConnCompConfig struct {
-	N opts.Ints `flag:"n" default:"1024" usage:"vertices n (a multiple of 8; p, a power of two, must divide it): a list"`
+	N opts.Ints `flag:"n" default:"1024" usage:"vertices n (a multiple of 16; p, a power of two, must divide it): a list"`
 	AccessFlags
 	Parts   int     `flag:"parts" default:"4" usage:"planted components: the vertices fall into this many random groups"`
 	Density float64 `flag:"density" default:"0.1" usage:"edge probability inside a group, in (0, 1]"`

@@ -46,6 +46,16 @@ import (
 // Slides' cost (words, hypercube): the two-step broadcast of m numbers
 // costs 2(t_s log p + t_w m), so elimination communicates
 // 2 sum_i (n-i) t_w = t_w n^2 plus 2 t_s n log p.
+//
+// Variants, as the matrix products': asynchronous, the program as it runs,
+// and synchronous (Sync), a barrier (phase "barrier", kind sync) before
+// every pivot-row broadcast and every x_k broadcast, so that each
+// communication phase starts on all ranks together as the models assume.
+// Row-wise elimination is unbalanced: from step i on, the ranks owning
+// rows above i have nothing left to eliminate, and in the asynchronous
+// variant they wait inside the next broadcast for the last rank's
+// elimination of its n/p rows; the synchronous variant times that wait
+// apart.
 type Gauss struct {
 	// N is the order; p must divide it.
 	N int
@@ -57,6 +67,8 @@ type Gauss struct {
 	// first) or "zeropivot" (dd with a_00 = 0: well conditioned, but
 	// elimination without pivoting stops at its first step, during the run).
 	Matrix string
+	// Sync selects the synchronous variant.
+	Sync bool
 
 	mu     sync.Mutex // guards the cached oracle (local ranks share g)
 	oracle *gaussOracle
@@ -95,7 +107,7 @@ func (g *Gauss) matrix() string {
 
 // Params implements App.
 func (g *Gauss) Params() results.Params {
-	return results.Params{"n": g.N, "matrix": g.matrix()}
+	return results.Params{"n": g.N, "matrix": g.matrix(), "variant": variantName(g.Sync)}
 }
 
 // a returns element (i, j) of A; b(i) is the right-hand side.
@@ -283,6 +295,9 @@ func (g *Gauss) Run(env Env) (Outcome, error) {
 		owner := i / nl
 		L := n - i + 1
 		s := (L + p - 1) / p
+		if err := syncPoint(c, &out.Phases, g.Sync); err != nil {
+			return out, err
+		}
 		err := out.Phases.Time(c, "pivotbcast", KindComm, func() error {
 			if me == owner {
 				li := i - r0
@@ -345,6 +360,9 @@ func (g *Gauss) Run(env Env) (Outcome, error) {
 				}
 				return nil
 			})
+		}
+		if err := syncPoint(c, &out.Phases, g.Sync); err != nil {
+			return out, err
 		}
 		if err := out.Phases.Time(c, "xbcast", KindComm, func() error {
 			if p == 1 {
@@ -425,9 +443,10 @@ func init() {
 type GaussConfig struct {
 	N      int    `flag:"n" default:"128" usage:"matrix order (a multiple of the rank count)"`
 	Matrix string `flag:"matrix" default:"dd" usage:"input: dd (diagonally dominant), random, hilbert (near-singular), singular, zeropivot (needs pivoting: fails during the run)"`
+	Variants
 }
 
-// Apps is the one run.
+// Apps are the runs, one per variant.
 func (c *GaussConfig) Apps() ([]App, error) {
 	if err := positive("N", c.N); err != nil {
 		return nil, err
@@ -435,5 +454,9 @@ func (c *GaussConfig) Apps() ([]App, error) {
 	if !slices.Contains(GaussMatrices, c.Matrix) {
 		return nil, opts.Field("Matrix", c.Matrix, "%s", opts.OneOf(GaussMatrices))
 	}
-	return []App{&Gauss{N: c.N, Matrix: c.Matrix}}, nil
+	var out []App
+	for _, v := range c.Variant {
+		out = append(out, &Gauss{N: c.N, Matrix: c.Matrix, Sync: v == "sync"})
+	}
+	return out, nil
 }

@@ -10,20 +10,30 @@ func TestGaussVerifies(t *testing.T) {
 	for _, tc := range []struct {
 		p, n   int
 		matrix string
+		sync   bool
 	}{
-		{1, 8, "dd"}, {2, 8, "dd"}, {3, 9, "dd"}, {4, 16, "dd"}, {4, 64, "dd"},
-		{8, 64, "dd"}, {9, 27, "dd"}, {16, 64, "dd"}, {4, 16, "random"},
+		{1, 8, "dd", false}, {2, 8, "dd", false}, {3, 9, "dd", true}, {4, 16, "dd", false}, {4, 64, "dd", true},
+		{8, 64, "dd", false}, {9, 27, "dd", false}, {16, 64, "dd", true}, {4, 16, "random", false},
 	} {
-		t.Run(fmt.Sprintf("p=%d/n=%d/%s", tc.p, tc.n, tc.matrix), func(t *testing.T) {
-			g := &Gauss{N: tc.n, Matrix: tc.matrix}
+		t.Run(fmt.Sprintf("p=%d/n=%d/%s/sync=%v", tc.p, tc.n, tc.matrix, tc.sync), func(t *testing.T) {
+			g := &Gauss{N: tc.n, Matrix: tc.matrix, Sync: tc.sync}
 			if err := g.Input(7); err != nil {
 				t.Fatal(err)
 			}
-			_, errs := runMP(t, tc.p, g, 7)
+			outs, errs := runMP(t, tc.p, g, 7)
 			for r, err := range errs {
 				if err != nil {
 					t.Fatalf("rank %d: %v", r, err)
 				}
+			}
+			// The synchronous variant has a barrier before each of the
+			// n-1 pivot-row broadcasts and the p x_k broadcasts.
+			want := 0
+			if tc.sync {
+				want = tc.n - 1 + tc.p
+			}
+			if got := len(outs[0].Phases.inst["barrier"]); got != want {
+				t.Errorf("%d barriers timed, want %d", got, want)
 			}
 		})
 	}

@@ -190,8 +190,9 @@ func TestConnComp(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// T_bfs = ceil((n^2/(8p))/(k l)); T_merge = (1 + 2 log p) ceil(4n/(k l)).
-				bfs, merge := ceilDiv(64*64/8/p, 2*16), ceilDiv(4*64, 2*16)
+				// T_bfs = ceil((4 n^2/(16p))/(k l)): 16 edges per 4-byte
+				// integer; T_merge = (1 + 2 log p) ceil(4n/(k l)).
+				bfs, merge := ceilDiv(4*64*64/16/p, 2*16), ceilDiv(4*64, 2*16)
 				logp := 0
 				for 1<<logp < p {
 					logp++

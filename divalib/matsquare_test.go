@@ -87,15 +87,23 @@ func TestMatSquareHandCongestion(t *testing.T) {
 	}
 }
 
+// congestionGap16 is the least fixed-home / tree-4 congestion ratio
+// TestCongestionShape accepts on 16x16. The fixed home's ratio to hand is
+// 23.65 there in every run; tree-4's spreads over about a fifth (6.8 to
+// 8.2, the top under load: a gap of 2.9), so the bound sits below that
+// spread. An access tree that lost its locality sits near the fixed home's
+// ratio, a gap near 1.
+const congestionGap16 = 2.5
+
 // TestCongestionShape is the paper's Figure 4 shape at sizes that fit a
 // unit test (block 64 ints): the fixed-home congestion ratio grows with the
-// mesh, the 4-ary access tree's stays well below it, and on 16x16 the access
-// tree has at least 3 times less congestion (32x32, 4.2 times, is in
-// STUDY.md: minutes on mpi/local). The access tree's count depends on how
-// the goroutine ranks' concurrent requests meet at the tree's nodes (on
-// 16x16, tree-4's ratio to hand was 6.9 to 7.6 in twelve quiet runs and
-// 8.2 once under make test's load, 2.88 times less than fixed home): it is
-// the median of three runs.
+// mesh, the 4-ary access tree's stays below it, and on 16x16 the access
+// tree has at least congestionGap16 times less congestion (32x32 in
+// divalib/STUDY.md: minutes on mpi/local). The fixed home's count is the
+// same in every run; the access tree's depends on how the goroutine ranks'
+// concurrent requests meet at the tree's nodes, so it is the median of
+// three runs, and the bound leaves room for that spread (see
+// congestionGap16).
 func TestCongestionShape(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: 256 goroutine ranks")
@@ -118,8 +126,8 @@ func TestCongestionShape(t *testing.T) {
 		if tree >= fixed {
 			t.Errorf("np=%d: tree-4 ratio %.2f not below fixed-home %.2f", np, tree, fixed)
 		}
-		if np == 256 && fixed/tree < 3 {
-			t.Errorf("16x16: fixed-home / tree-4 congestion %.2f, want >= 3", fixed/tree)
+		if np == 256 && fixed/tree < congestionGap16 {
+			t.Errorf("16x16: fixed-home / tree-4 congestion %.2f, want >= %g", fixed/tree, congestionGap16)
 		}
 		lastFixed = fixed
 	}

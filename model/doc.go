@@ -20,6 +20,10 @@
 //   - Two-level bisection model and the aggregate-operation cost table for
 //     1-D mesh, 2-D mesh and hypercube (paper 003).
 //   - BSP (g, L) on h-relations.
+//   - The bulk-synchronous models of paper 003's survey, on the supersteps
+//     every measured instance consists of (Supersteps): BSP* (g, B, L),
+//     QSM (g, d, L), C^3 (s, h, tau, l, bisection width b per p) and CGM
+//     (g, L per round of the operation's h-relation).
 //
 // Fitting rules (docs/MEASURE.md): fit on per-point medians (records at
 // the same parameter point are merged by the median of their medians);
@@ -46,7 +50,8 @@
 //	rowcontention  {bytes}, Ranks = 2n     s
 //	kkaccess       {k, l, r, op}           time of one k-k-access, s
 //	aggregate      {op, impl, bytes}       op in bcast, allgather, scatter,
-//	                                       alltoall, qshift, news; s
+//	                                       alltoall, qshift, news; impl in
+//	                                       mpi, textbook, mesh1d, mesh2d; s
 //
 // Instances predicted but never fitted (no pattern records them):
 //

@@ -163,8 +163,9 @@ type Options struct {
 	// Op selects the k-k-access operation ("read" or "write"); empty means
 	// the only operation present in the records.
 	Op string
-	// Impl selects the aggregate-operation implementation ("mpi" or
-	// "textbook"); empty means the only one present in the records.
+	// Impl selects the aggregate-operation implementation ("mpi",
+	// "textbook", "mesh1d" or "mesh2d"); empty means the only one present
+	// in the records.
 	Impl string
 	// Network selects k-k-access records of one emulated service network
 	// (param "network", e.g. "BF(2)"); empty means the only network present,

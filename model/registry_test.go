@@ -14,7 +14,7 @@ import (
 // and its options are known groups.
 func TestRegistry(t *testing.T) {
 	known := []Option{OptWeighting, OptTrim, OptSizeRange, OptOp, OptNetwork, OptImpl, OptSegments, OptPacketBytes}
-	for _, name := range []string{"bsp", "hockney", "hyperbolic", "loggp", "logp", "piecewise", "postal", "trilinear", "trilinear-piecewise", "twolevel"} {
+	for _, name := range []string{"bsp", "bspstar", "c3", "cgm", "hockney", "hyperbolic", "loggp", "logp", "piecewise", "postal", "qsm", "trilinear", "trilinear-piecewise", "twolevel"} {
 		if !slices.Contains(Kinds(), name) {
 			t.Errorf("Kinds() = %v lacks %s", Kinds(), name)
 		}
@@ -83,7 +83,7 @@ func TestFitRefusesUnreadOptions(t *testing.T) {
 		want string // "" = accepted
 	}{
 		{"op on hockney", "hockney", Options{Op: "read"}, "models that do: trilinear, trilinear-piecewise"},
-		{"impl on hockney", "hockney", Options{Impl: "mpi"}, "models that do: twolevel"},
+		{"impl on hockney", "hockney", Options{Impl: "mpi"}, "models that do: bspstar, c3, cgm, qsm, twolevel"},
 		{"segments on hockney", "hockney", Options{MaxSegments: 2}, "models that do: piecewise, trilinear-piecewise"},
 		{"packet bytes on hockney", "hockney", Options{PacketBytes: 8}, "logp, postal"},
 		{"segments on piecewise", "piecewise", Options{MaxSegments: 2}, ""},

@@ -134,6 +134,9 @@ func fittedModels(t *testing.T) []Model {
 		bsp = append(bsp, rec("alltoall", results.Params{"bytes": x}, 4, 3e-9*x+40e-6))
 	}
 	add(FitBSP(bsp, Options{}))
+	for kind, truth := range superstepTruths() {
+		add(Fit(kind, synth(t, truth), Options{}))
+	}
 	return ms
 }
 

@@ -65,25 +65,38 @@ const (
 	// Various Aggregate Communication Operations") assumes, written with
 	// point-to-point messages; see AggregateOp.
 	ImplTextbook
+	// ImplMesh1D and ImplMesh2D use the algorithms behind the table's 1-D
+	// and 2-D mesh columns, with the ranks mapped onto a virtual ring
+	// (0, 1, ..., p-1) or onto a virtual 2-D mesh with wrap-around
+	// (Dims2(p) rows x cols, row-major); see aggregate_mesh.go.
+	ImplMesh1D
+	ImplMesh2D
 )
 
+var implNames = []string{"mpi", "textbook", "mesh1d", "mesh2d"}
+
+// AggImpls lists every implementation in record order.
+var AggImpls = []AggImpl{ImplMPI, ImplTextbook, ImplMesh1D, ImplMesh2D}
+
 func (i AggImpl) String() string {
-	if i == ImplTextbook {
-		return "textbook"
+	if i >= 0 && int(i) < len(implNames) {
+		return implNames[i]
 	}
-	return "mpi"
+	return fmt.Sprintf("AggImpl(%d)", int(i))
 }
 
-// ParseAggImpl parses "mpi" or "textbook".
+// ParseAggImpl parses an implementation name as records spell it.
 func ParseAggImpl(s string) (AggImpl, error) {
-	switch s {
-	case "mpi":
-		return ImplMPI, nil
-	case "textbook":
-		return ImplTextbook, nil
+	for i, n := range implNames {
+		if s == n {
+			return AggImpl(i), nil
+		}
 	}
-	return 0, fmt.Errorf("aggregate impl %q: accepted values are mpi and textbook", s)
+	return 0, fmt.Errorf("aggregate impl %q: accepted values are mpi, textbook, mesh1d and mesh2d", s)
 }
+
+// mesh reports whether the implementation is one of the mesh columns'.
+func (i AggImpl) mesh() bool { return i == ImplMesh1D || i == ImplMesh2D }
 
 // BenchAggregate is the bench name of the records of paper 003's aggregate
 // operations (AggregateOp.Params), which model.FitTwoLevel reads.
@@ -109,9 +122,11 @@ const BenchAggregate = "aggregate"
 //	qshift     one direct exchange i -> i+q               1          t_s + t_w m + t_h log p
 //	news       four shifts N, S, W, E on the Grid torus    4          4 (t_s + t_w m) on a 2-D mesh
 //
-// The "textbook_rounds" counter of a record says which one runs. A sample is the
-// maximum over ranks of the time for Iters operations back to back divided
-// by Iters.
+// ImplMesh1D and ImplMesh2D run the algorithms of the table's 1-D and 2-D
+// mesh columns (aggregate_mesh.go). The "textbook_rounds" counter of a
+// record says how many rounds the point-to-point algorithm of its impl
+// takes. A sample is the maximum over ranks of the time for Iters
+// operations back to back divided by Iters.
 type AggregateOp struct {
 	Op    AggKind
 	Impl  AggImpl
@@ -149,8 +164,13 @@ func Dims2(p int) [2]int {
 	return [2]int{1, p}
 }
 
+// grid is the NEWS torus: Grid, or the most nearly square shape; the
+// ring 1 x p for ImplMesh1D.
 func (a AggregateOp) grid(p int) [2]int {
-	if a.Grid == [2]int{} {
+	switch {
+	case a.Impl == ImplMesh1D:
+		return [2]int{1, p}
+	case a.Grid == [2]int{}:
 		return Dims2(p)
 	}
 	return a.Grid
@@ -161,6 +181,8 @@ func (a AggregateOp) Check(p int) error {
 	switch {
 	case a.Op < AggBcast || a.Op > AggNEWS:
 		return fmt.Errorf("aggregate op %d is not defined", int(a.Op))
+	case a.Impl < ImplMPI || a.Impl > ImplMesh2D:
+		return fmt.Errorf("aggregate impl %d is not defined", int(a.Impl))
 	case a.Bytes < 0:
 		return fmt.Errorf("bytes = %d: must be >= 0", a.Bytes)
 	case a.Iters < 0:
@@ -204,8 +226,14 @@ func (a AggregateOp) VolumeBytes(p int) int {
 	return a.Bytes
 }
 
-// Rounds is the number of communication rounds of the textbook algorithm.
+// Rounds is the number of communication rounds of the point-to-point
+// algorithm of the implementation: the textbook one for ImplTextbook and,
+// as a reference, for ImplMPI; the mesh column's for ImplMesh1D and
+// ImplMesh2D (meshRounds).
 func (a AggregateOp) Rounds(p int) int {
+	if a.Impl.mesh() {
+		return a.meshRounds(p)
+	}
 	lg := bits.Len(uint(p - 1)) // ceil(log2 p)
 	switch a.Op {
 	case AggBcast, AggScatter:
@@ -271,8 +299,9 @@ func (a AggregateOp) Run(c mpi.Comm) (Measurement, error) {
 	if err != nil {
 		return Measurement{}, err
 	}
-	// Mine holds a textbook run's messages; the counters are the same for
-	// both implementations (the MPI library's messages are not visible).
+	// Mine holds a point-to-point run's messages; the counters are the
+	// same for every implementation (the MPI library's messages are not
+	// visible).
 	m := meas.Scaled(1 / float64(iters))
 	m.Mine = r.counts.PerRep(calls)
 	m.Counters = map[string]float64{
@@ -353,6 +382,9 @@ func (r *aggRun) setup() {
 			r.sparseSend()
 		}
 	}
+	if r.a.Impl.mesh() && r.a.Op != AggNEWS {
+		r.tmp = make([]byte, r.a.meshWork(p))
+	}
 }
 
 // opposite is the NEWS direction a shift in direction d receives from.
@@ -361,8 +393,12 @@ var opposite = [4]int{1, 0, 3, 2}
 // program builds the operation as this rank's program of steps.
 func (r *aggRun) program() []mpi.Step {
 	r.steps = nil
-	if r.a.Impl == ImplMPI {
+	switch {
+	case r.a.Impl == ImplMPI:
 		r.mpiProgram()
+		return r.steps
+	case r.a.Impl.mesh() && r.a.Op != AggNEWS:
+		r.meshProgram()
 		return r.steps
 	}
 	m := r.m
@@ -584,7 +620,7 @@ func (r *aggRun) check() error {
 			return err
 		}
 	case AggNEWS:
-		if r.a.Impl == ImplTextbook {
+		if r.a.Impl != ImplMPI {
 			for d := 0; d < 4; d++ {
 				if err := checkBlock(r.recv[d*m:(d+1)*m], r.nb[opposite[d]], me, what); err != nil {
 					return err
@@ -637,11 +673,11 @@ type AggregateSweep struct {
 	RepWarmup
 	SyncFlags
 	Ops   []AggKind  `flag:"ops" default:"bcast,allgather,scatter,alltoall,qshift,news" usage:"operations: a list of bcast (one-to-all broadcast), allgather (all-to-all broadcast), scatter (one-to-all personalized), alltoall (all-to-all personalized), qshift (circular q-shift), news (NEWS shift on a 2-D torus)"`
-	Impl  []AggImpl  `flag:"impl" default:"mpi,textbook" usage:"implementations: mpi (the library's collective), textbook (the algorithm of paper 003's cost table), or both"`
+	Impl  []AggImpl  `flag:"impl" default:"mpi,textbook" usage:"implementations, a list of: mpi (the library's collective), textbook (the algorithms of paper 003's cost table, its hypercube column), mesh1d and mesh2d (the algorithms of its 1-D and 2-D mesh columns, the ranks on a virtual ring or a virtual most nearly square mesh with wrap-around)"`
 	Sizes opts.Sizes `flag:"sizes" default:"8,1K,64K" param:"bytes" usage:"message sizes m (the cost table's m): a list or LO:HI powers of two; K = 1024"`
 	Root  int        `flag:"root" usage:"root rank of bcast and scatter"`
 	Q     opts.Ints  `flag:"q" default:"1" usage:"shifts q of qshift, each 1 <= q < ranks: a list"`
-	Grid  Torus      `flag:"grid" usage:"NEWS torus as ROWSxCOLS with ROWS*COLS = ranks (default: the most nearly square)"`
+	Grid  Torus      `flag:"grid" usage:"NEWS torus as ROWSxCOLS with ROWS*COLS = ranks (default: the most nearly square; mesh1d shifts on the ring 1 x ranks)"`
 }
 
 func init() {

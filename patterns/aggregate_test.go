@@ -120,3 +120,105 @@ func TestAggregateCheck(t *testing.T) {
 		t.Error("ParseAggImpl accepted vendor")
 	}
 }
+
+// TestAggregateMesh runs the mesh columns' algorithms with validation on
+// rings and meshes of several shapes (2x2, 1x5 where the 2-D mesh is a
+// ring, 2x3, 3x3, 2x4), every root and several shifts, and checks their
+// message counts and rounds against the algorithms' closed forms.
+func TestAggregateMesh(t *testing.T) {
+	const m = 16
+	for _, p := range []int{4, 5, 6, 8, 9} {
+		for _, impl := range []AggImpl{ImplMesh1D, ImplMesh2D} {
+			for _, op := range AggKinds {
+				cases := []AggregateOp{{Op: op, Root: p - 1, Q: 1}}
+				switch op {
+				case AggBcast, AggScatter:
+					cases = append(cases, AggregateOp{Op: op, Root: p / 2})
+				case AggQShift:
+					cases = []AggregateOp{{Op: op, Q: 1}, {Op: op, Q: 2}, {Op: op, Q: p / 2}, {Op: op, Q: p - 2}, {Op: op, Q: p - 1}}
+				}
+				for _, a := range cases {
+					a.Impl, a.Bytes, a.Iters, a.Validate, a.Reps = impl, m, 2, true, quickReps
+					t.Run(fmt.Sprintf("p%d_%v_%v_root%d_q%d", p, impl, op, a.Root, a.Q), func(t *testing.T) {
+						rs := runRanks(t, p, func(c mpi.Comm) (Measurement, error) { return a.Run(c) })
+						checkMeasured(t, rs, quickReps.MinReps)
+						var sent, recv float64
+						for _, r := range rs {
+							sent += r.Mine.MsgsSent
+							recv += r.Mine.MsgsRecv
+						}
+						want := 2 * meshMessages(a, p) // two operations per repetition
+						if !near(sent, want) || !near(recv, want) {
+							t.Errorf("%v messages sent, %v received per repetition, want %v", sent, recv, want)
+						}
+						if got, want := rs[0].Counters[CounterTextbookRounds], float64(meshRoundsWant(a, p)); got != want {
+							t.Errorf("rounds counter %v, want %v", got, want)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// meshMessages is the number of messages one mesh operation sends in
+// total on p ranks (rows x cols = Dims2(p) for ImplMesh2D, 1 x p for the
+// ring).
+func meshMessages(a AggregateOp, p int) float64 {
+	rows, cols := 1, p
+	if a.Impl == ImplMesh2D {
+		rows, cols = Dims2(p)[0], Dims2(p)[1]
+	}
+	steps := func(k, n int) int { return min(k%n, n-k%n) }
+	switch a.Op {
+	case AggBcast:
+		return float64(p - 1)
+	case AggAllgather, AggAlltoall:
+		return float64(p*(cols-1) + p*(rows-1))
+	case AggScatter:
+		// The pipeline down the root's column, then along every row: t
+		// senders in step t.
+		return float64(rows*(rows-1)/2 + rows*cols*(cols-1)/2)
+	case AggQShift:
+		qc, qr := a.Q%cols, a.Q/cols
+		n := p*steps(qc, cols) + p*steps(qr, rows)
+		if qc > 0 && rows > 1 {
+			n += rows * qc // the columns that wrapped
+		}
+		return float64(n)
+	}
+	return float64(4 * p)
+}
+
+// meshRoundsWant is the rounds of the mesh algorithms: the steps along
+// the rows plus those along the columns.
+func meshRoundsWant(a AggregateOp, p int) int {
+	rows, cols := p, 1
+	if a.Impl == ImplMesh2D {
+		rows, cols = Dims2(p)[0], Dims2(p)[1]
+	}
+	lg := func(n int) int {
+		l := 0
+		for 1<<l < n {
+			l++
+		}
+		return l
+	}
+	switch a.Op {
+	case AggBcast:
+		return lg(rows) + lg(cols)
+	case AggAllgather, AggScatter, AggAlltoall:
+		return rows + cols - 2
+	case AggQShift:
+		if a.Impl == ImplMesh1D {
+			return min(a.Q, p-a.Q)
+		}
+		qc, qr := a.Q%cols, a.Q/cols
+		n := min(qc, cols-qc) + min(qr, rows-qr)
+		if qc > 0 && rows > 1 {
+			n++
+		}
+		return n
+	}
+	return 4
+}

@@ -250,6 +250,9 @@ func (a AggregateOp) Demand(p int) Demand {
 	case AggNEWS:
 		buf, flight = 12*m, 4*m
 	}
+	if a.Impl.mesh() && a.Op != AggNEWS {
+		buf += int64(a.meshWork(p))
+	}
 	iters := float64(max(a.Iters, 1))
 	return Demand{
 		BufferBytes: buf, MemParam: "bytes", InFlightBytes: flight,

@@ -94,7 +94,7 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "d", Kind: ParamInt, Min: 0, NoMax: true}},
 	BenchAggregate: {
 		{Key: "op", Kind: ParamString, Values: aggNames[:]},
-		{Key: "impl", Kind: ParamString, Values: []string{"mpi", "textbook"}, Optional: true},
+		{Key: "impl", Kind: ParamString, Values: implNames, Optional: true},
 		specBytes,
 		{Key: "q", Kind: ParamInt, Min: 0, NoMax: true, Optional: true},
 		{Key: "neighbors", Kind: ParamInt, Min: 0, NoMax: true, Optional: true}},

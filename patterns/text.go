@@ -26,11 +26,11 @@ func (k *AggKind) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// UnmarshalText parses "mpi" or "textbook".
+// UnmarshalText parses an implementation name as records spell it.
 func (i *AggImpl) UnmarshalText(b []byte) error {
 	v, err := ParseAggImpl(string(b))
 	if err != nil {
-		return fmt.Errorf("%q is not mpi or textbook", b)
+		return fmt.Errorf("%q is not an implementation (%s)", b, joinNames(implNames))
 	}
 	*i = v
 	return nil

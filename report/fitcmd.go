@@ -86,7 +86,7 @@ var fitUsage = map[string]string{
 	"max-bytes":    "fit only sizes <= this (e.g. 4M)",
 	"op":           "k-k-access op, read or write (default: the only one present)",
 	"network":      "emulated network of the k-k-access records, e.g. 'BF(2)' (default: the only one present)",
-	"impl":         "aggregate implementation, mpi or textbook (default: the only one present)",
+	"impl":         "aggregate implementation, mpi, textbook, mesh1d or mesh2d (default: the only one present)",
 	"packet-bytes": "LogP packet size (default: the smallest PRTT size)",
 	"max-segments": "most segments to consider",
 	"split":        "data volumes D (bytes, comma list) for the optimal split k0, l0 (paper 000, section 7)",
@@ -174,10 +174,10 @@ func (f *FitCommand) options() (model.Options, model.Holdout, error) {
 	}
 	o.Network = f.Network
 	switch f.Impl {
-	case "", "mpi", "textbook":
+	case "", "mpi", "textbook", "mesh1d", "mesh2d":
 		o.Impl = f.Impl
 	default:
-		return o, h, opts.Field("Impl", f.Impl, "want mpi or textbook")
+		return o, h, opts.Field("Impl", f.Impl, "want mpi, textbook, mesh1d or mesh2d")
 	}
 	if f.MaxSegments < 1 || f.MaxSegments > 10 {
 		return o, h, opts.Field("MaxSegments", f.MaxSegments, "want 1 to 10")

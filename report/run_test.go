@@ -84,7 +84,7 @@ func TestBuildRun(t *testing.T) {
 	for _, p := range a.Plots {
 		names = append(names, p.Name)
 	}
-	if want := []string{"bsp.png", "hockney.png", "hyperbolic.png", "piecewise.png", "trilinear.png", "trilinear-piecewise.png",
+	if want := []string{"bsp.png", "bspstar.png", "c3.png", "cgm.png", "hockney.png", "hyperbolic.png", "piecewise.png", "qsm.png", "trilinear.png", "trilinear-piecewise.png",
 		"paper000-fig05-kk-l.png", "paper000-fig06-kk-r.png", "paper000-fig07-kk-k.png", "paper000-fig08-kk-r1-rmin.png", "latency.png"}; !slices.Equal(names, want) {
 		t.Errorf("plots %v, want %v", names, want)
 	}

@@ -31,7 +31,8 @@ func TestPrograms(t *testing.T) {
 		{"cannon", &apps.CannonConfig{N: 32, Variants: both}, []string{"n=32 variant=async", "n=32 variant=sync"}},
 		{"checkerboard", &apps.CheckerboardConfig{N: 24, Grid: apps.Grid{Rows: 2, Cols: 3}, Variants: async}, []string{"grid=2x3 n=24 variant=async"}},
 		{"checkerboard", &apps.CheckerboardConfig{N: 24, Grid: apps.Grid{Rows: 2, Cols: 3}, Variants: sync}, []string{"grid=2x3 n=24 variant=sync"}},
-		{"gauss", &apps.GaussConfig{N: 16, Matrix: "hilbert"}, []string{"matrix=hilbert n=16"}},
+		{"gauss", &apps.GaussConfig{N: 16, Matrix: "hilbert", Variants: async}, []string{"matrix=hilbert n=16 variant=async"}},
+		{"gauss", &apps.GaussConfig{N: 16, Matrix: "dd", Variants: both}, []string{"matrix=dd n=16 variant=async", "matrix=dd n=16 variant=sync"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if p, ok := apps.LookupProgram(tc.name); !ok || p.OverStore {

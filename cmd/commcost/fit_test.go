@@ -275,7 +275,7 @@ func TestFitBadInput(t *testing.T) {
 		{"op on hockney", []string{"fit", "hockney", pp, "--op", "read"}, "--op applies to trilinear, trilinear-piecewise, not hockney"},
 		{"hop-s on trilinear", []string{"fit", "trilinear", kk, "--hop-s", "1e-6"}, "--hop-s applies to twolevel, not trilinear"},
 		{"max-segments on trilinear", []string{"fit", "trilinear", kk, "--max-segments", "2"}, "--max-segments applies to piecewise, trilinear-piecewise, not trilinear"},
-		{"packet-bytes on loggp", []string{"fit", "loggp", pp, "--packet-bytes", "64"}, "--packet-bytes applies to logp, postal, not loggp"},
+		{"packet-bytes on loggp", []string{"fit", "loggp", pp, "--packet-bytes", "64"}, "--packet-bytes applies to c3, logp, postal, not loggp"},
 		{"split zero", []string{"fit", "trilinear", kk, "--split", "0"}, "--split 0"},
 		{"plot extension", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "x.txt")}, "--plot"},
 		{"plot dir missing", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "no", "x.png")}, "does not exist"},

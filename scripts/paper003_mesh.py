@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""paper003_mesh.py: the columns of paper 003's aggregate-operation cost
+table ("Timings for Various Aggregate Communication Operations", Grama,
+Kumar, Ranka, Singh, slides) beside the measured algorithms behind them.
+
+Reads 'commcost aggregate --impl textbook,mesh1d,mesh2d' records (JSON
+Lines) and, for each implementation, fits the t_s and t_w of its own column
+(textbook: the hypercube column, mesh1d: the 1-D mesh, mesh2d: the 2-D
+mesh; t_h = 0, no hops on a cluster) by least squares with relative weights
+(as commcost fits), then prints, per operation and size, the measured median
+with its 95% CI beside the column's prediction and the other two columns'
+with the same t_s and t_w. The table is model.AggregateCost's (its Go
+implementation is the reference; TestSuperstepsCostTable checks it against
+the algorithms' rounds).
+
+usage: scripts/paper003_mesh.py RECORDS.jsonl [--markdown]
+"""
+import json
+import math
+import sys
+
+COLUMN = {"textbook": "hypercube", "mesh1d": "mesh1d", "mesh2d": "mesh2d"}
+
+
+def cost(op, topo, p, m):
+    """(a, b) with the table's time a t_s + b t_w m for t_h = 0; the 2-D
+    column with sqrt p for the mesh side, as the table."""
+    lg, sp = math.log2(p), math.sqrt(p)
+    rows = {
+        "bcast": ((lg, lg), (lg, lg), (lg, lg)),
+        "allgather": ((p - 1, p - 1), (2 * (sp - 1), p - 1), (lg, p - 1)),
+        "scatter": ((p - 1, p - 1), (2 * (sp - 1), p - 1), (lg, p - 1)),
+        "alltoall": ((p - 1, p / 2 * (p - 1)), (2 * (sp - 1), p * (sp - 1)), (p - 1, p - 1)),
+        "qshift": ((p // 2, p // 2), (2 * (sp // 2) + 1, 2 * (sp // 2) + 1), (1, 1)),
+    }
+    a, b = rows[op][["mesh1d", "mesh2d", "hypercube"].index(topo)]
+    return a, b * m
+
+
+def worst_q(impl, p):
+    """The q at which the table's q-shift entry is the algorithm's cost."""
+    if impl == "mesh1d":
+        return p // 2
+    if impl == "mesh2d":
+        s = int(math.isqrt(p))
+        return s // 2 * s + s // 2
+    return None  # the textbook's one exchange costs the same at every q
+
+
+def fit(points):
+    """Weighted least squares of y = a t_s + b t_w, weights 1/y."""
+    saa = sab = sbb = say = sby = 0.0
+    for a, b, y in points:
+        w = 1 / (y * y)
+        saa += w * a * a
+        sab += w * a * b
+        sbb += w * b * b
+        say += w * a * y
+        sby += w * b * y
+    det = saa * sbb - sab * sab
+    ts = (say * sbb - sby * sab) / det
+    tw = (saa * sby - sab * say) / det
+    res = [((y - a * ts - b * tw) / y) for a, b, y in points]
+    rse = math.sqrt(sum(r * r for r in res) / max(len(points) - 2, 1))
+    return ts, tw, rse
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    md = "--markdown" in sys.argv[2:]
+    recs = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    recs = [r for r in recs if r.get("bench") == "aggregate"]
+    for impl in ("textbook", "mesh1d", "mesh2d"):
+        sel = []
+        for r in recs:
+            pr = r["params"]
+            if pr.get("impl") != impl or pr["op"] not in ("bcast", "allgather", "scatter", "alltoall", "qshift"):
+                continue
+            p = r["ranks"]
+            if pr["op"] == "qshift" and worst_q(impl, p) is not None and pr["q"] != worst_q(impl, p):
+                continue
+            sel.append(r)
+        if not sel:
+            continue
+        pts = []
+        for r in sel:
+            a, b = cost(r["params"]["op"], COLUMN[impl], r["ranks"], r["params"]["bytes"])
+            pts.append((a, b, r["median"]))
+        ts, tw, rse = fit(pts)
+        others = []
+        for topo in ("hypercube", "mesh1d", "mesh2d"):
+            alt = [cost(r["params"]["op"], topo, r["ranks"], r["params"]["bytes"]) + (r["median"],) for r in sel]
+            others.append(f"{topo} {fit(alt)[2] * 100:.0f}%")
+        print(f"\n{impl} records (the {COLUMN[impl]} column's algorithm), t_s = {ts * 1e6:.3g} us, "
+              f"t_w = {tw * 1e9:.3g} ns/B fitted to its own column (relative RSE {rse * 100:.0f}%; "
+              f"each column fitted to these records: {', '.join(others)}); "
+              f"times in us, error of the column vs measured:")
+        cols = ["op", "p", "m (B)", "measured [95% CI]"] + [c + (" (own)" if c == COLUMN[impl] else "") for c in ("hypercube", "mesh1d", "mesh2d")]
+        if md:
+            print("| " + " | ".join(cols) + " |")
+            print("|" + "---|" * len(cols))
+        else:
+            print("  ".join(cols))
+        for r in sorted(sel, key=lambda r: (r["params"]["op"], r["ranks"], r["params"]["bytes"])):
+            pr = r["params"]
+            y = r["median"]
+            cells = [pr["op"] + (f" q={pr['q']}" if pr["op"] == "qshift" else ""), str(r["ranks"]), str(pr["bytes"]),
+                     f"{y * 1e6:.1f} [{r['ci95'][0] * 1e6:.1f}, {r['ci95'][1] * 1e6:.1f}]"]
+            for topo in ("hypercube", "mesh1d", "mesh2d"):
+                a, b = cost(pr["op"], topo, r["ranks"], pr["bytes"])
+                v = a * ts + b * tw
+                cells.append(f"{v * 1e6:.1f} ({(v - y) / y * 100:+.0f}%)")
+            print(("| " + " | ".join(cells) + " |") if md else "  ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
