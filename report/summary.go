@@ -352,6 +352,10 @@ func trustChecks(recs []results.Record) []string {
 	}
 	cpus := cpuCount(m.Binding)
 	switch {
+	case m.Backend != "local" && m.Cores > 0 && rpn > m.Cores:
+		out = append(out, fmt.Sprintf("**Oversubscribed**: %d ranks ran on a host of %d cores. Ranks took turns on the cores, so every time here includes waits for a core; none is a figure of the network alone.", rpn, m.Cores))
+	case m.Backend != "local" && m.Cores > 0:
+		out = append(out, fmt.Sprintf("Ranks per host (%d) do not exceed the host's %d cores: every rank could have a core of its own.", rpn, m.Cores))
 	case m.Backend == "local":
 		out = append(out, "The records come from the local backend (goroutine ranks in one process): no time in them is a network measurement.")
 	case cpus > 1 && rpn > cpus:
@@ -363,7 +367,14 @@ func trustChecks(recs []results.Record) []string {
 	default:
 		out = append(out, fmt.Sprintf("Oversubscription: the records carry neither rank 0's CPUs nor the host's core count (its host ran %d ranks), so this report cannot tell whether every rank had a core of its own.", rpn))
 	}
-	out = append(out, "Load: the records carry no load average or CPU steal time, so this report cannot tell whether other work shared the machine; the spread of the repetitions (the ±% column) is the only sign of it.")
+	switch {
+	case m.Cores > 0 && m.Load1 > 0 && m.Load1 > float64(m.Cores):
+		out = append(out, fmt.Sprintf("**Loaded machine**: the one-minute load average was %.1f on %d cores when the run started: other work shared the machine, and the times here include waits for it (rerun on a quiet machine for figures of the network).", m.Load1, m.Cores))
+	case m.Cores > 0 && m.Load1 > 0:
+		out = append(out, fmt.Sprintf("Load: the one-minute load average was %.1f on %d cores when the run started (no sign of other work then; the load during the run shows only in the spread of the repetitions, the ±%% column).", m.Load1, m.Cores))
+	default:
+		out = append(out, "Load: the records carry no load average, so this report cannot tell whether other work shared the machine; the spread of the repetitions (the ±% column) is the only sign of it.")
+	}
 
 	stops := map[string]int{}
 	small := 0

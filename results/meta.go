@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -38,7 +39,52 @@ func NewMeta(backend string) Meta {
 		GoVersion:  runtime.Version(),
 		CPU:        cpuModel(),
 		Launch:     strings.TrimSpace(os.Getenv(LaunchEnv)),
+		Cores:      hostCores(),
+		Load1:      loadAverage(),
 	}
+}
+
+// hostCores is the number of online CPUs of the host
+// (/sys/devices/system/cpu/online, "0-1,4"), not the process's affinity
+// mask; 0 when it cannot be read.
+func hostCores() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, part := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, rng := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		z := a
+		var err2 error
+		if rng {
+			z, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || z < a {
+			return 0
+		}
+		n += z - a + 1
+	}
+	return n
+}
+
+// loadAverage is the host's one-minute load average (/proc/loadavg), 0
+// when it cannot be read.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
 }
 
 // LaunchEnv is the environment variable NewMeta reads Meta.Launch from.

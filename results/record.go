@@ -143,6 +143,12 @@ type Meta struct {
 	GOARCH    string `json:"goarch,omitempty"`
 	GoVersion string `json:"go_version,omitempty"`
 	CPU       string `json:"cpu,omitempty"` // CPU model name from /proc/cpuinfo
+	// Cores are the host's online CPUs and Load1 its one-minute load
+	// average when the record's process started measuring (rank 0's
+	// host), so that a report can tell ranks that shared cores and a
+	// machine others loaded; optional fields added in schema 1.
+	Cores int     `json:"cores,omitempty"`
+	Load1 float64 `json:"load1,omitempty"`
 	// Launch identifies the launch (one mpirun or srun) that wrote the
 	// record when a run repeats launches (scripts/launches.sh, a Slurm
 	// array): records of one launch share it. From COMMCOST_LAUNCH_ID;
