@@ -222,6 +222,7 @@ func TestTestCluster(t *testing.T) {
 	t.Run("LoadSampler", testClusterLoadSampler)
 	t.Run("Hockney", func(t *testing.T) { testClusterHockney(t, bin) })
 	t.Run("AllToAllBus", func(t *testing.T) { testClusterAllToAllBus(t, bin) })
+	t.Run("Medium", func(t *testing.T) { testClusterMedium(t, bin) })
 	t.Run("Trilinear", func(t *testing.T) { testClusterTrilinear(t, bin) })
 	t.Run("Apps", func(t *testing.T) { testClusterApps(t, bin) })
 	t.Run("AppsMP", func(t *testing.T) { testClusterAppsMP(t, bin) })
