@@ -82,16 +82,16 @@ func (a Access) groups(volume int) int {
 
 // items is the workload of n accesses of volume bytes each, at portion r:
 // floor(volume/(k l)) full k-k-accesses per access, and, when k l does not
-// divide the volume, a last one of what is left: k' = ceil(rest/l)
-// packets of rest/k' bytes on average (the split's last packet is the
-// short one, sent with the others in flight), so an access is priced for
-// the bytes it moves, not for ceil(volume/(k l)) full ones.
+// divide the volume, a last one of what is left: k' = ceil(rest/l) packets
+// of l bytes, in flight together. So an access is priced for the packets
+// it sends, not for ceil(volume/(k l)) full accesses; only the split's
+// short last packet (under l bytes) counts as a whole one, which keeps
+// every item on the packet size the calibration measured.
 func (a Access) items(n, volume int, r float64, op string, p int) []results.WorkItem {
 	full := volume / (a.K * a.L)
 	out := []results.WorkItem{kkItem(n*full, a.K, a.L, r, op, p)}
 	if rest := volume - full*a.K*a.L; rest > 0 {
-		k := globalvar.Packets(rest, a.L)
-		out = append(out, kkItem(n, k, (rest+k-1)/k, r, op, p))
+		out = append(out, kkItem(n, globalvar.Packets(rest, a.L), a.L, r, op, p))
 	}
 	return out
 }

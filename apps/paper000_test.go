@@ -464,8 +464,9 @@ func TestVerificationFails(t *testing.T) {
 }
 
 // TestAccessItemsPartial: an access whose volume is not a whole number of
-// k l is one full k-k-access per k l and a last one of what is left, so
-// the workload states the bytes the program moves. The case of a block of
+// k l is one full k-k-access per k l and a last one of the packets left
+// (the short last packet counted whole), so the workload states the
+// packets the program sends. The case of a block of
 // 192 x 192 integers (147,456 B) read as k = 2 packets of 48 KiB: one full
 // access of 96 KiB and one of a single 48 KiB packet, 147,456 B in all,
 // not two full accesses (196,608 B).
@@ -479,8 +480,8 @@ func TestAccessItemsPartial(t *testing.T) {
 	}{
 		{"whole", Access{K: 2, L: 1024}, 8192, [][2]int{{2, 1024}}, 8192},
 		{"matmul 384/4", Access{K: 2, L: 48 << 10}, 147456, [][2]int{{2, 48 << 10}, {1, 48 << 10}}, 147456},
-		{"short last packet", Access{K: 4, L: 1000}, 6500, [][2]int{{4, 1000}, {3, 834}}, 6502},
-		{"below one access", Access{K: 4, L: 1000}, 700, [][2]int{{4, 1000}, {1, 700}}, 700},
+		{"short last packet", Access{K: 4, L: 1000}, 6500, [][2]int{{4, 1000}, {3, 1000}}, 7000},
+		{"below one access", Access{K: 4, L: 1000}, 700, [][2]int{{4, 1000}, {1, 1000}}, 1000},
 	} {
 		items := tc.acc.items(3, tc.volume, 1, opRead, 4)
 		bytes := 0
