@@ -92,6 +92,13 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "along", Kind: ParamString, Values: []string{GridAlongRow, GridAlongCol, GridAlongBoth}},
 		{Key: "mode", Kind: ParamString, Values: []string{GridModeShift, GridModeXOR, GridModeAlign}},
 		{Key: "d", Kind: ParamInt, Min: 0, NoMax: true}},
+	BenchCollective: {
+		{Key: "op", Kind: ParamString, Values: collOpNames()},
+		specBytes,
+		{Key: "type", Kind: ParamString, Values: collTypeNames()},
+		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max", collNoReduction}},
+		{Key: "root", Kind: ParamInt, Min: 0, NoMax: true},
+		specIters},
 	BenchAggregate: {
 		{Key: "op", Kind: ParamString, Values: aggNames[:]},
 		{Key: "impl", Kind: ParamString, Values: []string{"mpi", "textbook"}, Optional: true},

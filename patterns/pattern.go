@@ -51,4 +51,5 @@ var (
 	_ Pattern = PRTT{}
 	_ Pattern = Permutations{}
 	_ Pattern = AggregateOp{}
+	_ Pattern = Collective{}
 )

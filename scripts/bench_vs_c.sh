@@ -74,6 +74,16 @@ cells=(
 	"permutations 16B|permutations --sizes 16|coll_ref --mode permutations --bytes 16|1000"
 	"permutations 256KiB|permutations --sizes 256K|coll_ref --mode permutations --bytes 262144|500"
 )
+# MPI's collectives through the library (patterns/collective.go) against
+# scripts/ref/collective_ref.c: every one at 8 B, the reductions and the
+# all-to-all ones at 1 MiB too; one call per repetition (OSU's, the
+# default).
+for op in barrier bcast reduce allreduce gather gatherv scatter scatterv allgather allgatherv alltoall alltoallv reduce_scatter_block reduce_scatter; do
+	cells+=("collective $op 8B|collective --ops $op --sizes 8|collective_ref --op $op --bytes 8|1000")
+done
+for op in bcast allreduce allgather alltoall reduce_scatter; do
+	cells+=("collective $op 1MiB|collective --ops $op --sizes 1M|collective_ref --op $op --bytes 1048576|50")
+done
 for op in bcast allgather scatter alltoall qshift news; do
 	for impl in mpi textbook; do
 		cells+=("aggregate $op $impl 8B|aggregate --ops $op --impl $impl --sizes 8|coll_ref --mode aggregate --op $op --impl $impl --bytes 8|1000")
@@ -111,7 +121,7 @@ mkdir -p bin "$(dirname "$tsv")"
 # commit would be recorded under this one.
 # shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
 go build ${TAGS:-} -ldflags "-X github.com/commcost/commcost/results.buildCommit=$(git describe --always --dirty 2>/dev/null || echo unknown)" -o bin/commcost ./cmd/commcost
-for ref in pt2pt_ref access_ref coll_ref; do
+for ref in pt2pt_ref access_ref coll_ref collective_ref; do
 	"$mpicc" -O2 -o "bin/$ref" "scripts/ref/$ref.c"
 done
 

@@ -244,6 +244,75 @@ cc_batch_result cc_steps_batch(MPI_Comm comm, BATCH_ARGS, char *b0, char *b1, ch
 }
 
 typedef struct {
+    MPI_Comm comm;
+    int op, dtype, rop, root, count;
+    void *sbuf, *rbuf;
+    int *counts, *displs, *rcounts, *rdispls;
+    int iters;
+} coll;
+
+/* coll_call makes one call; the arguments were checked in Go. */
+static int coll_call(const coll *k)
+{
+    MPI_Comm comm = k->comm;
+    MPI_Datatype dt = cc_dtype_of(k->dtype);
+    MPI_Op op = cc_op_of(k->rop);
+    switch (k->op) {
+    case CC_COLL_BARRIER:
+        return MPI_Barrier(comm);
+    case CC_COLL_BCAST:
+        return MPI_Bcast(k->sbuf, k->count, MPI_BYTE, k->root, comm);
+    case CC_COLL_REDUCE:
+        return MPI_Reduce(k->sbuf, k->rbuf, k->count, dt, op, k->root, comm);
+    case CC_COLL_ALLREDUCE:
+        return MPI_Allreduce(k->sbuf, k->rbuf, k->count, dt, op, comm);
+    case CC_COLL_GATHER:
+        return MPI_Gather(k->sbuf, k->count, MPI_BYTE, k->rbuf, k->count, MPI_BYTE, k->root, comm);
+    case CC_COLL_GATHERV:
+        return MPI_Gatherv(k->sbuf, k->count, MPI_BYTE, k->rbuf, k->counts, k->displs, MPI_BYTE, k->root, comm);
+    case CC_COLL_SCATTER:
+        return MPI_Scatter(k->sbuf, k->count, MPI_BYTE, k->rbuf, k->count, MPI_BYTE, k->root, comm);
+    case CC_COLL_SCATTERV:
+        return MPI_Scatterv(k->sbuf, k->counts, k->displs, MPI_BYTE, k->rbuf, k->count, MPI_BYTE, k->root, comm);
+    case CC_COLL_ALLGATHER:
+        return MPI_Allgather(k->sbuf, k->count, MPI_BYTE, k->rbuf, k->count, MPI_BYTE, comm);
+    case CC_COLL_ALLGATHERV:
+        return MPI_Allgatherv(k->sbuf, k->count, MPI_BYTE, k->rbuf, k->counts, k->displs, MPI_BYTE, comm);
+    case CC_COLL_ALLTOALL:
+        return MPI_Alltoall(k->sbuf, k->count, MPI_BYTE, k->rbuf, k->count, MPI_BYTE, comm);
+    case CC_COLL_ALLTOALLV:
+        return MPI_Alltoallv(k->sbuf, k->counts, k->displs, MPI_BYTE, k->rbuf, k->rcounts, k->rdispls, MPI_BYTE, comm);
+    case CC_COLL_REDUCE_SCATTER_BLOCK:
+        return MPI_Reduce_scatter_block(k->sbuf, k->rbuf, k->count, dt, op, comm);
+    case CC_COLL_REDUCE_SCATTER:
+        return MPI_Reduce_scatter(k->sbuf, k->rbuf, k->counts, dt, op, comm);
+    }
+    return MPI_ERR_INTERN;
+}
+
+static int coll_rep(void *kernel, int i, double *own)
+{
+    const coll *k = kernel;
+    (void)i;
+    double t0 = MPI_Wtime();
+    for (int it = 0; it < k->iters; it++) {
+        int rc = coll_call(k);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    *own = MPI_Wtime() - t0;
+    return MPI_SUCCESS;
+}
+
+cc_batch_result cc_coll_batch(MPI_Comm comm, BATCH_ARGS, int op, int dtype, int rop, int root, int count, void *sbuf,
+                              void *rbuf, int *counts, int *displs, int *rcounts, int *rdispls, int iters)
+{
+    batch b = BATCH;
+    coll k = {comm, op, dtype, rop, root, count, sbuf, rbuf, counts, displs, rcounts, rdispls, iters};
+    return run_batch(&b, comm, coll_rep, &k);
+}
+
+typedef struct {
     cc_access *a;
     const int *targets, *incoming;
     int steps, my_slot, check;

@@ -66,6 +66,34 @@ cc_batch_result cc_steps_batch(MPI_Comm comm, int reps, int sync, int rank0, int
                                char *b0, char *b1, char *b2, char *b3, const cc_step *steps, const int *start,
                                int nprogs, const int *aux, int size, int iters);
 
+/* Collectives (mpi.CollOp; the values are the Go constants'). count is the
+ * MPI count argument: bytes of the byte collectives (the root's buffer of
+ * bcast, one rank's block of gather, scatter, allgather and alltoall, this
+ * rank's own block of the v-forms), elements of the reductions (per rank
+ * for reduce_scatter_block); counts, displs, rcounts and rdispls are the
+ * v-forms' arrays and reduce_scatter's counts. */
+enum {
+    CC_COLL_BARRIER = 1,
+    CC_COLL_BCAST,
+    CC_COLL_REDUCE,
+    CC_COLL_ALLREDUCE,
+    CC_COLL_GATHER,
+    CC_COLL_GATHERV,
+    CC_COLL_SCATTER,
+    CC_COLL_SCATTERV,
+    CC_COLL_ALLGATHER,
+    CC_COLL_ALLGATHERV,
+    CC_COLL_ALLTOALL,
+    CC_COLL_ALLTOALLV,
+    CC_COLL_REDUCE_SCATTER_BLOCK,
+    CC_COLL_REDUCE_SCATTER
+};
+
+/* iters calls per repetition, back to back, timed together. */
+cc_batch_result cc_coll_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
+                              int op, int dtype, int rop, int root, int count, void *sbuf, void *rbuf, int *counts,
+                              int *displs, int *rcounts, int *rdispls, int iters);
+
 typedef struct {
     cc_batch_result b;
     cc_access_result fault; /* the failing repetition's result, when b.rc is CC_ERR_FAULT */

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// The benchmarks of MPI's collectives and the other OSU 6.1 counterparts:
+// golden output and records on goroutine ranks, bad input, and short runs
+// under real mpirun with every result checked.
+
+// collCase is one subcommand run of these benchmarks on goroutine ranks:
+// its arguments, the bench and parameters of its records, their number and
+// the derived values every record carries.
+type collCase struct {
+	name    string
+	args    []string
+	bench   string
+	params  []string
+	count   int
+	derived []string
+}
+
+var collCases = []collCase{
+	{"collective", []string{"collective", "--sizes", "8,1K", "--ops", "barrier,bcast,allreduce,alltoallv,reduce_scatter", "--root", "2"},
+		patterns.BenchCollective, []string{"bytes", "iters", "op", "reduction", "root", "type"}, 9,
+		[]string{patterns.DerivedOSUAvg, patterns.DerivedOSUMax, patterns.DerivedOSUMin}},
+	{"collective_int", []string{"collective", "--sizes", "24", "--ops", "reduce,reduce_scatter_block", "--type", "int", "--reduction", "max", "--iters", "3"},
+		patterns.BenchCollective, []string{"bytes", "iters", "op", "reduction", "root", "type"}, 2,
+		[]string{patterns.DerivedOSUAvg, patterns.DerivedOSUMax, patterns.DerivedOSUMin}},
+}
+
+// TestCollectivesGolden runs each case on 4 goroutine ranks with
+// validation, checks the shape of the CSV against
+// testdata/pattern_<name>.golden and the records: bench, exactly the
+// parameters, ranks, backend, a time, OSU's figure.
+func TestCollectivesGolden(t *testing.T) {
+	for _, cc := range collCases {
+		t.Run(cc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "r.jsonl")
+			args := append(slices.Clone(cc.args), quickFlags...)
+			args = append(args, "--out", out, "--format", "csv")
+			code, stdout, stderr := runCLI(t, args...)
+			if code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+			}
+			golden(t, "pattern_"+cc.name, shape(stdout))
+			recs, err := results.ReadJSONLFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != cc.count {
+				t.Fatalf("%d records, want %d", len(recs), cc.count)
+			}
+			for _, r := range recs {
+				var keys, derived []string
+				for k := range r.Params {
+					keys = append(keys, k)
+				}
+				for k := range r.Derived {
+					derived = append(derived, k)
+				}
+				sort.Strings(keys)
+				sort.Strings(derived)
+				if r.Bench != cc.bench || !slices.Equal(keys, cc.params) || r.Unit != "s" || r.Ranks != 4 || r.Meta.Backend != backendLocal {
+					t.Errorf("record %s %v unit %q ranks %d backend %s", r.Bench, r.Params, r.Unit, r.Ranks, r.Meta.Backend)
+				}
+				if r.N != 3 || !(r.Median > 0) || !slices.Equal(derived, cc.derived) {
+					t.Errorf("%v: n %d median %g derived %v", r.Params, r.N, r.Median, r.Derived)
+				}
+			}
+		})
+	}
+}
+
+// TestCollectivesBadInput: sizes that are not whole elements of a
+// reduction, a root or pair count beyond the ranks, one rank, an unknown
+// collective, --osu with a count it fixes, and buffers beyond memory exit 2
+// with one message naming the flag, writing nothing.
+func TestCollectivesBadInput(t *testing.T) {
+	dir, out := badInputDir(t)
+	local := func(np string, args ...string) []string {
+		return append(args, "--backend", "local", "--np", np, "--out", out)
+	}
+	checkBadInputs(t, dir, []badInput{
+		{"sizes not whole floats", local("4", "collective", "--ops", "allreduce", "--sizes", "6"), "--sizes 6: the reductions move whole 4-byte float elements"},
+		{"sizes not whole doubles", local("4", "collective", "--ops", "reduce", "--type", "double", "--sizes", "12"), "--sizes 12"},
+		{"root beyond ranks", local("3", "collective", "--ops", "bcast", "--root", "3"), "--root 3: more ranks asked for than exist (ranks are 0..2)"},
+		{"one rank", local("1", "collective", "--ops", "allreduce"), "collective needs at least 2 ranks, got 1"},
+		{"unknown collective", local("2", "collective", "--ops", "allreduce,alltoallw"), "--ops"},
+		{"unknown type", local("2", "collective", "--type", "half"), "--type half"},
+		{"osu with iters", local("2", "collective", "--osu", "--iters", "5"), "--iters"},
+		{"buffers beyond memory", local("4", "collective", "--ops", "alltoall", "--sizes", "1G"), "--sizes"},
+	})
+}
+
+// TestMPIRunCollectives runs the collectives under real mpirun on 2 and 4
+// ranks (oversubscribed) at small sizes, checking every result, and the
+// records they append: one per point, native backend, OSU's figure.
+func TestMPIRunCollectives(t *testing.T) {
+	bin := commcostBinary(t)
+	short := []string{"--validate", "--max-time", "0.1", "--min-reps", "5", "--max-reps", "20"}
+	for _, np := range []int{2, 4} {
+		t.Run(fmt.Sprintf("np=%d", np), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "c.jsonl")
+			args := append([]string{"collective", "--sizes", "4,4K", "--root", "1"}, short...)
+			r := underMPI(t, np, bin, append(args, "--out", out, "--format", "csv")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			recs, err := results.ReadJSONLFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := 1 + 13*2; len(recs) != want {
+				t.Fatalf("%d records, want %d", len(recs), want)
+			}
+			for _, rec := range recs {
+				if rec.Meta.Backend != "native" || rec.Ranks != np || rec.N < 5 || !(rec.Median > 0) || !(rec.Derived[patterns.DerivedOSUAvg] > 0) {
+					t.Errorf("bad record %v: backend %s ranks %d n %d median %g derived %v", rec.Params, rec.Meta.Backend, rec.Ranks, rec.N, rec.Median, rec.Derived)
+				}
+			}
+		})
+	}
+}

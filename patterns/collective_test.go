@@ -1,0 +1,204 @@
+package patterns
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/results"
+)
+
+// TestCollectiveRun runs every collective with validation on goroutine
+// ranks, powers of two and not, the root last: every rank gets the same
+// summary, OSU's figure lies between its minimum and maximum, and the
+// record's parameters pass the bench's spec.
+func TestCollectiveRun(t *testing.T) {
+	for _, p := range []int{2, 3, 5} {
+		for _, op := range mpi.CollOps() {
+			types := []mpi.Datatype{mpi.Float32}
+			if op.Reduces() {
+				types = mpi.Datatypes
+			}
+			for _, dt := range types {
+				k := Collective{Op: op, Bytes: 24, Type: dt, Reduce: mpi.OpMax, Root: p - 1, Iters: 2, Validate: true, Reps: quickReps}
+				t.Run(fmt.Sprintf("p%d_%v_%v", p, op, dt), func(t *testing.T) {
+					rs := runRanks(t, p, func(c mpi.Comm) (Measurement, error) { return k.Run(c) })
+					checkMeasured(t, rs, quickReps.MinReps)
+					s := rs[0].RankMean
+					if !(s.Min > 0 && s.Min <= s.Avg && s.Avg <= s.Max) {
+						t.Errorf("OSU figure %+v: want 0 < min <= avg <= max", s)
+					}
+					rec := k.Record(rs[0], results.Meta{})
+					if err := CheckParams(BenchCollective, rec.Params, true); err != nil {
+						t.Error(err)
+					}
+					if rec.Derived[DerivedOSUAvg] != s.Avg || rec.Ranks != p {
+						t.Errorf("record derived %v ranks %d", rec.Derived, rec.Ranks)
+					}
+				})
+			}
+		}
+	}
+}
+
+// corrupting is a Comm whose reductions and broadcasts deliver one wrong
+// byte, to show that validation catches a library's wrong result.
+type corrupting struct {
+	mpi.Comm
+}
+
+func (c corrupting) Bcast(buf []byte, root int) error {
+	err := c.Comm.Bcast(buf, root)
+	if c.Rank() != root && len(buf) > 0 {
+		buf[len(buf)-1] ^= 1
+	}
+	return err
+}
+
+func (c corrupting) Reduce(send, recv []byte, dt mpi.Datatype, op mpi.Op, root int) error {
+	return c.Comm.(mpi.Reducer).Reduce(send, recv, dt, op, root)
+}
+
+func (c corrupting) Allreduce(send, recv []byte, dt mpi.Datatype, op mpi.Op) error {
+	err := c.Comm.(mpi.Reducer).Allreduce(send, recv, dt, op)
+	if c.Rank() == 1 {
+		mpi.PutElement(recv, dt, 0, mpi.Element(recv, dt, 0)+1)
+	}
+	return err
+}
+
+func (c corrupting) ReduceScatterBlock(send, recv []byte, dt mpi.Datatype, op mpi.Op) error {
+	return c.Comm.(mpi.Reducer).ReduceScatterBlock(send, recv, dt, op)
+}
+
+func (c corrupting) ReduceScatter(send, recv []byte, counts []int, dt mpi.Datatype, op mpi.Op) error {
+	return c.Comm.(mpi.Reducer).ReduceScatter(send, recv, counts, dt, op)
+}
+
+// TestCollectiveValidationCatches: a wrong element of an allreduce and a
+// wrong byte of a broadcast fail the run with ErrValidation on the rank
+// that got it (and ErrPeerFailed on the others).
+func TestCollectiveValidationCatches(t *testing.T) {
+	for _, op := range []mpi.CollOp{mpi.CollAllreduce, mpi.CollBcast} {
+		t.Run(op.String(), func(t *testing.T) {
+			k := Collective{Op: op, Bytes: 16, Type: mpi.Int32, Reduce: mpi.OpSum, Validate: true, Reps: quickReps}
+			errs := make([]error, 3)
+			_ = local.Run(3, func(c mpi.Comm) error {
+				_, err := k.Run(corrupting{c})
+				errs[c.Rank()] = err
+				return nil
+			})
+			if !errors.Is(errs[1], ErrValidation) {
+				t.Errorf("rank 1: %v, want a validation error", errs[1])
+			}
+		})
+	}
+}
+
+// TestOSUCollCounts: OSU 6.1 switches to its large counts above 8192 of
+// its size variable, which counts floats in the reduction benchmarks.
+func TestOSUCollCounts(t *testing.T) {
+	tests := []struct {
+		op          mpi.CollOp
+		bytes       int
+		iters, skip int
+	}{
+		{mpi.CollBcast, 8192, 1000, 100},
+		{mpi.CollBcast, 16384, 100, 10},
+		{mpi.CollAllreduce, 32768, 1000, 100}, // 8192 floats
+		{mpi.CollAllreduce, 65536, 100, 10},
+		{mpi.CollReduceScatter, 32768, 1000, 100},
+		{mpi.CollAlltoall, 16384, 100, 10},
+		{mpi.CollBarrier, 0, 1000, 100},
+	}
+	for _, tt := range tests {
+		if it, sk := OSUCollCounts(tt.op, tt.bytes); it != tt.iters || sk != tt.skip {
+			t.Errorf("%v %d B: %d iterations after %d, want %d after %d", tt.op, tt.bytes, it, sk, tt.iters, tt.skip)
+		}
+	}
+}
+
+// TestOSUReduceScatterCounts: osu_reduce_scatter's split of n elements.
+func TestOSUReduceScatterCounts(t *testing.T) {
+	tests := []struct {
+		n, p int
+		want []int
+	}{
+		{1, 4, []int{1, 0, 0, 0}},
+		{3, 4, []int{1, 1, 1, 0}},
+		{8, 4, []int{2, 2, 2, 2}},
+		{10, 4, []int{3, 3, 2, 2}},
+		{262144, 3, []int{87382, 87381, 87381}},
+	}
+	for _, tt := range tests {
+		if got := OSUReduceScatterCounts(tt.n, tt.p); !slices.Equal(got, tt.want) {
+			t.Errorf("%d over %d: %v, want %v", tt.n, tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestCollectiveSweepRefuses: the sweep's bad inputs name the field.
+func TestCollectiveSweepRefuses(t *testing.T) {
+	base := func() *CollectiveSweep {
+		s := new(CollectiveSweep)
+		opts.FillDefaults(s)
+		return s
+	}
+	tests := []struct {
+		name  string
+		edit  func(s *CollectiveSweep)
+		p     int
+		field string
+		want  string
+	}{
+		{"one rank", func(*CollectiveSweep) {}, 1, "", "at least 2 ranks"},
+		{"root", func(s *CollectiveSweep) { s.Root = 4 }, 4, "Root", "ranks are 0..3"},
+		{"size of floats", func(s *CollectiveSweep) { s.Sizes = opts.Sizes{4, 6} }, 4, "Sizes", "multiples of 4"},
+		{"size of doubles", func(s *CollectiveSweep) { s.Sizes = opts.Sizes{4}; s.Type = mpi.Float64 }, 4, "Sizes", "multiples of 8"},
+		{"osu and iters", func(s *CollectiveSweep) { s.OSU = true; s.Set = opts.Given{"Iters": true} }, 4, "Iters", "OSU 6.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := base()
+			tt.edit(s)
+			err := s.Validate()
+			if err == nil {
+				_, err = s.Plan(tt.p)
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+			if tt.field != "" && !strings.Contains(fmt.Sprintf("%#v", err), tt.field) {
+				t.Errorf("error %#v does not name field %s", err, tt.field)
+			}
+		})
+	}
+	// Sizes that are not whole elements are fine when no reduction runs.
+	s := base()
+	s.Ops, s.Sizes = []mpi.CollOp{mpi.CollBcast, mpi.CollGather}, opts.Sizes{3}
+	if err := s.Validate(); err != nil {
+		t.Errorf("bcast and gather of 3 bytes: %v", err)
+	}
+}
+
+// TestCollectiveOpsListed: the --ops default and help list exactly the
+// registry's collectives (mpi.CollOps), in its order.
+func TestCollectiveOpsListed(t *testing.T) {
+	f, ok := reflect.TypeFor[CollectiveSweep]().FieldByName("Ops")
+	if !ok {
+		t.Fatal("no Ops field")
+	}
+	names := collOpNames()
+	if got := strings.Split(f.Tag.Get("default"), ","); !slices.Equal(got, names) {
+		t.Errorf("--ops default %v, want %v", got, names)
+	}
+	if usage := f.Tag.Get("usage"); !strings.Contains(usage, strings.Join(names, ", ")) {
+		t.Errorf("--ops help %q does not list %v", usage, names)
+	}
+}
