@@ -202,3 +202,66 @@ func TestCollectiveOpsListed(t *testing.T) {
 		t.Errorf("--ops help %q does not list %v", usage, names)
 	}
 }
+
+// TestPointToPointOSU runs the bidirectional, multi-pair bandwidth and
+// multi-pair latency patterns with validation on goroutine ranks, odd rank
+// counts included (a rank outside the pairs waits), and checks their
+// records: OSU's figures from rank 0's mean, the message rate, bandwidth
+// in B/s.
+func TestPointToPointOSU(t *testing.T) {
+	tests := []struct {
+		name string
+		p    int
+		pat  Pattern
+		keys []string
+	}{
+		{"bibw", 2, Bibw{Bytes: 100, Window: 5, Iters: 2, Warmup: 1, Validate: true, Reps: quickReps}, []string{"rep_time_s"}},
+		{"mbwmr p4", 4, MultiBandwidth{Bytes: 100, Window: 4, Iters: 2, Validate: true, Reps: quickReps}, []string{DerivedRate, DerivedOSUBw, DerivedOSURate}},
+		{"mbwmr p5 one pair", 5, MultiBandwidth{Bytes: 64, Pairs: 1, Validate: true, Reps: quickReps}, []string{DerivedRate, DerivedOSUBw}},
+		{"multilat p5", 5, MultiLatency{Bytes: 33, Iters: 3, Validate: true, Reps: quickReps}, []string{DerivedOSULatSec}},
+		{"multilat osu", 2, MultiLatency{Bytes: 8, OSU: true, Reps: quickReps}, []string{DerivedOSULatSec}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := runRanks(t, tt.p, tt.pat.Run)
+			n := quickReps.MinReps
+			if ml, ok := tt.pat.(MultiLatency); ok && ml.OSU {
+				n = OSUItersSmall // osu_multi_lat's 10000 round trips, one per repetition
+			}
+			checkMeasured(t, rs, n)
+			rec := tt.pat.Record(rs[0], results.Meta{})
+			if err := CheckParams(tt.pat.Bench(), rec.Params, true); err != nil {
+				t.Error(err)
+			}
+			for _, k := range tt.keys {
+				if !(rec.Derived[k] > 0) {
+					t.Errorf("derived %s = %v, want > 0 (derived %v)", k, rec.Derived[k], rec.Derived)
+				}
+			}
+			if tt.pat.Bench() != BenchMultiLatency && rec.Unit != results.UnitBytesPerSec {
+				t.Errorf("unit %q, want B/s", rec.Unit)
+			}
+		})
+	}
+}
+
+// TestMultiPairRefuses: a pair count above ranks/2 and one rank are bad
+// input naming the field.
+func TestMultiPairRefuses(t *testing.T) {
+	s := new(MultiBandwidthSweep)
+	opts.FillDefaults(s)
+	s.Pairs = 3
+	if _, err := s.Plan(5); err == nil || !strings.Contains(fmt.Sprintf("%#v", err), "Pairs") || !strings.Contains(err.Error(), "ranks/2 = 2") {
+		t.Errorf("3 pairs on 5 ranks: %v", err)
+	}
+	if _, err := new(MultiLatencySweep).Plan(1); err == nil || !strings.Contains(err.Error(), "at least 2 ranks") {
+		t.Errorf("multilat on 1 rank: %v", err)
+	}
+	err := local.Run(4, func(c mpi.Comm) error {
+		_, err := MultiBandwidth{Bytes: 8, Pairs: 3, Reps: quickReps}.Run(c)
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "3 pairs on 4 ranks") {
+		t.Errorf("Run with 3 pairs on 4 ranks: %v", err)
+	}
+}

@@ -129,7 +129,11 @@ type Measurement struct {
 	// RankMean is the same spread of each rank's mean own time over the
 	// timed repetitions: OSU's figure for a collective, the average over
 	// ranks of each rank's mean latency, with its minimum and maximum.
-	RankMean  Spread
+	RankMean Spread
+	// OwnMeans are every rank's mean own time, by rank (0 for a rank that
+	// took no part): rank 0's is OSU's figure of a pattern OSU times on
+	// rank 0 alone (osu_mbw_mr, osu_multi_lat).
+	OwnMeans  []float64
 	Stop      string // why repetitions stopped: a results.Stop* value
 	Reduction string // how ranks' times became a sample: a results.Reduction* value
 	// Late counts, under SyncWindow, the repetitions redone because some
@@ -317,7 +321,7 @@ func (m *Measurement) rankSpread(c mpi.Comm, own []float64) error {
 	}
 	s := spreadOf(med)
 	m.RankMin, m.RankAvg, m.RankMax = s.Min, s.Avg, s.Max
-	m.RankMean = spreadOf(mean)
+	m.RankMean, m.OwnMeans = spreadOf(mean), mean
 	return nil
 }
 
@@ -333,6 +337,10 @@ func (m Measurement) Scaled(f float64) Measurement {
 	out.Summary = results.Summarize(out.Samples)
 	out.RankMin, out.RankAvg, out.RankMax = m.RankMin*f, m.RankAvg*f, m.RankMax*f
 	out.RankMean = Spread{m.RankMean.Min * f, m.RankMean.Avg * f, m.RankMean.Max * f}
+	out.OwnMeans = make([]float64, len(m.OwnMeans))
+	for i, v := range m.OwnMeans {
+		out.OwnMeans[i] = v * f
+	}
 	return out
 }
 

@@ -58,6 +58,7 @@ var (
 	specNet   = ParamSpec{Key: "network", Kind: ParamString, Optional: true}
 	specK     = ParamSpec{Key: "k", Kind: ParamInt, Min: 1, NoMax: true}
 	specL     = ParamSpec{Key: "l", Kind: ParamInt, Min: 0, Max: maxBytes, Unit: "bytes"}
+	specPairs = ParamSpec{Key: "pairs", Kind: ParamInt, Min: 1, NoMax: true}
 )
 
 // benchParams are the parameters of each bench of this package.
@@ -99,6 +100,9 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max", collNoReduction}},
 		{Key: "root", Kind: ParamInt, Min: 0, NoMax: true},
 		specIters},
+	BenchBibw:           {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specIters},
+	BenchMultiBandwidth: {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specPairs, specIters},
+	BenchMultiLatency:   {specBytes, specPairs, specIters},
 	BenchAggregate: {
 		{Key: "op", Kind: ParamString, Values: aggNames[:]},
 		{Key: "impl", Kind: ParamString, Values: []string{"mpi", "textbook"}, Optional: true},

@@ -52,4 +52,7 @@ var (
 	_ Pattern = Permutations{}
 	_ Pattern = AggregateOp{}
 	_ Pattern = Collective{}
+	_ Pattern = Bibw{}
+	_ Pattern = MultiBandwidth{}
+	_ Pattern = MultiLatency{}
 )

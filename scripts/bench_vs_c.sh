@@ -74,6 +74,15 @@ cells=(
 	"permutations 16B|permutations --sizes 16|coll_ref --mode permutations --bytes 16|1000"
 	"permutations 256KiB|permutations --sizes 256K|coll_ref --mode permutations --bytes 262144|500"
 )
+# OSU 6.1's bidirectional and multi-pair point-to-point benchmarks.
+cells+=(
+	"bibw 8B|bibw --sizes 8 --iters 10 --warmup 10|pt2pt_ref --mode bibw --bytes 8 --iters 10 --warmup 10|300"
+	"bibw 1MiB|bibw --sizes 1M --iters 2 --warmup 2|pt2pt_ref --mode bibw --bytes 1048576 --iters 2 --warmup 2|20"
+	"mbwmr 8B|mbwmr --sizes 8|pt2pt_ref --mode mbwmr --bytes 8 --iters 1|300"
+	"mbwmr 1MiB|mbwmr --sizes 1M|pt2pt_ref --mode mbwmr --bytes 1048576 --iters 1|50"
+	"multilat 8B|multilat --sizes 8|pt2pt_ref --mode multilat --bytes 8 --iters 1|1000"
+	"multilat 1MiB|multilat --sizes 1M|pt2pt_ref --mode multilat --bytes 1048576 --iters 1|100"
+)
 # MPI's collectives through the library (patterns/collective.go) against
 # scripts/ref/collective_ref.c: every one at 8 B, the reductions and the
 # all-to-all ones at 1 MiB too; one call per repetition (OSU's, the
@@ -84,10 +93,11 @@ done
 for op in bcast allreduce allgather alltoall reduce_scatter; do
 	cells+=("collective $op 1MiB|collective --ops $op --sizes 1M|collective_ref --op $op --bytes 1048576|50")
 done
+# (The loop variable is not $impl: that names the MPI library below.)
 for op in bcast allgather scatter alltoall qshift news; do
-	for impl in mpi textbook; do
-		cells+=("aggregate $op $impl 8B|aggregate --ops $op --impl $impl --sizes 8|coll_ref --mode aggregate --op $op --impl $impl --bytes 8|1000")
-		cells+=("aggregate $op $impl 1MiB|aggregate --ops $op --impl $impl --sizes 1M|coll_ref --mode aggregate --op $op --impl $impl --bytes 1048576|100")
+	for how in mpi textbook; do
+		cells+=("aggregate $op $how 8B|aggregate --ops $op --impl $how --sizes 8|coll_ref --mode aggregate --op $op --impl $how --bytes 8|1000")
+		cells+=("aggregate $op $how 1MiB|aggregate --ops $op --impl $how --sizes 1M|coll_ref --mode aggregate --op $op --impl $how --bytes 1048576|100")
 	done
 done
 
@@ -104,7 +114,7 @@ cc_run() {
 	local fixed=(--min-reps "$reps" --max-reps "$reps")
 	[ "$1" = permutations ] && fixed=(--count "$reps")
 	launch bin/commcost "$@" "${fixed[@]}" --max-time 3600 --format jsonl |
-		awk -v bw="$([ "$1" = bandwidth ] && echo 1 || echo 0)" '
+		awk -v bw="$([[ "$1" =~ ^(bandwidth|bibw|mbwmr)$ ]] && echo 1 || echo 0)" '
 			{ key = bw ? "\"rep_time_s\":" : "\"median\":"
 			  if (match($0, key "[-0-9.eE+]+")) { print substr($0, RSTART + length(key), RLENGTH - length(key)); exit } }'
 }

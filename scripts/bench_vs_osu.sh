@@ -206,16 +206,23 @@ pt2pt_phase() {
 # arguments | commcost arguments | the derived value of commcost's record
 # that is OSU's figure | the scale to OSU's unit | OSU's column of it (0:
 # OSU prints one value and no size, size 0) | the unit | higher is better
-# (bw) or lower (lat).
+# (bw) or lower (lat) | the rank counts it runs on (empty: every one of
+# --np). osu_mbw_mr's message rate is its bandwidth over the size, so the
+# ratio of its bandwidth is that of its rate too.
 osu6=(
-	"barrier|collective/osu_barrier||collective --ops barrier --osu|osu_avg_s|1e6|0|us|lat"
+	"barrier|collective/osu_barrier||collective --ops barrier --osu|osu_avg_s|1e6|0|us|lat|"
 )
 for op in bcast reduce allreduce gather gatherv scatter scatterv allgather allgatherv alltoall alltoallv reduce_scatter; do
-	osu6+=("$op|collective/osu_$op|-m 4:1048576|collective --ops $op --osu --sizes 4:1M|osu_avg_s|1e6|2|us|lat")
+	osu6+=("$op|collective/osu_$op|-m 4:1048576|collective --ops $op --osu --sizes 4:1M|osu_avg_s|1e6|2|us|lat|")
 done
+osu6+=(
+	"bibw|pt2pt/osu_bibw|-m 1:1048576|bibw --osu --sizes 1:1M|median|1e-6|2|MB/s|bw|2"
+	"mbw_mr|pt2pt/osu_mbw_mr|-m 1:1048576|mbwmr --osu --sizes 1:1M|osu_bw_B_per_s|1e-6|2|MB/s|bw|"
+	"multi_lat|pt2pt/osu_multi_lat|-m 0:1048576|multilat --osu --sizes 0:1M|osu_latency_s|1e6|2|us|lat|"
+)
 
 osu6_phase() {
-	local src=${OSU6_SRC:-} d spec name path oargs cargs key scale col unit kind np l size v w
+	local src=${OSU6_SRC:-} d spec name path oargs cargs key scale col unit kind only np l size v w
 	if [ -z "$src" ]; then
 		for d in ../shared/peers/osu-6.1 /work/shared/peers/osu-6.1; do
 			[ -f "$d/util/osu_util.c" ] && src=$d && break
@@ -263,7 +270,8 @@ osu6_phase() {
 	for l in $(seq 1 "$launches"); do
 		for np in $nps; do
 			for spec in "${selected[@]}"; do
-				IFS='|' read -r name path oargs cargs key scale col unit kind <<<"$spec"
+				IFS='|' read -r name path oargs cargs key scale col unit kind only <<<"$spec"
+				[ -z "$only" ] || [[ " $only " == *" $np "* ]] || continue
 				echo "launch $l of $launches: $name on $np ranks" >&2
 				local got=0
 				# shellcheck disable=SC2086
@@ -289,8 +297,9 @@ osu6_phase() {
 	echo
 	echo "OSU 6.1: medians over $launches launches (load average $load_start at the start, $load_end at the end); commcost = OSU's figure from commcost's --osu run, own = commcost's median of the maximum over ranks; spread = (max - min) / median"
 	for spec in "${selected[@]}"; do
-		IFS='|' read -r name path oargs cargs key scale col unit kind <<<"$spec"
+		IFS='|' read -r name path oargs cargs key scale col unit kind only <<<"$spec"
 		for np in $nps; do
+			[ -z "$only" ] || [[ " $only " == *" $np "* ]] || continue
 			echo
 			printf '| %-20s | %3s | %9s | %12s | %12s | %6s | %12s | %11s |\n' "$name" np bytes "OSU $unit" commcost ratio own "spread O/c"
 			printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ---------------------- ----- ----------- -------------- -------------- -------- -------------- -------------

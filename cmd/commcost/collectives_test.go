@@ -34,6 +34,12 @@ var collCases = []collCase{
 	{"collective_int", []string{"collective", "--sizes", "24", "--ops", "reduce,reduce_scatter_block", "--type", "int", "--reduction", "max", "--iters", "3"},
 		patterns.BenchCollective, []string{"bytes", "iters", "op", "reduction", "root", "type"}, 2,
 		[]string{patterns.DerivedOSUAvg, patterns.DerivedOSUMax, patterns.DerivedOSUMin}},
+	{"mbwmr", []string{"mbwmr", "--sizes", "8,4K", "--window", "8"},
+		patterns.BenchMultiBandwidth, []string{"bytes", "iters", "pairs", "window"}, 2,
+		[]string{patterns.DerivedRate, patterns.DerivedOSUBw, patterns.DerivedOSURate, "rep_time_s"}},
+	{"multilat", []string{"multilat", "--sizes", "0,1K", "--iters", "4"},
+		patterns.BenchMultiLatency, []string{"bytes", "iters", "pairs"}, 2,
+		[]string{patterns.DerivedOSULatSec}},
 }
 
 // TestCollectivesGolden runs each case on 4 goroutine ranks with
@@ -68,7 +74,11 @@ func TestCollectivesGolden(t *testing.T) {
 				}
 				sort.Strings(keys)
 				sort.Strings(derived)
-				if r.Bench != cc.bench || !slices.Equal(keys, cc.params) || r.Unit != "s" || r.Ranks != 4 || r.Meta.Backend != backendLocal {
+				unit := "s"
+				if cc.bench == patterns.BenchMultiBandwidth {
+					unit = "B/s"
+				}
+				if r.Bench != cc.bench || !slices.Equal(keys, cc.params) || r.Unit != unit || r.Ranks != 4 || r.Meta.Backend != backendLocal {
 					t.Errorf("record %s %v unit %q ranks %d backend %s", r.Bench, r.Params, r.Unit, r.Ranks, r.Meta.Backend)
 				}
 				if r.N != 3 || !(r.Median > 0) || !slices.Equal(derived, cc.derived) {
@@ -97,7 +107,53 @@ func TestCollectivesBadInput(t *testing.T) {
 		{"unknown type", local("2", "collective", "--type", "half"), "--type half"},
 		{"osu with iters", local("2", "collective", "--osu", "--iters", "5"), "--iters"},
 		{"buffers beyond memory", local("4", "collective", "--ops", "alltoall", "--sizes", "1G"), "--sizes"},
+		{"pairs above ranks/2", local("5", "mbwmr", "--pairs", "3"), "--pairs 3: more pairs than ranks/2 = 2"},
+		{"pairs zero", local("4", "mbwmr", "--pairs", "0"), "--pairs 0: must be positive"},
+		{"mbwmr one rank", local("1", "mbwmr"), "mbwmr needs at least 2 ranks, got 1"},
+		{"multilat one rank", local("1", "multilat"), "multilat needs at least 2 ranks, got 1"},
+		{"bibw three ranks", local("3", "bibw"), "bibw needs exactly 2 ranks, got 3"},
+		{"bibw window", local("2", "bibw", "--window", "0"), "--window 0"},
+		{"bibw osu with iters", local("2", "bibw", "--osu", "--iters", "3"), "--iters"},
 	})
+}
+
+// TestMPIRunPointToPointOSU runs bibw on 2 ranks and the multi-pair
+// benchmarks on 2 and 4 (oversubscribed, and 3: a rank outside the pairs)
+// under real mpirun, checking every message.
+func TestMPIRunPointToPointOSU(t *testing.T) {
+	bin := commcostBinary(t)
+	short := []string{"--validate", "--max-time", "0.1", "--min-reps", "5", "--max-reps", "20"}
+	tests := []struct {
+		name string
+		np   int
+		args []string
+		unit string
+	}{
+		{"bibw", 2, []string{"bibw", "--sizes", "1,64K", "--iters", "2"}, "B/s"},
+		{"mbwmr np=4", 4, []string{"mbwmr", "--sizes", "1,64K"}, "B/s"},
+		{"mbwmr np=3", 3, []string{"mbwmr", "--sizes", "8"}, "B/s"},
+		{"multilat np=4", 4, []string{"multilat", "--sizes", "0,64K", "--iters", "5"}, "s"},
+		{"multilat np=2", 2, []string{"multilat", "--sizes", "8"}, "s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "p.jsonl")
+			args := append(slices.Clone(tt.args), short...)
+			r := underMPI(t, tt.np, bin, append(args, "--out", out, "--format", "csv")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			recs, err := results.ReadJSONLFile(out)
+			if err != nil || len(recs) == 0 {
+				t.Fatalf("%d records, %v", len(recs), err)
+			}
+			for _, rec := range recs {
+				if rec.Meta.Backend != "native" || rec.Ranks != tt.np || rec.N < 5 || !(rec.Median > 0) || rec.Unit != tt.unit {
+					t.Errorf("bad record %s %v: backend %s ranks %d n %d median %g unit %s", rec.Bench, rec.Params, rec.Meta.Backend, rec.Ranks, rec.N, rec.Median, rec.Unit)
+				}
+			}
+		})
+	}
 }
 
 // TestMPIRunCollectives runs the collectives under real mpirun on 2 and 4

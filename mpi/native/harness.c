@@ -117,6 +117,31 @@ cc_batch_result cc_bandwidth_batch(MPI_Comm comm, BATCH_ARGS, void *buf, int cou
 
 typedef struct {
     MPI_Comm comm;
+    void *sbuf, *rbuf;
+    int count, peer, tag, window, iters, first;
+} bibw;
+
+static int bibw_rep(void *kernel, int i, double *own)
+{
+    const bibw *k = kernel;
+    (void)i;
+    if (k->peer < 0)
+        return MPI_SUCCESS;
+    cc_time_result t = cc_bibw(k->comm, k->sbuf, k->rbuf, k->count, k->peer, k->tag, k->window, k->iters, k->first);
+    *own = t.seconds;
+    return t.rc;
+}
+
+cc_batch_result cc_bibw_batch(MPI_Comm comm, BATCH_ARGS, void *sbuf, void *rbuf, int count, int peer, int tag,
+                              int window, int iters, int first)
+{
+    batch b = BATCH;
+    bibw k = {comm, sbuf, rbuf, count, peer, tag, window, iters, first};
+    return run_batch(&b, comm, bibw_rep, &k);
+}
+
+typedef struct {
+    MPI_Comm comm;
     void *buf;
     int count, peer, tag, n;
     double delay;

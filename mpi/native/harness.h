@@ -35,6 +35,8 @@ cc_batch_result cc_bandwidth_batch(MPI_Comm comm, int reps, int sync, int rank0,
 cc_batch_result cc_prtt_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
                               void *buf, int count, int peer, int tag, int n, double delay, int iters, int client,
                               int server_delay, int report);
+cc_batch_result cc_bibw_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
+                              void *sbuf, void *rbuf, int count, int peer, int tag, int window, int iters, int first);
 cc_batch_result cc_alltoall_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
                                   char *send, char *recv, int block, int n, int tag, int iters);
 

@@ -672,6 +672,46 @@ cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int t
     return r;
 }
 
+/* OSU bidirectional bandwidth inner loop (osu_bibw.c): per iteration both
+ * ranks post window Irecvs into rbuf and window Isends from sbuf; the first
+ * rank (OSU's rank 0) waits for its sends then its receives, the other for
+ * its receives then its sends. No ack: each side's receives complete only
+ * once the other has sent. */
+cc_time_result cc_bibw(MPI_Comm comm, void *sbuf, void *rbuf, int count, int peer, int tag, int window, int iters,
+                       int first)
+{
+    GUARD_STRUCT(cc_time_result);
+    cc_time_result r;
+    r.seconds = 0.0;
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)(2 * window));
+    if (reqs == NULL) {
+        r.rc = MPI_ERR_NO_MEM;
+        return r;
+    }
+    MPI_Request *recvs = reqs, *sends = reqs + window;
+    r.rc = MPI_SUCCESS;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters && r.rc == MPI_SUCCESS; i++) {
+        for (int w = 0; w < 2 * window; w++)
+            reqs[w] = MPI_REQUEST_NULL;
+        for (int w = 0; w < window && r.rc == MPI_SUCCESS; w++)
+            r.rc = MPI_Irecv(rbuf, count, MPI_BYTE, peer, tag, comm, &recvs[w]);
+        for (int w = 0; w < window && r.rc == MPI_SUCCESS; w++)
+            r.rc = MPI_Isend(sbuf, count, MPI_BYTE, peer, tag, comm, &sends[w]);
+        if (r.rc == MPI_SUCCESS) {
+            MPI_Request *a = first ? sends : recvs, *b = first ? recvs : sends;
+            r.rc = cc_waitall_ignore(window, a);
+            if (r.rc == MPI_SUCCESS)
+                r.rc = cc_waitall_ignore(window, b);
+        }
+        if (r.rc != MPI_SUCCESS)
+            abandon(reqs, 2 * window);
+    }
+    r.seconds = MPI_Wtime() - t0;
+    free(reqs);
+    return r;
+}
+
 /* spin busy-waits sec seconds on MPI_Wtime (netgauge's delay d). */
 static void spin(double sec)
 {

@@ -170,6 +170,11 @@ cc_time_result cc_pingpong(MPI_Comm comm, void *sbuf, void *rbuf, int count, int
 cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int tag,
                             int window, int iters, int sender);
 
+/* osu_bibw's loop: both ranks post window Irecvs and window Isends per
+ * iteration; first waits for its sends first. */
+cc_time_result cc_bibw(MPI_Comm comm, void *sbuf, void *rbuf, int count, int peer, int tag, int window, int iters,
+                       int first);
+
 cc_time_result cc_alltoall_pt2pt(MPI_Comm comm, char *send, char *recv, int block, int n, int me,
                                  int tag, int iters);
 
