@@ -190,3 +190,26 @@ type CollKernels interface {
 	// them.
 	CollBatch(b Batch, call CollCall, iters int) error
 }
+
+// OverlapKernels is implemented by backends that run OSU 6.1's overlap
+// measurement of a non-blocking collective (osu_iallreduce.c and its
+// siblings) in the MPI library's language, a batch of repetitions per
+// foreign call.
+type OverlapKernels interface {
+	// OverlapBatch runs one overlapped call per repetition: start the
+	// call's non-blocking form, compute for compute seconds with OSU's
+	// dummy kernel (DummyCompute), calling MPI_Test on the request after
+	// each of probes equal parts of it when probes > 0, then wait; the
+	// repetition's own time is from the start to the end of the wait.
+	// cpu[i] and test[i] (len(b.Own) each) receive this rank's compute
+	// time (its MPI_Test calls included, as OSU times it) and MPI_Test
+	// time of repetition i. compute 0 is OSU's pure communication
+	// measurement: start, then wait at once.
+	OverlapBatch(b Batch, call CollCall, compute float64, probes int, cpu, test []float64) error
+}
+
+// DummyDim is the order of OSU's dummy compute kernel (osu_util_mpi.c
+// compute_on_host): x[i] += a[i][j] a[j][i] + y[j] over a DummyDim x
+// DummyDim float matrix, repeated until the target time has passed on the
+// clock.
+const DummyDim = 25

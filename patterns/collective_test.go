@@ -3,6 +3,7 @@ package patterns
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -263,5 +264,58 @@ func TestMultiPairRefuses(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "3 pairs on 4 ranks") {
 		t.Errorf("Run with 3 pairs on 4 ranks: %v", err)
+	}
+}
+
+// TestNonBlockingRun runs every non-blocking collective with validation on
+// goroutine ranks, with and without MPI_Test probes, and checks the
+// overlap record: OSU's figures and commcost's, all present and finite.
+func TestNonBlockingRun(t *testing.T) {
+	keys := []string{DerivedOSUOverall, DerivedOSUCompute, DerivedOSUTest, DerivedOSUComm, DerivedOSUCommMin,
+		DerivedOSUCommMax, DerivedOSUOverlap, DerivedComm, DerivedOverlap}
+	for _, p := range []int{2, 3} {
+		for _, op := range mpi.CollOps() {
+			if !op.NonBlocking() {
+				continue
+			}
+			k := NonBlocking{Op: op, Bytes: 16, Type: mpi.Int64, Reduce: mpi.OpSum, Root: p - 1, Probes: p - 2, Validate: true, Reps: quickReps}
+			t.Run(fmt.Sprintf("p%d_%s", p, k.OpName()), func(t *testing.T) {
+				rs := runRanks(t, p, k.Run)
+				checkMeasured(t, rs, quickReps.MinReps)
+				rec := k.Record(rs[0], results.Meta{})
+				if err := CheckParams(BenchNonBlocking, rec.Params, true); err != nil {
+					t.Error(err)
+				}
+				for _, key := range keys {
+					v, ok := rec.Derived[key]
+					if !ok || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+						t.Errorf("derived %s = %v (present %v)", key, v, ok)
+					}
+				}
+				if !(rec.Derived[DerivedOSUComm] > 0 && rec.Derived[DerivedOSUOverall] > 0) {
+					t.Errorf("derived %v", rec.Derived)
+				}
+			})
+		}
+	}
+}
+
+// TestOverlapPct: OSU's formula, max(0, 100 - 100 (overall - compute) /
+// comm), on exact cases.
+func TestOverlapPct(t *testing.T) {
+	tests := []struct {
+		overall, compute, comm, want float64
+	}{
+		{10, 10, 10, 100}, // the call cost nothing beyond the compute
+		{20, 10, 10, 0},   // none of it overlapped
+		{15, 10, 10, 50},
+		{30, 10, 10, 0}, // worse than serial: clipped at 0
+		{12, 10, 8, 75},
+		{5, 0, 0, 0}, // no communication measured
+	}
+	for _, tt := range tests {
+		if got := OverlapPct(tt.overall, tt.compute, tt.comm); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("OverlapPct(%v, %v, %v) = %v, want %v", tt.overall, tt.compute, tt.comm, got, tt.want)
+		}
 	}
 }

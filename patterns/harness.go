@@ -151,6 +151,10 @@ type Measurement struct {
 	// bandwidth, plain Measure).
 	Mine     Counts
 	Counters map[string]float64
+	// Extra are values a pattern's Run computed beside the samples (the
+	// overlap of a non-blocking collective, from a second measurement),
+	// for its Record's derived values; nil for most patterns.
+	Extra map[string]float64
 }
 
 // Rep is one repetition on this rank; it returns this rank's duration in

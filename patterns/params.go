@@ -100,6 +100,13 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max", collNoReduction}},
 		{Key: "root", Kind: ParamInt, Min: 0, NoMax: true},
 		specIters},
+	BenchNonBlocking: {
+		{Key: "op", Kind: ParamString, Values: nbOpNames()},
+		specBytes,
+		{Key: "type", Kind: ParamString, Values: collTypeNames()},
+		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max", collNoReduction}},
+		{Key: "root", Kind: ParamInt, Min: 0, NoMax: true},
+		{Key: "probes", Kind: ParamInt, Min: 0, NoMax: true}},
 	BenchBibw:           {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specIters},
 	BenchMultiBandwidth: {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specPairs, specIters},
 	BenchMultiLatency:   {specBytes, specPairs, specIters},

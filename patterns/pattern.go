@@ -55,4 +55,5 @@ var (
 	_ Pattern = Bibw{}
 	_ Pattern = MultiBandwidth{}
 	_ Pattern = MultiLatency{}
+	_ Pattern = NonBlocking{}
 )

@@ -93,6 +93,14 @@ done
 for op in bcast allreduce allgather alltoall reduce_scatter; do
 	cells+=("collective $op 1MiB|collective --ops $op --sizes 1M|collective_ref --op $op --bytes 1048576|50")
 done
+# MPI-3's non-blocking collectives, OSU's overlap measurement
+# (patterns/nonblocking.go): the overlapped call's median repetition.
+for op in barrier bcast allreduce alltoall; do
+	cells+=("nonblocking i$op 8B|nonblocking --ops $op --sizes 8|collective_ref --nonblocking 1 --op $op --bytes 8|500")
+done
+for op in allreduce alltoall; do
+	cells+=("nonblocking i$op 1MiB|nonblocking --ops $op --sizes 1M|collective_ref --nonblocking 1 --op $op --bytes 1048576|30")
+done
 # (The loop variable is not $impl: that names the MPI library below.)
 for op in bcast allgather scatter alltoall qshift news; do
 	for how in mpi textbook; do

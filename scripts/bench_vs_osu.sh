@@ -41,9 +41,11 @@
 # counterpart in its --osu mode (OSU's repetition counts), alternately.
 # Per size it prints the median over launches of OSU's figure and of
 # commcost's figure computed as OSU computes it (the collectives: the
-# average over ranks of each rank's mean time per call), their ratio
-# (target 0.95-1.05), commcost's own figure from the same repetitions (the
-# median over repetitions of the maximum over ranks) and the spreads.
+# average over ranks of each rank's mean time per call; the non-blocking
+# ones: their pure communication time and overlap), their ratio (target
+# 0.95-1.05; an overlap's difference, target within 5 points), commcost's
+# own figure from the same repetitions (the median over repetitions of the
+# maximum over ranks) and the spreads.
 # Rows go to results/bench/osu6_vs_commcost.tsv (or --tsv6 FILE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -203,26 +205,33 @@ pt2pt_phase() {
 }
 
 # The OSU 6.1 phase. Each benchmark: name | OSU source (under mpi/) | OSU
-# arguments | commcost arguments | the derived value of commcost's record
-# that is OSU's figure | the scale to OSU's unit | OSU's column of it (0:
-# OSU prints one value and no size, size 0) | the unit | higher is better
-# (bw) or lower (lat) | the rank counts it runs on (empty: every one of
-# --np). osu_mbw_mr's message rate is its bandwidth over the size, so the
-# ratio of its bandwidth is that of its rate too.
+# arguments | commcost arguments | then per figure compared, as
+# comma-separated lists: OSU's column (nK: column K of OSU's one line that
+# prints no size, taken as size 0) | the key of commcost's record that is
+# OSU's figure computed from commcost's repetitions | the key of commcost's
+# own figure | the scale to OSU's unit | the unit | lat (lower is better),
+# bw (higher) or pct (a percentage, compared as a difference in points) |
+# and last the rank counts it runs on (empty: every one of --np).
+# osu_mbw_mr's message rate is its bandwidth over the size, so the ratio of
+# its bandwidth is that of its rate too.
 osu6=(
-	"barrier|collective/osu_barrier||collective --ops barrier --osu|osu_avg_s|1e6|0|us|lat|"
+	"barrier|collective/osu_barrier||collective --ops barrier --osu|n1|osu_avg_s|median|1e6|us|lat|"
 )
 for op in bcast reduce allreduce gather gatherv scatter scatterv allgather allgatherv alltoall alltoallv reduce_scatter; do
-	osu6+=("$op|collective/osu_$op|-m 4:1048576|collective --ops $op --osu --sizes 4:1M|osu_avg_s|1e6|2|us|lat|")
+	osu6+=("$op|collective/osu_$op|-m 4:1048576|collective --ops $op --osu --sizes 4:1M|2|osu_avg_s|median|1e6|us|lat|")
 done
 osu6+=(
-	"bibw|pt2pt/osu_bibw|-m 1:1048576|bibw --osu --sizes 1:1M|median|1e-6|2|MB/s|bw|2"
-	"mbw_mr|pt2pt/osu_mbw_mr|-m 1:1048576|mbwmr --osu --sizes 1:1M|osu_bw_B_per_s|1e-6|2|MB/s|bw|"
-	"multi_lat|pt2pt/osu_multi_lat|-m 0:1048576|multilat --osu --sizes 0:1M|osu_latency_s|1e6|2|us|lat|"
+	"bibw|pt2pt/osu_bibw|-m 1:1048576|bibw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
+	"mbw_mr|pt2pt/osu_mbw_mr|-m 1:1048576|mbwmr --osu --sizes 1:1M|2|osu_bw_B_per_s|median|1e-6|MB/s|bw|"
+	"multi_lat|pt2pt/osu_multi_lat|-m 0:1048576|multilat --osu --sizes 0:1M|2|osu_latency_s|median|1e6|us|lat|"
+	"ibarrier|collective/osu_ibarrier||nonblocking --ops barrier --osu|n3,n4|osu_comm_s,osu_overlap_pct|comm_s,overlap_pct|1e6,1|us,%|lat,pct|"
 )
+for op in ibcast ireduce iallreduce igather igatherv iscatter iscatterv iallgather iallgatherv ialltoall ialltoallv; do
+	osu6+=("$op|collective/osu_$op|-m 4:1048576|nonblocking --ops ${op#i} --osu --sizes 4:1M|4,5|osu_comm_s,osu_overlap_pct|comm_s,overlap_pct|1e6,1|us,%|lat,pct|")
+done
 
 osu6_phase() {
-	local src=${OSU6_SRC:-} d spec name path oargs cargs key scale col unit kind only np l size v w
+	local src=${OSU6_SRC:-} d spec name path oargs cargs cols keys owns scales units kinds only np l size j
 	if [ -z "$src" ]; then
 		for d in ../shared/peers/osu-6.1 /work/shared/peers/osu-6.1; do
 			[ -f "$d/util/osu_util.c" ] && src=$d && break
@@ -243,86 +252,104 @@ osu6_phase() {
 	done
 	# shellcheck disable=SC2046 # mpi_flags prints several words
 	launch() { local n=$1; shift; "$launcher" -np "$n" $(mpi_flags "$impl" "$n") "$@"; }
-	# osu6_rows NP COL BIN ARGS: "size value" of OSU's column COL.
+	# osu6_rows NP COLS BIN ARGS: "size v1 v2 ..." of OSU's columns COLS.
 	osu6_rows() {
 		local n=$1 c=$2
 		shift 2
-		# shellcheck disable=SC2068
-		launch "$n" "$@" | awk -v c="$c" '
-			c == 0 && !/^#/ && NF == 1 && $1 ~ /^[0-9.]+$/ {print 0, $1}
-			c > 0 && !/^#/ && NF >= c && $1 ~ /^[0-9]+$/ {print $1, $c}'
+		launch "$n" "$@" | awk -v cols="$c" '
+			BEGIN { k = split(cols, cs, ","); nosize = cs[1] ~ /^n/; for (i = 1; i <= k; i++) sub(/^n/, "", cs[i]) }
+			/^#/ || NF == 0 { next }
+			nosize && $1 ~ /^[0-9.]+$/ { line = "0"; for (i = 1; i <= k; i++) line = line " " $cs[i]; print line; next }
+			!nosize && $1 ~ /^[0-9]+$/ { line = $1; for (i = 1; i <= k; i++) line = line " " $cs[i]; print line }'
 	}
-	# cc6_rows NP KEY SCALE ARGS: "size osu-figure own-figure" of commcost.
+	# cc6_rows NP KEYS OWNS SCALES ARGS: "size v1 w1 v2 w2 ..." of
+	# commcost's records, v the OSU figures, w its own.
 	cc6_rows() {
-		local n=$1 k=$2 sc=$3
-		shift 3
-		# shellcheck disable=SC2068
-		launch "$n" bin/commcost "$@" --format jsonl | awk -v k="\"$k\":" -v s="$sc" '
-			match($0, /"bytes":[0-9]+/) { b = substr($0, RSTART + 8, RLENGTH - 8)
-				if (!match($0, k "[-0-9.eE+]+")) next
-				v = substr($0, RSTART + length(k), RLENGTH - length(k))
-				if (!match($0, /"median":[-0-9.eE+]+/)) next
-				print b, v * s, substr($0, RSTART + 9, RLENGTH - 9) * s }'
+		local n=$1 k=$2 o=$3 sc=$4
+		shift 4
+		launch "$n" bin/commcost "$@" --format jsonl | awk -v keys="$k" -v owns="$o" -v scales="$sc" '
+			BEGIN { nk = split(keys, ks, ","); split(owns, os, ","); split(scales, ss, ",") }
+			function val(key,   re) { re = "\"" key "\":[-0-9.eE+]+"; if (!match($0, re)) return "nan"; return substr($0, RSTART + length(key) + 3, RLENGTH - length(key) - 3) }
+			match($0, /"bytes":[0-9]+/) { b = substr($0, RSTART + 8, RLENGTH - 8); line = b
+				for (i = 1; i <= nk; i++) line = line " " val(ks[i]) * ss[i] " " val(os[i]) * ss[i]
+				print line }'
 	}
 	local -A o6 c6 m6
-	local load_start load_end
+	local load_start load_end vs got
 	load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 	for l in $(seq 1 "$launches"); do
 		for np in $nps; do
 			for spec in "${selected[@]}"; do
-				IFS='|' read -r name path oargs cargs key scale col unit kind only <<<"$spec"
+				IFS='|' read -r name path oargs cargs cols keys owns scales units kinds only <<<"$spec"
 				[ -z "$only" ] || [[ " $only " == *" $np "* ]] || continue
 				echo "launch $l of $launches: $name on $np ranks" >&2
-				local got=0
+				got=0
 				# shellcheck disable=SC2086
-				while read -r size v; do
-					o6[$name,$np,$size]+="$v "
+				while read -r size vs; do
+					read -ra v <<<"$vs"
+					for j in "${!v[@]}"; do o6[$name,$np,$j,$size]+="${v[$j]} "; done
 					got=$((got + 1))
-				done < <(osu6_rows "$np" "$col" "bin/osu6/$(basename "$path")" $oargs)
+				done < <(osu6_rows "$np" "$cols" "bin/osu6/$(basename "$path")" $oargs)
 				[ "$got" -gt 0 ] || { echo "bench_vs_osu: $(basename "$path") on $np ranks printed no sizes" >&2; exit 1; }
 				got=0
 				# shellcheck disable=SC2086
-				while read -r size v w; do
-					c6[$name,$np,$size]+="$v " m6[$name,$np,$size]+="$w "
+				while read -r size vs; do
+					read -ra v <<<"$vs"
+					for ((j = 0; 2 * j < ${#v[@]}; j++)); do
+						c6[$name,$np,$j,$size]+="${v[2 * j]} " m6[$name,$np,$j,$size]+="${v[2 * j + 1]} "
+					done
 					got=$((got + 1))
-				done < <(cc6_rows "$np" "$key" "$scale" $cargs)
+				done < <(cc6_rows "$np" "$keys" "$owns" "$scales" $cargs)
 				[ "$got" -gt 0 ] || { echo "bench_vs_osu: commcost $cargs on $np ranks printed no sizes" >&2; exit 1; }
 			done
 		done
 	done
 	load_end=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
-	local date om cm mm so sc r
+	local date om cm mm so sc r unit kind ul kl
 	date=$(date -u +%FT%TZ)
 	[ -s "$tsv6" ] || printf 'date\tcommit\tmpi\tnp\tload_start\tload_end\tlaunches\tbench\tbytes\tunit\tosu\tcommcost\tratio\tcommcost_own\tspread_osu\tspread_commcost\n' >"$tsv6"
 	echo
-	echo "OSU 6.1: medians over $launches launches (load average $load_start at the start, $load_end at the end); commcost = OSU's figure from commcost's --osu run, own = commcost's median of the maximum over ranks; spread = (max - min) / median"
+	echo "OSU 6.1: medians over $launches launches (load average $load_start at the start, $load_end at the end); commcost = OSU's figure from commcost's --osu run, own = commcost's own figure from the same repetitions; ratio = commcost/OSU, or for a percentage the difference commcost - OSU in points; spread = (max - min) / median"
 	for spec in "${selected[@]}"; do
-		IFS='|' read -r name path oargs cargs key scale col unit kind only <<<"$spec"
+		IFS='|' read -r name path oargs cargs cols keys owns scales units kinds only <<<"$spec"
+		IFS=, read -ra ul <<<"$units"
+		IFS=, read -ra kl <<<"$kinds"
 		for np in $nps; do
 			[ -z "$only" ] || [[ " $only " == *" $np "* ]] || continue
-			echo
-			printf '| %-20s | %3s | %9s | %12s | %12s | %6s | %12s | %11s |\n' "$name" np bytes "OSU $unit" commcost ratio own "spread O/c"
-			printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ---------------------- ----- ----------- -------------- -------------- -------- -------------- -------------
-			for size in $(printf '%s\n' "${!o6[@]}" | awk -F, -v b="$name" -v n="$np" '$1 == b && $2 == n {print $3}' | sort -n); do
-				# shellcheck disable=SC2086
-				{
-					om=$(median ${o6[$name,$np,$size]})
-					cm=$(median ${c6[$name,$np,$size]:-})
-					mm=$(median ${m6[$name,$np,$size]:-})
-					so=$(spread ${o6[$name,$np,$size]})
-					sc=$(spread ${c6[$name,$np,$size]:-})
-				}
-				if [ -z "$cm" ]; then
-					echo "bench_vs_osu: commcost has no $size-byte $name on $np ranks" >&2
-					exit 1
-				fi
-				r=$(awk -v a="$cm" -v b="$om" 'BEGIN{printf "%.3f", b ? a/b : 0}')
-				printf '| %-20s | %3s | %9s | %12.3f | %12.3f | %6s | %12.3f | %11s |\n' "$name" "$np" "$size" "$om" "$cm" "$r" "$mm" "$so/$sc"
-				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$date" "$commit" "$library" "$np" "$load_start" "$load_end" \
-					"$launches" "$name" "$size" "$unit" "$om" "$cm" "$r" "$mm" "$so" "$sc" >>"$tsv6"
-				if awk -v r="$r" 'BEGIN{exit !(r < 0.95 || r > 1.05)}'; then
-					missed+=("$name np=$np $size B: $r")
-				fi
+			for j in "${!ul[@]}"; do
+				unit=${ul[$j]} kind=${kl[$j]}
+				echo
+				printf '| %-20s | %3s | %9s | %12s | %12s | %6s | %12s | %11s |\n' "$name" np bytes "OSU $unit" commcost "$([ "$kind" = pct ] && echo diff || echo ratio)" own "spread O/c"
+				printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' ---------------------- ----- ----------- -------------- -------------- -------- -------------- -------------
+				for size in $(printf '%s\n' "${!o6[@]}" | awk -F, -v b="$name" -v n="$np" -v j="$j" '$1 == b && $2 == n && $3 == j {print $4}' | sort -n); do
+					# shellcheck disable=SC2086
+					{
+						om=$(median ${o6[$name,$np,$j,$size]})
+						cm=$(median ${c6[$name,$np,$j,$size]:-})
+						mm=$(median ${m6[$name,$np,$j,$size]:-})
+						so=$(spread ${o6[$name,$np,$j,$size]})
+						sc=$(spread ${c6[$name,$np,$j,$size]:-})
+					}
+					if [ -z "$cm" ]; then
+						echo "bench_vs_osu: commcost has no $size-byte $name on $np ranks" >&2
+						exit 1
+					fi
+					if [ "$kind" = pct ]; then
+						r=$(awk -v a="$cm" -v b="$om" 'BEGIN{printf "%+.1f", a - b}')
+					else
+						r=$(awk -v a="$cm" -v b="$om" 'BEGIN{printf "%.3f", b ? a/b : 0}')
+					fi
+					printf '| %-20s | %3s | %9s | %12.3f | %12.3f | %6s | %12.3f | %11s |\n' "$name" "$np" "$size" "$om" "$cm" "$r" "$mm" "$so/$sc"
+					printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$date" "$commit" "$library" "$np" "$load_start" "$load_end" \
+						"$launches" "$name" "$size" "$unit" "$om" "$cm" "$r" "$mm" "$so" "$sc" >>"$tsv6"
+					if [ "$kind" = pct ]; then
+						if awk -v d="$r" 'BEGIN{exit !(d < -5 || d > 5)}'; then
+							missed+=("$name np=$np $size B: overlap $r points")
+						fi
+					elif awk -v r="$r" 'BEGIN{exit !(r < 0.95 || r > 1.05)}'; then
+						missed+=("$name np=$np $size B $unit: $r")
+					fi
+				done
 			done
 		done
 	done

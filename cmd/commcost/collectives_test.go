@@ -37,6 +37,10 @@ var collCases = []collCase{
 	{"mbwmr", []string{"mbwmr", "--sizes", "8,4K", "--window", "8"},
 		patterns.BenchMultiBandwidth, []string{"bytes", "iters", "pairs", "window"}, 2,
 		[]string{patterns.DerivedRate, patterns.DerivedOSUBw, patterns.DerivedOSURate, "rep_time_s"}},
+	{"nonblocking", []string{"nonblocking", "--sizes", "8,1K", "--ops", "barrier,allreduce,alltoallv", "--probes", "2"},
+		patterns.BenchNonBlocking, []string{"bytes", "op", "probes", "reduction", "root", "type"}, 5,
+		[]string{patterns.DerivedComm, patterns.DerivedOSUComm, patterns.DerivedOSUCommMax, patterns.DerivedOSUCommMin,
+			patterns.DerivedOSUCompute, patterns.DerivedOSUOverall, patterns.DerivedOSUOverlap, patterns.DerivedOSUTest, patterns.DerivedOverlap}},
 	{"multilat", []string{"multilat", "--sizes", "0,1K", "--iters", "4"},
 		patterns.BenchMultiLatency, []string{"bytes", "iters", "pairs"}, 2,
 		[]string{patterns.DerivedOSULatSec}},
@@ -81,7 +85,7 @@ func TestCollectivesGolden(t *testing.T) {
 				if r.Bench != cc.bench || !slices.Equal(keys, cc.params) || r.Unit != unit || r.Ranks != 4 || r.Meta.Backend != backendLocal {
 					t.Errorf("record %s %v unit %q ranks %d backend %s", r.Bench, r.Params, r.Unit, r.Ranks, r.Meta.Backend)
 				}
-				if r.N != 3 || !(r.Median > 0) || !slices.Equal(derived, cc.derived) {
+				if r.N != 3 || !(r.Median > 0) || !slices.Equal(derived, slices.Sorted(slices.Values(cc.derived))) {
 					t.Errorf("%v: n %d median %g derived %v", r.Params, r.N, r.Median, r.Derived)
 				}
 			}
@@ -114,13 +118,18 @@ func TestCollectivesBadInput(t *testing.T) {
 		{"bibw three ranks", local("3", "bibw"), "bibw needs exactly 2 ranks, got 3"},
 		{"bibw window", local("2", "bibw", "--window", "0"), "--window 0"},
 		{"bibw osu with iters", local("2", "bibw", "--osu", "--iters", "3"), "--iters"},
+		{"nonblocking reduce_scatter", local("2", "nonblocking", "--ops", "allreduce,reduce_scatter"), "--ops reduce_scatter: has no non-blocking form"},
+		{"nonblocking probes", local("2", "nonblocking", "--probes", "-1"), "--probes -1"},
+		{"nonblocking one rank", local("1", "nonblocking"), "nonblocking needs at least 2 ranks, got 1"},
+		{"nonblocking sizes", local("2", "nonblocking", "--ops", "ireduce"), "--ops"},
 	})
 }
 
-// TestMPIRunPointToPointOSU runs bibw on 2 ranks and the multi-pair
-// benchmarks on 2 and 4 (oversubscribed, and 3: a rank outside the pairs)
+// TestMPIRunOSUBenchmarks runs bibw on 2 ranks, the multi-pair
+// benchmarks on 2, 3 (a rank outside the pairs) and 4 (oversubscribed)
+// and the non-blocking collectives on 2 and 4 ranks
 // under real mpirun, checking every message.
-func TestMPIRunPointToPointOSU(t *testing.T) {
+func TestMPIRunOSUBenchmarks(t *testing.T) {
 	bin := commcostBinary(t)
 	short := []string{"--validate", "--max-time", "0.1", "--min-reps", "5", "--max-reps", "20"}
 	tests := []struct {
@@ -134,6 +143,8 @@ func TestMPIRunPointToPointOSU(t *testing.T) {
 		{"mbwmr np=3", 3, []string{"mbwmr", "--sizes", "8"}, "B/s"},
 		{"multilat np=4", 4, []string{"multilat", "--sizes", "0,64K", "--iters", "5"}, "s"},
 		{"multilat np=2", 2, []string{"multilat", "--sizes", "8"}, "s"},
+		{"nonblocking np=2", 2, []string{"nonblocking", "--sizes", "8,16K", "--ops", "allreduce,alltoallv"}, "s"},
+		{"nonblocking np=4", 4, []string{"nonblocking", "--sizes", "4K", "--probes", "3"}, "s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,16 +3,23 @@ package native
 // #include "harness.h"
 // #cgo noescape cc_coll_batch
 // #cgo nocallback cc_coll_batch
+// #cgo noescape cc_overlap_batch
+// #cgo nocallback cc_overlap_batch
 import "C"
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"unsafe"
 
 	"github.com/commcost/commcost/mpi"
 )
 
-var _ mpi.CollKernels = (*Comm)(nil)
+var (
+	_ mpi.CollKernels    = (*Comm)(nil)
+	_ mpi.OverlapKernels = (*Comm)(nil)
+)
 
 // collC is a collective call's arguments converted for C.
 type collC struct {
@@ -183,3 +190,44 @@ func (c *Comm) CollBatch(b mpi.Batch, k mpi.CollCall, iters int) error {
 	leave()
 	return batchError(name, r)
 }
+
+// OverlapBatch implements mpi.OverlapKernels: OSU's overlap loop in C
+// (harness.c), the non-blocking form of call per repetition.
+func (c *Comm) OverlapBatch(b mpi.Batch, k mpi.CollCall, compute float64, probes int, cpu, test []float64) error {
+	name := "MPI_I" + strings.ToLower(collName(k.Op)[4:5]) + collName(k.Op)[5:]
+	if !k.Op.NonBlocking() {
+		return classError(name, mpi.ErrArg, fmt.Sprintf("collective %v has no non-blocking form", k.Op))
+	}
+	if err := c.Missing(mpi.FeatureNonBlocking); err != nil {
+		return classError(name, mpi.ErrOther, err.Error())
+	}
+	a, err := c.collArgs(name, k)
+	if err != nil {
+		return err
+	}
+	ba, err := c.batchOf(name, b)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !(compute >= 0) || math.IsInf(compute, 0):
+		return classError(name, mpi.ErrArg, fmt.Sprintf("compute %g s: want a finite number >= 0", compute))
+	case probes < 0 || probes > mpi.MaxCount:
+		return classError(name, mpi.ErrArg, fmt.Sprintf("probes %d outside [0, %d]", probes, mpi.MaxCount))
+	case len(cpu) < len(b.Own) || len(test) < len(b.Own):
+		return classError(name, mpi.ErrArg, fmt.Sprintf("cpu and test hold %d and %d times for %d repetitions", len(cpu), len(test), len(b.Own)))
+	}
+	if err := enter(name); err != nil {
+		return err
+	}
+	r := C.cc_overlap_batch(c.h, ba.reps, ba.sync, ba.rank0, ba.me, ba.own, ba.samples,
+		a.op, a.dtype, a.rop, a.root, a.count, ptr(a.send), rptr(a.recv),
+		ints(a.counts), ints(a.displs), ints(a.rcounts), ints(a.rdispls), C.double(compute), C.int(probes),
+		(*C.double)(unsafe.Pointer(&cpu[0])), (*C.double)(unsafe.Pointer(&test[0])))
+	leave()
+	return batchError(name, r)
+}
+
+// DummyCompute runs OSU's dummy compute kernel in C for seconds (what
+// OverlapBatch computes between the start and the wait).
+func DummyCompute(seconds float64) { C.cc_dummy_compute(C.double(seconds)) }

@@ -96,6 +96,20 @@ cc_batch_result cc_coll_batch(MPI_Comm comm, int reps, int sync, int rank0, int 
                               int op, int dtype, int rop, int root, int count, void *sbuf, void *rbuf, int *counts,
                               int *displs, int *rcounts, int *rdispls, int iters);
 
+/* OSU's overlap measurement (mpi.OverlapKernels): per repetition the
+ * non-blocking form of the collective, compute seconds of OSU's dummy
+ * kernel (MPI_Test after each of probes parts), the wait; cpu[i] and
+ * test[i] receive the compute and test times. Without MPI-3 it fails with
+ * MPI_ERR_OTHER. */
+cc_batch_result cc_overlap_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
+                                 int op, int dtype, int rop, int root, int count, void *sbuf, void *rbuf, int *counts,
+                                 int *displs, int *rcounts, int *rdispls, double compute, int probes, double *cpu,
+                                 double *test);
+
+/* cc_dummy_compute runs OSU's dummy kernel for seconds (the Go tests time
+ * it). */
+void cc_dummy_compute(double seconds);
+
 typedef struct {
     cc_batch_result b;
     cc_access_result fault; /* the failing repetition's result, when b.rc is CC_ERR_FAULT */

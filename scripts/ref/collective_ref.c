@@ -13,6 +13,13 @@
  * scatter, scatterv, allgather, allgatherv, alltoall, alltoallv,
  * reduce_scatter_block, reduce_scatter), --bytes (OSU's size column),
  * --iters (1), --reps, --warmup-reps (2), --root (0).
+ *
+ * --nonblocking 1: the 'nonblocking' pattern (patterns/nonblocking.go), OSU
+ * 6.1's overlap measurement: first the pure communication (start the
+ * non-blocking form, wait at once), each rank's mean its target; then per
+ * repetition start, OSU's dummy compute (a 25 x 25 float kernel, timed per
+ * call, until the target has passed; MPI_Test after each of --probes parts),
+ * wait. It reports the second measurement's median repetition.
  */
 #include "ref.h"
 
@@ -26,11 +33,98 @@ static const char *names[NOPS] = {"barrier", "bcast", "reduce", "allreduce", "ga
 
 struct coll {
     MPI_Comm comm;
-    int op, m, p, me, root;
+    int op, m, p, me, root, probes;
     long iters;
     char *send, *recv;
     int *counts, *displs, *rscounts;
+    double target; /* seconds of dummy compute per overlapped call */
 };
+
+/* OSU's dummy compute kernel (osu_util_mpi.c compute_on_host). */
+#define DIM 25
+static float a[DIM][DIM], x[DIM], y[DIM];
+
+static void compute_on_host(void)
+{
+    for (int i = 0; i < DIM; i++)
+        for (int j = 0; j < DIM; j++)
+            x[i] = x[i] + a[i][j] * a[j][i] + y[j];
+}
+
+static void do_compute(double target)
+{
+    double elapsed = 0;
+    while (elapsed < target) {
+        double t1 = MPI_Wtime();
+        compute_on_host();
+        elapsed += MPI_Wtime() - t1;
+    }
+}
+
+static void start(struct coll *c, MPI_Request *req)
+{
+    int m = c->m, n = m / (int)sizeof(float);
+    switch (c->op) {
+    case BARRIER:
+        MPI_Ibarrier(c->comm, req);
+        break;
+    case BCAST:
+        MPI_Ibcast(c->send, m, MPI_BYTE, c->root, c->comm, req);
+        break;
+    case REDUCE:
+        MPI_Ireduce(c->send, c->recv, n, MPI_FLOAT, MPI_SUM, c->root, c->comm, req);
+        break;
+    case ALLREDUCE:
+        MPI_Iallreduce(c->send, c->recv, n, MPI_FLOAT, MPI_SUM, c->comm, req);
+        break;
+    case GATHER:
+        MPI_Igather(c->send, m, MPI_BYTE, c->recv, m, MPI_BYTE, c->root, c->comm, req);
+        break;
+    case GATHERV:
+        MPI_Igatherv(c->send, m, MPI_BYTE, c->recv, c->counts, c->displs, MPI_BYTE, c->root, c->comm, req);
+        break;
+    case SCATTER:
+        MPI_Iscatter(c->send, m, MPI_BYTE, c->recv, m, MPI_BYTE, c->root, c->comm, req);
+        break;
+    case SCATTERV:
+        MPI_Iscatterv(c->send, c->counts, c->displs, MPI_BYTE, c->recv, m, MPI_BYTE, c->root, c->comm, req);
+        break;
+    case ALLGATHER:
+        MPI_Iallgather(c->send, m, MPI_BYTE, c->recv, m, MPI_BYTE, c->comm, req);
+        break;
+    case ALLGATHERV:
+        MPI_Iallgatherv(c->send, m, MPI_BYTE, c->recv, c->counts, c->displs, MPI_BYTE, c->comm, req);
+        break;
+    case ALLTOALL:
+        MPI_Ialltoall(c->send, m, MPI_BYTE, c->recv, m, MPI_BYTE, c->comm, req);
+        break;
+    case ALLTOALLV:
+        MPI_Ialltoallv(c->send, c->counts, c->displs, MPI_BYTE, c->recv, c->counts, c->displs, MPI_BYTE, c->comm, req);
+        break;
+    }
+}
+
+/* overlapped is one repetition of the overlap measurement. */
+static double overlapped(void *arg)
+{
+    struct coll *c = arg;
+    MPI_Request req;
+    double t0 = MPI_Wtime();
+    start(c, &req);
+    if (c->target > 0) {
+        if (c->probes > 0) {
+            for (int i = 0; i < c->probes; i++) {
+                int flag;
+                do_compute(c->target / c->probes);
+                MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+            }
+        } else {
+            do_compute(c->target);
+        }
+    }
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    return MPI_Wtime() - t0;
+}
 
 static void call(struct coll *c)
 {
@@ -104,11 +198,18 @@ int main(int argc, char **argv)
     c.root = (int)ref_opt(argc, argv, "--root", 0);
     int reps = (int)ref_opt(argc, argv, "--reps", 1000);
     int wreps = (int)ref_opt(argc, argv, "--warmup-reps", 2);
+    int nonblocking = (int)ref_opt(argc, argv, "--nonblocking", 0);
+    c.probes = (int)ref_opt(argc, argv, "--probes", 0);
+    for (int i = 0; i < DIM; i++) {
+        x[i] = y[i] = 1.0f;
+        for (int j = 0; j < DIM; j++)
+            a[i][j] = 2.0f;
+    }
     c.op = -1;
     for (int i = 0; i < NOPS; i++)
         if (strcmp(op, names[i]) == 0)
             c.op = i;
-    if (c.p < 2 || c.op < 0 || reps < 1 || c.iters < 1 || c.root >= c.p) {
+    if (c.p < 2 || c.op < 0 || reps < 1 || c.iters < 1 || c.root >= c.p || (nonblocking && c.op >= RSBLOCK)) {
         if (c.me == 0)
             fprintf(stderr, "collective_ref: needs 2 ranks or more, a known --op, --reps and --iters >= 1, --root < p\n");
         MPI_Finalize();
@@ -129,11 +230,22 @@ int main(int argc, char **argv)
         /* osu_reduce_scatter.c's split of n floats */
         c.rscounts[i] = n < c.p ? (i < n) : n / c.p + (i < n % c.p);
     }
-    double med = ref_measure(c.comm, wreps, reps, 0, kernel, &c);
     char what[200];
-    snprintf(what, sizeof what, "collective_ref %s: bytes %d iters %ld reps %d on %d ranks, seconds per call", op, c.m,
-             c.iters, reps, c.p);
-    ref_report(what, med / (double)c.iters, reps);
+    if (nonblocking) {
+        double own;
+        c.target = 0;
+        ref_measure_mean(c.comm, wreps, reps, 0, overlapped, &c, &own);
+        c.target = own;
+        double med = ref_measure(c.comm, wreps, reps, 0, overlapped, &c);
+        snprintf(what, sizeof what, "collective_ref i%s: bytes %d reps %d on %d ranks, seconds per overlapped call", op,
+                 c.m, reps, c.p);
+        ref_report(what, med, reps);
+    } else {
+        double med = ref_measure(c.comm, wreps, reps, 0, kernel, &c);
+        snprintf(what, sizeof what, "collective_ref %s: bytes %d iters %ld reps %d on %d ranks, seconds per call", op,
+                 c.m, c.iters, reps, c.p);
+        ref_report(what, med / (double)c.iters, reps);
+    }
     MPI_Finalize();
     return 0;
 }
