@@ -21,12 +21,13 @@ const (
 	Float64                 // MPI_DOUBLE
 	Int32                   // MPI_INT32_T
 	Int64                   // MPI_INT64_T
+	Int8                    // MPI_SIGNED_CHAR: bytes as small integers (OSU's MPI_CHAR accumulates)
 )
 
-var datatypeNames = [...]string{Float32: "float", Float64: "double", Int32: "int", Int64: "long"}
+var datatypeNames = [...]string{Float32: "float", Float64: "double", Int32: "int", Int64: "long", Int8: "char"}
 
 // Datatypes lists every element type, in the order of their names.
-var Datatypes = []Datatype{Float32, Float64, Int32, Int64}
+var Datatypes = []Datatype{Float32, Float64, Int32, Int64, Int8}
 
 func (d Datatype) String() string {
 	if d >= 0 && int(d) < len(datatypeNames) {
@@ -40,8 +41,11 @@ func (d Datatype) Valid() bool { return d >= 0 && int(d) < len(datatypeNames) }
 
 // Size is the bytes of one element.
 func (d Datatype) Size() int {
-	if d == Float64 || d == Int64 {
+	switch d {
+	case Float64, Int64:
 		return 8
+	case Int8:
+		return 1
 	}
 	return 4
 }
@@ -53,7 +57,7 @@ func ParseDatatype(s string) (Datatype, error) {
 			return Datatype(i), nil
 		}
 	}
-	return 0, fmt.Errorf("element type %q: accepted values are float, double, int and long", s)
+	return 0, fmt.Errorf("element type %q: accepted values are float, double, int, long and char", s)
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler (flags).
@@ -181,10 +185,14 @@ func ReduceInto(acc, src []byte, dt Datatype, op Op) {
 			a, b := int64(ne.Uint64(acc[i:])), int64(ne.Uint64(src[i:]))
 			ne.PutUint64(acc[i:], uint64(fold(a, b, op)))
 		}
+	case Int8:
+		for i := range acc {
+			acc[i] = byte(fold(int8(acc[i]), int8(src[i]), op))
+		}
 	}
 }
 
-func fold[T float32 | float64 | int32 | int64](a, b T, op Op) T {
+func fold[T float32 | float64 | int8 | int32 | int64](a, b T, op Op) T {
 	switch op {
 	case OpMin:
 		return min(a, b)
@@ -206,6 +214,8 @@ func PutElement(buf []byte, dt Datatype, i int, v float64) {
 		ne.PutUint32(buf[4*i:], uint32(int32(v)))
 	case Int64:
 		ne.PutUint64(buf[8*i:], uint64(int64(v)))
+	case Int8:
+		buf[i] = byte(int8(v))
 	}
 }
 
@@ -221,6 +231,8 @@ func Element(buf []byte, dt Datatype, i int) float64 {
 		return float64(int32(ne.Uint32(buf[4*i:])))
 	case Int64:
 		return float64(int64(ne.Uint64(buf[8*i:])))
+	case Int8:
+		return float64(int8(buf[i]))
 	}
 	return math.NaN()
 }
@@ -234,6 +246,7 @@ type Feature string
 const (
 	FeatureReducer     Feature = "typed reductions (MPI_Reduce_scatter_block, MPI-2.2)"
 	FeatureNonBlocking Feature = "non-blocking collectives (MPI-3)"
+	FeatureWindows     Feature = "one-sided windows (MPI_Win_allocate, lock_all and flush: MPI-3)"
 )
 
 // Provider is implemented by backends whose features depend on the library
@@ -251,6 +264,8 @@ func Supports(c Comm, f Feature) error {
 		_, ok = c.(Reducer)
 	case FeatureNonBlocking:
 		_, ok = c.(NonBlockingCollectives)
+	case FeatureWindows:
+		_, ok = c.(WindowAllocator)
 	}
 	if !ok {
 		return fmt.Errorf("the %s backend has no %s", c.Backend(), f)

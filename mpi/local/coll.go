@@ -56,6 +56,8 @@ type part struct {
 
 	err     *mpi.Error // argument error found by the rank itself
 	newComm *comm      // Split and Dup result
+	winSize int        // MPI_Win_allocate: this rank's bytes
+	newWin  *lwin      // MPI_Win_allocate result
 }
 
 // round is one collective call of every member of a communicator.
@@ -226,6 +228,9 @@ func (s *shared) execute(ps []*part) (errs []*mpi.Error) {
 		e = execReduce(ps, base == opAllreduce)
 	case opReduceScatterBlock, opReduceScatter:
 		e = execReduceScatter(ps, base == opReduceScatterBlock)
+	case opWinAllocate:
+		execWinAllocate(ps)
+	case opWinFence, opWinFree:
 	case opSplit:
 		s.execSplit(ps)
 	case opDup:

@@ -90,6 +90,9 @@ func Cases() []Case {
 		{"NonBlockingCollectives", 1, nonBlockingCollectives, mpi.FeatureNonBlocking},
 		{"NonBlockingProgress", 2, nonBlockingProgress, mpi.FeatureNonBlocking},
 		{"NonBlockingErrors", 1, nonBlockingErrors, mpi.FeatureNonBlocking},
+		{"WindowPutGet", 1, windowPutGet, mpi.FeatureWindows},
+		{"WindowAtomics", 1, windowAtomics, mpi.FeatureWindows},
+		{"WindowErrors", 1, windowErrors, mpi.FeatureWindows},
 	}
 }
 

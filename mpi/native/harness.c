@@ -467,6 +467,18 @@ cc_batch_result cc_overlap_batch(MPI_Comm comm, BATCH_ARGS, int op, int dtype, i
     return run_batch(&b, comm, overlap_rep, &k);
 }
 
+static int rma_rep(void *kernel, int i, double *own)
+{
+    (void)i;
+    return cc_rma_rep(kernel, own);
+}
+
+cc_batch_result cc_rma_batch(MPI_Comm comm, BATCH_ARGS, cc_rma_kernel *k)
+{
+    batch b = BATCH;
+    return run_batch(&b, comm, rma_rep, k);
+}
+
 typedef struct {
     cc_access *a;
     const int *targets, *incoming;

@@ -106,6 +106,11 @@ cc_batch_result cc_overlap_batch(MPI_Comm comm, int reps, int sync, int rank0, i
                                  int *displs, int *rcounts, int *rdispls, double compute, int probes, double *cpu,
                                  double *test);
 
+/* OSU's one-sided loops (rma.h): k's repetition per repetition. */
+#include "rma.h"
+cc_batch_result cc_rma_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
+                             cc_rma_kernel *k);
+
 /* cc_dummy_compute runs OSU's dummy kernel for seconds (the Go tests time
  * it). */
 void cc_dummy_compute(double seconds);

@@ -443,6 +443,7 @@ MPI_Datatype cc_dtype_of(int d)
     case CC_INT64: return MPI_INT64_T;
     case CC_FLOAT32: return MPI_FLOAT;
     case CC_INT32: return MPI_INT32_T;
+    case CC_INT8: return MPI_SIGNED_CHAR;
     default: return MPI_DOUBLE;
     }
 }

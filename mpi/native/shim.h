@@ -27,7 +27,7 @@
 #define CC_ERR_WRONG_THREAD (-1000)
 
 /* Datatypes and operations of the typed reductions, and their MPI handles. */
-enum { CC_FLOAT64 = 0, CC_INT64 = 1, CC_FLOAT32 = 2, CC_INT32 = 3 };
+enum { CC_FLOAT64 = 0, CC_INT64 = 1, CC_FLOAT32 = 2, CC_INT32 = 3, CC_INT8 = 4 };
 enum { CC_SUM = 0, CC_MIN = 1, CC_MAX = 2 };
 MPI_Datatype cc_dtype_of(int dtype);
 MPI_Op cc_op_of(int op);

@@ -7,6 +7,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -23,19 +24,19 @@ var (
 	_ mpi.Provider               = (*Comm)(nil)
 )
 
-// Missing implements mpi.Provider: the non-blocking collectives need a
+// missingMPI3 are the features that need a library built for MPI-3.
+var missingMPI3 = []mpi.Feature{mpi.FeatureNonBlocking}
+
+// Missing implements mpi.Provider: the features of missingMPI3 need a
 // library built for MPI-3.
 func (c *Comm) Missing(f mpi.Feature) error {
-	switch f {
-	case mpi.FeatureNonBlocking:
-		if C.cc_mpi3() == 0 {
-			return fmt.Errorf("the MPI library (%s, MPI %s) provides no %s", firstLine(LibraryVersion()), mpiVersion(), f)
-		}
+	if slices.Contains(missingMPI3, f) && C.cc_mpi3() == 0 {
+		return fmt.Errorf("the MPI library (%s, MPI %s) provides no %s", firstLine(LibraryVersion()), mpiVersion(), f)
 	}
 	return nil
 }
 
-var dtypes = [...]C.int{mpi.Float32: C.CC_FLOAT32, mpi.Float64: C.CC_FLOAT64, mpi.Int32: C.CC_INT32, mpi.Int64: C.CC_INT64}
+var dtypes = [...]C.int{mpi.Float32: C.CC_FLOAT32, mpi.Float64: C.CC_FLOAT64, mpi.Int32: C.CC_INT32, mpi.Int64: C.CC_INT64, mpi.Int8: C.CC_INT8}
 
 // typedArgs checks a typed reduction's element type, operation and buffers
 // and converts the first two for C.
