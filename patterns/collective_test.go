@@ -319,3 +319,88 @@ func TestOverlapPct(t *testing.T) {
 		}
 	}
 }
+
+// TestOneSidedRun runs every loop OSU has, with every synchronisation it
+// runs with, on goroutine ranks with validation: the window's data, the
+// gets' results and the accumulated sums are checked after every
+// repetition.
+func TestOneSidedRun(t *testing.T) {
+	syncs := []mpi.RMASync{mpi.SyncFlush, mpi.SyncLock, mpi.SyncLockAll, mpi.SyncFence, mpi.SyncPSCW}
+	for _, op := range mpi.RMAOps() {
+		for _, mode := range []mpi.RMAMode{mpi.RMALatency, mpi.RMABandwidth, mpi.RMABibw} {
+			for _, sync := range syncs {
+				if !OSUHas(op, mode, sync) {
+					continue
+				}
+				dt := OSUType(op)
+				if op == mpi.RMACompareAndSwap {
+					dt = mpi.Int32
+				}
+				k := OneSided{Op: op, Mode: mode, Sync: sync, Bytes: 12, Window: 3, Type: dt, Iters: 4, Warmup: 2, Validate: true, Reps: quickReps}
+				t.Run(fmt.Sprintf("%v_%v_%v", op, mode, sync), func(t *testing.T) {
+					rs := runRanks(t, 2, k.Run)
+					checkMeasured(t, rs, quickReps.MinReps)
+					rec := k.Record(rs[0], results.Meta{})
+					if err := CheckParams(BenchOneSided, rec.Params, true); err != nil {
+						t.Error(err)
+					}
+					if !(rec.Derived["rep_time_s"] > 0) {
+						t.Errorf("derived %v", rec.Derived)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestOneSidedCheck: the validation of a loop fails on a window or result
+// that is not what the calls must have left.
+func TestOneSidedCheck(t *testing.T) {
+	tests := []struct {
+		name   string
+		op     mpi.RMAOp
+		target bool // the rank that checks is the target (else the origin)
+		spoil  func(b mpi.RMABuffers)
+	}{
+		{"put", mpi.RMAPut, true, func(b mpi.RMABuffers) { b.Mem[5] ^= 1 }},
+		{"get", mpi.RMAGet, false, func(b mpi.RMABuffers) { b.Result[0] ^= 1 }},
+		{"acc", mpi.RMAAccumulate, true, func(b mpi.RMABuffers) { b.Mem[1]++ }},
+		{"fop", mpi.RMAFetchAndOp, true, func(b mpi.RMABuffers) { b.Mem[0]++ }},
+		{"cas", mpi.RMACompareAndSwap, true, func(b mpi.RMABuffers) { b.Mem[0]++ }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := OneSided{Op: tt.op, Mode: mpi.RMALatency, Sync: mpi.SyncFlush, Bytes: 8, Type: OSUType(tt.op)}
+			me := 0
+			if tt.target {
+				me = 1
+			}
+			sp := k.spec(me)
+			n := sp.Bytes() * sp.Calls()
+			s := &rmaSide{k: k, spec: sp, bufs: mpi.RMABuffers{Origin: make([]byte, n), Result: make([]byte, n), Compare: make([]byte, n), Mem: make([]byte, n)}}
+			s.prepare()
+			// What the calls of 2 iterations leave when all goes well.
+			other := &rmaSide{k: k, spec: k.spec(1 - me), bufs: mpi.RMABuffers{Origin: make([]byte, n), Result: make([]byte, n), Compare: make([]byte, n), Mem: make([]byte, n)}}
+			other.prepare()
+			switch tt.op {
+			case mpi.RMAPut:
+				copy(s.bufs.Mem, other.bufs.Origin)
+			case mpi.RMAGet:
+				copy(s.bufs.Result, other.bufs.Mem)
+			case mpi.RMACompareAndSwap:
+				copy(s.bufs.Mem, other.bufs.Origin)
+			default:
+				for range 2 {
+					mpi.ReduceInto(s.bufs.Mem, other.bufs.Origin, sp.Type, mpi.OpSum)
+				}
+			}
+			if err := s.check(2); err != nil {
+				t.Fatalf("check of a correct repetition: %v", err)
+			}
+			tt.spoil(s.bufs)
+			if err := s.check(2); !errors.Is(err, ErrValidation) {
+				t.Errorf("check of a spoilt repetition: %v, want a validation error", err)
+			}
+		})
+	}
+}

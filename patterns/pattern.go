@@ -56,4 +56,5 @@ var (
 	_ Pattern = MultiBandwidth{}
 	_ Pattern = MultiLatency{}
 	_ Pattern = NonBlocking{}
+	_ Pattern = OneSided{}
 )

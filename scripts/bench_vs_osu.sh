@@ -34,8 +34,9 @@
 #
 # OSU 6.1 (the sources in $OSU6_SRC, default ../shared/peers/osu-6.1 or
 # /work/shared/peers/osu-6.1; each benchmark built with one mpicc line into
-# bin/osu6): per launch, per rank count of --np (default "2 4"; more ranks
-# than cores run oversubscribed, with mpi_yield_when_idle) and per
+# bin/osu6, with -DFLOAT_PRECISION=4 for 4 decimals): per launch, per rank
+# count of --np (default "2 4"; more ranks than cores run oversubscribed,
+# with mpi_yield_when_idle) and per
 # benchmark of --benches (a regular expression on the names below,
 # default all), the OSU binary over 4 B .. 1 MiB and commcost's
 # counterpart in its --osu mode (OSU's repetition counts), alternately.
@@ -211,7 +212,10 @@ pt2pt_phase() {
 # OSU's figure computed from commcost's repetitions | the key of commcost's
 # own figure | the scale to OSU's unit | the unit | lat (lower is better),
 # bw (higher) or pct (a percentage, compared as a difference in points) |
-# and last the rank counts it runs on (empty: every one of --np).
+# the rank counts it runs on (empty: every one of --np) | and extra
+# launcher arguments for both programs (osu_cas_latency's 8-byte swap
+# crashes Open MPI 4.1's default osc/rdma on one node, as commcost's does:
+# both run with osc sm there).
 # osu_mbw_mr's message rate is its bandwidth over the size, so the ratio of
 # its bandwidth is that of its rate too.
 osu6=(
@@ -229,9 +233,22 @@ osu6+=(
 for op in ibcast ireduce iallreduce igather igatherv iscatter iscatterv iallgather iallgatherv ialltoall ialltoallv; do
 	osu6+=("$op|collective/osu_$op|-m 4:1048576|nonblocking --ops ${op#i} --osu --sizes 4:1M|4,5|osu_comm_s,osu_overlap_pct|comm_s,overlap_pct|1e6,1|us,%|lat,pct|")
 done
+osc_sm=
+[ "$impl" = openmpi ] && osc_sm="--mca osc sm"
+osu6+=(
+	"put_latency|one-sided/osu_put_latency|-m 1:1048576|onesided --ops put --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
+	"get_latency|one-sided/osu_get_latency|-m 1:1048576|onesided --ops get --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
+	"put_bw|one-sided/osu_put_bw|-m 1:1048576|onesided --ops put --modes bw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
+	"get_bw|one-sided/osu_get_bw|-m 1:1048576|onesided --ops get --modes bw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
+	"put_bibw|one-sided/osu_put_bibw|-m 1:1048576|onesided --ops put --modes bibw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
+	"acc_latency|one-sided/osu_acc_latency|-m 1:1048576|onesided --ops acc --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
+	"get_acc_latency|one-sided/osu_get_acc_latency|-m 1:1048576|onesided --ops get_acc --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
+	"fop_latency|one-sided/osu_fop_latency||onesided --ops fop --modes lat --osu|2|median|median|1e6|us|lat|2"
+	"cas_latency|one-sided/osu_cas_latency||onesided --ops cas --modes lat --osu|2|median|median|1e6|us|lat|2|$osc_sm"
+)
 
 osu6_phase() {
-	local src=${OSU6_SRC:-} d spec name path oargs cargs cols keys owns scales units kinds only np l size j
+	local src=${OSU6_SRC:-} d spec name path oargs cargs cols keys owns scales units kinds only extra np l size j
 	if [ -z "$src" ]; then
 		for d in ../shared/peers/osu-6.1 /work/shared/peers/osu-6.1; do
 			[ -f "$d/util/osu_util.c" ] && src=$d && break
@@ -248,7 +265,9 @@ osu6_phase() {
 	mkdir -p bin/osu6
 	for spec in "${selected[@]}"; do
 		IFS='|' read -r name path _ <<<"$spec"
-		"$mpicc" -O2 -I"$src/util" -o "bin/osu6/$(basename "$path")" "$src/mpi/$path.c" "$src/util/osu_util.c" "$src/util/osu_util_mpi.c" -lm
+		# FLOAT_PRECISION=4: OSU prints 4 decimals instead of 2, so that
+		# figures below 0.1 us (one-sided on shared memory) compare.
+		"$mpicc" -O2 -DFLOAT_PRECISION=4 -I"$src/util" -o "bin/osu6/$(basename "$path")" "$src/mpi/$path.c" "$src/util/osu_util.c" "$src/util/osu_util_mpi.c" -lm
 	done
 	# shellcheck disable=SC2046 # mpi_flags prints several words
 	launch() { local n=$1; shift; "$launcher" -np "$n" $(mpi_flags "$impl" "$n") "$@"; }
@@ -262,12 +281,14 @@ osu6_phase() {
 			nosize && $1 ~ /^[0-9.]+$/ { line = "0"; for (i = 1; i <= k; i++) line = line " " $cs[i]; print line; next }
 			!nosize && $1 ~ /^[0-9]+$/ { line = $1; for (i = 1; i <= k; i++) line = line " " $cs[i]; print line }'
 	}
-	# cc6_rows NP KEYS OWNS SCALES ARGS: "size v1 w1 v2 w2 ..." of
-	# commcost's records, v the OSU figures, w its own.
+	# cc6_rows NP KEYS OWNS SCALES EXTRA ARGS: "size v1 w1 v2 w2 ..." of
+	# commcost's records, v the OSU figures, w its own; EXTRA are
+	# launcher arguments.
 	cc6_rows() {
-		local n=$1 k=$2 o=$3 sc=$4
-		shift 4
-		launch "$n" bin/commcost "$@" --format jsonl | awk -v keys="$k" -v owns="$o" -v scales="$sc" '
+		local n=$1 k=$2 o=$3 sc=$4 x=$5
+		shift 5
+		# shellcheck disable=SC2086
+		launch "$n" $x bin/commcost "$@" --format jsonl | awk -v keys="$k" -v owns="$o" -v scales="$sc" '
 			BEGIN { nk = split(keys, ks, ","); split(owns, os, ","); split(scales, ss, ",") }
 			function val(key,   re) { re = "\"" key "\":[-0-9.eE+]+"; if (!match($0, re)) return "nan"; return substr($0, RSTART + length(key) + 3, RLENGTH - length(key) - 3) }
 			match($0, /"bytes":[0-9]+/) { b = substr($0, RSTART + 8, RLENGTH - 8); line = b
@@ -280,7 +301,7 @@ osu6_phase() {
 	for l in $(seq 1 "$launches"); do
 		for np in $nps; do
 			for spec in "${selected[@]}"; do
-				IFS='|' read -r name path oargs cargs cols keys owns scales units kinds only <<<"$spec"
+				IFS='|' read -r name path oargs cargs cols keys owns scales units kinds only extra <<<"$spec"
 				[ -z "$only" ] || [[ " $only " == *" $np "* ]] || continue
 				echo "launch $l of $launches: $name on $np ranks" >&2
 				got=0
@@ -289,7 +310,7 @@ osu6_phase() {
 					read -ra v <<<"$vs"
 					for j in "${!v[@]}"; do o6[$name,$np,$j,$size]+="${v[$j]} "; done
 					got=$((got + 1))
-				done < <(osu6_rows "$np" "$cols" "bin/osu6/$(basename "$path")" $oargs)
+				done < <(osu6_rows "$np" "$cols" $extra "bin/osu6/$(basename "$path")" $oargs)
 				[ "$got" -gt 0 ] || { echo "bench_vs_osu: $(basename "$path") on $np ranks printed no sizes" >&2; exit 1; }
 				got=0
 				# shellcheck disable=SC2086
@@ -299,7 +320,7 @@ osu6_phase() {
 						c6[$name,$np,$j,$size]+="${v[2 * j]} " m6[$name,$np,$j,$size]+="${v[2 * j + 1]} "
 					done
 					got=$((got + 1))
-				done < <(cc6_rows "$np" "$keys" "$owns" "$scales" $cargs)
+				done < <(cc6_rows "$np" "$keys" "$owns" "$scales" "$extra" $cargs)
 				[ "$got" -gt 0 ] || { echo "bench_vs_osu: commcost $cargs on $np ranks printed no sizes" >&2; exit 1; }
 			done
 		done
@@ -311,7 +332,7 @@ osu6_phase() {
 	echo
 	echo "OSU 6.1: medians over $launches launches (load average $load_start at the start, $load_end at the end); commcost = OSU's figure from commcost's --osu run, own = commcost's own figure from the same repetitions; ratio = commcost/OSU, or for a percentage the difference commcost - OSU in points; spread = (max - min) / median"
 	for spec in "${selected[@]}"; do
-		IFS='|' read -r name path oargs cargs cols keys owns scales units kinds only <<<"$spec"
+		IFS='|' read -r name path oargs cargs cols keys owns scales units kinds only extra <<<"$spec"
 		IFS=, read -ra ul <<<"$units"
 		IFS=, read -ra kl <<<"$kinds"
 		for np in $nps; do

@@ -41,6 +41,9 @@ var collCases = []collCase{
 		patterns.BenchNonBlocking, []string{"bytes", "op", "probes", "reduction", "root", "type"}, 5,
 		[]string{patterns.DerivedComm, patterns.DerivedOSUComm, patterns.DerivedOSUCommMax, patterns.DerivedOSUCommMin,
 			patterns.DerivedOSUCompute, patterns.DerivedOSUOverall, patterns.DerivedOSUOverlap, patterns.DerivedOSUTest, patterns.DerivedOverlap}},
+	{"onesided", []string{"onesided", "--sizes", "8,1K", "--iters", "5", "--window", "4", "--type", "int"},
+		patterns.BenchOneSided, []string{"bytes", "iters", "mode", "op", "sync", "type", "window"}, 16,
+		[]string{"rep_time_s"}},
 	{"multilat", []string{"multilat", "--sizes", "0,1K", "--iters", "4"},
 		patterns.BenchMultiLatency, []string{"bytes", "iters", "pairs"}, 2,
 		[]string{patterns.DerivedOSULatSec}},
@@ -55,6 +58,9 @@ func TestCollectivesGolden(t *testing.T) {
 		t.Run(cc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.jsonl")
 			args := append(slices.Clone(cc.args), quickFlags...)
+			if cc.bench == patterns.BenchOneSided {
+				args = append(args, "--np", "2") // the last --np counts
+			}
 			args = append(args, "--out", out, "--format", "csv")
 			code, stdout, stderr := runCLI(t, args...)
 			if code != 0 {
@@ -78,11 +84,14 @@ func TestCollectivesGolden(t *testing.T) {
 				}
 				sort.Strings(keys)
 				sort.Strings(derived)
-				unit := "s"
-				if cc.bench == patterns.BenchMultiBandwidth {
+				unit, ranks := "s", 4
+				if cc.bench == patterns.BenchMultiBandwidth || cc.bench == patterns.BenchOneSided && r.Params["mode"] != "lat" {
 					unit = "B/s"
 				}
-				if r.Bench != cc.bench || !slices.Equal(keys, cc.params) || r.Unit != unit || r.Ranks != 4 || r.Meta.Backend != backendLocal {
+				if cc.bench == patterns.BenchOneSided {
+					ranks = 2
+				}
+				if r.Bench != cc.bench || !slices.Equal(keys, cc.params) || r.Unit != unit || r.Ranks != ranks || r.Meta.Backend != backendLocal {
 					t.Errorf("record %s %v unit %q ranks %d backend %s", r.Bench, r.Params, r.Unit, r.Ranks, r.Meta.Backend)
 				}
 				if r.N != 3 || !(r.Median > 0) || !slices.Equal(derived, slices.Sorted(slices.Values(cc.derived))) {
@@ -122,6 +131,12 @@ func TestCollectivesBadInput(t *testing.T) {
 		{"nonblocking probes", local("2", "nonblocking", "--probes", "-1"), "--probes -1"},
 		{"nonblocking one rank", local("1", "nonblocking"), "nonblocking needs at least 2 ranks, got 1"},
 		{"nonblocking sizes", local("2", "nonblocking", "--ops", "ireduce"), "--ops"},
+		{"onesided three ranks", local("3", "onesided"), "onesided needs exactly 2 ranks, got 3"},
+		{"onesided bibw with lock", local("2", "onesided", "--modes", "bibw", "--sync", "lock"), "--sync lock: put bibw runs with fence or pscw only"},
+		{"onesided no loop", local("2", "onesided", "--ops", "fop,cas", "--modes", "bw,bibw"), "--ops and --modes name no loop OSU has"},
+		{"onesided unknown sync", local("2", "onesided", "--sync", "lockall"), "--sync lockall"},
+		{"onesided validate char sums", local("2", "onesided", "--ops", "acc", "--validate"), "--validate: validating acc of char needs at most 42 iterations"},
+		{"onesided sizes of ints", local("2", "onesided", "--ops", "acc", "--type", "int", "--sizes", "6"), "--sizes 6: acc moves whole 4-byte int elements"},
 	})
 }
 
@@ -145,6 +160,12 @@ func TestMPIRunOSUBenchmarks(t *testing.T) {
 		{"multilat np=2", 2, []string{"multilat", "--sizes", "8"}, "s"},
 		{"nonblocking np=2", 2, []string{"nonblocking", "--sizes", "8,16K", "--ops", "allreduce,alltoallv"}, "s"},
 		{"nonblocking np=4", 4, []string{"nonblocking", "--sizes", "4K", "--probes", "3"}, "s"},
+		{"onesided lat", 2, []string{"onesided", "--modes", "lat", "--ops", "put,get,acc,get_acc,fop", "--sizes", "8,64K", "--iters", "20"}, "s"},
+		{"onesided lat int cas", 2, []string{"onesided", "--modes", "lat", "--ops", "cas", "--type", "int", "--iters", "20"}, "s"},
+		{"onesided lat fence", 2, []string{"onesided", "--modes", "lat", "--ops", "put,acc", "--sync", "fence", "--sizes", "64", "--iters", "20"}, "s"},
+		{"onesided lat pscw", 2, []string{"onesided", "--modes", "lat", "--ops", "get,fop", "--sync", "pscw", "--sizes", "64", "--iters", "20"}, "s"},
+		{"onesided bw lock_all", 2, []string{"onesided", "--modes", "bw", "--sync", "lock_all", "--sizes", "64", "--iters", "5"}, "B/s"},
+		{"onesided bibw", 2, []string{"onesided", "--modes", "bibw", "--sizes", "8,64K", "--iters", "5"}, "B/s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,7 +180,7 @@ func TestMPIRunOSUBenchmarks(t *testing.T) {
 				t.Fatalf("%d records, %v", len(recs), err)
 			}
 			for _, rec := range recs {
-				if rec.Meta.Backend != "native" || rec.Ranks != tt.np || rec.N < 5 || !(rec.Median > 0) || rec.Unit != tt.unit {
+				if rec.Meta.Backend != "native" || rec.Ranks != tt.np || rec.N < 3 || !(rec.Median > 0) || rec.Unit != tt.unit {
 					t.Errorf("bad record %s %v: backend %s ranks %d n %d median %g unit %s", rec.Bench, rec.Params, rec.Meta.Backend, rec.Ranks, rec.N, rec.Median, rec.Unit)
 				}
 			}
@@ -189,7 +210,7 @@ func TestMPIRunCollectives(t *testing.T) {
 				t.Fatalf("%d records, want %d", len(recs), want)
 			}
 			for _, rec := range recs {
-				if rec.Meta.Backend != "native" || rec.Ranks != np || rec.N < 5 || !(rec.Median > 0) || !(rec.Derived[patterns.DerivedOSUAvg] > 0) {
+				if rec.Meta.Backend != "native" || rec.Ranks != np || rec.N < 3 || !(rec.Median > 0) || !(rec.Derived[patterns.DerivedOSUAvg] > 0) {
 					t.Errorf("bad record %v: backend %s ranks %d n %d median %g derived %v", rec.Params, rec.Meta.Backend, rec.Ranks, rec.N, rec.Median, rec.Derived)
 				}
 			}
