@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -215,5 +217,41 @@ func TestMPIRunCollectives(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMPIRunCollectiveFails: a failing MPI call mid-run (rank 1 expects a
+// shorter broadcast than the root sends at the second point, MPMD) exits
+// 1 with one message naming the point, the call and the MPI error, and the
+// finished point's record is in the file, whole.
+func TestMPIRunCollectiveFails(t *testing.T) {
+	bin := commcostBinary(t)
+	t.Setenv(job.AllowMPMDEnv, "1")
+	out := filepath.Join(t.TempDir(), "f.jsonl")
+	common := []string{"--ops", "bcast", "--max-time", "0.2", "--out", out, "--format", "csv"}
+	r := underMPI(t, 1, bin, append(append([]string{"collective", "--sizes", "8,64"}, common...),
+		append([]string{":", "-np", "1", bin, "collective", "--sizes", "8,32"}, common...)...)...)
+	if r.code != 1 || strings.Count(r.stderr, "commcost:") != 1 ||
+		!strings.Contains(r.stderr, "collective bytes=32 iters=1 op=bcast") || !strings.Contains(r.stderr, "MPI_Bcast: MPI_ERR_TRUNCATE") {
+		t.Errorf("exit %d, want 1 with one message naming the point, MPI_Bcast and MPI_ERR_TRUNCATE; stderr:\n%s", r.code, r.stderr)
+	}
+	recs, err := results.ReadJSONLFile(out)
+	if err != nil || len(recs) != 1 || num(recs[0].Params["bytes"]) != 8 {
+		t.Errorf("records %v, %v: want the 8-byte point's, whole", recs, err)
+	}
+}
+
+// TestDSMBarrierMPIOnLocal: divalib's MPI_Ibarrier barrier runs on the
+// local backend now that it has the non-blocking collectives (the dsm
+// bad-input tables refused it there before).
+func TestDSMBarrierMPIOnLocal(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "d.jsonl")
+	code, _, stderr := runCLI(t, "dsm", "check", "--barrier", "mpi", "--backend", "local", "--np", "4", "--ops", "200", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	recs, err := results.ReadJSONLFile(out)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("%d records, %v", len(recs), err)
 	}
 }
