@@ -117,6 +117,20 @@ type Reducer interface {
 	// after the first counts[0]+...+counts[i-1] into recv (at least
 	// counts[i] elements).
 	ReduceScatter(send, recv []byte, counts []int, dt Datatype, op Op) error
+	// ReduceLocal is MPI_Reduce_local: inout = in op inout, element by
+	// element, on this rank alone (the library's own reduction, the
+	// compute step of its reducing collectives).
+	ReduceLocal(in, inout []byte, dt Datatype, op Op) error
+}
+
+// LocalReduceKernels is implemented by backends that time MPI_Reduce_local
+// in the MPI library's language, a batch of repetitions per foreign call:
+// the reduction's cost per byte (the gamma of the collective algorithms'
+// costs) without a cgo crossing per call.
+type LocalReduceKernels interface {
+	// ReduceLocalBatch runs iters MPI_Reduce_local calls of in into inout
+	// per repetition (ReduceLocal's arguments).
+	ReduceLocalBatch(b Batch, in, inout []byte, dt Datatype, op Op, iters int) error
 }
 
 // NonBlockingCollectives is implemented by backends with MPI-3's

@@ -3,6 +3,10 @@ package patterns
 import (
 	"fmt"
 	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -45,7 +49,10 @@ const (
 // and maximum (derived osu_avg_s, osu_min_s, osu_max_s). OSU sets OSU's
 // own repetition counts instead of the stopping rule.
 type Collective struct {
-	Op       mpi.CollOp
+	Op mpi.CollOp
+	// Alg is the algorithm the library was told to run (ForcedAlgorithm),
+	// recorded in the record's "alg"; "" means the library's default.
+	Alg      string
 	Bytes    int
 	Type     mpi.Datatype // element type of a reduction
 	Reduce   mpi.Op       // operation of a reduction
@@ -369,8 +376,65 @@ func (k Collective) Params(int) results.Params {
 	if k.Op.Rooted() {
 		root = k.Root
 	}
+	alg := k.Alg
+	if alg == "" {
+		alg = AlgDefault
+	}
 	return results.Params{"op": k.Op.String(), "bytes": k.bytes(), "type": k.typeParam(),
-		"reduction": k.reductionParam(), "root": root, "iters": k.iters()}
+		"reduction": k.reductionParam(), "root": root, "iters": k.iters(), "alg": alg}
+}
+
+// AlgDefault is the "alg" of a collective record whose library chose its
+// algorithm itself.
+const AlgDefault = "default"
+
+// ompiAlgorithms are Open MPI 4.1's coll/tuned algorithms per collective,
+// by their MCA value (ompi_info --param coll tuned --level 9; 0 is
+// "ignore", the library's own choice).
+var ompiAlgorithms = map[mpi.CollOp][]string{
+	mpi.CollAllreduce:          {"basic_linear", "nonoverlapping", "recursive_doubling", "ring", "segmented_ring", "rabenseifner"},
+	mpi.CollAlltoall:           {"linear", "pairwise", "modified_bruck", "linear_sync", "two_proc"},
+	mpi.CollAllgather:          {"linear", "bruck", "recursive_doubling", "ring", "neighbor", "two_proc"},
+	mpi.CollAllgatherv:         {"default", "bruck", "ring", "neighbor", "two_proc"},
+	mpi.CollAlltoallv:          {"basic_linear", "pairwise"},
+	mpi.CollBarrier:            {"linear", "double_ring", "recursive_doubling", "bruck", "two_proc", "tree"},
+	mpi.CollBcast:              {"basic_linear", "chain", "pipeline", "split_binary_tree", "binary_tree", "binomial", "knomial", "scatter_allgather", "scatter_allgather_ring"},
+	mpi.CollReduce:             {"linear", "chain", "pipeline", "binary", "binomial", "in-order_binary", "rabenseifner"},
+	mpi.CollReduceScatter:      {"non-overlapping", "recursive_halving", "ring", "butterfly"},
+	mpi.CollReduceScatterBlock: {"basic_linear", "recursive_doubling", "recursive_halving", "butterfly"},
+	mpi.CollGather:             {"basic_linear", "binomial", "linear_sync"},
+	mpi.CollScatter:            {"basic_linear", "binomial", "linear_nb"},
+}
+
+// OMPIAlgorithms lists Open MPI's coll/tuned algorithms of op in the order
+// of their MCA values (1 first); none for a collective coll/tuned does not
+// tune (gatherv, scatterv).
+func OMPIAlgorithms(op mpi.CollOp) []string { return ompiAlgorithms[op] }
+
+// ForcedAlgorithm is the algorithm the environment tells the MPI library
+// to run for op, as getenv reads it: Open MPI's forced coll/tuned
+// algorithm (mpirun --mca coll_tuned_use_dynamic_rules 1 --mca
+// coll_tuned_<op>_algorithm N, which reach the ranks as OMPI_MCA_...
+// variables; N or its name), named as ompi_info lists it, or MPICH's
+// MPIR_CVAR_<OP>_INTRA_ALGORITHM; "" when neither forces one.
+func ForcedAlgorithm(op mpi.CollOp, getenv func(string) string) string {
+	name := op.String()
+	if v := getenv("OMPI_MCA_coll_tuned_" + name + "_algorithm"); v != "" && getenv("OMPI_MCA_coll_tuned_use_dynamic_rules") == "1" {
+		algs := ompiAlgorithms[op]
+		if n, err := strconv.Atoi(v); err == nil {
+			if n >= 1 && n <= len(algs) {
+				return algs[n-1]
+			}
+			return "" // 0 ("ignore") or a value Open MPI refuses
+		}
+		if slices.Contains(algs, v) {
+			return v
+		}
+	}
+	if v := getenv("MPIR_CVAR_" + strings.ToUpper(name) + "_INTRA_ALGORITHM"); v != "" && v != "auto" {
+		return v
+	}
+	return ""
 }
 
 // Bench is the bench name of the records.
@@ -501,7 +565,7 @@ func (s *CollectiveSweep) Plan(p int) ([]Pattern, error) {
 			sizes = []int{0}
 		}
 		for _, m := range sizes {
-			out = append(out, Collective{Op: op, Bytes: m, Type: s.Type, Reduce: s.Reduction, Root: s.Root,
+			out = append(out, Collective{Op: op, Alg: ForcedAlgorithm(op, os.Getenv), Bytes: m, Type: s.Type, Reduce: s.Reduction, Root: s.Root,
 				Iters: s.IterCount(), OSU: s.OSU, Validate: s.Verify, Reps: reps})
 		}
 	}

@@ -82,6 +82,37 @@ func (c corrupting) ReduceScatter(send, recv []byte, counts []int, dt mpi.Dataty
 	return c.Comm.(mpi.Reducer).ReduceScatter(send, recv, counts, dt, op)
 }
 
+func (c corrupting) ReduceLocal(in, inout []byte, dt mpi.Datatype, op mpi.Op) error {
+	return c.Comm.(mpi.Reducer).ReduceLocal(in, inout, dt, op)
+}
+
+// TestForcedAlgorithm: Open MPI's forced coll/tuned algorithm (by number
+// or name, only with dynamic rules on) and MPICH's CVAR name the record's
+// algorithm; anything else is the library's default.
+func TestForcedAlgorithm(t *testing.T) {
+	tests := []struct {
+		name string
+		op   mpi.CollOp
+		env  map[string]string
+		want string
+	}{
+		{"none", mpi.CollAllreduce, nil, ""},
+		{"ompi number", mpi.CollAllreduce, map[string]string{"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_allreduce_algorithm": "6"}, "rabenseifner"},
+		{"ompi name", mpi.CollBcast, map[string]string{"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_bcast_algorithm": "binomial"}, "binomial"},
+		{"ompi without dynamic rules", mpi.CollAllreduce, map[string]string{"OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}, ""},
+		{"ompi ignore", mpi.CollAllreduce, map[string]string{"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_allreduce_algorithm": "0"}, ""},
+		{"ompi other op", mpi.CollBcast, map[string]string{"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_allreduce_algorithm": "4"}, ""},
+		{"ompi reduce_scatter_block", mpi.CollReduceScatterBlock, map[string]string{"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_reduce_scatter_block_algorithm": "3"}, "recursive_halving"},
+		{"mpich", mpi.CollAllreduce, map[string]string{"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "recursive_doubling"}, "recursive_doubling"},
+		{"mpich auto", mpi.CollAllreduce, map[string]string{"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "auto"}, ""},
+	}
+	for _, tt := range tests {
+		if got := ForcedAlgorithm(tt.op, func(k string) string { return tt.env[k] }); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
 // TestCollectiveValidationCatches: a wrong element of an allreduce and a
 // wrong byte of a broadcast fail the run with ErrValidation on the rank
 // that got it (and ErrPeerFailed on the others).

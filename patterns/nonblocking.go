@@ -284,6 +284,7 @@ func mean(v []float64) float64 {
 func (k NonBlocking) Params(p int) results.Params {
 	params := k.blocking().Params(p)
 	delete(params, "iters")
+	delete(params, "alg") // the forced algorithms are the blocking ones' (coll/tuned)
 	params["op"] = k.OpName()
 	params["probes"] = k.Probes
 	return params

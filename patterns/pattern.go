@@ -57,4 +57,5 @@ var (
 	_ Pattern = MultiLatency{}
 	_ Pattern = NonBlocking{}
 	_ Pattern = OneSided{}
+	_ Pattern = ReduceLocal{}
 )

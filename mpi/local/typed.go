@@ -304,3 +304,19 @@ func (c *comm) startAs(op string, call func(*comm) error) (mpi.Request, error) {
 	}
 	return c.start(named(c.partOf(call), op))
 }
+
+// ReduceLocal implements mpi.Reducer: MPI_Reduce_local, in Go.
+func (c *comm) ReduceLocal(in, inout []byte, dt mpi.Datatype, op mpi.Op) error {
+	const name = "MPI_Reduce_local"
+	if err := c.check(name); err != nil {
+		return err
+	}
+	if err := mpi.CheckTyped(name, dt, op, in, inout); err != nil {
+		return err
+	}
+	if len(in) != len(inout) {
+		return errorf(name, mpi.ErrCount, "in holds %d bytes, inout %d: want equal lengths", len(in), len(inout))
+	}
+	mpi.ReduceInto(inout, in, dt, op)
+	return nil
+}

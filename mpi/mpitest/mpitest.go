@@ -87,6 +87,7 @@ func Cases() []Case {
 		{"ReduceScatterBlock", 1, reduceScatterBlock, mpi.FeatureReducer},
 		{"ReduceScatter", 1, reduceScatter, mpi.FeatureReducer},
 		{"TypedErrors", 1, typedErrors, mpi.FeatureReducer},
+		{"ReduceLocal", 1, reduceLocal, mpi.FeatureReducer},
 		{"NonBlockingCollectives", 1, nonBlockingCollectives, mpi.FeatureNonBlocking},
 		{"NonBlockingProgress", 2, nonBlockingProgress, mpi.FeatureNonBlocking},
 		{"NonBlockingErrors", 1, nonBlockingErrors, mpi.FeatureNonBlocking},

@@ -420,3 +420,35 @@ func nonBlockingErrors(c mpi.Comm) error {
 	}
 	return ck.err()
 }
+
+// reduceLocal: MPI_Reduce_local folds in into inout element by element for
+// every type and operation, and refuses unequal lengths.
+func reduceLocal(c mpi.Comm) error {
+	red := c.(mpi.Reducer)
+	ck := newChecker(c)
+	me := c.Rank()
+	for _, dt := range mpi.Datatypes {
+		for _, op := range reduceOps {
+			in, inout := typedVector(dt, me, 9), typedVector(dt, me+1, 9)
+			if err := red.ReduceLocal(in, inout, dt, op); err != nil {
+				return failf("ReduceLocal %v of %v: %w", op, dt, err)
+			}
+			for k := range 9 {
+				a, b := typedInput(me, k), typedInput(me+1, k)
+				want := a + b
+				switch op {
+				case mpi.OpMin:
+					want = min(a, b)
+				case mpi.OpMax:
+					want = max(a, b)
+				}
+				if got := mpi.Element(inout, dt, k); got != want {
+					ck.errorf("ReduceLocal %v of %v: element %d is %v, want %v", op, dt, k, got, want)
+					break
+				}
+			}
+		}
+	}
+	ck.class("ReduceLocal of unequal lengths", red.ReduceLocal(make([]byte, 8), make([]byte, 16), mpi.Int32, mpi.OpSum), mpi.ErrCount)
+	return ck.err()
+}

@@ -467,6 +467,35 @@ cc_batch_result cc_overlap_batch(MPI_Comm comm, BATCH_ARGS, int op, int dtype, i
     return run_batch(&b, comm, overlap_rep, &k);
 }
 
+typedef struct {
+    void *in, *inout;
+    int count, dtype, op, iters;
+} reduce_local;
+
+static int reduce_local_rep(void *kernel, int i, double *own)
+{
+    const reduce_local *k = kernel;
+    MPI_Datatype dt = cc_dtype_of(k->dtype);
+    MPI_Op op = cc_op_of(k->op);
+    (void)i;
+    double t0 = MPI_Wtime();
+    for (int it = 0; it < k->iters; it++) {
+        int rc = MPI_Reduce_local(k->in, k->inout, k->count, dt, op);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    *own = MPI_Wtime() - t0;
+    return MPI_SUCCESS;
+}
+
+cc_batch_result cc_reduce_local_batch(BATCH_ARGS, MPI_Comm comm, void *in, void *inout, int count, int dtype, int op,
+                                      int iters)
+{
+    batch b = BATCH;
+    reduce_local k = {in, inout, count, dtype, op, iters};
+    return run_batch(&b, comm, reduce_local_rep, &k);
+}
+
 static int rma_rep(void *kernel, int i, double *own)
 {
     (void)i;

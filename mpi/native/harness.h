@@ -111,6 +111,10 @@ cc_batch_result cc_overlap_batch(MPI_Comm comm, int reps, int sync, int rank0, i
 cc_batch_result cc_rma_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
                              cc_rma_kernel *k);
 
+/* iters MPI_Reduce_local calls per repetition (mpi.LocalReduceKernels). */
+cc_batch_result cc_reduce_local_batch(int reps, int sync, int rank0, int me, double *own, double *samples,
+                                      MPI_Comm comm, void *in, void *inout, int count, int dtype, int op, int iters);
+
 /* cc_dummy_compute runs OSU's dummy kernel for seconds (the Go tests time
  * it). */
 void cc_dummy_compute(double seconds);

@@ -481,6 +481,12 @@ int cc_reduce_scatter(MPI_Comm comm, void *sbuf, void *rbuf, int *counts, int dt
     return MPI_Reduce_scatter(sbuf, rbuf, counts, cc_dtype_of(dtype), cc_op_of(op), comm);
 }
 
+int cc_reduce_local(void *in, void *inout, int count, int dtype, int op)
+{
+    GUARD_INT();
+    return MPI_Reduce_local(in, inout, count, cc_dtype_of(dtype), cc_op_of(op));
+}
+
 int cc_mpi3(void) { return MPI_VERSION >= 3; }
 
 /* NB_POST runs one MPI-3 posting call into r.req, or refuses it on an

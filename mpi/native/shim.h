@@ -143,6 +143,8 @@ int cc_allreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, in
  * (counts per rank). */
 int cc_reduce_scatter_block(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op);
 int cc_reduce_scatter(MPI_Comm comm, void *sbuf, void *rbuf, int *counts, int dtype, int op);
+/* MPI_Reduce_local: inout = in op inout. */
+int cc_reduce_local(void *in, void *inout, int count, int dtype, int op);
 
 /* 1 when the library was built for MPI-3 or later (non-blocking
  * collectives, MPI_Win_allocate, lock_all, flush), from its mpi.h. */

@@ -1,7 +1,9 @@
 package native
 
 // #include <stdlib.h>
-// #include "shim.h"
+// #include "harness.h"
+// #cgo noescape cc_reduce_local_batch
+// #cgo nocallback cc_reduce_local_batch
 import "C"
 
 import (
@@ -20,6 +22,7 @@ import (
 
 var (
 	_ mpi.Reducer                = (*Comm)(nil)
+	_ mpi.LocalReduceKernels     = (*Comm)(nil)
 	_ mpi.NonBlockingCollectives = (*Comm)(nil)
 	_ mpi.Provider               = (*Comm)(nil)
 )
@@ -187,6 +190,63 @@ func (c *Comm) ReduceScatter(send, recv []byte, counts []int, dt mpi.Datatype, r
 	rc := C.cc_reduce_scatter(c.h, ptr(send), rptr(recv), &cc[0], cdt, cop)
 	leave()
 	return c.result(op, rc)
+}
+
+// localArgs checks MPI_Reduce_local's arguments.
+func localArgs(op string, in, inout []byte, dt mpi.Datatype, rop mpi.Op) (C.int, C.int, error) {
+	cdt, cop, err := typedArgs(op, dt, rop, in, inout)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(in) != len(inout) {
+		return 0, 0, classError(op, mpi.ErrCount, fmt.Sprintf("in holds %d bytes, inout %d: want equal lengths", len(in), len(inout)))
+	}
+	if err := disjoint(op, in, inout); err != nil {
+		return 0, 0, err
+	}
+	return cdt, cop, nil
+}
+
+// ReduceLocal implements mpi.Reducer: MPI_Reduce_local.
+func (c *Comm) ReduceLocal(in, inout []byte, dt mpi.Datatype, rop mpi.Op) error {
+	const op = "MPI_Reduce_local"
+	if err := c.usable(op); err != nil {
+		return err
+	}
+	cdt, cop, err := localArgs(op, in, inout, dt, rop)
+	if err != nil {
+		return err
+	}
+	if err := enter(op); err != nil {
+		return err
+	}
+	rc := C.cc_reduce_local(ptr(in), rptr(inout), C.int(len(in)/dt.Size()), cdt, cop)
+	leave()
+	return c.result(op, rc)
+}
+
+// ReduceLocalBatch implements mpi.LocalReduceKernels: iters calls of
+// MPI_Reduce_local per repetition, in C (harness.c).
+func (c *Comm) ReduceLocalBatch(b mpi.Batch, in, inout []byte, dt mpi.Datatype, rop mpi.Op, iters int) error {
+	const op = "ReduceLocalBatch"
+	cdt, cop, err := localArgs(op, in, inout, dt, rop)
+	if err != nil {
+		return err
+	}
+	a, err := c.batchOf(op, b)
+	if err != nil {
+		return err
+	}
+	if iters < 0 || iters > mpi.MaxCount {
+		return classError(op, mpi.ErrArg, fmt.Sprintf("iters %d outside [0, %d]", iters, mpi.MaxCount))
+	}
+	if err := enter(op); err != nil {
+		return err
+	}
+	r := C.cc_reduce_local_batch(a.reps, a.sync, a.rank0, a.me, a.own, a.samples, c.h,
+		ptr(in), rptr(inout), C.int(len(in)/dt.Size()), cdt, cop, C.int(iters))
+	leave()
+	return batchError(op, r)
 }
 
 // collRequest is a non-blocking collective in flight. It pins the Go
