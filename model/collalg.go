@@ -388,13 +388,13 @@ type CollAlg struct {
 	Fit   Quality `json:"quality"`
 }
 
-var collAlgPatterns = []string{"collective", "pingpong", "reducelocal"}
+var collAlgPatterns = []string{"collective", "pingpong", "multilat", "reducelocal"}
 
 func init() {
 	Register(Kind{
 		Name:    "collalg",
 		Summary: "classic collective algorithms (binomial, scatter-allgather, recursive doubling, Rabenseifner, ring, Bruck, pairwise, dissemination) priced alpha + beta m per message, gamma per byte reduced (Thakur et al. 2005; Chan et al. 2007)",
-		Benches: []string{"pingpong", "reducelocal"},
+		Benches: []string{"pingpong", "multilat", "reducelocal"},
 		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
 		Fit:     func(r []results.Record, o Options) (Model, error) { return FitCollAlg(r, o) },
 		New:     func() Model { return &CollAlg{} },
@@ -406,15 +406,16 @@ func (m *CollAlg) Params() []Param    { return []Param{m.Alpha, m.Beta, m.Gamma,
 func (m *CollAlg) Quality() Quality   { return m.Fit }
 func (m *CollAlg) Patterns() []string { return collAlgPatterns }
 
-// Predict prices a collective by its algorithm's rounds, a ping-pong by
-// alpha + beta m, a local reduction by delta + gamma m.
+// Predict prices a collective by its algorithm's rounds, a ping-pong (or a
+// multi-pair latency) by alpha + beta m, a local reduction by delta +
+// gamma m.
 func (m *CollAlg) Predict(in Instance) (float64, error) {
 	b, err := in.Num("bytes")
 	if err != nil {
 		return 0, err
 	}
 	switch in.Pattern {
-	case "pingpong":
+	case "pingpong", "multilat":
 		return m.Alpha.Value + m.Beta.Value*b, nil
 	case "reducelocal":
 		return m.Delta.Value + m.Gamma.Value*b, nil
@@ -432,16 +433,25 @@ func (m *CollAlg) Predict(in Instance) (float64, error) {
 // gamma by weighted least squares of the "reducelocal" records' per-size
 // medians, t = delta + gamma bytes. Both kinds of records are needed (a
 // model of the collectives without the reduction's measured cost would
-// price the reductions as if they were free).
+// price the reductions as if they were free). Without ping-pong records
+// the "multilat" records serve (OSU's multi-pair latency: every pair's half
+// round trip at once, the point-to-point cost of p ranks all sending, as
+// in a collective's round).
 func FitCollAlg(recs []results.Record, opt Options) (*CollAlg, error) {
-	var pp, rl []results.Record
+	var pp, ml, rl []results.Record
 	for _, r := range recs {
 		switch r.Bench {
 		case "pingpong":
 			pp = append(pp, r)
+		case "multilat":
+			r.Bench = "pingpong" // the same one-way time per message
+			ml = append(ml, r)
 		case "reducelocal":
 			rl = append(rl, r)
 		}
+	}
+	if len(pp) == 0 {
+		pp = ml
 	}
 	if len(rl) == 0 {
 		return nil, fmt.Errorf("%w: collalg needs reducelocal records (commcost reducelocal) for gamma, the reduction's cost per byte", ErrNoRecords)
