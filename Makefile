@@ -44,10 +44,15 @@ run: build
 test: setup
 	scripts/test.sh
 
-# Every pattern against C of the same protocol, then ping-pong and bandwidth
-# against OSU; both run to the end, and bench fails if either missed a target.
+# Every pattern against C of the same protocol (on 2 ranks, and the
+# collectives, point-to-point rates and one-sided on 4 too), then ping-pong
+# and bandwidth against OSU 5.3 and the collectives, point-to-point rates,
+# non-blocking overlap and one-sided against OSU 6.1 on 2 and 4 ranks; all
+# run to the end, and bench fails if any missed a target.
 bench: build
-	@rc=0; scripts/bench_vs_c.sh || rc=1; scripts/bench_vs_osu.sh --skip-missing || rc=1; exit $$rc
+	@rc=0; scripts/bench_vs_c.sh || rc=1; \
+	scripts/bench_vs_c.sh --np 4 --cells '^(collective|nonblocking|mbwmr|multilat|onesided)' || rc=1; \
+	scripts/bench_vs_osu.sh --skip-missing || rc=1; exit $$rc
 
 lint:
 	scripts/lint.sh

@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/commcost/commcost/results"
@@ -205,6 +206,59 @@ func TestFitCollFit(t *testing.T) {
 	}
 	if got := len(one.Curves[0].Coef); got != 2 {
 		t.Errorf("one rank count: %d coefficients, want 2 (c0, c_v)", got)
+	}
+}
+
+// TestFitCollFitClosedForm: a forced algorithm's curve has its closed
+// form's shape, so records its closed form made on 2 and 4 ranks predict
+// 3 ranks (4/3 of the bytes and 4 rounds for the ring, a fold and an
+// unfold around one exchange for recursive doubling), and the terms the
+// records cannot separate are dropped: on 2 and 4 ranks every one of these
+// algorithms reduces a fixed share of the bytes it sends (all of them in
+// recursive doubling, half in the others), so beta and gamma come as one
+// c_b. Exact for the ring, Rabenseifner and the linear algorithm, whose
+// share is the same on 3 ranks; recursive doubling on 3 ranks sends its
+// unfold's n bytes without reducing them, which c_b prices as reduced: the
+// prediction is gamma n high, exactly.
+func TestFitCollFitClosedForm(t *testing.T) {
+	const c0 = 2e-6
+	price := func(alg string, b float64, p int) float64 {
+		rs, err := CollRounds("allreduce", alg, b, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c0 + CollCost(rs, synAlpha, synBeta, synGamma)
+	}
+	algs := []string{"recursive_doubling", "ring", "rabenseifner", "basic_linear"}
+	var recs []results.Record
+	for _, alg := range algs {
+		for _, p := range []int{2, 4} {
+			for _, b := range sizes(10, 20) {
+				recs = append(recs, rec("collective", results.Params{"op": "allreduce", "alg": alg, "bytes": b}, p, price(alg, b, p)))
+			}
+		}
+	}
+	m, err := FitCollFit(recs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range m.Curves {
+		if got := strings.Join(c.terms(), " "); got != "c0 c_r c_b" {
+			t.Errorf("%s: terms %q, want c0 c_r c_b", c.Alg, got)
+		}
+	}
+	for _, alg := range algs {
+		for _, b := range []float64{3000, 700000} {
+			got, err := m.Predict(Instance{Pattern: "collective", Params: results.Params{"op": "allreduce", "alg": alg, "bytes": b}, Ranks: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := price(alg, b, 3)
+			if alg == "recursive_doubling" {
+				want += synGamma * b
+			}
+			near(t, sprintf("%s %g B on 3 ranks", alg, b), got, want, 1e-6)
+		}
 	}
 }
 

@@ -3,26 +3,47 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/commcost/commcost/results"
 )
 
-// CollFit is a curve per collective for users who want one: fitted to the
-// "collective" records of each (op, alg), with L = ceil(lg p) and V the
-// bytes a rank moves along the critical path of the usual algorithms (the
-// record's bytes times (p-1) for the gathers, scatters and all-to-alls,
-// (p-1)/p for reduce_scatter, 1 for the broadcast and the reductions),
+// CollFit is a curve per collective for users who want one, fitted to the
+// "collective" records of each (op, alg) by weighted least squares of the
+// per-point medians (relative weights by default).
+//
+// For an algorithm with a closed form (CollRounds; the records of a forced
+// algorithm name it), the curve has that algorithm's shape with its own
+// coefficients: with R(p) the rounds along the critical path, B(m, p) the
+// bytes they carry and G(m, p) the bytes they reduce,
+//
+//	t(m, p) = c0 + c_r R + c_b B + c_g G,
+//
+// the alpha, beta and gamma of Thakur, Rabenseifner and Gropp's costs
+// fitted to the collective itself rather than priced from point-to-point
+// (so contention, copies and a call's overhead are in them).
+//
+// For the library's default (which changes algorithm with the size and
+// the rank count) and the algorithms without a closed form, with
+// L = ceil(lg p) and V the bytes a rank moves along the critical path of
+// the usual algorithms (the record's bytes times (p-1) for the gathers,
+// scatters and all-to-alls, (p-1)/p for reduce_scatter, 1 for the
+// broadcast and the reductions),
 //
 //	t(m, p) = c0 + c_lg L + c_v V + c_vlg V L,
 //
-// by weighted least squares of the per-point medians (relative weights by
-// default). The terms the records cannot separate are dropped: the L terms
-// when they hold one rank count, the V terms for barrier or one size. It
-// predicts collectives of the (op, alg) it was fitted to at any size and
-// rank count; Thakur, Rabenseifner and Gropp's closed forms (CollRounds)
-// are all of this form for one algorithm at powers of two.
+// the form of the tree and recursive-doubling algorithms' costs.
+//
+// The terms the records cannot separate are dropped (a term that is a
+// linear combination of the ones before it over the fitted points: R
+// with one rank count, G where it is proportional to B, as in the ring;
+// the L terms with one rank count, the V terms for barrier or one size).
+// It predicts collectives of the (op, alg) it was fitted to at any size
+// and rank count.
 type CollFit struct {
 	Curves []CollCurve `json:"curves"`
 	Fit    Quality     `json:"quality"`
@@ -45,7 +66,7 @@ var collFitPatterns = []string{"collective"}
 func init() {
 	Register(Kind{
 		Name:    "collfit",
-		Summary: "t(m, p) = c0 + c_lg lg p + c_v V + c_vlg V lg p per collective and algorithm, V the bytes a rank moves (fitted curve)",
+		Summary: "a fitted curve per collective and algorithm: a forced algorithm's own closed form c0 + c_r R + c_b B + c_g G (rounds, bytes, bytes reduced), else c0 + c_lg lg p + c_v V + c_vlg V lg p, V the bytes a rank moves",
 		Benches: collFitPatterns,
 		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
 		Fit:     func(r []results.Record, o Options) (Model, error) { return FitCollFit(r, o) },
@@ -85,12 +106,26 @@ func CollVolume(op string, bytes float64, p int) float64 {
 	return bytes
 }
 
-// collTerms are the design row's terms of (bytes, p), for the terms used.
-func collTerms(op string, bytes float64, p int, terms []string) []float64 {
+// collTerms are the design row's terms of (bytes, p), for the terms used;
+// the terms c_r, c_b and c_g need alg's closed form.
+func collTerms(op, alg string, bytes float64, p int, terms []string) []float64 {
 	l, v := float64(ceilLg(p)), CollVolume(op, bytes, p)
+	var nr, nb, ng float64
+	if slices.ContainsFunc(terms, func(t string) bool { return t == "c_r" || t == "c_b" || t == "c_g" }) {
+		rs, _ := CollRounds(op, alg, bytes, p)
+		for _, r := range rs {
+			nr, nb, ng = nr+r.Count, nb+r.Count*r.Bytes, ng+r.Count*r.ReduceBytes
+		}
+	}
 	row := make([]float64, len(terms))
 	for i, t := range terms {
 		switch t {
+		case "c_r":
+			row[i] = nr
+		case "c_b":
+			row[i] = nb
+		case "c_g":
+			row[i] = ng
 		case "c0":
 			row[i] = 1
 		case "c_lg":
@@ -102,6 +137,11 @@ func collTerms(op string, bytes float64, p int, terms []string) []float64 {
 		}
 	}
 	return row
+}
+
+// closedForm says whether the curve has its algorithm's shape.
+func (c *CollCurve) closedForm() bool {
+	return slices.ContainsFunc(c.Coef, func(p Param) bool { return p.Name == "c_r" || p.Name == "c_b" || p.Name == "c_g" })
 }
 
 func (c *CollCurve) terms() []string {
@@ -134,7 +174,12 @@ func (m *CollFit) Predict(in Instance) (float64, error) {
 		if c.Op != op || c.Alg != alg {
 			continue
 		}
-		row := collTerms(op, b, in.Ranks, c.terms())
+		if c.closedForm() {
+			if _, err := CollRounds(op, alg, b, in.Ranks); err != nil {
+				return 0, err
+			}
+		}
+		row := collTerms(op, alg, b, in.Ranks, c.terms())
 		t := 0.0
 		for j, p := range c.Coef {
 			t += p.Value * row[j]
@@ -215,18 +260,23 @@ func fitCollCurve(op, alg string, recs []results.Record, opt Options) (CollCurve
 		sizes[p.x[0]] = true
 	}
 	terms := []string{"c0"}
-	if len(ranks) > 1 {
-		terms = append(terms, "c_lg")
-	}
-	if op != "barrier" && len(sizes) > 1 {
-		terms = append(terms, "c_v")
+	if _, err := CollRounds(op, alg, pts[0].x[0], pts[0].inst.Ranks); err == nil && alg != "default" {
+		terms = independentTerms(pts, func(t []string, x float64, p int) []float64 { return collTerms(op, alg, x, p, t) },
+			[]string{"c0", "c_r", "c_b", "c_g"})
+	} else {
 		if len(ranks) > 1 {
-			terms = append(terms, "c_vlg")
+			terms = append(terms, "c_lg")
+		}
+		if op != "barrier" && len(sizes) > 1 {
+			terms = append(terms, "c_v")
+			if len(ranks) > 1 {
+				terms = append(terms, "c_vlg")
+			}
 		}
 	}
 	rows, ys, labels := make([][]float64, len(pts)), make([]float64, len(pts)), make([]string, len(pts))
 	for i, p := range pts {
-		rows[i], ys[i], labels[i] = collTerms(op, p.x[0], p.inst.Ranks, terms), p.y, p.label()
+		rows[i], ys[i], labels[i] = collTerms(op, alg, p.x[0], p.inst.Ranks, terms), p.y, p.label()
 	}
 	w, note := weights(pts, ys, opt)
 	tr, err := fitLinearTrimmed(rows, ys, w, terms, labels, opt)
@@ -234,7 +284,7 @@ func fitCollCurve(op, alg string, recs []results.Record, opt Options) (CollCurve
 		return CollCurve{}, 0, err
 	}
 	c := CollCurve{Op: op, Alg: alg, Fit: tr.fit.quality(effectiveWeighting(opt, note), tr.trimmed)}
-	units := map[string]string{"c0": "s", "c_lg": "s", "c_v": "s/B", "c_vlg": "s/B"}
+	units := map[string]string{"c0": "s", "c_lg": "s", "c_v": "s/B", "c_vlg": "s/B", "c_r": "s", "c_b": "s/B", "c_g": "s/B"}
 	for j, t := range terms {
 		c.Coef = append(c.Coef, tr.fit.param(j, units[t]))
 	}
@@ -250,4 +300,38 @@ func fitCollCurve(op, alg string, recs []results.Record, opt Options) (CollCurve
 		c.Fit.Notes = append(c.Fit.Notes, note)
 	}
 	return c, tr.fit.sse, nil
+}
+
+// independentTerms keeps, in order, the candidate terms whose column over
+// pts is not (to a relative 1e-9) a linear combination of the columns
+// kept before it: Gram-Schmidt on the unit-scaled columns.
+func independentTerms(pts []point, row func(terms []string, x float64, p int) []float64, cand []string) []string {
+	cols := make([][]float64, len(cand))
+	for i := range cols {
+		cols[i] = make([]float64, len(pts))
+	}
+	for j, p := range pts {
+		for i, v := range row(cand, p.x[0], p.inst.Ranks) {
+			cols[i][j] = v
+		}
+	}
+	var kept []string
+	var basis [][]float64
+	for i, c := range cols {
+		v := slices.Clone(c)
+		n0 := floats.Norm(v, 2)
+		if n0 == 0 {
+			continue
+		}
+		floats.Scale(1/n0, v)
+		for _, b := range basis {
+			floats.AddScaled(v, -floats.Dot(v, b), b)
+		}
+		if n := floats.Norm(v, 2); n > 1e-9 {
+			floats.Scale(1/n, v)
+			basis = append(basis, v)
+			kept = append(kept, cand[i])
+		}
+	}
+	return kept
 }
