@@ -45,12 +45,16 @@ run: build
 test: setup
 	scripts/test.sh
 
-# Every pattern against C of the same protocol, then ping-pong and bandwidth
-# against OSU, the tracing library's overhead, the replay's speed and the
-# replay against SimGrid; all run to the end, and bench fails if one missed
-# a target.
+# Every pattern against C of the same protocol (on 2 ranks, and the
+# collectives, point-to-point rates and one-sided on 4 too), then ping-pong
+# and bandwidth against OSU 5.3 and the collectives, point-to-point rates,
+# non-blocking overlap and one-sided against OSU 6.1 on 2 and 4 ranks, the
+# tracing library's overhead, the replay's speed and the replay against
+# SimGrid; all run to the end, and bench fails if any missed a target.
 bench: build
-	@rc=0; scripts/bench_vs_c.sh || rc=1; scripts/bench_vs_osu.sh --skip-missing || rc=1; \
+	@rc=0; scripts/bench_vs_c.sh || rc=1; \
+	scripts/bench_vs_c.sh --np 4 --cells '^(collective|nonblocking|mbwmr|multilat|onesided)' || rc=1; \
+	scripts/bench_vs_osu.sh --skip-missing || rc=1; \
 	scripts/bench_trace.sh || rc=1; scripts/bench_replay.sh || rc=1; scripts/bench_simgrid.sh || rc=1; exit $$rc
 
 lint:

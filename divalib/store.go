@@ -94,7 +94,9 @@ func (b *BarrierKind) UnmarshalText(text []byte) error {
 }
 
 // Ibarrierer is the optional non-blocking barrier a Comm may offer
-// (MPI_Ibarrier). mpi.Comm does not have it; BarrierMPI needs it.
+// (MPI_Ibarrier; both backends have it, as part of
+// mpi.NonBlockingCollectives). mpi.Comm does not have it; BarrierMPI needs
+// it.
 type Ibarrierer interface {
 	Ibarrier() (mpi.Request, error)
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/commcost/commcost/mpi"
@@ -127,7 +128,9 @@ func MeasurePoint(c mpi.Comm, emit func(results.Record) error, pat patterns.Patt
 	m, err := pat.Run(c)
 	end()
 	if err != nil {
-		return m, PatternErr(err)
+		// The point that failed, so that a failing MPI call mid-sweep
+		// says where: "collective bytes=64 ... op=bcast: MPI_Bcast: ...".
+		return m, PatternErr(fmt.Errorf("%s: %w", PointName(pat, c.Size()), err))
 	}
 	return m, EmitRecord(c, emit, pat.Record(m, meta))
 }

@@ -285,3 +285,15 @@ func RunSteps(c Comm, bufs [][]byte, steps []Step) error {
 	}
 	return nil
 }
+
+// BibwKernels is implemented by backends that run osu_bibw's loop in the
+// MPI library's language, a batch of repetitions per foreign call (as
+// BatchKernels).
+type BibwKernels interface {
+	// BibwBatch runs iters windows per repetition between this rank and
+	// peer: both post window Irecvs into recv and window Isends of
+	// len(send) bytes from send, then wait for them, the first rank for
+	// its sends first (OSU's rank 0), the other for its receives first. A
+	// rank with peer NoPeer takes no part.
+	BibwBatch(b Batch, send, recv []byte, peer, tag, window, iters int, first bool) error
+}

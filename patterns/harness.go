@@ -121,11 +121,19 @@ func (r Reps) Validate() error {
 // their traffic, that traffic. Everything but Mine is identical on all
 // ranks. A pattern's Record method turns it into the pattern's record.
 type Measurement struct {
-	Samples   []float64 // one per timed repetition, seconds, reduced over ranks
-	Summary   results.Summary
-	RankMin   float64 // min over ranks of each rank's median own time
-	RankAvg   float64
-	RankMax   float64
+	Samples []float64 // one per timed repetition, seconds, reduced over ranks
+	Summary results.Summary
+	RankMin float64 // min over ranks of each rank's median own time
+	RankAvg float64
+	RankMax float64
+	// RankMean is the same spread of each rank's mean own time over the
+	// timed repetitions: OSU's figure for a collective, the average over
+	// ranks of each rank's mean latency, with its minimum and maximum.
+	RankMean Spread
+	// OwnMeans are every rank's mean own time, by rank (0 for a rank that
+	// took no part): rank 0's is OSU's figure of a pattern OSU times on
+	// rank 0 alone (osu_mbw_mr, osu_multi_lat).
+	OwnMeans  []float64
 	Stop      string // why repetitions stopped: a results.Stop* value
 	Reduction string // how ranks' times became a sample: a results.Reduction* value
 	// Late counts, under SyncWindow, the repetitions redone because some
@@ -143,6 +151,10 @@ type Measurement struct {
 	// bandwidth, plain Measure).
 	Mine     Counts
 	Counters map[string]float64
+	// Extra are values a pattern's Run computed beside the samples (the
+	// overlap of a non-blocking collective, from a second measurement),
+	// for its Record's derived values; nil for most patterns.
+	Extra map[string]float64
 }
 
 // Rep is one repetition on this rank; it returns this rank's duration in
@@ -266,35 +278,54 @@ func Measure(c mpi.Comm, cfg Reps, rep Rep) (Measurement, error) {
 	return m, nil
 }
 
-// rankSpread sets the ranks' spread: every rank's median own time over the
-// repetitions it took part in (own holds those, the times > 0). A rank that
-// never took part has median 0 and is left out, so idle ranks do not pull
-// the minimum and average to zero. It is collective.
-func (m *Measurement) rankSpread(c mpi.Comm, own []float64) error {
-	med := []float64{0} // a rank that never took part
-	if len(own) > 0 {
-		med[0] = results.Median(own)
-	}
-	all := make([]float64, c.Size())
-	if err := mpi.AllgatherFloat64s(c, med, all); err != nil {
-		return err
-	}
-	m.RankMin, m.RankMax, m.RankAvg = math.Inf(1), math.Inf(-1), 0
+// Spread is the minimum, average and maximum of one value over the ranks
+// that take part.
+type Spread struct{ Min, Avg, Max float64 }
+
+// spreadOf is the spread of vals over the ranks whose value is not 0.
+func spreadOf(vals []float64) Spread {
+	s := Spread{Min: math.Inf(1), Max: math.Inf(-1)}
 	taking := 0
-	for _, v := range all {
+	for _, v := range vals {
 		if v == 0 {
 			continue
 		}
 		taking++
-		m.RankMin = math.Min(m.RankMin, v)
-		m.RankMax = math.Max(m.RankMax, v)
-		m.RankAvg += v
+		s.Min = math.Min(s.Min, v)
+		s.Max = math.Max(s.Max, v)
+		s.Avg += v
 	}
 	if taking == 0 {
-		m.RankMin, m.RankMax = 0, 0
-	} else {
-		m.RankAvg /= float64(taking)
+		return Spread{}
 	}
+	s.Avg /= float64(taking)
+	return s
+}
+
+// rankSpread sets the ranks' spreads: every rank's median and mean own
+// time over the repetitions it took part in (own holds those, the times >
+// 0). A rank that never took part has median 0 and is left out, so idle
+// ranks do not pull the minimum and average to zero. It is collective.
+func (m *Measurement) rankSpread(c mpi.Comm, own []float64) error {
+	mine := []float64{0, 0} // a rank that never took part
+	if len(own) > 0 {
+		mine[0] = results.Median(own)
+		for _, v := range own {
+			mine[1] += v
+		}
+		mine[1] /= float64(len(own))
+	}
+	all := make([]float64, 2*c.Size())
+	if err := mpi.AllgatherFloat64s(c, mine, all); err != nil {
+		return err
+	}
+	med, mean := make([]float64, c.Size()), make([]float64, c.Size())
+	for r := range med {
+		med[r], mean[r] = all[2*r], all[2*r+1]
+	}
+	s := spreadOf(med)
+	m.RankMin, m.RankAvg, m.RankMax = s.Min, s.Avg, s.Max
+	m.RankMean, m.OwnMeans = spreadOf(mean), mean
 	return nil
 }
 
@@ -309,6 +340,11 @@ func (m Measurement) Scaled(f float64) Measurement {
 	}
 	out.Summary = results.Summarize(out.Samples)
 	out.RankMin, out.RankAvg, out.RankMax = m.RankMin*f, m.RankAvg*f, m.RankMax*f
+	out.RankMean = Spread{m.RankMean.Min * f, m.RankMean.Avg * f, m.RankMean.Max * f}
+	out.OwnMeans = make([]float64, len(m.OwnMeans))
+	for i, v := range m.OwnMeans {
+		out.OwnMeans[i] = v * f
+	}
 	return out
 }
 

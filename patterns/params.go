@@ -58,6 +58,7 @@ var (
 	specNet   = ParamSpec{Key: "network", Kind: ParamString, Optional: true}
 	specK     = ParamSpec{Key: "k", Kind: ParamInt, Min: 1, NoMax: true}
 	specL     = ParamSpec{Key: "l", Kind: ParamInt, Min: 0, Max: maxBytes, Unit: "bytes"}
+	specPairs = ParamSpec{Key: "pairs", Kind: ParamInt, Min: 1, NoMax: true}
 )
 
 // benchParams are the parameters of each bench of this package.
@@ -92,6 +93,36 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "along", Kind: ParamString, Values: []string{GridAlongRow, GridAlongCol, GridAlongBoth}},
 		{Key: "mode", Kind: ParamString, Values: []string{GridModeShift, GridModeXOR, GridModeAlign}},
 		{Key: "d", Kind: ParamInt, Min: 0, NoMax: true}},
+	BenchCollective: {
+		{Key: "op", Kind: ParamString, Values: collOpNames()},
+		specBytes,
+		{Key: "type", Kind: ParamString, Values: collTypeNames()},
+		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max", collNoReduction}},
+		{Key: "root", Kind: ParamInt, Min: 0, NoMax: true},
+		specIters,
+		{Key: "alg", Kind: ParamString, Optional: true}},
+	BenchNonBlocking: {
+		{Key: "op", Kind: ParamString, Values: nbOpNames()},
+		specBytes,
+		{Key: "type", Kind: ParamString, Values: collTypeNames()},
+		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max", collNoReduction}},
+		{Key: "root", Kind: ParamInt, Min: 0, NoMax: true},
+		{Key: "probes", Kind: ParamInt, Min: 0, NoMax: true}},
+	BenchOneSided: {
+		{Key: "op", Kind: ParamString, Values: rmaOpNames()},
+		{Key: "mode", Kind: ParamString, Values: rmaModeNames},
+		{Key: "sync", Kind: ParamString, Values: rmaSyncNames},
+		specBytes,
+		{Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20},
+		{Key: "type", Kind: ParamString, Values: collTypeNames()},
+		specIters},
+	BenchReduceLocal: {specBytes,
+		{Key: "type", Kind: ParamString, Values: collTypeNames()},
+		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max"}},
+		specIters},
+	BenchBibw:           {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specIters},
+	BenchMultiBandwidth: {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specPairs, specIters},
+	BenchMultiLatency:   {specBytes, specPairs, specIters},
 	BenchAggregate: {
 		{Key: "op", Kind: ParamString, Values: aggNames[:]},
 		{Key: "impl", Kind: ParamString, Values: implNames, Optional: true},

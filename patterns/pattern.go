@@ -52,4 +52,11 @@ var (
 	_ Pattern = Permutations{}
 	_ Pattern = AggregateOp{}
 	_ Pattern = GridShift{}
+	_ Pattern = Collective{}
+	_ Pattern = Bibw{}
+	_ Pattern = MultiBandwidth{}
+	_ Pattern = MultiLatency{}
+	_ Pattern = NonBlocking{}
+	_ Pattern = OneSided{}
+	_ Pattern = ReduceLocal{}
 )

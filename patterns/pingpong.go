@@ -318,13 +318,16 @@ func init() {
 var osuFixed = []string{"Iters", "Warmup", "MinReps", "MaxReps", "MaxTime", "RelCI", "Window"}
 
 // checkOSU refuses a field OSU's methodology fixes, given beside it.
-func checkOSU(osu bool, set opts.Given) error {
+func checkOSU(osu bool, set opts.Given) error { return checkOSUAs(osu, set, "OSU 5.3") }
+
+// checkOSUAs is checkOSU for the methodology of OSU version.
+func checkOSUAs(osu bool, set opts.Given, version string) error {
 	if !osu {
 		return nil
 	}
 	for _, f := range osuFixed {
 		if set.Has(f) {
-			return opts.Conflict(f, "OSU", "{OSU} fixes the iterations, repetitions and window as OSU 5.3 does; drop one of them")
+			return opts.Conflict(f, "OSU", "{OSU} fixes the iterations, repetitions and window as %s does; drop one of them", version)
 		}
 	}
 	return nil

@@ -87,7 +87,7 @@ func TestRegistry(t *testing.T) {
 				if err := CheckParams(pt.Bench(), pt.Params(p), false); err != nil {
 					t.Errorf("%s: %v", pt.Bench(), err)
 				}
-				if d := pt.Demand(p); d.RepMessages <= 0 && d.RepWaitSec <= 0 {
+				if d := pt.Demand(p); !(d.RepFloorSec() > 0) {
 					t.Errorf("%s %v: no demand declared", pt.Bench(), pt.Params(p))
 				}
 			}

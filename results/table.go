@@ -320,10 +320,10 @@ func scaleFor(u string, v float64, notes *noteSet) scale {
 // "Derived values").
 func derivedUnit(key string) string {
 	switch {
+	case strings.HasSuffix(strings.ToLower(key), "_b_per_s"): // before "_s", which it ends in
+		return UnitBytesPerSec
 	case strings.HasSuffix(key, "_s"):
 		return UnitSeconds
-	case strings.HasSuffix(strings.ToLower(key), "_b_per_s"):
-		return UnitBytesPerSec
 	}
 	return UnitCount
 }

@@ -98,11 +98,6 @@ func TestValidateNamesFields(t *testing.T) {
 			e.Meshes, e.Mesh = MeshList{{Rows: 2, Cols: 2}}, "2x2"
 			return e
 		}, "", "Meshes with Mesh: give either Meshes or Mesh, not both"},
-		{"mpi barrier on local", func() Experiment {
-			e := def("matsquare").(*MatSquareSweep)
-			e.Barrier = divalib.BarrierMPI
-			return e
-		}, "Barrier", "MPI_Ibarrier"},
 		{"block not square", func() Experiment {
 			e := def("matsquare").(*MatSquareSweep)
 			e.Blocks = opts.Ints{64, 128}

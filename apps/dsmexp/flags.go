@@ -69,13 +69,10 @@ func (s StoreFlags) check(l job.Launch, hand bool) error {
 			return opts.Field("Strategies", "", "%v", err)
 		}
 	}
-	if l.Backend == job.Local && s.Barrier == divalib.BarrierMPI {
-		return opts.Field("Barrier", "", "needs MPI_Ibarrier, which the local backend does not offer; accepted here: %s", localBarriers)
-	}
 	return nil
 }
 
-// localBarriers are the barriers of a backend without MPI_Ibarrier.
+// localBarriers are the barriers of a binding without MPI_Ibarrier.
 var localBarriers = divalib.BarrierTree.String() + ", " + divalib.BarrierCentral.String() + " or " + divalib.BarrierDissemination.String()
 
 // checkNP refuses a mesh the local backend's one world of np ranks does

@@ -50,7 +50,6 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"meshes native", []string{"dsm", "bitonic", "--meshes", "4x4", "--out", out}, "needs --backend local"},
 		{"plot is a file", []string{"dsm", "bitonic", "--backend", "local", "--plot", file}, "is not a directory"},
 		{"plot parent missing", []string{"dsm", "bitonic", "--backend", "local", "--plot", filepath.Join(dir, "no", "figs")}, "the parent directory must exist"},
-		{"mpi barrier on local", bit("--barrier", "mpi"), "MPI_Ibarrier"},
 		{"bodies zero", bh("--bodies", "0"), "--bodies 0: 0 is not positive; the value must be positive"},
 		{"bodies per rank zero", bh("--bodies-per-rank", "0"), "--bodies-per-rank 0"},
 		{"bodies both ways", bh("--bodies", "100", "--bodies-per-rank", "10"), "either --bodies or --bodies-per-rank"},

@@ -45,7 +45,6 @@ func TestDSMBadInput(t *testing.T) {
 		{"ops", append([]string{"dsm", "check", "--ops", "0"}, local...), "--ops 0"},
 		{"write fraction", append([]string{"dsm", "check", "--write-fraction", "1.5"}, local...), "--write-fraction 1.5"},
 		{"barrier", append([]string{"dsm", "check", "--barrier", "butterfly"}, local...), "--barrier butterfly"},
-		{"mpi barrier on local", append([]string{"dsm", "check", "--np", "4", "--barrier", "mpi"}, local...), "MPI_Ibarrier"},
 		{"backend", []string{"dsm", "check", "--backend", "shm"}, "--backend"},
 	})
 }

@@ -226,6 +226,7 @@ func TestTestCluster(t *testing.T) {
 	t.Run("Trilinear", func(t *testing.T) { testClusterTrilinear(t, bin) })
 	t.Run("Apps", func(t *testing.T) { testClusterApps(t, bin) })
 	t.Run("AppsMP", func(t *testing.T) { testClusterAppsMP(t, bin) })
+	t.Run("Collectives", func(t *testing.T) { testClusterColl(t, bin) })
 }
 
 // testClusterApps: paper 000's four applications on the direct store over

@@ -11,20 +11,22 @@ import (
 
 // Collective operation names; they are also the round's kind.
 const (
-	opBarrier    = "MPI_Barrier"
-	opBcast      = "MPI_Bcast"
-	opGather     = "MPI_Gather"
-	opGatherv    = "MPI_Gatherv"
-	opAllgather  = "MPI_Allgather"
-	opAllgatherv = "MPI_Allgatherv"
-	opScatter    = "MPI_Scatter"
-	opScatterv   = "MPI_Scatterv"
-	opAlltoall   = "MPI_Alltoall"
-	opAlltoallv  = "MPI_Alltoallv"
-	opReduce     = "MPI_Reduce"
-	opAllreduce  = "MPI_Allreduce"
-	opSplit      = "MPI_Comm_split"
-	opDup        = "MPI_Comm_dup"
+	opBarrier            = "MPI_Barrier"
+	opBcast              = "MPI_Bcast"
+	opGather             = "MPI_Gather"
+	opGatherv            = "MPI_Gatherv"
+	opAllgather          = "MPI_Allgather"
+	opAllgatherv         = "MPI_Allgatherv"
+	opScatter            = "MPI_Scatter"
+	opScatterv           = "MPI_Scatterv"
+	opAlltoall           = "MPI_Alltoall"
+	opAlltoallv          = "MPI_Alltoallv"
+	opReduce             = "MPI_Reduce"
+	opAllreduce          = "MPI_Allreduce"
+	opReduceScatterBlock = "MPI_Reduce_scatter_block"
+	opReduceScatter      = "MPI_Reduce_scatter"
+	opSplit              = "MPI_Comm_split"
+	opDup                = "MPI_Comm_dup"
 )
 
 // part is one rank's arguments to a collective, and its result.
@@ -43,10 +45,19 @@ type part struct {
 	i64s, i64r []int64
 	isInt      bool
 	redOp      mpi.Op
+	// Byte-buffer reductions (mpi.Reducer): typed is set, bs and br are
+	// the send and receive buffers of elements of dt; rsCounts are
+	// MPI_Reduce_scatter's element counts.
+	typed      bool
+	dt         mpi.Datatype
+	bs, br     []byte
+	rsCounts   []int
 	color, key int
 
 	err     *mpi.Error // argument error found by the rank itself
 	newComm *comm      // Split and Dup result
+	winSize int        // MPI_Win_allocate: this rank's bytes
+	newWin  *lwin      // MPI_Win_allocate result
 }
 
 // round is one collective call of every member of a communicator.
@@ -55,41 +66,73 @@ type round struct {
 	arrived int
 	wps     []waitPoint
 	err     []*mpi.Error
+	done    bool // executed (guarded by collMu)
 }
 
-// collective joins c's current round with p. The last rank to arrive runs
-// the operation for everyone, under collMu, and wakes the others; a rank
-// woken by an abort takes collMu before returning so that no execution is
-// still writing into its buffers.
+// collective runs p as c's next collective call: it joins the round and
+// waits until the round has been executed.
 func (c *comm) collective(p *part) error {
-	if err := c.check(p.op); err != nil {
+	if c.capture != nil {
+		c.capture(p)
+		return nil
+	}
+	r, err := c.join(p)
+	if err != nil {
 		return err
+	}
+	return c.await(r, p)
+}
+
+// join adds p to c's next round (the k-th collective call of every member
+// meets the others' k-th, blocking or not). The last rank to arrive runs the
+// operation for everyone, under collMu, and wakes the ranks already waiting
+// for it. join never blocks for other ranks: a non-blocking collective is a
+// join now and an await at its Wait.
+func (c *comm) join(p *part) (*round, error) {
+	if err := c.check(p.op); err != nil {
+		return nil, err
 	}
 	s, w := c.s, c.s.w
 	s.collMu.Lock()
+	defer s.collMu.Unlock()
 	if w.aborted.Load() {
-		s.collMu.Unlock()
-		return c.abortError(p.op)
+		return nil, c.abortError(p.op)
 	}
-	r := s.cur
+	seq := c.seq
+	r := s.rounds[seq]
 	if r == nil {
 		r = &round{parts: make([]*part, s.size), wps: make([]waitPoint, s.size)}
-		s.cur = r
+		if s.rounds == nil {
+			s.rounds = map[uint64]*round{}
+		}
+		s.rounds[seq] = r
 	}
 	if r.parts[c.rank] != nil {
-		s.collMu.Unlock()
-		return errorf(p.op, mpi.ErrOther, "rank %d entered a collective on communicator %d while in another one (concurrent use of a Comm)", c.rank, s.id)
+		return nil, errorf(p.op, mpi.ErrOther, "rank %d entered a collective on communicator %d while in another one (concurrent use of a Comm)", c.rank, s.id)
 	}
+	c.seq++
 	r.parts[c.rank] = p
 	r.arrived++
 	if r.arrived == s.size {
-		s.cur = nil
+		delete(s.rounds, seq)
 		r.err = s.execute(r.parts)
+		r.done = true
 		for i := range r.wps {
 			if i != c.rank {
 				w.fire(&r.wps[i])
 			}
 		}
+	}
+	return r, nil
+}
+
+// await blocks until round r, which c joined with p, has been executed, and
+// returns c's result. A rank woken by an abort takes collMu before
+// returning so that no execution is still writing into its buffers.
+func (c *comm) await(r *round, p *part) error {
+	s, w := c.s, c.s.w
+	s.collMu.Lock()
+	if r.done {
 		s.collMu.Unlock()
 		return r.result(c.rank)
 	}
@@ -108,6 +151,13 @@ func (c *comm) collective(p *part) error {
 		}
 	}
 	return r.result(c.rank)
+}
+
+// executed reports, without blocking, whether round r has been executed.
+func (c *comm) executed(r *round) bool {
+	c.s.collMu.Lock()
+	defer c.s.collMu.Unlock()
+	return r.done
 }
 
 func (r *round) result(rank int) error {
@@ -155,12 +205,13 @@ func (s *shared) execute(ps []*part) (errs []*mpi.Error) {
 		}
 	}
 	var e *mpi.Error
-	switch op {
+	base := blockingOf(op)
+	switch base {
 	case opBarrier:
 	case opBcast:
 		e = execBcast(ps)
 	case opGather, opAllgather:
-		e = execGather(ps, op == opAllgather)
+		e = execGather(ps, base == opAllgather)
 	case opGatherv:
 		e = execGatherv(ps)
 	case opAllgatherv:
@@ -174,7 +225,12 @@ func (s *shared) execute(ps []*part) (errs []*mpi.Error) {
 	case opAlltoallv:
 		e = execAlltoallv(ps)
 	case opReduce, opAllreduce:
-		e = execReduce(ps, op == opAllreduce)
+		e = execReduce(ps, base == opAllreduce)
+	case opReduceScatterBlock, opReduceScatter:
+		e = execReduceScatter(ps, base == opReduceScatterBlock)
+	case opWinAllocate:
+		execWinAllocate(ps)
+	case opWinFence, opWinFree:
 	case opSplit:
 		s.execSplit(ps)
 	case opDup:
@@ -183,6 +239,7 @@ func (s *shared) execute(ps []*part) (errs []*mpi.Error) {
 		panic("local: unknown collective " + op)
 	}
 	if e != nil {
+		e.Op = op // the call as the ranks made it (MPI_Ibcast, say)
 		return s.all(e)
 	}
 	return nil
@@ -335,9 +392,12 @@ func execReduce(ps []*part, all bool) *mpi.Error {
 		if p.redOp != ps[0].redOp {
 			return errorf(op, mpi.ErrOp, "ranks disagree on the operation: rank 0 passed %v, rank %d passed %v", ps[0].redOp, i, p.redOp)
 		}
-		if p.isInt != ps[0].isInt {
+		if p.isInt != ps[0].isInt || p.typed != ps[0].typed || p.dt != ps[0].dt {
 			return errorf(op, mpi.ErrOther, "collective mismatch: ranks reduce different element types")
 		}
+	}
+	if ps[0].typed {
+		return reduceBytes(op, ps, all)
 	}
 	if ps[0].isInt {
 		return reduce(op, ps, all, func(p *part) ([]int64, []int64) { return p.i64s, p.i64r })

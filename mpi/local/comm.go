@@ -18,7 +18,10 @@ type shared struct {
 	boxes  []mailbox // point-to-point state of each member
 
 	collMu sync.Mutex
-	cur    *round // the collective being joined, nil between collectives
+	// rounds are the collectives some member has joined and not every
+	// member yet, by sequence number (a member's k-th collective call
+	// joins round k).
+	rounds map[uint64]*round
 
 	valuesMu sync.Mutex
 	values   map[any]any // ProcessShared
@@ -36,6 +39,11 @@ type comm struct {
 	rank  int
 	wrank int
 	freed bool
+	seq   uint64 // collective calls joined so far (guarded by collMu)
+	// capture, when set, receives the part a collective call built
+	// instead of running it (the non-blocking forms reuse the blocking
+	// calls' argument checks).
+	capture func(*part)
 }
 
 var (

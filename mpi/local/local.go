@@ -48,7 +48,10 @@
 // blocked, and releases them, so each collective costs one synchronisation and
 // no extra copies. Reductions fold the contributions in rank order into a
 // temporary and copy the result out: results are bitwise reproducible and
-// identical on every rank, and send may alias recv.
+// identical on every rank, and send may alias recv. A non-blocking
+// collective (mpi.NonBlockingCollectives) joins its rendezvous when started
+// and waits for it at Wait, so a rank may start several, and exchange
+// messages, before waiting.
 //
 // Collective arguments are checked as strictly as the MPI standard states
 // them (a stricter check than most MPI libraries make), on every rank, and an

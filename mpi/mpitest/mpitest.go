@@ -35,51 +35,65 @@ type Case struct {
 	Name     string
 	MinRanks int                    // the case is skipped on smaller communicators
 	Run      func(c mpi.Comm) error // called on every rank of c
+	// Needs is the optional feature the case tests (mpi.Supports); the
+	// case is skipped on a backend without it. Empty for mpi.Comm itself.
+	Needs mpi.Feature
 }
 
 // Cases returns the conformance cases in the order Run runs them.
 func Cases() []Case {
 	return []Case{
-		{"RankSize", 1, rankSize},
-		{"Wtime", 1, wtime},
-		{"SendRecvSizes", 2, sendRecvSizes},
-		{"SendRecv64MiB", 2, sendRecv64MiB},
-		{"SelfMessages", 1, selfMessages},
-		{"Ssend", 2, ssend},
-		{"SendrecvRing", 1, sendrecvRing},
-		{"IsendIrecvWaitall", 1, isendIrecvWaitall},
-		{"TestPolling", 2, testPolling},
-		{"Waitany", 2, waitany},
-		{"NonOvertaking", 2, nonOvertaking},
-		{"NonOvertakingAnyTag", 2, nonOvertakingAnyTag},
-		{"NonOvertakingAnySource", 2, nonOvertakingAnySource},
-		{"AnySourceAnyTag", 2, anySourceAnyTag},
-		{"TagSelection", 2, tagSelection},
-		{"PostedReceiveOrder", 2, postedReceiveOrder},
-		{"ProbeIprobe", 2, probeIprobe},
-		{"RecvLargerBuffer", 2, recvLargerBuffer},
-		{"Truncate", 2, truncate},
-		{"PointToPointErrors", 1, pointToPointErrors},
-		{"CollectiveErrors", 1, collectiveErrors},
-		{"GCWithPendingRequests", 2, gcWithPendingRequests},
-		{"Barrier", 1, barrier},
-		{"Bcast", 1, bcast},
-		{"Gather", 1, gather},
-		{"Gatherv", 1, gatherv},
-		{"Allgather", 1, allgather},
-		{"Allgatherv", 1, allgatherv},
-		{"Scatter", 1, scatter},
-		{"Scatterv", 1, scatterv},
-		{"Alltoall", 1, alltoall},
-		{"Alltoallv", 1, alltoallv},
-		{"ReduceFloat64s", 1, reduceFloat64s},
-		{"ReduceInt64s", 1, reduceInt64s},
-		{"AllreduceFloat64s", 1, allreduceFloat64s},
-		{"AllreduceInt64s", 1, allreduceInt64s},
-		{"CollectivesIgnorePointToPoint", 2, collectivesIgnorePointToPoint},
-		{"Split", 1, split},
-		{"SplitUndefined", 2, splitUndefined},
-		{"Dup", 2, dup},
+		{"RankSize", 1, rankSize, ""},
+		{"Wtime", 1, wtime, ""},
+		{"SendRecvSizes", 2, sendRecvSizes, ""},
+		{"SendRecv64MiB", 2, sendRecv64MiB, ""},
+		{"SelfMessages", 1, selfMessages, ""},
+		{"Ssend", 2, ssend, ""},
+		{"SendrecvRing", 1, sendrecvRing, ""},
+		{"IsendIrecvWaitall", 1, isendIrecvWaitall, ""},
+		{"TestPolling", 2, testPolling, ""},
+		{"Waitany", 2, waitany, ""},
+		{"NonOvertaking", 2, nonOvertaking, ""},
+		{"NonOvertakingAnyTag", 2, nonOvertakingAnyTag, ""},
+		{"NonOvertakingAnySource", 2, nonOvertakingAnySource, ""},
+		{"AnySourceAnyTag", 2, anySourceAnyTag, ""},
+		{"TagSelection", 2, tagSelection, ""},
+		{"PostedReceiveOrder", 2, postedReceiveOrder, ""},
+		{"ProbeIprobe", 2, probeIprobe, ""},
+		{"RecvLargerBuffer", 2, recvLargerBuffer, ""},
+		{"Truncate", 2, truncate, ""},
+		{"PointToPointErrors", 1, pointToPointErrors, ""},
+		{"CollectiveErrors", 1, collectiveErrors, ""},
+		{"GCWithPendingRequests", 2, gcWithPendingRequests, ""},
+		{"Barrier", 1, barrier, ""},
+		{"Bcast", 1, bcast, ""},
+		{"Gather", 1, gather, ""},
+		{"Gatherv", 1, gatherv, ""},
+		{"Allgather", 1, allgather, ""},
+		{"Allgatherv", 1, allgatherv, ""},
+		{"Scatter", 1, scatter, ""},
+		{"Scatterv", 1, scatterv, ""},
+		{"Alltoall", 1, alltoall, ""},
+		{"Alltoallv", 1, alltoallv, ""},
+		{"ReduceFloat64s", 1, reduceFloat64s, ""},
+		{"ReduceInt64s", 1, reduceInt64s, ""},
+		{"AllreduceFloat64s", 1, allreduceFloat64s, ""},
+		{"AllreduceInt64s", 1, allreduceInt64s, ""},
+		{"CollectivesIgnorePointToPoint", 2, collectivesIgnorePointToPoint, ""},
+		{"Split", 1, split, ""},
+		{"SplitUndefined", 2, splitUndefined, ""},
+		{"Dup", 2, dup, ""},
+		{"TypedReduce", 1, typedReduce, mpi.FeatureReducer},
+		{"ReduceScatterBlock", 1, reduceScatterBlock, mpi.FeatureReducer},
+		{"ReduceScatter", 1, reduceScatter, mpi.FeatureReducer},
+		{"TypedErrors", 1, typedErrors, mpi.FeatureReducer},
+		{"ReduceLocal", 1, reduceLocal, mpi.FeatureReducer},
+		{"NonBlockingCollectives", 1, nonBlockingCollectives, mpi.FeatureNonBlocking},
+		{"NonBlockingProgress", 2, nonBlockingProgress, mpi.FeatureNonBlocking},
+		{"NonBlockingErrors", 1, nonBlockingErrors, mpi.FeatureNonBlocking},
+		{"WindowPutGet", 1, windowPutGet, mpi.FeatureWindows},
+		{"WindowAtomics", 1, windowAtomics, mpi.FeatureWindows},
+		{"WindowErrors", 1, windowErrors, mpi.FeatureWindows},
 	}
 }
 
@@ -98,6 +112,12 @@ func Run(t *testing.T, c mpi.Comm) {
 	for _, tc := range Cases() {
 		if c.Size() < tc.MinRanks {
 			continue
+		}
+		if tc.Needs != "" {
+			if err := mpi.Supports(c, tc.Needs); err != nil {
+				t.Run(tc.Name, func(t *testing.T) { t.Skip(err) })
+				continue
+			}
 		}
 		inStep := true
 		t.Run(tc.Name, func(t *testing.T) {
@@ -170,8 +190,21 @@ func RunWorlds(t *testing.T, sizes []int, start func(n int, fn func(c mpi.Comm) 
 				}
 				ran[tc.Name] = true
 				t.Run(tc.Name, func(t *testing.T) {
-					if err := start(n, tc.Run); err != nil {
+					var missing error
+					run := func(c mpi.Comm) error {
+						if tc.Needs != "" {
+							if err := mpi.Supports(c, tc.Needs); err != nil {
+								missing = err // the same on every rank
+								return nil
+							}
+						}
+						return tc.Run(c)
+					}
+					if err := start(n, run); err != nil {
 						t.Fatal(err)
+					}
+					if missing != nil {
+						t.Skip(missing)
 					}
 				})
 			}

@@ -1,6 +1,7 @@
 // Package native is the cgo binding to the system MPI library: it implements
 // mpi.Comm (and mpi.Describer, mpi.Kernels, mpi.AccessKernel,
-// mpi.BatchKernels) for programs run under mpirun or srun. Every time
+// mpi.BatchKernels, mpi.Reducer, mpi.NonBlockingCollectives) for programs
+// run under mpirun or srun. Every time
 // commcost reports as a network measurement comes from here.
 //
 // The library is found with pkg-config: Open MPI (ompi-c) by default, MPICH

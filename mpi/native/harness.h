@@ -35,6 +35,8 @@ cc_batch_result cc_bandwidth_batch(MPI_Comm comm, int reps, int sync, int rank0,
 cc_batch_result cc_prtt_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
                               void *buf, int count, int peer, int tag, int n, double delay, int iters, int client,
                               int server_delay, int report);
+cc_batch_result cc_bibw_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
+                              void *sbuf, void *rbuf, int count, int peer, int tag, int window, int iters, int first);
 cc_batch_result cc_alltoall_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
                                   char *send, char *recv, int block, int n, int tag, int iters);
 
@@ -65,6 +67,57 @@ typedef struct {
 cc_batch_result cc_steps_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
                                char *b0, char *b1, char *b2, char *b3, const cc_step *steps, const int *start,
                                int nprogs, const int *aux, int size, int iters);
+
+/* Collectives (mpi.CollOp; the values are the Go constants'). count is the
+ * MPI count argument: bytes of the byte collectives (the root's buffer of
+ * bcast, one rank's block of gather, scatter, allgather and alltoall, this
+ * rank's own block of the v-forms), elements of the reductions (per rank
+ * for reduce_scatter_block); counts, displs, rcounts and rdispls are the
+ * v-forms' arrays and reduce_scatter's counts. */
+enum {
+    CC_COLL_BARRIER = 1,
+    CC_COLL_BCAST,
+    CC_COLL_REDUCE,
+    CC_COLL_ALLREDUCE,
+    CC_COLL_GATHER,
+    CC_COLL_GATHERV,
+    CC_COLL_SCATTER,
+    CC_COLL_SCATTERV,
+    CC_COLL_ALLGATHER,
+    CC_COLL_ALLGATHERV,
+    CC_COLL_ALLTOALL,
+    CC_COLL_ALLTOALLV,
+    CC_COLL_REDUCE_SCATTER_BLOCK,
+    CC_COLL_REDUCE_SCATTER
+};
+
+/* iters calls per repetition, back to back, timed together. */
+cc_batch_result cc_coll_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
+                              int op, int dtype, int rop, int root, int count, void *sbuf, void *rbuf, int *counts,
+                              int *displs, int *rcounts, int *rdispls, int iters);
+
+/* OSU's overlap measurement (mpi.OverlapKernels): per repetition the
+ * non-blocking form of the collective, compute seconds of OSU's dummy
+ * kernel (MPI_Test after each of probes parts), the wait; cpu[i] and
+ * test[i] receive the compute and test times. Without MPI-3 it fails with
+ * MPI_ERR_OTHER. */
+cc_batch_result cc_overlap_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
+                                 int op, int dtype, int rop, int root, int count, void *sbuf, void *rbuf, int *counts,
+                                 int *displs, int *rcounts, int *rdispls, double compute, int probes, double *cpu,
+                                 double *test);
+
+/* OSU's one-sided loops (rma.h): k's repetition per repetition. */
+#include "rma.h"
+cc_batch_result cc_rma_batch(MPI_Comm comm, int reps, int sync, int rank0, int me, double *own, double *samples,
+                             cc_rma_kernel *k);
+
+/* iters MPI_Reduce_local calls per repetition (mpi.LocalReduceKernels). */
+cc_batch_result cc_reduce_local_batch(int reps, int sync, int rank0, int me, double *own, double *samples,
+                                      MPI_Comm comm, void *in, void *inout, int count, int dtype, int op, int iters);
+
+/* cc_dummy_compute runs OSU's dummy kernel for seconds (the Go tests time
+ * it). */
+void cc_dummy_compute(double seconds);
 
 typedef struct {
     cc_batch_result b;

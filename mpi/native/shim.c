@@ -437,9 +437,18 @@ int cc_alltoallv(MPI_Comm comm, void *sbuf, int *scounts, int *sdispls,
     return MPI_Alltoallv(sbuf, scounts, sdispls, MPI_BYTE, rbuf, rcounts, rdispls, MPI_BYTE, comm);
 }
 
-static MPI_Datatype dtype_of(int d) { return d == CC_INT64 ? MPI_INT64_T : MPI_DOUBLE; }
+MPI_Datatype cc_dtype_of(int d)
+{
+    switch (d) {
+    case CC_INT64: return MPI_INT64_T;
+    case CC_FLOAT32: return MPI_FLOAT;
+    case CC_INT32: return MPI_INT32_T;
+    case CC_INT8: return MPI_SIGNED_CHAR;
+    default: return MPI_DOUBLE;
+    }
+}
 
-static MPI_Op op_of(int op)
+MPI_Op cc_op_of(int op)
 {
     switch (op) {
     case CC_MIN: return MPI_MIN;
@@ -451,13 +460,112 @@ static MPI_Op op_of(int op)
 int cc_reduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int root, int in_place)
 {
     GUARD_INT();
-    return MPI_Reduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, dtype_of(dtype), op_of(op), root, comm);
+    return MPI_Reduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, cc_dtype_of(dtype), cc_op_of(op), root, comm);
 }
 
 int cc_allreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int in_place)
 {
     GUARD_INT();
-    return MPI_Allreduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, dtype_of(dtype), op_of(op), comm);
+    return MPI_Allreduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, cc_dtype_of(dtype), cc_op_of(op), comm);
+}
+
+int cc_reduce_scatter_block(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op)
+{
+    GUARD_INT();
+    return MPI_Reduce_scatter_block(sbuf, rbuf, count, cc_dtype_of(dtype), cc_op_of(op), comm);
+}
+
+int cc_reduce_scatter(MPI_Comm comm, void *sbuf, void *rbuf, int *counts, int dtype, int op)
+{
+    GUARD_INT();
+    return MPI_Reduce_scatter(sbuf, rbuf, counts, cc_dtype_of(dtype), cc_op_of(op), comm);
+}
+
+int cc_reduce_local(void *in, void *inout, int count, int dtype, int op)
+{
+    GUARD_INT();
+    return MPI_Reduce_local(in, inout, count, cc_dtype_of(dtype), cc_op_of(op));
+}
+
+int cc_mpi3(void) { return MPI_VERSION >= 3; }
+
+/* NB_POST runs one MPI-3 posting call into r.req, or refuses it on an
+ * older library. */
+#if MPI_VERSION >= 3
+#define NB_POST(call)                                                                                              \
+    do {                                                                                                           \
+        GUARD_STRUCT(cc_req_result);                                                                               \
+        cc_req_result r;                                                                                           \
+        r.req = MPI_REQUEST_NULL;                                                                                  \
+        r.rc = (call);                                                                                             \
+        return r;                                                                                                  \
+    } while (0)
+#else
+#define NB_POST(call)                                                                                              \
+    do {                                                                                                           \
+        cc_req_result r;                                                                                           \
+        r.req = MPI_REQUEST_NULL;                                                                                  \
+        r.rc = MPI_ERR_OTHER;                                                                                      \
+        return r;                                                                                                  \
+    } while (0)
+#endif
+
+cc_req_result cc_ibarrier(MPI_Comm comm) { NB_POST(MPI_Ibarrier(comm, &r.req)); }
+
+cc_req_result cc_ibcast(MPI_Comm comm, void *buf, int count, int root)
+{
+    NB_POST(MPI_Ibcast(buf, count, MPI_BYTE, root, comm, &r.req));
+}
+
+cc_req_result cc_igather(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root)
+{
+    NB_POST(MPI_Igather(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, root, comm, &r.req));
+}
+
+cc_req_result cc_igatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs, int root)
+{
+    NB_POST(MPI_Igatherv(sbuf, scount, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, root, comm, &r.req));
+}
+
+cc_req_result cc_iscatter(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root)
+{
+    NB_POST(MPI_Iscatter(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, root, comm, &r.req));
+}
+
+cc_req_result cc_iscatterv(MPI_Comm comm, void *sbuf, int *counts, int *displs, void *rbuf, int rcount, int root)
+{
+    NB_POST(MPI_Iscatterv(sbuf, counts, displs, MPI_BYTE, rbuf, rcount, MPI_BYTE, root, comm, &r.req));
+}
+
+cc_req_result cc_iallgather(MPI_Comm comm, void *sbuf, int count, void *rbuf)
+{
+    NB_POST(MPI_Iallgather(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, comm, &r.req));
+}
+
+cc_req_result cc_iallgatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs)
+{
+    NB_POST(MPI_Iallgatherv(sbuf, scount, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, comm, &r.req));
+}
+
+cc_req_result cc_ialltoall(MPI_Comm comm, void *sbuf, int count, void *rbuf)
+{
+    NB_POST(MPI_Ialltoall(sbuf, count, MPI_BYTE, rbuf, count, MPI_BYTE, comm, &r.req));
+}
+
+cc_req_result cc_ialltoallv(MPI_Comm comm, void *sbuf, int *scounts, int *sdispls, void *rbuf, int *rcounts,
+                            int *rdispls)
+{
+    NB_POST(MPI_Ialltoallv(sbuf, scounts, sdispls, MPI_BYTE, rbuf, rcounts, rdispls, MPI_BYTE, comm, &r.req));
+}
+
+cc_req_result cc_ireduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int root, int in_place)
+{
+    NB_POST(MPI_Ireduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, cc_dtype_of(dtype), cc_op_of(op), root, comm, &r.req));
+}
+
+cc_req_result cc_iallreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int in_place)
+{
+    NB_POST(MPI_Iallreduce(in_place ? MPI_IN_PLACE : sbuf, rbuf, count, cc_dtype_of(dtype), cc_op_of(op), comm, &r.req));
 }
 
 /* OSU latency inner loop: the initiator sends then receives, the peer
@@ -565,6 +673,46 @@ cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int t
             r.rc = MPI_Recv(ack, CC_ACK_BYTES, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
         else
             r.rc = MPI_Send(ack, CC_ACK_BYTES, MPI_BYTE, peer, tag, comm);
+    }
+    r.seconds = MPI_Wtime() - t0;
+    free(reqs);
+    return r;
+}
+
+/* OSU bidirectional bandwidth inner loop (osu_bibw.c): per iteration both
+ * ranks post window Irecvs into rbuf and window Isends from sbuf; the first
+ * rank (OSU's rank 0) waits for its sends then its receives, the other for
+ * its receives then its sends. No ack: each side's receives complete only
+ * once the other has sent. */
+cc_time_result cc_bibw(MPI_Comm comm, void *sbuf, void *rbuf, int count, int peer, int tag, int window, int iters,
+                       int first)
+{
+    GUARD_STRUCT(cc_time_result);
+    cc_time_result r;
+    r.seconds = 0.0;
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * (size_t)(2 * window));
+    if (reqs == NULL) {
+        r.rc = MPI_ERR_NO_MEM;
+        return r;
+    }
+    MPI_Request *recvs = reqs, *sends = reqs + window;
+    r.rc = MPI_SUCCESS;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters && r.rc == MPI_SUCCESS; i++) {
+        for (int w = 0; w < 2 * window; w++)
+            reqs[w] = MPI_REQUEST_NULL;
+        for (int w = 0; w < window && r.rc == MPI_SUCCESS; w++)
+            r.rc = MPI_Irecv(rbuf, count, MPI_BYTE, peer, tag, comm, &recvs[w]);
+        for (int w = 0; w < window && r.rc == MPI_SUCCESS; w++)
+            r.rc = MPI_Isend(sbuf, count, MPI_BYTE, peer, tag, comm, &sends[w]);
+        if (r.rc == MPI_SUCCESS) {
+            MPI_Request *a = first ? sends : recvs, *b = first ? recvs : sends;
+            r.rc = cc_waitall_ignore(window, a);
+            if (r.rc == MPI_SUCCESS)
+                r.rc = cc_waitall_ignore(window, b);
+        }
+        if (r.rc != MPI_SUCCESS)
+            abandon(reqs, 2 * window);
     }
     r.seconds = MPI_Wtime() - t0;
     free(reqs);

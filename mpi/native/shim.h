@@ -26,9 +26,11 @@
  * MPI_THREAD_FUNNELED. Negative, so it is never an MPI error code. */
 #define CC_ERR_WRONG_THREAD (-1000)
 
-/* Datatypes and operations of the typed reductions. */
-enum { CC_FLOAT64 = 0, CC_INT64 = 1 };
+/* Datatypes and operations of the typed reductions, and their MPI handles. */
+enum { CC_FLOAT64 = 0, CC_INT64 = 1, CC_FLOAT32 = 2, CC_INT32 = 3, CC_INT8 = 4 };
 enum { CC_SUM = 0, CC_MIN = 1, CC_MAX = 2 };
+MPI_Datatype cc_dtype_of(int dtype);
+MPI_Op cc_op_of(int op);
 
 /* A valid address for zero-length buffers: some MPI argument checks reject
  * NULL even with count 0, and a Go pointer to a zero-size object is best kept
@@ -137,12 +139,43 @@ int cc_alltoallv(MPI_Comm comm, void *sbuf, int *scounts, int *sdispls,
  * reduce). */
 int cc_reduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int root, int in_place);
 int cc_allreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int in_place);
+/* MPI_Reduce_scatter_block (count elements per rank) and MPI_Reduce_scatter
+ * (counts per rank). */
+int cc_reduce_scatter_block(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op);
+int cc_reduce_scatter(MPI_Comm comm, void *sbuf, void *rbuf, int *counts, int dtype, int op);
+/* MPI_Reduce_local: inout = in op inout. */
+int cc_reduce_local(void *in, void *inout, int count, int dtype, int op);
+
+/* 1 when the library was built for MPI-3 or later (non-blocking
+ * collectives, MPI_Win_allocate, lock_all, flush), from its mpi.h. */
+int cc_mpi3(void);
+
+/* Non-blocking collectives (MPI-3) on MPI_BYTE, or on dtype for the
+ * reductions. Without MPI-3 they return MPI_ERR_OTHER. */
+cc_req_result cc_ibarrier(MPI_Comm comm);
+cc_req_result cc_ibcast(MPI_Comm comm, void *buf, int count, int root);
+cc_req_result cc_igather(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root);
+cc_req_result cc_igatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs, int root);
+cc_req_result cc_iscatter(MPI_Comm comm, void *sbuf, int count, void *rbuf, int root);
+cc_req_result cc_iscatterv(MPI_Comm comm, void *sbuf, int *counts, int *displs, void *rbuf, int rcount, int root);
+cc_req_result cc_iallgather(MPI_Comm comm, void *sbuf, int count, void *rbuf);
+cc_req_result cc_iallgatherv(MPI_Comm comm, void *sbuf, int scount, void *rbuf, int *counts, int *displs);
+cc_req_result cc_ialltoall(MPI_Comm comm, void *sbuf, int count, void *rbuf);
+cc_req_result cc_ialltoallv(MPI_Comm comm, void *sbuf, int *scounts, int *sdispls, void *rbuf, int *rcounts,
+                            int *rdispls);
+cc_req_result cc_ireduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int root, int in_place);
+cc_req_result cc_iallreduce(MPI_Comm comm, void *sbuf, void *rbuf, int count, int dtype, int op, int in_place);
 
 /* Benchmark kernels (OSU methodology); seconds on this rank around the loop. */
 cc_time_result cc_pingpong(MPI_Comm comm, void *sbuf, void *rbuf, int count, int peer, int tag,
                            int iters, int initiator);
 cc_time_result cc_bandwidth(MPI_Comm comm, void *buf, int count, int peer, int tag,
                             int window, int iters, int sender);
+
+/* osu_bibw's loop: both ranks post window Irecvs and window Isends per
+ * iteration; first waits for its sends first. */
+cc_time_result cc_bibw(MPI_Comm comm, void *sbuf, void *rbuf, int count, int peer, int tag, int window, int iters,
+                       int first);
 
 cc_time_result cc_alltoall_pt2pt(MPI_Comm comm, char *send, char *recv, int block, int n, int me,
                                  int tag, int iters);

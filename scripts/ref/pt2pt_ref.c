@@ -19,8 +19,17 @@
  *   rowcontention  rank i < n with 2n - 1 - i; as pairwise
  *   prtt       netgauge's PRTT(n, 0, s): rank 0 sends --n messages to the
  *              last rank and receives one answer; rank 0's time / iters
+ *   bibw       osu_bibw: ranks 0 and 1 each post window MPI_Irecv and window
+ *              MPI_Isend, rank 0 waits for its sends first, rank 1 for its
+ *              receives; iters windows per repetition; rank 0's time
+ *   mbwmr      osu_mbw_mr: rank i < --pairs (p/2) streams to i + pairs as
+ *              bandwidth does, all pairs at once; max over ranks of the time
+ *              per repetition (seconds)
+ *   multilat   osu_multi_lat: rank i < p/2 ping-pongs with i + p/2, all at
+ *              once (the pairwise protocol); max over ranks / (2 iters)
  * Options: --bytes, --iters, --warmup (untimed iterations before the
- * repetitions), --reps, --warmup-reps (default 2), --window (64), --n (1).
+ * repetitions), --reps, --warmup-reps (default 2), --window (64), --n (1),
+ * --pairs (p/2).
  */
 #include "ref.h"
 
@@ -75,6 +84,24 @@ static double bandwidth(void *arg)
     return MPI_Wtime() - t0;
 }
 
+static double bibw(void *arg)
+{
+    struct pp *a = arg;
+    if (a->peer < 0)
+        return 0;
+    MPI_Request *recvs = a->reqs, *sends = a->reqs + a->window;
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < a->iters; i++) {
+        for (int w = 0; w < a->window; w++)
+            MPI_Irecv(a->rbuf, a->bytes, MPI_BYTE, a->peer, TAG, a->comm, &recvs[w]);
+        for (int w = 0; w < a->window; w++)
+            MPI_Isend(a->sbuf, a->bytes, MPI_BYTE, a->peer, TAG, a->comm, &sends[w]);
+        ref_waitall(a->window, a->initiator ? sends : recvs);
+        ref_waitall(a->window, a->initiator ? recvs : sends);
+    }
+    return MPI_Wtime() - t0;
+}
+
 static double prtt(void *arg)
 {
     struct pp *a = arg;
@@ -120,19 +147,19 @@ int main(int argc, char **argv)
     }
     a.sbuf = ref_buffer((size_t)a.bytes, 'a' + me);
     a.rbuf = ref_buffer((size_t)a.bytes, 'z');
-    a.reqs = malloc(sizeof(MPI_Request) * (size_t)a.window);
+    a.reqs = malloc(sizeof(MPI_Request) * (size_t)(2 * a.window));
     ref_kernel kernel = pingpong;
     int rank0 = 1;
     double scale = 1.0 / (2.0 * (double)a.iters);
     a.peer = -1;
     if (strcmp(mode, "pingpong") == 0 || strcmp(mode, "bandwidth") == 0 || strcmp(mode, "roundtrip") == 0 ||
-        strcmp(mode, "prtt") == 0) {
-        int other = strcmp(mode, "pingpong") == 0 || strcmp(mode, "bandwidth") == 0 ? 1 : p - 1;
+        strcmp(mode, "prtt") == 0 || strcmp(mode, "bibw") == 0) {
+        int other = strcmp(mode, "roundtrip") == 0 || strcmp(mode, "prtt") == 0 ? p - 1 : 1;
         if (me == 0 || me == other)
             a.peer = me == 0 ? other : 0;
         a.initiator = me == 0;
-        if (strcmp(mode, "bandwidth") == 0) {
-            kernel = bandwidth;
+        if (strcmp(mode, "bandwidth") == 0 || strcmp(mode, "bibw") == 0) {
+            kernel = strcmp(mode, "bibw") == 0 ? bibw : bandwidth;
             scale = 1;
         } else if (strcmp(mode, "roundtrip") == 0) {
             scale = 1.0 / (double)a.iters;
@@ -140,16 +167,31 @@ int main(int argc, char **argv)
             kernel = prtt;
             scale = 1.0 / (double)a.iters;
         }
-    } else if (strcmp(mode, "pairwise") == 0 || strcmp(mode, "rowcontention") == 0) {
+    } else if (strcmp(mode, "pairwise") == 0 || strcmp(mode, "rowcontention") == 0 || strcmp(mode, "multilat") == 0) {
         int n = p / 2;
         rank0 = 0;
         if (me < 2 * n) {
-            a.peer = strcmp(mode, "pairwise") == 0 ? (me < n ? n + me : me - n) : 2 * n - 1 - me;
+            a.peer = strcmp(mode, "rowcontention") != 0 ? (me < n ? n + me : me - n) : 2 * n - 1 - me;
+            a.initiator = me < n;
+        }
+    } else if (strcmp(mode, "mbwmr") == 0) {
+        int n = (int)ref_opt(argc, argv, "--pairs", p / 2);
+        if (n < 1 || n > p / 2) {
+            if (me == 0)
+                fprintf(stderr, "pt2pt_ref: --pairs %d: need 1 <= pairs <= p/2\n", n);
+            MPI_Finalize();
+            return 2;
+        }
+        rank0 = 0;
+        kernel = bandwidth;
+        scale = 1;
+        if (me < 2 * n) {
+            a.peer = me < n ? n + me : me - n;
             a.initiator = me < n;
         }
     } else {
         if (me == 0)
-            fprintf(stderr, "pt2pt_ref: --mode pingpong|bandwidth|roundtrip|pairwise|rowcontention|prtt\n");
+            fprintf(stderr, "pt2pt_ref: --mode pingpong|bandwidth|roundtrip|pairwise|rowcontention|prtt|bibw|mbwmr|multilat\n");
         MPI_Finalize();
         return 2;
     }
@@ -163,7 +205,7 @@ int main(int argc, char **argv)
     double med = ref_measure(a.comm, wreps, reps, rank0, kernel, &a);
     char what[160];
     snprintf(what, sizeof what, "pt2pt_ref %s: bytes %d iters %ld reps %d, seconds per %s", mode, a.bytes, iters, reps,
-             kernel == bandwidth ? "repetition" : "operation");
+             kernel == bandwidth || kernel == bibw ? "repetition" : "operation");
     ref_report(what, med * scale, reps);
     free(a.sbuf);
     free(a.rbuf);

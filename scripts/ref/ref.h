@@ -31,27 +31,40 @@ static inline int ref_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* ref_measure runs the repetitions and returns the median sample (every
- * rank gets the same value). */
-static inline double ref_measure(MPI_Comm comm, int warmup_reps, int reps, int rank0, ref_kernel kernel, void *arg)
+/* ref_measure_mean runs the repetitions and returns the median sample
+ * (every rank gets the same value); with own_mean it also stores this
+ * rank's mean time over the timed repetitions there. */
+static inline double ref_measure_mean(MPI_Comm comm, int warmup_reps, int reps, int rank0, ref_kernel kernel, void *arg,
+                                      double *own_mean)
 {
     int me;
     MPI_Comm_rank(comm, &me);
     double *samples = malloc(sizeof(double) * (size_t)reps);
     if (samples == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);
+    double sum = 0;
     for (int i = -warmup_reps; i < reps; i++) {
         MPI_Barrier(comm);
         double t = kernel(arg);
         double in = rank0 && me != 0 ? -1.0 : t, out;
         MPI_Allreduce(&in, &out, 1, MPI_DOUBLE, MPI_MAX, comm);
-        if (i >= 0)
+        if (i >= 0) {
             samples[i] = out;
+            sum += t;
+        }
     }
     qsort(samples, (size_t)reps, sizeof *samples, ref_cmp);
     double med = reps % 2 ? samples[reps / 2] : (samples[reps / 2 - 1] + samples[reps / 2]) / 2;
     free(samples);
+    if (own_mean != NULL)
+        *own_mean = sum / reps;
     return med;
+}
+
+/* ref_measure is ref_measure_mean without the mean. */
+static inline double ref_measure(MPI_Comm comm, int warmup_reps, int reps, int rank0, ref_kernel kernel, void *arg)
+{
+    return ref_measure_mean(comm, warmup_reps, reps, rank0, kernel, arg, NULL);
 }
 
 /* ref_report prints the result on rank 0. */

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# forced_alg.sh [--np "2 4"] [--ops "allreduce bcast ..."] [--sizes LIST] [--max-time S] [--out DIR]
+#
+# Checks the closed forms of the classic collective algorithms (model
+# collalg, model/collalg.go) against the algorithm they describe, run by
+# Open MPI on this machine: per rank count of --np, it measures the
+# point-to-point alpha and beta (pingpong on 2 ranks; multilat, every pair
+# at once, on more), the local reduction's gamma (reducelocal, every rank
+# at once), and every collective of --ops at --sizes with each coll/tuned
+# algorithm that has a closed form, forced with
+#
+#   mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<op>_algorithm N
+#
+# (N from ompi_info --param coll tuned --level 9), and with the library's
+# default. The records name the algorithm (param alg). Then
+# 'commcost fit collalg' prints, per rank count, each forced point against
+# its closed form, and for each default point the forced algorithm and the
+# closed form nearest it: which algorithm the default picked.
+#
+# Records go to DIR/forced_np<N>.jsonl (default DIR: results/bench/forced),
+# the fit reports to DIR/forced_np<N>.txt. Open MPI only (MPICH forces
+# algorithms with MPIR_CVAR_<OP>_INTRA_ALGORITHM; not run here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+nps="2 4" ops="allreduce bcast reduce allgather alltoall reduce_scatter_block barrier"
+sizes=4,1K,16K,64K,256K,1M maxtime=0.5 out=results/bench/forced
+usage() { echo "usage: scripts/forced_alg.sh [--np \"2 4\"] [--ops \"allreduce bcast ...\"] [--sizes LIST] [--max-time S] [--out DIR]" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--np) nps=${2:-}; shift 2 || usage ;;
+	--ops) ops=${2:-}; shift 2 || usage ;;
+	--sizes) sizes=${2:-}; shift 2 || usage ;;
+	--max-time) maxtime=${2:-}; shift 2 || usage ;;
+	--out) out=${2:-}; shift 2 || usage ;;
+	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+	*) usage ;;
+	esac
+done
+if [ "$(id -u)" = 0 ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# shellcheck source=scripts/mpi.sh
+. scripts/mpi.sh
+impl=$(mpi_impl) || exit 2
+[ "$impl" = openmpi ] || { echo "forced_alg: Open MPI only (MPI=$impl)" >&2; exit 2; }
+launcher=$(mpi_launcher "$impl") || { echo "$0: no Open MPI launcher; run scripts/setup.sh" >&2; exit 1; }
+command -v ompi_info >/dev/null || { echo "forced_alg: no ompi_info" >&2; exit 1; }
+mkdir -p bin "$out"
+# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
+go build ${TAGS:-} -ldflags "-X github.com/commcost/commcost/results.buildCommit=$(git describe --always --dirty 2>/dev/null || echo unknown)" -o bin/commcost ./cmd/commcost
+
+# The coll/tuned algorithms with a closed form in model/collalg.go, by op.
+declare -A closed=(
+	[allreduce]="basic_linear nonoverlapping recursive_doubling ring segmented_ring rabenseifner"
+	[bcast]="basic_linear binomial scatter_allgather scatter_allgather_ring"
+	[reduce]="linear binomial rabenseifner"
+	[allgather]="bruck recursive_doubling ring neighbor two_proc"
+	[alltoall]="pairwise modified_bruck two_proc"
+	[reduce_scatter_block]="basic_linear recursive_halving butterfly"
+	[gather]="basic_linear binomial linear_sync"
+	[scatter]="basic_linear binomial linear_nb"
+	[barrier]="linear double_ring recursive_doubling bruck two_proc tree"
+)
+# number OP NAME: the MCA value of NAME in ompi_info's list for OP.
+tuned=$(ompi_info --param coll tuned --level 9 2>/dev/null)
+number() {
+	printf '%s\n' "$tuned" | awk -v p="\"coll_tuned_$1_algorithm\"" -v n="$2" '
+		index($0, p) { hit = 1; next }
+		hit && /Valid values/ {
+			s = $0; sub(/.*Valid values: /, "", s); k = split(s, vs, ", ")
+			for (i = 1; i <= k; i++) { split(vs[i], kv, ":"); gsub(/"/, "", kv[2]); if (kv[2] == n) { print kv[1]; exit } }
+			exit }'
+}
+# shellcheck disable=SC2046
+launch() { local n=$1; shift; "$launcher" -np "$n" $(mpi_flags "$impl" "$n") "$@"; }
+for np in $nps; do
+	f=$out/forced_np$np.jsonl
+	rm -f "$f"
+	echo "== $np ranks (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+	if [ "$np" = 2 ]; then
+		launch 2 bin/commcost pingpong --sizes 1:1M --max-time "$maxtime" --out "$f" --quiet >/dev/null
+	else
+		launch "$np" bin/commcost multilat --sizes 1:1M --max-time "$maxtime" --iters 10 --out "$f" --quiet >/dev/null
+	fi
+	launch "$np" bin/commcost reducelocal --sizes 4:1M --max-time "$maxtime" --out "$f" --quiet >/dev/null
+	for op in $ops; do
+		launch "$np" bin/commcost collective --ops "$op" --sizes "$sizes" --max-time "$maxtime" --out "$f" --quiet >/dev/null
+		for alg in ${closed[$op]:-}; do
+			[ "$alg" = two_proc ] && [ "$np" != 2 ] && continue
+			n=$(number "$op" "$alg")
+			[ -n "$n" ] || { echo "forced_alg: ompi_info lists no $op algorithm $alg" >&2; continue; }
+			echo "   $op $alg (coll_tuned_${op}_algorithm $n)" >&2
+			launch "$np" --mca coll_tuned_use_dynamic_rules 1 --mca "coll_tuned_${op}_algorithm" "$n" \
+				bin/commcost collective --ops "$op" --sizes "$sizes" --max-time "$maxtime" --out "$f" --quiet >/dev/null
+		done
+	done
+	echo
+	echo "## $np ranks"
+	bin/commcost fit collalg "$f" --holdout none | tee "$out/forced_np$np.txt"
+done
