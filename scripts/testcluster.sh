@@ -420,7 +420,10 @@ build_cluster() {
 		echo "${PREFIX}h$i slots=$SLOTS" >>"$TMPD/hostfile"
 		hl="$hl${hl:+,}${PREFIX}h$i:$SLOTS"
 	done
-	CC_MPIRUN="${OMPIRUN:-mpirun} --mca plm_rsh_agent $TMPD/agent --mca plm_rsh_no_tree_spawn 1 --mca btl tcp,self --mca btl_tcp_if_include $SUBNET.0/24 --mca oob_tcp_if_include $SUBNET.0/24 --mca mpi_yield_when_idle 1 --bind-to none -H $hl"
+	# orte_leave_session_attached: the daemons (and so the ranks) stay
+	# children of mpirun instead of daemonizing, so whoever runs COMMAND
+	# can tell the launch's CPU time from other processes'.
+	CC_MPIRUN="${OMPIRUN:-mpirun} --mca plm_rsh_agent $TMPD/agent --mca plm_rsh_no_tree_spawn 1 --mca btl tcp,self --mca btl_tcp_if_include $SUBNET.0/24 --mca oob_tcp_if_include $SUBNET.0/24 --mca mpi_yield_when_idle 1 --mca orte_leave_session_attached 1 --bind-to none -H $hl"
 	# Every host answers before COMMAND starts: a TCP connection to a closed
 	# port is refused (reachable) rather than timing out (no ping needed).
 	for ((i = 1; i <= HOSTS; i++)); do

@@ -17,9 +17,9 @@ import (
 // The ground truth is asserted on the machine the run actually met: while
 // a launch runs, a sampler measures the CPU that processes outside the
 // launch take (the machine's busy time, /proc/stat, less the busy time of
-// the launch's own process tree), so the cluster's own polling ranks do not
-// count and another job's ranks do, whatever the load average said before
-// and after. A launch whose others took more than clusterOthersMax cores
+// the launch's own process tree and of the kernel's threads), so the
+// cluster's own polling ranks do not count and another job's ranks do,
+// whatever the load average said before and after. A launch whose others took more than clusterOthersMax cores
 // on average, or clusterOthersPeak over any one sampling window, is busy:
 // its errors are logged against the goal and asserted only against the
 // loose bound a wrong model still fails (wrong models miss by 50% to
@@ -33,6 +33,7 @@ const (
 // othersLoad is what processes outside one launch took while it ran.
 type othersLoad struct {
 	Mean, Peak float64 // cores
+	PeakAt     float64 // seconds from the launch's start to the peak window's end
 	Windows    int
 }
 
@@ -40,14 +41,16 @@ type othersLoad struct {
 func (l othersLoad) Busy() bool { return l.Mean > clusterOthersMax || l.Peak > clusterOthersPeak }
 
 func (l othersLoad) String() string {
-	return fmt.Sprintf("others took %.2f cores on average, %.2f at most over %v (%d windows)", l.Mean, l.Peak, clusterLoadWindow, l.Windows)
+	return fmt.Sprintf("others took %.2f cores on average, %.2f at most over %v (at %.1f s; %d windows)", l.Mean, l.Peak, clusterLoadWindow, l.PeakAt, l.Windows)
 }
 
 // clockTicks is USER_HZ, the unit of /proc's CPU times.
 const clockTicks = 100.0
 
 // machineBusy is the busy CPU time of the whole machine in seconds:
-// /proc/stat's first line less idle and iowait.
+// /proc/stat's first line less idle and iowait, and less guest and
+// guest_nice, which user and nice already hold. Irq and softirq stay: the
+// kernel charges the interrupts it serves to the process it interrupts.
 func machineBusy() (float64, error) {
 	f, err := os.Open("/proc/stat")
 	if err != nil {
@@ -68,23 +71,27 @@ func machineBusy() (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if i != 3 && i != 4 { // idle, iowait
+		if i != 3 && i != 4 && i < 8 { // idle, iowait; guest, guest_nice
 			busy += v
 		}
 	}
 	return busy / clockTicks, nil
 }
 
-// treeBusy is the CPU time in seconds of the process tree under root,
-// finished descendants included: every live process's user and system time
-// and its reaped children's (a reaped process counts in its one live
-// ancestor's children's time).
-func treeBusy(root int) float64 {
-	type proc struct {
-		ppid int
-		cpu  float64
-	}
-	procs := map[int]proc{}
+// procKey names one process over its life (a pid is reused).
+type procKey struct {
+	pid   int
+	start string // starttime, clock ticks after boot
+}
+
+type procTime struct {
+	ppid int
+	cpu  float64 // seconds: user and system time, and its reaped children's
+}
+
+// procTimes reads every live process's CPU time from /proc.
+func procTimes() map[procKey]procTime {
+	procs := map[procKey]procTime{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -100,8 +107,8 @@ func treeBusy(root int) float64 {
 		if i < 0 {
 			continue
 		}
-		f := strings.Fields(s[i+1:]) // state ppid ... utime(12) stime cutime cstime
-		if len(f) < 15 {
+		f := strings.Fields(s[i+1:]) // state(0) ppid(1) ... utime(11) stime cutime cstime ... starttime(19)
+		if len(f) < 20 {
 			continue
 		}
 		ppid, _ := strconv.Atoi(f[1])
@@ -110,45 +117,85 @@ func treeBusy(root int) float64 {
 			v, _ := strconv.ParseFloat(f[k], 64)
 			cpu += v
 		}
-		procs[pid] = proc{ppid: ppid, cpu: cpu / clockTicks}
+		procs[procKey{pid, f[19]}] = procTime{ppid: ppid, cpu: cpu / clockTicks}
+	}
+	return procs
+}
+
+// launchTime follows the CPU time of one launch between samples: the
+// process tree under root, and the kernel's threads (kthreadd's children,
+// which set up and tear down the launch's namespaces and are no other
+// job's). A process once seen in the tree stays the launch's when it is
+// reparented (Open MPI's agents end up under init when mpirun exits, with
+// their ranks' time in their children's time), and each process counts
+// only what it gained since the last sample, so one that exits takes
+// nothing back.
+type launchTime struct {
+	root int
+	last map[procKey]float64
+	ours map[procKey]bool
+}
+
+func newLaunchTime(root int) *launchTime {
+	l := &launchTime{root: root, last: map[procKey]float64{}, ours: map[procKey]bool{}}
+	l.sample()
+	return l
+}
+
+// sample returns the launch's CPU seconds since the last sample.
+func (l *launchTime) sample() float64 {
+	const kthreadd = 2
+	procs := procTimes()
+	ppid := make(map[int]int, len(procs))
+	for k, p := range procs {
+		ppid[k.pid] = p.ppid
 	}
 	inTree := func(pid int) bool {
 		for n := 0; pid > 1 && n < 64; n++ {
-			if pid == root {
+			if pid == l.root || pid == kthreadd {
 				return true
 			}
-			pid = procs[pid].ppid
+			pid = ppid[pid]
 		}
 		return false
 	}
-	var total float64
-	for pid, p := range procs {
-		if inTree(pid) {
-			total += p.cpu
+	var gained float64
+	last := make(map[procKey]float64, len(procs))
+	for k, p := range procs {
+		if !l.ours[k] && inTree(k.pid) {
+			l.ours[k] = true
+		}
+		if l.ours[k] {
+			gained += max(0, p.cpu-l.last[k])
+		}
+		last[k] = p.cpu
+	}
+	l.last = last
+	for k := range l.ours {
+		if _, ok := procs[k]; !ok {
+			delete(l.ours, k)
 		}
 	}
-	return total
+	return gained
 }
 
 // sampleOthers samples others' load every window while cmd runs, until
 // stop is closed; call after cmd.Start.
 func sampleOthers(cmd *exec.Cmd, stop <-chan struct{}) othersLoad {
-	root := cmd.Process.Pid
 	m0, err0 := machineBusy()
-	t0, w0 := treeBusy(root), time.Now()
+	lt, w0 := newLaunchTime(cmd.Process.Pid), time.Now()
 	if err0 != nil {
 		return othersLoad{Mean: 1e9, Peak: 1e9} // unreadable: taken as busy
 	}
 	var l othersLoad
-	start, startOthers := w0, 0.0
-	others := 0.0
+	start, others := w0, 0.0
 	tick := time.NewTicker(clusterLoadWindow)
 	defer tick.Stop()
 	for {
 		select {
 		case <-stop:
 			if el := time.Since(start).Seconds(); el > 0 {
-				l.Mean = (others - startOthers) / el
+				l.Mean = others / el
 			}
 			return l
 		case <-tick.C:
@@ -156,16 +203,14 @@ func sampleOthers(cmd *exec.Cmd, stop <-chan struct{}) othersLoad {
 			if err != nil {
 				continue
 			}
-			t1, w1 := treeBusy(root), time.Now()
-			// The tree's time can only grow; a process that left the tree
-			// (reparented) takes its time along, which counts as ours.
-			d := max(0, (m1-m0)-max(0, t1-t0))
+			ours, w1 := lt.sample(), time.Now()
+			d := max(0, (m1-m0)-ours)
 			others += d
-			if el := w1.Sub(w0).Seconds(); el > 0 {
-				l.Peak = max(l.Peak, d/el)
+			if el := w1.Sub(w0).Seconds(); el > 0 && d/el > l.Peak {
+				l.Peak, l.PeakAt = d/el, w1.Sub(start).Seconds()
 			}
 			l.Windows++
-			m0, t0, w0 = m1, t1, w1
+			m0, w0 = m1, w1
 		}
 	}
 }
