@@ -531,40 +531,58 @@ func checkOSUColl(osu bool, set opts.Given) error {
 func (s *CollectiveSweep) Validate() error {
 	return Checks(s.RepFlags.Check, s.Iters.Check, s.RepWarmup.Check, func() error { return checkOSUColl(s.OSU, s.Set) },
 		func() error { return CheckValues("Sizes", BenchCollective, "bytes", s.Sizes) },
-		func() error {
-			if s.Root < 0 {
-				return opts.Field("Root", s.Root, "must be a rank >= 0")
-			}
-			if !hasAny(s.Ops, mpi.CollOp.Reduces) {
-				return nil
-			}
-			es := s.Type.Size()
-			for _, m := range s.Sizes {
-				if m%es != 0 {
-					return opts.Item("Sizes", m, "the reductions move whole %d-byte %v elements; use multiples of %d (or --type)", es, s.Type, es)
-				}
-			}
-			return nil
-		})
+		func() error { return checkCollSweep(s.Ops, s.Sizes, s.Type, s.Root) })
+}
+
+// checkCollSweep checks the settings a blocking and a non-blocking
+// collective sweep share: the root, and sizes that hold whole elements of
+// the reductions' type.
+func checkCollSweep(ops []mpi.CollOp, sizes opts.Sizes, typ mpi.Datatype, root int) error {
+	if root < 0 {
+		return opts.Field("Root", root, "must be a rank >= 0")
+	}
+	if !hasAny(ops, mpi.CollOp.Reduces) {
+		return nil
+	}
+	es := typ.Size()
+	for _, m := range sizes {
+		if m%es != 0 {
+			return opts.Item("Sizes", m, "the reductions move whole %d-byte %v elements; use multiples of %d (or --type)", es, typ, es)
+		}
+	}
+	return nil
+}
+
+// planCollSweep checks a collective sweep's rank count: 2 or more, the
+// root among them.
+func planCollSweep(name string, p int, ops []mpi.CollOp, root int) error {
+	if err := AtLeastRanks(name, 2, p, ""); err != nil {
+		return err
+	}
+	if hasAny(ops, mpi.CollOp.Rooted) && root >= p {
+		return opts.Field("Root", root, "more ranks asked for than exist (ranks are 0..%d)", p-1)
+	}
+	return nil
+}
+
+// collSizes are the sizes a sweep measures op at: barrier once, at 0.
+func collSizes(op mpi.CollOp, sizes opts.Sizes) []int {
+	if op == mpi.CollBarrier {
+		return []int{0}
+	}
+	return []int(sizes)
 }
 
 // Plan lists the instances, op by op and size by size (barrier once); it
 // needs 2 ranks and the root among them.
 func (s *CollectiveSweep) Plan(p int) ([]Pattern, error) {
-	if err := AtLeastRanks("collective", 2, p, ""); err != nil {
+	if err := planCollSweep("collective", p, s.Ops, s.Root); err != nil {
 		return nil, err
-	}
-	if hasAny(s.Ops, mpi.CollOp.Rooted) && s.Root >= p {
-		return nil, opts.Field("Root", s.Root, "more ranks asked for than exist (ranks are 0..%d)", p-1)
 	}
 	reps := s.RepWarmup.Reps(s.RepFlags.Reps())
 	var out []Pattern
 	for _, op := range s.Ops {
-		sizes := []int(s.Sizes)
-		if op == mpi.CollBarrier {
-			sizes = []int{0}
-		}
-		for _, m := range sizes {
+		for _, m := range collSizes(op, s.Sizes) {
 			out = append(out, Collective{Op: op, Alg: ForcedAlgorithm(op, os.Getenv), Bytes: m, Type: s.Type, Reduce: s.Reduction, Root: s.Root,
 				Iters: s.IterCount(), OSU: s.OSU, Validate: s.Verify, Reps: reps})
 		}

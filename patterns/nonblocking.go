@@ -342,41 +342,22 @@ func (s *NonBlockingSweep) Validate() error {
 					return opts.Item("Ops", op, "has no non-blocking form (MPI-3 has none of the reduce-scatters here)")
 				}
 			}
-			if s.Root < 0 {
-				return opts.Field("Root", s.Root, "must be a rank >= 0")
-			}
 			if s.Probes < 0 {
 				return opts.Field("Probes", s.Probes, "must not be negative (an integer >= 0)")
 			}
-			if !hasAny(s.Ops, mpi.CollOp.Reduces) {
-				return nil
-			}
-			es := s.Type.Size()
-			for _, m := range s.Sizes {
-				if m%es != 0 {
-					return opts.Item("Sizes", m, "the reductions move whole %d-byte %v elements; use multiples of %d (or --type)", es, s.Type, es)
-				}
-			}
-			return nil
+			return checkCollSweep(s.Ops, s.Sizes, s.Type, s.Root)
 		})
 }
 
 // Plan lists the instances, op by op and size by size (ibarrier once).
 func (s *NonBlockingSweep) Plan(p int) ([]Pattern, error) {
-	if err := AtLeastRanks("nonblocking", 2, p, ""); err != nil {
+	if err := planCollSweep("nonblocking", p, s.Ops, s.Root); err != nil {
 		return nil, err
-	}
-	if hasAny(s.Ops, mpi.CollOp.Rooted) && s.Root >= p {
-		return nil, opts.Field("Root", s.Root, "more ranks asked for than exist (ranks are 0..%d)", p-1)
 	}
 	reps := s.RepWarmup.Reps(s.RepFlags.Reps())
 	var out []Pattern
 	for _, op := range s.Ops {
-		sizes := []int(s.Sizes)
-		if op == mpi.CollBarrier {
-			sizes = []int{0}
-		}
-		for _, m := range sizes {
+		for _, m := range collSizes(op, s.Sizes) {
 			out = append(out, NonBlocking{Op: op, Bytes: m, Type: s.Type, Reduce: s.Reduction, Root: s.Root,
 				Probes: s.Probes, OSU: s.OSU, Validate: s.Verify, Reps: reps})
 		}

@@ -157,24 +157,18 @@ func (x *window) Accumulate(origin []byte, target, disp int, dt mpi.Datatype, op
 
 // GetAccumulate implements mpi.Window.
 func (x *window) GetAccumulate(origin, result []byte, target, disp int, dt mpi.Datatype, op mpi.Op) error {
-	const name = "MPI_Get_accumulate"
-	if err := typedCheck(name, dt, op, false, origin, result); err != nil {
-		return err
-	}
-	t, err := x.access(name, target, disp, len(origin))
-	if err != nil {
-		return err
-	}
-	copy(result, t)
-	mpi.ReduceInto(t, origin, dt, op)
-	x.w.mu.Unlock()
-	return nil
+	return x.fetchReduce("MPI_Get_accumulate", false, origin, result, target, disp, dt, op)
 }
 
 // FetchAndOp implements mpi.Window.
 func (x *window) FetchAndOp(origin, result []byte, target, disp int, dt mpi.Datatype, op mpi.Op) error {
-	const name = "MPI_Fetch_and_op"
-	if err := typedCheck(name, dt, op, true, origin, result); err != nil {
+	return x.fetchReduce("MPI_Fetch_and_op", true, origin, result, target, disp, dt, op)
+}
+
+// fetchReduce reads the target into result, then reduces origin into it,
+// atomically; single is whether the call takes one element only.
+func (x *window) fetchReduce(name string, single bool, origin, result []byte, target, disp int, dt mpi.Datatype, op mpi.Op) error {
+	if err := typedCheck(name, dt, op, single, origin, result); err != nil {
 		return err
 	}
 	t, err := x.access(name, target, disp, len(origin))
