@@ -24,7 +24,7 @@ import (
 // collective record's "bytes": the vector of a reduction or broadcast, m a
 // rank's block otherwise):
 //
-//	bcast binomial                 lg (alpha + n beta)
+//	bcast binomial                 sum over the critical path of (alpha + c n beta)  (Open MPI, below)
 //	bcast scatter_allgather        2 lg alpha + 2 (p-1)/p n beta        (recursive-doubling allgather; p = 2^k)
 //	bcast scatter_allgather_ring   (lg + p - 1) alpha + 2 (p-1)/p n beta (van de Geijn)
 //	reduce binomial                lg (alpha + n beta + n gamma)
@@ -43,17 +43,25 @@ import (
 //	barrier dissemination          lg alpha
 //
 // and the linear algorithms and the others of Open MPI's coll/tuned listed
-// by CollAlgorithms. A power-of-two algorithm on p ranks that are not a
+// by CollAlgorithms. Open MPI's binomial broadcast (one segment, as when it
+// is forced) posts the sends to all of a node's c children at once, so they
+// share its link and all arrive after alpha + c n beta; on p = 2^k ranks
+// the critical path is k (alpha) + k(k+1)/2 n beta, against the textbook's
+// k (alpha + n beta) of sends one after the other (3 against 2 message
+// times on 4 ranks). A power-of-two algorithm on p ranks that are not a
 // power of two first folds the p - p' extra ranks into the others (one
 // round of n with its reduction) and last sends them the result (one round
 // of n), as MPICH does (Thakur et al., section 4.4).
 
 // CollRound is Count rounds of the critical path: each a message of Bytes
-// and the reduction of ReduceBytes after it.
+// and the reduction of ReduceBytes after it. In an Exchange round every
+// rank sends and receives at once (recursive doubling and halving, ring
+// steps, pairwise exchanges), so its link carries a message each way.
 type CollRound struct {
 	Count       float64
 	Bytes       float64
 	ReduceBytes float64
+	Exchange    bool
 }
 
 // collAlgs are the algorithms with a closed form, per collective, in the
@@ -168,6 +176,13 @@ func (r *roundList) add(count, bytes, reduce float64) {
 	}
 }
 
+// exchanges marks the rounds from index from on as exchanges.
+func (r roundList) exchanges(from int) {
+	for i := from; i < len(r); i++ {
+		r[i].Exchange = true
+	}
+}
+
 // halving adds recursive halving over q = 2^k ranks of n bytes: rounds of
 // n/2, n/4, ..., n/q, each reduced when reduce.
 func (r *roundList) halving(q int, n float64, reduce bool) {
@@ -185,6 +200,41 @@ func (r *roundList) halving(q int, n float64, reduce bool) {
 func (r *roundList) doubling(q int, b float64) {
 	for s := b; q > 1; q, s = q/2, s*2 {
 		r.add(1, s, 0)
+	}
+}
+
+// bmtreeSends adds the critical path of Open MPI's binomial broadcast of n
+// bytes over p ranks (ompi_coll_base_topo_build_bmtree: the children of
+// virtual rank v are v + m for the powers of two m below v's lowest set
+// bit, and below p): a round of alpha + c n beta per node on the path, c
+// its children, the path the one with the most bytes.
+func (r *roundList) bmtreeSends(p int, n float64) {
+	var path func(v int) []int
+	path = func(v int) []int {
+		var kids, best []int
+		for m := 1; m < p && v&m == 0; m <<= 1 {
+			if v+m < p {
+				kids = append(kids, v+m)
+			}
+		}
+		if len(kids) == 0 {
+			return nil
+		}
+		sum := func(cs []int) (t int) {
+			for _, c := range cs {
+				t += c
+			}
+			return t
+		}
+		for _, k := range kids {
+			if cs := path(k); sum(cs) > sum(best) || (sum(cs) == sum(best) && len(cs) > len(best)) {
+				best = cs
+			}
+		}
+		return append([]int{len(kids)}, best...)
+	}
+	for _, c := range path(0) {
+		r.add(1, float64(c)*n, 0)
 	}
 }
 
@@ -262,7 +312,7 @@ func CollRounds(op, alg string, bytes float64, p int) ([]CollRound, error) {
 		}
 		r.add(1, n, 0)
 	case "bcast binomial":
-		r.add(lg, n, 0)
+		r.bmtreeSends(p, n)
 	case "bcast basic_linear":
 		r.add(fp-1, n, 0)
 	case "bcast scatter_allgather":
@@ -270,30 +320,41 @@ func CollRounds(op, alg string, bytes float64, p int) ([]CollRound, error) {
 			return CollRounds(op, "scatter_allgather_ring", bytes, p)
 		}
 		r.halving(p, n, false)
+		x := len(r)
 		r.doubling(p, n/fp)
+		r.exchanges(x)
 	case "bcast scatter_allgather_ring":
 		r.binomialBlocks(p, n/fp)
+		x := len(r)
 		r.add(fp-1, n/fp, 0)
+		r.exchanges(x)
 	case "reduce binomial":
 		r.add(lg, n, n)
 	case "reduce linear":
 		r.add(fp-1, n, n)
 	case "reduce rabenseifner":
 		r.fold(p, n, true, true)
+		x := len(r)
 		r.halving(q, n, true)
+		r.exchanges(x)
 		r.binomialBlocks(q, n/float64(q))
 	case "allreduce recursive_doubling":
 		r.fold(p, n, true, true)
+		x := len(r)
 		r.add(lgq, n, n)
+		r.exchanges(x)
 		r.fold(p, n, true, false)
 	case "allreduce rabenseifner":
 		r.fold(p, n, true, true)
+		x := len(r)
 		r.halving(q, n, true)
 		r.doubling(q, n/float64(q))
+		r.exchanges(x)
 		r.fold(p, n, true, false)
 	case "allreduce ring", "allreduce segmented_ring":
 		r.add(fp-1, n/fp, n/fp)
 		r.add(fp-1, n/fp, 0)
+		r.exchanges(0)
 	case "allreduce nonoverlapping":
 		r.add(lg, n, n)
 		r.add(lg, n, 0)
@@ -310,20 +371,25 @@ func CollRounds(op, alg string, bytes float64, p int) ([]CollRound, error) {
 			return CollRounds(op, "bruck", bytes, p)
 		}
 		r.doubling(p, n)
+		r.exchanges(0)
 	case "allgather bruck", "allgatherv bruck":
 		for k := 0; 1<<k < p; k++ {
 			r.add(1, float64(min(1<<k, p-1<<k))*n, 0)
 		}
+		r.exchanges(0)
 	case "allgather ring", "allgatherv ring":
 		r.add(fp-1, n, 0)
+		r.exchanges(0)
 	case "allgather neighbor", "allgatherv neighbor":
 		if p%2 != 0 {
 			return CollRounds(op, "ring", bytes, p)
 		}
 		r.add(1, n, 0)
 		r.add(fp/2-1, 2*n, 0)
+		r.exchanges(0)
 	case "alltoall pairwise", "alltoallv pairwise":
 		r.add(fp-1, n, 0)
+		r.exchanges(0)
 	case "alltoall modified_bruck":
 		for k := 0; 1<<k < p; k++ {
 			c := 0
@@ -334,6 +400,7 @@ func CollRounds(op, alg string, bytes float64, p int) ([]CollRound, error) {
 			}
 			r.add(1, float64(c)*n, 0)
 		}
+		r.exchanges(0)
 	case "reduce_scatter_block recursive_halving", "reduce_scatter_block butterfly",
 		"reduce_scatter recursive_halving", "reduce_scatter butterfly":
 		total := n
@@ -341,14 +408,18 @@ func CollRounds(op, alg string, bytes float64, p int) ([]CollRound, error) {
 			total = n * fp
 		}
 		r.fold(p, total, true, true)
+		x := len(r)
 		r.halving(q, total, true)
+		r.exchanges(x)
 		if p != q { // the folded ranks get their blocks back
 			r.add(1, total/fp, 0)
 		}
 	case "reduce_scatter_block pairwise":
 		r.add(fp-1, n, n)
+		r.exchanges(0)
 	case "reduce_scatter ring", "reduce_scatter pairwise":
 		r.add(fp-1, n/fp, n/fp)
+		r.exchanges(0)
 	case "reduce_scatter_block basic_linear":
 		r.add(fp-1, n*fp, n*fp)
 		r.add(fp-1, n, 0)
@@ -364,22 +435,37 @@ func CollRounds(op, alg string, bytes float64, p int) ([]CollRound, error) {
 // CollCost prices rounds: sum of Count (alpha + beta Bytes + gamma
 // ReduceBytes).
 func CollCost(rs []CollRound, alpha, beta, gamma float64) float64 {
+	return CollCostX(rs, alpha, beta, beta, gamma)
+}
+
+// CollCostX prices rounds as CollCost does, an exchange round's bytes at
+// betaX, the per-byte time of a message while another crosses the link
+// the other way (2 / the bidirectional bandwidth; beta on a link that
+// carries both directions at full rate).
+func CollCostX(rs []CollRound, alpha, beta, betaX, gamma float64) float64 {
 	t := 0.0
 	for _, r := range rs {
-		t += r.Count * (alpha + beta*r.Bytes + gamma*r.ReduceBytes)
+		b := beta
+		if r.Exchange {
+			b = betaX
+		}
+		t += r.Count * (alpha + b*r.Bytes + gamma*r.ReduceBytes)
 	}
 	return t
 }
 
 // CollAlg is the model of the classic collective algorithms: alpha and
-// beta are a Hockney fit of the ping-pongs (t_s, t_w), gamma the slope of
-// MPI_Reduce_local over the bytes reduced ("reducelocal" records); see
-// CollRounds for the closed forms. It predicts "collective" records (their
+// beta are a Hockney fit of the ping-pongs (t_s, t_w), beta_x the per-byte
+// time of an exchange's message from the bidirectional bandwidth ("bibw"
+// records: 2 / bytes per second; beta when there are none), gamma the
+// slope of MPI_Reduce_local over the bytes reduced ("reducelocal"
+// records); see CollRounds for the closed forms. It predicts "collective" records (their
 // param "alg" names the algorithm, "default" DefaultCollAlg's), and the
 // ping-pongs and local reductions it was fitted to.
 type CollAlg struct {
 	Alpha Param `json:"alpha"`
 	Beta  Param `json:"beta"`
+	BetaX Param `json:"beta_x"`
 	Gamma Param `json:"gamma"`
 	// Delta is the intercept of the local reduction's fit (a call's
 	// overhead), used for "reducelocal" predictions only: the closed
@@ -388,13 +474,13 @@ type CollAlg struct {
 	Fit   Quality `json:"quality"`
 }
 
-var collAlgPatterns = []string{"collective", "pingpong", "multilat", "reducelocal"}
+var collAlgPatterns = []string{"collective", "pingpong", "multilat", "reducelocal", "bibw"}
 
 func init() {
 	Register(Kind{
 		Name:    "collalg",
 		Summary: "classic collective algorithms (binomial, scatter-allgather, recursive doubling, Rabenseifner, ring, Bruck, pairwise, dissemination) priced alpha + beta m per message, gamma per byte reduced (Thakur et al. 2005; Chan et al. 2007)",
-		Benches: []string{"pingpong", "multilat", "reducelocal"},
+		Benches: []string{"pingpong", "multilat", "reducelocal", "bibw"},
 		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
 		Fit:     func(r []results.Record, o Options) (Model, error) { return FitCollAlg(r, o) },
 		New:     func() Model { return &CollAlg{} },
@@ -402,7 +488,7 @@ func init() {
 }
 
 func (m *CollAlg) Kind() string       { return "collalg" }
-func (m *CollAlg) Params() []Param    { return []Param{m.Alpha, m.Beta, m.Gamma, m.Delta} }
+func (m *CollAlg) Params() []Param    { return []Param{m.Alpha, m.Beta, m.BetaX, m.Gamma, m.Delta} }
 func (m *CollAlg) Quality() Quality   { return m.Fit }
 func (m *CollAlg) Patterns() []string { return collAlgPatterns }
 
@@ -419,14 +505,29 @@ func (m *CollAlg) Predict(in Instance) (float64, error) {
 		return m.Alpha.Value + m.Beta.Value*b, nil
 	case "reducelocal":
 		return m.Delta.Value + m.Gamma.Value*b, nil
+	case "bibw":
+		return 2 / m.betaX(), nil // bytes per second both ways
 	case "collective":
 		rs, err := CollRounds(in.Str("op"), in.Str("alg"), b, in.Ranks)
 		if err != nil {
 			return 0, err
 		}
-		return CollCost(rs, m.Alpha.Value, m.Beta.Value, m.Gamma.Value), nil
+		return m.Cost(rs), nil
 	}
 	return 0, unsupported(m.Kind(), in.Pattern, collAlgPatterns)
+}
+
+// Cost prices rounds with the model's parameters (CollCostX); a model
+// without beta_x (a file written before it) prices exchanges at beta.
+func (m *CollAlg) Cost(rs []CollRound) float64 {
+	return CollCostX(rs, m.Alpha.Value, m.Beta.Value, m.betaX(), m.Gamma.Value)
+}
+
+func (m *CollAlg) betaX() float64 {
+	if m.BetaX.Value == 0 {
+		return m.Beta.Value
+	}
+	return m.BetaX.Value
 }
 
 // FitCollAlg fits alpha and beta as Hockney does (FitHockney, with opt) and
@@ -438,9 +539,11 @@ func (m *CollAlg) Predict(in Instance) (float64, error) {
 // round trip at once, the point-to-point cost of p ranks all sending, as
 // in a collective's round).
 func FitCollAlg(recs []results.Record, opt Options) (*CollAlg, error) {
-	var pp, ml, rl []results.Record
+	var pp, ml, rl, bi []results.Record
 	for _, r := range recs {
 		switch r.Bench {
+		case "bibw":
+			bi = append(bi, r)
 		case "pingpong":
 			pp = append(pp, r)
 		case "multilat":
@@ -462,6 +565,17 @@ func FitCollAlg(recs []results.Record, opt Options) (*CollAlg, error) {
 	}
 	m := &CollAlg{Alpha: h.Ts, Beta: h.Tw, Fit: h.Fit}
 	m.Alpha.Name, m.Beta.Name = "alpha", "beta"
+	bx, note, err := fitBetaX(bi, opt)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		m.BetaX = m.Beta
+		m.BetaX.Name, m.BetaX.Fixed = "beta_x", true
+		m.Fit.Notes = append(m.Fit.Notes, note)
+	} else {
+		m.BetaX = bx
+	}
 	pts, err := mergePoints(rl, "bytes")
 	if err != nil {
 		return nil, fmt.Errorf("collalg: gamma: %w", err)
@@ -484,4 +598,40 @@ func FitCollAlg(recs []results.Record, opt Options) (*CollAlg, error) {
 	}
 	m.Fit.Notes = append(m.Fit.Notes, fmt.Sprintf("gamma from %d reducelocal sizes (RSE %.3g)", len(tr.kept), tr.fit.rse))
 	return m, nil
+}
+
+// fitBetaX is beta_x from the bidirectional bandwidth records within opt's
+// size range: the median over sizes of 2 / rate (each direction moves half
+// the bytes counted), its CI95 the range over sizes. With no such records
+// it returns a note instead (an exchange is then priced at beta).
+func fitBetaX(recs []results.Record, opt Options) (Param, string, error) {
+	var per []float64
+	for _, r := range recs {
+		b, ok := r.Params["bytes"].(float64)
+		if !ok {
+			if i, isInt := r.Params["bytes"].(int); isInt {
+				b, ok = float64(i), true
+			}
+		}
+		if !ok || (opt.MinBytes > 0 && b < opt.MinBytes) || (opt.MaxBytes > 0 && b > opt.MaxBytes) {
+			continue
+		}
+		if !(r.Median > 0) || math.IsInf(r.Median, 0) {
+			return Param{}, "", fmt.Errorf("%w: bibw at %g bytes has rate %g", ErrBadRecord, b, r.Median)
+		}
+		per = append(per, 2/r.Median)
+	}
+	if len(per) == 0 {
+		where := ""
+		if sr := opt.SizeRange(); sr != "" {
+			where = " " + sr
+		}
+		return Param{}, "no bibw records" + where + ": beta_x = beta (an exchange's message priced as a one-way one)", nil
+	}
+	sort.Float64s(per)
+	med := per[len(per)/2]
+	if len(per)%2 == 0 {
+		med = (per[len(per)/2-1] + med) / 2
+	}
+	return Param{Name: "beta_x", Unit: "s/B", Value: med, CI95: [2]float64{per[0], per[len(per)-1]}}, "", nil
 }

@@ -28,8 +28,10 @@ func TestCollRoundsClosedForms(t *testing.T) {
 		n       float64
 		want    float64
 	}{
-		{"bcast", "binomial", 4, 1024, 2 * (a + 1024*b)},
-		{"bcast", "binomial", 5, 1024, 3 * (a + 1024*b)},
+		{"bcast", "binomial", 2, 1024, a + 1024*b},
+		{"bcast", "binomial", 4, 1024, 2*a + 3*1024*b}, // Open MPI: 0 -> {1, 2} at once, then 2 -> 3
+		{"bcast", "binomial", 5, 1024, 2*a + 4*1024*b}, // 0 -> {1, 2, 4}, 2 -> 3
+		{"bcast", "binomial", 8, 1024, 3*a + 6*1024*b}, // 0 -> {1, 2, 4}, 4 -> {5, 6}, 6 -> 7
 		{"bcast", "basic_linear", 4, 100, 3 * (a + 100*b)},
 		{"bcast", "scatter_allgather", 4, 4096, 2*2*a + 2*0.75*4096*b},
 		{"bcast", "scatter_allgather", 16, 1 << 20, 2*4*a + 2*15.0/16*(1<<20)*b},
@@ -291,5 +293,48 @@ func TestCheckCollAlg(t *testing.T) {
 	picks := DefaultPicks(m, recs)
 	if len(picks) != 1 || picks[0].Nearest != "rabenseifner" || picks[0].Modelled != "rabenseifner" {
 		t.Errorf("default picks %+v, want rabenseifner measured and modelled", picks)
+	}
+}
+
+// TestCollExchanges: an exchange round's bytes are priced at beta_x, a
+// one-way round's at beta, and beta_x is fitted from the bidirectional
+// bandwidth (2 / rate, the median over sizes in the range).
+func TestCollExchanges(t *testing.T) {
+	a, b, bx, g := synAlpha, synBeta, 1.25*synBeta, synGamma
+	const n = 1 << 16
+	for _, tt := range []struct {
+		op, alg string
+		p       int
+		want    float64
+	}{
+		{"allreduce", "ring", 4, 6*a + 6*n/4*bx + 3*n/4*g},
+		{"allreduce", "recursive_doubling", 4, 2 * (a + n*bx + n*g)},
+		{"allreduce", "recursive_doubling", 3, (a + n*b + n*g) + (a + n*bx + n*g) + (a + n*b)}, // fold, exchange, send back
+		{"bcast", "binomial", 4, 2*a + 3*n*b},
+		{"bcast", "scatter_allgather", 4, 2*a + 0.75*n*b + 2*a + 0.75*n*bx},
+	} {
+		rs, err := CollRounds(tt.op, tt.alg, n, tt.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		near(t, sprintf("%s %s p=%d", tt.op, tt.alg, tt.p), CollCostX(rs, a, b, bx, g), tt.want, 1e-12)
+	}
+	var recs []results.Record
+	for i, rate := range []float64{40e6, 45e6, 50e6, 1e6} {
+		recs = append(recs, rec("bibw", results.Params{"bytes": float64(int(64<<10) << i)}, 2, rate))
+	}
+	p, note, err := fitBetaX(recs, Options{MaxBytes: 256 << 10})
+	if err != nil || note != "" {
+		t.Fatalf("fitBetaX: %v %q", err, note)
+	}
+	near(t, "beta_x", p.Value, 2/45e6, 1e-15)
+	if p.CI95 != [2]float64{2 / 50e6, 2 / 40e6} {
+		t.Errorf("beta_x CI95 %v, want the range over sizes", p.CI95)
+	}
+	if _, note, _ := fitBetaX(nil, Options{}); !strings.Contains(note, "beta_x = beta") {
+		t.Errorf("no records: note %q", note)
+	}
+	if _, _, err := fitBetaX([]results.Record{rec("bibw", results.Params{"bytes": 1024.0}, 2, -1)}, Options{}); err == nil {
+		t.Error("a negative rate: no error")
 	}
 }

@@ -85,7 +85,7 @@ func CheckCollAlg(m *CollAlg, recs []results.Record) []AlgCheck {
 		if err != nil {
 			continue
 		}
-		pred := CollCost(rs, m.Alpha.Value, m.Beta.Value, m.Gamma.Value)
+		pred := m.Cost(rs)
 		y := med[k]
 		out = append(out, AlgCheck{Op: k.op, Alg: k.alg, Ranks: k.ranks, Bytes: k.bytes, Measured: y, Predicted: pred, RelErr: (pred - y) / y})
 	}
@@ -136,7 +136,7 @@ func DefaultPicks(m *CollAlg, recs []results.Record) []DefaultPick {
 			if err != nil {
 				continue
 			}
-			p := CollCost(rs, m.Alpha.Value, m.Beta.Value, m.Gamma.Value)
+			p := m.Cost(rs)
 			if e := math.Abs(math.Log(p / y)); e < best {
 				best, d.Modelled, d.ModelledTime = e, alg, p
 			}
