@@ -479,7 +479,7 @@ var collAlgPatterns = []string{"collective", "pingpong", "multilat", "reduceloca
 func init() {
 	Register(Kind{
 		Name:    "collalg",
-		Summary: "classic collective algorithms (binomial, scatter-allgather, recursive doubling, Rabenseifner, ring, Bruck, pairwise, dissemination) priced alpha + beta m per message, gamma per byte reduced (Thakur et al. 2005; Chan et al. 2007)",
+		Summary: "classic collective algorithms (binomial, scatter-allgather, recursive doubling, Rabenseifner, ring, Bruck, pairwise, dissemination) priced alpha + beta m per message (beta_x m in an exchange, from the bidirectional bandwidth), gamma per byte reduced (Thakur et al. 2005; Chan et al. 2007)",
 		Benches: []string{"pingpong", "multilat", "reducelocal", "bibw"},
 		Options: []Option{OptWeighting, OptTrim, OptSizeRange},
 		Fit:     func(r []results.Record, o Options) (Model, error) { return FitCollAlg(r, o) },
