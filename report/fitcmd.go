@@ -160,6 +160,9 @@ func (f *FitCommand) options() (model.Options, model.Holdout, error) {
 	if o.MaxBytes, err = size("MaxBytes", f.MaxBytes); err != nil {
 		return o, h, err
 	}
+	if f.MaxBytes != "" && o.MaxBytes == 0 { // 0 would mean no bound, not "nothing"
+		return o, h, opts.Field("MaxBytes", f.MaxBytes, "want a size > 0 such as 4M (leave the flag out for no upper bound)")
+	}
 	if o.MaxBytes > 0 && o.MaxBytes < o.MinBytes {
 		return o, h, opts.Field("MaxBytes", f.MaxBytes, "is below {MinBytes} %s", f.MinBytes)
 	}

@@ -269,6 +269,7 @@ func TestFitBadInput(t *testing.T) {
 		{"trim", []string{"fit", "hockney", pp, "--trim", "-2"}, "--trim -2"},
 		{"min-bytes", []string{"fit", "hockney", pp, "--min-bytes", "lots"}, "--min-bytes lots"},
 		{"max below min", []string{"fit", "hockney", pp, "--min-bytes", "4K", "--max-bytes", "1K"}, "--max-bytes 1K"},
+		{"max-bytes zero", []string{"fit", "hockney", pp, "--max-bytes", "0"}, "--max-bytes 0: want a size > 0"},
 		{"op", []string{"fit", "trilinear", kk, "--op", "rmw"}, "--op rmw"},
 		{"impl", []string{"fit", "twolevel", kk, "--impl", "nccl"}, "--impl nccl"},
 		{"split on hockney", []string{"fit", "hockney", pp, "--split", "1000"}, "--split applies to trilinear, not hockney"},
