@@ -28,7 +28,7 @@ func (h hangingToy) Run(env Env) (Outcome, error) {
 	return h.toy.Run(env)
 }
 
-// TestMeasureUnderWatchdog (issue 18, class 3): an application measured by
+// TestMeasureUnderWatchdog: an application measured by
 // Measure is a point under the process's watchdog. Runs that keep ending
 // phases are progress, however many; a peer that stops answering in the
 // middle of the repetitions leaves the point idle, and the watchdog fires

@@ -125,12 +125,13 @@ func goldenWorkload(c mpi.Comm, cfg divalib.Config) (goldenCounts, error) {
 }
 
 // TestGoldenCounts: the protocol's messages, hence the counted congestion,
-// must not change when the store's bookkeeping changes (issue 15, memory of
-// the count-based runs). The expected figures were recorded from main
-// (commit ce6496f) before the per-variable state was compacted; any
-// difference means a changed protocol, not a changed representation. Both
-// forms of the variable table run (varTable: dense, and the sparse form
-// of large runs on goroutine ranks).
+// must not change when the store's bookkeeping changes (as when the
+// per-variable state was compacted to cut the memory of count-based
+// runs). The expected figures were recorded from main (commit ce6496f)
+// before that compaction; any difference means a changed protocol, not a
+// changed representation. Both forms of the variable table run
+// (varTable: dense, and the sparse form of large runs on goroutine
+// ranks).
 func TestGoldenCounts(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -190,6 +190,6 @@ func TestNeed(t *testing.T) {
 		})
 	}
 	if LocalRankBytes*4096 > 1<<30 {
-		t.Errorf("4096 local ranks take %d bytes, above issue 18's 1 GiB", LocalRankBytes*4096)
+		t.Errorf("4096 local ranks take %d bytes, above the 1 GiB bound", LocalRankBytes*4096)
 	}
 }

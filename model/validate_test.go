@@ -264,11 +264,10 @@ func FuzzParseHoldout(f *testing.F) {
 	})
 }
 
-// TestUnmarshalRequiresEveryParameter (issue 18, class 4): for every
-// fitted kind, a model file with any one parameter left out (at any
-// depth: a coefficient of an array, a segment's t_s), or with a parameter
-// without its value, is refused on read: decoding would take it as 0 and
-// predict nonsense.
+// TestUnmarshalRequiresEveryParameter: for every fitted kind, a model file
+// with any one parameter left out (at any depth: a coefficient of an
+// array, a segment's t_s), or with a parameter without its value, is
+// refused on read: decoding would take it as 0 and predict nonsense.
 func TestUnmarshalRequiresEveryParameter(t *testing.T) {
 	// Parameters a kind may leave out as a whole (omitempty in its type).
 	optional := map[string]bool{"a_w": true, "b_w": true, "a_c": true, "b_c": true}

@@ -17,11 +17,11 @@ import (
 	"github.com/commcost/commcost/internal/testfs"
 )
 
-// Issue 18, class 1: a record is whole or absent even when the disk
-// fills. These tests fill a file system (a small tmpfs, as root) and hit
-// a file size limit (RLIMIT_FSIZE in a child process, as ulimit -f does),
-// with a second writer appending to the same file, and require every line
-// of the file to be a valid record afterwards.
+// A record is whole or absent even when the disk fills. These tests fill
+// a file system (a small tmpfs, as root) and hit a file size limit
+// (RLIMIT_FSIZE in a child process, as ulimit -f does), with a second
+// writer appending to the same file, and require every line of the file
+// to be a valid record afterwards.
 
 // checkEveryLine fails unless every line of path is a whole, valid record
 // and the file ends in a newline; it returns the number of records.

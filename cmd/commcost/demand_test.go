@@ -7,7 +7,7 @@ import (
 	"github.com/commcost/commcost/job"
 )
 
-// Issue 18, class 2: ask for what the machine has before allocating, and
+// Ask for what the machine has before allocating, and
 // refuse counts that cannot finish in the time budget. The machine is
 // made small (job.AvailableMemory) so that the refusals are tested without
 // allocating anything large; every case must exit 2 with one message

@@ -41,7 +41,7 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"warmup", bit("--warmup", "-2"), "--warmup -2"},
 		{"meshes and mesh", bit("--meshes", "4x4", "--mesh", "4x4"), "either --meshes or --mesh"},
 		{"meshes malformed", bit("--meshes", "4x4,8"), `--meshes 4x4,8: 8: accepted form is a comma list of ROWSxCOLS`},
-		// The list rule of every list flag (issue 18, class 5).
+		// The list rule of every list flag.
 		{"meshes empty", bit("--meshes", ""), `--meshes "": empty list`},
 		{"meshes empty item", bit("--meshes", "2x2,,4x4"), "--meshes 2x2,,4x4: empty item in the list"},
 		{"meshes twice", bit("--meshes", "2x2,4x4,2x2"), "--meshes 2x2,4x4,2x2: 2x2 is listed twice; list each value once"},

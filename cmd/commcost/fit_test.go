@@ -376,7 +376,7 @@ func TestFitWeightingReachesEveryModel(t *testing.T) {
 	}
 }
 
-// TestFitTornLastLine (issue 18, class 1): fit reads through the shared
+// TestFitTornLastLine: fit reads through the shared
 // reader, so a torn last line costs that record only, with one warning:
 // the fit equals the fit of the complete records before it.
 func TestFitTornLastLine(t *testing.T) {

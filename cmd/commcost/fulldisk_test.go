@@ -10,7 +10,7 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Issue 18, class 1 through the CLI: a sweep whose --out file system
+// Through the CLI: a sweep whose --out file system
 // fills up stops with exit 1 and one message naming the file and the
 // cause; the records before it are whole and the file ends in a newline.
 func TestRecordsOnFullDisk(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Issue 18, class 3 under real mpirun: a hung peer ends the job, and
-// ranks started with different commands are refused.
+// A hung peer under real mpirun ends the job, and ranks started with
+// different commands are refused.
 
 // rankPID finds the process of bin that the launcher started as rank.
 func rankPID(bin string, rank int) int {
@@ -48,7 +48,7 @@ func rankPID(bin string, rank int) int {
 // ping-pong sweep run with --timeout 5: rank 0's watchdog must name the
 // point and the peer, end the job through MPI_Abort (exit 1) within about
 // the timeout, and leave every record written before it whole. It logs
-// the time from the SIGSTOP to the job's exit (the figure of issue 18).
+// the time from the SIGSTOP to the job's exit (how fast a hang ends).
 func TestMPIRunHungPeer(t *testing.T) {
 	bin := commcostBinary(t)
 	if !mpirun.OpenMPI() {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Issue 18, class 5: one message, once, that names the real problem.
+// One message, once, that names the real problem.
 
 // messageCases are bad inputs whose one-line message must name the cause;
 // every one goes through checkUsageError (exit 2, one message, nothing

@@ -10,7 +10,7 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// Issue 18, class 4: models and records are checked for physical sense.
+// Models and records are checked for physical sense.
 
 // editModel writes a copy of the model file src with edit applied to its
 // "fit" body.

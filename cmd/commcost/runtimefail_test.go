@@ -23,7 +23,7 @@ func addTestCommand(t *testing.T, name string, run func(args []string, stdout, s
 	t.Cleanup(func() { cli.Root.Unregister(name) })
 }
 
-// Issue 18, class 2: a runtime failure exits 1, never 2 (the status of bad
+// A runtime failure exits 1, never 2 (the status of bad
 // input), whether the panic happens in the subcommand itself, in a rank of
 // the local backend, or is Go's refusal of an allocation that cannot be
 // made. (Go's "fatal error: runtime: out of memory" cannot be recovered

@@ -18,12 +18,12 @@ func allocPerRank(t *testing.T, np int, args ...string) float64 {
 	return float64(after.TotalAlloc-before.TotalAlloc) / float64(np)
 }
 
-// TestLocalBackendScalesLinearly is issue 18's class 6: the local backend's
-// memory per rank must not grow with the rank count. `info` gathered every
-// rank's host name and description on every rank (two Allgathers of 256
-// bytes per rank: P^2 bytes in all, 8.5 GB at 4096 ranks); now only rank 0
-// holds them. Allocation per rank at 2048 ranks must stay within 2x of that
-// at 256 ranks (the quadratic version allocated 8x).
+// TestLocalBackendScalesLinearly: the local backend's memory per rank must
+// not grow with the rank count. `info` keeps every rank's host name and
+// description on rank 0 only: gathered on every rank (two Allgathers of
+// 256 bytes per rank) they take P^2 bytes in all, 8.5 GB at 4096 ranks,
+// and 8x the allocation per rank at 2048 ranks against 256. Allocation
+// per rank at 2048 ranks must stay within 2x of that at 256 ranks.
 func TestLocalBackendScalesLinearly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 2048 goroutine ranks")

@@ -125,8 +125,8 @@ func TestSchedCommBreakeven(t *testing.T) {
 			t.Errorf("breakeven lacks %q:\n%s", want, stdout)
 		}
 	}
-	// Issue 18, class 1: a torn last line (an append cut short) costs that
-	// record only, through the shared reader: the same table, one warning.
+	// A torn last line (an append cut short) costs that record only,
+	// through the shared reader: the same table, one warning.
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 )
 
 // Ground truth for the message-passing applications of papers 001 and 003
-// (issue 14; testClusterAppsMP) on the shaped test cluster, in two
+// (testClusterAppsMP) on the shaped test cluster, in two
 // topologies: four hosts on one switch with 200 Mbit/s links, and the same
 // hosts in two groups of two joined by one 100 Mbit/s link (paper 001's
 // SP2 two-frame case). In each:
@@ -27,7 +27,7 @@ import (
 //     fitted to a calibration of the patterns Cannon's workload names
 //     (the checkerboard's are the same steps on a 2 x 2 grid), every
 //     model's error on the total communication time logged; asserted: the
-//     best model within clusterMatmulSync (issue 14's 10%) for the
+//     best model within clusterMatmulSync (the applications' 10%) for the
 //     synchronous variant (the asynchronous one, as the program runs, is
 //     logged); launched with eager TCP messages (clusterEagerTCP);
 //   - the time-parallel multigrid (n = 127: planes of 126 KiB), async and
@@ -50,14 +50,13 @@ import (
 // four ranks on two cores a repetition whose ten exchanges all escape a
 // 4 ms time slice is rare: its fastest repetition was 20-48% above the
 // prediction on a quiet machine, its envelope -0.2% to +11% (sync).
-// (Medians were tried: the applications' phases, which share the cores
-// with their own multiplications, drift further above their calibration
-// than the fastest repetitions do; every model's error was 10-40 points
-// worse.) 30 repetitions: the synchronous products' best error spread
-// from -21% to +18% with 20 and from -21% to +10% with 60 (the fastest
-// of a two-step product is what it is), while 60 cost make test 90 s.
+// Not medians: the applications' phases, which share the cores with their
+// own multiplications, drift further above their calibration than the
+// fastest repetitions do. At most 30 repetitions: 60 barely narrow the
+// spread of a two-step product's fastest and cost make test 90 s
+// (docs/findings/applications.md has the figures).
 //
-// Why the grid view and the synchronous variant (issue 14): on this
+// Why the grid view and the synchronous variant: on this
 // cluster an exchange of a 2 x 2 grid's rows or columns, all four hosts
 // sending and receiving at once, takes about twice a lone message's time
 // (and the column exchange across the 100 Mbit/s link four times), which
@@ -112,13 +111,11 @@ func testClusterAppsMP(t *testing.T, bin string) {
 // its bound: the whole topology, calibration included, and only the cases
 // that missed are judged again, so the test fails only when a case misses
 // in every run. With four ranks on two cores the cases' best errors
-// spread over 20 to 40 points between runs (issue 14's note: about 20
-// runs of each topology, every one within its bound), and stop 23's CI
-// run missed one bound on the switch topology (its log did not keep which
-// case) on a machine where the same test passed before and three times
-// after. A wrong model or workload misses by 50% to 1000% in every run,
-// so measuring a missed case again keeps the check of the models and
-// drops most of the machine's misses. Every run's errors are logged.
+// spread over 20 to 40 points between runs, enough for a sound model to
+// miss a bound now and then, while a wrong model or workload misses by
+// 50% to 1000% in every run; so measuring a missed case again keeps the
+// check of the models and drops most of the machine's misses
+// (docs/findings/applications.md). Every run's errors are logged.
 const clusterAppsMPRetry = 1
 
 // appsMPJudgement is one case's best model against its bound.
@@ -182,7 +179,7 @@ func (r appsMPRun) report(t *testing.T, only []string, assert bool) {
 			t.Logf("%s: hyperbolic %+.1f%%: paper 001's within-20%% claim missed in this run (asserted: %g%%)", j.key, 100*e, 100*j.limit)
 		}
 		if e := j.errs[j.best]; j.best != "" && math.Abs(e) > clusterAppsGoal && j.limit != clusterAppsGoal {
-			t.Logf("%s: best %s %+.1f%%: issue 14's %g%% goal missed in this run (asserted: %g%%)", j.key, j.best, 100*e, 100*clusterAppsGoal, 100*j.limit)
+			t.Logf("%s: best %s %+.1f%%: the applications' %g%% goal missed in this run (asserted: %g%%)", j.key, j.best, 100*e, 100*clusterAppsGoal, 100*j.limit)
 		}
 	}
 }
@@ -273,12 +270,12 @@ func bestModel(errs map[string]float64, models []string) string {
 // multiplication on a 1 x 2 grid with n = 256 (blocks of 256 KiB: the
 // row broadcast is one exchange of A's blocks; the column of one rank has
 // nothing to move), calibrated on its own patterns. Asserted: the best
-// model within issue 14's 10% for both variants (the
+// model within the applications' 10% for both variants (the
 // clusterOwnCoresBound). This is the case the four-host topologies cannot
 // show: there a rank's multiplication and its partner's share a core, and
-// the asynchronous shift holds the wait (see testClusterAppsMP). Measured
-// on a quiet machine: best -1.2% to +0.6% (bsp), and bsp, gridstep,
-// twolevel and logp all within 4%, async and sync alike.
+// the asynchronous shift holds the wait (see testClusterAppsMP). On a
+// quiet machine several models meet it by a wide margin, async and sync
+// alike (docs/findings/applications.md).
 func testClusterAppsOwnCores(t *testing.T, bin string) {
 	dir := t.TempDir()
 	mm := filepath.Join(dir, "checkerboard.jsonl")
@@ -325,55 +322,39 @@ func judgeBest(t *testing.T, key string, errs map[string]float64, models []strin
 // workload misses by 50% to 1000%.
 const clusterAppsGross = 0.45
 
-// clusterAppsGoal is issue 14's 10%: the products' bound (their goal of
-// 5% shows in the logged errors) and multigrid's goal, which
+// clusterAppsGoal is the applications' 10%: the products' bound (their
+// goal of 5% shows in the logged errors) and multigrid's goal, which
 // testClusterAppsMP logs as missed when a case's bound is wider.
 const clusterAppsGoal = 0.10
 
-// clusterOwnCoresBound is issue 14's goal for the best model on a matrix
-// product with blocks of 64 KiB and more, asserted where every rank has a
-// core (testClusterAppsOwnCores).
+// clusterOwnCoresBound is the applications' goal for the best model on a
+// matrix product with blocks of 64 KiB and more, asserted where every rank
+// has a core (testClusterAppsOwnCores).
 const clusterOwnCoresBound = clusterAppsGoal
 
 // clusterMatmulSync bounds the best model's error on the synchronous
-// matrix multiplications' total communication: issue 14's 10%. Under Open
-// MPI's default rendezvous the best error spread from -30% to +18% over
-// the runs of 2026-11-25 to 11-28 (41 of the last 48 cases within 10%,
-// the misses all Cannon), so the bound was 20%, and before Cannon's
-// alignment was priced as the one row+col step it is (patterns.GridShift)
-// 30%; most of that spread was the exchanges' half-rate mode
-// (clusterEagerTCP). With eager messages, six runs of both topologies on
-// 2026-11-29: Cannon -9.5% to +7.5% (switch -9.5, -8.6, -2.7, +0.2, +1.7,
-// +4.8; two groups +0.7 to +7.5), the checkerboard -2.7% to +1.6%; every
-// case within 10%. Wrong models miss by 50% to 1000% here. A case that
-// misses is measured once more (clusterAppsMPRetry).
+// matrix multiplications' total communication: the applications' 10%.
+// It holds only with eager messages (clusterEagerTCP): under Open MPI's
+// default rendezvous the exchanges ran at half rate at random and Cannon
+// missed it; and only with Cannon's alignment priced as the one row+col
+// step it is (patterns.GridShift). Wrong models miss by 50% to 1000%
+// here. A case that misses is measured once more (clusterAppsMPRetry;
+// docs/findings/applications.md has the runs).
 const clusterMatmulSync = clusterAppsGoal
 
 // clusterMultigridSync bounds the hyperbolic model's error on the
 // synchronous multigrid's exchange time: paper 001's 20% (section 4.3,
 // Fig. 7: "within 20% of the measurements", the synchronous curve "very
 // close to the predicted value": clusterPaper001).
-// Until 2026-11-29 the calibration's fit weighted the round trips
-// relatively, and the three small ones (8 B to 8 KiB, which ride the
-// links' tbf bucket of 1 ms) pulled b to 21-23 ns/B against the link's
-// 42; on the switch the all-to-all then missed the full-duplex test (its
-// b(4) against 2(n-1) b_w), so each node counted b_w twice, and the two
-// errors left the prediction +10% to +28% high, bounded at 35% then.
-// With absolute weights (apps.Fit), b = 37 ns/B (the slope of the
-// program's sizes, less the bucket's burst), duplex is found, and in ten
-// standalone runs of 2026-11-29 the synchronous error was -3.1% to +13.5%
-// on the switch and +9.4% to +9.6% on two groups, except one at +29.7%
-// (two groups): the calibration's all-to-all of four hosts at the plane
-// size got 6 repetitions in 0.4 s, and its fastest was 54.3 ms against
-// 43.6 ms in the other runs (four messages of 126 KiB per direction
-// across the 100 Mbit/s link: 43.2 ms of wire). With a second per point
-// (clusterMultigridCalib), thirteen runs of the switch: -5.4% to +6.6%,
-// and twelve of two groups: +8.7% to +10.1%. The two groups' +10% is the
-// buckets again: an exchange after a V-cycle finds the trunk's and the
-// links' buckets full and takes 9.9 ms against 10.8 ms of wire time,
-// which the back-to-back all-to-all, whose buckets are drained, prices.
-// A plane counted once instead of twice is still -50%, and a relative fit
-// +10% to +28%.
+// The calibration's fit weighs absolutely (apps.Fit): weighted relatively,
+// the small round trips (8 B to 8 KiB, which ride the links' tbf bucket
+// of 1 ms) pull b to about half the link's 42 ns/B, the all-to-all then
+// misses the full-duplex test and each node counts b_w twice. On two
+// groups the error sits near +10%: an exchange after a V-cycle finds the
+// trunk's and the links' buckets full and beats its wire time, which the
+// back-to-back all-to-all, whose buckets are drained, prices. A plane
+// counted once instead of twice is still -50%, and a relative fit +10% to
+// +28% (docs/findings/applications.md has the runs).
 const clusterMultigridSync = clusterPaper001
 
 // clusterPaper001 is paper 001's claim for the hyperbolic model on the
@@ -383,9 +364,10 @@ const clusterPaper001 = 0.20
 
 // clusterMultigridCalib is the multigrid calibration's --cal-max-time
 // (seconds of repetitions per point; the products use 0.4): the largest
-// all-to-all point of four hosts takes 22-55 ms a repetition, and its
-// fastest of six was once 25% above the others' (see
-// clusterMultigridSync). It costs the launch about 3 s.
+// all-to-all point of four hosts takes 22-55 ms a repetition, and with
+// 0.4 s its fastest of six was once 25% above the others' (a +30%
+// prediction; docs/findings/applications.md). It costs the launch about
+// 3 s.
 const clusterMultigridCalib = 1.0
 
 // clusterMultigridAsync bounds it on the asynchronous variant, the
@@ -394,16 +376,12 @@ const clusterMultigridCalib = 1.0
 // whose collisions stagger the sends, was the synchronous variant needed);
 // here four ranks share two cores, and every exchange also holds the wait
 // for a neighbour still in its V-cycle, which the entry-wise envelope
-// removes only when some repetition of each entry escaped it. Under the
-// relative fit the envelope measured -21% to +8% in issue 14's runs, and
-// -30.9% (2026-11-27) and -38.7% (re-measured -17.9%, a make test) on
-// busy machines, when the prediction sat about 15% higher on the switch
-// than the absolute fit's does now; with the absolute fit and a second
-// per calibration point, -14.1% to +0.1% on the switch (thirteen runs)
-// and +5.9% to +9.4% on two groups (twelve) on 2026-11-29. So the bound
-// stays 35%, which a plane counted once instead of twice (-50%) still
-// fails, and paper 001's 20% is logged in every run that misses it; a
-// case that misses is measured again (clusterAppsMPRetry).
+// removes only when some repetition of each entry escaped it; on busy
+// machines that wait took the error below -30%. So the bound is 35%,
+// which a plane counted once instead of twice (-50%) still fails, and
+// paper 001's 20% is logged in every run that misses it; a case that
+// misses is measured again (clusterAppsMPRetry;
+// docs/findings/applications.md has the runs).
 const clusterMultigridAsync = 0.35
 
 // totalErrors reads the application records of file (annotated by commcost
@@ -488,23 +466,16 @@ func fmtErrors(errs map[string]float64) string {
 // 64 KiB. With four ranks on two cores a rendezvous needs the receiver to
 // answer the first fragment and the sender to run again for the rest, and
 // when either waits for a core the exchange runs at about half the link's
-// rate: on the switch topology (2026-11-29) the calibration's 128 KiB row
-// and column exchanges took 5.1-5.5 ms or 9.2-9.7 ms, the two modes
-// interleaved within one point, and 256 KiB 10.6-11.5 or 20.2-20.8 ms;
-// pinning the partners to different cores did not remove the slow mode,
-// pinning them to one core made every exchange slow, and which mode a
-// run's fastest repetitions met decided most of the error. Eager, the
-// same exchanges took 5.0-5.8 ms in every repetition. The slow mode is
-// the emulation's shared cores, not the network (with a core per rank the
-// handshake costs a round trip), and the calibration runs under the same
-// setting as the programs, so the models are judged on one transport.
-// Multigrid keeps Open MPI's defaults: with this setting its exchange got
-// faster than its calibration (round trips and paper 001's all-to-all)
-// foretold, the hyperbolic model +20% to +85% in four runs (two groups:
-// 73.7 ms measured, about 106 ms predicted; not investigated further),
-// while with the defaults it stays within clusterMultigridSync.
-// In the Apps subtest (64 and 128 KiB packets, rendezvous by default) the
-// median |error| over the seven phases was 4.9%, 5.7% and 6.0% in three
-// runs with it (2026-11-29; sample sort's local sort +4.1% to +5.7%),
-// against 4.4% to 11.7% without (the local sort +15% to +26%).
+// rate, the two modes interleaved within one point, and which mode a
+// run's fastest repetitions met decided most of the error; eager, every
+// repetition runs at the full rate. The slow mode is the emulation's
+// shared cores, not the network (with a core per rank the handshake costs
+// a round trip), and the calibration runs under the same setting as the
+// programs, so the models are judged on one transport. Multigrid keeps
+// Open MPI's defaults: with this setting its exchange got faster than its
+// calibration (round trips and paper 001's all-to-all) foretold, and the
+// hyperbolic model over-predicted it far beyond clusterMultigridSync. In
+// the Apps subtest (64 and 128 KiB packets, rendezvous by default) it
+// took sample sort's local sort, the worst phase, from about +20% to
+// about +5% (docs/findings/applications.md has the runs).
 const clusterEagerTCP = "--mca btl_tcp_eager_limit 4194304 --mca btl_tcp_rndv_eager_limit 4194304 --mca btl_tcp_max_send_size 4194304 --mca btl_tcp_sndbuf 4194304 --mca btl_tcp_rcvbuf 4194304"

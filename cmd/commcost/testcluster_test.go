@@ -25,7 +25,7 @@ import (
 )
 
 // Ground truth on a shaped multi-host cluster built from network namespaces
-// by scripts/testcluster.sh (issue 4): the models must recover link rates
+// by scripts/testcluster.sh: the models must recover link rates
 // that were configured, not measured. The checks need root, ip netns, tc
 // tbf and mpirun, and skip with the reason otherwise (and under -short).
 //
@@ -234,39 +234,32 @@ func TestTestCluster(t *testing.T) {
 // on kkaccess records alone (reads and writes apart, k = 1, 2, 4 x l = 64K,
 // 128K x r = 1/4, 1/2, 1, a = 4 accesses back to back per repetition, each
 // a block: --block), the store whose protocol is the pattern's.
-// Asserted (issue 13): the phases whose every k-k-access cell lies in the
-// fitted (k, l, r) range are predicted with a median relative error of at
-// most 10% (goal 5%), on the medians, as the trilinear check, when the
-// launch met no load from others (othersLoad; the cluster's own ranks do
-// not count). Under others' load the phases, which run for hundreds of
+// Asserted: the phases whose every k-k-access cell lies in the fitted
+// (k, l, r) range are predicted with a median relative error of at most
+// 10% (goal 5%), on the medians, as the trilinear check, when the launch
+// met no load from others (othersLoad; the cluster's own ranks do not
+// count). Under others' load the phases, which run for hundreds of
 // milliseconds with computation between their accesses, vary by tens of
 // percent from run to run; the test then asserts 35%, which still fails a
-// wrong workload (a count
-// off by (p+2)/p, a write priced as nothing) or a store whose protocol is
-// not the pattern's, and logs that the 10% goal was not checked. Every
+// wrong workload (a count off by (p+2)/p, a write priced as nothing) or a
+// store whose protocol is not the pattern's, and logs that the 10% goal
+// was not checked. Every
 // phase's error, in range or not, is logged, and the fit of the fastest
 // repetitions for comparison.
 //
 // Why blocks (kkaccess --block): each of the programs' accesses sends its
 // k packets to one home, where the variable's block is, and the paper's
 // k-k-access draws the k packets' modules independently. On these links
-// the two cost the same for reads and differ for writes (k = 4 x 64 KiB
-// by every rank: 13.7-14.3 ms as a block, 20.0-20.9 ms spread; k = 2:
-// 7.3-7.5 against 8.7-9.0 ms), and bitonic sort, which writes as much as
-// it reads, was priced +22% to +33% at k = 4 from the spread calibration
-// on a quiet machine (2026-11-29, three launches in one cluster, the
-// calibration repeating within 2% and the programs within 3%: the error
-// was the calibration's, not noise). Calibrated as blocks the median over
-// the seven phases was 4.4% to 9.9% in nine runs of this test (load
-// averages 2.8 to 4.2 from the cluster itself; it was 15.5% in a run
-// with the spread calibration just before); sample sort's local sort
-// stays the largest (+15% to +26%: its nine accesses in a row go to one
-// home, a state the calibration's fresh draw per access does not meet),
-// then the matrix product without line (*) (+5% to +22%).
-// Calibration and programs launch with eager TCP messages
-// (clusterEagerTCP: with four ranks on two cores Open MPI's rendezvous ran
-// exchanges at full or half rate at random); since then the median was
-// 4.9%, 5.7%, 6.0% and 7.8% in four runs, the local sort +4.1% to +5.7%.
+// the two cost the same for reads, while k written packets cost more
+// spread than as a block (up to half as much again at k = 4), so bitonic
+// sort, which writes as much as it reads, was priced far too high from a
+// spread calibration (the calibration and the programs repeating closely:
+// the error was the calibration's, not noise). Calibration and programs
+// launch with eager TCP messages (clusterEagerTCP: with four ranks on two
+// cores Open MPI's rendezvous ran exchanges at full or half rate at
+// random); under rendezvous sample sort's local sort, whose nine accesses
+// in a row go to one home, had the largest error
+// (docs/findings/applications.md and model-truth.md have the runs).
 //
 // The configurations: every access carries k l >= 64 KiB (a k-k-access of
 // one tbf bucket, 25 KB, or less rides the bucket in the calibration, while
@@ -274,23 +267,19 @@ func TestTestCluster(t *testing.T) {
 // paper's ceil(D/(k l)) counts a partial last access as a whole one). The
 // calibration times a = 4 accesses in a row for the same reason: a single
 // access after a barrier meets idle links and cores, and with a = 1 the
-// phases other than the matrix product were priced 15-35% low in every run
-// (2026-11-28: bitonic -26.5% and -21.9%, sample sort's local sort -34.8%,
-// bfs -22.8%, merge -19.4% in one run), with a = 4 their errors fall on
-// both sides of zero. The matrix product's workload counts the p+1 of its
-// p+2 submatrix accesses that cross the network (its own B block is a
-// copy within the rank; MatMul, globalvar.Keeps), where the paper's
-// formula was 6/5 too much at p = 4 (section 6.5, data locality). The four
-// hosts share two cores, so computing ranks yield after every poll of the
-// store.
+// phases other than the matrix product were priced 15-35% low, with a = 4
+// their errors fall on both sides of zero (docs/findings/applications.md).
+// The matrix product's workload counts the p+1 of its p+2 submatrix
+// accesses that cross the network (its own B block is a copy within the
+// rank; MatMul, globalvar.Keeps), where the paper's formula was 6/5 too
+// much at p = 4 (section 6.5, data locality). The four hosts share two
+// cores, so computing ranks yield after every poll of the store.
 //
 // A run whose median misses its bound is measured once more (calibration
 // and applications), and the test fails only if that run misses too, as
-// testClusterAppsMP does (clusterAppsMPRetry): on 2026-11-28, with the
-// spread calibration and load averages of 3 to 5 (other sessions on the
-// machine), four runs gave medians of 20.3%, 26.9%, 5.1% and 19.6%, the
-// phases that drive it (bitonic -35% to -5%, the matrix product -30% to
-// +32%) moving by tens of points from run to run.
+// testClusterAppsMP does (clusterAppsMPRetry): under others' load the
+// phases that drive the median (bitonic, the matrix product) move by tens
+// of points from run to run (docs/findings/applications.md).
 func testClusterApps(t *testing.T, bin string) {
 	if measureClusterApps(t, bin, false) {
 		t.Log("the median missed its bound: measuring again, and only this run is asserted")
@@ -427,17 +416,18 @@ func measureClusterApps(t *testing.T, bin string, final bool) (missed bool) {
 // more (with the tbf bucket of 1 ms = 25 KB, smaller accesses ride it at
 // link speed and T stops being linear in l). Asserted: held-out cells
 // (every fourth of k = 1, 2, 4, 8 x l = 32K, 64K, 128K x r = 1/4, 1/2, 1)
-// are predicted with a median relative error within issue 4's goal of 7%.
+// are predicted with a median relative error within the cluster's goal of
+// 7%.
 // Logged: at r = 1/4 one host reads k l bytes through its downlink, so
 // c5 + c7/4 should be the wire time per byte, 8/R x 1514/1448; at r = 1
 // every host also sends as much, and its ACKs queue behind that data in
 // the uplink's tbf queue, which the r terms absorb.
 //
 // A sweep whose held-out median misses is measured once more and only
-// that sweep is asserted, as the applications' checks do: the median was
-// 3.96% to 4.81% in the runs of 2026-11-27/28 and 8.44% once, in a make
-// test with a load average above 4 on the two cores (one cell, k = 1,
-// l = 32 KiB, r = 1, off by 29%); the pattern measures a = 1 as before.
+// that sweep is asserted, as the applications' checks do: the median sits
+// near 4%, and a load above 4 on the two cores once spoiled one cell
+// enough to pass 7% (docs/findings/model-truth.md); the pattern measures
+// a = 1.
 func testClusterTrilinear(t *testing.T, bin string) {
 	if measureClusterTrilinear(t, bin, false) {
 		t.Log("the held-out median missed its bound: measuring again, and only this sweep is asserted")
@@ -461,7 +451,7 @@ func measureClusterTrilinear(t *testing.T, bin string, final bool) (missed bool)
 	return heldOut(t, "trilinear", file, model.Options{}, 0.07, 5, final)
 }
 
-// heldOut checks issue 4's held-out goal for kind on the medians of file:
+// heldOut checks the cluster's held-out goal for kind on the medians of file:
 // every fourth point predicted from a fit of the others, at least minTest
 // of them, with a median relative error of at most maxMedian. It reports
 // whether the goal was missed, an error when final (else logged).
@@ -495,7 +485,7 @@ func heldOut(t *testing.T, kind, file string, opt model.Options, maxMedian float
 // messages ride the tbf bucket) must give t_w within 5% of the wire time
 // per payload byte, 8/R x 1514/1448 (a 1500-byte MTU frame is 1514 bytes
 // on the wire, Ethernet header included, and carries 1448 bytes of TCP
-// payload; ENVIRONMENT.md measured that slope to 0.1%). Asserted on the
+// payload; a measured slope matches it to 0.1%). Asserted on the
 // lower envelope (see lowerEnvelope); the fit of the medians is logged.
 func testClusterHockney(t *testing.T, bin string) {
 	const rate = 200e6
@@ -513,7 +503,7 @@ func testClusterHockney(t *testing.T, bin string) {
 		t.Logf("%s: configured %.1f Mbit/s, t_w = 8/R x 1514/1448 = %.3f ns/B; fitted %.3f ns/B (95%% CI %.3f..%.3f), error %+.2f%%; recovered rate %.1f Mbit/s",
 			f.name, rate/1e6, want*1e9, got*1e9, f.h.Tw.CI95[0]*1e9, f.h.Tw.CI95[1]*1e9, 100*(got/want-1), rateFromTw(got)/1e6)
 	}
-	// Held-out prediction (issue 4's goal for Hockney: median relative
+	// Held-out prediction (the cluster's goal for Hockney: median relative
 	// error <= 3%) on the medians.
 	heldOut(t, "hockney", file, model.Options{MinBytes: 64 << 10}, 0.03, 2, true)
 	if relErr := env.Tw.Value/want - 1; math.Abs(relErr) > 0.05 {

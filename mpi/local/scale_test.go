@@ -43,8 +43,8 @@ func scaleWorkload(c mpi.Comm) error {
 	return nil
 }
 
-// TestPerRankStateIndependentOfP is issue 18's class 6 at the backend: the
-// heap a rank allocates for the same work must not grow with the number of
+// TestPerRankStateIndependentOfP checks scaling at the backend: the heap
+// a rank allocates for the same work must not grow with the number of
 // ranks (per-peer queues or per-rank copies of world-sized tables would
 // make it grow like P, and the world like P^2). Allocation per rank at
 // 4096 ranks must stay within 1.5x of that at 256.

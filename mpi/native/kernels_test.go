@@ -34,7 +34,7 @@ func TestAccessKernel(t *testing.T) {
 			}
 			b := x.Buffers()
 			// Page-aligned as the C reference's (access.c page_zalloc):
-			// misaligned packets copy slower (issue 19).
+			// misaligned packets copy slower (docs/findings/trust.md).
 			for _, buf := range []struct {
 				name string
 				b    []byte
