@@ -175,7 +175,11 @@ func flagMessage(fs *flag.FlagSet, err error) string {
 // Printable escapes what a terminal would not show as text (control
 // characters, invalid UTF-8) in a message, so binary input that reaches a
 // message through any path is never echoed raw; newlines and tabs stay.
+// A word longer than opts.MaxEcho (a path, a list, an argument of any
+// length that reached the message whole) keeps its beginning and end, as
+// opts.Echo does for a flag's value.
 func Printable(msg string) string {
+	msg = shortenWords(msg)
 	var b strings.Builder
 	for i, w := 0, 0; i < len(msg); i += w {
 		r, size := utf8.DecodeRuneInString(msg[i:])
@@ -188,6 +192,32 @@ func Printable(msg string) string {
 		default:
 			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
 		}
+	}
+	return b.String()
+}
+
+// shortenWords passes every run of non-space characters longer than
+// opts.MaxEcho through opts.Echo.
+func shortenWords(msg string) string {
+	if len(msg) <= opts.MaxEcho {
+		return msg
+	}
+	var b strings.Builder
+	for len(msg) > 0 {
+		i := strings.IndexAny(msg, " \n\t")
+		if i < 0 {
+			i = len(msg)
+		}
+		if w := msg[:i]; len(w) > opts.MaxEcho {
+			b.WriteString(opts.Echo(w))
+		} else {
+			b.WriteString(w)
+		}
+		if i < len(msg) {
+			b.WriteByte(msg[i])
+			i++
+		}
+		msg = msg[i:]
 	}
 	return b.String()
 }

@@ -57,3 +57,17 @@ func TestRegister(t *testing.T) {
 	}()
 	tree.Register(leaf("grp alpha"))
 }
+
+// TestPrintableShortensWords: a word of any length that reached a message
+// keeps its beginning and end, the rest counted; short words and the
+// message's spacing stay as they are.
+func TestPrintableShortensWords(t *testing.T) {
+	long := strings.Repeat("a,", 5000) + "end"
+	got := Printable("compare --by " + long + ": want a list\nof keys")
+	if len(got) > 400 || !strings.HasPrefix(got, "compare --by a,a,") || !strings.Contains(got, "left out") || !strings.HasSuffix(got, "a,end: want a list\nof keys") {
+		t.Errorf("Printable of a 10 KB word: %d bytes, %q", len(got), got)
+	}
+	if msg := "a short message\twith\ttabs"; Printable(msg) != msg {
+		t.Errorf("Printable(%q) = %q", msg, Printable(msg))
+	}
+}
