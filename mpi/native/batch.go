@@ -82,18 +82,29 @@ func (c *Comm) idlePeer(op string, buf []byte, peer, iters int) error {
 	return c.kernelArgs(op, buf, peer, iters)
 }
 
+// exchangeBatchOf is batchOf for a kernel that sends send to peer and
+// receives as much back into recv: the peer, the counts and the receive
+// buffer's length checked too.
+func (c *Comm) exchangeBatchOf(op string, b mpi.Batch, send, recv []byte, peer, iters int) (batchArgs, error) {
+	a, err := c.batchOf(op, b)
+	if err != nil {
+		return a, err
+	}
+	if err := c.idlePeer(op, send, peer, iters); err != nil {
+		return a, err
+	}
+	if len(recv) < len(send) {
+		return a, classError(op, mpi.ErrTruncate, fmt.Sprintf("receive buffer of %d bytes is shorter than the %d-byte message", len(recv), len(send)))
+	}
+	return a, nil
+}
+
 // PingPongBatch implements mpi.BatchKernels: PingPong per repetition.
 func (c *Comm) PingPongBatch(b mpi.Batch, send, recv []byte, peer, tag, iters int, initiator bool) error {
 	const op = "PingPongBatch"
-	a, err := c.batchOf(op, b)
+	a, err := c.exchangeBatchOf(op, b, send, recv, peer, iters)
 	if err != nil {
 		return err
-	}
-	if err := c.idlePeer(op, send, peer, iters); err != nil {
-		return err
-	}
-	if len(recv) < len(send) {
-		return classError(op, mpi.ErrTruncate, fmt.Sprintf("receive buffer of %d bytes is shorter than the %d-byte message", len(recv), len(send)))
 	}
 	if err := enter(op); err != nil {
 		return err

@@ -16,15 +16,9 @@ var _ mpi.BibwKernels = (*Comm)(nil)
 // BibwBatch implements mpi.BibwKernels: osu_bibw's windows in C.
 func (c *Comm) BibwBatch(b mpi.Batch, send, recv []byte, peer, tag, window, iters int, first bool) error {
 	const op = "BibwBatch"
-	a, err := c.batchOf(op, b)
+	a, err := c.exchangeBatchOf(op, b, send, recv, peer, iters)
 	if err != nil {
 		return err
-	}
-	if err := c.idlePeer(op, send, peer, iters); err != nil {
-		return err
-	}
-	if len(recv) < len(send) {
-		return classError(op, mpi.ErrTruncate, fmt.Sprintf("receive buffer of %d bytes is shorter than the %d-byte message", len(recv), len(send)))
 	}
 	if window < 1 || window > 1<<20 {
 		return classError(op, mpi.ErrArg, fmt.Sprintf("window %d outside [1, %d]", window, 1<<20))
