@@ -123,7 +123,14 @@ func StallMessage(s patterns.Stall, w Where) string {
 			msg += fmt.Sprintf("; it waits in %s for a rank that has not reached it (a collective over the %d ranks, or a receive from any rank)", w.Op, w.Size)
 		}
 	}
-	return msg + "; ending the job (MPI_Abort, exit status 1)"
+	switch {
+	case w.Rank < 0 && w.LauncherRank >= 0:
+		// Before MPI is up there is no MPI_Abort: the rank exits and its
+		// launcher ends the others.
+		return msg + "; ending this rank (exit status 1), and the launcher the job"
+	default:
+		return msg + "; ending the job (MPI_Abort, exit status 1)"
+	}
 }
 
 // Largest checks a run's plan, its pattern instances on p ranks, before

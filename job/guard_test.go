@@ -95,19 +95,24 @@ func TestStallMessage(t *testing.T) {
 		name      string
 		w         Where
 		who, wait string
+		end       string // "" for the job's end by MPI_Abort
 	}{
-		{"local backend", Where{Rank: -1, LauncherRank: -1}, "watchdog: ", ""},
-		{"before MPI is up", Where{Rank: -1, LauncherRank: 3}, "rank 3: ", ""},
-		{"MPI up, not inside a call", Where{Rank: 1, Size: 4, LauncherRank: 1}, "rank 1 of 4: ", ""},
-		{"receive from a peer", Where{Rank: 1, Size: 4, Inside: true, Op: "MPI_Recv", Peer: 3}, "rank 1 of 4: ", "; it waits in MPI_Recv for rank 3"},
-		{"collective of two", Where{Rank: 1, Size: 2, Inside: true, Op: "MPI_Barrier", Peer: -1}, "rank 1 of 2: ", "; it waits in MPI_Barrier for rank 0, the only other rank"},
+		{"local backend", Where{Rank: -1, LauncherRank: -1}, "watchdog: ", "", ""},
+		{"before MPI is up", Where{Rank: -1, LauncherRank: 3}, "rank 3: ", "", "; ending this rank (exit status 1), and the launcher the job"},
+		{"MPI up, not inside a call", Where{Rank: 1, Size: 4, LauncherRank: 1}, "rank 1 of 4: ", "", ""},
+		{"receive from a peer", Where{Rank: 1, Size: 4, Inside: true, Op: "MPI_Recv", Peer: 3}, "rank 1 of 4: ", "; it waits in MPI_Recv for rank 3", ""},
+		{"collective of two", Where{Rank: 1, Size: 2, Inside: true, Op: "MPI_Barrier", Peer: -1}, "rank 1 of 2: ", "; it waits in MPI_Barrier for rank 0, the only other rank", ""},
 		{"collective of many", Where{Rank: 0, Size: 8, Inside: true, Op: "MPI_Allreduce", Peer: -1}, "rank 0 of 8: ",
-			"; it waits in MPI_Allreduce for a rank that has not reached it (a collective over the 8 ranks, or a receive from any rank)"},
+			"; it waits in MPI_Allreduce for a rank that has not reached it (a collective over the 8 ranks, or a receive from any rank)", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := StallMessage(s, tt.w)
-			if want := tt.who + s.String() + tt.wait + end; got != want {
+			e := end
+			if tt.end != "" {
+				e = tt.end
+			}
+			if want := tt.who + s.String() + tt.wait + e; got != want {
 				t.Errorf("message\n%s\nwant\n%s", got, want)
 			}
 		})

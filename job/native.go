@@ -34,6 +34,12 @@ var native struct {
 	err     error
 }
 
+// starting serialises MPI initialisation. It is held across MPI_Init, which
+// may block for as long as a peer does not start; native's own lock is not,
+// so that the watchdog, which reads native (live) when a rank stalls in
+// start-up, is never blocked behind MPI_Init.
+var starting sync.Mutex
+
 // UseNative installs the binding (from the program's main package).
 func UseNative(n NativeMPI) {
 	native.Lock()
@@ -44,20 +50,26 @@ func UseNative(n NativeMPI) {
 // startNative initialises the system MPI once per process. MPI can be
 // initialised only once, so the CLI tests that run several subcommands in
 // one process share one initialisation; it is finalised at exit (Stop).
+// Until MPI_Init returns, live reports no MPI.
 func startNative() (mpi.Comm, error) {
+	starting.Lock()
+	defer starting.Unlock()
 	native.Lock()
-	defer native.Unlock()
-	if native.mpi == nil {
+	n, started, err := native.mpi, native.started, native.err
+	native.Unlock()
+	if n == nil {
 		return nil, errNoNative
 	}
-	if !native.started {
-		native.started = true
-		native.err = native.mpi.Start()
+	if !started {
+		err = n.Start()
+		native.Lock()
+		native.started, native.err = true, err
+		native.Unlock()
 	}
-	if native.err != nil {
-		return nil, native.err
+	if err != nil {
+		return nil, err
 	}
-	return native.mpi.World(), nil
+	return n.World(), nil
 }
 
 var errNoNative = errorString("the native backend is not built into this program (job.UseNative)")
