@@ -1,6 +1,8 @@
 package permsched
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -58,10 +60,9 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 	cm := &CostModel{Reuse: reuse, Fits: map[string]*Fit{}}
 	var pRows, lRows, cRows, sRows [][]float64
 	var pY, lY, cY, sY []float64
-	for _, r := range recs {
-		if r.Ranks > 0 {
-			cm.N = r.Ranks
-		}
+	var err error
+	if cm.N, err = checkFitRecords(recs); err != nil {
+		return nil, err
 	}
 	n := float64(cm.N)
 	for _, r := range recs {
@@ -125,6 +126,53 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 	}
 	cm.Fits["CGM sched"] = f
 	return cm, nil
+}
+
+// FitRecordError is a record the fit cannot use: the Index-th of the
+// records given, what is wrong with it and, when it disagrees with an
+// earlier record, that record's index as Ref (else -1) and rank count.
+type FitRecordError struct {
+	Index, Ref, RefRanks int
+	Msg                  string
+}
+
+func (e *FitRecordError) Error() string {
+	if e.Ref < 0 {
+		return fmt.Sprintf("record %d: %s", e.Index+1, e.Msg)
+	}
+	return fmt.Sprintf("record %d: %s (record %d has ranks = %d)", e.Index+1, e.Msg, e.Ref+1, e.RefRanks)
+}
+
+// fitBench reports whether the fit reads records of bench: experiment 2's.
+func fitBench(bench string) bool {
+	return bench == BenchComm || bench == BenchSchedule || bench == BenchPerm1
+}
+
+// checkFitRecords returns the rank count of experiment 2's records among
+// recs, refusing what no run of it writes: fewer than 2 or more than
+// MaxRanks ranks, records of several rank counts (the model has one n),
+// and a generated matrix's density d outside 0..n-1 (a trace's d is its
+// largest degree, which a multigraph may push beyond n-1). The model's
+// scans over d are linear in n, so n must be bounded before they run.
+func checkFitRecords(recs []results.Record) (int, error) {
+	n, ref := 0, -1
+	for i, r := range recs {
+		if !fitBench(r.Bench) {
+			continue
+		}
+		if r.Ranks < 2 || r.Ranks > MaxRanks {
+			return 0, &FitRecordError{i, -1, 0, fmt.Sprintf("%s has ranks = %d; want 2..%d (experiment 2 needs two ranks, a schedule indexes at most %d)", r.Bench, r.Ranks, MaxRanks, MaxRanks)}
+		}
+		if ref < 0 {
+			n, ref = r.Ranks, i
+		} else if r.Ranks != n {
+			return 0, &FitRecordError{i, ref, n, fmt.Sprintf("%s has ranks = %d; want ranks = %d: the fit models one rank count, so its records must come from runs of one size", r.Bench, r.Ranks, n)}
+		}
+		if d, ok := paramInt(r, "d"); ok && paramString(r, "gen") != "trace" && d > n-1 {
+			return 0, &FitRecordError{i, -1, 0, fmt.Sprintf("%s has d = %d at ranks = %d; want 0 <= d <= n-1 = %d (the density of a generated matrix)", r.Bench, d, n, n-1)}
+		}
+	}
+	return n, nil
 }
 
 // LP is the modelled LP time at density d and message size m bytes.
@@ -419,6 +467,8 @@ func (b *Breakeven) Validate() error {
 // cannot use are bad input naming In.
 func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error) {
 	var recs []results.Record
+	var files []string // files[i] is the file of recs[i]
+	var first []int    // first[i] is the index of files[i]'s first record
 	for _, p := range b.In {
 		r, torn, err := results.ReadRecordsFile(p)
 		if err != nil {
@@ -427,13 +477,60 @@ func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error)
 		if torn != nil && warn != nil {
 			warn(fmt.Sprintf("%v; using the %d complete records before it", torn, len(r)))
 		}
+		for range r {
+			files, first = append(files, p), append(first, len(recs))
+		}
 		recs = append(recs, r...)
 	}
 	cm, err := FitCostModel(recs, b.Reuse)
+	var fe *FitRecordError
+	if errors.As(err, &fe) {
+		line := func(i int) int { return recordLine(files[i], i-first[i]) }
+		p := files[fe.Index]
+		if fe.Ref < 0 {
+			return nil, nil, opts.Item("In", p, "line %d: %s", line(fe.Index), fe.Msg)
+		}
+		other := ""
+		if files[fe.Ref] != p {
+			other = " of " + files[fe.Ref]
+		}
+		return nil, nil, opts.Item("In", p, "line %d: %s (line %d%s has ranks = %d)", line(fe.Index), fe.Msg, line(fe.Ref), other, fe.RefRanks)
+	}
 	if err != nil {
 		return nil, nil, &opts.FieldError{Field: "In", Reason: err.Error()}
 	}
 	return cm, recs, nil
+}
+
+// recordLine is the 1-based line of the k-th record of the records file
+// at path: the k-th line that is not blank, as results.ReadJSONL counts
+// them. It reads the file again, so it is for messages only; 0 when the
+// file no longer has that record.
+func recordLine(path string, k int) int {
+	f, err := results.OpenRegular(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	for line := 1; ; line++ {
+		text, err := br.ReadSlice('\n')
+		blank := len(bytes.TrimSpace(text)) == 0
+		for err == bufio.ErrBufferFull {
+			// A long line: its rest decides nothing but where it ends.
+			blank = false
+			text, err = br.ReadSlice('\n')
+		}
+		if !blank {
+			if k == 0 {
+				return line
+			}
+			k--
+		}
+		if err != nil {
+			return 0
+		}
+	}
 }
 
 // Run measures experiment 2 with the embedded configuration on every rank

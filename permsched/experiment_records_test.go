@@ -1,11 +1,17 @@
 package permsched_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/commcost/commcost/opts"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
@@ -144,6 +150,107 @@ func TestCommKeepSamples(t *testing.T) {
 				if has := len(r.Samples) == r.N && r.N > 0; has != keep {
 					t.Errorf("%s %v: %d samples of N = %d, keep %v", r.Bench, r.Params, len(r.Samples), r.N, keep)
 				}
+			}
+		})
+	}
+}
+
+// fitRecords are experiment 2's records of a small run on n ranks that
+// the cost model fits: three sizes of one permutation, LP and CGM at
+// three densities, CGM's scheduling.
+func fitRecords(n int) []results.Record {
+	rec := func(bench string, p results.Params, v float64) results.Record {
+		return results.Record{Schema: results.SchemaVersion, Bench: bench, Params: p, Ranks: n, Unit: results.UnitSeconds,
+			Summary: results.Summary{N: 1, Min: v, Median: v, Mean: v, Max: v, P90: v, P99: v, CI95: [2]float64{v, v}}, Stop: results.StopFixed}
+	}
+	var recs []results.Record
+	for i, b := range []int{16, 1024, 8192} {
+		recs = append(recs, rec(permsched.BenchPerm1, results.Params{"bytes": b}, (1e-5+float64(b)*1e-9)*(1+0.01*float64(i%2))))
+	}
+	for i, d := range []int{2, 3, 5} {
+		noise := 1 + 0.02*float64(i%2)
+		recs = append(recs, rec(permsched.BenchSchedule, results.Params{"d": d, "gen": "fig7", "matrix": 0, "scheduler": "CGM"}, 1e-5*float64(d)*noise))
+		for _, b := range []int{16, 1024, 8192} {
+			p := func(s string) results.Params {
+				return results.Params{"d": d, "gen": "fig7", "matrix": 0, "bytes": b, "scheduler": s}
+			}
+			recs = append(recs, rec(permsched.BenchComm, p("LP"), (3e-5+float64(d*b)*1e-9)*noise),
+				rec(permsched.BenchComm, p("CGM"), float64(d)*(1e-5+float64(b)*1e-9)*noise))
+		}
+	}
+	return recs
+}
+
+// TestBreakevenFitRefusesRecords: the fit refuses records no run of
+// experiment 2 writes, naming the file, the line and the field, before
+// its scans over 1..n-1 run: a rank count outside 2..MaxRanks, records of
+// two rank counts, a generated matrix's density beyond n-1.
+func TestBreakevenFitRefusesRecords(t *testing.T) {
+	dir := t.TempDir()
+	write := func(t *testing.T, name string, recs []results.Record, blank int) string {
+		var buf bytes.Buffer
+		buf.WriteString(strings.Repeat("\n", blank))
+		w := results.NewJSONLWriter(&buf)
+		for _, r := range recs {
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	edit := func(i int, f func(*results.Record)) []results.Record {
+		recs := fitRecords(8)
+		f(&recs[i])
+		return recs
+	}
+	comm := 4 // the first sched.comm record (line 5)
+	tests := []struct {
+		name  string
+		files [][]results.Record
+		blank int    // blank lines before the records
+		want  string // "" accepted; else in the error, after "--in FILE: "
+	}{
+		{"a run's records", [][]results.Record{fitRecords(8)}, 0, ""},
+		{"absurd rank count", [][]results.Record{edit(0, func(r *results.Record) { r.Ranks = 1e9 })}, 0,
+			"line 1: sched.perm1 has ranks = 1000000000; want 2..65536"},
+		{"one rank", [][]results.Record{fitRecords(1)}, 0, "line 1: sched.perm1 has ranks = 1; want 2..65536"},
+		{"MaxRanks + 1 after blank lines", [][]results.Record{edit(comm, func(r *results.Record) { r.Ranks = permsched.MaxRanks + 1 })}, 2,
+			"line 7: sched.comm has ranks = 65537; want 2..65536"},
+		{"two rank counts", [][]results.Record{edit(comm, func(r *results.Record) { r.Ranks = 16 })}, 0,
+			"line 5: sched.comm has ranks = 16; want ranks = 8: the fit models one rank count, so its records must come from runs of one size (line 1 has ranks = 8)"},
+		{"two rank counts in two files", [][]results.Record{fitRecords(8), fitRecords(16)}, 0, "line 1: sched.perm1 has ranks = 16; want ranks = 8"},
+		{"d beyond n-1", [][]results.Record{edit(3, func(r *results.Record) { r.Params["d"] = 200 })}, 0,
+			"line 4: sched.schedule has d = 200 at ranks = 8; want 0 <= d <= n-1 = 7"},
+		{"d = n-1", [][]results.Record{edit(comm, func(r *results.Record) { r.Params["d"] = 7 })}, 0, ""},
+		{"a trace's degree beyond n-1", [][]results.Record{edit(comm, func(r *results.Record) { r.Params["d"], r.Params["gen"] = 12, "trace" })}, 0, ""},
+		{"another bench's rank count is not read", [][]results.Record{edit(comm, func(r *results.Record) { r.Bench, r.Ranks = "pt2pt.latency", 1e9 })}, 0, ""},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var in []string
+			for k, recs := range tt.files {
+				in = append(in, write(t, fmt.Sprintf("%d-%d.jsonl", i, k), recs, tt.blank))
+			}
+			cm, _, err := (&permsched.Breakeven{In: in, Reuse: 1}).Fit(nil)
+			if tt.want == "" {
+				if err != nil || cm.N != 8 {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			want := "In = " + in[len(in)-1] + ": " + tt.want
+			if err == nil || !strings.Contains(err.Error(), want) || !opts.IsBadInput(err) {
+				t.Fatalf("error %v, want bad input holding %q", err, want)
+			}
+			if len(tt.files) > 1 && !strings.Contains(err.Error(), "(line 1 of "+in[0]+" has ranks = 8)") {
+				t.Errorf("error %v does not name the other file", err)
 			}
 		})
 	}
