@@ -2,6 +2,7 @@ package permsched
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/commcost/commcost/internal/sysmem"
 )
@@ -106,12 +107,41 @@ func (c CountConfig) Demand() sysmem.Need {
 	return worst
 }
 
+// goArenaBytes is the unit in which the Go runtime maps its heap: a
+// buffer of more is mapped in whole units (150 MB takes 192 MiB of address
+// space), which an address-space limit (ulimit -v) counts.
+const goArenaBytes = 64 << 20
+
+// heapMapped is the address space a buffer of b bytes maps (goArenaBytes).
+func heapMapped(b float64) float64 {
+	if b < goArenaBytes {
+		return b
+	}
+	return math.Ceil(b/goArenaBytes) * goArenaBytes
+}
+
+// perMessage is what experiment 2 holds per message of the matrix being
+// measured beyond the exchange buffers: the exchange's two offsets by
+// message id and, per method, its schedule's copy of the matrix (gathered
+// by every rank) with the schedule's message ids, all held while that
+// matrix's exchanges run.
+func perMessage(cfg CommConfig) float64 {
+	methods := len(cfg.Methods)
+	if methods == 0 {
+		methods = len(DefaultMethods())
+	}
+	return 2*8 + float64(methods)*(matrixMessageBytes+4)
+}
+
 // CommDemand is what experiment 2 (RunComm) asks of each of n ranks under
 // cfg: the exchange buffers of the rank that sends and receives most at
 // the largest message size (a trace's own sizes when weighted), with its
-// send side in flight, and the generated matrices, which every rank holds
-// for the whole run (cfg.Matrices per density). Field is "matrix" for a
-// trace, "sizes" when the buffers dominate, else "matrices".
+// send side in flight, as the Go heap maps them (heapMapped); the
+// structures held per message (perMessage); and the generated matrices,
+// which every rank holds for the whole run (cfg.Matrices per density).
+// One exchange is counted: RunComm gives each method's buffers back before
+// it builds the next's. Field is "matrix" for a trace, "sizes" when the
+// buffers dominate, else "matrices".
 //
 // For generated matrices the receive side is estimated from the
 // generator: Fig. 7's are d-regular, a uniform one receives a binomial
@@ -135,11 +165,10 @@ func CommDemand(n int, cfg CommConfig) sysmem.Need {
 		}
 		var worst, flight float64
 		for i := range send {
-			if send[i]+recv[i] > worst {
-				worst, flight = send[i]+recv[i], send[i]
-			}
+			worst = max(worst, heapMapped(send[i])+heapMapped(recv[i]))
+			flight = max(flight, heapMapped(send[i]))
 		}
-		return sysmem.Need{Field: "matrix", Bytes: worst, InFlight: flight,
+		return sysmem.Need{Field: "matrix", Bytes: worst + perMessage(cfg)*float64(m.Len()), InFlight: flight,
 			What: fmt.Sprintf("the exchange of a %d-rank matrix with %d messages", m.N(), m.Len())}
 	}
 	ds := cfg.Densities
@@ -161,8 +190,9 @@ func CommDemand(n int, cfg CommConfig) sysmem.Need {
 		case GenSkewed:
 			in = min(n-1, 9*d+8)
 		}
-		if b := float64(d+in) * float64(maxSize); b > buffers {
-			buffers, flight, dMax = b, float64(d)*float64(maxSize), d
+		sendB := heapMapped(float64(d) * float64(maxSize))
+		if b := sendB + heapMapped(float64(in)*float64(maxSize)) + perMessage(cfg)*float64(n*d); b > buffers {
+			buffers, flight, dMax = b, sendB, d
 		}
 		held += float64(matrices) * (float64(n)*float64(d)*matrixMessageBytes + matrixRankBytes*float64(n))
 	}

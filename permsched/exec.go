@@ -3,6 +3,7 @@ package permsched
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/commcost/commcost/mpi"
 )
@@ -227,6 +228,29 @@ func (x *Exchange) drain() error {
 		return fmt.Errorf("permsched: %s: %w", x.name, err)
 	}
 	return nil
+}
+
+// releaseGCBytes is the size of an exchange's buffers from which the
+// memory it leaves behind is collected at once (release, TimeExchange):
+// below it the collector's own pace costs little memory, and a sweep of
+// small exchanges is not slowed by collections.
+const releaseGCBytes = 32 << 20
+
+// big reports whether x's buffers reach releaseGCBytes.
+func (x *Exchange) big() bool { return len(x.send)+len(x.recv) >= releaseGCBytes }
+
+// release gives x's buffers back; x must not be used again. The next
+// exchange (another method of the same matrix and size) needs as much
+// again, and the collector, left to its pace, lets the heap grow to twice
+// what is live before it frees the last one: without the collection here
+// a trace of 300 MB messages holds two exchanges at once, twice what
+// CommDemand allows for.
+func (x *Exchange) release() {
+	big := x.big()
+	*x = Exchange{c: x.c, name: x.name}
+	if big {
+		runtime.GC()
+	}
 }
 
 // Clear zeroes the receive buffer.

@@ -372,6 +372,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 				if err := run(x, sc.Phases(), schedSec[i]); err != nil {
 					return err
 				}
+				x.release()
 			}
 			if alltoallv {
 				x, err := NewAlltoallv(c, j.m, size)
@@ -381,6 +382,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 				if err := run(x, 0, 0); err != nil {
 					return err
 				}
+				x.release()
 			}
 		}
 		progress("d=%d matrix %d: %d sizes x %d methods done", j.d, j.k, len(sizesToRun), len(cfg.Methods))

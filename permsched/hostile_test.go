@@ -1,14 +1,18 @@
 package permsched
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/results"
 )
 
@@ -224,5 +228,81 @@ func TestSchedRecordParamsChecked(t *testing.T) {
 				t.Errorf("read: %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCommDemandBoundsTheExchange: CommDemand counts what the exchanges
+// RunComm builds allocate on the rank that allocates most (the send and
+// receive buffers, the send side once more in flight), and release gives
+// them back, so that one exchange at a time is what a run holds.
+func TestCommDemandBoundsTheExchange(t *testing.T) {
+	weighted := func(n int, bytes int64) *Matrix {
+		rows, sizes := make([][]int32, n), make([][]int64, n)
+		for i := range rows {
+			for j := 0; j < n; j++ {
+				if j != i {
+					rows[i], sizes[i] = append(rows[i], int32(j)), append(sizes[i], bytes*int64(1+i))
+				}
+			}
+		}
+		m, err := NewWeighted(n, rows, sizes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	fig7, err := Generate(GenFig7, 6, 3, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		cfg  CommConfig
+		m    *Matrix // the matrix the exchange is built of
+		size int
+	}{
+		{"trace of two ranks", CommConfig{Matrix: weighted(2, 3000)}, weighted(2, 3000), 0},
+		{"trace of four ranks, unequal rows", CommConfig{Matrix: weighted(4, 1000)}, weighted(4, 1000), 0},
+		{"fig7 d = 3 of 8 KiB", CommConfig{Densities: Densities{3}, Sizes: []int{16, 8192}}, fig7, 8192},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := tt.m.N()
+			need := CommDemand(n, tt.cfg)
+			var mu sync.Mutex
+			var most, flight float64
+			err := local.Run(n, func(c mpi.Comm) error {
+				x, err := NewAlltoallv(c, tt.m, tt.size)
+				if err != nil {
+					return err
+				}
+				b, s := float64(len(x.send)+len(x.recv)+16*len(x.sendOff)), float64(len(x.send))
+				x.release()
+				if x.send != nil || x.recv != nil || x.sendOff != nil {
+					return fmt.Errorf("rank %d: release kept the buffers", c.Rank())
+				}
+				mu.Lock()
+				most, flight = max(most, b), max(flight, s)
+				mu.Unlock()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if need.Bytes < most || need.InFlight < flight {
+				t.Errorf("CommDemand %.0f bytes (in flight %.0f) < the %.0f (%.0f) a rank allocates", need.Bytes, need.InFlight, most, flight)
+			}
+			// Beyond the buffers, no more than the per-message allowance
+			// and a generated matrix held.
+			slack := (perMessage(tt.cfg)+matrixMessageBytes)*float64(tt.m.Len()) + matrixRankBytes*float64(n)
+			if need.Bytes > most+slack {
+				t.Errorf("CommDemand %.0f bytes, far above the %.0f a rank allocates", need.Bytes, most)
+			}
+		})
+	}
+	for _, tc := range []struct{ b, want float64 }{{1 << 20, 1 << 20}, {goArenaBytes, goArenaBytes}, {150e6, 3 * goArenaBytes}, {300e6, 5 * goArenaBytes}} {
+		if got := heapMapped(tc.b); got != tc.want {
+			t.Errorf("heapMapped(%.0f) = %.0f, want %.0f", tc.b, got, tc.want)
+		}
 	}
 }
