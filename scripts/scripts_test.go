@@ -80,7 +80,7 @@ func TestHelperScriptsRefuseBadCounts(t *testing.T) {
 // TestBatchJobsNeverDieSilently: the batch library's start (cc_init)
 // under set -e -o pipefail, as every job script runs it: a COMMCOST that
 // is a directory, not executable or missing, and a PBS node file with no
-// host each stop the job with one message; a COMMCOST that is a wrapper
+// host each stop the job with one message and status 2 (bad input); a COMMCOST that is a wrapper
 // script (not a dynamic executable) is accepted; a step that fails where
 // nothing expected it is named.
 func TestBatchJobsNeverDieSilently(t *testing.T) {
@@ -105,6 +105,10 @@ func TestBatchJobsNeverDieSilently(t *testing.T) {
 	if err := os.WriteFile(two, []byte("n1\nn2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	dirLink := filepath.Join(dir, "commcost-dir")
+	if err := os.Symlink(dir, dirLink); err != nil {
+		t.Fatal(err)
+	}
 	lib, err := filepath.Abs("batch/lib.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -120,10 +124,11 @@ func TestBatchJobsNeverDieSilently(t *testing.T) {
 		status int
 		want   string // "" for a job that starts (status 0)
 	}{
-		{"COMMCOST is a directory", with(pbs, "COMMCOST="+dir, "PBS_NODEFILE="+two), "cc_init pbs", 1, "is a directory"},
-		{"COMMCOST is a directory (slurm)", with(slurm, "COMMCOST="+dir), "cc_init slurm", 1, "is a directory"},
-		{"COMMCOST not executable", with(pbs, "COMMCOST="+plain, "PBS_NODEFILE="+two), "cc_init pbs", 1, "is not executable"},
-		{"COMMCOST missing", with(pbs, "COMMCOST="+filepath.Join(dir, "nope"), "PBS_NODEFILE="+two), "cc_init pbs", 1, "no commcost binary at"},
+		{"COMMCOST is a directory", with(pbs, "COMMCOST="+dir, "PBS_NODEFILE="+two), "cc_init pbs", 2, "is a directory"},
+		{"COMMCOST is a directory (slurm)", with(slurm, "COMMCOST="+dir), "cc_init slurm", 2, "is a directory"},
+		{"COMMCOST is a link to a directory", with(pbs, "COMMCOST="+dirLink, "PBS_NODEFILE="+two), "cc_init pbs", 2, "COMMCOST=" + dirLink + " is a directory"},
+		{"COMMCOST not executable", with(pbs, "COMMCOST="+plain, "PBS_NODEFILE="+two), "cc_init pbs", 2, "is not executable"},
+		{"COMMCOST missing", with(pbs, "COMMCOST="+filepath.Join(dir, "nope"), "PBS_NODEFILE="+two), "cc_init pbs", 2, "no commcost binary at"},
 		{"empty PBS node file", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+empty), "cc_init pbs", 2, "lists no host"},
 		{"blank PBS node file", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+blank), "cc_init pbs", 2, "lists no host"},
 		{"not in a Slurm job", []string{"SLURM_JOB_ID=", "COMMCOST=" + wrapper}, "cc_init slurm", 1, "not inside a Slurm job"},

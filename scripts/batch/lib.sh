@@ -74,12 +74,14 @@ cc_init() {
 	fi
 	[ -n "$CC_BIN" ] ||
 		cc_die 1 "no commcost binary: build it (make build) in $submit, put it on PATH, or set COMMCOST=/path/to/commcost"
+	# A COMMCOST that names no program is bad input (status 2), like a
+	# bad flag; a binary that cannot be found at all is a setup failure.
 	[ ! -d "$CC_BIN" ] ||
-		cc_die 1 "COMMCOST=$CC_BIN is a directory: set it to the commcost binary (e.g. $CC_BIN/commcost) or to a script that runs it"
+		cc_die 2 "COMMCOST=$CC_BIN is a directory: set it to the commcost binary (e.g. $CC_BIN/commcost) or to a script that runs it"
 	[ -e "$CC_BIN" ] ||
-		cc_die 1 "no commcost binary at $CC_BIN: build it (make build) in $submit, put it on PATH, or set COMMCOST=/path/to/commcost"
+		cc_die 2 "no commcost binary at $CC_BIN: build it (make build) in $submit, put it on PATH, or set COMMCOST=/path/to/commcost"
 	[ -x "$CC_BIN" ] ||
-		cc_die 1 "$CC_BIN is not executable: chmod +x it, or set COMMCOST to the commcost binary"
+		cc_die 2 "$CC_BIN is not executable: chmod +x it, or set COMMCOST to the commcost binary"
 	# A binary whose MPI library is not on the loader's path (the module
 	# it was built with is not loaded) would fail on every rank at start.
 	# ldd fails on what is not a dynamic executable (a wrapper script that
