@@ -64,8 +64,8 @@ func DefaultCommDensities(n int) []int {
 // (RunComm fills what is left empty the same way).
 type CommConfig struct {
 	Densities Densities  `flag:"d" default:"paper" usage:"densities: 'paper' (4, 8, 16, 24 where d <= n-1) or a list, 0 <= d <= n-1"`
-	Sizes     opts.Sizes `flag:"sizes" usage:"message sizes (Tables 2-3): a list (16,1K,64K) or LO:HI powers of two; K = 1024"` // default PaperCommSizes
-	Methods   MethodList `flag:"methods"`                                                                                       // scheduler names and AlltoallvName; default DefaultMethods()
+	Sizes     opts.Sizes `flag:"sizes" usage:"message sizes (Tables 2-3): a list (16,1K,64K) or LO:HI, LO doubled up to HI, HI included (16:64K); K = 1024"` // default PaperCommSizes
+	Methods   MethodList `flag:"methods"`                                                                                                                    // scheduler names and AlltoallvName; default DefaultMethods()
 	Gen       string     `flag:"gen" default:"fig7"`
 	// MatrixFile, when set, is run instead of generated matrices (a
 	// trace): its own sizes if weighted, else every size of Sizes;
