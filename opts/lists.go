@@ -22,7 +22,7 @@ var maxSizeText = fmt.Sprintf("2G-1 = %d bytes, the most one MPI call carries", 
 
 // The accepted forms, for messages.
 const (
-	SizesForm  = "LO:HI for powers of two (e.g. 1:4M) or a list (e.g. 8,1K,1M)"
+	SizesForm  = "LO:HI (LO doubled up to HI, HI included: 1:4M gives the powers of two) or a list (e.g. 8,1K,1M)"
 	IntsForm   = "a list (1,2,4,8) or a power-of-two range (64:16K)"
 	FloatsForm = "a comma list such as 0.25,0.5,1"
 	BoolsForm  = "a list of false and true"

@@ -674,7 +674,7 @@ type AggregateSweep struct {
 	SyncFlags
 	Ops   []AggKind  `flag:"ops" default:"bcast,allgather,scatter,alltoall,qshift,news" usage:"operations: a list of bcast (one-to-all broadcast), allgather (all-to-all broadcast), scatter (one-to-all personalized), alltoall (all-to-all personalized), qshift (circular q-shift), news (NEWS shift on a 2-D torus)"`
 	Impl  []AggImpl  `flag:"impl" default:"mpi,textbook" usage:"implementations, a list of: mpi (the library's collective), textbook (the algorithms of paper 003's cost table, its hypercube column), mesh1d and mesh2d (the algorithms of its 1-D and 2-D mesh columns, the ranks on a virtual ring or a virtual most nearly square mesh with wrap-around)"`
-	Sizes opts.Sizes `flag:"sizes" default:"8,1K,64K" param:"bytes" usage:"message sizes m (the cost table's m): a list or LO:HI powers of two; K = 1024"`
+	Sizes opts.Sizes `flag:"sizes" default:"8,1K,64K" param:"bytes" usage:"message sizes m (the cost table's m): a list or LO:HI doubling; K = 1024"`
 	Root  int        `flag:"root" usage:"root rank of bcast and scatter"`
 	Q     opts.Ints  `flag:"q" default:"1" usage:"shifts q of qshift, each 1 <= q < ranks: a list"`
 	Grid  Torus      `flag:"grid" usage:"NEWS torus as ROWSxCOLS with ROWS*COLS = ranks (default: the most nearly square; mesh1d shifts on the ring 1 x ranks)"`

@@ -196,7 +196,7 @@ type AllToAllSweep struct {
 	Iters
 	RepWarmup
 	SyncFlags
-	Sizes opts.Sizes `flag:"sizes" default:"0:256K" param:"bytes" usage:"message sizes x: LO:HI powers of two (0:1M) or a list (0,1K,1M); K = 1024"`
+	Sizes opts.Sizes `flag:"sizes" default:"0:256K" param:"bytes" usage:"message sizes x: LO:HI doubling (0:1M) or a list (0,1K,1M); K = 1024"`
 	Ranks opts.Ints  `flag:"ranks" usage:"numbers n of ranks taking part (the first n): a list or a power-of-two range (default: all)"`
 }
 

@@ -163,7 +163,7 @@ func goBandwidth(c mpi.Comm, buf []byte, peer, window, iters int, sender bool) (
 type BandwidthSweep struct {
 	RepFlags
 	Loop
-	Sizes  opts.Sizes `flag:"sizes" default:"1:4M" param:"bytes" usage:"message sizes: LO:HI powers of two (1:4M) or a list (8,1K,1M); K = 1024"`
+	Sizes  opts.Sizes `flag:"sizes" default:"1:4M" param:"bytes" usage:"message sizes: LO:HI doubling (1:4M) or a list (8,1K,1M); K = 1024"`
 	Window int        `flag:"window" default:"64" usage:"messages in flight per window"`
 	OSU    bool       `flag:"osu" usage:"OSU 5.3's methodology, for a figure to put next to osu_bw's: one pass of its loop (100 windows of 64 up to 8K, 20 above, after 10 (2) untimed; the bandwidth of the loop) per size instead of repetitions and their median"`
 	Set    opts.Given

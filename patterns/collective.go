@@ -497,7 +497,7 @@ type CollectiveSweep struct {
 	Iters
 	RepWarmup
 	Ops       []mpi.CollOp `flag:"ops" default:"barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv,alltoall,alltoallv,reduce_scatter_block,reduce_scatter" usage:"collectives: a list of barrier, bcast, reduce, allreduce, gather, gatherv, scatter, scatterv, allgather, allgatherv, alltoall, alltoallv, reduce_scatter_block, reduce_scatter"`
-	Sizes     opts.Sizes   `flag:"sizes" default:"4:1M" param:"bytes" usage:"message sizes (OSU's size column: the vector of a reduction, each rank's block of the others; barrier has none): a list or LO:HI powers of two; K = 1024"`
+	Sizes     opts.Sizes   `flag:"sizes" default:"4:1M" param:"bytes" usage:"message sizes (OSU's size column: the vector of a reduction, each rank's block of the others; barrier has none): a list or LO:HI doubling; K = 1024"`
 	Type      mpi.Datatype `flag:"type" default:"float" usage:"element type of the reductions: float (OSU's), double, int, long or char (a signed byte)"`
 	Reduction mpi.Op       `flag:"reduction" default:"sum" usage:"operation of the reductions: sum (OSU's), min or max"`
 	Root      int          `flag:"root" usage:"root rank of bcast, reduce, gather(v) and scatter(v)"`

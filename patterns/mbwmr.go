@@ -171,7 +171,7 @@ type MultiBandwidthSweep struct {
 	RepFlags
 	Iters
 	RepWarmup
-	Sizes  opts.Sizes `flag:"sizes" default:"1:4M" param:"bytes" usage:"message sizes: LO:HI powers of two (1:4M) or a list (8,1K,1M); K = 1024"`
+	Sizes  opts.Sizes `flag:"sizes" default:"1:4M" param:"bytes" usage:"message sizes: LO:HI doubling (1:4M) or a list (8,1K,1M); K = 1024"`
 	Window int        `flag:"window" default:"64" usage:"messages in flight per window"`
 	Pairs  int        `flag:"pairs" usage:"pairs of ranks, rank i sending to i+pairs (default ranks/2)"`
 	OSU    bool       `flag:"osu" usage:"OSU 6.1's repetition counts: 100 windows after 10 untimed up to 8K, 20 after 2 above, one per repetition"`

@@ -120,7 +120,7 @@ type MultiLatencySweep struct {
 	RepFlags
 	Iters
 	RepWarmup
-	Sizes opts.Sizes `flag:"sizes" default:"0:4M" param:"bytes" usage:"message sizes: LO:HI powers of two (0:4M, 0 first) or a list (8,1K,1M); K = 1024"`
+	Sizes opts.Sizes `flag:"sizes" default:"0:4M" param:"bytes" usage:"message sizes: LO:HI doubling (0:4M, 0 first) or a list (8,1K,1M); K = 1024"`
 	OSU   bool       `flag:"osu" usage:"OSU 6.1's repetition counts: 10000 round trips after 100 untimed up to 8K, 1000 after 10 above, one per repetition"`
 	Set   opts.Given
 }

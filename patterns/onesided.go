@@ -530,7 +530,7 @@ type OneSidedSweep struct {
 	Ops    []mpi.RMAOp   `flag:"ops" default:"put,get,acc,get_acc,fop,cas" usage:"calls: a list of put, get, acc (MPI_Accumulate), get_acc (MPI_Get_accumulate), fop (MPI_Fetch_and_op), cas (MPI_Compare_and_swap)"`
 	Modes  []mpi.RMAMode `flag:"modes" default:"lat,bw,bibw" usage:"loops: lat (latency), bw (bandwidth, a window of calls from rank 0), bibw (both ranks); each call runs in the loops OSU has of it (put: all, get: lat and bw, the others: lat)"`
 	Sync   mpi.RMASync   `flag:"sync" usage:"synchronisation: flush (a shared lock around the loop, MPI_Win_flush per iteration), lock (lock and unlock per iteration), lock_all, fence or pscw (default: OSU's, flush; pscw for bibw, which runs with fence or pscw only)"`
-	Sizes  opts.Sizes    `flag:"sizes" default:"1:4M" param:"bytes" usage:"bytes per call (fop and cas move one element: one point): LO:HI powers of two or a list; K = 1024"`
+	Sizes  opts.Sizes    `flag:"sizes" default:"1:4M" param:"bytes" usage:"bytes per call (fop and cas move one element: one point): LO:HI doubling or a list; K = 1024"`
 	Window int           `flag:"window" default:"64" usage:"calls per iteration of bw and bibw"`
 	Type   mpi.Datatype  `flag:"type" usage:"element type of acc, get_acc, fop and cas: char, int, long, float, double (default: OSU's, char for the accumulates, long for fop and cas; 8-byte cas crashes Open MPI 4.1's osc/rdma on one node, as osu_cas_latency does: use --type int, or mpirun --mca osc sm)"`
 	OSU    bool          `flag:"osu" usage:"OSU 6.1's methodology, for a figure to put next to OSU's: one pass of its loop (lat: 10000 iterations after 100 up to 8K, 1000 after 10 above; bw: 100 after 10, 20 after 2) per point instead of repetitions and their median"`

@@ -125,7 +125,7 @@ type PairsSweep struct {
 	RepFlags
 	Loop
 	SyncFlags
-	Sizes opts.Sizes `flag:"sizes" default:"0:1M" param:"bytes" usage:"message sizes x: LO:HI powers of two (0:1M) or a list (0,1K,1M); K = 1024"`
+	Sizes opts.Sizes `flag:"sizes" default:"0:1M" param:"bytes" usage:"message sizes x: LO:HI doubling (0:1M) or a list (0,1K,1M); K = 1024"`
 	Pairs opts.Ints  `flag:"pairs" usage:"numbers n of pairs (2n ranks take part): a list or a power-of-two range (default: ranks/2)"`
 	// Row pairs rank i with 2n-1-i (row contention) instead of n+i.
 	Row bool

@@ -160,7 +160,7 @@ type PermutationsSweep struct {
 	RepWarmup
 	SyncFlags
 	SeedFlag
-	Sizes opts.Sizes `flag:"sizes" default:"16,64,256,1K,4K,16K,64K,256K" param:"bytes" usage:"message sizes x: a list or LO:HI powers of two; K = 1024"`
+	Sizes opts.Sizes `flag:"sizes" default:"16,64,256,1K,4K,16K,64K,256K" param:"bytes" usage:"message sizes x: a list or LO:HI doubling; K = 1024"`
 	Count int        `flag:"count" default:"1000" usage:"random permutations N per size (the paper: 1000); every one is a repetition"`
 }
 

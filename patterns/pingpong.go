@@ -303,7 +303,7 @@ func validateExchange(c mpi.Comm, n, peer int) error {
 type PingPongSweep struct {
 	RepFlags
 	Loop
-	Sizes opts.Sizes `flag:"sizes" default:"0:4M" param:"bytes" usage:"message sizes: LO:HI powers of two (1:4M) or a list (8,1K,1M); K = 1024"`
+	Sizes opts.Sizes `flag:"sizes" default:"0:4M" param:"bytes" usage:"message sizes: LO:HI doubling (1:4M) or a list (8,1K,1M); K = 1024"`
 	OSU   bool       `flag:"osu" usage:"OSU 5.3's methodology, for a figure to put next to osu_latency's: one pass of its loop (10000 round trips up to 8K, 1000 above, after 100 (10) untimed; the mean half round trip) per size instead of repetitions and their median"`
 	Set   opts.Given
 }

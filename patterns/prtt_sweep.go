@@ -152,7 +152,7 @@ func (d *PRTTDelay) UnmarshalText(b []byte) error {
 type PRTTConfig struct {
 	RepFlags
 	Loop
-	Sizes  opts.Sizes  `flag:"sizes" default:"1,4,16,64,256,1K,4K,16K,64K" param:"bytes" usage:"message sizes s: LO:HI powers of two or a list; K = 1024"`
+	Sizes  opts.Sizes  `flag:"sizes" default:"1,4,16,64,256,1K,4K,16K,64K" param:"bytes" usage:"message sizes s: LO:HI doubling or a list; K = 1024"`
 	N      opts.Ints   `flag:"n" default:"1,10" param:"n" usage:"messages per exchange n: a list; n = 1 is the plain round trip PRTT(1,0,s)"`
 	Delay  []PRTTDelay `flag:"delay" default:"0,auto" usage:"delays d between the client's sends, in seconds, for n > 1: a list; auto = the PRTT(1,0,s) just measured (netgauge's choice)"`
 	Peer   int         `flag:"peer" usage:"server rank (default: the last rank)"`

@@ -131,7 +131,7 @@ func (k ReduceLocal) Demand(int) Demand {
 type ReduceLocalSweep struct {
 	RepFlags
 	RepWarmup
-	Sizes     opts.Sizes   `flag:"sizes" default:"4:1M" param:"bytes" usage:"bytes reduced per call: a list or LO:HI powers of two; K = 1024"`
+	Sizes     opts.Sizes   `flag:"sizes" default:"4:1M" param:"bytes" usage:"bytes reduced per call: a list or LO:HI doubling; K = 1024"`
 	Type      mpi.Datatype `flag:"type" default:"float" usage:"element type: float (OSU's reductions), double, int, long or char"`
 	Reduction mpi.Op       `flag:"reduction" default:"sum" usage:"operation: sum, min or max"`
 	Iters     int          `flag:"iters" default:"100" usage:"MPI_Reduce_local calls per timed repetition"`

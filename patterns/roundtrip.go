@@ -177,7 +177,7 @@ func pingPongPairs(c mpi.Comm, n, iters, warmup int, capped bool, pair pairFunc,
 type RoundTripSweep struct {
 	RepFlags
 	Loop
-	Sizes opts.Sizes `flag:"sizes" default:"0:1M" param:"bytes" usage:"message sizes x: LO:HI powers of two (0:1M) or a list (0,1K,1M); K = 1024"`
+	Sizes opts.Sizes `flag:"sizes" default:"0:1M" param:"bytes" usage:"message sizes x: LO:HI doubling (0:1M) or a list (0,1K,1M); K = 1024"`
 	Peer  int        `flag:"peer" usage:"rank that answers rank 0 (default: the last rank, on another host under by-slot placement)"`
 	Set   opts.Given
 }
