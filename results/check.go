@@ -15,6 +15,10 @@ const (
 	MaxRecordBytes   = 1e19 // about 2^63
 	MaxRecordRate    = 1e18 // bytes per second: six orders above any link
 	MaxRecordValue   = 1e18 // counts and other units, in absolute value
+	// MaxRecordRanks bounds a record's rank count, as it bounds the
+	// ranks of an instance given to predict: a scan or a prediction
+	// over 1e15 ranks would not end.
+	MaxRecordRanks = 1 << 24
 )
 
 // CheckValues reports the first statistic of r no measurement can have,
@@ -31,7 +35,12 @@ const (
 //     s) a median of 0 or more (a phase that moved nothing, as Cannon's
 //     shift on one rank, a replayed rank without MPI calls), and none of
 //     them or a count a negative statistic; and each statistic is within
-//     its unit's bound (MaxRecordSeconds, ...).
+//     its unit's bound (MaxRecordSeconds, ...);
+//   - the repetitions of a time took at most MaxRecordSeconds together:
+//     n times the min and half of n times the median are lower bounds
+//     on that (5e8 s repetitions 891 times are no calibration);
+//   - ranks is at most MaxRecordRanks, and the bench's record check
+//     (RegisterRecordCheck) accepts the record.
 //
 // Other units (a fitted slope, say) may be negative but are bounded by
 // MaxRecordValue in absolute value.
@@ -62,6 +71,15 @@ func (r *Record) CheckValues() error {
 	if !(r.CI95[0] <= r.Median && r.Median <= r.CI95[1]) {
 		return fmt.Errorf("record %s %s: ci95 [%v, %v] does not contain the median %v", r.Bench, paramString(r.Params), r.CI95[0], r.CI95[1], r.Median)
 	}
+	if r.Unit == UnitSeconds {
+		n := float64(r.N)
+		if total := max(n*r.Min, float64((r.N+1)/2)*r.Median); total > MaxRecordSeconds {
+			return fmt.Errorf("record %s %s: its n = %d repetitions (min %v s, median %v s) took at least %.3g s together, beyond %g s (about 32 years)", r.Bench, paramString(r.Params), r.N, r.Min, r.Median, total, MaxRecordSeconds)
+		}
+	}
+	if r.Ranks > MaxRecordRanks {
+		return fmt.Errorf("record %s %s: ranks = %d is beyond %d", r.Bench, paramString(r.Params), r.Ranks, MaxRecordRanks)
+	}
 	for _, m := range []struct {
 		name string
 		v    map[string]float64
@@ -83,6 +101,11 @@ func (r *Record) CheckValues() error {
 	for i, v := range r.Samples {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("record %s %s: sample %d is %v", r.Bench, paramString(r.Params), i+1, v)
+		}
+	}
+	if f, ok := recordChecks.Load(r.Bench); ok {
+		if err := f.(func(*Record) error)(r); err != nil {
+			return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
 		}
 	}
 	return nil

@@ -81,6 +81,13 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"negative median", `"min":1e-6,"median":2e-6`, `"min":-3e-6,"median":-2e-6`, "line 2: record pingpong bytes=8: median -2e-06"},
 		{"inverted ci", `"ci95":[1e-6,3e-6]`, `"ci95":[3e-6,1e-6]`, "line 2: record pingpong bytes=8: ci95 [3e-06, 1e-06] does not contain"},
 		{"n zero", `"n":3`, `"n":0`, "line 2: record pingpong bytes=8 has n = 0"},
+		{"repetitions of 5e8 s", `"n":3,"min":1e-6,"median":2e-6,"max":3e-6,"ci95":[1e-6,3e-6]`,
+			`"n":891,"min":5e8,"median":5e8,"max":5e8,"ci95":[5e8,5e8]`, "line 2: record pingpong bytes=8: its n = 891 repetitions (min 5e+08 s, median 5e+08 s) took at least 4.46e+11 s"},
+		{"half the repetitions beyond the bound", `"n":3,"min":1e-6,"median":2e-6,"max":3e-6,"ci95":[1e-6,3e-6]`,
+			`"n":3,"min":1e-6,"median":6e8,"max":6e8,"ci95":[1e-6,6e8]`, "took at least 1.2e+09 s together"},
+		{"1e15 ranks", `"ranks":2`, `"ranks":1000000000000000`, "line 2: record pingpong bytes=8: ranks = 1000000000000000 is beyond 16777216"},
+		{"a string of more than 1 MiB", `"bench":"pingpong","params":{"bytes":8}`, `"bench":"pingpong","params":{"bytes":8,"pad":"` + strings.Repeat("y", MaxStringBytes+1) + `"}`,
+			"line 2: too large: a string longer than 1 MiB at byte 58"},
 	}
 	if _, err := ReadJSONL(strings.NewReader(ok + "\n")); err != nil {
 		t.Fatalf("the good record is refused: %v", err)
@@ -193,6 +200,68 @@ func TestReadBoundsLines(t *testing.T) {
 	}
 	if _, err := ReadRegularFile(writeTemp(t, bytes.Repeat([]byte("x"), 2048)), 1024); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("ReadRegularFile of 2 KiB with a bound of 1 KiB: %v", err)
+	}
+}
+
+// TestLongString: the scan that finds a string beyond MaxStringBytes
+// before a line is decoded counts escapes as written and does not take
+// an escaped quote for the string's end.
+func TestLongString(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want int
+	}{
+		{"short strings", `{"a":"bc","d":"ef"}`, -1},
+		{"at the bound", `{"a":"1234"}`, -1},
+		{"one over", `{"a":"12345"}`, 5},
+		{"escaped quote inside", `{"a":"1\"2345"}`, 5},
+		{"escaped backslash ends the string", `{"a":"1\\","b":"x"}`, -1},
+		{"unterminated", `{"a":"123456`, 5},
+		{"numbers are no strings", `{"s":[1234567,1234567]}`, -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := longString([]byte(tc.line), 4); got != tc.want {
+				t.Errorf("longString(%s, 4) = %d, want %d", tc.line, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadChecksDemand: a records file whose records this process could
+// not hold (readFactor times its size beyond the available memory:
+// MemAvailable, a cgroup, ulimit -v) is refused before it is read, with
+// the sizes and the bound in the message, not left to the runtime's
+// fatal "out of memory".
+func TestReadChecksDemand(t *testing.T) {
+	path := writeTemp(t, writeJSONL(t, testRecords()[:1]))
+	size := int64(len(writeJSONL(t, testRecords()[:1])))
+	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+	tests := []struct {
+		name  string
+		avail int64
+		known bool
+		want  string
+	}{
+		{"room for it", readFactor * size, true, ""},
+		{"one byte short", readFactor*size - 1, true, "too large: reading its"},
+		{"nothing left", 0, true, "more than this process may take (the limit allows 0 B (the address-space limit RLIMIT_AS"},
+		{"unknown: no check", 0, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			availableMemory = func() (int64, string, bool) {
+				return tc.avail, "the address-space limit RLIMIT_AS (ulimit -v)", tc.known
+			}
+			recs, err := ReadJSONLFile(path)
+			switch {
+			case tc.want == "" && (err != nil || len(recs) != 1):
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrTooLarge) || recs != nil):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
 

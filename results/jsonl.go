@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/commcost/commcost/internal/sysmem"
 )
 
 // RecordWriter is what every streaming writer offers: Write emits one whole
@@ -397,6 +399,14 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 func readJSONL(r io.Reader, maxLine int) ([]Record, error) {
 	br := bufio.NewReader(r)
 	var recs []Record
+	var lines []int // recs[i] is on line lines[i]
+	// checked applies the checks across records (RegisterFileCheck).
+	checked := func(recs []Record, err error) ([]Record, error) {
+		if i, ferr := CheckFile(recs); ferr != nil {
+			return nil, &LineError{Line: lines[i], Err: ferr}
+		}
+		return recs, err
+	}
 	for lineNo := 1; ; lineNo++ {
 		// Records with raw samples can be megabytes long; a line longer
 		// than maxLine is no record of commcost's and is refused before
@@ -410,14 +420,15 @@ func readJSONL(r io.Reader, maxLine int) ([]Record, error) {
 			rec, perr := parseRecordLine(line)
 			if perr != nil {
 				if !terminated && isJSONPrefix(line) {
-					return recs, &LineError{Line: lineNo, Err: fmt.Errorf("%w: %v", ErrTruncated, perr)}
+					return checked(recs, &LineError{Line: lineNo, Err: fmt.Errorf("%w: %v", ErrTruncated, perr)})
 				}
 				return nil, &LineError{Line: lineNo, Err: perr}
 			}
 			recs = append(recs, rec)
+			lines = append(lines, lineNo)
 		}
 		if !terminated {
-			return recs, nil
+			return checked(recs, nil)
 		}
 	}
 }
@@ -465,6 +476,9 @@ func ReadJSONLFile(path string) ([]Record, error) {
 		return nil, fmt.Errorf("results: %w", err)
 	}
 	defer f.Close()
+	if err := checkReadDemand(f, path); err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
 	recs, err := ReadJSONL(f)
 	if err != nil {
 		err = fmt.Errorf("results: %s: %w", path, err)
@@ -494,8 +508,44 @@ func ReadRecordsFile(path string) (recs []Record, torn, err error) {
 	return recs, nil, nil
 }
 
+// MaxStringBytes bounds one string of a record read (a name, a parameter
+// value, a host, one word of the command: Linux passes no argument longer
+// than 128 KiB). A line under MaxLineBytes made of a few huge strings
+// would otherwise be decoded, copied and kept whole, and a handful of them
+// exhausts the memory of a job under ulimit -v.
+const MaxStringBytes = 1 << 20
+
+// longString returns the byte offset of the first JSON string in line
+// longer than max bytes (escapes counted as written), or -1.
+func longString(line []byte, max int) int {
+	start := -1 // the first byte of the string being scanned
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case start < 0:
+			if c == '"' {
+				start = i + 1
+			}
+		case c == '\\':
+			i++
+		case c == '"':
+			if i-start > max {
+				return start - 1
+			}
+			start = -1
+		}
+	}
+	if start >= 0 && len(line)-start > max {
+		return start - 1
+	}
+	return -1
+}
+
 // parseRecordLine decodes and checks one line.
 func parseRecordLine(line []byte) (Record, error) {
+	if at := longString(line, MaxStringBytes); at >= 0 {
+		return Record{}, fmt.Errorf("%w: a string longer than %s at byte %d (a record's names and parameters are short)", ErrTooLarge, byteCount(MaxStringBytes), at+1)
+	}
 	var rec Record
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(&rec); err != nil {
@@ -527,4 +577,30 @@ func paramString(p Params) string {
 		parts[i] = k + "=" + formatParam(p[k])
 	}
 	return strings.Join(parts, " ")
+}
+
+// readFactor is the memory reading a records file takes, per byte of the
+// file, at most: the line being read, its decoded strings and the records
+// kept, and the collector's slack before it frees the garbage.
+const readFactor = 3
+
+// availableMemory is sysmem.Available; a variable for tests.
+var availableMemory = sysmem.Available
+
+// checkReadDemand refuses a file whose records this process cannot hold
+// (readFactor times its size beyond what sysmem.Available says is left:
+// the machine's memory, the job's cgroup or its ulimit -v), before a byte
+// of it is read: the read would end in the runtime's fatal "out of
+// memory" instead of a message.
+func checkReadDemand(f *os.File, path string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	avail, src, ok := availableMemory()
+	if need := float64(st.Size()) * readFactor; ok && need > float64(avail) {
+		return fmt.Errorf("%s: %w: reading its %s of records needs about %s, more than this process may take (%s)",
+			path, ErrTooLarge, sysmem.Format(float64(st.Size())), sysmem.Format(need), sysmem.Allows(avail, src))
+	}
+	return nil
 }

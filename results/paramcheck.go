@@ -32,3 +32,48 @@ func CheckBenchParams(bench string, p Params) error {
 	}
 	return nil
 }
+
+// recordChecks are the record-level checks by bench: what relates a
+// record's parameters to its other fields (a mesh to the rank count, a
+// stored prediction error to the prediction and the measurement), which a
+// parameter check cannot see. CheckValues applies them, so every reader
+// and writer does.
+var recordChecks sync.Map // bench -> func(*Record) error
+
+// RegisterRecordCheck makes check the record-level check of bench's
+// records (see recordChecks); registering a bench twice panics.
+func RegisterRecordCheck(bench string, check func(*Record) error) {
+	if _, dup := recordChecks.LoadOrStore(bench, check); dup {
+		panic("results: record check of " + bench + " registered twice")
+	}
+}
+
+// fileChecks relate records of one file to each other (a ratio to the
+// record it is a ratio to); ReadJSONL applies them once the file is read.
+var (
+	fileChecksMu sync.Mutex
+	fileChecks   []func([]Record) (int, error)
+)
+
+// RegisterFileCheck adds a check of the records of a whole file: it
+// returns the index of the first record it refuses and why, or -1 and
+// nil. Readers name the file and that record's line.
+func RegisterFileCheck(check func(recs []Record) (int, error)) {
+	fileChecksMu.Lock()
+	defer fileChecksMu.Unlock()
+	fileChecks = append(fileChecks, check)
+}
+
+// CheckFile applies the registered file checks to recs; i is the index
+// of the record refused.
+func CheckFile(recs []Record) (i int, err error) {
+	fileChecksMu.Lock()
+	checks := fileChecks
+	fileChecksMu.Unlock()
+	for _, c := range checks {
+		if i, err := c(recs); err != nil {
+			return i, err
+		}
+	}
+	return -1, nil
+}
