@@ -137,9 +137,37 @@ var benchParams = map[string][]ParamSpec{
 var checksRegistered = func() bool {
 	for bench := range benchParams {
 		results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
+		results.RegisterRecordCheck(bench, func(r *results.Record) error { return checkRecord(bench, r) })
 	}
 	return true
 }()
+
+// minRanks is the least rank count of a bench's instances: two parties
+// for a message, a collective or an access to another rank; one for the
+// rest (a local reduction, a k-access of the rank's own variable).
+func minRanks(bench string) int {
+	switch bench {
+	case BenchPingPong, BenchRoundTrip, BenchPRTT, BenchBibw, BenchBandwidth, BenchMultiLatency,
+		BenchMultiBandwidth, BenchCollective, BenchNonBlocking, BenchKKAccess, BenchPermutations,
+		BenchAllToAll, BenchPairwise, BenchOneSided:
+		return 2
+	}
+	return 1
+}
+
+// checkRecord is the record check of a pattern's records: a rank count
+// the pattern can run on, and a time that is positive (a pattern always
+// communicates or computes: a median of 0 s is no measurement, and a fit
+// or a ratio would divide by it).
+func checkRecord(bench string, r *results.Record) error {
+	if min := minRanks(bench); r.Ranks < min {
+		return fmt.Errorf("ranks = %d: %s runs on at least %d ranks", r.Ranks, bench, min)
+	}
+	if r.Unit == results.UnitSeconds && !(r.Median > 0) {
+		return fmt.Errorf("median %v s is not positive: a %s instance takes time", r.Median, bench)
+	}
+	return nil
+}
 
 // RegisterBench adds the parameter specs of a bench (from the init of the
 // pattern's own file), so its flags, predict's instances and every record
@@ -151,6 +179,7 @@ func RegisterBench(bench string, specs ...ParamSpec) {
 	}
 	benchParams[bench] = specs
 	results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
+	results.RegisterRecordCheck(bench, func(r *results.Record) error { return checkRecord(bench, r) })
 }
 
 // Shared parameter specs, for the patterns' RegisterBench: a message size,

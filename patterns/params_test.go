@@ -1,6 +1,7 @@
 package patterns
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -98,5 +99,37 @@ func TestRecordsCheckedOnRead(t *testing.T) {
 	}
 	if _, err := results.MarshalRecord(results.Record{Bench: BenchPingPong, Unit: "s", Params: results.Params{"bytes": -1}}); err == nil {
 		t.Errorf("an impossible record was written")
+	}
+}
+
+// TestRecordRanksAndTime: a pattern's record is refused on read when its
+// rank count is one the pattern cannot run on or its time is 0 s (a fit
+// or a ratio would divide by it), naming the line.
+func TestRecordRanksAndTime(t *testing.T) {
+	rec := func(bench, params string, ranks int, median string) string {
+		return `{"schema":1,"bench":"` + bench + `","params":` + params + `,"ranks":` + strconv.Itoa(ranks) +
+			`,"unit":"s","n":1,"min":` + median + `,"median":` + median + `,"max":` + median + `,"ci95":[` + median + `,` + median + `],"meta":{}}`
+	}
+	pp := `{"bytes":8}`
+	tests := []struct {
+		name, line, want string // want "" accepted
+	}{
+		{"pingpong on 2 ranks", rec("pingpong", pp, 2, "1e-6"), ""},
+		{"pingpong on 0 ranks", rec("pingpong", pp, 0, "1e-6"), "ranks = 0: pingpong runs on at least 2 ranks"},
+		{"pingpong on 1 rank", rec("pingpong", pp, 1, "1e-6"), "ranks = 1: pingpong runs on at least 2 ranks"},
+		{"roundtrip on 1 rank", rec("roundtrip", pp, 1, "1e-6"), "roundtrip runs on at least 2 ranks"},
+		{"local reduction on 1 rank", rec("reducelocal", `{"bytes":8,"type":"double","reduction":"sum","iters":1}`, 1, "1e-6"), ""},
+		{"pingpong of 0 s", rec("pingpong", pp, 2, "0"), "median 0 s is not positive"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := results.ReadJSONL(strings.NewReader(tc.line + "\n"))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), "line 1: ") || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
