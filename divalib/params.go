@@ -50,3 +50,26 @@ func CheckRecordParams(specs []patterns.ParamSpec, p results.Params) error {
 	}
 	return nil
 }
+
+// CheckExperimentRecord is the record check of the paper-004 experiments' records
+// (matsquare, bitonic, Barnes-Hut): the strategy is one the commands
+// take (Hand or a ParseStrategy name) and the mesh holds exactly the
+// record's ranks, one rank per processor.
+func CheckExperimentRecord(r *results.Record) error {
+	if s, ok := r.Params["strategy"].(string); ok && s != Hand {
+		if _, _, err := ParseStrategy(s); err != nil {
+			return fmt.Errorf("strategy = %q: accepted are %s and %s", s, StrategyForms(), Hand)
+		}
+	}
+	if s, ok := r.Params["mesh"].(string); ok {
+		rows, cols, err := ParseMesh(s)
+		if err == nil && int64(rows)*int64(cols) != int64(r.Ranks) {
+			return fmt.Errorf("mesh = %q has %d processors but ranks = %d: the mesh holds one rank per processor", s, int64(rows)*int64(cols), r.Ranks)
+		}
+	}
+	return nil
+}
+
+func init() {
+	results.RegisterRecordCheck(BenchMatSquare, CheckExperimentRecord)
+}

@@ -1,7 +1,11 @@
 package dsmexp
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/patterns"
@@ -132,5 +136,93 @@ var dsmexpParams = map[string][]patterns.ParamSpec{
 func init() {
 	for bench, specs := range dsmexpParams {
 		results.RegisterParamCheck(bench, func(p results.Params) error { return divalib.CheckRecordParams(specs, p) })
+		results.RegisterRecordCheck(bench, divalib.CheckExperimentRecord)
 	}
+	results.RegisterFileCheck(CheckRatios)
+}
+
+// CheckRatios is the check of the ratios to hand-optimised that the
+// records of one file store (KeyTimeRatio, KeyCongestionRatio): each is
+// positive, and where the file holds the hand record of the same point
+// (bench, ranks and parameters but the strategy), it is the ratio of the
+// two records' medians, or congestion bytes, as the writer computed it.
+// A stored ratio the medians on screen contradict is refused rather than
+// plotted. It returns the index of the first record refused.
+func CheckRatios(recs []results.Record) (int, error) {
+	var hands map[string][]*results.Record
+	for i := range recs {
+		r := &recs[i]
+		if !isDSMBench(r.Bench) {
+			continue
+		}
+		for _, key := range []string{KeyTimeRatio, KeyCongestionRatio} {
+			v, ok := r.Derived[key]
+			if !ok {
+				continue
+			}
+			if !(v > 0) {
+				return i, fmt.Errorf("record %s: derived %s = %v is not positive", r.Bench, key, v)
+			}
+			if hands == nil {
+				hands = handRecords(recs)
+			}
+			hs := hands[pointKey(r)]
+			if len(hs) == 0 {
+				continue
+			}
+			// Files joined from several runs hold a hand record per run:
+			// one of them is the record's own.
+			agrees := slices.ContainsFunc(hs, func(h *results.Record) bool {
+				want := ratioTo(key, r, h)
+				return want > 0 && math.Abs(v-want) <= 1e-9*want
+			})
+			if !agrees {
+				return i, fmt.Errorf("record %s strategy=%v: derived %s = %v disagrees with the hand-optimised record of the same point in the file (%v from their %s)",
+					r.Bench, r.Params["strategy"], key, v, ratioTo(key, r, hs[0]), map[string]string{KeyTimeRatio: "medians", KeyCongestionRatio: "congestion bytes"}[key])
+			}
+		}
+	}
+	return -1, nil
+}
+
+func isDSMBench(b string) bool {
+	return b == BenchMatSquare || b == BenchBitonic || b == BenchBarnesHut
+}
+
+// ratioTo is the ratio key of r to the hand record h (0 when h has none).
+func ratioTo(key string, r, h *results.Record) float64 {
+	if key == KeyTimeRatio {
+		if h.Median > 0 {
+			return r.Median / h.Median
+		}
+		return 0
+	}
+	if hb := h.Counters[KeyCongestionBytes]; hb > 0 {
+		return r.Counters[KeyCongestionBytes] / hb
+	}
+	return 0
+}
+
+// handRecords are the hand-optimised records of recs by point (pointKey).
+func handRecords(recs []results.Record) map[string][]*results.Record {
+	out := map[string][]*results.Record{}
+	for i := range recs {
+		if r := &recs[i]; isDSMBench(r.Bench) && r.Params["strategy"] == Hand {
+			out[pointKey(r)] = append(out[pointKey(r)], r)
+		}
+	}
+	return out
+}
+
+// pointKey names the point of a record: its bench, ranks and every
+// parameter but the strategy.
+func pointKey(r *results.Record) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%d", r.Bench, r.Ranks)
+	for _, k := range sortedKeys(r.Params) {
+		if k != "strategy" {
+			fmt.Fprintf(&b, "|%s=%v", k, r.Params[k])
+		}
+	}
+	return b.String()
 }
