@@ -2,6 +2,10 @@ package apps
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
 
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
@@ -29,4 +33,38 @@ func init() {
 		}
 		return nil
 	})
+	results.RegisterRecordCheck(Bench, checkPredictions)
+}
+
+// checkPredictions is the record check of an annotated phase record
+// (Ranking.Annotate): every prediction pred_NAME_s is a positive time,
+// and every stored error pred_err_NAME is (pred_NAME_s - measured_s) /
+// measured_s, as Annotate computed it. A table shows both, so a record
+// whose error its own prediction contradicts (or a prediction of -5 s)
+// is refused rather than shown.
+func checkPredictions(r *results.Record) error {
+	meas, hasMeas := r.Derived["measured_s"]
+	keys := slices.Sorted(maps.Keys(r.Derived))
+	for _, k := range keys {
+		v := r.Derived[k]
+		m, ok := strings.CutPrefix(k, "pred_")
+		if ok && !strings.HasPrefix(m, "err_") && strings.HasSuffix(m, "_s") && !(v > 0) {
+			return fmt.Errorf("derived %s = %v: a prediction is a positive time", k, v)
+		}
+	}
+	for _, k := range keys {
+		v := r.Derived[k]
+		name, isErr := strings.CutPrefix(k, "pred_err_")
+		if !isErr {
+			continue
+		}
+		pred, ok := r.Derived["pred_"+name+"_s"]
+		if !ok || !hasMeas || !(meas > 0) {
+			return fmt.Errorf("derived %s = %v without pred_%s_s and a positive measured_s to be the error of", k, v, name)
+		}
+		if want := (pred - meas) / meas; math.Abs(v-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			return fmt.Errorf("derived %s = %v disagrees with (pred_%s_s - measured_s) / measured_s = %.6g", k, v, name, want)
+		}
+	}
+	return nil
 }

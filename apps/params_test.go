@@ -1,0 +1,51 @@
+package apps
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/results"
+)
+
+// TestPredictionsCheckedOnRead: an annotated phase record (Annotate) is
+// refused on read, naming the line and the value, when a prediction is not
+// a positive time or a stored error is not (pred - measured) / measured
+// of the record's own prediction and measurement.
+func TestPredictionsCheckedOnRead(t *testing.T) {
+	const meas = 4e-4
+	tests := []struct {
+		name string
+		edit func(d map[string]float64)
+		want string // "" accepted
+	}{
+		{"as annotated", func(d map[string]float64) {}, ""},
+		{"prediction of -5 s", func(d map[string]float64) { d["pred_hockney_s"] = -5 }, "line 1: record app app=gauss kind=comm phase=xbcast: derived pred_hockney_s = -5: a prediction is a positive time"},
+		{"prediction of 0 s", func(d map[string]float64) { d["pred_hockney_s"] = 0 }, "derived pred_hockney_s = 0: a prediction is a positive time"},
+		{"error of 1e300", func(d map[string]float64) { d["pred_err_hockney"] = 1e300 }, "derived pred_err_hockney = 1e+300 disagrees with (pred_hockney_s - measured_s) / measured_s = -0.5"},
+		{"error of another prediction", func(d map[string]float64) { d["pred_hockney_s"] = 8e-4 }, "derived pred_err_hockney = -0.5 disagrees with (pred_hockney_s - measured_s) / measured_s = 1"},
+		{"error without its prediction", func(d map[string]float64) { delete(d, "pred_hockney_s") }, "derived pred_err_hockney = -0.5 without pred_hockney_s"},
+		{"error without a measurement", func(d map[string]float64) { delete(d, "measured_s") }, "without pred_hockney_s and a positive measured_s"},
+		{"prediction without an error", func(d map[string]float64) { delete(d, "pred_err_hockney") }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := results.Record{Schema: 1, Bench: Bench, Ranks: 2, Unit: results.UnitSeconds,
+				Params:  results.Params{"app": "gauss", "phase": "xbcast", "kind": results.PhaseKindComm},
+				Summary: results.Summary{N: 1, Min: meas, Median: meas, Mean: meas, Max: meas, P90: meas, P99: meas, CI95: [2]float64{meas, meas}},
+				Derived: map[string]float64{"measured_s": meas, "pred_hockney_s": 2e-4, "pred_err_hockney": -0.5}}
+			tc.edit(r.Derived)
+			line, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = results.ReadJSONL(strings.NewReader(string(line) + "\n"))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
