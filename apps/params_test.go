@@ -25,7 +25,8 @@ func TestPredictionsCheckedOnRead(t *testing.T) {
 		{"error of 1e300", func(d map[string]float64) { d["pred_err_hockney"] = 1e300 }, "derived pred_err_hockney = 1e+300 disagrees with (pred_hockney_s - measured_s) / measured_s = -0.5"},
 		{"error of another prediction", func(d map[string]float64) { d["pred_hockney_s"] = 8e-4 }, "derived pred_err_hockney = -0.5 disagrees with (pred_hockney_s - measured_s) / measured_s = 1"},
 		{"error without its prediction", func(d map[string]float64) { delete(d, "pred_hockney_s") }, "derived pred_err_hockney = -0.5 without pred_hockney_s"},
-		{"error without a measurement", func(d map[string]float64) { delete(d, "measured_s") }, "without pred_hockney_s and a positive measured_s"},
+		{"error against the median without measured_s", func(d map[string]float64) { delete(d, "measured_s") }, ""},
+		{"error the median contradicts", func(d map[string]float64) { delete(d, "measured_s"); d["pred_err_hockney"] = 1 }, "derived pred_err_hockney = 1 disagrees with (pred_hockney_s - median) / median = -0.5"},
 		{"prediction without an error", func(d map[string]float64) { delete(d, "pred_err_hockney") }, ""},
 	}
 	for _, tc := range tests {
