@@ -28,6 +28,15 @@ type MemNeed struct {
 // bound comes from; a test may replace it.
 var AvailableMemory = sysmem.Available
 
+// SharedMemory and OwnMemory split AvailableMemory for ranks that are
+// processes of their own: what the ranks of a host share (MemAvailable,
+// cgroups) and what each rank's address-space limit leaves it alone; a
+// test may replace them.
+var (
+	SharedMemory = sysmem.Shared
+	OwnMemory    = sysmem.Own
+)
+
 // Demand is what a run asks of the machine: its plan of pattern instances
 // on p ranks, checked against MaxTime per point, and a need of its own.
 type Demand struct {
@@ -96,13 +105,23 @@ func CheckMemory(c mpi.Comm, meta results.Meta, need MemNeed) error {
 			need.Flag, need.What, sysmem.Format(need.PerRank+need.InFlight+LocalRankBytes), parts,
 			sysmem.Format(total), p, p, allows(avail, source))
 	}
-	here := ranksOnThisHost(c, meta)
+	return checkProcesses(need, ranksOnThisHost(c, meta), mpi.ProcessorName(c))
+}
+
+// checkProcesses checks need on the here ranks of host, each a process:
+// together against what they share, and each alone against its own
+// address-space limit.
+func checkProcesses(need MemNeed, here int, host string) error {
 	total := Need{BufferBytes: need.PerRank}.OnHost(here)
-	if total <= float64(avail) {
-		return nil
+	if avail, source, ok := SharedMemory(); ok && total > float64(avail) {
+		return opts.Badf("%s: %s needs %s per rank, %s for the %d ranks on host %s; %s",
+			need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, host, allows(avail, source))
 	}
-	return opts.Badf("%s: %s needs %s per rank, %s for the %d ranks on host %s; %s",
-		need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, mpi.ProcessorName(c), allows(avail, source))
+	if avail, source, ok := OwnMemory(); ok && need.PerRank > float64(avail) {
+		return opts.Badf("%s: %s needs %s in each rank's process; %s",
+			need.Flag, need.What, sysmem.Format(need.PerRank), allows(avail, source))
+	}
+	return nil
 }
 
 // allows is sysmem.Allows: "available: X (...)" or "the limit allows X

@@ -32,17 +32,37 @@ func Available() (bytes int64, source string, ok bool) {
 // is none (RLIM_INFINITY) or it cannot be read; a variable for tests.
 var addressLimit = rlimitAS
 
+// Shared is the part of Available that the processes of this machine, or
+// of this job's cgroup, draw on together (MemAvailable and the cgroup
+// limits): the ranks on one host divide it among them.
+func Shared() (bytes int64, source string, ok bool) {
+	return shared("/")
+}
+
+// Own is the part of Available that is this process's alone: the room
+// under its RLIMIT_AS (ulimit -v limits each process by itself, so ranks
+// on one host do not divide it). ok is false when there is no such limit.
+func Own() (bytes int64, source string, ok bool) {
+	r, found := addressSpaceRoom("/")
+	return max(r.room, 0), r.source, found
+}
+
 // available reads the files under root (a test's fake /proc and /sys).
 func available(root string) (int64, string, bool) {
+	best, src, ok := shared(root)
+	if r, found := addressSpaceRoom(root); found && (!ok || r.room < best) {
+		best, src, ok = r.room, r.source, true
+	}
+	return max(best, 0), src, ok
+}
+
+// shared is Shared under root.
+func shared(root string) (int64, string, bool) {
 	best, src, ok := int64(-1), "", false
 	if v, err := memAvailable(filepath.Join(root, "proc/meminfo")); err == nil {
 		best, src, ok = v, "MemAvailable of /proc/meminfo", true
 	}
-	rooms := cgroupRooms(root)
-	if r, found := addressSpaceRoom(root); found {
-		rooms = append(rooms, r)
-	}
-	for _, c := range rooms {
+	for _, c := range cgroupRooms(root) {
 		if !ok || c.room < best {
 			best, src, ok = c.room, c.source, true
 		}
