@@ -84,16 +84,54 @@ check_run() {
 	say "ok: $name: $n records, report.md, log $(wc -l <"$log") lines"
 }
 
-# submit NAME EXPECT SBATCH-ARGS...: sbatch --wait; EXPECT is the exit
-# status the job must end with. Sets id to the job id.
+# wait_job ID: polls job ID (every task of an array) every 0.2 s until it
+# has ended, for at most 10 minutes. Sets job_state to COMPLETED when every
+# task completed, else to the first other final state, and job_rc to the
+# highest exit status (at least 1 when a task was killed by a signal).
+# sbatch --wait would do the same, but it polls at 2, 10 and 42 s, so a
+# job of 3 s took 10 and one of 11 s took 42.
+wait_job() {
+	local id=$1 lines line st code sig ended=0
+	for _ in $(seq 3000); do
+		lines=$(scontrol -o show job "$id" 2>/dev/null) || lines=
+		if [ -n "$lines" ]; then
+			ended=1
+			while read -r line; do
+				st=$(grep -o 'JobState=[A-Z_]*' <<<"$line" | cut -d= -f2)
+				case $st in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | PREEMPTED | BOOT_FAIL | DEADLINE) ;; *) ended=0 ;; esac
+			done <<<"$lines"
+		fi
+		if [ "$ended" = 1 ]; then break; fi
+		sleep 0.2
+	done
+	job_state=COMPLETED job_rc=0
+	if [ "$ended" != 1 ]; then job_state=UNFINISHED job_rc=124; fi
+	while read -r line; do
+		st=$(grep -o 'JobState=[A-Z_]*' <<<"$line" | cut -d= -f2)
+		code=$(grep -o ' ExitCode=[0-9:]*' <<<"$line" | cut -d= -f2)
+		sig=${code#*:} code=${code%%:*}
+		if [ "${code:-0}" -gt "$job_rc" ]; then job_rc=$code; fi
+		if [ "${sig:-0}" != 0 ] && [ "$job_rc" = 0 ]; then job_rc=1; fi
+		if [ "$job_state" = COMPLETED ] && [ "$st" != COMPLETED ]; then job_state=$st; fi
+	done <<<"$lines"
+	return 0
+}
+
+# submit NAME EXPECT SBATCH-ARGS...: sbatch, then wait_job; EXPECT is the
+# exit status the job must end with. Sets id to the job id.
 id=
 submit() {
 	local name=$1 expect=$2
 	shift 2
 	local rc=0 t0=$SECONDS
-	sbatch --parsable --wait -o "$tmp/$name-%j.out" "$@" >"$tmp/sbatch.out" || rc=$?
-	id=$(head -n1 "$tmp/sbatch.out")
-	id=${id%%;*}
+	if sbatch --parsable -o "$tmp/$name-%j.out" "$@" >"$tmp/sbatch.out"; then
+		id=$(head -n1 "$tmp/sbatch.out")
+		id=${id%%;*}
+		wait_job "$id"
+		rc=$job_rc
+	else
+		rc=$? id=none
+	fi
 	if [ "$rc" != "$expect" ]; then
 		fail "$name: job $id ended with status $rc, want $expect"
 		sed 's/^/    /' "$tmp/$name-$id.out" >&2 || true
@@ -122,7 +160,7 @@ COMMCOST_NET='BF(2)' submit emulate-small 2 --ntasks=4 scripts/batch/slurm/emula
 grep -q 'BF(2) needs 16 ranks, the job has 4: submit with --ntasks=16' "$tmp/emulate-small-$id.out" ||
 	fail "emulate-small: no message naming the 16 ranks BF(2) needs: $(cat "$tmp/emulate-small-$id.out")"
 [ ! -e "$COMMCOST_RESULTS/slurm-$id/records.jsonl" ] || fail "emulate-small: wrote records before refusing"
-COMMCOST=/nonexistent/commcost submit nobinary 1 --nodes=1 --ntasks=2 scripts/batch/slurm/all.sbatch
+COMMCOST=/nonexistent/commcost submit nobinary 2 --nodes=1 --ntasks=2 scripts/batch/slurm/all.sbatch
 grep -q 'no commcost binary' "$tmp/nobinary-$id.out" || fail "nobinary: no clear message: $(cat "$tmp/nobinary-$id.out")"
 
 #    A binary whose MPI library is missing (as when the job forgets its
@@ -156,17 +194,12 @@ if command -v qsub >/dev/null; then
 			continue
 		}
 		id=$(echo "$out" | grep -o '[0-9][0-9]*' | tail -n1)
-		state=
-		for _ in $(seq 600); do
-			state=$(scontrol show job "$id" 2>/dev/null | grep -o 'JobState=[A-Z_]*' | cut -d= -f2)
-			case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
-			sleep 0.2
-		done
-		exitcode=$(scontrol show job "$id" | grep -o ' ExitCode=[0-9:]*' | cut -d= -f2)
+		wait_job "$id"
+		state=$job_state exitcode=$job_rc
 		# The wrapper ignores #PBS -j oe: join SCRIPT.oID and SCRIPT.eID.
 		log=$tmp/pbs-$job-$id.log
 		cat "$tmp"/*.o"$id" "$tmp"/*.e"$id" >"$log" 2>/dev/null || true
-		if [ "$state" != COMPLETED ] || [ "$exitcode" != 0:0 ]; then
+		if [ "$state" != COMPLETED ] || [ "$exitcode" != 0 ]; then
 			fail "pbs $job: job $id $state exit $exitcode"
 			sed 's/^/    /' "$log" >&2
 			continue
