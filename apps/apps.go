@@ -349,7 +349,7 @@ func Measure(env Env, app App, reps patterns.Reps, meta results.Meta) ([]results
 			Stop:      stop,
 			Workload:  workload[n],
 			Samples:   append([]float64(nil), samples[i]...),
-			Derived:   map[string]float64{EnvelopeKey: envs[i].sum(samples[i])},
+			Derived:   map[string]float64{EnvelopeKey: envs[i].sum(samples[i]), results.DerivedRunPhases: float64(len(names))},
 			Meta:      meta,
 		}
 		if len(counters) > 0 {

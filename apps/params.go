@@ -36,19 +36,27 @@ func init() {
 	results.RegisterRecordCheck(Bench, checkPredictions)
 }
 
+// maxRunPhases bounds a run's phase count on read: every program times a
+// handful of phases.
+const maxRunPhases = 1000
+
 // checkPredictions is the record check of an annotated phase record
 // (Ranking.Annotate): every prediction pred_NAME_s is a positive time,
 // and every stored error pred_err_NAME is (pred_NAME_s - measured_s) /
 // measured_s (of the median without measured_s), as Annotate and
 // report.AnnotateApps computed it. A table shows both, so a record
 // whose error its own prediction contradicts (or a prediction of -5 s)
-// is refused rather than shown.
+// is refused rather than shown. A run's phase count
+// (results.DerivedRunPhases) is a whole number up to maxRunPhases.
 func checkPredictions(r *results.Record) error {
 	// Paper 000's programs are annotated against the median
 	// (report.AnnotateApps), the message-passing ones against measured_s.
 	meas, measName := r.Median, "median"
 	if m, ok := r.Derived["measured_s"]; ok {
 		meas, measName = m, "measured_s"
+	}
+	if v, ok := r.Derived[results.DerivedRunPhases]; ok && !(v >= 1 && v <= maxRunPhases && v == math.Trunc(v)) {
+		return fmt.Errorf("derived %s = %v: the run's phase count is a whole number from 1 to %d", results.DerivedRunPhases, v, maxRunPhases)
 	}
 	keys := slices.Sorted(maps.Keys(r.Derived))
 	for _, k := range keys {

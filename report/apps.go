@@ -499,9 +499,10 @@ func writeDrawn(path string, draw func(format string) ([]byte, error)) error {
 
 // WriteAppsReport writes what 'commcost app' and 'app table' print after
 // the records: one "note: " line per note (what a predictor could not
-// predict, AnnotateApps), then WriteApps.
+// predict, AnnotateApps; a run whose phase records are not all there,
+// MissingPhases), then WriteApps.
 func WriteAppsReport(w io.Writer, recs []results.Record, notes []string, markdown bool) error {
-	for _, n := range notes {
+	for _, n := range append(notes, MissingPhases(recs)...) {
 		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
 			return err
 		}
@@ -617,4 +618,51 @@ func predictedVsMeasured(look predPlot, series []predSeries, format string) ([]b
 type xErrPoints struct {
 	plotter.XYs
 	plotter.XErrors
+}
+
+// MissingPhases names the runs whose records hold fewer distinct phases
+// than the run timed (results.DerivedRunPhases; records written before it
+// existed are not checked): a table of such a run leaves the missing
+// phases out of every total. A run is its program, store, parameters
+// other than the phase, and rank count; repeated runs of one
+// configuration count each phase once.
+func MissingPhases(recs []results.Record) []string {
+	type run struct {
+		label  string
+		want   int
+		phases []string
+	}
+	var order []string
+	runs := map[string]*run{}
+	for _, r := range recs {
+		want, ok := r.Derived[results.DerivedRunPhases]
+		if r.Bench != results.BenchApp || !ok {
+			continue
+		}
+		var parts []string
+		for _, k := range sortedKeys(r.Params) {
+			if k != "app" && k != "phase" && k != "kind" && k != "store" {
+				parts = append(parts, fmt.Sprintf("%s=%v", k, r.Params[k]))
+			}
+		}
+		label := fmt.Sprintf("%s %v [%s] on %d ranks", appStore(r), r.Params["app"], strings.Join(parts, " "), r.Ranks)
+		g := runs[label]
+		if g == nil {
+			g = &run{label: label}
+			runs[label] = g
+			order = append(order, label)
+		}
+		g.want = max(g.want, int(want))
+		if ph := fmt.Sprint(r.Params["phase"]); !slices.Contains(g.phases, ph) {
+			g.phases = append(g.phases, ph)
+		}
+	}
+	var notes []string
+	for _, label := range order {
+		if g := runs[label]; len(g.phases) < g.want {
+			notes = append(notes, fmt.Sprintf("%s: records of %d of the run's %d phases (%s); the others are missing, and every total of this run leaves them out",
+				g.label, len(g.phases), g.want, strings.Join(g.phases, ", ")))
+		}
+	}
+	return notes
 }

@@ -151,3 +151,45 @@ func TestPredictedVsMeasured(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingPhases: a run whose records hold fewer phases than it timed
+// is named, once, with the phases that are there; complete runs, repeated
+// runs of one configuration and records without the count are not.
+func TestMissingPhases(t *testing.T) {
+	rec := func(app string, n int, phase string, runPhases float64) results.Record {
+		r := results.Record{Bench: results.BenchApp, Ranks: 2,
+			Params:  results.Params{"app": app, "n": n, "phase": phase, "kind": results.PhaseKindComm},
+			Derived: map[string]float64{}}
+		if runPhases > 0 {
+			r.Derived[results.DerivedRunPhases] = runPhases
+		}
+		return r
+	}
+	tests := []struct {
+		name string
+		recs []results.Record
+		want []string // substrings, one per note
+	}{
+		{"complete", []results.Record{rec("gauss", 64, "a", 2), rec("gauss", 64, "b", 2)}, nil},
+		{"one missing", []results.Record{rec("gauss", 64, "a", 3), rec("gauss", 64, "b", 3)},
+			[]string{"mpi gauss [n=64] on 2 ranks: records of 2 of the run's 3 phases (a, b)"}},
+		{"repeated run counts each phase once", []results.Record{rec("gauss", 64, "a", 2), rec("gauss", 64, "a", 2)},
+			[]string{"records of 1 of the run's 2 phases (a)"}},
+		{"two runs told apart by n", []results.Record{rec("gauss", 64, "a", 1), rec("gauss", 128, "a", 2)},
+			[]string{"mpi gauss [n=128] on 2 ranks: records of 1 of the run's 2 phases"}},
+		{"records without the count", []results.Record{rec("gauss", 64, "a", 0)}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := MissingPhases(tt.recs)
+			if len(got) != len(tt.want) {
+				t.Fatalf("notes %q; want %d", got, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("note %q; want it to contain %q", got[i], w)
+				}
+			}
+		})
+	}
+}

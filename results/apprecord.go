@@ -17,3 +17,8 @@ const (
 // its fastest repetition, summed over the entries, then the maximum over
 // ranks (apps.Measure writes it; apps.ByStat judges models on it).
 const DerivedEnvelope = "envelope_s"
+
+// DerivedRunPhases is the Derived key of the number of phases the run that
+// wrote an application phase record timed (apps.Measure): a reader that
+// finds fewer of the run's phase records knows one is missing.
+const DerivedRunPhases = "run_phases"
