@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
@@ -92,6 +93,67 @@ func (cal Calibration) reps() patterns.Reps {
 // that averages several operations rarely catches only fast ones).
 func calIters(bytes int) int { return max(1, min(100, (64<<10)/max(bytes, 1))) }
 
+// calWork is what a calibration reads from a workload: the point-to-point
+// and chain sizes, and the sizes of every aggregate and grid point, in the
+// order the phases name them (Run measures from it, Plan lists it).
+type calWork struct {
+	p2p, chain []int
+	aggs       map[aggKey][]int
+	aggOrder   []aggKey
+	grids      map[gridKey][]int
+	gridOrder  []gridKey
+}
+
+type aggKey struct {
+	op    string
+	ranks int
+	q     int
+}
+
+type gridKey struct {
+	rows, cols int
+	along      string
+	mode       string
+	d          int
+}
+
+// parseCalWork reads work's phases in name order: every rank must build
+// the same plan (a map's order differs between ranks, and the
+// sub-communicator operations of Run would then pair different
+// operations).
+func parseCalWork(work map[string][]results.WorkItem) calWork {
+	w := calWork{aggs: map[aggKey][]int{}, grids: map[gridKey][]int{}}
+	for _, ph := range slices.Sorted(maps.Keys(work)) {
+		for _, it := range work[ph] {
+			b := intParam(it.Params, "bytes")
+			switch it.Bench {
+			case "pingpong":
+				w.p2p = append(w.p2p, b)
+			case "chainshift":
+				w.chain = append(w.chain, b)
+				w.p2p = append(w.p2p, b)
+			case patterns.BenchGridShift:
+				along, _ := it.Params["along"].(string)
+				mode, _ := it.Params["mode"].(string)
+				k := gridKey{intParam(it.Params, "rows"), intParam(it.Params, "cols"), along, mode, intParam(it.Params, "d")}
+				if _, ok := w.grids[k]; !ok {
+					w.gridOrder = append(w.gridOrder, k)
+				}
+				w.grids[k] = append(w.grids[k], b)
+			case "aggregate":
+				op, _ := it.Params["op"].(string)
+				q := intParam(it.Params, "q")
+				k := aggKey{op, it.Ranks, q}
+				if _, ok := w.aggs[k]; !ok {
+					w.aggOrder = append(w.aggOrder, k)
+				}
+				w.aggs[k] = append(w.aggs[k], b)
+			}
+		}
+	}
+	return w
+}
+
 // Run measures the calibration for work on c and returns the records
 // (complete on rank 0); emit, when not nil, is called on every rank with
 // each record as it completes (rank 0's copy is the one to write).
@@ -109,53 +171,8 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		}
 		return nil
 	}
-	var p2p, chain []int
-	type aggKey struct {
-		op    string
-		ranks int
-		q     int
-	}
-	aggs := map[aggKey][]int{}
-	var aggOrder []aggKey
-	type gridKey struct {
-		rows, cols int
-		along      string
-		mode       string
-		d          int
-	}
-	grids := map[gridKey][]int{}
-	var gridOrder []gridKey
-	// Phases in name order: every rank must build the same plan (a map's
-	// order differs between ranks, and the sub-communicator operations
-	// below would then pair different operations).
-	for _, ph := range slices.Sorted(maps.Keys(work)) {
-		for _, it := range work[ph] {
-			b := intParam(it.Params, "bytes")
-			switch it.Bench {
-			case "pingpong":
-				p2p = append(p2p, b)
-			case "chainshift":
-				chain = append(chain, b)
-				p2p = append(p2p, b)
-			case patterns.BenchGridShift:
-				along, _ := it.Params["along"].(string)
-				mode, _ := it.Params["mode"].(string)
-				k := gridKey{intParam(it.Params, "rows"), intParam(it.Params, "cols"), along, mode, intParam(it.Params, "d")}
-				if _, ok := grids[k]; !ok {
-					gridOrder = append(gridOrder, k)
-				}
-				grids[k] = append(grids[k], b)
-			case "aggregate":
-				op, _ := it.Params["op"].(string)
-				q := intParam(it.Params, "q")
-				k := aggKey{op, it.Ranks, q}
-				if _, ok := aggs[k]; !ok {
-					aggOrder = append(aggOrder, k)
-				}
-				aggs[k] = append(aggs[k], b)
-			}
-		}
-	}
+	w := parseCalWork(work)
+	p2p, chain, aggs, aggOrder, grids, gridOrder := w.p2p, w.chain, w.aggs, w.aggOrder, w.grids, w.gridOrder
 	sizes := sweepSizes(p2p, cal.maxSizes())
 	if len(sizes) == 0 {
 		return nil, errors.New("the workload has no message to calibrate for")
@@ -343,6 +360,113 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 		}
 	}
 	return recs, nil
+}
+
+// CalPoint is one pattern instance a calibration measures and the ranks
+// it runs on (the first Ranks of the communicator).
+type CalPoint struct {
+	Pattern patterns.Pattern
+	Ranks   int
+}
+
+// Plan lists the instances Run measures for work on p ranks, in its
+// order, for the demand check before anything is measured. PRTT's delayed
+// points are listed with no delay (Run sets it from the measured round
+// trip; it changes no buffer).
+func (cal Calibration) Plan(work map[string][]results.WorkItem, p int) []CalPoint {
+	if p < 2 {
+		return nil
+	}
+	reps := cal.reps()
+	w := parseCalWork(work)
+	sizes := sweepSizes(w.p2p, cal.maxSizes())
+	var out []CalPoint
+	add := func(pat patterns.Pattern, ranks int) { out = append(out, CalPoint{pat, ranks}) }
+	wantRT := slices.Contains(cal.kinds(), "hyperbolic")
+	roundTrip := func(s int) {
+		add(patterns.RoundTrip{Bytes: s, Peer: 1, Iters: calIters(s), Reps: reps, Validate: cal.Validate}, p)
+	}
+	if wantRT && len(sizes) > 0 {
+		for _, s := range []int{8, 1 << 10, 8 << 10} {
+			if s < sizes[0] {
+				roundTrip(s)
+			}
+		}
+	}
+	for _, s := range sizes {
+		if cal.needs("pingpong") {
+			add(patterns.PingPong{Bytes: s, Iters: calIters(s), Reps: reps, Validate: cal.Validate}, 2)
+		}
+		if wantRT {
+			roundTrip(s)
+		}
+		if !cal.needs("prtt") {
+			continue
+		}
+		add(patterns.PRTT{Bytes: s, N: 1, Peer: 1, Iters: calIters(s), Reps: reps, Validate: cal.Validate}, p)
+		add(patterns.PRTT{Bytes: s, N: 4, Peer: 1, Iters: max(1, calIters(s)/4), Reps: reps, Validate: cal.Validate}, p)
+	}
+	if len(w.chain) > 0 && p >= 3 && cal.needs("alltoall") {
+		for _, s := range append([]int{0}, spread(w.chain)...) {
+			for n := 2; n <= p; n++ {
+				add(patterns.AllToAll{Bytes: s, Ranks: n, Iters: 1, Reps: reps, Validate: cal.Validate}, p)
+			}
+		}
+	}
+	if cal.needs(patterns.BenchGridShift) {
+		for _, k := range w.gridOrder {
+			if k.rows*k.cols != p {
+				continue
+			}
+			for _, s := range gridSizes(w.grids[k]) {
+				add(patterns.GridShift{Bytes: s, Rows: k.rows, Cols: k.cols, Along: k.along, Mode: k.mode, D: k.d, Iters: 1, Reps: reps, Validate: cal.Validate}, p)
+			}
+		}
+	}
+	if cal.needs("aggregate") {
+		order := w.aggOrder
+		insensitive := false
+		for _, k := range order {
+			sens, err := model.BisectionSensitive(k.op)
+			insensitive = insensitive || (err == nil && !sens)
+		}
+		if len(order) > 0 && !insensitive {
+			var all []int
+			for _, k := range order {
+				all = append(all, w.aggs[k]...)
+			}
+			k := aggKey{"allgather", p, 0}
+			order = append(order, k)
+			w.aggs[k] = all
+		}
+		for _, k := range order {
+			op, err := patterns.ParseAggKind(k.op)
+			if err != nil || k.ranks < 2 || k.ranks > p {
+				continue
+			}
+			for _, s := range spread(w.aggs[k]) {
+				add(patterns.AggregateOp{Op: op, Impl: patterns.ImplTextbook, Bytes: s, Q: k.q, Iters: calIters(s), Reps: reps, Validate: cal.Validate}, k.ranks)
+			}
+		}
+	}
+	return out
+}
+
+// Demand is the memory the largest instance of the calibration of work on
+// p ranks asks of a rank (its buffers, and its payload in flight), by
+// the patterns' own Demand; Field is "n", as the message sizes follow the
+// programs' sizes. Counting it on every rank overstates the point-to-point
+// points, which run on two ranks, on the safe side.
+func (cal Calibration) Demand(work map[string][]results.WorkItem, p int) sysmem.Need {
+	var worst sysmem.Need
+	for _, pt := range cal.Plan(work, p) {
+		d := pt.Pattern.Demand(pt.Ranks)
+		if n := float64(d.BufferBytes) + float64(d.InFlightBytes); n > worst.Bytes+worst.InFlight {
+			worst = sysmem.Need{Field: "n", Bytes: float64(d.BufferBytes), InFlight: float64(d.InFlightBytes),
+				What: fmt.Sprintf("the calibration's %s on %d ranks", pt.Pattern.Bench()+" "+results.ParamList(pt.Pattern.Params(pt.Ranks)), pt.Ranks)}
+		}
+	}
+	return worst
 }
 
 func (cal Calibration) kinds() []string {

@@ -3,6 +3,7 @@ package apps
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -49,12 +50,24 @@ func TestCalibrateFitRank(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				cal, err := Calibration{Reps: quick, MaxSizes: 4}.Run(c, tc.app.(Workloader).Workload(c.Size()), results.Meta{Backend: "local"}, nil)
+				calib := Calibration{Reps: quick, MaxSizes: 4}
+				work := tc.app.(Workloader).Workload(c.Size())
+				cal, err := calib.Run(c, work, results.Meta{Backend: "local"}, nil)
 				if err != nil {
 					return err
 				}
 				if c.Rank() != 0 {
 					return nil
+				}
+				// The demand check's plan lists every point measured.
+				planned := map[string]bool{}
+				for _, pt := range calib.Plan(work, c.Size()) {
+					planned[fmt.Sprint(pt.Pattern.Bench(), pt.Pattern.Params(pt.Ranks)["bytes"])] = true
+				}
+				for _, r := range cal {
+					if k := fmt.Sprint(r.Bench, r.Params["bytes"]); !planned[k] {
+						t.Errorf("calibration point %s %v not in Plan", r.Bench, r.Params)
+					}
 				}
 				models, why := Fit(cal, nil)
 				notes = why

@@ -108,8 +108,11 @@ func (r MPRun) Check(p int) error {
 }
 
 // Demand is the largest memory need per rank of the programs on p ranks
-// (each program's Demand: gauss, multigrid, cannon, checkerboard), for the
-// command to check before Check, which computes gauss's serial oracle.
+// (each program's Demand: gauss, multigrid, cannon, checkerboard) and,
+// when the run measures its calibration, of the calibration's largest
+// point (apps.Calibration.Demand), for the command to check before
+// Check, which computes gauss's serial oracle. The two run one after the
+// other, so the larger counts.
 func (r MPRun) Demand(p int) sysmem.Need {
 	var needs []sysmem.Need
 	for _, prog := range r.Programs {
@@ -117,7 +120,24 @@ func (r MPRun) Demand(p int) sysmem.Need {
 			needs = append(needs, d.Demand(p))
 		}
 	}
+	if cal, ok := r.calibration(); ok {
+		for _, prog := range r.Programs {
+			if prog.Check(p) != nil {
+				return sysmem.Largest(needs...) // no workload on p ranks: Check refuses the run
+			}
+		}
+		needs = append(needs, cal.Demand(Workloads(r.Programs, p), p))
+	}
 	return sysmem.Largest(needs...)
+}
+
+// calibration is the calibration Run measures, ok false when it measures
+// none (models given, or an earlier run's records).
+func (r MPRun) calibration() (apps.Calibration, bool) {
+	if len(r.Models) > 0 || r.Calibration != nil {
+		return apps.Calibration{}, false
+	}
+	return apps.Calibration{Reps: r.CalibrationReps, Kinds: r.Kinds, Validate: r.Validate}, true
 }
 
 // CheckModels reports an error unless, for every program, some of models
@@ -153,9 +173,9 @@ func (r MPRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) erro
 	p := c.Size()
 	if len(models) == 0 {
 		cal := r.Calibration
-		if cal == nil {
+		if measure, ok := r.calibration(); ok {
 			var err error
-			if cal, err = (apps.Calibration{Reps: r.CalibrationReps, Kinds: r.Kinds, Validate: r.Validate}).Run(c, Workloads(r.Programs, p), meta, emit0); err != nil {
+			if cal, err = measure.Run(c, Workloads(r.Programs, p), meta, emit0); err != nil {
 				return fmt.Errorf("calibration: %w", err)
 			}
 		}

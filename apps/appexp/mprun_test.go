@@ -398,3 +398,45 @@ func TestSuiteMP(t *testing.T) {
 		t.Errorf("%d calibration records; programs with predictions %v, want all four", cal, predicted)
 	}
 }
+
+// TestMPRunDemand: the demand of a run that measures its calibration is
+// the larger of the programs' own and the calibration's largest point
+// (whose message sizes reach twice the programs' largest, rounded up to a
+// power of two); with models or an earlier calibration it is the
+// programs' alone.
+func TestMPRunDemand(t *testing.T) {
+	h := []apps.NamedModel{{Name: "hockney", Model: hockney(20e-6, 1e-9)}}
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name  string
+		r     MPRun
+		p     int
+		what  string  // in the need's What
+		bytes float64 // Bytes + InFlight, within 1%
+	}{
+		// cannon's 26.8 MB blocks are calibrated up to 64 MiB; prtt's four
+		// messages in flight make the largest point.
+		{"cannon calibrated", MPRun{Programs: []apps.App{apps.Cannon{N: 3662}}}, 4, "the calibration's prtt bytes=67108864", 320 * mib},
+		{"cannon with models", MPRun{Programs: []apps.App{apps.Cannon{N: 3662}}, Models: h}, 4, "cannon's blocks", 8 * (5*1831*1831 + 1831*3662 + 3662 + 2*1831*1831)},
+		{"cannon with calibration records", MPRun{Programs: []apps.App{apps.Cannon{N: 3662}}, Calibration: []results.Record{{Bench: "pingpong"}}}, 4, "cannon's blocks", 8 * (5*1831*1831 + 1831*3662 + 3662 + 2*1831*1831)},
+		// hockney reads the ping-pong only: 192 MiB, below the program's.
+		{"cannon kinds without prtt", MPRun{Programs: []apps.App{apps.Cannon{N: 3662}}, Kinds: []string{"hockney"}}, 4, "cannon's blocks", 8 * (5*1831*1831 + 1831*3662 + 3662 + 2*1831*1831)},
+		{"cannon validated ping-pong", MPRun{Programs: []apps.App{apps.Cannon{N: 3662}}, Kinds: []string{"hockney"}, Validate: true}, 4, "the calibration's pingpong bytes=67108864", 320 * mib},
+		{"cannon small", MPRun{Programs: []apps.App{apps.Cannon{N: 16}}}, 4, "the calibration's prtt bytes=1024", 5 << 10},
+		{"cannon on 3 ranks: no workload", MPRun{Programs: []apps.App{apps.Cannon{N: 3662}}}, 3, "cannon's blocks", -1},
+		{"checkerboard calibrated", MPRun{Programs: []apps.App{apps.Checkerboard{N: 3418}}}, 4, "the calibration's prtt bytes=67108864", 320 * mib},
+		{"gauss: the oracle's", MPRun{Programs: []apps.App{&apps.Gauss{N: 512}}}, 4, "gauss of order 512", 0},
+		{"multigrid: the planes'", MPRun{Programs: []apps.App{&apps.Multigrid{N: 2047, Iters: 3}}}, 4, "multigrid's planes", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := tc.r.Demand(tc.p)
+			t.Logf("%s: %.4g + %.4g", n.What, n.Bytes, n.InFlight)
+			if !strings.Contains(n.What, tc.what) {
+				t.Errorf("need %q, want %q", n.What, tc.what)
+			}
+			if got := n.Bytes + n.InFlight; tc.bytes > 0 && (got < 0.99*tc.bytes || got > 1.01*tc.bytes) {
+				t.Errorf("need %.4g bytes, want %.4g", got, tc.bytes)
+			}
+		})
+	}
+}
