@@ -62,6 +62,10 @@ func (b BitonicSort) Check(p int) error {
 	if !isPow2(p) {
 		return fmt.Errorf("%d ranks: bitonic sort needs a power of two", p)
 	}
+	keys := func(n int) int { return n * IntBytes }
+	if err := checkVolume(b.N, 1, keys, "array of n keys", ""); err != nil {
+		return err
+	}
 	return b.Access.check(b.N*IntBytes, "array of n keys")
 }
 

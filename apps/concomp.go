@@ -89,6 +89,16 @@ func (g ConnComp) Check(p int) error {
 	case !(g.Density > 0 && g.Density <= 1):
 		return fmt.Errorf("density = %v: the edge probability must be in (0, 1]", g.Density)
 	}
+	// n is a multiple of 16 and of the power of two p.
+	step := max(edgesPerInt, p)
+	adj := func(n int) int { return ConnComp{N: n}.adjBytes(p) }
+	forest := func(n int) int { return ConnComp{N: n}.forestBytes() }
+	if err := checkVolume(g.N, step, adj, "submatrix of n^2/(16p) integers", fmt.Sprintf("on %d ranks", p)); err != nil {
+		return err
+	}
+	if err := checkVolume(g.N, step, forest, "forest of n integers", ""); err != nil {
+		return err
+	}
 	if err := g.Access.check(g.adjBytes(p), "submatrix of n^2/(16p) integers"); err != nil {
 		return err
 	}

@@ -130,7 +130,7 @@ func TestGaussOracleGuarded(t *testing.T) {
 
 // TestStoreSizeCheckedUpFront: an application whose store variable is
 // beyond one MPI message is refused by its Check, which the command runs
-// before the calibration, naming n.
+// before the calibration, naming --n and the largest n that fits.
 func TestStoreSizeCheckedUpFront(t *testing.T) {
 	tests := []struct {
 		name string
@@ -138,8 +138,15 @@ func TestStoreSizeCheckedUpFront(t *testing.T) {
 		p    int
 		want string
 	}{
-		{"matmul n=65536 on 4", MatMul{N: 65536, Access: Access{K: 1, L: 64}}, 4, "the submatrix of n^2/p integers is 4294967296 bytes, more than one store variable holds (2147483583 bytes): a smaller n or more ranks"},
+		{"matmul n=65536 on 4", MatMul{N: 65536, Access: Access{K: 1, L: 64}}, 4, "--n 65536: the submatrix of n^2/p integers on 4 ranks is 4294967296 bytes, more than one store variable holds (2147483583 bytes); want n <= 46340 on 4 ranks (or more ranks)"},
+		{"matmul the largest on 4", MatMul{N: 46340, Access: Access{K: 1, L: 64}}, 4, ""},
+		{"matmul above the largest on 4", MatMul{N: 46344, Access: Access{K: 1, L: 64}}, 4, "want n <= 46340 on 4 ranks"},
 		{"matmul n=16384 on 4", MatMul{N: 16384, Access: Access{K: 1, L: 64}}, 4, ""},
+		{"concomp on 4", ConnComp{N: 1 << 20, Access: Access{K: 1, L: 64}}, 4, "--n 1048576: the submatrix of n^2/(16p) integers on 4 ranks is 68719476736 bytes, more than one store variable holds (2147483583 bytes); want n <= 185360 on 4 ranks (or more ranks)"},
+		{"concomp the largest on 4", ConnComp{N: 185360, Access: Access{K: 1, L: 64}}, 4, ""},
+		{"bitonic", BitonicSort{N: 1e9, Access: Access{K: 1, L: 64}}, 4, "--n 1000000000: the array of n keys is 4000000000 bytes, more than one store variable holds (2147483583 bytes); want n <= 536870895"},
+		{"samplesort holds 2n keys", SampleSort{N: 3e8, Access: Access{K: 1, L: 64}}, 4, "--n 300000000: the array A_i of 2n keys is 2400000000 bytes, more than one store variable holds (2147483583 bytes); want n <= 268435392"},
+		{"samplesort the largest", SampleSort{N: 268435392, Access: Access{K: 1, L: 64}}, 4, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -68,6 +68,10 @@ func (m MatMul) Check(p int) error {
 	if p < 1 || m.N%p != 0 {
 		return fmt.Errorf("n = %d on %d ranks: the ranks must divide the matrix order (p | n)", m.N, p)
 	}
+	sub := func(n int) int { return MatMul{N: n}.subBytes(p) }
+	if err := checkVolume(m.N, p, sub, "submatrix of n^2/p integers", fmt.Sprintf("on %d ranks", p)); err != nil {
+		return err
+	}
 	return m.Access.check(m.subBytes(p), "submatrix of n^2/p integers")
 }
 

@@ -58,11 +58,10 @@ type Access struct {
 
 // check refuses a shape that cannot split volume bytes as the paper does:
 // k or l below 1, or k l above the volume (then no access would carry k
-// packets of l bytes). what names the volume in the message.
+// packets of l bytes). what names the volume in the message. The
+// volume's own bound is checkVolume's.
 func (a Access) check(volume int, what string) error {
 	switch {
-	case volume > MaxVarBytes || volume < 0:
-		return fmt.Errorf("the %s is %d bytes, more than one store variable holds (%d bytes): a smaller n or more ranks", what, volume, MaxVarBytes)
 	case a.K < 1:
 		return fmt.Errorf("k = %d: the send hot spot must be an integer >= 1", a.K)
 	case a.L < 1:
@@ -71,6 +70,43 @@ func (a Access) check(volume int, what string) error {
 		return fmt.Errorf("k = %d, l = %d: k l = %d bytes is above the %s (%d bytes); want k l <= %d", a.K, a.L, a.K*a.L, what, volume, volume)
 	}
 	return nil
+}
+
+// checkVolume refuses an n whose store variable, volume(n) bytes, is
+// beyond one store variable (MaxVarBytes), naming --n and the largest n
+// that fits: the largest multiple of step (the program's divisibility)
+// whose volume does. what names the variable; ranks, when the volume
+// shrinks with more ranks, says on how many ("on 4 ranks"), else "".
+func checkVolume(n, step int, volume func(n int) int, what, ranks string) error {
+	if v := volume(n); v >= 0 && v <= MaxVarBytes && n <= maxVolumeN {
+		return nil
+	}
+	want := fmt.Sprintf("want n <= %d", largestN(step, volume))
+	if ranks != "" {
+		what += " " + ranks
+		want += " " + ranks + " (or more ranks)"
+	}
+	return fmt.Errorf("--n %d: the %s is %d bytes, more than one store variable holds (%d bytes); %s",
+		n, what, volume(min(n, maxVolumeN)), MaxVarBytes, want)
+}
+
+// maxVolumeN bounds the n checkVolume considers: n^2 stays within an int.
+const maxVolumeN = 1 << 31
+
+// largestN is the largest multiple of step whose volume fits one store
+// variable (volume grows with n), 0 when none does.
+func largestN(step int, volume func(n int) int) int {
+	fits := func(k int) bool { v := volume(k * step); return v >= 0 && v <= MaxVarBytes }
+	lo, hi := 0, maxVolumeN/max(step, 1) // fits(lo) or lo == 0; !fits(hi+1)
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo * step
 }
 
 // groups is ceil(volume/(k l)), the k-k-accesses one access of volume bytes

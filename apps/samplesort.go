@@ -83,6 +83,10 @@ func (ss SampleSort) Check(p int) error {
 	if p < 1 {
 		return fmt.Errorf("%d ranks: sample sort needs at least one", p)
 	}
+	keys := func(n int) int { return 2 * n * IntBytes } // A_i holds 2n keys (Setup)
+	if err := checkVolume(ss.N, sampleDivisor, keys, "array A_i of 2n keys", ""); err != nil {
+		return err
+	}
 	return ss.Access.check(ss.N*IntBytes, "array of n keys")
 }
 

@@ -194,6 +194,9 @@ func (a *StoreApp) CheckRanks(name string, world int, configs []apps.App) error 
 	p := r.AppRanks(world)
 	for _, c := range configs {
 		if err := c.Check(p); err != nil {
+			if strings.HasPrefix(err.Error(), "--") {
+				return opts.Badf("%v", err) // names its flag and the rank count
+			}
 			return opts.Badf("app %s on %d ranks: %v", name, p, err)
 		}
 	}
