@@ -165,10 +165,34 @@ func (c BarnesHutConfig) Check(p int) error {
 			seen[r] = true
 		}
 	}
-	if n := int64(d.Bodies) + 2 + int64(p)*int64(d.pool(p)); n > math.MaxInt32 {
-		return fmt.Errorf("bodies N = %d on %d ranks: %d variables do not fit the cell references (int32)", d.Bodies, p, n)
+	if n := d.variables(p); n > math.MaxInt32 {
+		return fmt.Errorf("bodies N = %d on %d ranks: %d variables do not fit the cell references (int32); want N <= %d", d.Bodies, p, n, d.MaxBodies(p))
 	}
 	return nil
+}
+
+// variables is the number of store variables of a run on p ranks: the
+// bodies, two more, and every rank's pool of cells; a cell reference
+// (int32) addresses them all.
+func (c BarnesHutConfig) variables(p int) int64 {
+	return int64(c.Bodies) + 2 + int64(p)*int64(c.pool(p))
+}
+
+// MaxBodies is the largest N whose variables on p ranks the cell
+// references address.
+func (c BarnesHutConfig) MaxBodies(p int) int {
+	d := c.withDefaults()
+	lo, hi := 0, math.MaxInt32 // lo fits (or is 0), hi+1 does not
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		d.Bodies = mid
+		if d.variables(p) <= math.MaxInt32 {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
 }
 
 // pool is the number of cell variables of each rank.

@@ -52,6 +52,13 @@ func (b BarnesHutPoints) Check(cfg apps.BarnesHutConfig, p int) error {
 		c := cfg
 		c.Bodies = n
 		if err := c.Check(p); err != nil {
+			if max := cfg.MaxBodies(p); n > max {
+				// Name the flag that set N and its largest value here.
+				if b.PerRank > 0 {
+					return fmt.Errorf("--bodies-per-rank %d: barneshut on %d ranks: N = %d bodies and their cells do not fit the cell references (int32); want --bodies-per-rank <= %d on %d ranks", b.PerRank, p, n, max/p, p)
+				}
+				return fmt.Errorf("--bodies %d: barneshut on %d ranks: %w", n, p, err)
+			}
 			return fmt.Errorf("barneshut on %d ranks: %w", p, err)
 		}
 	}

@@ -92,10 +92,14 @@ func TestBarnesHutPoints(t *testing.T) {
 		p       int
 		want    []int
 		wantErr bool
+		msg     string // in the message
 	}{
-		{"list", BarnesHutPoints{Bodies: []int{100, 200}}, 4, []int{100, 200}, false},
-		{"per rank", BarnesHutPoints{Bodies: []int{100}, PerRank: 50}, 16, []int{800}, false},
-		{"too few bodies", BarnesHutPoints{Bodies: []int{0}}, 4, []int{0}, true},
+		{"list", BarnesHutPoints{Bodies: []int{100, 200}}, 4, []int{100, 200}, false, ""},
+		{"per rank", BarnesHutPoints{Bodies: []int{100}, PerRank: 50}, 16, []int{800}, false, ""},
+		{"too few bodies", BarnesHutPoints{Bodies: []int{0}}, 4, []int{0}, true, ""},
+		{"bodies beyond the cell references", BarnesHutPoints{Bodies: []int{1000000000}}, 4, []int{1000000000}, true, "--bodies 1000000000: barneshut on 4 ranks: bodies N = 1000000000 on 4 ranks: 3000000066 variables do not fit the cell references (int32); want N <= 715827860"},
+		{"per rank beyond the cell references", BarnesHutPoints{PerRank: 1000000000}, 1, []int{1000000000}, true, "--bodies-per-rank 1000000000: barneshut on 1 ranks: N = 1000000000 bodies and their cells do not fit the cell references (int32); want --bodies-per-rank <= 715827876 on 1 ranks"},
+		{"the largest per rank fits", BarnesHutPoints{PerRank: 178956965}, 4, []int{715827860}, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,6 +112,9 @@ func TestBarnesHutPoints(t *testing.T) {
 			}
 			if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("barneshut on %d ranks", tt.p)) {
 				t.Errorf("message %q does not name the world", err)
+			}
+			if err != nil && !strings.Contains(err.Error(), tt.msg) {
+				t.Errorf("message %q, want %q", err, tt.msg)
 			}
 		})
 	}
