@@ -164,7 +164,7 @@ func TestSchedBadInput(t *testing.T) {
 	good := write("good.jsonl", "")
 	perm1 := `{"schema":1,"bench":"sched.perm1","params":{"bytes":16},"ranks":%d,"unit":"s","n":1,"min":1e-5,"median":1e-5,"mean":1e-5,"max":1e-5,"p90":1e-5,"p99":1e-5,"ci95":[1e-5,1e-5],"stop":"fixed"}` + "\n"
 	oneRank := write("onerank.jsonl", fmt.Sprintf(perm1, 1))
-	manyRanks := write("manyranks.jsonl", fmt.Sprintf(perm1, 8)+fmt.Sprintf(perm1, 1000000000))
+	manyRanks := write("manyranks.jsonl", fmt.Sprintf(perm1, 8)+fmt.Sprintf(perm1, 1000000))
 	local := []string{"--backend", "local", "--np", "4", "--warmup", "0", "--min-reps", "2", "--max-reps", "2"}
 	tests := []struct {
 		name string
@@ -201,7 +201,7 @@ func TestSchedBadInput(t *testing.T) {
 		{"breakeven in with d", []string{"sched", "breakeven", "--in", good, "--d", "4"}, "exclude"},
 		{"breakeven without LP", append([]string{"sched", "breakeven", "--methods", "CGM"}, local...), "--methods"},
 		{"breakeven in of one rank", []string{"sched", "breakeven", "--in", oneRank}, "--in " + oneRank + ": line 1: sched.perm1 has ranks = 1; want 2..65536"},
-		{"breakeven in of 1e9 ranks", []string{"sched", "breakeven", "--in", manyRanks}, "--in " + manyRanks + ": line 2: sched.perm1 has ranks = 1000000000; want 2..65536"},
+		{"breakeven in of 1e6 ranks", []string{"sched", "breakeven", "--in", manyRanks}, "--in " + manyRanks + ": line 2: sched.perm1 has ranks = 1000000; want 2..65536"},
 		{"breakeven reuse", []string{"sched", "breakeven", "--reuse", "0.5"}, "--reuse"},
 		{"gen d > n-1", []string{"sched", "gen", "--n", "8", "--d", "8"}, "--d 8"},
 		{"gen unknown", []string{"sched", "gen", "--gen", "ring"}, "--gen ring"},
