@@ -110,7 +110,18 @@ func runStoreApp(p apps.Program, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	var res appexp.StoreResult
-	m := job.Measure{Launch: *launch, Output: *out, Progress: stderr, Label: b.FS.Name(),
+	// What the programs, the stores' copies of their variables and the
+	// calibration hold per rank, checked after the rank count and before
+	// anything is allocated.
+	demand := job.Demand{Need: func(world int) job.MemNeed {
+		need := run.Demand(run.AppRanks(world))
+		flag := b.Binding(0).FlagText("N")
+		if need.Field == "l" {
+			flag = b.Binding(0).FlagText("L") + " / " + b.Binding(1).FlagText("Cal.L")
+		}
+		return job.MemNeedOf(flag, need)
+	}}
+	m := job.Measure{Launch: *launch, Output: *out, Progress: stderr, Label: b.FS.Name(), Demand: demand,
 		Ranks: func(c mpi.Comm) error {
 			err := b.Err(xp.CheckRanks(p.Name, c.Size(), configs))
 			if err != nil && c.Backend() == job.Native && len(xp.Stores()) == 1 && xp.Stores()[0].WorldSize() > 0 {
