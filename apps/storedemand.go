@@ -65,6 +65,12 @@ func packetLists(d, l int) float64 {
 // inFlight is the payload of k packets of l bytes.
 func (a Access) inFlight() float64 { return float64(max(a.K, 1)) * float64(max(a.L, 1)) }
 
+// runs is how many Runs' arrays a rank holds at its peak: the current
+// Run's and the previous one's, garbage the collector (GOGC 100) has not
+// reclaimed yet when the next Run allocates; the local backend's copies
+// of every message add to that garbage.
+const runs = 2
+
 // Demand is the need of MatMul over the direct store (StoreDemand with
 // its home copies), for callers that want one figure.
 func (m MatMul) Demand(p int) sysmem.Need { return m.StoreDemand(p).Direct() }
@@ -86,17 +92,16 @@ func (n StoreNeed) Direct() sysmem.Need {
 
 // StoreDemand is what MatMul asks of each of p ranks, S = 4 n^2/p bytes a
 // submatrix: Setup's A_i and B_i and the oracle's C_i with a row of B
-// (3 S + 4n), then a Run's A_i, B_j, C_i and the C_i read back for the
-// check with the oracle's kept (5 S) and the packet lists of one
+// (3 S + 4n), then the oracle's C_i kept and a Run's A_i, B_j, C_i and
+// the C_i read back for the check (4 S, runs of them) and the packet lists of one
 // submatrix access; as a store the homes of one A, B and C (3 S), and
 // copies of A_i, the p B_j and C_i ((p + 2) S, those not homed on the
 // rank fewer).
 func (m MatMul) StoreDemand(p int) StoreNeed {
 	p = max(p, 1)
 	s := float64(m.N) * float64(m.N) / float64(p) * IntBytes
-	setup := 3*s + IntBytes*float64(m.N)
-	run := 5 * s
-	return StoreNeed{Field: "n", Arrays: max(setup, run) + packetLists(int(s), m.L),
+	kept, setup, run := s, 2*s+IntBytes*float64(m.N), 4*s
+	return StoreNeed{Field: "n", Arrays: kept + max(setup, runs*run) + packetLists(int(s), m.L),
 		Homes: 3 * s, Copies: float64(p+2) * s, InFlight: m.Access.inFlight(), Largest: s,
 		What: fmt.Sprintf("matmul's submatrices of %d x %d on %d ranks (A, B, C and the oracle's C)", m.N/p, m.N, p)}
 }
@@ -107,8 +112,8 @@ const bfsSlack = 1.5
 
 // StoreDemand is what ConnComp asks of each of p ranks, A = n^2/(4p)
 // bytes a submatrix and F = 4n a forest: Setup's rows and, on rank 0, the
-// serial oracle (a union-find of two int slices, 16n, and the labels F);
-// a Run's rows, forest, merged forest and union-find, rank 0's check
+// serial oracle (a union-find of two int slices, 16n, and the labels F,
+// kept); runs of a Run's rows, forest, merged forest and union-find, rank 0's check
 // (F), and the breadth-first search's adjacency lists: each of the
 // (n/p) (n/parts) density edges of the rank's rows twice as an int32
 // (bfsSlack for their growth) and n slice headers; as a store the homes
@@ -122,29 +127,28 @@ func (g ConnComp) StoreDemand(p int) StoreNeed {
 	uf := 16 * n
 	edges := n / float64(p) * (n / float64(g.Parts)) * g.Density
 	bfs := bfsSlack*2*4*edges + 24*n + n + 4*n // lists, headers, seen, queue
-	oracle := uf + f
-	run := a + 2*f + uf + bfs + f + oracle // rank 0 keeps the labels and reads W_0
-	return StoreNeed{Field: "n", Arrays: max(a+oracle, run) + packetLists(int(a), g.L),
+	run := a + 2*f + uf + bfs + f              // rank 0 reads W_0 back
+	return StoreNeed{Field: "n", Arrays: f + max(a+uf, runs*run) + packetLists(int(a), g.L),
 		Homes: a + f, Copies: a + float64(1+log2(p))*f, InFlight: g.Access.inFlight(), Largest: max(a, f),
 		What: fmt.Sprintf("concomp's %d-vertex graph on %d ranks (adjacency rows, search lists, forests, rank 0's oracle)", g.N, p)}
 }
 
 // StoreDemand is what BitonicSort asks of each of p ranks, K = 4n bytes an
-// array of keys: the input kept, a Run's x, y, the radix sort's scratch
-// and the keys read back for the check (5 K) and the packet lists of one
+// array of keys: the input kept, runs of a Run's x, y, the radix sort's
+// scratch and the keys read back for the check (4 K) and the packet lists of one
 // access; as a store the home of one A (K), and copies of A_i and the
 // log p partners' arrays.
 func (b BitonicSort) StoreDemand(p int) StoreNeed {
 	p = max(p, 1)
 	k := IntBytes * float64(b.N)
-	return StoreNeed{Field: "n", Arrays: 5*k + packetLists(int(k), b.L),
+	return StoreNeed{Field: "n", Arrays: k + runs*4*k + packetLists(int(k), b.L),
 		Homes: k, Copies: float64(1+log2(p)) * k, InFlight: b.Access.inFlight(), Largest: k,
 		What: fmt.Sprintf("bitonic's %d keys per rank on %d ranks (input, x, y, scratch, check)", b.N, p)}
 }
 
 // StoreDemand is what SampleSort asks of each of p ranks, K = 4n bytes n
 // keys: the input and the sample's positions (Perm(n) keeps n ints, 2 K),
-// a Run's keys, sample and bucket lists (K, K/64, 2 K for the lists'
+// runs of a Run's keys, sample and bucket lists (K, K/64, 2 K for the lists'
 // growth), the bucket read, its radix scratch and the keys read back,
 // each at most the 2n keys A_i holds (3 x 2 K, Run refuses a larger
 // bucket), rank 0's p samples and their scratch (2 p K/64), and the
@@ -158,7 +162,7 @@ func (ss SampleSort) StoreDemand(p int) StoreNeed {
 	sample := IntBytes * float64(max(ss.sample(), p))
 	lens := IntBytes * fp
 	run := k + k/sampleDivisor + 2*k + 3*2*k + 2*fp*k/sampleDivisor
-	arrays := k + 2*k + run + packetLists(2*ss.N*IntBytes, ss.L) + fp*PacketListBytes
+	arrays := k + 2*k + runs*run + packetLists(2*ss.N*IntBytes, ss.L) + fp*PacketListBytes
 	return StoreNeed{Field: "n", Arrays: arrays,
 		Homes: 2*k + sample + lens, Copies: fp * (2*k + sample + lens), InFlight: ss.Access.inFlight(), Largest: 2 * k,
 		What: fmt.Sprintf("samplesort's %d keys per rank on %d ranks (input, buckets, the 2n-key arrays A_i)", ss.N, p)}

@@ -68,6 +68,9 @@ func (r StoreRun) storeDemand(st globalvar.Strategy, p int) sysmem.Need {
 			prog = n
 		}
 	}
+	if nConfigs == 0 {
+		return sysmem.Need{} // no configuration runs on p ranks: CheckRanks refuses the run
+	}
 	base := fixed + calKept + held
 	need := sysmem.Need{Field: prog.Field, Bytes: base + prog.Arrays, InFlight: prog.InFlight, What: prog.What}
 	if nConfigs > 1 {
