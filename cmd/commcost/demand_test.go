@@ -38,6 +38,10 @@ func TestAskBeforeAllocating(t *testing.T) {
 		// An app's calibration sweep reaches twice its largest message.
 		{"app cannon's calibration", with("app", "cannon", "--np", "4", "--n", "3662"), "--n 3662: the calibration's prtt bytes=67108864 delay_s=0 n=4 side=client on 4 ranks needs 320.2 MiB per rank (buffers 64.0 MiB, messages in flight 256.0 MiB), 1.3 GiB for the 4 local ranks (--np 4) in this process; available: 1.0 GiB"},
 		{"app checkerboard's calibration", with("app", "checkerboard", "--np", "4", "--n", "3418"), "--n 3418: the calibration's prtt bytes=67108864"},
+		// Paper 000's programs: their arrays and the store's copies of
+		// their variables, before the calibration runs.
+		{"app matmul's submatrices", with("app", "matmul", "--np", "4", "--n", "46340", "--sync", "false"), "--n 46340: matmul's submatrices of 11585 x 46340 on 4 ranks (A, B, C and the oracle's C), with the store variables of all 4 configurations on store direct needs"},
+		{"app concomp over divalib", with("app", "concomp", "--np", "4", "--n", "65536", "--k", "4", "--l", "1K", "--store", "fixed-home"), "--n 65536: concomp's 65536-vertex graph on 4 ranks (adjacency rows, search lists, forests, rank 0's oracle) on store fixed-home needs"},
 		{"sched count n", []string{"sched", "count", "--n", "65536", "--d", "65535", "--out", out}, "--n 65536: scheduling a matrix of n = 65536 ranks and 4294901760 messages (its copies and the schedulers' n x n arrays) needs about"},
 		// counts beyond the time budget
 		{"iters", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "pingpong bytes=8 iters=1000000000: one repetition needs at least 40.2 s"},
