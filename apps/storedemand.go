@@ -65,8 +65,8 @@ func packetLists(d, l int) float64 {
 // inFlight is the payload of k packets of l bytes.
 func (a Access) inFlight() float64 { return float64(max(a.K, 1)) * float64(max(a.L, 1)) }
 
-// runs is how many Runs' arrays a rank holds at its peak: the current
-// Run's and the previous one's, garbage the collector (GOGC 100) has not
+// runs counts the repetitions whose arrays a rank holds at its peak: the
+// current Run's and the previous one's, garbage the collector (GOGC 100) has not
 // reclaimed yet when the next Run allocates; the local backend's copies
 // of every message add to that garbage.
 const runs = 2

@@ -170,7 +170,7 @@ func CheckRatios(recs []results.Record) (int, error) {
 			if len(hs) == 0 {
 				continue
 			}
-			// Files joined from several runs hold a hand record per run:
+			// Joined files hold a hand record per run that went into them:
 			// one of them is the record's own.
 			agrees := slices.ContainsFunc(hs, func(h *results.Record) bool {
 				want := ratioTo(key, r, h)
