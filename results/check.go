@@ -19,6 +19,14 @@ const (
 	// ranks of an instance given to predict: a scan or a prediction
 	// over 1e15 ranks would not end.
 	MaxRecordRanks = 1 << 24
+	// MinRecordSeconds is the shortest time other than 0 a record may
+	// hold: no operation a record times takes less than a picosecond,
+	// and a median of 1e-300 s fits a negative bandwidth term.
+	MinRecordSeconds = 1e-12
+	// MaxRecordKeys bounds the entries of a record's params, derived and
+	// counters maps: a record has a few dozen, and a million keys make
+	// every table built from the record a million columns wide.
+	MaxRecordKeys = 1000
 )
 
 // CheckValues reports the first statistic of r no measurement can have,
@@ -35,10 +43,13 @@ const (
 //     s) a median of 0 or more (a phase that moved nothing, as Cannon's
 //     shift on one rank, a replayed rank without MPI calls), and none of
 //     them or a count a negative statistic; and each statistic is within
-//     its unit's bound (MaxRecordSeconds, ...);
+//     its unit's bound (MaxRecordSeconds, ...); a time other than 0 is
+//     at least MinRecordSeconds;
 //   - the repetitions of a time took at most MaxRecordSeconds together:
 //     n times the min and half of n times the median are lower bounds
 //     on that (5e8 s repetitions 891 times are no calibration);
+//   - params, derived and counters hold at most MaxRecordKeys entries
+//     each;
 //   - ranks is at most MaxRecordRanks, and the bench's record check
 //     (RegisterRecordCheck) accepts the record.
 //
@@ -61,6 +72,9 @@ func (r *Record) CheckValues() error {
 		if math.IsNaN(s.v) || math.IsInf(s.v, 0) || s.v < lo || s.v > hi {
 			return fmt.Errorf("record %s %s: %s %v is outside [%g, %g], the range of a value in %s", r.Bench, paramString(r.Params), s.name, s.v, lo, hi, unitName(r.Unit))
 		}
+		if r.Unit == UnitSeconds && s.v > 0 && s.v < MinRecordSeconds {
+			return fmt.Errorf("record %s %s: %s %v s is shorter than %g s, the shortest time a record holds (0 aside)", r.Bench, paramString(r.Params), s.name, s.v, MinRecordSeconds)
+		}
 	}
 	if positive && !(r.Median > 0) && r.Unit != UnitSeconds {
 		return fmt.Errorf("record %s %s: median %v is not positive (unit %s)", r.Bench, paramString(r.Params), r.Median, r.Unit)
@@ -75,6 +89,14 @@ func (r *Record) CheckValues() error {
 		n := float64(r.N)
 		if total := max(n*r.Min, float64((r.N+1)/2)*r.Median); total > MaxRecordSeconds {
 			return fmt.Errorf("record %s %s: its n = %d repetitions (min %v s, median %v s) took at least %.3g s together, beyond %g s (about 32 years)", r.Bench, paramString(r.Params), r.N, r.Min, r.Median, total, MaxRecordSeconds)
+		}
+	}
+	for _, m := range []struct {
+		name string
+		n    int
+	}{{"params", len(r.Params)}, {"derived", len(r.Derived)}, {"counters", len(r.Counters)}} {
+		if m.n > MaxRecordKeys {
+			return fmt.Errorf("record %s: %s has %d entries, more than the %d a record may hold", r.Bench, m.name, m.n, MaxRecordKeys)
 		}
 	}
 	if r.Ranks > MaxRecordRanks {

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -88,6 +89,10 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"1e15 ranks", `"ranks":2`, `"ranks":1000000000000000`, "line 2: record pingpong bytes=8: ranks = 1000000000000000 is beyond 16777216"},
 		{"a string of more than 1 MiB", `"bench":"pingpong","params":{"bytes":8}`, `"bench":"pingpong","params":{"bytes":8,"pad":"` + strings.Repeat("y", MaxStringBytes+1) + `"}`,
 			"line 2: too large: a string longer than 1 MiB at byte 58"},
+		{"a time below a picosecond", `"min":1e-6,"median":2e-6`, `"min":1e-300,"median":2e-300`, "line 2: record pingpong bytes=8: median 2e-300 s is shorter than 1e-12 s"},
+		{"1001 params", `"params":{"bytes":8}`, `"params":{"bytes":8` + manyKeys(MaxRecordKeys) + `}`, "line 2: record pingpong: params has 1001 entries, more than the 1000"},
+		{"1001 derived", `"meta":{}`, `"meta":{},"derived":{"a":1` + manyKeys(MaxRecordKeys) + `}`, "derived has 1001 entries"},
+		{"ranks not a whole number", `"ranks":2`, `"ranks":1e9`, "line 2: not a JSON record: field ranks: the number 1e9 is not a whole number"},
 	}
 	if _, err := ReadJSONL(strings.NewReader(ok + "\n")); err != nil {
 		t.Fatalf("the good record is refused: %v", err)
@@ -342,4 +347,13 @@ func TestDistinctFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyKeys is n JSON object entries ,"k0":0,"k1":0,...
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `,"k%d":0`, i)
+	}
+	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -549,6 +550,12 @@ func parseRecordLine(line []byte) (Record, error) {
 	var rec Record
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(&rec); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			// "field ranks: the number 1e9 is not a whole number",
+			// not the decoder's Go type names.
+			return Record{}, fmt.Errorf("not a JSON record: field %s: the %s is not %s", te.Field, te.Value, goTypeKind(te.Type))
+		}
 		return Record{}, fmt.Errorf("not a JSON record: %w", err)
 	}
 	// One object per line: anything after it means two records were glued
@@ -567,6 +574,26 @@ func parseRecordLine(line []byte) (Record, error) {
 		return Record{}, err
 	}
 	return rec, nil
+}
+
+// goTypeKind names what a record field of Go type t holds, for messages.
+func goTypeKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("a whole number (Go %s)", t.Kind())
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
 }
 
 // paramString formats params as "k=v k=v" in key order, for messages.
