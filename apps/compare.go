@@ -308,21 +308,33 @@ func derivedName(s string) string {
 }
 
 // Predictable reports an error unless at least one model predicts at
-// least one of the workload's phases; the error lists why each failed.
-// Callers use it to refuse a model set before running anything.
+// least one of the workload's phases (the error lists why each failed),
+// or when a model predicts a time no record can hold (beyond
+// results.MaxRecordSeconds). Callers use it to refuse a model set before
+// running anything.
 func Predictable(work map[string][]results.WorkItem, models []NamedModel) error {
 	var why []string
+	some := false
 	for _, nm := range models {
 		for _, n := range slices.Sorted(maps.Keys(work)) {
 			if len(work[n]) == 0 {
 				continue
 			}
-			if _, err := model.PredictWorkload(nm.Model, work[n]); err == nil {
-				return nil
-			} else {
+			v, err := model.PredictWorkload(nm.Model, work[n])
+			switch {
+			case err != nil:
 				why = append(why, fmt.Sprintf("%s, phase %s: %v", nm.Name, n, err))
+			case !(v >= 0 && v <= results.MaxRecordSeconds):
+				// No record could hold it: the models were fitted to
+				// records of no machine (a hand-edited calibration).
+				return fmt.Errorf("%s predicts %.3g s for phase %s, beyond %g s (about 32 years): the records it was fitted to measure no machine", nm.Name, v, n, results.MaxRecordSeconds)
+			default:
+				some = true
 			}
 		}
+	}
+	if some {
+		return nil
 	}
 	if len(why) == 0 {
 		return errors.New("no model given, or no communication phase to predict")

@@ -10,6 +10,7 @@ import (
 	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
@@ -140,6 +141,25 @@ func (r MPRun) calibration() (apps.Calibration, bool) {
 	return apps.Calibration{Reps: r.CalibrationReps, Kinds: r.Kinds, Validate: r.Validate}, true
 }
 
+// CheckCalibration refuses, as bad input, calibration records given by the
+// user (Calibration) whose models predict no program on p ranks or predict
+// a time no record holds (CheckModels): found before anything is opened or
+// measured. It does nothing when Run measures its own calibration.
+func (r MPRun) CheckCalibration(p int) error {
+	if len(r.Models) > 0 || r.Calibration == nil {
+		return nil
+	}
+	cal, err := apps.ByStat(r.Calibration, r.Stat)
+	if err != nil {
+		return opts.Badf("--calibration: %v", err)
+	}
+	models, _ := apps.Fit(cal, r.Kinds)
+	if err := r.CheckModels(p, models); err != nil {
+		return opts.Badf("--calibration: %v", err)
+	}
+	return nil
+}
+
 // CheckModels reports an error unless, for every program, some of models
 // predicts some communication phase on p ranks (apps.Predictable), so a
 // model set that predicts nothing is refused before anything is measured.
@@ -194,6 +214,10 @@ func (r MPRun) Run(c mpi.Comm, meta results.Meta, emit func(results.Record) erro
 			}
 			if err := r.CheckModels(p, models); err != nil {
 				ferr = fmt.Errorf("calibration: %w", err)
+				if r.Calibration != nil {
+					// The user's records, not this run's measurement.
+					ferr = opts.Badf("--calibration: %v", err)
+				}
 			}
 		}
 		if err := agree(c, ferr); err != nil {

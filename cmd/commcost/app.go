@@ -205,6 +205,9 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 		if err := job.Agree(c, err); err != nil {
 			return err
 		}
+		if err := job.Agree(c, run.CheckCalibration(c.Size())); err != nil {
+			return err
+		}
 		endChecks()
 		meta.Seed = xp.Seed
 		records := *out

@@ -37,6 +37,8 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 	checkBadInputs(t, dir, []badInput{
 		{"calibration of 5e8 s repetitions", []string{"app", "gauss", "--backend", "local", "--np", "2", "--n", "64", "--calibration", file("cal_e8.jsonl", pp("2", "891", "5e8"))},
 			"--calibration " + filepath.Join(dir, "cal_e8.jsonl") + ": results: " + filepath.Join(dir, "cal_e8.jsonl") + ": line 1: record pingpong bytes=8 iters=10: its n = 891 repetitions"},
+		{"calibration whose models predict 3e10 s", []string{"app", "gauss", "--backend", "local", "--np", "2", "--n", "64", "--calibration", filepath.Join("testdata", "cal_gauss_5e8_n1.jsonl")},
+			"--calibration: hyperbolic predicts 3.15e+10 s for phase pivotbcast, beyond 1e+09 s"},
 		{"calibration of 0 s", []string{"app", "gauss", "--backend", "local", "--np", "2", "--n", "64", "--calibration", file("cal_zero.jsonl", pp("2", "3", "0"))},
 			"line 1: record pingpong bytes=8 iters=10: median 0 s is not positive"},
 		{"fit of 0 ranks", []string{"fit", "hockney", file("ranks0.jsonl", pp("0", "3", "1e-6"))}, "line 1: record pingpong bytes=8 iters=10: ranks = 0: pingpong runs on at least 2 ranks"},
