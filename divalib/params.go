@@ -2,6 +2,9 @@ package divalib
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
@@ -53,8 +56,9 @@ func CheckRecordParams(specs []patterns.ParamSpec, p results.Params) error {
 
 // CheckExperimentRecord is the record check of the paper-004 experiments' records
 // (matsquare, bitonic, Barnes-Hut): the strategy is one the commands
-// take (Hand or a ParseStrategy name) and the mesh holds exactly the
-// record's ranks, one rank per processor.
+// take (Hand or a ParseStrategy name), the mesh holds exactly the
+// record's ranks, one rank per processor, a verified counter is 1 and no
+// derived time ("..._s") is negative.
 func CheckExperimentRecord(r *results.Record) error {
 	if s, ok := r.Params["strategy"].(string); ok && s != Hand {
 		if _, _, err := ParseStrategy(s); err != nil {
@@ -65,6 +69,17 @@ func CheckExperimentRecord(r *results.Record) error {
 		rows, cols, err := ParseMesh(s)
 		if err == nil && int64(rows)*int64(cols) != int64(r.Ranks) {
 			return fmt.Errorf("mesh = %q has %d processors but ranks = %d: the mesh holds one rank per processor", s, int64(rows)*int64(cols), r.Ranks)
+		}
+	}
+	// A run whose result failed its check ends in an error and writes
+	// no record, so a record says verified = 1 or nothing.
+	if v, ok := r.Counters["verified"]; ok && v != 1 {
+		return fmt.Errorf("counters verified = %v: an experiment's record is of a result that passed its check (1)", v)
+	}
+	// The derived times (a phase's seconds, "exchange_s") are durations.
+	for _, k := range slices.Sorted(maps.Keys(r.Derived)) {
+		if strings.HasSuffix(k, "_s") && r.Derived[k] < 0 {
+			return fmt.Errorf("derived %s = %v: a time is not negative", k, r.Derived[k])
 		}
 	}
 	return nil

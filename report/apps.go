@@ -628,9 +628,9 @@ type xErrPoints struct {
 // configuration count each phase once.
 func MissingPhases(recs []results.Record) []string {
 	type run struct {
-		label  string
-		want   int
-		phases []string
+		label     string
+		want, low int
+		phases    []string
 	}
 	var order []string
 	runs := map[string]*run{}
@@ -648,20 +648,25 @@ func MissingPhases(recs []results.Record) []string {
 		label := fmt.Sprintf("%s %v [%s] on %d ranks", appStore(r), r.Params["app"], strings.Join(parts, " "), r.Ranks)
 		g := runs[label]
 		if g == nil {
-			g = &run{label: label}
+			g = &run{label: label, low: int(want)}
 			runs[label] = g
 			order = append(order, label)
 		}
-		g.want = max(g.want, int(want))
+		g.want, g.low = max(g.want, int(want)), min(g.low, int(want))
 		if ph := fmt.Sprint(r.Params["phase"]); !slices.Contains(g.phases, ph) {
 			g.phases = append(g.phases, ph)
 		}
 	}
 	var notes []string
 	for _, label := range order {
-		if g := runs[label]; len(g.phases) < g.want {
-			notes = append(notes, fmt.Sprintf("%s: records of %d of the run's %d phases (%s); the others are missing, and every total of this run leaves them out",
-				g.label, len(g.phases), g.want, strings.Join(g.phases, ", ")))
+		g := runs[label]
+		if g.low != g.want {
+			notes = append(notes, fmt.Sprintf("%s: its records disagree on the run's phase count (%d to %d); the records were edited or joined from runs of different programs",
+				g.label, g.low, g.want))
+		}
+		if missing := g.want - len(g.phases); missing > 0 {
+			notes = append(notes, fmt.Sprintf("%s: records of %d of the run's %d phases (%s); %d %s missing (the records do not name %s), and every total of this run leaves %[7]s out",
+				g.label, len(g.phases), g.want, strings.Join(g.phases, ", "), missing, plural(missing, "phase is", "phases are"), plural(missing, "it", "them")))
 		}
 	}
 	return notes

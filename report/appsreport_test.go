@@ -172,12 +172,14 @@ func TestMissingPhases(t *testing.T) {
 	}{
 		{"complete", []results.Record{rec("gauss", 64, "a", 2), rec("gauss", 64, "b", 2)}, nil},
 		{"one missing", []results.Record{rec("gauss", 64, "a", 3), rec("gauss", 64, "b", 3)},
-			[]string{"mpi gauss [n=64] on 2 ranks: records of 2 of the run's 3 phases (a, b)"}},
+			[]string{"mpi gauss [n=64] on 2 ranks: records of 2 of the run's 3 phases (a, b); 1 phase is missing"}},
 		{"repeated run counts each phase once", []results.Record{rec("gauss", 64, "a", 2), rec("gauss", 64, "a", 2)},
 			[]string{"records of 1 of the run's 2 phases (a)"}},
 		{"two runs told apart by n", []results.Record{rec("gauss", 64, "a", 1), rec("gauss", 128, "a", 2)},
 			[]string{"mpi gauss [n=128] on 2 ranks: records of 1 of the run's 2 phases"}},
 		{"records without the count", []results.Record{rec("gauss", 64, "a", 0)}, nil},
+		{"records that disagree on the count", []results.Record{rec("gauss", 64, "a", 1), rec("gauss", 64, "b", 2)},
+			[]string{"mpi gauss [n=64] on 2 ranks: its records disagree on the run's phase count (1 to 2)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

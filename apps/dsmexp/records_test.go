@@ -44,6 +44,10 @@ func TestRecordsCheckedOnRead(t *testing.T) {
 			"line 1: record dsm-bitonic strategy=hand: derived time_ratio = 1e+300 disagrees"},
 		{"congestion ratio beside the counters", func(_, fh *results.Record, _ *[]results.Record) { fh.Derived[KeyCongestionRatio] = 2 },
 			"derived congestion_ratio = 2 disagrees with the hand-optimised record of the same point in the file (2.5 from their congestion bytes)"},
+		{"verified 0", func(_, fh *results.Record, _ *[]results.Record) { fh.Counters[KeyVerified] = 0 },
+			"line 2: record dsm-bitonic keys=4096 mesh=2x2 strategy=fixed-home: counters verified = 0"},
+		{"a negative phase time", func(_, fh *results.Record, _ *[]results.Record) { fh.Derived["exchange_s"] = -1 },
+			"derived exchange_s = -1: a time is not negative"},
 		{"no hand record: the ratio stands", func(_, _ *results.Record, recs *[]results.Record) { *recs = (*recs)[1:] }, ""},
 		{"a second run's hand record", func(_, _ *results.Record, recs *[]results.Record) {
 			other := rec(Hand, 0.004, 1000)
