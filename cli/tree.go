@@ -125,8 +125,11 @@ func (n *Node) Dispatch(args []string, stdout, stderr io.Writer) error {
 		return opts.Badf("%s needs a subcommand: %s", n.Name, orList(n.Names()))
 	}
 	switch args[0] {
-	case "help", "-h", "--help":
+	case "help":
 		return n.Help(args[1:], stdout)
+	case "-h", "--help":
+		// As a leaf's flags: --help answers on stderr, help on stdout.
+		return n.Help(args[1:], stderr)
 	}
 	c, ok := n.children[args[0]]
 	if !ok {

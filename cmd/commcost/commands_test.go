@@ -64,21 +64,26 @@ func head(s string) string {
 }
 
 // TestGroupUsageGolden: the usage of each group and of one leaf, from the
-// tree (help prints them on stdout).
+// tree: help prints them on stdout, --help (of a group as of a leaf) on
+// stderr.
 func TestGroupUsageGolden(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		args []string
+		name   string
+		args   []string
+		stderr bool
 	}{
-		{"help_emulate", []string{"emulate", "help"}},
-		{"help_dsm", []string{"help", "dsm"}},
-		{"help_sched", []string{"sched", "--help"}},
-		{"help_dsm_check", []string{"help", "dsm", "check"}},
+		{"help_emulate", []string{"emulate", "help"}, false},
+		{"help_dsm", []string{"help", "dsm"}, false},
+		{"help_sched", []string{"sched", "--help"}, true},
+		{"help_dsm_check", []string{"help", "dsm", "check"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := runCLI(t, tc.args...)
+			if tc.stderr {
+				out, errs = errs, out
+			}
 			if code != 0 || errs != "" {
-				t.Fatalf("exit %d, stderr %q", code, errs)
+				t.Fatalf("exit %d, the other stream %q", code, errs)
 			}
 			golden(t, tc.name, out)
 		})
