@@ -28,8 +28,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 reads=${READS:-2000}
-[[ $rounds =~ ^[1-9][0-9]{0,4}$ ]] || { echo "bench_dsm_vs_c: ROUNDS '$rounds': want an integer from 1 to 99999; usage: scripts/bench_dsm_vs_c.sh [ROUNDS]" >&2; exit 2; }
-[[ $reads =~ ^[1-9][0-9]{0,7}$ ]] || { echo "bench_dsm_vs_c: READS='$reads': want an integer from 1 to 99999999 (timed remote reads per size)" >&2; exit 2; }
+# Arguments are shown with control characters as '?'.
+printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
+[[ $rounds =~ ^[1-9][0-9]{0,4}$ ]] || { echo "bench_dsm_vs_c: ROUNDS '$(printable "$rounds")': want an integer from 1 to 99999; usage: scripts/bench_dsm_vs_c.sh [ROUNDS]" >&2; exit 2; }
+[[ $reads =~ ^[1-9][0-9]{0,7}$ ]] || { echo "bench_dsm_vs_c: READS='$(printable "$reads")': want an integer from 1 to 99999999 (timed remote reads per size)" >&2; exit 2; }
 mkdir -p bin results/bench
 [ -x bin/commcost ] || go build -o bin/commcost ./cmd/commcost
 mpicc -O2 -o bin/access_ref scripts/ref/access_ref.c

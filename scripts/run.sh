@@ -14,7 +14,8 @@ np=${1:-2}
 # anything starts.
 max_np=$((16 * $(nproc)))
 if ! [[ $np =~ ^[0-9]{1,7}$ ]] || [ "$((10#$np))" -lt 2 ] || [ "$((10#$np))" -gt "$max_np" ]; then
-	echo "run.sh: NP '$np': want an integer from 2 (the suite measures between ranks) to $max_np (16 ranks per core of this machine's $(nproc)); for more, submit a batch job (scripts/batch)" >&2
+	# Shown with control characters as '?': the argument may hold escapes.
+	echo "run.sh: NP '$(printf '%s' "$np" | LC_ALL=C tr -c '[:print:]' '?')': want an integer from 2 (the suite measures between ranks) to $max_np (16 ranks per core of this machine's $(nproc)); for more, submit a batch job (scripts/batch)" >&2
 	exit 2
 fi
 np=$((10#$np))

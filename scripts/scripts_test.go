@@ -61,6 +61,7 @@ func TestHelperScriptsRefuseBadCounts(t *testing.T) {
 		{"run.sh 100000", nil, []string{"scripts/run.sh", "100000"}, "run.sh: NP '100000'", "ranks per core"},
 		{"run.sh abc", nil, []string{"scripts/run.sh", "abc"}, "run.sh: NP 'abc'", "want an integer"},
 		{"run.sh -4", nil, []string{"scripts/run.sh", "-4"}, "run.sh: NP '-4'", "want an integer"},
+		{"run.sh of an escape sequence", nil, []string{"scripts/run.sh", "\x1b[2J"}, "run.sh: NP '?[2J'", "want an integer"},
 		{"run.sh 20 digits", nil, []string{"scripts/run.sh", "99999999999999999999"}, "run.sh: NP", "want an integer"},
 		{"bench_dsm_vs_c.sh abc", nil, []string{"scripts/bench_dsm_vs_c.sh", "abc"}, "bench_dsm_vs_c: ROUNDS 'abc'", "want an integer"},
 		{"bench_dsm_vs_c.sh 0", nil, []string{"scripts/bench_dsm_vs_c.sh", "0"}, "bench_dsm_vs_c: ROUNDS '0'", "want an integer"},
@@ -134,6 +135,9 @@ func TestBatchJobsNeverDieSilently(t *testing.T) {
 		{"not in a Slurm job", []string{"SLURM_JOB_ID=", "COMMCOST=" + wrapper}, "cc_init slurm", 1, "not inside a Slurm job"},
 		{"a step fails unexpectedly", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two), "cc_init pbs 2>/dev/null; false | cat", 1, "stopped with status 1 at the job script line 3, in: cat"},
 		{"COMMCOST is a wrapper script", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two), "cc_init pbs", 0, ""},
+		{"COMMCOST is a name on PATH", with(pbs, "COMMCOST=commcost-wrapper", "PATH="+dir+":"+os.Getenv("PATH"), "PBS_NODEFILE="+two), "cc_init pbs", 0, ""},
+		{"COMMCOST_RESULTS is a file", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_RESULTS="+plain), "cc_init pbs", 2, "COMMCOST_RESULTS=" + plain + " is not a directory"},
+		{"a job id that climbs out", with(slurm, "COMMCOST="+wrapper, "SLURM_JOB_ID=../../x"), "cc_init slurm", 2, "is not a plain name"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

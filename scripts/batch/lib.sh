@@ -69,6 +69,10 @@ cc_init() {
 	esac
 	cd "$submit" || cc_die 1 "cannot enter the submit directory $submit"
 	CC_BIN=${COMMCOST:-}
+	# A bare name (COMMCOST=commcost) is looked up on PATH, as a shell would.
+	if [ -n "$CC_BIN" ] && [ "${CC_BIN#*/}" = "$CC_BIN" ]; then
+		CC_BIN=$(command -v "$CC_BIN" || echo "$CC_BIN")
+	fi
 	if [ -z "$CC_BIN" ]; then
 		if [ -x bin/commcost ]; then CC_BIN=$PWD/bin/commcost; else CC_BIN=$(command -v commcost || true); fi
 	fi
@@ -77,7 +81,7 @@ cc_init() {
 	# A COMMCOST that names no program is bad input (status 2), like a
 	# bad flag; a binary that cannot be found at all is a setup failure.
 	[ ! -d "$CC_BIN" ] ||
-		cc_die 2 "COMMCOST=$CC_BIN is a directory: set it to the commcost binary (e.g. $CC_BIN/commcost) or to a script that runs it"
+		cc_die 2 "COMMCOST=$CC_BIN is a directory: set it to the commcost binary (e.g. ${CC_BIN%/}/commcost) or to a script that runs it"
 	[ -e "$CC_BIN" ] ||
 		cc_die 2 "no commcost binary at $CC_BIN: build it (make build) in $submit, put it on PATH, or set COMMCOST=/path/to/commcost"
 	[ -x "$CC_BIN" ] ||
@@ -106,7 +110,16 @@ cc_init() {
 	*) cc_die 2 "COMMCOST_LAUNCHER=$CC_LAUNCHER: want srun or mpirun" ;;
 	esac
 	[ "$CC_NTASKS" -ge 1 ] 2>/dev/null || cc_die 2 "the job has no tasks (ntasks=$CC_NTASKS)"
+	# The job id names a directory: it must be one name (a scheduler gives
+	# digits, underscores and dots; nothing may climb out of the base).
+	case $CC_JOBID in
+	*/* | . | .. | *[!A-Za-z0-9._-]*)
+		cc_die 2 "the job id '$(printf '%q' "$CC_JOBID")' is not a plain name (letters, digits, . _ -): it names the run directory" ;;
+	esac
 	local base=${COMMCOST_RESULTS:-$submit/results/runs}
+	if [ -e "$base" ] && [ ! -d "$base" ]; then
+		cc_die 2 "COMMCOST_RESULTS=$base is not a directory: set it to the directory that holds the run directories"
+	fi
 	CC_RUNDIR=$base/$CC_SCHED-$CC_JOBID
 	mkdir -p "$CC_RUNDIR" || cc_die 1 "cannot create the run directory $CC_RUNDIR"
 	CC_OUT=$CC_RUNDIR/records.jsonl
