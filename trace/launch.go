@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/results"
 )
 
 // LibraryName is the tracing library's file name; make build puts it
@@ -162,7 +163,8 @@ func findByPID(dir string, pid int) (string, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		f, err := os.Open(p)
+		// a FIFO left in --out by hand would block a plain open
+		f, err := results.OpenRegular(p)
 		if err != nil {
 			continue
 		}

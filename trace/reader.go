@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+
+	"github.com/commcost/commcost/results"
 )
 
 // Header is a rank file's header, with the clock anchors resolved.
@@ -95,9 +97,11 @@ var ErrFormat = errors.New("not a readable commcost trace")
 
 func (e *FormatError) Unwrap() error { return ErrFormat }
 
-// ReadFile reads one rank file.
+// ReadFile reads one rank file. A FIFO, a device or a directory in its
+// place is refused (results.OpenRegular): reading one would block or fail
+// midway instead of naming the file.
 func ReadFile(path string) (*Rank, error) {
-	f, err := os.Open(path)
+	f, err := results.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +372,12 @@ func RankFile(r int) string { return "rank-" + strconv.Itoa(r) + ".cct" }
 
 // ReadDir reads a trace directory: every rank of the world must be there,
 // each file's header must agree on the world size and name its own rank.
+// A path that is not a directory says what a trace directory is, not the
+// bare "open: not a directory".
 func ReadDir(dir string) (*Trace, error) {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory (want a trace directory written by commcost trace)", dir)
+	}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestCHeaderAgrees checks that cctrace.h, which the library is compiled
@@ -210,6 +212,41 @@ func TestReadDir(t *testing.T) {
 			_, err := ReadDir(dir)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadDirRefusesNonRegular: a rank file that is a FIFO or a
+// directory, and a trace path that is not a directory, are refused at once
+// by name (reading a FIFO without a writer blocks forever).
+func TestReadDirRefusesNonRegular(t *testing.T) {
+	base := t.TempDir()
+	fifoDir := filepath.Join(base, "fifo")
+	os.Mkdir(fifoDir, 0o755)
+	if err := syscall.Mkfifo(filepath.Join(fifoDir, RankFile(0)), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	dirDir := filepath.Join(base, "dir")
+	os.MkdirAll(filepath.Join(dirDir, RankFile(0)), 0o755)
+	plain := filepath.Join(base, "plain")
+	os.WriteFile(plain, []byte("x"), 0o644)
+	for _, tc := range []struct{ name, dir, want string }{
+		{"rank file is a FIFO", fifoDir, filepath.Join(fifoDir, RankFile(0)) + " is a named pipe (FIFO), not a regular file"},
+		{"rank file is a directory", dirDir, filepath.Join(dirDir, RankFile(0)) + " is a directory, not a regular file"},
+		{"trace path is a FIFO", filepath.Join(fifoDir, RankFile(0)), "is not a directory (want a trace directory written by commcost trace)"},
+		{"trace path is a file", plain, plain + " is not a directory (want a trace directory written by commcost trace)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { _, err := ReadDir(tc.dir); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("err = %v, want %q", err, tc.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("ReadDir blocked on %s", tc.dir)
 			}
 		})
 	}
