@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/commcost/commcost/opts"
-
+	"github.com/commcost/commcost/results"
 	"github.com/commcost/commcost/trace"
 )
 
@@ -163,7 +162,8 @@ func (c AssessConfig) Validate() error {
 // Run replays every program and prints the table; the assertions that
 // fail are the error (a runtime failure).
 func (c AssessConfig) Run(w io.Writer) error {
-	data, err := os.ReadFile(c.Programs)
+	// a FIFO named here would block the read; the list is a few lines
+	data, err := results.ReadRegularFile(c.Programs, 1<<20)
 	if err != nil {
 		return opts.Badf("--programs %s: %v", c.Programs, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -100,11 +99,8 @@ type Outcome struct {
 func (c Config) loadModels(s Scale) ([]*Pricer, error) {
 	var out []*Pricer
 	for _, f := range c.Models {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			return nil, opts.Badf("--model %s: %v", f, err)
-		}
-		m, _, err := model.Unmarshal(data)
+		// model.ReadFile refuses a FIFO or a directory before reading
+		m, _, err := model.ReadFile(f)
 		if err != nil {
 			return nil, opts.Badf("--model %s: %v", f, err)
 		}
@@ -162,7 +158,7 @@ func (c Config) Run() (*Outcome, error) {
 	}
 	t, err := trace.ReadDir(c.Dir)
 	if err != nil {
-		return nil, opts.Badf("%v", err)
+		return nil, opts.Badf("DIR %s: %v", c.Dir, err)
 	}
 	prog, err := Lower(t, c.Collectives)
 	if err != nil {

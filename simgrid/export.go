@@ -117,17 +117,14 @@ func HostName(i int) string { return fmt.Sprintf("host-%d", i) }
 
 // Run reads the model and writes the files.
 func (e Export) Run() error {
-	data, err := os.ReadFile(e.Model)
+	// model.ReadFile refuses a FIFO or a directory before reading
+	m, _, err := model.ReadFile(e.Model)
 	if err != nil {
-		return opts.Badf("%s: %v", e.Model, err)
-	}
-	m, _, err := model.Unmarshal(data)
-	if err != nil {
-		return opts.Badf("%s: %v", e.Model, err)
+		return opts.Badf("MODEL.json %s: %v", e.Model, err)
 	}
 	c, err := Calibrate(m)
 	if err != nil {
-		return opts.Badf("%s: %v", e.Model, err)
+		return opts.Badf("MODEL.json %s: %v", e.Model, err)
 	}
 	if e.Trace != "" {
 		t, err := trace.ReadDir(e.Trace)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/replay"
 	"github.com/commcost/commcost/trace"
 )
@@ -52,11 +53,12 @@ func WriteRankTIT(path string) error {
 	})
 }
 
-// WriteDirTIT converts every rank of a trace directory.
+// WriteDirTIT converts every rank of a trace directory. A directory that
+// cannot be read as a trace is bad input (opts.Badf); a failed write is not.
 func WriteDirTIT(dir string) error {
 	t, err := trace.ReadDir(dir)
 	if err != nil {
-		return err
+		return opts.Badf("DIR %s: %v", dir, err)
 	}
 	for _, rk := range t.Ranks {
 		if err := WriteRankTIT(rk.Path); err != nil {

@@ -246,7 +246,7 @@ func (c SummaryConfig) Validate() error {
 func (c SummaryConfig) Run(w io.Writer) error {
 	t, err := ReadDir(c.Dir)
 	if err != nil {
-		return opts.Badf("%v", err)
+		return opts.Badf("DIR %s: %v", c.Dir, err)
 	}
 	s := Summarize(t)
 	if c.Heatmap != "" {
