@@ -45,6 +45,9 @@ func TestWriteRunDirTouchesOnlyItsOwn(t *testing.T) {
 		{"plots is a file", func(t *testing.T, dir string) {
 			mkfile(t, dir, "plots", "a file")
 		}, "plots is not a directory", []file{{"plots", "a file"}}, []string{"report.md"}},
+		{"report.md is a directory", func(t *testing.T, dir string) {
+			mkfile(t, dir, "report.md/notes.txt", "mine")
+		}, "report.md is a directory, not a regular file", []file{{"report.md/notes.txt", "mine"}}, []string{"plots"}},
 		{"user's file with a plot's name", func(t *testing.T, dir string) {
 			mkfile(t, dir, "plots/a.png", "the user's")
 			mkfile(t, dir, "plots/"+ManifestFile, "b.png\n")

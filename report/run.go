@@ -240,11 +240,11 @@ const ManifestFile = ".commcost-plots"
 // that this run no longer makes are removed. Nothing else under plots/ is
 // touched. Errors name the file.
 //
-// Bad input (an *opts.BadInput): a plots/ that is a symbolic link or a
-// file, not a directory of this run's; a file in plots/ with a plot's
-// name that the manifest does not list (the user's, not a plot of
-// commcost's) or that is not a regular file; a manifest naming a path
-// outside plots/.
+// Bad input (an *opts.BadInput): a report.md that is a directory; a
+// plots/ that is a symbolic link or a file, not a directory of this
+// run's; a file in plots/ with a plot's name that the manifest does not
+// list (the user's, not a plot of commcost's) or that is not a regular
+// file; a manifest naming a path outside plots/.
 func WriteRunDir(dir string, run *Run) error {
 	plots := filepath.Join(dir, results.PlotsDir)
 	st, err := os.Lstat(plots)
@@ -256,6 +256,11 @@ func WriteRunDir(dir string, run *Run) error {
 		return opts.Badf("%s is a symbolic link: commcost writes its plots only into a directory of the run's own (remove the link, or move what it points to, and run again)", plots)
 	case exists && !st.IsDir():
 		return opts.Badf("%s is not a directory: commcost writes its plots into %s/ (move the file away and run again)", plots, results.PlotsDir)
+	}
+	// report.md is renamed into place, which fails on a directory only
+	// after the plots are staged: refuse it first
+	if rst, err := os.Lstat(filepath.Join(dir, results.ReportFile)); err == nil && rst.IsDir() {
+		return opts.Badf("%s is a directory, not a regular file: commcost writes its report there (move it away and run again)", filepath.Join(dir, results.ReportFile))
 	}
 	previous, haveManifest, err := readManifest(plots)
 	if err != nil {

@@ -165,8 +165,9 @@ func TestRegenerateRunDir(t *testing.T) {
 }
 
 // TestWriteRunDirFails: a report.md that cannot be replaced (here a
-// directory in its place) is an error naming it, and nothing of the new
-// report is left behind: no temporary files, the old plots untouched.
+// directory in its place, refused before anything is staged) is an error
+// naming it, and nothing of the new report is left behind: no temporary
+// files, the old plots untouched.
 func TestWriteRunDirFails(t *testing.T) {
 	dir := t.TempDir()
 	recs := runRecords()

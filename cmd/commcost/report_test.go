@@ -83,23 +83,16 @@ func TestReportRegeneratesSuite(t *testing.T) {
 	}
 }
 
-// TestReportWriteFails: a report that cannot be written (report.md in
-// the way, a run directory not writable, a full file system) exits 1
-// naming the file, and leaves no partial or temporary file behind.
+// TestReportWriteFails: a report that cannot be written (a run directory
+// not writable, a full file system) exits 1 naming the file, and leaves no
+// partial or temporary file behind. A report.md that is a directory is
+// bad input (TestReportBadInput).
 func TestReportWriteFails(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(t *testing.T) (dir, want string) // want: the path named
 		cause string
 	}{
-		{"report.md is a directory", func(t *testing.T) (string, string) {
-			dir := t.TempDir()
-			writeJSONL(t, filepath.Join(dir, results.RecordsFile), synthetic("hockney"))
-			if err := os.MkdirAll(filepath.Join(dir, results.ReportFile, "x"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			return dir, filepath.Join(dir, results.ReportFile)
-		}, "file exists"},
 		{"run directory not writable", func(t *testing.T) (string, string) {
 			if os.Geteuid() == 0 {
 				t.Skip("root writes into a read-only directory")
