@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -149,6 +150,34 @@ func checkUsageError(t *testing.T, dir string, args []string, want string) {
 	t.Helper()
 	before := listDir(t, dir)
 	code, stdout, errs := runCLI(t, args...)
+	checkUsageOutcome(t, dir, before, code, stdout, errs, want)
+}
+
+// checkUsageErrorPromptly is checkUsageError for an input that could block
+// the command (a FIFO without a writer): a command still running after 5 s
+// fails the test instead of hanging it.
+func checkUsageErrorPromptly(t *testing.T, dir string, args []string, want string) {
+	t.Helper()
+	before := listDir(t, dir)
+	var code int
+	var stdout, errs string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code, stdout, errs = runCLI(t, args...)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("commcost %s blocked", strings.Join(args, " "))
+	}
+	checkUsageOutcome(t, dir, before, code, stdout, errs, want)
+}
+
+// checkUsageOutcome checks one run's exit status, outputs and files
+// against the bad-input contract (checkUsageError).
+func checkUsageOutcome(t *testing.T, dir, before string, code int, stdout, errs, want string) {
+	t.Helper()
 	if code != 2 {
 		t.Fatalf("exit %d, want 2; stdout %q stderr %q", code, stdout, errs)
 	}

@@ -145,6 +145,9 @@ func TestReportBadInput(t *testing.T) {
 	garbage := filepath.Join(dir, "garbage")
 	os.Mkdir(garbage, 0o755)
 	os.WriteFile(filepath.Join(garbage, results.RecordsFile), []byte("{not json\n"), 0o644)
+	mdDir := filepath.Join(dir, "mddir")
+	os.MkdirAll(filepath.Join(mdDir, results.ReportFile), 0o755)
+	writeJSONL(t, filepath.Join(mdDir, results.RecordsFile), synthetic("hockney")[:1])
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -158,6 +161,7 @@ func TestReportBadInput(t *testing.T) {
 		{"no records", []string{"report", blank}, "holds no records"},
 		{"not JSON Lines", []string{"report", garbage}, "DIR " + garbage},
 		{"unknown flag", []string{"report", "--bogus", empty}, "bogus"},
+		{"report.md is a directory", []string{"report", mdDir}, filepath.Join(mdDir, results.ReportFile) + " is a directory, not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })
 	}

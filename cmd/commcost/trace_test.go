@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/commcost/commcost/model"
@@ -121,6 +122,52 @@ func TestTraceReplayBadInput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkUsageError(t, dir, tc.args, tc.want)
+		})
+	}
+}
+
+// TestTraceReplayNonRegular: a model file, a programs file or a rank file
+// that is a FIFO, and a trace DIR that is not a directory, are bad input
+// named at once by every command that reads them, not a read that blocks.
+func TestTraceReplayNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	ff := filepath.Join(dir, "ff")
+	if err := syscall.Mkfifo(ff, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	trd := filepath.Join(dir, "trd")
+	os.Mkdir(trd, 0o755)
+	rank0 := filepath.Join(trd, trace.RankFile(0))
+	if err := syscall.Mkfifo(rank0, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good")
+	writeTrace(t, good, 2, false)
+	hock := filepath.Join(dir, "hockney.json")
+	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	out := filepath.Join(dir, "out")
+	const fifo = " is a named pipe (FIFO), not a regular file"
+	notDir := "DIR " + ff + ": " + ff + " is not a directory (want a trace directory written by commcost trace)"
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"replay model FIFO", []string{"replay", "--model", ff, good}, "--model " + ff + ": " + ff + fifo},
+		{"replay model directory", []string{"replay", "--model", good, good}, "--model " + good + ": " + good + " is a directory, not a regular file"},
+		{"replay rank FIFO", []string{"replay", "--model", hock, trd}, "DIR " + trd + ": " + rank0 + fifo},
+		{"replay not a directory", []string{"replay", "--model", hock, ff}, notDir},
+		{"assess programs FIFO", []string{"replay", "assess", "--model", hock, "--programs", ff}, "--programs " + ff + ": " + ff + fifo},
+		{"summary rank FIFO", []string{"trace", "summary", trd}, "DIR " + trd + ": " + rank0 + fifo},
+		{"summary not a directory", []string{"trace", "summary", ff}, notDir},
+		{"export simgrid model FIFO", []string{"export", "simgrid", ff, "--out", out}, "MODEL.json " + ff + ": " + ff + fifo},
+		{"export simgrid trace rank FIFO", []string{"export", "simgrid", hock, "--trace", trd, "--out", out}, "--trace " + trd + ": " + rank0 + fifo},
+		{"export tit rank FIFO", []string{"export", "tit", trd}, "DIR " + trd + ": " + rank0 + fifo},
+		{"export tit not a directory", []string{"export", "tit", ff}, notDir},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkUsageErrorPromptly(t, dir, tc.args, tc.want)
 		})
 	}
 }
