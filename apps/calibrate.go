@@ -162,6 +162,9 @@ func (cal Calibration) Run(c mpi.Comm, work map[string][]results.WorkItem, meta 
 	if p < 2 {
 		return nil, errors.New("a calibration needs at least 2 ranks")
 	}
+	// One watched span: a rank stopped between two points (in the
+	// barrier before a warm-up) stalls the others there.
+	defer patterns.Installed().Span(fmt.Sprintf("the application calibration on %d ranks", p))()
 	reps := cal.reps()
 	var recs []results.Record
 	add := func(rec results.Record) error {

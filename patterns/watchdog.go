@@ -65,6 +65,7 @@ type Watchdog struct {
 	last    atomic.Int64 // unix nanoseconds of the last progress
 	maxGap  atomic.Int64 // longest nanoseconds between progress in this point
 	fired   bool
+	span    bool // the outermost point is a Span: nested points bring no budget
 	stop    chan struct{}
 	stopped sync.Once
 }
@@ -136,10 +137,10 @@ func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
 	now := time.Now()
 	switch {
 	case w.depth == 0:
-		w.point, w.start, w.budget = point, now, budget
+		w.point, w.start, w.budget, w.span = point, now, budget, false
 		w.maxGap.Store(0)
 		w.last.Store(now.UnixNano())
-	case w.budget == 0 && budget > 0:
+	case w.budget == 0 && budget > 0 && !w.span:
 		// A point begun without a budget (a pattern's Run, whose
 		// repetitions Measure configures) gets Measure's, counted from
 		// now.
@@ -153,6 +154,26 @@ func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
 		w.depth--
 		w.mu.Unlock()
 	}
+}
+
+// Span starts a point that holds several points of its own (a sweep of
+// patterns, each with its warm-up and the barriers between them) and
+// returns its end. It has no budget, and the points inside bring none:
+// the span ends the job only when it makes no progress for the timeout,
+// where every nested point's begin and every repetition is progress. The
+// code between the nested points (a barrier before a warm-up) is watched
+// too, which it is not when the points are begun one after another.
+func (w *Watchdog) Span(point string) (end func()) {
+	if w == nil {
+		return func() {}
+	}
+	end = w.Begin(point, 0)
+	w.mu.Lock()
+	if w.depth == 1 {
+		w.span = true
+	}
+	w.mu.Unlock()
+	return end
 }
 
 // Slice is the longest a caller should run without reporting progress: a

@@ -149,3 +149,37 @@ func TestWarmupBoundedByMaxTime(t *testing.T) {
 		t.Errorf("ranks ran %d and %d repetitions", warm[0].Load(), warm[1].Load())
 	}
 }
+
+// TestWatchdogSpan: a span's nested points bring it no budget (a sweep
+// outlives any one point's), and a stall between them, where no point is
+// begun, is caught under the span's name.
+func TestWatchdogSpan(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	fired := make(chan Stall, 2)
+	w := NewWatchdog(timeout, func(s Stall) { fired <- s })
+	defer w.Stop()
+	end := w.Span("the calibration")
+	for i := 0; i < 3; i++ {
+		inner := w.Begin("a measurement", timeout/2)
+		for j := 0; j < 4; j++ { // twice its budget, with progress
+			time.Sleep(timeout / 4)
+			w.Progress()
+		}
+		inner()
+	}
+	select {
+	case s := <-fired:
+		t.Fatalf("fired with progress: %v", s)
+	default:
+	}
+	time.Sleep(4 * timeout) // between points, stuck
+	end()
+	select {
+	case s := <-fired:
+		if s.Overdue || !strings.Contains(s.String(), "the calibration made no progress") {
+			t.Errorf("stall %q, want the span's no-progress", s)
+		}
+	default:
+		t.Fatal("a stall between the span's points did not fire")
+	}
+}
