@@ -465,7 +465,13 @@ func (e *BarnesHutSweep) Run(io IO) error {
 				c.Bodies = n
 				needs = append(needs, c.Demand(p))
 			}
-			return needOf(io, sysmem.Largest(needs...))
+			need := sysmem.Largest(needs...)
+			if need.Field == "bodies" && e.PerRank > 0 {
+				// N comes from --bodies-per-rank, which replaces
+				// --bodies: name the flag the user gave.
+				need.Field = "PerRank"
+			}
+			return needOf(io, need)
 		},
 		body: func(c mpi.Comm, w World, meta results.Meta, emit func(results.Record) error) error {
 			setup := Setup{Strategies: e.Strategies, Store: e.store(w.Mesh), Reps: e.Reps, Warmup: warm, Seed: e.Seed}
