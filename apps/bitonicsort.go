@@ -312,7 +312,7 @@ func init() {
 
 // BitonicSortConfig is the configuration of 'commcost app bitonic'.
 type BitonicSortConfig struct {
-	N opts.Ints `flag:"n" default:"16K" usage:"keys per rank n (p must be a power of two): a list; K = 1024"`
+	N opts.Counts `flag:"n" default:"16K" usage:"keys per rank n (p must be a power of two): a list; K = 1024"`
 	AccessFlags
 }
 

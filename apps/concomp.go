@@ -441,7 +441,7 @@ func init() {
 
 // ConnCompConfig is the configuration of 'commcost app concomp'.
 type ConnCompConfig struct {
-	N opts.Ints `flag:"n" default:"1024" usage:"vertices n (a multiple of 16; p, a power of two, must divide it): a list"`
+	N opts.Counts `flag:"n" default:"1024" usage:"vertices n (a multiple of 16; p, a power of two, must divide it): a list"`
 	AccessFlags
 	Parts   int     `flag:"parts" default:"4" usage:"planted components: the vertices fall into this many random groups"`
 	Density float64 `flag:"density" default:"0.1" usage:"edge probability inside a group, in (0, 1]"`

@@ -266,7 +266,7 @@ func init() {
 
 // MatMulConfig is the configuration of 'commcost app matmul'.
 type MatMulConfig struct {
-	N opts.Ints `flag:"n" default:"256" usage:"matrix order n (p must divide it): a list"`
+	N opts.Counts `flag:"n" default:"256" usage:"matrix order n (p must divide it): a list"`
 	AccessFlags
 	Sync opts.Bools `flag:"sync" default:"false,true" usage:"synchronise before every read of B (line (*)): a list of false and true"`
 }

@@ -86,8 +86,13 @@ func checkVolume(n, step int, volume func(n int) int, what, ranks string) error 
 		what += " " + ranks
 		want += " " + ranks + " (or more ranks)"
 	}
+	if n > maxVolumeN {
+		// Its volume would overflow an int: say what n is and its range.
+		return fmt.Errorf("--n %d: the %s would be far more than one store variable holds (%d bytes); %s",
+			n, what, MaxVarBytes, want)
+	}
 	return fmt.Errorf("--n %d: the %s is %d bytes, more than one store variable holds (%d bytes); %s",
-		n, what, volume(min(n, maxVolumeN)), MaxVarBytes, want)
+		n, what, volume(n), MaxVarBytes, want)
 }
 
 // maxVolumeN bounds the n checkVolume considers: n^2 stays within an int.

@@ -369,7 +369,7 @@ func init() {
 
 // SampleSortConfig is the configuration of 'commcost app samplesort'.
 type SampleSortConfig struct {
-	N opts.Ints `flag:"n" default:"16K" usage:"keys per rank n (a multiple of 64): a list; K = 1024"`
+	N opts.Counts `flag:"n" default:"16K" usage:"keys per rank n (a multiple of 64): a list; K = 1024"`
 	AccessFlags
 }
 

@@ -192,6 +192,54 @@ func ParseInts(s string) ([]int, error) {
 	return out, Distinct(out, strconv.Itoa)
 }
 
+// ParseCounts parses counts (a matrix order, keys, vertices) in the forms
+// of ParseInts. A plain item is not bounded by what one MPI call carries
+// but only by an int: the program that takes it checks its own range,
+// which depends on the ranks, and names it.
+func ParseCounts(s string) ([]int, error) {
+	items, err := Items(s, IntsForm)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, f := range items {
+		if strings.Contains(f, ":") {
+			v, err := ParseSizes(f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v...)
+			continue
+		}
+		v, err := parseCount(f)
+		if err != nil {
+			return nil, fmt.Errorf("%v; accepted forms: %s", err, IntsForm)
+		}
+		out = append(out, v)
+	}
+	return out, Distinct(out, strconv.Itoa)
+}
+
+// parseCount parses one count: digits with an optional K, M or G (K =
+// 1024), within an int.
+func parseCount(s string) (int, error) {
+	t := strings.TrimSpace(s)
+	mult := int64(1)
+	if t != "" {
+		if u, ok := sizeUnits[t[len(t)-1]&^0x20]; ok && (t[len(t)-1] < '0' || t[len(t)-1] > '9') {
+			mult, t = u, t[:len(t)-1]
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("%s is not a whole number (digits with an optional K, M or G, K = 1024)", Echo(s))
+	}
+	if err != nil || n > math.MaxInt/mult || n < math.MinInt/mult {
+		return 0, fmt.Errorf("%s is beyond the integers (at most %d)", Echo(s), math.MaxInt)
+	}
+	return int(n * mult), nil
+}
+
 // ParseFloats parses a comma list of finite numbers.
 func ParseFloats(s string) ([]float64, error) {
 	return ParseList(s, FloatsForm, func(f string) (float64, error) {
@@ -221,6 +269,10 @@ type Sizes []int
 // Ints is a grid of integers (ParseInts). *Ints is a flag.Value.
 type Ints []int
 
+// Counts is a list of counts (ParseCounts): a program's size parameter,
+// not bytes. *Counts is a flag.Value.
+type Counts []int
+
 // Floats is a list of numbers (ParseFloats). *Floats is a flag.Value.
 type Floats []float64
 
@@ -236,6 +288,7 @@ type Bytes int
 
 func (v *Sizes) Set(s string) (err error)   { *v, err = ParseSizes(s); return }
 func (v *Ints) Set(s string) (err error)    { *v, err = ParseInts(s); return }
+func (v *Counts) Set(s string) (err error)  { *v, err = ParseCounts(s); return }
 func (v *Floats) Set(s string) (err error)  { *v, err = ParseFloats(s); return }
 func (v *Bools) Set(s string) (err error)   { *v, err = ParseBools(s); return }
 func (v *Strings) Set(s string) (err error) { *v, err = ParseList(s, "a comma list", ident); return }
@@ -249,6 +302,7 @@ func ident(s string) (string, error) { return s, nil }
 
 func (v *Sizes) String() string   { return joinInts(derefOr(v)) }
 func (v *Ints) String() string    { return joinInts(derefOr(v)) }
+func (v *Counts) String() string  { return joinInts(derefOr(v)) }
 func (v *Floats) String() string  { return join(derefOr(v), fmtFloat) }
 func (v *Bools) String() string   { return join(derefOr(v), strconv.FormatBool) }
 func (v *Strings) String() string { return strings.Join(derefOr(v), ",") }
@@ -262,6 +316,7 @@ func (v *Bytes) String() string {
 // The list values print as strings in usage texts.
 func (*Sizes) IsString() bool   { return true }
 func (*Ints) IsString() bool    { return true }
+func (*Counts) IsString() bool  { return true }
 func (*Floats) IsString() bool  { return true }
 func (*Bools) IsString() bool   { return true }
 func (*Strings) IsString() bool { return true }

@@ -2,6 +2,8 @@ package opts
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +62,35 @@ func TestParseIntGrid(t *testing.T) {
 	}
 	if _, err := ParseInts("1,x"); err == nil {
 		t.Fatal("x accepted")
+	}
+}
+
+// TestParseCounts: a count is bounded by an int, not by what one MPI
+// call carries, so the program that takes it can name its own range.
+func TestParseCounts(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+		err  string
+	}{
+		{"46340", []int{46340}, ""},
+		{"4000000000000", []int{4000000000000}, ""},
+		{"16K,1M", []int{16 << 10, 1 << 20}, ""},
+		{"64:256", []int{64, 128, 256}, ""},
+		{"99999999999999999999", nil, "is beyond the integers"},
+		{"9000000000000000G", nil, "is beyond the integers"},
+		{"x", nil, "is not a whole number"},
+	}
+	for _, tc := range tests {
+		got, err := ParseCounts(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "bytes") {
+				t.Errorf("%s: %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v %v, want %v", tc.in, got, err, tc.want)
+		}
 	}
 }
