@@ -19,6 +19,18 @@ import (
 
 const float64Bytes = 8
 
+// Barnes-Hut's memory per rank (BarnesHutConfig.Demand): the live store
+// state of one variable on one rank, about its record (152 bytes), tree
+// node (80), their lists and the cached copy (96), in Go's size classes;
+// the heap's growth over the live data under GOGC=100; and a rank's fixed
+// part. Measured on the local backend (4 ranks, 2 steps, all six
+// strategies), the peak RSS is 0.8-0.9 of the estimate at N = 1e4-4e4.
+const (
+	bhVarStateBytes = 300
+	bhGCFactor      = 2
+	bhRankBaseBytes = 8 << 20
+)
+
 // availableMemory is what this process may still allocate (sysmem); a
 // variable for tests.
 var availableMemory = sysmem.Available
@@ -96,18 +108,22 @@ func (m Checkerboard) Demand(p int) sysmem.Need {
 
 // Demand is what Barnes-Hut asks of each of p ranks: per time step the
 // energies, zone sizes and root masses kept for the verification and
-// their reductions (eleven numbers a step), and for the bodies the home
-// copies of this rank's share of the N body and cell variables, a cached
-// copy of every body (the force walk may read them all) with its handle,
-// and the force results of its own bodies. Field is "steps" when the
-// per-step figures dominate, else "bodies".
+// their reductions (eleven numbers a step), and for the bodies the DSM
+// store's state of every variable (the N bodies and the P pools of cells):
+// the force walk reads bodies and cells of every zone, so each rank comes
+// to hold a record of most variables with its tree node, their lists and
+// a cached copy, bhVarStateBytes live per variable and rank; the garbage
+// of replaced copies and messages lets the heap reach twice the live data
+// before a collection (GOGC=100). bhRankBaseBytes is the rest of a rank
+// (runtime, queues, force results). Field is "steps" when the per-step
+// figures dominate, else "bodies".
 func (c BarnesHutConfig) Demand(p int) sysmem.Need {
 	d := c.withDefaults()
 	fp := float64(max(p, 1))
 	n := float64(d.Bodies)
 	steps := 11 * float64Bytes * float64(d.Steps)
 	cells := fp * float64(d.pool(max(p, 1)))
-	bodies := (n+cells)/fp*(bhBodyBytes+bhCellBytes) + n*(bhBodyBytes+64) + n/fp*10*float64Bytes
+	bodies := bhGCFactor*(n+cells+2)*bhVarStateBytes + bhRankBaseBytes + n/fp*10*float64Bytes
 	need := sysmem.Need{Field: "bodies", Bytes: steps + bodies,
 		What: fmt.Sprintf("barneshut's %d bodies on %d ranks (home and cached copies)", d.Bodies, p)}
 	if steps > bodies {

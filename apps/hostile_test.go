@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -184,5 +185,32 @@ func TestAppRecordParamsChecked(t *testing.T) {
 	bad := strings.Replace(line(`{"app":"matmul","phase":"read","kind":"comm"}`), `"meta":{}`, `"derived":{"pred_hockney_s":1e294},"meta":{}`, 1)
 	if _, err := results.ReadJSONL(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `derived "pred_hockney_s" = 1e+294 is beyond 1e+09 seconds`) {
 		t.Errorf("prediction of 1e294 s: %v", err)
+	}
+}
+
+// TestBarnesHutDemand: the per-rank need is twice the live store state of
+// every variable (bodies, cell pools, root, space) plus a rank's fixed
+// part and its force results; on 4 ranks it covers the peak RSS measured
+// for the whole run of all six strategies (2 steps) at these body counts.
+func TestBarnesHutDemand(t *testing.T) {
+	tests := []struct {
+		bodies, p int
+		want      float64 // bytes per rank
+		peak      float64 // measured peak RSS of the process, all ranks
+	}{
+		// vars = N + p (ceil(2N/p) + 16) + 2
+		{10000, 4, 2*300*(10000+4*(5000+16)+2) + 8<<20 + 2500*80, 88.9e6},
+		{20000, 4, 2*300*(20000+4*(10000+16)+2) + 8<<20 + 5000*80, 153.3e6},
+		{40000, 4, 2*300*(40000+4*(20000+16)+2) + 8<<20 + 10000*80, 265.9e6},
+		{1000, 1, 2*300*(1000+1*(2000+16)+2) + 8<<20 + 1000*80, 0},
+	}
+	for _, tc := range tests {
+		need := BarnesHutConfig{Bodies: tc.bodies, Steps: 2, Measured: 1}.Demand(tc.p)
+		if got := need.Bytes - 11*8*2; math.Abs(got-tc.want) > 1 || need.Field != "bodies" {
+			t.Errorf("N = %d on %d ranks: %.0f bytes per rank (%q), want %.0f", tc.bodies, tc.p, got, need.Field, tc.want)
+		}
+		if total := float64(tc.p) * need.Bytes; total < tc.peak || tc.peak > 0 && total > 1.25*tc.peak {
+			t.Errorf("N = %d on %d ranks: %.3g bytes in all, want within [1, 1.25] of the measured peak %.3g", tc.bodies, tc.p, total, tc.peak)
+		}
 	}
 }
