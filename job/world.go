@@ -3,7 +3,6 @@ package job
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -45,10 +44,14 @@ func CheckBackend(backend string, np int) error {
 // than MPI start-up on a few hundred nodes.
 const DefaultTimeoutSec = 60.0
 
+// MaxTimeoutSec bounds --timeout: a time.Duration holds about 292 years,
+// and a longer timeout overflowed into a negative one.
+const MaxTimeoutSec = 1e9
+
 // CheckTimeout validates a timeout in seconds (the field Timeout).
 func CheckTimeout(sec float64) error {
-	if !(sec > 0) || math.IsInf(sec, 0) {
-		return opts.Field("Timeout", sec, "must be a positive number of seconds")
+	if !(sec > 0) || !(sec <= MaxTimeoutSec) {
+		return opts.Field("Timeout", sec, "must be a positive number of seconds, at most %g (about 32 years)", MaxTimeoutSec)
 	}
 	return nil
 }
