@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,20 +127,29 @@ func (w *Watchdog) check(now time.Time) (Stall, bool) {
 
 // Begin starts a point named point with a time budget (0: only the
 // progress rule applies, until a nested Begin brings one) and returns its
-// end. A Begin inside another point (Measure within a pattern's point)
-// keeps the outer name, gives it its budget if it had none, and counts as
-// progress.
+// end. A Begin inside another point counts as progress; with a budget
+// (Measure within a pattern's point) it keeps the outer name and gives the
+// point its budget if it had none; without one (a step of its own, as a
+// serial oracle) it adds its name to the outer one until it ends.
 func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
 	if w == nil {
 		return func() {}
 	}
 	w.mu.Lock()
 	now := time.Now()
+	outer, named := w.point, ""
 	switch {
 	case w.depth == 0:
 		w.point, w.start, w.budget, w.span = point, now, budget, false
 		w.maxGap.Store(0)
 		w.last.Store(now.UnixNano())
+	case budget == 0 && point != "" && !strings.Contains(outer, point):
+		// A step of its own inside the point (gauss's serial oracle
+		// inside the checks before the first measurement): a stall there
+		// names both, until it ends. Goroutine ranks begin the same
+		// steps side by side; the first names it.
+		named = outer + "; in it, " + point
+		w.point = named
 	case w.budget == 0 && budget > 0 && !w.span:
 		// A point begun without a budget (a pattern's Run, whose
 		// repetitions Measure configures) gets Measure's, counted from
@@ -152,6 +162,9 @@ func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
 	return func() {
 		w.mu.Lock()
 		w.depth--
+		if named != "" && w.point == named {
+			w.point = outer
+		}
 		w.mu.Unlock()
 	}
 }

@@ -183,3 +183,37 @@ func TestWatchdogSpan(t *testing.T) {
 		t.Fatal("a stall between the span's points did not fire")
 	}
 }
+
+// TestWatchdogNamesNestedStep: a step begun without a budget inside a
+// point (a serial oracle inside the checks) is named with it while it
+// runs; Measure's budgeted Begin keeps the outer name.
+func TestWatchdogNamesNestedStep(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name   string
+		budget time.Duration
+		want   string
+	}{
+		{"a step of its own", 0, "the checks; in it, the oracle made no progress"},
+		{"a measurement", time.Hour, "the checks made no progress"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fired := make(chan Stall, 2)
+			w := NewWatchdog(timeout, func(s Stall) { fired <- s })
+			defer w.Stop()
+			end := w.Begin("the checks", 0)
+			inner := w.Begin(map[bool]string{true: "the oracle", false: "a measurement"}[tc.budget == 0], tc.budget)
+			time.Sleep(4 * timeout)
+			inner()
+			end()
+			select {
+			case s := <-fired:
+				if !strings.Contains(s.String(), tc.want) {
+					t.Errorf("stall %q, want %q", s, tc.want)
+				}
+			default:
+				t.Fatal("did not fire")
+			}
+		})
+	}
+}
