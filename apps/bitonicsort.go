@@ -57,7 +57,7 @@ func (b BitonicSort) Params() results.Params {
 
 func (b BitonicSort) Check(p int) error {
 	if b.N < 1 {
-		return fmt.Errorf("n = %d: the keys per rank must be an integer >= 1", b.N)
+		return fmt.Errorf("--n %d: the keys per rank must be an integer >= 1", b.N)
 	}
 	if !isPow2(p) {
 		return fmt.Errorf("%d ranks: bitonic sort needs a power of two", p)

@@ -79,15 +79,15 @@ func (g ConnComp) Check(p int) error {
 	g = g.withDefaults()
 	switch {
 	case g.N < edgesPerInt || g.N%edgesPerInt != 0:
-		return fmt.Errorf("n = %d: the vertices must be a multiple of %d (rows of whole integers of %d edges), at least %d", g.N, edgesPerInt, edgesPerInt, edgesPerInt)
+		return fmt.Errorf("--n %d: the vertices must be a multiple of %d (rows of whole integers of %d edges), at least %d", g.N, edgesPerInt, edgesPerInt, edgesPerInt)
 	case !isPow2(p):
 		return fmt.Errorf("%d ranks: connected components needs a power of two (log p merge steps)", p)
 	case g.N%p != 0:
-		return fmt.Errorf("n = %d on %d ranks: the ranks must divide the vertices (p | n)", g.N, p)
+		return fmt.Errorf("--n %d on %d ranks: the ranks must divide the vertices (p | n)", g.N, p)
 	case g.Parts < 1 || g.Parts > g.N:
-		return fmt.Errorf("parts = %d: the planted components must be in 1..n", g.Parts)
+		return fmt.Errorf("--parts %d: the planted components must be in 1..n", g.Parts)
 	case !(g.Density > 0 && g.Density <= 1):
-		return fmt.Errorf("density = %v: the edge probability must be in (0, 1]", g.Density)
+		return fmt.Errorf("--density %v: the edge probability must be in (0, 1]", g.Density)
 	}
 	// n is a multiple of 16 and of the power of two p.
 	step := max(edgesPerInt, p)

@@ -63,10 +63,10 @@ func (m MatMul) Params() results.Params {
 
 func (m MatMul) Check(p int) error {
 	if m.N < 1 {
-		return fmt.Errorf("n = %d: the matrix order must be an integer >= 1", m.N)
+		return fmt.Errorf("--n %d: the matrix order must be an integer >= 1", m.N)
 	}
 	if p < 1 || m.N%p != 0 {
-		return fmt.Errorf("n = %d on %d ranks: the ranks must divide the matrix order (p | n)", m.N, p)
+		return fmt.Errorf("--n %d on %d ranks: the ranks must divide the matrix order (p | n)", m.N, p)
 	}
 	sub := func(n int) int { return MatMul{N: n}.subBytes(p) }
 	if err := checkVolume(m.N, p, sub, "submatrix of n^2/p integers", fmt.Sprintf("on %d ranks", p)); err != nil {

@@ -78,7 +78,7 @@ func (ss SampleSort) Params() results.Params {
 
 func (ss SampleSort) Check(p int) error {
 	if ss.N < sampleDivisor || ss.N%sampleDivisor != 0 {
-		return fmt.Errorf("n = %d: the keys per rank must be a positive multiple of %d (the sample is s = n/%d)", ss.N, sampleDivisor, sampleDivisor)
+		return fmt.Errorf("--n %d: the keys per rank must be a positive multiple of %d (the sample is s = n/%d)", ss.N, sampleDivisor, sampleDivisor)
 	}
 	if p < 1 {
 		return fmt.Errorf("%d ranks: sample sort needs at least one", p)
