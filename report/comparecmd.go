@@ -228,6 +228,14 @@ func writePlots(dir string, plots []PlotFile) error {
 	if dir == "" || len(plots) == 0 {
 		return nil
 	}
+	// Every target is checked before any is written: a name taken by a
+	// directory, a link or a FIFO is the user's, and refused whole.
+	for _, p := range plots {
+		path := filepath.Join(dir, p.Name)
+		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+			return opts.Badf("--plot %s: %v: compare writes its plot there (move it away and run again)", dir, &results.NotRegularError{Path: path, Mode: fi.Mode()})
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--plot %s: %w", dir, err)
 	}

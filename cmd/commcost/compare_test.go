@@ -92,6 +92,15 @@ func TestCompare(t *testing.T) {
 	if png, err := os.ReadFile(filepath.Join(plots, "compare-pingpong.png")); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		t.Errorf("ratio plot: %v", err)
 	}
+	// A plot's name taken by a directory is the user's: refused, exit 2.
+	taken := filepath.Join(dir, "taken")
+	if err := os.MkdirAll(filepath.Join(taken, "compare-pingpong.png"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "compare", "--plot", taken, runA, fileB)
+	if want := "compare-pingpong.png is a directory, not a regular file: compare writes its plot there"; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("--plot over a directory: exit %d, %q; want 2 and %q", code, errs, want)
+	}
 
 	// Both runs in one file: --by mpi_library splits them again.
 	both := filepath.Join(dir, "both.jsonl")
