@@ -56,6 +56,11 @@ const clusterCollSizes = "64K,96K,128K,256K,384K,512K,1M"
 const (
 	clusterCollClosedTol = 0.15 // |closed form / measured - 1| of a forced algorithm, every size above 64 KiB on 2 hosts
 	clusterCollFitTol    = 0.10 // median |relative error| of collfit on held-out points
+	// On a busy machine (othersLoad.Busy) only gross errors are asserted:
+	// a closed form of the wrong algorithm misses by a factor (rounds or
+	// bytes doubled), others' load by tens of percent.
+	clusterCollClosedGross = 0.45
+	clusterCollFitGross    = 0.30
 	clusterCollMinBytes  = 64 << 10
 	clusterCollRanks     = 2 // the rank count whose closed forms are asserted
 )
@@ -129,7 +134,12 @@ func measureClusterColl(t *testing.T, bin string, final bool) (missed bool) {
 		}
 		recs = append(recs, r...)
 	}
-	v, err := checkCollCluster(recs)
+	closedTol, fitTol := clusterCollClosedTol, clusterCollFitTol
+	if load.Busy() {
+		closedTol, fitTol = clusterCollClosedGross, clusterCollFitGross
+		t.Logf("busy machine (%v): asserting only gross errors (closed forms within %g%%, collfit %g%%); rerun on a quiet machine: go test ./cmd/commcost -run TestTestCluster/Collectives -count=1 -v", load, 100*closedTol, 100*fitTol)
+	}
+	v, err := checkCollCluster(recs, closedTol, fitTol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,17 +167,17 @@ type collClusterVerdict struct {
 //
 //   - collalg (alpha and beta from the ping-pongs of 64 KiB and more,
 //     gamma from reducelocal): the closed form of each forced algorithm
-//     predicts allreduce and bcast on 2 hosts within 15% at every size
-//     above 64 KiB;
+//     predicts allreduce and bcast on 2 hosts within closedTol (15% on a
+//     quiet machine) at every size above 64 KiB;
 //   - collfit, one curve per (op, alg, ranks), fitted to the collectives
 //     above 64 KiB: the median relative error over held-out sizes (every
 //     fourth size of every series: 96K and 512K, fitted on the others) is
-//     at most 10%.
+//     at most fitTol (10%).
 //
 // Every other point (4 hosts) is logged with its error,
 // and the default's with the algorithm nearest it, forced and modelled
 // (model.DefaultPicks).
-func checkCollCluster(recs []results.Record) (collClusterVerdict, error) {
+func checkCollCluster(recs []results.Record, closedTol, fitTol float64) (collClusterVerdict, error) {
 	var v collClusterVerdict
 	var coll []results.Record
 	for _, r := range recs {
@@ -192,10 +202,10 @@ func checkCollCluster(recs []results.Record) (collClusterVerdict, error) {
 		mark := " "
 		if asserted {
 			checked++
-			if math.Abs(c.RelErr) > clusterCollClosedTol {
+			if math.Abs(c.RelErr) > closedTol {
 				mark = "!"
 				v.Failures = append(v.Failures, fmt.Sprintf("collalg: %s %s on %d ranks at %g B: closed form %.4g ms, measured %.4g ms (%+.1f%%; want within %g%%)",
-					c.Op, c.Alg, c.Ranks, c.Bytes, c.Predicted*1e3, c.Measured*1e3, 100*c.RelErr, 100*clusterCollClosedTol))
+					c.Op, c.Alg, c.Ranks, c.Bytes, c.Predicted*1e3, c.Measured*1e3, 100*c.RelErr, 100*closedTol))
 			}
 		}
 		v.Lines = append(v.Lines, fmt.Sprintf("%s closed form %-9s %-22s p=%d %8g B: measured %9.4f ms, closed form %9.4f ms, %+6.1f%%",
@@ -220,13 +230,13 @@ func checkCollCluster(recs []results.Record) (collClusterVerdict, error) {
 			train = append(train, r)
 		}
 	}
-	v.heldOut("held-out sizes", train, test, opt)
+	v.heldOut("held-out sizes", train, test, opt, fitTol)
 	return v, nil
 }
 
 // heldOut fits collfit to train, predicts test, logs every point and
 // records a failure when the median relative error exceeds the bound.
-func (v *collClusterVerdict) heldOut(name string, train, test []results.Record, opt model.Options) {
+func (v *collClusterVerdict) heldOut(name string, train, test []results.Record, opt model.Options, fitTol float64) {
 	if len(train) == 0 || len(test) == 0 {
 		v.Failures = append(v.Failures, fmt.Sprintf("collfit %s: %d records to fit, %d to predict", name, len(train), len(test)))
 		return
@@ -252,8 +262,8 @@ func (v *collClusterVerdict) heldOut(name string, train, test []results.Record, 
 		med = (errs[len(errs)/2-1] + med) / 2
 	}
 	v.Lines = append(v.Lines, fmt.Sprintf("collfit %s: median relative error %.2f%% over %d points, max %.2f%%", name, 100*med, len(errs), 100*errs[len(errs)-1]))
-	if med > clusterCollFitTol {
-		v.Failures = append(v.Failures, fmt.Sprintf("collfit %s: median relative error %.2f%% over %d points; want <= %g%%", name, 100*med, len(errs), 100*clusterCollFitTol))
+	if med > fitTol {
+		v.Failures = append(v.Failures, fmt.Sprintf("collfit %s: median relative error %.2f%% over %d points; want <= %g%%", name, 100*med, len(errs), 100*fitTol))
 	}
 }
 
@@ -349,14 +359,14 @@ func TestCheckCollCluster(t *testing.T) {
 		}
 		return recs
 	}
-	v, err := checkCollCluster(synth(""))
+	v, err := checkCollCluster(synth(""), clusterCollClosedTol, clusterCollFitTol)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(v.Failures) > 0 {
 		t.Errorf("records made by the closed forms fail:\n%s\n%s", strings.Join(v.Failures, "\n"), strings.Join(v.Lines, "\n"))
 	}
-	v, err = checkCollCluster(synth("rabenseifner"))
+	v, err = checkCollCluster(synth("rabenseifner"), clusterCollClosedTol, clusterCollFitTol)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +379,7 @@ func TestCheckCollCluster(t *testing.T) {
 			t.Errorf("command lacks %q:\n%s", want, cmd)
 		}
 	}
-	if _, err := checkCollCluster(nil); err == nil {
+	if _, err := checkCollCluster(nil, clusterCollClosedTol, clusterCollFitTol); err == nil {
 		t.Error("no records: no error")
 	}
 }
