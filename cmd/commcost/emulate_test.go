@@ -34,6 +34,7 @@ func TestEmulateBadInput(t *testing.T) {
 		{"no subcommand", []string{"emulate"}, "emulate needs a subcommand: info, kk, kaccess, split or selftest"},
 		{"unknown subcommand", []string{"emulate", "route"}, `emulate "route": unknown subcommand`},
 		{"wrong rank count", append([]string{"emulate", "kk", "--net", "BF(2)", "--np", "8"}, local...), "BF(2) needs 4 application + 12 service ranks = 16, got 8"},
+		{"stall beyond a duration", append([]string{"emulate", "kk", "--net", "HC(2)", "--np", "8", "--stall", "1e10"}, local...), "--stall 1e+10: must be a positive number of seconds, at most 1e+09"},
 		{"wrong rank count BF(3)", []string{"emulate", "selftest", "--net", "BF(3)", "--np", "16", "--backend", "local"}, "BF(3) needs 8 application + 32 service ranks = 40, got 16"},
 		{"info wrong rank count", []string{"emulate", "info", "--net", "SE(3)", "--np", "8"}, "--np 8: SE(3) needs 8 application + 8 service ranks = 16, got 8"},
 		{"unknown topology", append([]string{"emulate", "kk", "--net", "ring(4)"}, local...), `--net ring(4)`},
