@@ -108,6 +108,20 @@ func (r MPRun) Check(p int) error {
 	return nil
 }
 
+// ProgramDemand is the largest memory need per rank of the programs
+// alone on p ranks: arithmetic on their sizes, cheap at any n, where
+// Demand's calibration part states the programs' workloads (gauss's grows
+// with n), so a command checks this first.
+func (r MPRun) ProgramDemand(p int) sysmem.Need {
+	var needs []sysmem.Need
+	for _, prog := range r.Programs {
+		if d, ok := prog.(interface{ Demand(int) sysmem.Need }); ok {
+			needs = append(needs, d.Demand(p))
+		}
+	}
+	return sysmem.Largest(needs...)
+}
+
 // Demand is the largest memory need per rank of the programs on p ranks
 // (each program's Demand: gauss, multigrid, cannon, checkerboard) and,
 // when the run measures its calibration, of the calibration's largest
@@ -115,12 +129,7 @@ func (r MPRun) Check(p int) error {
 // Check, which computes gauss's serial oracle. The two run one after the
 // other, so the larger counts.
 func (r MPRun) Demand(p int) sysmem.Need {
-	var needs []sysmem.Need
-	for _, prog := range r.Programs {
-		if d, ok := prog.(interface{ Demand(int) sysmem.Need }); ok {
-			needs = append(needs, d.Demand(p))
-		}
-	}
+	needs := []sysmem.Need{r.ProgramDemand(p)}
 	if cal, ok := r.calibration(); ok {
 		for _, prog := range r.Programs {
 			if prog.Check(p) != nil {

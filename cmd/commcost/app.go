@@ -14,6 +14,7 @@ import (
 	"github.com/commcost/commcost/apps/appexp"
 	"github.com/commcost/commcost/cli"
 	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
@@ -192,10 +193,13 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 		}
 		// What the programs hold (gauss's oracle included), before any
 		// of it is allocated; then the rank count and the sizes.
-		need := run.Demand(c.Size())
-		if need.Bytes > 0 {
-			if err := job.Agree(c, job.CheckMemory(c, meta, job.MemNeedOf(b.Binding(0).FlagText("N"), need))); err != nil {
-				return err
+		// The programs' own need first: the calibration's states their
+		// workloads, which takes long at an n whose oracle cannot fit.
+		for _, need := range []func(int) sysmem.Need{run.ProgramDemand, run.Demand} {
+			if need := need(c.Size()); need.Bytes > 0 {
+				if err := job.Agree(c, job.CheckMemory(c, meta, job.MemNeedOf(b.Binding(0).FlagText("N"), need))); err != nil {
+					return err
+				}
 			}
 		}
 		err = b.Err(xp.CheckRanks(p.Name, c.Size(), progs))
