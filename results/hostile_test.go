@@ -357,3 +357,23 @@ func manyKeys(n int) string {
 	}
 	return b.String()
 }
+
+// TestReadBoundsDistinctKeys: records each within MaxRecordKeys that name
+// more distinct keys together than a table can hold are refused at the
+// line that passes the bound.
+func TestReadBoundsDistinctKeys(t *testing.T) {
+	rec := func(i int) string {
+		var b strings.Builder
+		for k := range 600 {
+			fmt.Fprintf(&b, `,"r%dk%d":0`, i, k)
+		}
+		return `{"schema":1,"bench":"pingpong","params":{"bytes":8` + b.String() + `},"ranks":2,"unit":"s","n":3,"min":1e-6,"median":2e-6,"max":3e-6,"ci95":[1e-6,3e-6],"meta":{}}`
+	}
+	if _, err := ReadJSONL(strings.NewReader(rec(0) + "\n")); err != nil {
+		t.Fatalf("one record of 601 keys is refused: %v", err)
+	}
+	_, err := ReadJSONL(strings.NewReader(rec(0) + "\n" + rec(1) + "\n"))
+	if want := "line 2: too large: the records so far name 1201 distinct"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

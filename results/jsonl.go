@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -408,6 +410,10 @@ func readJSONL(r io.Reader, maxLine int) ([]Record, error) {
 		}
 		return recs, err
 	}
+	// The distinct keys of the file's maps: tables take one column per
+	// key, so many records of a thousand keys each are as wide as one
+	// record of a million.
+	keys := map[string]struct{}{}
 	for lineNo := 1; ; lineNo++ {
 		// Records with raw samples can be megabytes long; a line longer
 		// than maxLine is no record of commcost's and is refused before
@@ -424,6 +430,9 @@ func readJSONL(r io.Reader, maxLine int) ([]Record, error) {
 					return checked(recs, &LineError{Line: lineNo, Err: fmt.Errorf("%w: %v", ErrTruncated, perr)})
 				}
 				return nil, &LineError{Line: lineNo, Err: perr}
+			}
+			if err := addKeys(keys, rec); err != nil {
+				return nil, &LineError{Line: lineNo, Err: err}
 			}
 			recs = append(recs, rec)
 			lines = append(lines, lineNo)
@@ -574,6 +583,23 @@ func parseRecordLine(line []byte) (Record, error) {
 		return Record{}, err
 	}
 	return rec, nil
+}
+
+// addKeys adds rec's params, derived and counters keys to seen and refuses
+// a file whose records name more than MaxRecordKeys distinct ones in all.
+func addKeys(seen map[string]struct{}, rec Record) error {
+	for _, m := range []struct {
+		name string
+		keys []string
+	}{{"params", slices.Collect(maps.Keys(rec.Params))}, {"derived", slices.Collect(maps.Keys(rec.Derived))}, {"counters", slices.Collect(maps.Keys(rec.Counters))}} {
+		for _, k := range m.keys {
+			seen[m.name+"."+k] = struct{}{}
+		}
+	}
+	if len(seen) > MaxRecordKeys {
+		return fmt.Errorf("%w: the records so far name %d distinct params, derived and counters keys, more than the %d a file of records may (a table takes a column per key)", ErrTooLarge, len(seen), MaxRecordKeys)
+	}
+	return nil
 }
 
 // goTypeKind names what a record field of Go type t holds, for messages.
