@@ -45,6 +45,15 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The records are checked before anything is printed or opened: a
+	// trace of impossible calls (1e18 bytes, 1e18 ns) prices to times no
+	// record holds, and is bad input, not a failure half-way through.
+	recs := o.Records(os.Args)
+	for _, r := range recs {
+		if err := r.CheckValues(); err != nil {
+			return opts.Badf("DIR %s: priced by the models, the trace gives %v: the trace's sizes or times, or a model's parameters, are no run's", c.Dir, err)
+		}
+	}
 	jw, err := job.OpenOut(c.Out)
 	if err != nil {
 		return err
@@ -55,7 +64,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if jw == nil {
 		return nil
 	}
-	for _, r := range o.Records(os.Args) {
+	for _, r := range recs {
 		if err := jw.Write(r); err != nil {
 			return err
 		}

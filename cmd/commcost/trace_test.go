@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -193,5 +194,24 @@ func TestReplayRuns(t *testing.T) {
 	data, err := os.ReadFile(recs)
 	if err != nil || bytes.Count(data, []byte("\n")) != 1 || !bytes.Contains(data, []byte(`"bench":"replay"`)) {
 		t.Errorf("records %q, %v", data, err)
+	}
+}
+
+// TestReplayRefusesImpossibleTimes: a replay whose prices no record can
+// hold (a model of t_s = 2e9 s over a trace's sends) is refused before
+// anything is printed or written.
+func TestReplayRefusesImpossibleTimes(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "tr")
+	writeTrace(t, tr, 3, false)
+	hock := filepath.Join(dir, "hockney.json")
+	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 2e9}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	out := filepath.Join(dir, "r.jsonl")
+	code, stdout, stderr := runCLI(t, "replay", tr, "--model", hock, "--out", out)
+	if want := "DIR " + tr + ": priced by the models, the trace gives record replay"; code != 2 || !strings.Contains(stderr, want) || stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing printed, %q", code, stdout, stderr, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s written", out)
 	}
 }
