@@ -283,6 +283,10 @@ func (rk *Rank) check(d *decoder) error {
 	size := int32(rk.Header.Size)
 	scale := rk.Header.NSPerTick
 	var last int64
+	// declared[c] is communicator c's member count as defined; its members
+	// are the events that follow, so a count beyond them is corrupt (and
+	// is never allocated: a 272-byte file may claim 2^31 members).
+	var declared []int32
 	for i := range rk.Events {
 		e := &rk.Events[i]
 		if !e.Op.Known() {
@@ -303,14 +307,18 @@ func (rk *Rank) check(d *decoder) error {
 			if e.Peer < 1 || e.Peer > size {
 				return bad(i, "communicator %d of %d members in a world of %d", e.Comm, e.Peer, size)
 			}
+			if rest := len(rk.Events) - i - 1; int(e.Peer) > rest {
+				return bad(i, "communicator %d of %d members, and %d events left to list them", e.Comm, e.Peer, rest)
+			}
 			rk.Comms = append(rk.Comms, Comm{ID: e.Req, Members: make([]int32, 0, e.Peer)})
+			declared = append(declared, e.Peer)
 			continue
 		case OpCommMember:
 			if e.Comm < 0 || int(e.Comm) >= len(rk.Comms) {
 				return bad(i, "member of undefined communicator %d", e.Comm)
 			}
 			c := &rk.Comms[e.Comm]
-			if int(e.Peer) != len(c.Members) || len(c.Members) == cap(c.Members) || e.Peer2 < 0 || e.Peer2 >= size {
+			if int(e.Peer) != len(c.Members) || len(c.Members) == int(declared[e.Comm]) || e.Peer2 < 0 || e.Peer2 >= size {
 				return bad(i, "member %d (world rank %d) of communicator %d out of order", e.Peer, e.Peer2, e.Comm)
 			}
 			c.Members = append(c.Members, e.Peer2)
@@ -354,8 +362,8 @@ func (rk *Rank) check(d *decoder) error {
 		}
 	}
 	for ci, c := range rk.Comms {
-		if len(c.Members) != cap(c.Members) {
-			return bad(len(rk.Events)-1, "communicator %d lists %d of its %d members", ci, len(c.Members), cap(c.Members))
+		if len(c.Members) != int(declared[ci]) {
+			return bad(len(rk.Events)-1, "communicator %d lists %d of its %d members", ci, len(c.Members), declared[ci])
 		}
 	}
 	if len(rk.Comms) < 2 || rk.Comms[0].ID != 0 || len(rk.Comms[0].Members) != int(size) {

@@ -155,6 +155,12 @@ func TestRefusals(t *testing.T) {
 			le.PutUint32(b[firstEvent+6*EventBytes+8:], 9)
 			return resum(b)
 		})},
+		{"communicator beyond the events", "corrupt", "communicator 0 of 2147483647 members, and", mod(func(b []byte) []byte {
+			// A world of 2^31-1 whose definition would allocate them all.
+			le.PutUint32(b[20:], 1<<31-1)
+			le.PutUint32(b[firstEvent+8:], 1<<31-1)
+			return resum(b)
+		})},
 		{"end count", "corrupt", "counts 99 events", mod(func(b []byte) []byte {
 			le.PutUint64(b[firstEvent+(events-1)*EventBytes+24:], 99)
 			return resum(b)
