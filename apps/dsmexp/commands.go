@@ -159,8 +159,12 @@ func (k *Check) Run(io IO) error {
 	io = io.withDefaults()
 	ccfg := k.coherence()
 	need := func(int) job.MemNeed {
-		return job.MemNeed{PerRank: ccfg.RankBytes(), Flag: io.FlagText("Slots"),
-			What: fmt.Sprintf("dsm check's %d variables of %d 16-byte slots (a home and a cached copy)", k.Vars, k.Slots)}
+		if ccfg.LogBytes() > ccfg.RankBytes() {
+			return job.MemNeed{PerRank: ccfg.RankBytes() + ccfg.LogBytes(), Flag: io.FlagText("Ops"),
+				What: fmt.Sprintf("dsm check's log of %d operations (gathered and checked on rank 0) and its variables", k.Ops)}
+		}
+		return job.MemNeed{PerRank: ccfg.RankBytes() + ccfg.LogBytes(), Flag: io.FlagText("Slots"),
+			What: fmt.Sprintf("dsm check's %d variables of %d 16-byte slots (a home and a cached copy) and its log", k.Vars, k.Slots)}
 	}
 	m := job.Measure{Launch: k.Launch, Output: job.Output{Format: k.Format, Out: k.Out, Quiet: k.Quiet},
 		Ranks:  func(c mpi.Comm) error { return io.Tell(k.checkWorld(c)) },

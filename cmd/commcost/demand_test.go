@@ -33,6 +33,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		{"alltoall of many ranks", with("alltoall", "--np", "16", "--sizes", "16M"), "--sizes 16M: alltoall bytes=16777216 needs"},
 		{"aggregate scatter", with("aggregate", "--np", "8", "--ops", "scatter", "--impl", "mpi", "--sizes", "64M"), "--sizes 64M: aggregate bytes=67108864"},
 		{"permutations", with("permutations", "--np", "4", "--sizes", "512M"), "--sizes 512M: permutations bytes=536870912"},
+		{"dsm check ops", with("dsm", "check", "--np", "2", "--ops", "1000000000000"), "--ops 1000000000000: dsm check's log of 1000000000000 operations"},
 		{"dsm check slots", with("dsm", "check", "--np", "4", "--slots", "100000000"), "--slots 100000000: dsm check's 16 variables"},
 		{"dsm bitonic keys", with("dsm", "bitonic", "--np", "16", "--keys", "4194304"), "--keys 4194304 with --np 16: bitonic's blocks of 4194304 keys on each of the local backend's 16 ranks (about 144.2 MiB each) needs about 2.3 GiB in this process; available: 1.0 GiB"},
 		{"dsm barneshut bodies per rank", with("dsm", "barneshut", "--np", "4", "--bodies-per-rank", "10000000"), "--bodies-per-rank 10000000 with --np 4: barneshut's 40000000 bodies on 4 ranks"},

@@ -49,6 +49,15 @@ func (c CoherenceConfig) RankBytes() float64 {
 	return 2 * float64(c.Vars) * float64(c.Slots) * 16
 }
 
+// LogBytes is what the operations' log costs at its peak, on rank 0: every
+// rank logs its operations (an event each), and rank 0 gathers all of
+// them encoded and decodes them again, about 4 event sizes per operation
+// over all ranks.
+func (c CoherenceConfig) LogBytes() float64 {
+	c.defaults()
+	return 4 * eventBytes * float64(c.Ops)
+}
+
 func (c *CoherenceConfig) defaults() {
 	if c.Ops <= 0 {
 		c.Ops = 100000
