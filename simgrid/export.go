@@ -30,10 +30,15 @@ type Export struct {
 	Model    string
 }
 
+// MaxHosts bounds the platform's hosts: the file lists every host and
+// route (a billion hosts ran out of memory writing them), and SMPI runs a
+// rank per host.
+const MaxHosts = 1 << 16
+
 // Validate checks the host count and threshold.
 func (e Export) Validate() error {
-	if e.Hosts < 1 {
-		return &opts.FieldError{Field: "Hosts", Value: fmt.Sprint(e.Hosts), Reason: "want at least 1"}
+	if e.Hosts < 1 || e.Hosts > MaxHosts {
+		return &opts.FieldError{Field: "Hosts", Value: fmt.Sprint(e.Hosts), Reason: fmt.Sprintf("want 1 to %d hosts", MaxHosts)}
 	}
 	if e.Eager < 0 {
 		return &opts.FieldError{Field: "Eager", Value: fmt.Sprint(e.Eager), Reason: "want a size >= 0"}

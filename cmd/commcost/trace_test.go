@@ -119,6 +119,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay torn", []string{"replay", torn, "--model", hock, "--out", filepath.Join(dir, "r.jsonl")}, "torn"},
 		{"export no model", []string{"export", "simgrid", filepath.Join(dir, "nomodel.json"), "--out", out}, "nomodel.json"},
 		{"export hosts", []string{"export", "simgrid", hock, "--hosts", "0", "--out", out}, "--hosts 0"},
+		{"export a billion hosts", []string{"export", "simgrid", hock, "--hosts", "1000000000", "--out", out}, "--hosts 1000000000: want 1 to 65536 hosts"},
 		{"export trilinear", []string{"export", "simgrid", tri, "--out", out}, "cannot be exported"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
