@@ -276,6 +276,23 @@ func TestAppendJSONLRefusesTornTail(t *testing.T) {
 	}
 }
 
+// TestAppendJSONLRefusesOtherFiles: records are not appended to a file
+// that holds something else (a note, a report); it is left as it is.
+func TestAppendJSONLRefusesOtherFiles(t *testing.T) {
+	for _, body := range []string{"hello world, not json\n", "# a note\n{\"schema\":1}\n", "[1,2,3]\n"} {
+		path := filepath.Join(t.TempDir(), "notes.txt")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := AppendJSONL(path); err == nil || !strings.Contains(err.Error(), "it is not a records file") {
+			t.Errorf("%q: %v, want a refusal", body, err)
+		}
+		if after, _ := os.ReadFile(path); string(after) != body {
+			t.Errorf("%q: the file changed", body)
+		}
+	}
+}
+
 // TestReadRecordsFile: the shared reader of fit, report, compare and sched
 // breakeven takes a torn last line as the loss of that record, not as a
 // bad file, and names file and line; a bad line elsewhere is an error.

@@ -189,6 +189,15 @@ func checkTerminated(path string) error {
 	if err != nil || st.Size() == 0 {
 		return nil
 	}
+	// A records file starts with a record: appending to another file
+	// (a report, a note) spoils it for every reader.
+	head := make([]byte, min(st.Size(), 16))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return fmt.Errorf("results: cannot check the start of %s: %w", path, err)
+	}
+	if !isJSONPrefix(head) {
+		return fmt.Errorf("results: cannot append to %s: it is not a records file (its first line is no JSON record); give a new file or one commcost wrote", path)
+	}
 	last := make([]byte, 1)
 	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
 		return fmt.Errorf("results: cannot check the end of %s: %w", path, err)
