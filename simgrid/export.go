@@ -145,6 +145,12 @@ func (e Export) Run() error {
 
 // Write writes platform.xml, hostfile and smpi.cfg for c.
 func (e Export) Write(c *Calibration) error {
+	if fi, err := os.Stat(e.Out); err == nil && !fi.IsDir() {
+		return opts.Badf("--out %s: not a directory; want a directory for platform.xml, hostfile and smpi.cfg", e.Out)
+	}
+	if err := checkTargets(filepath.Join(e.Out, "platform.xml"), filepath.Join(e.Out, "hostfile"), filepath.Join(e.Out, "smpi.cfg")); err != nil {
+		return opts.Badf("--out %s: %v", e.Out, err)
+	}
 	if err := os.MkdirAll(e.Out, 0o777); err != nil {
 		return opts.Badf("--out %s: %v", e.Out, err)
 	}

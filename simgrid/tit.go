@@ -16,6 +16,7 @@ import (
 
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/replay"
+	"github.com/commcost/commcost/results"
 	"github.com/commcost/commcost/trace"
 )
 
@@ -60,9 +61,28 @@ func WriteDirTIT(dir string) error {
 	if err != nil {
 		return opts.Badf("DIR %s: %v", dir, err)
 	}
+	targets := []string{filepath.Join(dir, ListFile)}
+	for _, rk := range t.Ranks {
+		targets = append(targets, filepath.Join(filepath.Dir(rk.Path), TITFile(rk.Header.Rank)))
+	}
+	if err := checkTargets(targets...); err != nil {
+		return err
+	}
 	for _, rk := range t.Ranks {
 		if err := WriteRankTIT(rk.Path); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkTargets refuses, as bad input, output paths taken by something
+// other than a regular file (a directory, a link, a FIFO): the user's, and
+// checked before any output is written.
+func checkTargets(paths ...string) error {
+	for _, p := range paths {
+		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+			return opts.Badf("%v: commcost writes its output there (move it away and run again)", &results.NotRegularError{Path: p, Mode: fi.Mode()})
 		}
 	}
 	return nil

@@ -148,6 +148,16 @@ func TestTraceReplayNonRegular(t *testing.T) {
 	hock := filepath.Join(dir, "hockney.json")
 	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
 	out := filepath.Join(dir, "out")
+	// Output names taken by directories: export refuses before writing.
+	taken := filepath.Join(dir, "taken")
+	writeTrace(t, taken, 2, false)
+	if err := os.Mkdir(filepath.Join(taken, "rank-1.tit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sgOut := filepath.Join(dir, "sg")
+	if err := os.MkdirAll(filepath.Join(sgOut, "platform.xml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	const fifo = " is a named pipe (FIFO), not a regular file"
 	notDir := "DIR " + ff + ": " + ff + " is not a directory (want a trace directory written by commcost trace)"
 
@@ -167,6 +177,9 @@ func TestTraceReplayNonRegular(t *testing.T) {
 		{"export simgrid trace rank FIFO", []string{"export", "simgrid", hock, "--trace", trd, "--out", out}, "--trace " + trd + ": " + rank0 + fifo},
 		{"export tit rank FIFO", []string{"export", "tit", trd}, "DIR " + trd + ": " + rank0 + fifo},
 		{"export tit not a directory", []string{"export", "tit", ff}, notDir},
+		{"export tit over a directory", []string{"export", "tit", taken}, filepath.Join(taken, "rank-1.tit") + " is a directory, not a regular file: commcost writes its output there"},
+		{"export simgrid over a directory", []string{"export", "simgrid", hock, "--out", sgOut}, "--out " + sgOut + ": " + filepath.Join(sgOut, "platform.xml") + " is a directory"},
+		{"export simgrid out a file", []string{"export", "simgrid", hock, "--out", hock}, "--out " + hock + ": not a directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkUsageErrorPromptly(t, dir, tc.args, tc.want)
