@@ -45,10 +45,16 @@ func ParseSignedSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%s is not a whole number (digits with an optional K, M or G, K = 1024)", Echo(s))
 	}
 	if n > MaxSize/mult || n < -MaxSize/mult {
-		return 0, fmt.Errorf("%s is more than %s", Echo(s), maxSizeText)
+		return 0, &beyondMPIError{s}
 	}
 	return n * mult, nil
 }
+
+// beyondMPIError is ParseSignedSize's value beyond what one MPI call
+// carries; ParseInts words it for values that are counts as well as sizes.
+type beyondMPIError struct{ s string }
+
+func (e *beyondMPIError) Error() string { return fmt.Sprintf("%s is more than %s", Echo(e.s), maxSizeText) }
 
 // ParseSize parses a byte count such as 8, 1K, 4M or 1G.
 func ParseSize(s string) (int, error) {
@@ -184,6 +190,10 @@ func ParseInts(s string) ([]int, error) {
 			continue
 		}
 		v, err := ParseSignedSize(f)
+		if b := (*beyondMPIError)(nil); errors.As(err, &b) {
+			// A list of ints is of counts (k packets) or sizes (l bytes).
+			err = fmt.Errorf("%s is more than 2G-1 = %d, the most one MPI call takes (elements or bytes)", Echo(b.s), MaxSize)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%v; accepted forms: %s", err, IntsForm)
 		}

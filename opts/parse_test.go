@@ -63,6 +63,10 @@ func TestParseIntGrid(t *testing.T) {
 	if _, err := ParseInts("1,x"); err == nil {
 		t.Fatal("x accepted")
 	}
+	// A list of ints holds counts as well as sizes: its bound says so.
+	if _, err := ParseInts("1,1000000000000"); err == nil || !strings.Contains(err.Error(), "the most one MPI call takes (elements or bytes)") || strings.Contains(err.Error(), "bytes, the most") {
+		t.Errorf("beyond 2G-1: %v", err)
+	}
 }
 
 // TestParseCounts: a count is bounded by an int, not by what one MPI
