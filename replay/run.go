@@ -335,7 +335,7 @@ func (o *Outcome) Records(command []string) []results.Record {
 			params["scale"] = o.Scale.String()
 		}
 		rec := results.Record{
-			Schema: results.SchemaVersion, Bench: "replay", Params: params, Ranks: o.Ranks, Unit: results.UnitSeconds,
+			Schema: results.SchemaVersion, Bench: Bench, Params: params, Ranks: o.Ranks, Unit: results.UnitSeconds,
 			Summary:   results.Summarize(p.Result.MPISec),
 			Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed,
 			Derived: map[string]float64{
