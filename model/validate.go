@@ -419,7 +419,7 @@ func Marshal(m Model, v *Validation) ([]byte, error) {
 func Unmarshal(data []byte) (Model, *Validation, error) {
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %w", err)
+		return nil, nil, fmt.Errorf("model JSON: %w", results.JSONFieldError(err))
 	}
 	if env.Model == "" {
 		return nil, nil, errors.New(`model JSON: no "model" field (want the output of commcost fit --format json)`)
@@ -432,7 +432,7 @@ func Unmarshal(data []byte) (Model, *Validation, error) {
 		return nil, nil, fmt.Errorf(`model JSON: %s has no "fit" body`, env.Model)
 	}
 	if err := json.Unmarshal(env.Fit, m); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %s body: %w", env.Model, err)
+		return nil, nil, fmt.Errorf("model JSON: %s body: %w", env.Model, results.JSONFieldError(err))
 	}
 	if err := checkUsable(m); err != nil {
 		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)

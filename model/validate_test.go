@@ -199,6 +199,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{`{"model":"logp","fit":{"packet_bytes":0}}`, "packet_bytes"},
 		{`{"model":"aggregate-table","fit":{"topology":"torus"}}`, "torus"},
 		{`{"model":"trilinear","fit":{"cov":[[1]]}}`, "cov has 1 rows"},
+		{`{"model":"hockney","fit":{"t_s":{"value":"fast"}}}`, "field t_s.value: the string is not a number"},
 	} {
 		_, _, err := Unmarshal([]byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {

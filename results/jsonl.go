@@ -568,13 +568,7 @@ func parseRecordLine(line []byte) (Record, error) {
 	var rec Record
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(&rec); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			// "field ranks: the number 1e9 is not a whole number",
-			// not the decoder's Go type names.
-			return Record{}, fmt.Errorf("not a JSON record: field %s: the %s is not %s", te.Field, te.Value, goTypeKind(te.Type))
-		}
-		return Record{}, fmt.Errorf("not a JSON record: %w", err)
+		return Record{}, fmt.Errorf("not a JSON record: %w", JSONFieldError(err))
 	}
 	// One object per line: anything after it means two records were glued
 	// together or the line is corrupt.
@@ -609,6 +603,17 @@ func addKeys(seen map[string]struct{}, rec Record) error {
 		return fmt.Errorf("%w: the records so far name %d distinct params, derived and counters keys, more than the %d a file of records may (a table takes a column per key)", ErrTooLarge, len(seen), MaxRecordKeys)
 	}
 	return nil
+}
+
+// JSONFieldError words a decoder's type error in terms of the file ("field
+// ranks: the number 1e9 is not a whole number"), not of the Go types it
+// decodes into; other errors are returned as they are.
+func JSONFieldError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("field %s: the %s is not %s", te.Field, te.Value, goTypeKind(te.Type))
+	}
+	return err
 }
 
 // goTypeKind names what a record field of Go type t holds, for messages.
