@@ -138,6 +138,9 @@ func TestBatchJobsNeverDieSilently(t *testing.T) {
 		{"COMMCOST is a name on PATH", with(pbs, "COMMCOST=commcost-wrapper", "PATH="+dir+":"+os.Getenv("PATH"), "PBS_NODEFILE="+two), "cc_init pbs", 0, ""},
 		{"COMMCOST_RESULTS is a file", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_RESULTS="+plain), "cc_init pbs", 2, "COMMCOST_RESULTS=" + plain + " is not a directory"},
 		{"a job id that climbs out", with(slurm, "COMMCOST="+wrapper, "SLURM_JOB_ID=../../x"), "cc_init slurm", 2, "is not a plain name"},
+		{"an escape sequence in the task count", with(slurm, "COMMCOST="+wrapper, "SLURM_NTASKS=2\x1b[2J"), "cc_init slurm", 2, "the job's task count '2?[2J' is not a whole number"},
+		{"a task count beyond an int", with(slurm, "COMMCOST="+wrapper, "SLURM_NTASKS=99999999999999999999"), "cc_init slurm", 2, "is not a whole number of at most 9 digits"},
+		{"control characters in the results path", with(slurm, "COMMCOST="+wrapper, "COMMCOST_RESULTS="+dir+"/r\x1b[2J"), "cc_init slurm", 2, "holds control characters"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

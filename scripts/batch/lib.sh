@@ -17,12 +17,16 @@
 # Each launch (one srun or mpirun per commcost invocation) is its own
 # sample of the machine's placement, as ReproMPI recommends.
 
+# Messages quote the job's settings, which may hold escape sequences:
+# control characters are shown as '?'.
+cc_printable() { printf '%s\n' "$*" | LC_ALL=C tr -d '\n' | LC_ALL=C tr -c '[:print:]' '?'; }
+
 cc_die() { # cc_die STATUS MESSAGE: stop the job before any measurement
-	echo "commcost job: $2" >&2
+	echo "commcost job: $(cc_printable "$2")" >&2
 	exit "$1"
 }
 
-cc_say() { echo "commcost job: $*" >&2; }
+cc_say() { echo "commcost job: $(cc_printable "$*")" >&2; }
 
 # The jobs run under set -e -o pipefail: a command that fails where no
 # check expected it would end the job with its status and no word. The
@@ -109,7 +113,8 @@ cc_init() {
 		;;
 	*) cc_die 2 "COMMCOST_LAUNCHER=$CC_LAUNCHER: want srun or mpirun" ;;
 	esac
-	[ "$CC_NTASKS" -ge 1 ] 2>/dev/null || cc_die 2 "the job has no tasks (ntasks=$CC_NTASKS)"
+	[[ $CC_NTASKS =~ ^[0-9]{1,9}$ ]] || cc_die 2 "the job's task count '$CC_NTASKS' is not a whole number of at most 9 digits"
+	[ "$CC_NTASKS" -ge 1 ] || cc_die 2 "the job has no tasks (ntasks=$CC_NTASKS)"
 	# The job id names a directory: it must be one name (a scheduler gives
 	# digits, underscores and dots; nothing may climb out of the base).
 	case $CC_JOBID in
@@ -117,6 +122,9 @@ cc_init() {
 		cc_die 2 "the job id '$(printf '%q' "$CC_JOBID")' is not a plain name (letters, digits, . _ -): it names the run directory" ;;
 	esac
 	local base=${COMMCOST_RESULTS:-$submit/results/runs}
+	if [[ $base == *[[:cntrl:]]* ]]; then
+		cc_die 2 "COMMCOST_RESULTS='$base' holds control characters: give a plain path for the run directories"
+	fi
 	if [ -e "$base" ] && [ ! -d "$base" ]; then
 		cc_die 2 "COMMCOST_RESULTS=$base is not a directory: set it to the directory that holds the run directories"
 	fi
