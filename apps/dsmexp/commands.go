@@ -291,8 +291,18 @@ func (e *Overhead) Validate() error {
 			return err
 		}
 	}
+	// A batch reports no progress until it ends: one that cannot end
+	// within --timeout, at the fastest a cached access runs, would be
+	// taken for a hung peer.
+	if t := float64(e.Iters) * minCachedAccessSec; e.Timeout > 0 && t > e.Timeout {
+		return opts.Field("Iters", e.Iters, "a batch of that many cached accesses takes at least %.3g s (%g ns each), more than --timeout %g s without progress; lower --iters", t, minCachedAccessSec*1e9, e.Timeout)
+	}
 	return nil
 }
+
+// minCachedAccessSec is a lower bound on one cached access of the store:
+// a map lookup and a copy of a few bytes take longer than 5 ns.
+const minCachedAccessSec = 5e-9
 
 // Run measures the overhead of every strategy on the launch's ranks.
 func (e *Overhead) Run(io IO) error {

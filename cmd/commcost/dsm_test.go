@@ -43,6 +43,7 @@ func TestDSMBadInput(t *testing.T) {
 		{"mesh not square", append([]string{"dsm", "matsquare", "--np", "8"}, local...), "needs a square mesh"},
 		{"kernel", append([]string{"dsm", "matsquare", "--kernel", "fma"}, local...), "--kernel fma"},
 		{"ops", append([]string{"dsm", "check", "--ops", "0"}, local...), "--ops 0"},
+		{"overhead batch beyond the timeout", append([]string{"dsm", "overhead", "--iters", "100000000000", "--timeout", "10"}, local...), "--iters 100000000000: a batch of that many cached accesses takes at least 500 s"},
 		{"write fraction", append([]string{"dsm", "check", "--write-fraction", "1.5"}, local...), "--write-fraction 1.5"},
 		{"barrier", append([]string{"dsm", "check", "--barrier", "butterfly"}, local...), "--barrier butterfly"},
 		{"backend", []string{"dsm", "check", "--backend", "shm"}, "--backend"},
