@@ -61,8 +61,8 @@ const (
 	// bytes doubled), others' load by tens of percent.
 	clusterCollClosedGross = 0.45
 	clusterCollFitGross    = 0.30
-	clusterCollMinBytes  = 64 << 10
-	clusterCollRanks     = 2 // the rank count whose closed forms are asserted
+	clusterCollMinBytes    = 64 << 10
+	clusterCollRanks       = 2 // the rank count whose closed forms are asserted
 )
 
 // testClusterColl measures, on four hosts shaped to 200 Mbit/s, the
