@@ -54,7 +54,9 @@ func ParseSignedSize(s string) (int64, error) {
 // carries; ParseInts words it for values that are counts as well as sizes.
 type beyondMPIError struct{ s string }
 
-func (e *beyondMPIError) Error() string { return fmt.Sprintf("%s is more than %s", Echo(e.s), maxSizeText) }
+func (e *beyondMPIError) Error() string {
+	return fmt.Sprintf("%s is more than %s", Echo(e.s), maxSizeText)
+}
 
 // ParseSize parses a byte count such as 8, 1K, 4M or 1G.
 func ParseSize(s string) (int, error) {
