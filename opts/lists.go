@@ -177,38 +177,25 @@ func ParseSizes(s string) ([]int, error) {
 // each value once. Negative values parse; their range is the
 // configuration's to check.
 func ParseInts(s string) ([]int, error) {
-	items, err := Items(s, IntsForm)
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, f := range items {
-		if strings.Contains(f, ":") {
-			v, err := ParseSizes(f)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v...)
-			continue
-		}
+	return parseIntList(s, func(f string) (int, error) {
 		v, err := ParseSignedSize(f)
 		if b := (*beyondMPIError)(nil); errors.As(err, &b) {
 			// A list of ints is of counts (k packets) or sizes (l bytes).
 			err = fmt.Errorf("%s is more than 2G-1 = %d, the most one MPI call takes (elements or bytes)", Echo(b.s), MaxSize)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("%v; accepted forms: %s", err, IntsForm)
-		}
-		out = append(out, int(v))
-	}
-	return out, Distinct(out, strconv.Itoa)
+		return int(v), err
+	})
 }
 
 // ParseCounts parses counts (a matrix order, keys, vertices) in the forms
 // of ParseInts. A plain item is not bounded by what one MPI call carries
 // but only by an int: the program that takes it checks its own range,
 // which depends on the ranks, and names it.
-func ParseCounts(s string) ([]int, error) {
+func ParseCounts(s string) ([]int, error) { return parseIntList(s, parseCount) }
+
+// parseIntList parses the list forms of ParseInts, each plain item with
+// item, each range as ParseSizes does.
+func parseIntList(s string, item func(string) (int, error)) ([]int, error) {
 	items, err := Items(s, IntsForm)
 	if err != nil {
 		return nil, err
@@ -223,7 +210,7 @@ func ParseCounts(s string) ([]int, error) {
 			out = append(out, v...)
 			continue
 		}
-		v, err := parseCount(f)
+		v, err := item(f)
 		if err != nil {
 			return nil, fmt.Errorf("%v; accepted forms: %s", err, IntsForm)
 		}
