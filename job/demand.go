@@ -82,15 +82,12 @@ func (d Demand) Check(c mpi.Comm, meta results.Meta) error {
 // CheckMemory compares need with the memory available to the ranks of
 // this host.
 func CheckMemory(c mpi.Comm, meta results.Meta, need MemNeed) error {
-	avail, source, ok := AvailableMemory()
-	if !ok {
-		return nil
-	}
 	p := c.Size()
 	if c.Backend() == Local {
 		// Every rank lives in this process; queues copy messages.
+		avail, source, ok := AvailableMemory()
 		total := Need{BufferBytes: need.PerRank, InFlightBytes: need.InFlight}.InProcess(p)
-		if total <= float64(avail) {
+		if !ok || total <= float64(avail) {
 			return nil
 		}
 		if need.PerRank+need.InFlight < LocalRankBytes || need.Flag == "" {
