@@ -19,16 +19,25 @@ import (
 
 const float64Bytes = 8
 
-// Barnes-Hut's memory per rank (BarnesHutConfig.Demand): the live store
-// state of one variable on one rank, about its record (152 bytes), tree
-// node (80), their lists and the cached copy (96), in Go's size classes;
-// the heap's growth over the live data under GOGC=100; and a rank's fixed
-// part. Measured on the local backend (4 ranks, 2 steps, all six
-// strategies), the peak RSS is 0.8-0.9 of the estimate at N = 1e4-4e4.
+// Barnes-Hut's memory per rank and variable of the store (N bodies and
+// the cell pools), in Go's size classes and with the garbage the heap
+// holds under GOGC=100. On the local backend (Demand) every rank holds
+// the record, tree node and cached copy of most variables, bhLocalVarBytes
+// each: the peak RSS of 4 goroutine ranks is 0.8-0.9 of the estimate.
+// Ranks that are processes of their own (ProcessDemand) hold more: a
+// variable costs bhVarBytes on every rank and bhHomeVarBytes more, shared
+// out over the ranks, for its home state (owner's copy, sharers,
+// versions); under mpirun these bound the peak RSS on 1 to 4 ranks
+// (docs/findings/dsm.md gives the figures). bhRankBaseBytes is a rank's
+// fixed part, bhProcessBaseBytes more in a process of its own (the MPI
+// library's resident part).
 const (
-	bhVarStateBytes = 300
-	bhGCFactor      = 2
+	bhLocalVarBytes = 600
+	bhVarBytes      = 650
+	bhHomeVarBytes  = 800
 	bhRankBaseBytes = 8 << 20
+
+	bhProcessBaseBytes = 16 << 20
 )
 
 // availableMemory is what this process may still allocate (sysmem); a
@@ -106,24 +115,33 @@ func (m Checkerboard) Demand(p int) sysmem.Need {
 		What: fmt.Sprintf("checkerboard's panels of order %d on a %s grid", m.N, g)}
 }
 
-// Demand is what Barnes-Hut asks of each of p ranks: per time step the
-// energies, zone sizes and root masses kept for the verification and
-// their reductions (eleven numbers a step), and for the bodies the DSM
-// store's state of every variable (the N bodies and the P pools of cells):
-// the force walk reads bodies and cells of every zone, so each rank comes
-// to hold a record of most variables with its tree node, their lists and
-// a cached copy, bhVarStateBytes live per variable and rank; the garbage
-// of replaced copies and messages lets the heap reach twice the live data
-// before a collection (GOGC=100). bhRankBaseBytes is the rest of a rank
-// (runtime, queues, force results). Field is "steps" when the per-step
-// figures dominate, else "bodies".
-func (c BarnesHutConfig) Demand(p int) sysmem.Need {
+// Demand is what Barnes-Hut asks of each of p goroutine ranks of the
+// local backend: per time step the energies, zone sizes and root masses
+// kept for the verification and their reductions (eleven numbers a
+// step), and for the bodies the DSM store's state of every variable (the
+// N bodies and the P pools of cells): the force walk reads bodies and
+// cells of every zone, so each rank comes to hold most variables,
+// bhLocalVarBytes each, besides its bodies' forces and bhRankBaseBytes.
+// Field is "steps" when the per-step figures dominate, else "bodies".
+func (c BarnesHutConfig) Demand(p int) sysmem.Need { return c.demand(p, bhLocalVarBytes) }
+
+// ProcessDemand is Demand for ranks that are processes (the native
+// backend): a variable costs bhVarBytes on each rank and bhHomeVarBytes
+// over p for its home state, and a rank bhProcessBaseBytes more.
+func (c BarnesHutConfig) ProcessDemand(p int) sysmem.Need {
+	need := c.demand(p, bhVarBytes+bhHomeVarBytes/float64(max(p, 1)))
+	need.Bytes += bhProcessBaseBytes
+	return need
+}
+
+// demand is the need of each of p ranks at perVar bytes per variable.
+func (c BarnesHutConfig) demand(p int, perVar float64) sysmem.Need {
 	d := c.withDefaults()
 	fp := float64(max(p, 1))
 	n := float64(d.Bodies)
 	steps := 11 * float64Bytes * float64(d.Steps)
-	cells := fp * float64(d.pool(max(p, 1)))
-	bodies := bhGCFactor*(n+cells+2)*bhVarStateBytes + bhRankBaseBytes + n/fp*10*float64Bytes
+	vars := n + fp*float64(d.pool(max(p, 1))) + 2
+	bodies := vars*perVar + bhRankBaseBytes + n/fp*10*float64Bytes
 	need := sysmem.Need{Field: "bodies", Bytes: steps + bodies,
 		What: fmt.Sprintf("barneshut's %d bodies on %d ranks (home and cached copies)", d.Bodies, p)}
 	if steps > bodies {

@@ -214,3 +214,31 @@ func TestBarnesHutDemand(t *testing.T) {
 		}
 	}
 }
+
+// TestBarnesHutProcessDemand: under mpirun a rank process's need covers
+// the peak RSS measured per rank (fixed-home, 2 steps; the figures of
+// docs/findings/dsm.md), by at most a quarter more.
+func TestBarnesHutProcessDemand(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		bodies, p int
+		peak      float64 // bytes per rank
+	}{
+		{120000, 1, 466 * mib},
+		{60000, 2, 176 * mib},
+		{200000, 2, 571 * mib},
+		{400000, 2, 1105 * mib},
+		{90000, 3, 244 * mib},
+		{300000, 3, 666 * mib},
+		{120000, 4, 255 * mib},
+	}
+	for _, tc := range tests {
+		need := BarnesHutConfig{Bodies: tc.bodies, Steps: 2, Measured: 1}.ProcessDemand(tc.p)
+		if need.Bytes < tc.peak || need.Bytes > 1.25*tc.peak || need.Field != "bodies" {
+			t.Errorf("N = %d on %d ranks: %.3g bytes per rank (%q), want within [1, 1.25] of the measured peak %.3g", tc.bodies, tc.p, need.Bytes, need.Field, tc.peak)
+		}
+		if local := (BarnesHutConfig{Bodies: tc.bodies, Steps: 2, Measured: 1}).Demand(tc.p); local.Bytes >= need.Bytes {
+			t.Errorf("N = %d on %d ranks: a goroutine rank's need %.3g is not below a process's %.3g", tc.bodies, tc.p, local.Bytes, need.Bytes)
+		}
+	}
+}

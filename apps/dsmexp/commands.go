@@ -477,7 +477,11 @@ func (e *BarnesHutSweep) Run(io IO) error {
 			for _, n := range pts.For(p) {
 				c := cfg
 				c.Bodies = n
-				needs = append(needs, c.Demand(p))
+				if e.Backend == job.Local {
+					needs = append(needs, c.Demand(p))
+				} else {
+					needs = append(needs, c.ProcessDemand(p))
+				}
 			}
 			need := sysmem.Largest(needs...)
 			if need.Field == "bodies" && e.PerRank > 0 {
