@@ -129,6 +129,13 @@ func bytesInt32(b []byte, v []int32) {
 	}
 }
 
+// rowsPerProgress is how many rows of an order-b product make about 2^20
+// multiply-adds: a product of large blocks (the step or the serial oracle
+// of --blocks 1000000 runs for seconds) tells the watchdog it moves on
+// every so many rows, which costs nothing against their arithmetic, and a
+// product of small blocks never (its caller's step does).
+func rowsPerProgress(b int) int { return max(1, (1<<20)/max(b*b, 1)) }
+
 // accumulate adds one step's contribution to h (b x b blocks).
 func accumulate(k Kernel, h, x, y []int32, b int) {
 	if k == KernelSum {
@@ -137,7 +144,11 @@ func accumulate(k Kernel, h, x, y []int32, b int) {
 		}
 		return
 	}
+	every := rowsPerProgress(b)
 	for r := 0; r < b; r++ {
+		if r%every == every-1 {
+			progress()
+		}
 		hr := h[r*b : (r+1)*b]
 		for t := 0; t < b; t++ {
 			a := x[r*b+t]
@@ -497,7 +508,11 @@ func serialResult(cfg MatSquareConfig, n, b int) []int32 {
 func serialStep(k Kernel, a []int32, n, b int) []int32 {
 	out := make([]int32, n*n)
 	if k == KernelMul {
+		every := rowsPerProgress(n)
 		for r := 0; r < n; r++ {
+			if r%every == every-1 {
+				progress()
+			}
 			for t := 0; t < n; t++ {
 				x := a[r*n+t]
 				if x == 0 {

@@ -89,3 +89,21 @@ func TestExperimentsUnderWatchdog(t *testing.T) {
 		})
 	}
 }
+
+// TestLongBlockProductsMakeProgress: a matrix square of large blocks
+// (order 384 on 4 ranks, a serial oracle of order 768) computes for
+// longer than the timeout between repetitions; its products tell the
+// watchdog they move on, so a healthy run is not taken for a hung one.
+func TestLongBlockProductsMakeProgress(t *testing.T) {
+	w := patterns.NewWatchdog(200*time.Millisecond, func(s patterns.Stall) { t.Errorf("fired on a healthy run: %v", s) })
+	defer w.Stop()
+	patterns.Install(w)
+	defer patterns.Install(nil)
+	err := local.Run(4, func(c mpi.Comm) error {
+		return divalib.RunMatSquare(c, divalib.MatSquareExperiment{Strategies: []string{"hand"}, Store: divalib.Config{Seed: 5},
+			Blocks: []int{384 * 384}, Kernel: divalib.KernelMul, Reps: 1}, results.Meta{}, func(results.Record) error { return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
