@@ -48,8 +48,15 @@ const (
 //   - the repetitions of a time took at most MaxRecordSeconds together:
 //     n times the min and half of n times the median are lower bounds
 //     on that (5e8 s repetitions 891 times are no calibration);
+//   - median <= p90 <= p99 <= max, min <= mean <= max and rank_min <=
+//     rank_avg <= rank_max, a 0 there standing for a field left out
+//     (checkOrder);
 //   - params, derived and counters hold at most MaxRecordKeys entries
-//     each;
+//     each, and a counter is within MaxRecordValue in absolute value (a
+//     counter may be negative: an N-body run's energy);
+//   - the metadata is one of a launch (Meta.check: ranks per host from
+//     1 to MaxRecordRanks, one per host; cores, GOMAXPROCS and the load
+//     average not negative);
 //   - ranks is at most MaxRecordRanks, and the bench's record check
 //     (RegisterRecordCheck) accepts the record.
 //
@@ -85,6 +92,9 @@ func (r *Record) CheckValues() error {
 	if !(r.CI95[0] <= r.Median && r.Median <= r.CI95[1]) {
 		return fmt.Errorf("record %s %s: ci95 [%v, %v] does not contain the median %v", r.Bench, paramString(r.Params), r.CI95[0], r.CI95[1], r.Median)
 	}
+	if err := r.checkOrder(); err != nil {
+		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
+	}
 	if r.Unit == UnitSeconds {
 		n := float64(r.N)
 		if total := max(n*r.Min, float64((r.N+1)/2)*r.Median); total > MaxRecordSeconds {
@@ -110,6 +120,9 @@ func (r *Record) CheckValues() error {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("record %s %s: %s %q is %v", r.Bench, paramString(r.Params), m.name, k, v)
 			}
+			if m.name == "counters" && math.Abs(v) > MaxRecordValue {
+				return fmt.Errorf("record %s %s: counters %q = %v is beyond %g in absolute value", r.Bench, paramString(r.Params), k, v, MaxRecordValue)
+			}
 			// A derived value names its unit in its key (README.md): a
 			// time or a bandwidth there has its unit's bound too (an
 			// application record's prediction of 1e294 s is none).
@@ -125,10 +138,82 @@ func (r *Record) CheckValues() error {
 			return fmt.Errorf("record %s %s: sample %d is %v", r.Bench, paramString(r.Params), i+1, v)
 		}
 	}
+	if err := r.Meta.check(); err != nil {
+		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
+	}
 	if f, ok := recordChecks.Load(r.Bench); ok {
 		if err := f.(func(*Record) error)(r); err != nil {
 			return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
 		}
+	}
+	return nil
+}
+
+// orderTol is the relative slack of the order checks: a mean of n equal
+// values, or a percentile interpolated between two, may exceed them by
+// the rounding of its arithmetic (the mean of three 0.1 is 0.10000000000000002).
+const orderTol = 1e-9
+
+// notAbove reports whether a <= b up to orderTol.
+func notAbove(a, b float64) bool {
+	return a <= b || a-b <= orderTol*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// checkOrder refuses statistics out of the order Summarize gives them:
+// median <= p90 <= p99 <= max and min <= mean <= max (percentiles of one
+// sorted sample, its mean), and rank_min <= rank_avg <= rank_max (one
+// spread over the ranks). A 0 in p90, p99, mean or a rank_* field is a
+// field the record leaves out (rank_* are omitted when 0, and hand-made
+// records often give only min, median and max), so it is not compared.
+func (r *Record) checkOrder() error {
+	type stat struct {
+		name string
+		v    float64
+	}
+	chain := func(s ...stat) error {
+		prev := stat{}
+		for _, x := range s {
+			if x.v == 0 && x.name != "median" && x.name != "max" {
+				continue
+			}
+			if prev.name != "" && !notAbove(prev.v, x.v) {
+				return fmt.Errorf("%s %v is above %s %v: they are in that order in a summary of one sample", prev.name, prev.v, x.name, x.v)
+			}
+			prev = x
+		}
+		return nil
+	}
+	if err := chain(stat{"median", r.Median}, stat{"p90", r.P90}, stat{"p99", r.P99}, stat{"max", r.Max}); err != nil {
+		return err
+	}
+	if r.Mean != 0 && !(notAbove(r.Min, r.Mean) && notAbove(r.Mean, r.Max)) {
+		return fmt.Errorf("mean %v is not between min %v and max %v", r.Mean, r.Min, r.Max)
+	}
+	return chain(stat{"rank_min", r.RankMin}, stat{"rank_avg", r.RankAvg}, stat{"rank_max", r.RankMax})
+}
+
+// check refuses metadata no launch has: a host with fewer than one rank
+// or more than MaxRecordRanks, ranks per host that are not parallel to
+// the hosts, a negative core count, GOMAXPROCS or load average.
+func (m *Meta) check() error {
+	for i, n := range m.RanksPerHost {
+		if n < 1 || n > MaxRecordRanks {
+			return fmt.Errorf("meta ranks_per_host[%d] = %d: a host runs 1 to %d ranks", i, n, MaxRecordRanks)
+		}
+	}
+	if len(m.Hosts) > 0 && len(m.RanksPerHost) > 0 && len(m.Hosts) != len(m.RanksPerHost) {
+		return fmt.Errorf("meta has %d hosts but %d ranks_per_host entries: they are parallel, one per host", len(m.Hosts), len(m.RanksPerHost))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"cores", m.Cores}, {"gomaxprocs", m.GOMAXPROCS}} {
+		if f.v < 0 || f.v > MaxRecordRanks {
+			return fmt.Errorf("meta %s = %d: want 0 (unknown) to %d", f.name, f.v, MaxRecordRanks)
+		}
+	}
+	if !(m.Load1 >= 0 && m.Load1 <= MaxRecordValue) {
+		return fmt.Errorf("meta load1 = %v: a load average is not negative", m.Load1)
 	}
 	return nil
 }

@@ -44,6 +44,21 @@ func TestCheckValues(t *testing.T) {
 			r.Unit = UnitCount
 			r.Min, r.Median, r.Max, r.Mean, r.P90, r.P99, r.CI95, r.Samples = 0, 0, 0, 0, 0, 0, [2]float64{}, nil
 		}, ""},
+		{"a mean rounded above max (three samples of 0.1 s)", func(r *Record) {
+			r.Samples = nil
+			r.N, r.Min, r.Median, r.Max, r.P90, r.P99, r.CI95 = 3, 0.1, 0.1, 0.1, 0.1, 0.1, [2]float64{0.1, 0.1}
+			r.Mean = (0.1 + 0.1 + 0.1) / 3
+		}, ""},
+		{"p90, p99, mean left out (0)", func(r *Record) { r.P90, r.P99, r.Mean = 0, 0, 0 }, ""},
+		{"only rank_max given", func(r *Record) { r.RankMax = 1e-6 }, ""},
+		{"a negative counter (an N-body energy)", func(r *Record) { r.Counters = map[string]float64{"energy_first": -0.25} }, ""},
+		{"p90 above max", func(r *Record) { r.P90 = 1 }, "p90 1 is above p99"},
+		{"p99 above max", func(r *Record) { r.P99 = 1 }, "p99 1 is above max"},
+		{"mean below min", func(r *Record) { r.Mean = 1e-11 }, "mean 1e-11 is not between min"},
+		{"rank_min above rank_max", func(r *Record) { r.RankMin, r.RankMax = 1, 1e-6 }, "rank_min 1 is above rank_max 1e-06"},
+		{"a counter of 1e300", func(r *Record) { r.Counters = map[string]float64{"bytes": 1e300} }, `counters "bytes" = 1e+300 is beyond`},
+		{"ranks per host -2", func(r *Record) { r.Meta.RanksPerHost = []int{-2, 1} }, "meta ranks_per_host[0] = -2"},
+		{"cores -1", func(r *Record) { r.Meta.Cores = -1 }, "meta cores = -1"},
 		{"negative fitted coefficient", func(r *Record) {
 			r.Unit = "s/(d*n*ln(d))"
 			r.Min, r.Median, r.Max, r.Mean, r.P90, r.P99, r.CI95 = -1e-9, -1e-9, -1e-9, -1e-9, -1e-9, -1e-9, [2]float64{-2e-9, 0}
@@ -93,6 +108,21 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"1001 params", `"params":{"bytes":8}`, `"params":{"bytes":8` + manyKeys(MaxRecordKeys) + `}`, "line 2: record pingpong: params has 1001 entries, more than the 1000"},
 		{"1001 derived", `"meta":{}`, `"meta":{},"derived":{"a":1` + manyKeys(MaxRecordKeys) + `}`, "derived has 1001 entries"},
 		{"ranks not a whole number", `"ranks":2`, `"ranks":1e9`, "line 2: not a JSON record: field ranks: the number 1e9 is not a whole number"},
+		{"p90 above max", `"max":3e-6`, `"max":3e-6,"p90":1`, "line 2: record pingpong bytes=8: p90 1 is above max 3e-06"},
+		{"p90 below the median", `"max":3e-6`, `"max":3e-6,"p90":1.5e-6`, "median 2e-06 is above p90 1.5e-06"},
+		{"p99 below p90", `"max":3e-6`, `"max":3e-6,"p90":2.5e-6,"p99":2.2e-6`, "p90 2.5e-06 is above p99 2.2e-06"},
+		{"mean below min", `"max":3e-6`, `"max":3e-6,"mean":1e-11`, "line 2: record pingpong bytes=8: mean 1e-11 is not between min 1e-06 and max 3e-06"},
+		{"mean above max", `"max":3e-6`, `"max":3e-6,"mean":5`, "mean 5 is not between min"},
+		{"rank_min above rank_max", `"max":3e-6`, `"max":3e-6,"rank_min":1,"rank_avg":2e-6,"rank_max":2e-6`, "rank_min 1 is above rank_avg 2e-06"},
+		{"rank_avg above rank_max", `"max":3e-6`, `"max":3e-6,"rank_avg":3e-6,"rank_max":2e-6`, "rank_avg 3e-06 is above rank_max 2e-06"},
+		{"counter of 1e300", `"meta":{}`, `"meta":{},"counters":{"bytes_sent":1e300}`, `line 2: record pingpong bytes=8: counters "bytes_sent" = 1e+300 is beyond 1e+18 in absolute value`},
+		{"counter of -1e300", `"meta":{}`, `"meta":{},"counters":{"energy":-1e300}`, `counters "energy" = -1e+300 is beyond 1e+18`},
+		{"ranks per host -2", `"meta":{}`, `"meta":{"hosts":["h"],"ranks_per_host":[-2]}`, "line 2: record pingpong bytes=8: meta ranks_per_host[0] = -2: a host runs 1 to 16777216 ranks"},
+		{"ranks per host 0", `"meta":{}`, `"meta":{"hosts":["h","g"],"ranks_per_host":[1,0]}`, "meta ranks_per_host[1] = 0"},
+		{"ranks per host not parallel to hosts", `"meta":{}`, `"meta":{"hosts":["h","g"],"ranks_per_host":[2]}`, "meta has 2 hosts but 1 ranks_per_host entries"},
+		{"cores -1", `"meta":{}`, `"meta":{"cores":-1}`, "line 2: record pingpong bytes=8: meta cores = -1: want 0 (unknown) to 16777216"},
+		{"gomaxprocs -3", `"meta":{}`, `"meta":{"gomaxprocs":-3}`, "meta gomaxprocs = -3"},
+		{"load average -1", `"meta":{}`, `"meta":{"load1":-1}`, "meta load1 = -1: a load average is not negative"},
 	}
 	if _, err := ReadJSONL(strings.NewReader(ok + "\n")); err != nil {
 		t.Fatalf("the good record is refused: %v", err)
