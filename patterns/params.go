@@ -86,7 +86,7 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "n", Kind: ParamInt, Min: 1, Max: mpi.MaxCount},
 		{Key: "delay_s", Kind: ParamReal, Min: 0, NoMax: true, Unit: "s"},
 		{Key: "side", Kind: ParamString, Values: []string{"client", "server"}, Optional: true}},
-	BenchPermutations: {specBytes, {Key: "count", Kind: ParamInt, Min: 1, NoMax: true, Optional: true}},
+	BenchPermutations: {specBytes, {Key: "count", Kind: ParamInt, Min: 1, Max: results.MaxRecordElements, Optional: true}}, // a sample per permutation
 	BenchGridShift: {specBytes,
 		{Key: "rows", Kind: ParamInt, Min: 1, NoMax: true},
 		{Key: "cols", Kind: ParamInt, Min: 1, NoMax: true},

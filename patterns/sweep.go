@@ -113,6 +113,11 @@ func (r RepLimits) Check() error {
 	if r.MaxReps < r.MinReps {
 		return opts.Field("MaxReps", r.MaxReps, "must be an integer >= {MinReps} (%d)", r.MinReps)
 	}
+	// Every repetition is a sample of the record, and a record read
+	// holds at most results.MaxRecordElements of them.
+	if r.MaxReps > results.MaxRecordElements {
+		return opts.Field("MaxReps", r.MaxReps, "must be at most %d, the most repetitions a record holds", results.MaxRecordElements)
+	}
 	if !(r.MaxTime > 0) || math.IsInf(r.MaxTime, 0) {
 		return opts.Field("MaxTime", r.MaxTime, "must be a positive number of seconds")
 	}

@@ -51,6 +51,9 @@ const (
 //   - median <= p90 <= p99 <= max, min <= mean <= max and rank_min <=
 //     rank_avg <= rank_max, a 0 there standing for a field left out
 //     (checkOrder);
+//   - samples, workload and the metadata's hosts, ranks per host and
+//     command hold at most MaxRecordElements entries each (the reader
+//     refuses longer lists before decoding them);
 //   - params, derived and counters hold at most MaxRecordKeys entries
 //     each, and a counter is within MaxRecordValue in absolute value (a
 //     counter may be negative: an N-body run's energy);
@@ -107,6 +110,15 @@ func (r *Record) CheckValues() error {
 	}{{"params", len(r.Params)}, {"derived", len(r.Derived)}, {"counters", len(r.Counters)}} {
 		if m.n > MaxRecordKeys {
 			return fmt.Errorf("record %s: %s has %d entries, more than the %d a record may hold", r.Bench, m.name, m.n, MaxRecordKeys)
+		}
+	}
+	for _, l := range []struct {
+		name string
+		n    int
+	}{{"samples", len(r.Samples)}, {"workload", len(r.Workload)}, {"meta.hosts", len(r.Meta.Hosts)},
+		{"meta.ranks_per_host", len(r.Meta.RanksPerHost)}, {"meta.command", len(r.Meta.Command)}} {
+		if l.n > MaxRecordElements {
+			return fmt.Errorf("record %s: %s has %d entries, more than the %d a record may hold", r.Bench, l.name, l.n, MaxRecordElements)
 		}
 	}
 	if r.Ranks > MaxRecordRanks {

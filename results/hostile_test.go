@@ -59,6 +59,7 @@ func TestCheckValues(t *testing.T) {
 		{"a counter of 1e300", func(r *Record) { r.Counters = map[string]float64{"bytes": 1e300} }, `counters "bytes" = 1e+300 is beyond`},
 		{"ranks per host -2", func(r *Record) { r.Meta.RanksPerHost = []int{-2, 1} }, "meta ranks_per_host[0] = -2"},
 		{"cores -1", func(r *Record) { r.Meta.Cores = -1 }, "meta cores = -1"},
+		{"more samples than a record holds", func(r *Record) { r.Samples = make([]float64, MaxRecordElements+1) }, "samples has 1048577 entries"},
 		{"negative fitted coefficient", func(r *Record) {
 			r.Unit = "s/(d*n*ln(d))"
 			r.Min, r.Median, r.Max, r.Mean, r.P90, r.P99, r.CI95 = -1e-9, -1e-9, -1e-9, -1e-9, -1e-9, -1e-9, [2]float64{-2e-9, 0}
@@ -123,6 +124,14 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"cores -1", `"meta":{}`, `"meta":{"cores":-1}`, "line 2: record pingpong bytes=8: meta cores = -1: want 0 (unknown) to 16777216"},
 		{"gomaxprocs -3", `"meta":{}`, `"meta":{"gomaxprocs":-3}`, "meta gomaxprocs = -3"},
 		{"load average -1", `"meta":{}`, `"meta":{"load1":-1}`, "meta load1 = -1: a load average is not negative"},
+		{"hosts beyond the element bound", `"meta":{}`, `"meta":{"hosts":[` + manyItems(`"a"`, MaxRecordElements+1) + `]}`,
+			"line 2: too large: the array meta.hosts at byte 151 has more than 1048576 elements"},
+		{"samples beyond the element bound", `"meta":{}`, `"meta":{},"samples":[` + manyItems("1e-6", MaxRecordElements+1) + `]`, "the array samples at byte"},
+		{"command beyond the element bound", `"meta":{}`, `"meta":{"command":[` + manyItems(`"x"`, MaxRecordElements+1) + `]}`, "the array meta.command at byte"},
+		{"ranks per host beyond the element bound", `"meta":{}`, `"meta":{"ranks_per_host":[` + manyItems("1", MaxRecordElements+1) + `]}`, "the array meta.ranks_per_host at byte"},
+		{"an unknown field's array beyond the bound", `"meta":{}`, `"meta":{},"extra":{"list":[` + manyItems("0", MaxRecordElements+1) + `]}`, "the array extra.list at byte"},
+		{"workload params beyond the member bound", `"meta":{}`, `"meta":{},"workload":[{"count":1,"bench":"b","params":{"a":1` + manyKeys(MaxRecordElements) + `}}]`,
+			"the object workload[].params at byte"},
 	}
 	if _, err := ReadJSONL(strings.NewReader(ok + "\n")); err != nil {
 		t.Fatalf("the good record is refused: %v", err)
@@ -264,6 +273,75 @@ func TestLongString(t *testing.T) {
 	}
 }
 
+// TestScanBounds: the scan before decoding finds an array or object
+// beyond its bound whatever strings, escapes and nesting surround it, and
+// names its field; one at the bound passes.
+func TestScanBounds(t *testing.T) {
+	tests := []struct {
+		name, line string
+		want       string // "kind field at", "" for none
+	}{
+		{"at the bound", `{"a":[1,2,3],"b":{"x":1,"y":2,"z":3}}`, ""},
+		{"an array one over", `{"a":[1,2,3,4]}`, "array a 5"},
+		{"an object one over", `{"o":{"w":1,"x":2,"y":3,"z":4}}`, "object o 5"},
+		{"the top object", `{"a":1,"b":2,"c":3,"d":4}`, "object  0"},
+		{"nested under an object", `{"meta":{"hosts":["a","b","c","d"]}}`, "array meta.hosts 17"},
+		{"inside an array's object", `{"workload":[{"params":{"a":1,"b":2,"c":3,"d":4}}]}`, "object workload[].params 23"},
+		{"commas inside strings are no elements", `{"a":["x,y,z,w,v"]}`, ""},
+		{"an escaped quote does not end a string", `{"a":["x\",\",\",\""]}`, ""},
+		{"an escaped backslash ends it", `{"a":["x\\",1,2,3]}`, "array a 5"},
+		{"an escaped key", `{"k\"ey":[1,2,3,4]}`, `array k\"ey 9`},
+		{"numbers and literals", `{"a":[true,false,null],"b":[1e-6,2.5]}`, ""},
+		{"not JSON", `,,,,,,`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if b := scanBounds([]byte(tc.line), 100, 3); b != nil {
+				got = fmt.Sprintf("%s %s %d", b.kind, b.field, b.at)
+			}
+			if got != tc.want {
+				t.Errorf("scanBounds(%s) = %q, want %q", tc.line, got, tc.want)
+			}
+		})
+	}
+	deep := strings.Repeat("[", maxNesting+1)
+	if b := scanBounds([]byte(deep), 100, 3); b == nil || b.kind != "nesting" {
+		t.Errorf("%d nested arrays: %+v", maxNesting+1, b)
+	}
+}
+
+// BenchmarkScanBounds is the scan's cost on a pattern record as commcost
+// writes it (a ping-pong with its metadata and 64 samples), next to
+// decoding the same line: the scan runs before every decode.
+func BenchmarkScanBounds(b *testing.B) {
+	rec := testRecords()[0]
+	rec.Samples = make([]float64, 64)
+	for i := range rec.Samples {
+		rec.Samples[i] = 1.48e-6 + float64(i)*1.3e-9
+	}
+	line, err := MarshalRecord(rec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("scan", func(b *testing.B) {
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			if scanBounds(line, MaxStringBytes, MaxRecordElements) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("parse", func(b *testing.B) {
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			if _, err := parseRecordLine(line); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // TestReadChecksDemand: a records file whose records this process could
 // not hold (readFactor times its size beyond the available memory:
 // MemAvailable, a cgroup, ulimit -v) is refused before it is read, with
@@ -380,6 +458,11 @@ func TestDistinctFiles(t *testing.T) {
 }
 
 // manyKeys is n JSON object entries ,"k0":0,"k1":0,...
+// manyItems is n copies of item separated by commas.
+func manyItems(item string, n int) string {
+	return strings.Repeat(item+",", n-1) + item
+}
+
 func manyKeys(n int) string {
 	var b strings.Builder
 	for i := range n {

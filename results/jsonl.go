@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -534,36 +535,170 @@ func ReadRecordsFile(path string) (recs []Record, torn, err error) {
 // exhausts the memory of a job under ulimit -v.
 const MaxStringBytes = 1 << 20
 
+// MaxRecordElements bounds the elements of one JSON array and the members
+// of one JSON object in a record read: the largest lists commcost writes
+// are a record's repetitions (--max-reps is at most this), its hosts (the
+// largest machines have a few hundred thousand), ranks per host and
+// command words. Decoding allocates per element before any check can
+// count them: a line of 15 million one-letter hosts takes 60 MB on the
+// disk and more than 2 GB decoded.
+const MaxRecordElements = 1 << 20
+
+// maxNesting bounds the depth of a record's JSON values, as
+// encoding/json's decoder does.
+const maxNesting = 10000
+
+// lineBound is what scanBounds found beyond a bound: the kind of value
+// ("string", "array", "object", "nesting"), its field ("meta.hosts",
+// "workload[].params"; "" at the top) and the byte offset where it starts.
+type lineBound struct {
+	kind, field string
+	at          int
+}
+
+// scanBounds makes one pass over line, before it is decoded, and returns
+// the first string longer than maxString bytes (escapes counted as
+// written), array of more than maxElems elements, object of more than
+// maxElems members or nesting beyond maxNesting, or nil. It reads JSON
+// only as far as it needs to: strings (with their escapes), brackets,
+// commas and colons; a line that is no JSON is left to the decoder.
+func scanBounds(line []byte, maxString, maxElems int) *lineBound {
+	type frame struct {
+		array          bool
+		start          int // offset of the bracket
+		commas         int // elements or members so far, less one
+		name           []byte
+		key            []byte // an object's latest member name
+		expectKey      bool
+		parentIsObject bool
+	}
+	var stack []frame
+	field := func() string {
+		var b strings.Builder
+		for i := 1; i < len(stack); i++ {
+			f := &stack[i]
+			if f.parentIsObject {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.Write(f.name)
+			} else {
+				b.WriteString("[]")
+			}
+		}
+		return Printable(b.String())
+	}
+	for i := 0; i < len(line); i++ {
+		for i < len(line) && !jsonStructural[line[i]] {
+			i++
+		}
+		if i == len(line) {
+			break
+		}
+		switch c := line[i]; c {
+		case '"':
+			// The string ends at the next quote after an even run of
+			// backslashes (an odd one escapes it).
+			start, j := i, i+1
+			for {
+				k := bytes.IndexByte(line[j:], '"')
+				if k < 0 {
+					j = len(line)
+					break
+				}
+				j += k
+				run := 0
+				for j-1-run > start && line[j-1-run] == '\\' {
+					run++
+				}
+				if run%2 == 0 {
+					break
+				}
+				j++
+			}
+			if j-start-1 > maxString {
+				return &lineBound{kind: "string", at: start}
+			}
+			if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].expectKey {
+				stack[n-1].key = line[start+1 : min(j, len(line))]
+				stack[n-1].expectKey = false
+			}
+			i = j
+		case '{', '[':
+			if len(stack) >= maxNesting {
+				return &lineBound{kind: "nesting", field: field(), at: i}
+			}
+			f := frame{array: c == '[', start: i, expectKey: c == '{'}
+			if n := len(stack); n > 0 && !stack[n-1].array {
+				f.parentIsObject, f.name = true, stack[n-1].key
+			}
+			stack = append(stack, f)
+		case ']', '}':
+			if n := len(stack); n > 0 {
+				stack = stack[:n-1]
+			}
+		case ',':
+			n := len(stack)
+			if n == 0 {
+				continue
+			}
+			f := &stack[n-1]
+			f.commas++
+			f.expectKey = !f.array
+			if f.commas >= maxElems {
+				kind := "object"
+				if f.array {
+					kind = "array"
+				}
+				return &lineBound{kind: kind, field: field(), at: f.start}
+			}
+		}
+	}
+	return nil
+}
+
+// jsonStructural marks the bytes scanBounds acts on; it skips the rest
+// (digits, letters, spaces) without a switch.
+var jsonStructural = func() (t [256]bool) {
+	for _, c := range []byte(`"{}[],`) {
+		t[c] = true
+	}
+	return t
+}()
+
 // longString returns the byte offset of the first JSON string in line
 // longer than max bytes (escapes counted as written), or -1.
 func longString(line []byte, max int) int {
-	start := -1 // the first byte of the string being scanned
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case start < 0:
-			if c == '"' {
-				start = i + 1
-			}
-		case c == '\\':
-			i++
-		case c == '"':
-			if i-start > max {
-				return start - 1
-			}
-			start = -1
-		}
-	}
-	if start >= 0 && len(line)-start > max {
-		return start - 1
+	if b := scanBounds(line, max, math.MaxInt); b != nil && b.kind == "string" {
+		return b.at
 	}
 	return -1
 }
 
+// boundError words what scanBounds found for a reader's message.
+func boundError(b *lineBound) error {
+	where := ""
+	if b.field != "" {
+		where = " " + b.field
+	}
+	switch b.kind {
+	case "string":
+		return fmt.Errorf("%w: a string longer than %s at byte %d (a record's names and parameters are short)", ErrTooLarge, byteCount(MaxStringBytes), b.at+1)
+	case "nesting":
+		return fmt.Errorf("%w: values nested deeper than %d at byte %d%s (a record nests a few levels)", ErrTooLarge, maxNesting, b.at+1, where)
+	}
+	what := "elements"
+	if b.kind == "object" {
+		what = "members"
+	}
+	return fmt.Errorf("%w: the %s%s at byte %d has more than %d %s (a record's lists, its repetitions, hosts, ranks per host and command words, hold at most %d)",
+		ErrTooLarge, b.kind, where, b.at+1, MaxRecordElements, what, MaxRecordElements)
+}
+
 // parseRecordLine decodes and checks one line.
 func parseRecordLine(line []byte) (Record, error) {
-	if at := longString(line, MaxStringBytes); at >= 0 {
-		return Record{}, fmt.Errorf("%w: a string longer than %s at byte %d (a record's names and parameters are short)", ErrTooLarge, byteCount(MaxStringBytes), at+1)
+	if b := scanBounds(line, MaxStringBytes, MaxRecordElements); b != nil {
+		return Record{}, boundError(b)
 	}
 	var rec Record
 	dec := json.NewDecoder(bytes.NewReader(line))

@@ -55,6 +55,9 @@ var messageCases = []struct {
 	{"negative count", []string{"permutations", "--count", "-3"}, "--count -3: count = -3: must be positive"},
 	{"negative slots", []string{"dsm", "check", "--slots", "-1"}, "--slots -1: must be positive"},
 	{"negative window", []string{"bandwidth", "--window", "-64"}, "--window -64: window = -64: must be positive"},
+	// A record holds at most results.MaxRecordElements samples.
+	{"max-reps beyond a record's samples", []string{"pingpong", "--max-reps", "1048577"}, "--max-reps 1048577: must be at most 1048576, the most repetitions a record holds"},
+	{"count beyond a record's samples", []string{"permutations", "--count", "1048577"}, "--count 1048577: count = 1048577: must be an integer from 1 to 1048576"},
 	// Sizes in the flag's units.
 	{"size too large", []string{"pingpong", "--sizes", "3G"}, "3G is more than 2G-1 = 2147483647 bytes"},
 	// Network names echoed whole, and half a name refused.

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/commcost/commcost/results"
 )
 
 // TestImpossibleRecordsRefused: every command that reads records refuses
@@ -49,6 +51,8 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 		{"dsm plot of a 3x3 mesh on 4 ranks", []string{"dsm", "plot", file("meshbad.jsonl", bitonic("3x3", "4", "hand", "1"))}, `meshbad.jsonl: line 1: record dsm-bitonic keys=4096 mesh=3x3 strategy=hand: mesh = "3x3" has 9 processors but ranks = 4`},
 		{"dsm plot of a forbidden strategy", []string{"dsm", "plot", file("strat.jsonl", bitonic("2x2", "4", "tree-3-1", "1"))}, `strategy = "tree-3-1": accepted are`},
 		{"dsm plot of a ratio the medians contradict", []string{"dsm", "plot", file("tr.jsonl", bitonic("2x2", "4", "hand", "123456"))}, "tr.jsonl: line 1: record dsm-bitonic strategy=hand: derived time_ratio = 123456 disagrees"},
+		{"compare of a record of 2^20+1 hosts", []string{"compare", "a=" + file("hosts.jsonl", strings.Replace(pp("2", "3", "1e-6"), `"meta":{}`, `"meta":{"hosts":[`+strings.Repeat(`"h",`, results.MaxRecordElements)+`"h"]}`, 1)), "b=" + good},
+			"input a=" + filepath.Join(dir, "hosts.jsonl") + ": results: " + filepath.Join(dir, "hosts.jsonl") + ": line 1: too large: the array meta.hosts at byte 162 has more than 1048576 elements"},
 		{"fit of a string of 2 MiB", []string{"fit", "hockney", file("long.jsonl", strings.Replace(pp("2", "3", "1e-6"), `"iters":10`, `"iters":10,"pad":"`+strings.Repeat("y", 2<<20)+`"`, 1))},
 			"long.jsonl: line 1: too large: a string longer than 1 MiB"},
 	})
