@@ -156,9 +156,10 @@ func minRanks(bench string) int {
 }
 
 // checkRecord is the record check of a pattern's records: a rank count
-// the pattern can run on, and a time that is positive (a pattern always
+// the pattern can run on, a time that is positive (a pattern always
 // communicates or computes: a median of 0 s is no measurement, and a fit
-// or a ratio would divide by it).
+// or a ratio would divide by it), and the unit, derived values and
+// counters its pattern writes (checkValues).
 func checkRecord(bench string, r *results.Record) error {
 	if min := minRanks(bench); r.Ranks < min {
 		return fmt.Errorf("ranks = %d: %s runs on at least %d ranks", r.Ranks, bench, min)
@@ -166,7 +167,7 @@ func checkRecord(bench string, r *results.Record) error {
 	if r.Unit == results.UnitSeconds && !(r.Median > 0) {
 		return fmt.Errorf("median %v s is not positive: a %s instance takes time", r.Median, bench)
 	}
-	return nil
+	return checkValues(bench, r)
 }
 
 // RegisterBench adds the parameter specs of a bench (from the init of the

@@ -1,0 +1,108 @@
+package patterns
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// TestRecordCheckOfPatternRecords: the records the patterns' own Record
+// methods make pass the record check whatever their samples (an even
+// count whose middle times are far apart, a single repetition), and the
+// same records with one derived value, counter or the unit edited are
+// refused, naming it.
+func TestRecordCheckOfPatternRecords(t *testing.T) {
+	meas := func(p int, samples ...float64) Measurement {
+		m := Measurement{Samples: samples, Summary: results.Summarize(samples), CommSize: p,
+			Reduction: results.ReductionRank0, Stop: results.StopFixed}
+		m.RankMin, m.RankAvg, m.RankMax = m.Summary.Median, m.Summary.Median, m.Summary.Median
+		m.RankMean = Spread{m.Summary.Mean * 0.9, m.Summary.Mean, m.Summary.Mean * 1.1}
+		m.OwnMeans = make([]float64, p)
+		for i := range m.OwnMeans {
+			m.OwnMeans[i] = m.Summary.Mean
+		}
+		return m
+	}
+	even := []float64{1e-6, 1e-6, 1e-5, 1e-5}
+	one := []float64{3e-6}
+	nb := meas(4, even...)
+	nb.Extra = map[string]float64{DerivedOSUOverall: 2e-5, DerivedOSUCompute: 1.2e-5, DerivedOSUTest: 0,
+		DerivedOSUComm: 1e-5, DerivedOSUCommMin: 9e-6, DerivedOSUCommMax: 1.1e-5, DerivedOSUOverlap: OverlapPct(2e-5, 1.2e-5, 1e-5),
+		DerivedComm: 9.5e-6, DerivedOverlap: 10}
+	perm := meas(4, even...)
+	perm.Counters = map[string]float64{CounterMsgsTotal: 4, CounterBytesTotal: 64}
+	records := map[string]results.Record{
+		"pingpong":       PingPong{Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"bandwidth even": Bandwidth{Bytes: 4096, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"bandwidth one":  Bandwidth{Bytes: 4096, Iters: 10}.Record(meas(2, one...), results.Meta{}),
+		"bibw":           Bibw{Bytes: 4096, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"mbwmr":          MultiBandwidth{Bytes: 64, Iters: 10}.Record(meas(4, even...), results.Meta{}),
+		"onesided lat":   OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFlush, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"onesided fence": OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFence, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"onesided bibw":  OneSided{Op: mpi.RMAPut, Mode: mpi.RMABibw, Sync: mpi.SyncPSCW, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"permutations":   Permutations{Bytes: 16, Count: 4}.Record(perm, results.Meta{}),
+		"collective":     Collective{Op: mpi.CollAllreduce, Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
+		"nonblocking":    NonBlocking{Op: mpi.CollAllreduce, Bytes: 8}.Record(nb, results.Meta{}),
+		"multilat":       MultiLatency{Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
+		"kaccess emulated": func() results.Record {
+			r := KAccess{K: 2, L: 64, H: 0.5, A: 3, Op: AccessRead}.Record(meas(4, even...), results.Meta{})
+			r.Derived = map[string]float64{"total_s": r.Median * 3, "hot_ranks": 2}
+			return r
+		}(),
+	}
+	for name, r := range records {
+		if err := r.CheckValues(); err != nil {
+			t.Errorf("%s: the pattern's own record is refused: %v", name, err)
+		}
+	}
+	edits := []struct {
+		name, record string
+		edit         func(r *results.Record)
+		want         string
+	}{
+		{"round trip of -1 s", "pingpong", func(r *results.Record) { r.Derived["round_trip_s"] = -1 }, "derived round_trip_s = -1 is negative"},
+		{"round trip of 1e-300 s", "pingpong", func(r *results.Record) { r.Derived["round_trip_s"] = 1e-300 }, "derived round_trip_s = 1e-300 s: a time is 0 or at least 1e-12 s"},
+		{"round trip not twice the median", "pingpong", func(r *results.Record) { r.Derived["round_trip_s"] = 5 }, "derived round_trip_s = 5 disagrees with 2 x the median, 1.1e-05"},
+		{"a negative counter", "pingpong", func(r *results.Record) { r.Counters = map[string]float64{"bytes_sent": -5} }, "counters bytes_sent = -5 is negative"},
+		{"unit ms", "pingpong", func(r *results.Record) { r.Unit = "ms" }, `unit "ms": pingpong records are in "s"`},
+		{"a bandwidth as a count", "bandwidth even", func(r *results.Record) { r.Unit = results.UnitCount }, `unit "count": bandwidth records are in "B/s"`},
+		{"rep_time_s beside the bandwidths", "bandwidth even", func(r *results.Record) { r.Derived["rep_time_s"] = 1 }, "derived rep_time_s = 1 s disagrees with the bandwidths"},
+		{"bibw's rep_time_s of one direction", "bibw", func(r *results.Record) { r.Derived["rep_time_s"] *= 3 }, "derived rep_time_s"},
+		{"a message rate its time contradicts", "mbwmr", func(r *results.Record) { r.Derived[DerivedRate] *= 2 }, "derived msg_rate"},
+		{"OSU's bandwidth its rate contradicts", "mbwmr", func(r *results.Record) { r.Derived[DerivedOSUBw] *= 2 }, "derived osu_bw_B_per_s"},
+		{"one-sided rep_time_s not the calls' time", "onesided fence", func(r *results.Record) { r.Derived["rep_time_s"] /= 2 }, "disagrees with the median x the calls per repetition"},
+		{"one-sided latency in B/s", "onesided lat", func(r *results.Record) { r.Unit = "B" }, `unit "B": onesided records are in "s" or "B/s"`},
+		{"ave_s not the mean", "permutations", func(r *results.Record) { r.Derived["ave_s"] = r.Min }, "derived ave_s"},
+		{"max/ave not max over the mean", "permutations", func(r *results.Record) { r.Derived["max_over_ave"] = 1 }, "derived max_over_ave = 1 disagrees with max / mean"},
+		{"OSU's minimum above its average", "collective", func(r *results.Record) { r.Derived[DerivedOSUMin] = 1 }, "derived osu_min_s = 1 is above osu_avg_s"},
+		{"an overlap its times contradict", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUOverlap] = 99 }, "derived osu_overlap_pct = 99 disagrees"},
+		{"a comm spread out of order", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUCommMax] = 1e-6 }, "derived osu_comm_s = 1e-05 is above osu_comm_max_s"},
+		{"OSU's latency of 1e-300 s", "multilat", func(r *results.Record) { r.Derived[DerivedOSULatSec] = 1e-300 }, "derived osu_latency_s = 1e-300 s"},
+		{"a series not a accesses", "kaccess emulated", func(r *results.Record) { r.Derived["total_s"] = r.Median }, "derived total_s"},
+	}
+	for _, tc := range edits {
+		t.Run(tc.name, func(t *testing.T) {
+			r := records[tc.record]
+			r.Derived = clone(r.Derived)
+			r.Counters = clone(r.Counters)
+			tc.edit(&r)
+			err := r.CheckValues()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func clone(m map[string]float64) map[string]float64 {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
