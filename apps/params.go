@@ -40,15 +40,28 @@ func init() {
 // handful of phases.
 const maxRunPhases = 1000
 
-// checkPredictions is the record check of an annotated phase record
-// (Ranking.Annotate): every prediction pred_NAME_s is a positive time,
-// and every stored error pred_err_NAME is (pred_NAME_s - measured_s) /
-// measured_s (of the median without measured_s), as Annotate and
-// report.AnnotateApps computed it. A table shows both, so a record
-// whose error its own prediction contradicts (or a prediction of -5 s)
-// is refused rather than shown. A run's phase count
-// (results.DerivedRunPhases) is a whole number up to maxRunPhases.
+// checkPredictions is the record check of an application phase record:
+// its unit is s; every derived time ("..._s": the envelope, measured_s)
+// is 0 or at least results.MinRecordSeconds and every prediction
+// pred_NAME_s at least that (Ranking.Annotate); every stored error
+// pred_err_NAME is (pred_NAME_s - measured_s) / measured_s (of the
+// median without measured_s), as Annotate and report.AnnotateApps
+// computed it. A table shows both, so a record whose error its own
+// prediction contradicts (or a prediction of -5 s or 1e-300 s) is
+// refused rather than shown. A run's phase count
+// (results.DerivedRunPhases) is a whole number up to maxRunPhases. The
+// programs' counters count (keys, a bucket's expansion) or measure a
+// residual, so none is negative (Barnes-Hut's energies, which are, are
+// counters of dsm-barneshut records, not of these).
 func checkPredictions(r *results.Record) error {
+	if r.Unit != results.UnitSeconds {
+		return fmt.Errorf("unit %q: an application phase's record is a time in %q", r.Unit, results.UnitSeconds)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Counters)) {
+		if v := r.Counters[k]; v < 0 {
+			return fmt.Errorf("counters %s = %v is negative: a program's counters count or measure a residual", k, v)
+		}
+	}
 	// Paper 000's programs are annotated against the median
 	// (report.AnnotateApps), the message-passing ones against measured_s.
 	meas, measName := r.Median, "median"
@@ -62,8 +75,11 @@ func checkPredictions(r *results.Record) error {
 	for _, k := range keys {
 		v := r.Derived[k]
 		m, ok := strings.CutPrefix(k, "pred_")
-		if ok && !strings.HasPrefix(m, "err_") && strings.HasSuffix(m, "_s") && !(v > 0) {
-			return fmt.Errorf("derived %s = %v: a prediction is a positive time", k, v)
+		if ok && !strings.HasPrefix(m, "err_") && strings.HasSuffix(m, "_s") && !(v >= results.MinRecordSeconds) {
+			return fmt.Errorf("derived %s = %v: a prediction is a positive time, at least %g s", k, v, results.MinRecordSeconds)
+		}
+		if strings.HasSuffix(k, "_s") && (v < 0 || v > 0 && v < results.MinRecordSeconds) {
+			return fmt.Errorf("derived %s = %v: a time is 0 or at least %g s", k, v, results.MinRecordSeconds)
 		}
 	}
 	for _, k := range keys {

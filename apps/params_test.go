@@ -28,6 +28,11 @@ func TestPredictionsCheckedOnRead(t *testing.T) {
 		{"error against the median without measured_s", func(d map[string]float64) { delete(d, "measured_s") }, ""},
 		{"error the median contradicts", func(d map[string]float64) { delete(d, "measured_s"); d["pred_err_hockney"] = 1 }, "derived pred_err_hockney = 1 disagrees with (pred_hockney_s - median) / median = -0.5"},
 		{"prediction without an error", func(d map[string]float64) { delete(d, "pred_err_hockney") }, ""},
+		{"prediction of 1e-300 s", func(d map[string]float64) { d["pred_hockney_s"] = 1e-300; d["pred_err_hockney"] = -1 },
+			"derived pred_hockney_s = 1e-300: a prediction is a positive time, at least 1e-12 s"},
+		{"measured_s of -1 s", func(d map[string]float64) { d["measured_s"] = -1 }, "derived measured_s = -1: a time is 0 or at least 1e-12 s"},
+		{"envelope of 1e-300 s", func(d map[string]float64) { d[results.DerivedEnvelope] = 1e-300 }, "derived envelope_s = 1e-300: a time is 0 or at least 1e-12 s"},
+		{"envelope of 0 s (a phase that moved nothing)", func(d map[string]float64) { d[results.DerivedEnvelope] = 0 }, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,6 +46,37 @@ func TestPredictionsCheckedOnRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = results.ReadJSONL(strings.NewReader(string(line) + "\n"))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPhaseRecordUnitAndCounters: an application phase record is a time
+// in s, and its programs' counters (keys, a bucket's expansion, a
+// residual) are not negative.
+func TestPhaseRecordUnitAndCounters(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(r *results.Record)
+		want string // "" accepted
+	}{
+		{"as measured", func(r *results.Record) {}, ""},
+		{"a counter of -100", func(r *results.Record) { r.Counters["bytes_sent"] = -100 }, "counters bytes_sent = -100 is negative"},
+		{"unit ms", func(r *results.Record) { r.Unit = "ms" }, `unit "ms": an application phase's record is a time in "s"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := results.Record{Schema: 1, Bench: Bench, Ranks: 2, Unit: results.UnitSeconds,
+				Params:   results.Params{"app": "samplesort", "phase": "distribute", "kind": results.PhaseKindComm},
+				Summary:  results.Summarize([]float64{4e-4, 5e-4}),
+				Counters: map[string]float64{CounterExpansion: 1.3, CounterSample: 64}}
+			tc.edit(&r)
+			err := r.CheckValues()
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v", err)
