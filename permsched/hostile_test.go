@@ -231,6 +231,42 @@ func TestSchedRecordParamsChecked(t *testing.T) {
 	}
 }
 
+// TestSchedRecordValuesChecked: the experiments' records hold the unit
+// their bench writes, counts that are not negative, an exchange's
+// scheduling time and ratio as RunComm computes them, and the values a
+// record repeats in its summary; the fitted constants may be negative.
+func TestSchedRecordValuesChecked(t *testing.T) {
+	comm := func(derived string) string {
+		return `{"schema":1,"bench":"sched.comm","params":{"d":2,"gen":"fig7","matrix":0,"bytes":16,"scheduler":"CGM"},"ranks":8,"unit":"s",` +
+			`"n":3,"min":1e-5,"median":2e-5,"max":3e-5,"ci95":[1e-5,3e-5],"counters":{"phases":3,"D":2,"messages":16,"total_bytes":256},"derived":` + derived + `,"meta":{}}`
+	}
+	costfit := func(c2 string) string {
+		return `{"schema":1,"bench":"sched.costfit","params":{"reuse":1},"ranks":8,"unit":"` + UnitSlope + `","n":1,"min":-2e-9,"median":-2e-9,"max":-2e-9,` +
+			`"ci95":[-2e-9,-2e-9],"derived":{"C2_s":` + c2 + `,"tau_s":-1e-7,"alpha_s":3e-6},"meta":{}}`
+	}
+	tests := []struct{ name, line, want string }{
+		{"an exchange as measured", comm(`{"sched_s":4e-5,"sched_over_comm":2}`), ""},
+		{"an exchange without scheduling", comm(`{}`), ""},
+		{"scheduling of -1 s", comm(`{"sched_s":-1,"sched_over_comm":-50000}`), "derived sched_s = -1: the scheduling time is at least 1e-12 s"},
+		{"scheduling of 1e-300 s", comm(`{"sched_s":1e-300,"sched_over_comm":5e-296}`), "derived sched_s = 1e-300"},
+		{"a ratio of 1e300", comm(`{"sched_s":4e-5,"sched_over_comm":1e300}`), "derived sched_over_comm = 1e+300 disagrees with sched_s / median, 2"},
+		{"a ratio without its time", comm(`{"sched_over_comm":2}`), "derived sched_over_comm = 2 without a sched_s"},
+		{"a negative phase count", strings.Replace(comm(`{}`), `"phases":3`, `"phases":-3`, 1), "counters phases = -3 is negative"},
+		{"an exchange in ms", strings.Replace(comm(`{}`), `"unit":"s"`, `"unit":"ms"`, 1), `unit "ms": sched.comm records are in "s"`},
+		{"a negative fitted C2", costfit("-2e-9"), ""},
+		{"C2_s beside the record's value", costfit("5"), "derived C2_s = 5 disagrees with the median"},
+		{"a cost fit in another unit", strings.Replace(costfit("-2e-9"), `"unit":"`+UnitSlope+`"`, `"unit":"s/B"`, 1), `unit "s/B": sched.costfit records are in "s/(d*n*ln(d))"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := results.ReadJSONL(strings.NewReader(tc.line + "\n"))
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("read: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestCommDemandBoundsTheExchange: CommDemand counts what the exchanges
 // RunComm builds allocate on the rank that allocates most (the send and
 // receive buffers, the send side once more in flight), and release gives

@@ -1,6 +1,11 @@
 package permsched
 
 import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -32,5 +37,79 @@ var (
 func init() {
 	for bench, specs := range schedParams {
 		results.RegisterParamCheck(bench, func(p results.Params) error { return patterns.CheckSpecs(specs, p) })
+		results.RegisterRecordCheck(bench, func(r *results.Record) error { return checkRecord(bench, r) })
 	}
+}
+
+// schedUnits is the unit of each bench's records: the exchanges and
+// scheduling times in seconds, schedule lengths and break-even densities
+// counts, the fitted slope and C2 in UnitSlope.
+var schedUnits = map[string]string{
+	BenchComm: results.UnitSeconds, BenchSchedule: results.UnitSeconds, BenchPerm1: results.UnitSeconds,
+	"sched.time": results.UnitSeconds, "sched.perms": results.UnitCount, "sched.maxdeg": results.UnitCount,
+	"sched.slope": UnitSlope, BenchCostFit: UnitSlope, BenchBreak: results.UnitCount,
+}
+
+// checkRecord is the record check of the experiments' records, on every
+// record written or read (`sched breakeven --in` fits them; report
+// shows them): the unit the bench writes; counters (phases, D,
+// messages, bytes, matrices, cells) not negative; an exchange's runtime
+// scheduling cost sched_s a time of at least results.MinRecordSeconds
+// (it is written only when positive) and sched_over_comm = sched_s /
+// median; a schedule length's rel_diff_paper = mean / paper_perms - 1;
+// sched.costfit's median its C2_s and sched.breakeven's its full_max_d.
+// The fitted constants (C2_s, tau_s, a slope and its intercept) are left
+// free: noise can make them negative.
+func checkRecord(bench string, r *results.Record) error {
+	if want := schedUnits[bench]; r.Unit != want {
+		return fmt.Errorf("unit %q: %s records are in %q", r.Unit, bench, want)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Counters)) {
+		if v := r.Counters[k]; v < 0 {
+			return fmt.Errorf("counters %s = %v is negative: a %s record counts", k, v, bench)
+		}
+	}
+	d := r.Derived
+	switch bench {
+	case BenchComm:
+		s, ok := d["sched_s"]
+		if ok && !(s >= results.MinRecordSeconds) {
+			return fmt.Errorf("derived sched_s = %v: the scheduling time is at least %g s", s, results.MinRecordSeconds)
+		}
+		if v, has := d["sched_over_comm"]; has {
+			if !ok || !(r.Median > 0) {
+				return fmt.Errorf("derived sched_over_comm = %v without a sched_s and a positive median to be their ratio", v)
+			}
+			if err := same("sched_over_comm", v, s/r.Median, "sched_s / median"); err != nil {
+				return err
+			}
+		}
+	case "sched.perms":
+		if p, ok := d["paper_perms"]; ok {
+			if !(p > 0) {
+				return fmt.Errorf("derived paper_perms = %v: the paper's schedule length is positive", p)
+			}
+			if v, has := d["rel_diff_paper"]; has {
+				return same("rel_diff_paper", v, r.Mean/p-1, "mean / paper_perms - 1")
+			}
+		}
+	case BenchCostFit:
+		if v, ok := d["C2_s"]; ok {
+			return same("C2_s", v, r.Median, "the median (the record's value is C2)")
+		}
+	case BenchBreak:
+		if v, ok := d["full_max_d"]; ok {
+			return same("full_max_d", v, r.Median, "the median (the record's value is the full model's break-even)")
+		}
+	}
+	return nil
+}
+
+// same refuses a derived value beyond a relative 1e-6 of want (how says
+// what want is).
+func same(key string, v, want float64, how string) error {
+	if math.Abs(v-want) <= 1e-6*math.Max(math.Abs(v), math.Abs(want)) {
+		return nil
+	}
+	return fmt.Errorf("derived %s = %v disagrees with %s, %.6g", key, v, how, want)
 }
