@@ -54,12 +54,16 @@ func CheckRecordParams(specs []patterns.ParamSpec, p results.Params) error {
 	return nil
 }
 
-// CheckExperimentRecord is the record check of the paper-004 experiments' records
-// (matsquare, bitonic, Barnes-Hut): the strategy is one the commands
-// take (Hand or a ParseStrategy name), the mesh holds exactly the
-// record's ranks, one rank per processor, a verified counter is 1 and no
-// derived time ("..._s") is negative.
+// CheckExperimentRecord is the record check of the dsm records (check,
+// overhead, and the paper-004 experiments matsquare, bitonic,
+// Barnes-Hut): the unit is s, the strategy is one the commands take
+// (Hand or a ParseStrategy name), the mesh holds exactly the record's
+// ranks, one rank per processor, a verified counter is 1 and no derived
+// time ("..._s") is negative.
 func CheckExperimentRecord(r *results.Record) error {
+	if r.Unit != results.UnitSeconds {
+		return fmt.Errorf("unit %q: a dsm record is a time in %q", r.Unit, results.UnitSeconds)
+	}
 	if s, ok := r.Params["strategy"].(string); ok && s != Hand {
 		if _, _, err := ParseStrategy(s); err != nil {
 			return fmt.Errorf("strategy = %q: accepted are %s and %s", s, StrategyForms(), Hand)
@@ -86,5 +90,7 @@ func CheckExperimentRecord(r *results.Record) error {
 }
 
 func init() {
-	results.RegisterRecordCheck(BenchMatSquare, CheckExperimentRecord)
+	for _, bench := range []string{BenchCheck, BenchMatSquare, BenchOverhead} {
+		results.RegisterRecordCheck(bench, CheckExperimentRecord)
+	}
 }

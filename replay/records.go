@@ -12,13 +12,16 @@ const Bench = "replay"
 
 func init() { results.RegisterRecordCheck(Bench, checkRecord) }
 
-// checkRecord is the record check of a replay record: its derived times
-// (predicted_* and measured_*, seconds) are not negative and, when not 0,
-// at least results.MinRecordSeconds; each stored error error_X_Y is
+// checkRecord is the record check of a replay record: its unit is s,
+// its derived times (predicted_* and measured_*, seconds) are not
+// negative and, when not 0, at least results.MinRecordSeconds; each stored error error_X_Y is
 // (predicted_X_Y_s - measured_X_Y_s) / measured_X_Y_s, as Run computed it;
 // best is 1 when present. report and compare show all of them, so a
 // record they contradict is refused rather than shown.
 func checkRecord(r *results.Record) error {
+	if r.Unit != results.UnitSeconds {
+		return fmt.Errorf("unit %q: a replay record is a time in %q", r.Unit, results.UnitSeconds)
+	}
 	d := r.Derived
 	for _, kind := range []string{"mpi_max", "mpi_mean", "wall_max", "wall_mean"} {
 		for _, side := range []string{"predicted_", "measured_"} {

@@ -8,21 +8,22 @@ import (
 )
 
 // TestRecordCheckedOnRead: a replay record whose derived times, errors or
-// best mark contradict each other is refused on read; a record as Run
-// writes it is read.
+// best mark contradict each other, or whose unit is not s, is refused on
+// read; a record as Run writes it is read.
 func TestRecordCheckedOnRead(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(d map[string]float64)
+		edit func(r *results.Record)
 		want string // "" accepted
 	}{
-		{"as written", func(d map[string]float64) {}, ""},
-		{"error of 1e300", func(d map[string]float64) { d["error_mpi_max"] = 1e300 }, "derived error_mpi_max = 1e+300 disagrees with (predicted_mpi_max_s - measured_mpi_max_s) / measured_mpi_max_s = 0.5"},
-		{"error below -100%", func(d map[string]float64) { d["error_mpi_max"] = -3 }, "derived error_mpi_max = -3 disagrees"},
-		{"negative measured time", func(d map[string]float64) { d["measured_wall_max_s"] = -1 }, "derived measured_wall_max_s = -1: a time is 0 or at least"},
-		{"a prediction of 1e-300 s", func(d map[string]float64) { d["predicted_mpi_mean_s"] = 1e-300 }, "derived predicted_mpi_mean_s = 1e-300"},
-		{"error without a measured time", func(d map[string]float64) { d["measured_mpi_max_s"] = 0 }, "derived error_mpi_max = 0.5 without a positive measured_mpi_max_s"},
-		{"best 7", func(d map[string]float64) { d["best"] = 7 }, "derived best = 7"},
+		{"as written", func(r *results.Record) {}, ""},
+		{"error of 1e300", func(r *results.Record) { r.Derived["error_mpi_max"] = 1e300 }, "derived error_mpi_max = 1e+300 disagrees with (predicted_mpi_max_s - measured_mpi_max_s) / measured_mpi_max_s = 0.5"},
+		{"error below -100%", func(r *results.Record) { r.Derived["error_mpi_max"] = -3 }, "derived error_mpi_max = -3 disagrees"},
+		{"negative measured time", func(r *results.Record) { r.Derived["measured_wall_max_s"] = -1 }, "derived measured_wall_max_s = -1: a time is 0 or at least"},
+		{"a prediction of 1e-300 s", func(r *results.Record) { r.Derived["predicted_mpi_mean_s"] = 1e-300 }, "derived predicted_mpi_mean_s = 1e-300"},
+		{"error without a measured time", func(r *results.Record) { r.Derived["measured_mpi_max_s"] = 0 }, "derived error_mpi_max = 0.5 without a positive measured_mpi_max_s"},
+		{"best 7", func(r *results.Record) { r.Derived["best"] = 7 }, "derived best = 7"},
+		{"unit ms", func(r *results.Record) { r.Unit = "ms" }, `unit "ms": a replay record is a time in "s"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -31,7 +32,7 @@ func TestRecordCheckedOnRead(t *testing.T) {
 				Summary: results.Summarize([]float64{3e-6, 3e-6}),
 				Derived: map[string]float64{"predicted_mpi_max_s": 3e-6, "measured_mpi_max_s": 2e-6, "error_mpi_max": 0.5,
 					"predicted_wall_max_s": 4e-6, "measured_wall_max_s": 4e-6, "error_wall_max": 0, "best": 1}}
-			tc.edit(r.Derived)
+			tc.edit(&r)
 			err := r.CheckValues() // what every reader and writer runs
 			switch {
 			case tc.want == "" && err != nil:

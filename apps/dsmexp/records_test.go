@@ -48,6 +48,8 @@ func TestRecordsCheckedOnRead(t *testing.T) {
 			"line 2: record dsm-bitonic keys=4096 mesh=2x2 strategy=fixed-home: counters verified = 0"},
 		{"a negative phase time", func(_, fh *results.Record, _ *[]results.Record) { fh.Derived["exchange_s"] = -1 },
 			"derived exchange_s = -1: a time is not negative"},
+		{"unit ms", func(_, fh *results.Record, _ *[]results.Record) { fh.Unit = "ms" },
+			`line 2: record dsm-bitonic keys=4096 mesh=2x2 strategy=fixed-home: unit "ms": a dsm record is a time in "s"`},
 		{"no hand record: the ratio stands", func(_, _ *results.Record, recs *[]results.Record) { *recs = (*recs)[1:] }, ""},
 		{"a second run's hand record", func(_, _ *results.Record, recs *[]results.Record) {
 			other := rec(Hand, 0.004, 1000)
