@@ -36,6 +36,28 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 		return p
 	}
 	good := file("good.jsonl", pp("2", "3", "1e-6"))
+	// edit is line with from replaced by to, once; a case that edits
+	// nothing is a mistake in the table.
+	edit := func(line, from, to string) string {
+		out := strings.Replace(line, from, to, 1)
+		if out == line {
+			t.Fatalf("%q is not in %s", from, line)
+		}
+		return out
+	}
+	pp2 := pp("2", "3", "2e-6")
+	withDerived := func(derived string) string { return edit(pp2, `"meta":{}`, `"derived":`+derived+`,"meta":{}`) }
+	withMeta := func(meta string) string { return edit(pp2, `"meta":{}`, `"meta":`+meta) }
+	withCounters := func(counters string) string { return edit(pp2, `"meta":{}`, `"counters":`+counters+`,"meta":{}`) }
+	schedComm := func(derived string) string {
+		return `{"schema":1,"bench":"sched.comm","params":{"d":2,"gen":"fig7","matrix":0,"bytes":16,"scheduler":"CGM"},"ranks":8,"unit":"s",` +
+			`"n":3,"min":1e-5,"median":2e-5,"max":3e-5,"ci95":[1e-5,3e-5],"derived":` + derived + `,"meta":{}}`
+	}
+	runDir := filepath.Join(dir, "run")
+	if err := os.Mkdir(runDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file(filepath.Join("run", "records.jsonl"), pp2, withDerived(`{"round_trip_s":5}`))
 	checkBadInputs(t, dir, []badInput{
 		{"calibration of 5e8 s repetitions", []string{"app", "gauss", "--backend", "local", "--np", "2", "--n", "64", "--calibration", file("cal_e8.jsonl", pp("2", "891", "5e8"))},
 			"--calibration " + filepath.Join(dir, "cal_e8.jsonl") + ": results: " + filepath.Join(dir, "cal_e8.jsonl") + ": line 1: record pingpong bytes=8 iters=10: its n = 891 repetitions"},
@@ -53,6 +75,50 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 		{"dsm plot of a ratio the medians contradict", []string{"dsm", "plot", file("tr.jsonl", bitonic("2x2", "4", "hand", "123456"))}, "tr.jsonl: line 1: record dsm-bitonic strategy=hand: derived time_ratio = 123456 disagrees"},
 		{"compare of a record of 2^20+1 hosts", []string{"compare", "a=" + file("hosts.jsonl", strings.Replace(pp("2", "3", "1e-6"), `"meta":{}`, `"meta":{"hosts":[`+strings.Repeat(`"h",`, results.MaxRecordElements)+`"h"]}`, 1)), "b=" + good},
 			"input a=" + filepath.Join(dir, "hosts.jsonl") + ": results: " + filepath.Join(dir, "hosts.jsonl") + ": line 1: too large: the array meta.hosts at byte 162 has more than 1048576 elements"},
+		// Derived values of a pattern record: times, and the statistics
+		// they are computed from.
+		{"fit of a round trip of -1 s", []string{"fit", "hockney", file("rt_neg.jsonl", withDerived(`{"round_trip_s":-1}`))},
+			"rt_neg.jsonl: line 1: record pingpong bytes=8 iters=10: derived round_trip_s = -1 is negative"},
+		{"compare of a round trip of 1e-300 s", []string{"compare", "a=" + good, "b=" + file("rt_tiny.jsonl", withDerived(`{"round_trip_s":1e-300}`))},
+			"derived round_trip_s = 1e-300 s: a time is 0 or at least 1e-12 s"},
+		{"fit of a round trip of 5 s beside a median of 2e-6 s", []string{"fit", "hockney", file("rt_incons.jsonl", withDerived(`{"round_trip_s":5}`))},
+			"derived round_trip_s = 5 disagrees with 2 x the median, 4e-06"},
+		{"report of a round trip of 5 s", []string{"report", runDir}, "line 2: record pingpong bytes=8 iters=10: derived round_trip_s = 5 disagrees"},
+		// The summary's own order.
+		{"compare of p90 above max", []string{"compare", "a=" + good, "b=" + file("p90.jsonl", edit(pp2, `"max":2e-6`, `"max":2e-6,"p90":1`))},
+			"p90.jsonl: line 1: record pingpong bytes=8 iters=10: p90 1 is above max 2e-06"},
+		{"fit of a mean below min", []string{"fit", "hockney", file("mean.jsonl", edit(pp2, `"max":2e-6`, `"max":2e-6,"mean":1e-11`))},
+			"mean 1e-11 is not between min 2e-06 and max 2e-06"},
+		{"compare of rank_min above rank_max", []string{"compare", "a=" + good, "b=" + file("rank.jsonl", edit(pp2, `"max":2e-6`, `"max":2e-6,"rank_min":1,"rank_max":2e-6`))},
+			"rank_min 1 is above rank_max 2e-06"},
+		// Counters and metadata.
+		{"fit of a counter of -5", []string{"fit", "hockney", file("cnt_neg.jsonl", withCounters(`{"bytes_sent_max":-5}`))},
+			"line 1: record pingpong bytes=8 iters=10: counters bytes_sent_max = -5 is negative"},
+		{"compare of a counter of 1e300", []string{"compare", "a=" + good, "b=" + file("cnt_big.jsonl", withCounters(`{"bytes_sent_max":1e300}`))},
+			`counters "bytes_sent_max" = 1e+300 is beyond 1e+18 in absolute value`},
+		{"fit of ranks per host -2", []string{"fit", "hockney", file("rph.jsonl", withMeta(`{"hosts":["vm"],"ranks_per_host":[-2]}`))},
+			"meta ranks_per_host[0] = -2: a host runs 1 to 16777216 ranks"},
+		{"compare of cores -1", []string{"compare", "a=" + good, "b=" + file("cores.jsonl", withMeta(`{"cores":-1}`))}, "meta cores = -1: want 0 (unknown) to 16777216"},
+		// A unit the bench does not write.
+		{"compare of a ping-pong in ms", []string{"compare", "a=" + good, "b=" + file("unit_ms.jsonl", edit(pp2, `"unit":"s"`, `"unit":"ms"`))},
+			"input b=" + filepath.Join(dir, "unit_ms.jsonl") + ": results: " + filepath.Join(dir, "unit_ms.jsonl") + `: line 1: record pingpong bytes=8 iters=10: unit "ms": pingpong records are in "s"`},
+		{"app table of a phase in ms", []string{"app", "table", file("app_ms.jsonl", edit(app("2e-4", "-0.5"), `"unit":"s"`, `"unit":"ms"`))},
+			`unit "ms": an application phase's record is a time in "s"`},
+		{"dsm plot of a record in ms", []string{"dsm", "plot", file("dsm_ms.jsonl", edit(bitonic("2x2", "4", "hand", "1"), `"unit":"s"`, `"unit":"ms"`))},
+			`unit "ms": a dsm record is a time in "s"`},
+		// Application phases: predictions and counters.
+		{"app table of a prediction of 1e-300 s", []string{"app", "table", file("predtiny.jsonl", app("1e-300", "-1"))},
+			"predtiny.jsonl: line 1: record app app=gauss kind=comm n=64 phase=xbcast: derived pred_hockney_s = 1e-300: a prediction is a positive time, at least 1e-12 s"},
+		{"app table of a counter of -100", []string{"app", "table", file("app_cnt.jsonl", edit(app("2e-4", "-0.5"), `"meta":{}`, `"counters":{"bytes_sent":-100},"meta":{}`))},
+			"counters bytes_sent = -100 is negative"},
+		// sched comm's derived values, which breakeven adds to the
+		// exchange times it compares.
+		{"sched breakeven of a scheduling time of -1 s", []string{"sched", "breakeven", "--in", file("sbn_neg.jsonl", schedComm(`{"sched_s":-1,"sched_over_comm":-50000}`))},
+			"sbn_neg.jsonl: line 1: record sched.comm bytes=16 d=2 gen=fig7 matrix=0 scheduler=CGM: derived sched_s = -1: the scheduling time is at least 1e-12 s"},
+		{"sched breakeven of a scheduling time of 1e-300 s", []string{"sched", "breakeven", "--in", file("sbn_tiny.jsonl", schedComm(`{"sched_s":1e-300,"sched_over_comm":5e-296}`))},
+			"derived sched_s = 1e-300"},
+		{"sched breakeven of a ratio of 1e300", []string{"sched", "breakeven", "--in", file("sbn_ratio.jsonl", schedComm(`{"sched_s":4e-5,"sched_over_comm":1e300}`))},
+			"derived sched_over_comm = 1e+300 disagrees with sched_s / median, 2"},
 		{"fit of a string of 2 MiB", []string{"fit", "hockney", file("long.jsonl", strings.Replace(pp("2", "3", "1e-6"), `"iters":10`, `"iters":10,"pad":"`+strings.Repeat("y", 2<<20)+`"`, 1))},
 			"long.jsonl: line 1: too large: a string longer than 1 MiB"},
 	})
