@@ -182,26 +182,26 @@ func (r *Record) checkOrder() error {
 		name string
 		v    float64
 	}
-	chain := func(s ...stat) error {
+	chain := func(why string, s ...stat) error {
 		prev := stat{}
 		for _, x := range s {
 			if x.v == 0 && x.name != "median" && x.name != "max" {
 				continue
 			}
 			if prev.name != "" && !notAbove(prev.v, x.v) {
-				return fmt.Errorf("%s %v is above %s %v: they are in that order in a summary of one sample", prev.name, prev.v, x.name, x.v)
+				return fmt.Errorf("%s %v is above %s %v: %s", prev.name, prev.v, x.name, x.v, why)
 			}
 			prev = x
 		}
 		return nil
 	}
-	if err := chain(stat{"median", r.Median}, stat{"p90", r.P90}, stat{"p99", r.P99}, stat{"max", r.Max}); err != nil {
+	if err := chain("the percentiles of one sample rise with their rank", stat{"median", r.Median}, stat{"p90", r.P90}, stat{"p99", r.P99}, stat{"max", r.Max}); err != nil {
 		return err
 	}
 	if r.Mean != 0 && !(notAbove(r.Min, r.Mean) && notAbove(r.Mean, r.Max)) {
 		return fmt.Errorf("mean %v is not between min %v and max %v", r.Mean, r.Min, r.Max)
 	}
-	return chain(stat{"rank_min", r.RankMin}, stat{"rank_avg", r.RankAvg}, stat{"rank_max", r.RankMax})
+	return chain("they are the minimum, average and maximum over the ranks", stat{"rank_min", r.RankMin}, stat{"rank_avg", r.RankAvg}, stat{"rank_max", r.RankMax})
 }
 
 // check refuses metadata no launch has: a host with fewer than one rank
@@ -214,7 +214,7 @@ func (m *Meta) check() error {
 		}
 	}
 	if len(m.Hosts) > 0 && len(m.RanksPerHost) > 0 && len(m.Hosts) != len(m.RanksPerHost) {
-		return fmt.Errorf("meta has %d hosts but %d ranks_per_host entries: they are parallel, one per host", len(m.Hosts), len(m.RanksPerHost))
+		return fmt.Errorf("meta has %d hosts but %d ranks_per_host entries: ranks_per_host has one entry per host", len(m.Hosts), len(m.RanksPerHost))
 	}
 	for _, f := range []struct {
 		name string
