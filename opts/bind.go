@@ -257,7 +257,43 @@ type rawValue struct {
 
 func (r *rawValue) Set(s string) error {
 	r.b.raw[r.name] = s
-	return r.Value.Set(s)
+	err := r.Value.Set(s)
+	if ib := (*IntBoundError)(nil); errors.As(err, &ib) {
+		return r.intBound(ib)
+	}
+	return err
+}
+
+// intBound words an item beyond 2G-1 in the flag's terms: what the flag
+// holds (its help's first words) and its bound, since a list of ints may
+// hold packets, pairs or bytes.
+func (r *rawValue) intBound(e *IntBoundError) error {
+	what := ""
+	if f := r.b.fs.Lookup(r.name); f != nil {
+		what = flagWhat(f.Usage)
+	}
+	flag := "--" + r.name
+	if what != "" {
+		flag += " (" + what + ")"
+	}
+	if e.Range {
+		return fmt.Errorf("a range of %s ends at most at 2G-1 = %d: %s is more; accepted forms: %s", flag, MaxSize, Echo(e.Value()), IntsForm)
+	}
+	return fmt.Errorf("%s is at most 2G-1 = %d: %s is more; accepted forms: %s", flag, MaxSize, Echo(e.Value()), IntsForm)
+}
+
+// flagWhat is what a flag holds, from its help: its first clause (up to
+// "; "), without the accepted forms that follow it (": a list ...").
+func flagWhat(usage string) string {
+	u, _, _ := strings.Cut(strings.ReplaceAll(usage, "`", ""), "; ")
+	for _, form := range []string{"a list", "a power", "a comma", "a range", "LO:HI", "list", "range"} {
+		for _, sep := range []string{": ", " (", ", ", " "} {
+			if i := strings.Index(u, sep+form); i >= 0 {
+				u = u[:i]
+			}
+		}
+	}
+	return strings.TrimSpace(u)
 }
 
 func (r *rawValue) String() string {

@@ -123,22 +123,22 @@ func ParseList[T comparable](s, form string, parse func(string) (T, error)) ([]T
 // included; 0:HI means 0, 1, 2, 4, ...) or a comma list of sizes in the
 // order given, each once.
 func ParseSizes(s string) ([]int, error) {
-	bad := func(why string) error { return fmt.Errorf("%s; accepted forms: %s", why, SizesForm) }
+	bad := func(why error) error { return fmt.Errorf("%w; accepted forms: %s", why, SizesForm) }
 	if strings.Contains(s, ":") {
 		parts := strings.Split(s, ":")
 		if len(parts) != 2 {
-			return nil, bad("a range has exactly one ':'")
+			return nil, bad(errors.New("a range has exactly one ':'"))
 		}
 		lo, err := ParseSize(parts[0])
 		if err != nil {
-			return nil, bad(err.Error())
+			return nil, bad(err)
 		}
 		hi, err := ParseSize(parts[1])
 		if err != nil {
-			return nil, bad(err.Error())
+			return nil, bad(err)
 		}
 		if lo > hi {
-			return nil, bad("the range must not decrease")
+			return nil, bad(errors.New("the range must not decrease"))
 		}
 		var out []int
 		v := lo
@@ -165,7 +165,7 @@ func ParseSizes(s string) ([]int, error) {
 	for _, f := range items {
 		n, err := ParseSize(f)
 		if err != nil {
-			return nil, bad(err.Error())
+			return nil, bad(err)
 		}
 		out = append(out, n)
 	}
@@ -180,12 +180,29 @@ func ParseInts(s string) ([]int, error) {
 	return parseIntList(s, func(f string) (int, error) {
 		v, err := ParseSignedSize(f)
 		if b := (*beyondMPIError)(nil); errors.As(err, &b) {
-			// A list of ints is of counts (k packets) or sizes (l bytes).
-			err = fmt.Errorf("%s is more than 2G-1 = %d, the most one MPI call takes (elements or bytes)", Echo(b.s), MaxSize)
+			err = &IntBoundError{s: b.s}
 		}
 		return int(v), err
 	})
 }
+
+// IntBoundError is an item of a list of ints (ParseInts, or a range of
+// ParseCounts) beyond 2G-1. Such a list holds counts (k packets, n pairs)
+// as well as sizes (l bytes), so the item's error cannot say which; a
+// bound flag's error names the flag and what it holds instead.
+type IntBoundError struct {
+	s string
+	// Range says the item is a range's end (LO:HI), which every list
+	// bounds by 2G-1, whatever its plain items may be.
+	Range bool
+}
+
+func (e *IntBoundError) Error() string {
+	return fmt.Sprintf("%s is more than 2G-1 = %d", Echo(e.s), MaxSize)
+}
+
+// Value is the item as typed.
+func (e *IntBoundError) Value() string { return e.s }
 
 // ParseCounts parses counts (a matrix order, keys, vertices) in the forms
 // of ParseInts. A plain item is not bounded by what one MPI call carries
@@ -204,6 +221,10 @@ func parseIntList(s string, item func(string) (int, error)) ([]int, error) {
 	for _, f := range items {
 		if strings.Contains(f, ":") {
 			v, err := ParseSizes(f)
+			if b := (*beyondMPIError)(nil); errors.As(err, &b) {
+				// A range's end beyond 2G-1, in the list's terms, not in bytes.
+				return nil, fmt.Errorf("%w; accepted forms: %s", &IntBoundError{s: b.s, Range: true}, IntsForm)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -212,7 +233,7 @@ func parseIntList(s string, item func(string) (int, error)) ([]int, error) {
 		}
 		v, err := item(f)
 		if err != nil {
-			return nil, fmt.Errorf("%v; accepted forms: %s", err, IntsForm)
+			return nil, fmt.Errorf("%w; accepted forms: %s", err, IntsForm)
 		}
 		out = append(out, v)
 	}

@@ -125,6 +125,9 @@ func TestBindErrors(t *testing.T) {
 		{[]string{"--op", "read,read"}, "read is listed twice"},
 		{[]string{"--mem", "-1"}, "negative"},
 		{[]string{"--sizes", "3G"}, "more than 2G-1"},
+		// An int list's bound names the flag and what it holds, not bytes.
+		{[]string{"--cal-k", "1,3G"}, "--cal-k (send hot spots) is at most 2G-1 = 2147483647: 3G is more; accepted forms: a list"},
+		{[]string{"--cal-k", "1:3G"}, "a range of --cal-k (send hot spots) ends at most at 2G-1 = 2147483647: 3G is more"},
 	}
 	for _, tt := range tests {
 		_, _, err := parse(t, tt.args...)

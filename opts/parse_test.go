@@ -1,6 +1,7 @@
 package opts
 
 import (
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -63,9 +64,15 @@ func TestParseIntGrid(t *testing.T) {
 	if _, err := ParseInts("1,x"); err == nil {
 		t.Fatal("x accepted")
 	}
-	// A list of ints holds counts as well as sizes: its bound says so.
-	if _, err := ParseInts("1,1000000000000"); err == nil || !strings.Contains(err.Error(), "the most one MPI call takes (elements or bytes)") || strings.Contains(err.Error(), "bytes, the most") {
-		t.Errorf("beyond 2G-1: %v", err)
+	// A list of ints holds counts as well as sizes: its item's bound names
+	// no unit (a bound flag names what the flag holds), and neither does a
+	// range's end.
+	for _, in := range []string{"1,1000000000000", "1:3G"} {
+		_, err := ParseInts(in)
+		var ib *IntBoundError
+		if !errors.As(err, &ib) || !strings.Contains(err.Error(), "is more than 2G-1 = 2147483647") || strings.Contains(err.Error(), "bytes") {
+			t.Errorf("%s beyond 2G-1: %v", in, err)
+		}
 	}
 }
 

@@ -60,6 +60,10 @@ var messageCases = []struct {
 	{"count beyond a record's samples", []string{"permutations", "--count", "1048577"}, "--count 1048577: count = 1048577: must be an integer from 1 to 1048576"},
 	// Sizes in the flag's units.
 	{"size too large", []string{"pingpong", "--sizes", "3G"}, "3G is more than 2G-1 = 2147483647 bytes"},
+	// A list of ints is bounded in the flag's terms: k is packets, not bytes.
+	{"app k too large", []string{"app", "matmul", "--k", "1000000000000"}, "--k 1000000000000: --k (send hot spots k (packets in flight per rank)) is at most 2G-1 = 2147483647: 1000000000000 is more"},
+	{"app cal-k too large", []string{"app", "matmul", "--cal-k", "1,2,99999999999"}, "--cal-k (calibration sweep (without --model): send hot spots k) is at most 2G-1 = 2147483647: 99999999999 is more"},
+	{"kkaccess k range too large", []string{"kkaccess", "--k", "1:3G"}, "a range of --k (send hot spots k (packets per accessing rank)) ends at most at 2G-1"},
 	// Network names echoed whole, and half a name refused.
 	{"net unclosed", []string{"emulate", "info", "--net", "BF(2"}, `--net BF(2: topology "BF(2"`},
 	{"net unopened", []string{"emulate", "info", "--net", "BF2)"}, `topology "BF2)"`},
