@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
@@ -123,7 +124,7 @@ func (c BarnesHutConfig) withDefaults() BarnesHutConfig {
 		c.Eps = 0.05
 	}
 	if c.CellsPerBody == 0 {
-		c.CellsPerBody = 2
+		c.CellsPerBody = DefaultCellsPerBody
 	}
 	if c.Sample == 0 {
 		c.Sample = 64
@@ -166,10 +167,54 @@ func (c BarnesHutConfig) Check(p int) error {
 		}
 	}
 	if n := d.variables(p); n > math.MaxInt32 {
+		if d.CellsTooMany(p) {
+			return fmt.Errorf("cells per body = %v with N = %d bodies on %d ranks: %d variables do not fit the cell references (int32); want cells per body <= %s", d.CellsPerBody, d.Bodies, p, n, FormatCells(d.MaxCellsPerBody(p)))
+		}
 		return fmt.Errorf("bodies N = %d on %d ranks: %d variables do not fit the cell references (int32); want N <= %d", d.Bodies, p, n, d.MaxBodies(p))
 	}
 	return nil
 }
+
+// DefaultCellsPerBody is CellsPerBody's default.
+const DefaultCellsPerBody = 2
+
+// CellsTooMany reports whether the cells per body, not N, keep a run on
+// p ranks out of the cell references: no N fits with them, or N would fit
+// with the default.
+func (c BarnesHutConfig) CellsTooMany(p int) bool {
+	d := c.withDefaults()
+	if d.variables(p) <= math.MaxInt32 {
+		return false
+	}
+	if d.MaxBodies(p) < 1 {
+		return true
+	}
+	def := d
+	def.CellsPerBody = DefaultCellsPerBody
+	return d.CellsPerBody > DefaultCellsPerBody && def.variables(p) <= math.MaxInt32
+}
+
+// MaxCellsPerBody is the largest cells per body (to 6 digits, rounded
+// down) whose variables for N bodies on p ranks the cell references
+// address, 0 if none does: each rank's pool, ceil(c N / p) + 16, may hold
+// at most q = floor((2G-1 - N - 2) / p) - 16 cells.
+func (c BarnesHutConfig) MaxCellsPerBody(p int) float64 {
+	d := c.withDefaults()
+	q := (int64(math.MaxInt32)-int64(d.Bodies)-2)/int64(p) - 16
+	if q < 1 {
+		return 0
+	}
+	v := float64(q) * float64(p) / float64(d.Bodies)
+	digits := 5 - int(math.Floor(math.Log10(v)))
+	scale := math.Pow(10, float64(digits))
+	// Printed back through 'f' so that the bound reads as typed (20.4748,
+	// not 20.474800000000002).
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(math.Floor(v*scale)/scale, 'f', max(digits, 0), 64), 64)
+	return r
+}
+
+// FormatCells prints a cells per body bound in plain digits.
+func FormatCells(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // variables is the number of store variables of a run on p ranks: the
 // bodies, two more, and every rank's pool of cells; a cell reference

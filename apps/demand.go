@@ -122,7 +122,8 @@ func (m Checkerboard) Demand(p int) sysmem.Need {
 // N bodies and the P pools of cells): the force walk reads bodies and
 // cells of every zone, so each rank comes to hold most variables,
 // bhLocalVarBytes each, besides its bodies' forces and bhRankBaseBytes.
-// Field is "steps" when the per-step figures dominate, else "bodies".
+// Field is "steps" when the per-step figures dominate, else "cells" when
+// cells beyond the default per body outnumber the bodies, else "bodies".
 func (c BarnesHutConfig) Demand(p int) sysmem.Need { return c.demand(p, bhLocalVarBytes) }
 
 // ProcessDemand is Demand for ranks that are processes (the native
@@ -140,10 +141,16 @@ func (c BarnesHutConfig) demand(p int, perVar float64) sysmem.Need {
 	fp := float64(max(p, 1))
 	n := float64(d.Bodies)
 	steps := 11 * float64Bytes * float64(d.Steps)
-	vars := n + fp*float64(d.pool(max(p, 1))) + 2
+	cells := fp * float64(d.pool(max(p, 1)))
+	vars := n + cells + 2
 	bodies := vars*perVar + bhRankBaseBytes + n/fp*10*float64Bytes
 	need := sysmem.Need{Field: "bodies", Bytes: steps + bodies,
 		What: fmt.Sprintf("barneshut's %d bodies on %d ranks (home and cached copies)", d.Bodies, p)}
+	if cells > n && d.CellsPerBody > DefaultCellsPerBody {
+		// Pools raised beyond the default hold most of the variables.
+		need.Field = "cells"
+		need.What = fmt.Sprintf("barneshut's %d bodies and %.0f cells (%v per body) on %d ranks (home and cached copies)", d.Bodies, cells, d.CellsPerBody, p)
+	}
 	if steps > bodies {
 		need.Field = "steps"
 		need.What = fmt.Sprintf("barneshut's %d time steps (eleven figures a step kept for the check)", d.Steps)

@@ -49,8 +49,9 @@ const remoteReadBatch = 100
 // largest read size homed at the rank with a cached copy of as many
 // (RemoteReadConfig.Batch of each, and the buffers of their rewrites
 // between batches), and the per-batch times of the cached
-// accesses and barriers. Field is "reads" when the kept times dominate,
-// else "sizes".
+// accesses and barriers. Field names the term that dominates: "reads"
+// (the kept times), "batches" (the per-batch times) or "sizes" (the
+// variables).
 func (e OverheadExperiment) Demand() sysmem.Need {
 	maxSize := 0
 	for _, l := range e.ReadSizes {
@@ -59,10 +60,15 @@ func (e OverheadExperiment) Demand() sysmem.Need {
 	reads := 4 * 8 * float64(max(e.Reads, 0)) * float64(len(e.ReadSizes))
 	vars := 4 * remoteReadBatch * float64(maxSize)
 	batches := 4 * 8 * float64(max(e.Batches, 0))
-	if reads >= vars {
-		return sysmem.Need{Field: "reads", Bytes: reads + vars + batches,
+	total := reads + vars + batches
+	switch {
+	case batches > reads && batches > vars:
+		return sysmem.Need{Field: "batches", Bytes: total,
+			What: fmt.Sprintf("the times of %d timed batches of each access", e.Batches)}
+	case reads >= vars:
+		return sysmem.Need{Field: "reads", Bytes: total,
 			What: fmt.Sprintf("the times of %d remote reads of each of %d sizes", e.Reads, len(e.ReadSizes))}
 	}
-	return sysmem.Need{Field: "sizes", Bytes: reads + vars + batches,
+	return sysmem.Need{Field: "sizes", Bytes: total,
 		What: fmt.Sprintf("%d variables of %d bytes homed and cached per rank", remoteReadBatch, maxSize)}
 }

@@ -141,6 +141,12 @@ func (k *Check) Validate() error {
 	return k.minMemory(k.Slots*16, "one coherence variable (%d bytes = {Slots} x 16)", k.Slots*16)
 }
 
+// The defaults of --vars and --slots, which the demand's message weighs.
+const (
+	defaultVars  = 16
+	defaultSlots = 4
+)
+
 func (k *Check) coherence() storecheck.CoherenceConfig {
 	return storecheck.CoherenceConfig{Ops: k.Ops, Vars: k.Vars, Slots: k.Slots, WriteFraction: k.WriteFraction, Seed: k.Seed}
 }
@@ -163,7 +169,13 @@ func (k *Check) Run(io IO) error {
 			return job.MemNeed{PerRank: ccfg.RankBytes() + ccfg.LogBytes(), Flag: io.FlagText("Ops"),
 				What: fmt.Sprintf("dsm check's log of %d operations (gathered and checked on rank 0) and its variables", k.Ops)}
 		}
-		return job.MemNeed{PerRank: ccfg.RankBytes() + ccfg.LogBytes(), Flag: io.FlagText("Slots"),
+		// The variables grow with --vars and --slots alike: name the one
+		// further above its default.
+		flag := io.FlagText("Vars")
+		if float64(k.Slots)/defaultSlots > float64(k.Vars)/defaultVars {
+			flag = io.FlagText("Slots")
+		}
+		return job.MemNeed{PerRank: ccfg.RankBytes() + ccfg.LogBytes(), Flag: flag,
 			What: fmt.Sprintf("dsm check's %d variables of %d 16-byte slots (a home and a cached copy) and its log", k.Vars, k.Slots)}
 	}
 	m := job.Measure{Launch: k.Launch, Output: job.Output{Format: k.Format, Out: k.Out, Quiet: k.Quiet},
@@ -488,6 +500,9 @@ func (e *BarnesHutSweep) Run(io IO) error {
 				// N comes from --bodies-per-rank, which replaces
 				// --bodies: name the flag the user gave.
 				need.Field = "PerRank"
+			}
+			if need.Field == "cells" {
+				need.Field = "CellsPerBody"
 			}
 			return needOf(io, need)
 		},

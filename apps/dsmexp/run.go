@@ -52,6 +52,10 @@ func (b BarnesHutPoints) Check(cfg apps.BarnesHutConfig, p int) error {
 		c := cfg
 		c.Bodies = n
 		if err := c.Check(p); err != nil {
+			if c.CellsTooMany(p) {
+				// The pools of cells, not N, overflow the references.
+				return fmt.Errorf("--cells-per-body %v: barneshut on %d ranks: N = %d bodies with %v cells each do not fit the cell references (int32); want --cells-per-body <= %s for N = %d on %d ranks", cfg.CellsPerBody, p, n, cfg.CellsPerBody, apps.FormatCells(c.MaxCellsPerBody(p)), n, p)
+			}
 			if max := cfg.MaxBodies(p); n > max {
 				// Name the flag that set N and its largest value here.
 				if b.PerRank > 0 {

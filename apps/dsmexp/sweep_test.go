@@ -118,6 +118,28 @@ func TestBarnesHutPoints(t *testing.T) {
 			}
 		})
 	}
+	// The pools of cells, not N, overflow the references: the message
+	// names --cells-per-body and its bound, which itself is accepted.
+	for _, tt := range []struct {
+		cells float64
+		n, p  int
+		msg   string
+	}{
+		{1e12, 2000, 4, "--cells-per-body 1e+12: barneshut on 4 ranks: N = 2000 bodies with 1e+12 cells each do not fit the cell references (int32); want --cells-per-body <= 1073740 for N = 2000 on 4 ranks"},
+		{30, 100000000, 4, "want --cells-per-body <= 20.4748 for N = 100000000"},
+	} {
+		c := cfg
+		c.CellsPerBody = tt.cells
+		pts := BarnesHutPoints{Bodies: []int{tt.n}}
+		if err := pts.Check(c, tt.p); err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("cells per body %v: %v, want %q", tt.cells, err, tt.msg)
+		}
+		c.Bodies = tt.n
+		c.CellsPerBody = c.MaxCellsPerBody(tt.p)
+		if err := pts.Check(c, tt.p); err != nil {
+			t.Errorf("the bound %v itself is refused: %v", c.CellsPerBody, err)
+		}
+	}
 }
 
 // fakeHost runs worlds on goroutine ranks and logs the sweep's calls.

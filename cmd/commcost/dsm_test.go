@@ -45,6 +45,12 @@ func TestDSMBadInput(t *testing.T) {
 		{"ops", append([]string{"dsm", "check", "--ops", "0"}, local...), "--ops 0"},
 		{"overhead batch beyond the timeout", append([]string{"dsm", "overhead", "--iters", "100000000000", "--timeout", "10"}, local...), "--iters 100000000000: a batch of that many cached accesses takes at least 500 s"},
 		{"write fraction", append([]string{"dsm", "check", "--write-fraction", "1.5"}, local...), "--write-fraction 1.5"},
+		// A memory demand names the flag that grows it.
+		{"check vars beyond memory", append([]string{"dsm", "check", "--vars", "1000000000000"}, local...), "--vars 1000000000000: dsm check's 1000000000000 variables of 4 16-byte slots"},
+		{"check slots beyond memory", append([]string{"dsm", "check", "--slots", "1000000000000"}, local...), "--slots 1000000000000: dsm check's 16 variables of 1000000000000 16-byte slots"},
+		{"overhead batches beyond memory", append([]string{"dsm", "overhead", "--batches", "100000000000"}, local...), "--batches 100000000000: the times of 100000000000 timed batches"},
+		{"barneshut cells beyond the cell references", append([]string{"dsm", "barneshut", "--np", "4", "--cells-per-body", "1e12"}, local...), "--cells-per-body 1e+12: barneshut on 4 ranks: N = 2000 bodies with 1e+12 cells each do not fit the cell references (int32); want --cells-per-body <= 1073740 for N = 2000 on 4 ranks"},
+		{"barneshut cells beyond memory", append([]string{"dsm", "barneshut", "--np", "4", "--cells-per-body", "1e5"}, local...), "--cells-per-body 100000 with --np 4: barneshut's 2000 bodies and 200000064 cells"},
 		{"barrier", append([]string{"dsm", "check", "--barrier", "butterfly"}, local...), "--barrier butterfly"},
 		{"backend", []string{"dsm", "check", "--backend", "shm"}, "--backend"},
 	})
