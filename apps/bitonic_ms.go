@@ -58,7 +58,7 @@ func (c BitonicConfig) Check(p int) error {
 		return fmt.Errorf("keys per rank m = %d: must be >= 1", c.Keys)
 	}
 	if p < 1 || p&(p-1) != 0 {
-		return fmt.Errorf("bitonic sorting needs a power-of-two number of ranks (one wire of the circuit each), got %d", p)
+		return &RanksError{What: "bitonic sorting", Want: "a power-of-two number of ranks (one wire of the circuit each)", Ranks: p}
 	}
 	if c.Wires != nil {
 		if len(c.Wires) != p {

@@ -60,7 +60,7 @@ func (b BitonicSort) Check(p int) error {
 		return fmt.Errorf("--n %d: the keys per rank must be an integer >= 1", b.N)
 	}
 	if !isPow2(p) {
-		return fmt.Errorf("%d ranks: bitonic sort needs a power of two", p)
+		return &RanksError{What: "bitonic sort", Want: powerOfTwoRanks, Ranks: p}
 	}
 	keys := func(n int) int { return n * IntBytes }
 	if err := checkVolume(b.N, 1, keys, "array of n keys", ""); err != nil {

@@ -92,7 +92,7 @@ func (m Cannon) Check(p int) error {
 	case m.N < 1:
 		return fmt.Errorf("--n %d: the matrix order must be >= 1", m.N)
 	case !ok:
-		return fmt.Errorf("Cannon's algorithm needs a square q x q process grid; %d ranks is not a square number (run with 4, 9, 16, 25, ... ranks)", p)
+		return &RanksError{What: "Cannon's algorithm", Want: "a square number of ranks for its q x q process grid (4, 9, 16, 25, ...)", Ranks: p}
 	case m.N%g.Rows != 0:
 		return fmt.Errorf("--n %d: not divisible by the %s grid (n must be a multiple of %d)", m.N, g, g.Rows)
 	case 8*(m.N/g.Rows)*(m.N/g.Rows) > mpi.MaxCount:

@@ -81,7 +81,7 @@ func (g ConnComp) Check(p int) error {
 	case g.N < edgesPerInt || g.N%edgesPerInt != 0:
 		return fmt.Errorf("--n %d: the vertices must be a multiple of %d (rows of whole integers of %d edges), at least %d", g.N, edgesPerInt, edgesPerInt, edgesPerInt)
 	case !isPow2(p):
-		return fmt.Errorf("%d ranks: connected components needs a power of two (log p merge steps)", p)
+		return &RanksError{What: "connected components", Want: powerOfTwoRanks + " for its log p merge steps", Ranks: p}
 	case g.N%p != 0:
 		return fmt.Errorf("--n %d on %d ranks: the ranks must divide the vertices (p | n)", g.N, p)
 	case g.Parts < 1 || g.Parts > g.N:

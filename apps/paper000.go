@@ -283,6 +283,34 @@ func u32Bytes(v []uint32) []byte {
 // isPow2 reports whether p is a power of two.
 func isPow2(p int) bool { return p > 0 && p&(p-1) == 0 }
 
+// RanksError is a program's refusal of its number of ranks alone, not of
+// a flag of its own: the caller names what set that number (--np, or the
+// launcher's -np), which the program does not know.
+type RanksError struct {
+	What  string // the program ("bitonic sort")
+	Want  string // the numbers it takes ("a power-of-two number of ranks (2, 4, 8, ...)")
+	Hint  string // optional: examples that fit ("e.g. 4, 16, 64")
+	Ranks int
+}
+
+func (e *RanksError) Error() string {
+	return fmt.Sprintf("%s needs %s, got %d", e.What, e.Want, e.Ranks) + e.hint()
+}
+
+// Needs is what the program takes, with the hint: for a caller that
+// names the number of ranks itself.
+func (e *RanksError) Needs() string { return e.Want + e.hint() }
+
+func (e *RanksError) hint() string {
+	if e.Hint == "" {
+		return ""
+	}
+	return "; " + e.Hint
+}
+
+// powerOfTwoRanks is the Want of a program on a power of two of ranks.
+const powerOfTwoRanks = "a power-of-two number of ranks (2, 4, 8, 16, ...)"
+
 // log2 is log2 p for a power of two p.
 func log2(p int) int { return bits.Len(uint(p)) - 1 }
 

@@ -123,6 +123,19 @@ func LauncherSize() int {
 	return 0
 }
 
+// RanksText names what set the number of ranks of c, for a refusal of
+// that number: --np N on the local backend, the launcher's -np N on the
+// native one (or N rank(s) started without a launcher).
+func RanksText(c mpi.Comm) string {
+	switch {
+	case c.Backend() == Local:
+		return fmt.Sprintf("--np %d", c.Size())
+	case LauncherSize() > 0:
+		return fmt.Sprintf("mpirun -np %d", c.Size())
+	}
+	return fmt.Sprintf("%d rank(s) without a launcher", c.Size())
+}
+
 // AllowMPMDEnv, set to any value, lets the ranks of a launch run different
 // arguments: for tests that make one rank fail on purpose, never for
 // measurements.

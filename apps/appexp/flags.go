@@ -180,8 +180,10 @@ func (a *StoreApp) Run(configs []apps.App) StoreRun {
 		Models: a.models, Sources: a.sources, Calibration: a.calibration()}
 }
 
-// CheckRanks refuses a world the stores or the programs do not fit.
-func (a *StoreApp) CheckRanks(name string, world int, configs []apps.App) error {
+// CheckRanks refuses a world the stores or the programs do not fit;
+// ranks names what set its size (job.RanksText), for a program that
+// refuses the size alone.
+func (a *StoreApp) CheckRanks(name string, world int, ranks string, configs []apps.App) error {
 	if len(a.stores) == 1 {
 		st := a.stores[0]
 		if ck, ok := st.(interface{ CheckRanks(int) error }); ok {
@@ -194,6 +196,13 @@ func (a *StoreApp) CheckRanks(name string, world int, configs []apps.App) error 
 	p := r.AppRanks(world)
 	for _, c := range configs {
 		if err := c.Check(p); err != nil {
+			if re := (*apps.RanksError)(nil); errors.As(err, &re) {
+				if p != world {
+					// The store's network, not the world, sets the ranks.
+					return opts.Field("Store", "", "app %s needs %s; the network has %d application ranks", name, re.Needs(), p)
+				}
+				return opts.Badf("%s: app %s needs %s", ranks, name, re.Needs())
+			}
 			if strings.HasPrefix(err.Error(), "--") {
 				return opts.Badf("%v", err) // names its flag and the rank count
 			}
@@ -312,13 +321,17 @@ func (a *MPApp) Run(progs []apps.App) MPRun {
 }
 
 // CheckRanks refuses a world the programs do not fit, and models that
-// predict none of their phases.
-func (a *MPApp) CheckRanks(name string, p int, progs []apps.App) error {
+// predict none of their phases; ranks names what set the world's size
+// (job.RanksText).
+func (a *MPApp) CheckRanks(name string, p int, ranks string, progs []apps.App) error {
 	if p < 2 {
-		return opts.Badf("app %s needs at least 2 ranks to communicate, got %d", name, p)
+		return opts.Badf("%s: app %s needs at least 2 ranks to communicate", ranks, name)
 	}
 	r := a.Run(progs)
 	if err := r.Check(p); err != nil {
+		if re := (*apps.RanksError)(nil); errors.As(err, &re) {
+			return opts.Badf("%s: app %s needs %s", ranks, name, re.Needs())
+		}
 		return opts.Badf("%v", err)
 	}
 	if len(a.loaded) > 0 {

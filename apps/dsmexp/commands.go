@@ -253,6 +253,10 @@ func (e *MatSquareSweep) Run(io IO) error {
 	io = io.withDefaults()
 	r := &sweepRun{label: "dsm matsquare", launch: e.Launch, out: e.Output, store: e.StoreFlags, sweep: e.SweepFlags, io: io,
 		mesh: func(m divalib.Mesh) error {
+			if _, ok := apps.SquareGrid(m.Size()); !ok {
+				// No mesh of these ranks is square: the rank count is wrong.
+				return &apps.RanksError{What: "matsquare", Want: "a square number of ranks for its sqrt(P) x sqrt(P) mesh", Hint: "e.g. 4, 16, 64, 256, 1024", Ranks: m.Size()}
+			}
 			if m.Rows != m.Cols {
 				return opts.Badf("matsquare needs a square mesh (sqrt(P) x sqrt(P) ranks, e.g. 4, 16, 64, 256, 1024); %d ranks give %v", m.Size(), m)
 			}
@@ -374,10 +378,7 @@ func (e *BitonicSweep) Run(io IO) error {
 	warm := e.runs(e.Backend)
 	r := &sweepRun{label: "dsm bitonic", launch: e.Launch, out: e.Output, store: e.StoreFlags, sweep: e.SweepFlags, io: io,
 		mesh: func(m divalib.Mesh) error {
-			if err := CheckBitonicMesh(m); err != nil {
-				return opts.Badf("%v", err)
-			}
-			return nil
+			return CheckBitonicMesh(m) // a *apps.RanksError, which the host names the ranks of
 		},
 		need: func(int) job.MemNeed {
 			return job.MemNeed{PerRank: BitonicRankBytes(mmax), Flag: io.FlagText("Keys"), What: fmt.Sprintf("bitonic's blocks of %d keys", mmax)}

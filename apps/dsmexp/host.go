@@ -1,8 +1,10 @@
 package dsmexp
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/job"
@@ -80,8 +82,13 @@ func (h *jobHost) Preflight(w World) error {
 	}
 	sweeping := len(r.sweep.Meshes) > 0
 	if err := r.mesh(m); err != nil {
-		if sweeping {
+		switch {
+		case sweeping:
 			err = opts.Field("Meshes", "", "%v", err)
+		case w.Mesh.Size() > 0:
+			err = opts.Field("Mesh", "", "%v", err)
+		default:
+			err = r.ranksErr(r.io.FlagText("NP"), err)
 		}
 		return r.io.Tell(err)
 	}
@@ -113,7 +120,13 @@ func (h *jobHost) Enter(c mpi.Comm, w World) (results.Meta, error) {
 		if err != nil {
 			return opts.Field("Mesh", "", "%v", err)
 		}
-		return r.mesh(m)
+		if err := r.mesh(m); err != nil {
+			if w.Mesh.Size() > 0 {
+				return opts.Field("Mesh", "", "%v", err)
+			}
+			return r.ranksErr(job.RanksText(c), err)
+		}
+		return nil
 	})
 	if err := job.Agree(c, r.io.Tell(check(c))); err != nil {
 		return results.Meta{}, err
@@ -139,3 +152,17 @@ type meterWriter struct{ m *job.Meter }
 
 func (w meterWriter) Write(results.Record) error { w.m.Step(); return nil }
 func (w meterWriter) Close() error               { w.m.Finish(); return nil }
+
+// ranksErr is a refusal of a world's mesh that no mesh flag chose, as bad
+// input: a program's refusal of the number of ranks alone names what set
+// it (ranks: --np N, or the launcher's -np N) once; other refusals name
+// their own flags.
+func (r *sweepRun) ranksErr(ranks string, err error) error {
+	if re := (*apps.RanksError)(nil); errors.As(err, &re) {
+		return opts.Badf("%s: %s needs %s", ranks, r.label, re.Needs())
+	}
+	if opts.IsBadInput(err) {
+		return err
+	}
+	return opts.Badf("%v", err)
+}

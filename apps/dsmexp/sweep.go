@@ -2,7 +2,6 @@ package dsmexp
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 
@@ -58,10 +57,11 @@ func WarmupRuns(asked int, native bool) int {
 // has one wire per rank, so the ranks are a power of two
 // (apps.BitonicConfig.Check).
 func CheckBitonicMesh(m divalib.Mesh) error {
-	if err := (apps.BitonicConfig{Keys: 1}).Check(m.Size()); err != nil {
-		return fmt.Errorf("%v; e.g. 4, 16, 64, 256, 1024 (meshes 2x2, 4x4, 8x8, 16x16, 32x32)", err)
+	err := (apps.BitonicConfig{Keys: 1}).Check(m.Size())
+	if re := (*apps.RanksError)(nil); errors.As(err, &re) {
+		re.Hint = "e.g. 4, 16, 64, 256, 1024 (meshes 2x2, 4x4, 8x8, 16x16, 32x32)"
 	}
-	return nil
+	return err
 }
 
 // Output receives the records of a sweep on rank 0: it writes them as they

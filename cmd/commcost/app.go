@@ -124,7 +124,7 @@ func runStoreApp(p apps.Program, args []string, stdout, stderr io.Writer) error 
 	}}
 	m := job.Measure{Launch: *launch, Output: *out, Progress: stderr, Label: b.FS.Name(), Demand: demand,
 		Ranks: func(c mpi.Comm) error {
-			err := b.Err(xp.CheckRanks(p.Name, c.Size(), configs))
+			err := b.Err(xp.CheckRanks(p.Name, c.Size(), job.RanksText(c), configs))
 			if err != nil && c.Backend() == job.Native && len(xp.Stores()) == 1 && xp.Stores()[0].WorldSize() > 0 {
 				st := xp.Stores()[0]
 				err = fmt.Errorf("%w (run: %s)", err, job.RunLine(st.WorldSize(), "app", p.Name, "--store", "emulate:"+st.Name()))
@@ -202,7 +202,7 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}
-		err = b.Err(xp.CheckRanks(p.Name, c.Size(), progs))
+		err = b.Err(xp.CheckRanks(p.Name, c.Size(), job.RanksText(c), progs))
 		if err != nil && c.Size() < 2 && c.Backend() == job.Native {
 			err = opts.Badf("%v (run under mpirun -np 4, or --backend local --np 4)", err)
 		}

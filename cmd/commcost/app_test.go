@@ -286,8 +286,13 @@ func TestAppBadInput(t *testing.T) {
 		{"p does not divide n", app("matmul", "--n", "30"), "--n 30 on 4 ranks: the ranks must divide the matrix order"},
 		{"k l above the submatrix", app("matmul", "--n", "4", "--k", "1", "--l", "256"), "--k 1 with --l 256: k l = 256 bytes is above the submatrix of n^2/p integers (16 bytes, set by --n)"},
 		{"concomp n not a multiple of 16", app("concomp", "--n", "3"), "--n 3: the vertices must be a multiple of 16"},
-		{"not a power of two", append(app("bitonic", "--n", "64"), "--np", "3"), "bitonic sort needs a power of two"},
-		{"concomp not a power of two", append(app("concomp", "--n", "96"), "--np", "6"), "needs a power of two"},
+		// A refusal of the rank count names what set it and the accepted
+		// counts, once.
+		{"not a power of two", append(app("bitonic", "--n", "64"), "--np", "3"), "commcost: --np 3: app bitonic needs a power-of-two number of ranks (2, 4, 8, 16, ...)\n"},
+		{"concomp not a power of two", append(app("concomp", "--n", "96"), "--np", "6"), "--np 6: app concomp needs a power-of-two number of ranks (2, 4, 8, 16, ...) for its log p merge steps"},
+		{"cannon not a square", []string{"app", "cannon", "--backend", "local", "--np", "3", "--out", out}, "--np 3: app cannon needs a square number of ranks for its q x q process grid (4, 9, 16, 25, ...)"},
+		{"message passing on one rank", []string{"app", "gauss", "--backend", "local", "--np", "1", "--out", out}, "--np 1: app gauss needs at least 2 ranks to communicate"},
+		{"network's ranks not a power of two", []string{"app", "bitonic", "--n", "64", "--store", "emulate:mesh(3x3)", "--backend", "local", "--out", out}, "--store emulate:mesh(3x3): app bitonic needs a power-of-two number of ranks (2, 4, 8, 16, ...); the network has 9 application ranks"},
 		{"samplesort n not 64k", app("samplesort", "--n", "100"), "multiple of 64"},
 		{"k zero", app("bitonic", "--k", "0"), "--k 0"},
 		{"l zero", app("bitonic", "--l", "0"), "--l 0"},

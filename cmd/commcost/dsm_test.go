@@ -40,11 +40,15 @@ func TestDSMBadInput(t *testing.T) {
 		{"memory below one variable", append([]string{"dsm", "matsquare", "--np", "4", "--blocks", "4096", "--memory", "1K"}, local...), "--memory 1K: smaller than one block variable"},
 		{"memory below check variable", append([]string{"dsm", "check", "--memory", "100"}, local...), "--memory 100: smaller than one variable"},
 		{"block not square", append([]string{"dsm", "matsquare", "--blocks", "128"}, local...), "128 is not a perfect square"},
-		{"mesh not square", append([]string{"dsm", "matsquare", "--np", "8"}, local...), "needs a square mesh"},
+		{"mesh not square", append([]string{"dsm", "matsquare", "--np", "16", "--mesh", "2x8"}, local...), "--mesh 2x8: matsquare needs a square mesh"},
 		{"kernel", append([]string{"dsm", "matsquare", "--kernel", "fma"}, local...), "--kernel fma"},
 		{"ops", append([]string{"dsm", "check", "--ops", "0"}, local...), "--ops 0"},
 		{"overhead batch beyond the timeout", append([]string{"dsm", "overhead", "--iters", "100000000000", "--timeout", "10"}, local...), "--iters 100000000000: a batch of that many cached accesses takes at least 500 s"},
 		{"write fraction", append([]string{"dsm", "check", "--write-fraction", "1.5"}, local...), "--write-fraction 1.5"},
+		// A refusal of the rank count names what set it: --np, or the mesh.
+		{"bitonic ranks from --np", append([]string{"dsm", "bitonic", "--np", "3"}, local...), "--np 3: dsm bitonic needs a power-of-two number of ranks (one wire of the circuit each); e.g. 4, 16"},
+		{"bitonic ranks from --mesh", append([]string{"dsm", "bitonic", "--np", "3", "--mesh", "1x3"}, local...), "--mesh 1x3: bitonic sorting needs a power-of-two number of ranks (one wire of the circuit each), got 3"},
+		{"matsquare ranks from --np", append([]string{"dsm", "matsquare", "--np", "8"}, local...), "--np 8: dsm matsquare needs a square number of ranks for its sqrt(P) x sqrt(P) mesh; e.g. 4, 16"},
 		// A memory demand names the flag that grows it.
 		{"check vars beyond memory", append([]string{"dsm", "check", "--vars", "1000000000000"}, local...), "--vars 1000000000000: dsm check's 1000000000000 variables of 4 16-byte slots"},
 		{"check slots beyond memory", append([]string{"dsm", "check", "--slots", "1000000000000"}, local...), "--slots 1000000000000: dsm check's 16 variables of 1000000000000 16-byte slots"},
