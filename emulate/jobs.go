@@ -12,10 +12,6 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// maxStallSec bounds --stall: a time.Duration holds about 292 years, and a
-// longer stall overflowed into a negative one.
-const maxStallSec = 1e9
-
 // The experiments of 'commcost emulate' as configurations (package opts:
 // tagged fields are their flags, Validate checks them in field terms) with
 // a Run on a world of the network's ranks: KKJob, KAJob, SelfTestJob,
@@ -67,8 +63,9 @@ func (n *NetFlags) Check() error {
 		return opts.Field("Window", n.Window, "must be positive (an integer >= 1)")
 	case n.LinkSlots < 1 || n.LinkSlots > 255:
 		return opts.Field("LinkSlots", n.LinkSlots, "must be an integer in 1..255")
-	case !(n.Stall > 0) || !(n.Stall <= maxStallSec):
-		return opts.Field("Stall", n.Stall, "must be a positive number of seconds, at most %g (about 32 years)", maxStallSec)
+	}
+	if err := opts.CheckSeconds("Stall", n.Stall); err != nil {
+		return err
 	}
 	return patterns.Checks(
 		func() error { return positive("IdleYield", n.IdleYield, "5ms") },

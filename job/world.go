@@ -44,17 +44,11 @@ func CheckBackend(backend string, np int) error {
 // than MPI start-up on a few hundred nodes.
 const DefaultTimeoutSec = 60.0
 
-// MaxTimeoutSec bounds --timeout: a time.Duration holds about 292 years,
-// and a longer timeout overflowed into a negative one.
-const MaxTimeoutSec = 1e9
+// MaxTimeoutSec bounds --timeout (opts.MaxSeconds).
+const MaxTimeoutSec = opts.MaxSeconds
 
 // CheckTimeout validates a timeout in seconds (the field Timeout).
-func CheckTimeout(sec float64) error {
-	if !(sec > 0) || !(sec <= MaxTimeoutSec) {
-		return opts.Field("Timeout", sec, "must be a positive number of seconds, at most %g (about 32 years)", MaxTimeoutSec)
-	}
-	return nil
-}
+func CheckTimeout(sec float64) error { return opts.CheckSeconds("Timeout", sec) }
 
 // invocation is what the current run was asked to do: its arguments, for
 // the check that every rank runs the same command, and the watchdog's

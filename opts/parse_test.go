@@ -2,6 +2,7 @@ package opts
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -102,6 +103,22 @@ func TestParseCounts(t *testing.T) {
 		}
 		if err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v %v, want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+// TestCheckSeconds: a number of seconds is positive and at most
+// MaxSeconds, and the message gives both bounds.
+func TestCheckSeconds(t *testing.T) {
+	for _, v := range []float64{0.001, 1, MaxSeconds} {
+		if err := CheckSeconds("T", v); err != nil {
+			t.Errorf("%v refused: %v", v, err)
+		}
+	}
+	for _, v := range []float64{0, -1, 1e300, math.Inf(1), math.NaN()} {
+		err := CheckSeconds("T", v)
+		if err == nil || !strings.Contains(err.Error(), "must be a positive number of seconds, at most 1e+09") {
+			t.Errorf("%v: %v", v, err)
 		}
 	}
 }

@@ -118,10 +118,7 @@ func (r RepLimits) Check() error {
 	if r.MaxReps > results.MaxRecordElements {
 		return opts.Field("MaxReps", r.MaxReps, "must be at most %d, the most repetitions a record holds", results.MaxRecordElements)
 	}
-	if !(r.MaxTime > 0) || math.IsInf(r.MaxTime, 0) {
-		return opts.Field("MaxTime", r.MaxTime, "must be a positive number of seconds")
-	}
-	return nil
+	return opts.CheckSeconds("MaxTime", r.MaxTime)
 }
 
 // Reps are the repetition settings of the flags.

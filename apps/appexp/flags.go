@@ -55,8 +55,8 @@ func (g CalGrid) Validate() error {
 	if err := g.KKGrid.Validate(); err != nil {
 		return err
 	}
-	if !(g.MaxTime > 0) {
-		return opts.Field("MaxTime", g.MaxTime, "must be a positive number of seconds")
+	if err := opts.CheckSeconds("MaxTime", g.MaxTime); err != nil {
+		return err
 	}
 	if g.A < 1 || g.A > MaxCalA {
 		return opts.Field("A", g.A, "want a whole number of accesses in 1..%d", MaxCalA)
@@ -256,8 +256,8 @@ func (a *MPApp) Validate() error {
 	if !slices.Contains(apps.Stats, a.Stat) {
 		return opts.Field("Stat", a.Stat, "accepted values are %s", strings.Join(apps.Stats, ", "))
 	}
-	if !(a.CalMaxTime > 0) || a.CalMaxTime > 1e9 {
-		return opts.Field("CalMaxTime", a.CalMaxTime, "must be a positive number of seconds")
+	if err := opts.CheckSeconds("CalMaxTime", a.CalMaxTime); err != nil {
+		return err
 	}
 	for _, k := range a.Kinds {
 		if !slices.Contains(model.Kinds(), k) {
