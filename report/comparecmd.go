@@ -210,10 +210,10 @@ func compareModels(out *bytes.Buffer, args []string, f OutputFormat) ([]string, 
 // checkPlotDir accepts an existing directory or a new one whose parent
 // exists (created when the plots are written).
 func checkPlotDir(dir string) error {
-	if st, err := os.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return opts.Badf("--plot %s: not a directory; want a directory for the PNGs", dir)
-		}
+	if what := opts.NotDir(dir); what != "" {
+		return opts.Badf("--plot %s: %s is %s; --plot names a directory (new or existing) for the PNGs", opts.Echo(dir), opts.Echo(dir), what)
+	}
+	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
 	parent := filepath.Dir(filepath.Clean(dir))

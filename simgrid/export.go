@@ -145,8 +145,8 @@ func (e Export) Run() error {
 
 // Write writes platform.xml, hostfile and smpi.cfg for c.
 func (e Export) Write(c *Calibration) error {
-	if fi, err := os.Stat(e.Out); err == nil && !fi.IsDir() {
-		return opts.Badf("--out %s: not a directory; want a directory for platform.xml, hostfile and smpi.cfg", e.Out)
+	if what := opts.NotDir(e.Out); what != "" {
+		return opts.Badf("--out %s: %s is %s; --out names a directory (new or existing) for platform.xml, hostfile and smpi.cfg", opts.Echo(e.Out), opts.Echo(e.Out), what)
 	}
 	if err := checkTargets(filepath.Join(e.Out, "platform.xml"), filepath.Join(e.Out, "hostfile"), filepath.Join(e.Out, "smpi.cfg")); err != nil {
 		return opts.Badf("--out %s: %v", e.Out, err)

@@ -48,6 +48,9 @@ func (l Launch) Validate() error {
 	if strings.TrimSpace(l.Out) == "" {
 		return &opts.FieldError{Field: "Out", Value: l.Out, Reason: "want a directory"}
 	}
+	if what := opts.NotDir(l.Out); what != "" {
+		return opts.Field("Out", "", "%s is %s; {Out} names a directory (new or existing) for the trace files", opts.Echo(l.Out), what)
+	}
 	return nil
 }
 

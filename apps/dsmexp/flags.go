@@ -150,12 +150,13 @@ func checkPlotDir(field, dir string) error {
 	if dir == "" {
 		return nil
 	}
-	if st, err := os.Stat(dir); err == nil {
-		if !st.IsDir() {
-			return opts.Field(field, "", "exists and is not a directory")
+	if what := opts.NotDir(dir); what != "" {
+		return opts.Field(field, "", "%s is %s; {%s} names a directory (new or existing) for the figures", opts.Echo(dir), what, field)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		if st, err := os.Stat(filepath.Dir(filepath.Clean(dir))); err != nil || !st.IsDir() {
+			return opts.Field(field, "", "the parent directory must exist (the figures' directory itself is created)")
 		}
-	} else if st, err := os.Stat(filepath.Dir(filepath.Clean(dir))); err != nil || !st.IsDir() {
-		return opts.Field(field, "", "the parent directory must exist (the figures' directory itself is created)")
 	}
 	return nil
 }
