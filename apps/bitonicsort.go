@@ -307,7 +307,8 @@ func (b BitonicSort) Run(env Env) (Outcome, error) {
 func init() {
 	RegisterProgram(Program{Name: "bitonic", Paper: "000 sec. 6.3", OverStore: true,
 		Summary: "bitonic sort (Culler et al.'s variant, local radix sort)",
-		New:     func() Config { return new(BitonicSortConfig) }})
+		New:     func() Config { return new(BitonicSortConfig) },
+		Phases:  func(results.Params) []string { return []string{PhaseBitonic, PhaseCompute, PhaseSync} }})
 }
 
 // BitonicSortConfig is the configuration of 'commcost app bitonic'.

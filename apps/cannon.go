@@ -230,7 +230,10 @@ func (m Cannon) Run(env Env) (Outcome, error) {
 func init() {
 	RegisterProgram(Program{Name: "cannon", Paper: "003; Cannon 1969",
 		Summary: "Cannon's matrix product on a q x q grid: alignment, q-1 shifts of A and B",
-		New:     func() Config { return new(CannonConfig) }})
+		New:     func() Config { return new(CannonConfig) },
+		Phases: func(p results.Params) []string {
+			return withSync(p, []string{"align", "multiply", "shift"}, 0, "barrier")
+		}})
 }
 
 // CannonConfig is the configuration of 'commcost app cannon'.

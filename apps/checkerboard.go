@@ -185,7 +185,10 @@ func productTol(n int) float64 { return 4 * float64(n) * 0x1p-52 }
 func init() {
 	RegisterProgram(Program{Name: "checkerboard", Paper: "003",
 		Summary: "dense matrix product: A's blocks broadcast along grid rows, B's along columns",
-		New:     func() Config { return new(CheckerboardConfig) }})
+		New:     func() Config { return new(CheckerboardConfig) },
+		Phases: func(p results.Params) []string {
+			return withSync(p, []string{"rowbcast", "colbcast", "multiply"}, 0, "barrier")
+		}})
 }
 
 // CheckerboardConfig is the configuration of 'commcost app checkerboard'.

@@ -436,7 +436,8 @@ func samePartition(got, want []uint32) error {
 func init() {
 	RegisterProgram(Program{Name: "concomp", Paper: "000 sec. 6.2", OverStore: true,
 		Summary: "connected components of a dense graph (Woo and Sahni): BFS forests, log p merges",
-		New:     func() Config { return new(ConnCompConfig) }})
+		New:     func() Config { return new(ConnCompConfig) },
+		Phases:  func(results.Params) []string { return []string{PhaseBFS, PhaseCompute, PhaseMerge, PhaseSync} }})
 }
 
 // ConnCompConfig is the configuration of 'commcost app concomp'.

@@ -436,7 +436,10 @@ func (g *Gauss) verify(seed int64, o *gaussOracle, x []float64, r0, nl int) erro
 func init() {
 	RegisterProgram(Program{Name: "gauss", Paper: "003",
 		Summary: "Gaussian elimination, row-wise: the pivot row by a two-step broadcast, back-substitution",
-		New:     func() Config { return new(GaussConfig) }})
+		New:     func() Config { return new(GaussConfig) },
+		Phases: func(p results.Params) []string {
+			return withSync(p, []string{"pivotbcast", "eliminate", "xbcast", "backsolve"}, 0, "barrier")
+		}})
 }
 
 // GaussConfig is the configuration of 'commcost app gauss'.

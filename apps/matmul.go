@@ -261,7 +261,10 @@ func (m MatMul) Run(env Env) (Outcome, error) {
 func init() {
 	RegisterProgram(Program{Name: "matmul", Paper: "000 sec. 6.1", OverStore: true,
 		Summary: "C = A B by p+2 submatrix accesses, with and without the sync of line (*)",
-		New:     func() Config { return new(MatMulConfig) }})
+		New:     func() Config { return new(MatMulConfig) },
+		Phases: func(p results.Params) []string {
+			return withSync(p, []string{PhaseMM, PhaseCompute}, 1, PhaseSync)
+		}})
 }
 
 // MatMulConfig is the configuration of 'commcost app matmul'.

@@ -19,6 +19,11 @@ func runMP(t *testing.T, p int, app App, seed int64) ([]Outcome, []error) {
 		outs[c.Rank()], errs[c.Rank()] = app.Run(Env{Comm: c, Seed: seed})
 		return nil
 	})
+	if errs[0] == nil {
+		if err := registeredPhases(app, outs[0]); err != nil {
+			t.Error(err)
+		}
+	}
 	return outs, errs
 }
 

@@ -420,7 +420,10 @@ func (s *mgSolver) vcycle(l int) {
 func init() {
 	RegisterProgram(Program{Name: "multigrid", Paper: "001 sec. 4",
 		Summary: "time-parallel multigrid: one time plane per rank, whole planes to the next level every iteration",
-		New:     func() Config { return new(MultigridConfig) }})
+		New:     func() Config { return new(MultigridConfig) },
+		Phases: func(p results.Params) []string {
+			return withSync(p, []string{"exchange", "vcycle"}, 0, "barrier")
+		}})
 }
 
 // MultigridConfig is the configuration of 'commcost app multigrid'.

@@ -101,6 +101,9 @@ func runApp(ts testStore, p int, app App) (Outcome, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = registeredPhases(app, out0)
+	}
 	return out0, err
 }
 

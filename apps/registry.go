@@ -2,10 +2,12 @@ package apps
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/results"
 )
 
 // The program registry: each application's file registers its program
@@ -24,6 +26,28 @@ type Program struct {
 	// New returns a zero configuration (a pointer to a struct whose tagged
 	// fields are the program's own flags, package opts).
 	New func() Config
+	// Phases names the phases a run with the given record parameters
+	// times: 'app table' names from it the phases a run's records lack.
+	Phases func(params results.Params) []string
+}
+
+// PhasesOf is the phases a run of the registered program app with record
+// params times (Program.Phases); nil for a program not registered.
+func PhasesOf(app string, params results.Params) []string {
+	if p, ok := programs[app]; ok && p.Phases != nil {
+		return p.Phases(params)
+	}
+	return nil
+}
+
+// withSync is phases with sync inserted at i when the record parameters
+// ask for the synchronous variant ("variant": "sync", or matmul's
+// "sync": true), which alone times it.
+func withSync(params results.Params, phases []string, i int, sync string) []string {
+	if v, b := params["variant"], params["sync"]; v == "sync" || b == true {
+		return slices.Insert(slices.Clone(phases), i, sync)
+	}
+	return phases
 }
 
 // Config is a program's configuration: the runs it asks for (every value

@@ -364,7 +364,10 @@ func (ss SampleSort) Run(env Env) (Outcome, error) {
 func init() {
 	RegisterProgram(Program{Name: "samplesort", Paper: "000 sec. 6.4", OverStore: true,
 		Summary: "sample sort: splitters, distribution, local radix sort",
-		New:     func() Config { return new(SampleSortConfig) }})
+		New:     func() Config { return new(SampleSortConfig) },
+		Phases: func(results.Params) []string {
+			return []string{PhaseSplitter, PhaseCompute, PhaseSync, PhaseDistribution, PhaseLocalSort}
+		}})
 }
 
 // SampleSortConfig is the configuration of 'commcost app samplesort'.

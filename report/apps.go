@@ -500,9 +500,9 @@ func writeDrawn(path string, draw func(format string) ([]byte, error)) error {
 // WriteAppsReport writes what 'commcost app' and 'app table' print after
 // the records: one "note: " line per note (what a predictor could not
 // predict, AnnotateApps; a run whose phase records are not all there,
-// MissingPhases), then WriteApps.
-func WriteAppsReport(w io.Writer, recs []results.Record, notes []string, markdown bool) error {
-	for _, n := range append(notes, MissingPhases(recs)...) {
+// MissingPhases, which names them from phases), then WriteApps.
+func WriteAppsReport(w io.Writer, recs []results.Record, notes []string, markdown bool, phases PhaseList) error {
+	for _, n := range append(notes, MissingPhases(recs, phases)...) {
 		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
 			return err
 		}
@@ -620,17 +620,23 @@ type xErrPoints struct {
 	plotter.XErrors
 }
 
+// PhaseList names the phases a run of program app with record params
+// times (apps.PhasesOf); nil, or nil for a program, when not known.
+type PhaseList func(app string, params results.Params) []string
+
 // MissingPhases names the runs whose records hold fewer distinct phases
 // than the run timed (results.DerivedRunPhases; records written before it
 // existed are not checked): a table of such a run leaves the missing
-// phases out of every total. A run is its program, store, parameters
-// other than the phase, and rank count; repeated runs of one
+// phases out of every total. The missing phases are named from known, the
+// program's phase list, when it tells them. A run is its program, store,
+// parameters other than the phase, and rank count; repeated runs of one
 // configuration count each phase once.
-func MissingPhases(recs []results.Record) []string {
+func MissingPhases(recs []results.Record, known PhaseList) []string {
 	type run struct {
 		label     string
 		want, low int
 		phases    []string
+		listed    []string // the program's phases, nil if not known
 	}
 	var order []string
 	runs := map[string]*run{}
@@ -649,6 +655,9 @@ func MissingPhases(recs []results.Record) []string {
 		g := runs[label]
 		if g == nil {
 			g = &run{label: label, low: int(want)}
+			if known != nil {
+				g.listed = known(fmt.Sprint(r.Params["app"]), r.Params)
+			}
 			runs[label] = g
 			order = append(order, label)
 		}
@@ -664,9 +673,28 @@ func MissingPhases(recs []results.Record) []string {
 			notes = append(notes, fmt.Sprintf("%s: its records disagree on the run's phase count (%d to %d); the records were edited or joined from runs of different programs",
 				g.label, g.low, g.want))
 		}
-		if missing := g.want - len(g.phases); missing > 0 {
-			notes = append(notes, fmt.Sprintf("%s: records of %d of the run's %d phases (%s); %d %s missing (the records do not name %s), and every total of this run leaves %[7]s out",
-				g.label, len(g.phases), g.want, strings.Join(g.phases, ", "), missing, plural(missing, "phase is", "phases are"), plural(missing, "it", "them")))
+		missing := g.want - len(g.phases)
+		if missing <= 0 {
+			continue
+		}
+		var absent []string
+		for _, ph := range g.listed {
+			if !slices.Contains(g.phases, ph) {
+				absent = append(absent, ph)
+			}
+		}
+		have := fmt.Sprintf("%s: records of %d of the run's %d phases (%s)", g.label, len(g.phases), g.want, strings.Join(g.phases, ", "))
+		them := plural(missing, "it", "them")
+		switch {
+		case len(absent) == missing:
+			notes = append(notes, fmt.Sprintf("%s; %s %s missing (no record names %s), and every total of this run leaves %[4]s out",
+				have, strings.Join(absent, ", "), plural(missing, "is", "are"), them))
+		case len(absent) > missing:
+			notes = append(notes, fmt.Sprintf("%s; %d of %s %s missing (the records do not say which), and every total of this run leaves %s out",
+				have, missing, strings.Join(absent, ", "), plural(missing, "is", "are"), them))
+		default:
+			notes = append(notes, fmt.Sprintf("%s; %d %s missing (the records do not name %s), and every total of this run leaves %[4]s out",
+				have, missing, plural(missing, "phase is", "phases are"), them))
 		}
 	}
 	return notes

@@ -33,7 +33,7 @@ func TestWriteAppsReport(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got bytes.Buffer
-			if err := WriteAppsReport(&got, recs, tc.notes, false); err != nil {
+			if err := WriteAppsReport(&got, recs, tc.notes, false, nil); err != nil {
 				t.Fatal(err)
 			}
 			if want := tc.want + tables.String(); got.String() != want {
@@ -180,10 +180,26 @@ func TestMissingPhases(t *testing.T) {
 		{"records without the count", []results.Record{rec("gauss", 64, "a", 0)}, nil},
 		{"records that disagree on the count", []results.Record{rec("gauss", 64, "a", 1), rec("gauss", 64, "b", 2)},
 			[]string{"mpi gauss [n=64] on 2 ranks: its records disagree on the run's phase count (1 to 2)"}},
+		// The program's phase list names what is missing.
+		{"named from the program's phases", []results.Record{rec("listed", 64, "a", 3), rec("listed", 64, "b", 3)},
+			[]string{"records of 2 of the run's 3 phases (a, b); c is missing (no record names it), and every total of this run leaves it out"}},
+		{"two named", []results.Record{rec("listed", 64, "b", 3)},
+			[]string{"records of 1 of the run's 3 phases (b); a, c are missing (no record names them)"}},
+		{"more listed than missing", []results.Record{rec("listed4", 64, "a", 3), rec("listed4", 64, "b", 3)},
+			[]string{"records of 2 of the run's 3 phases (a, b); 1 of c, d is missing (the records do not say which)"}},
+	}
+	known := func(app string, _ results.Params) []string {
+		switch app {
+		case "listed":
+			return []string{"a", "b", "c"}
+		case "listed4":
+			return []string{"a", "b", "c", "d"}
+		}
+		return nil
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := MissingPhases(tt.recs)
+			got := MissingPhases(tt.recs, known)
 			if len(got) != len(tt.want) {
 				t.Fatalf("notes %q; want %d", got, len(tt.want))
 			}

@@ -146,7 +146,7 @@ func runStoreApp(p apps.Program, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	var rep bytes.Buffer
-	if err := report.WriteAppsReport(&rep, res.Records, res.Notes, out.Format == results.FormatMarkdown); err != nil {
+	if err := report.WriteAppsReport(&rep, res.Records, res.Notes, out.Format == results.FormatMarkdown, apps.PhasesOf); err != nil {
 		return err
 	}
 	if xp.Plot != "" {
@@ -319,7 +319,7 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 		notes = report.Repredict(recs, preds)
 	}
 	var buf bytes.Buffer
-	if err := report.WriteAppsReport(&buf, recs, notes, *format == "markdown"); err != nil {
+	if err := report.WriteAppsReport(&buf, recs, notes, *format == "markdown", apps.PhasesOf); err != nil {
 		return err
 	}
 	if *plot != "" {

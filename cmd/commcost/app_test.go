@@ -327,3 +327,22 @@ func TestAppBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestAppTableNamesMissingPhases: a run whose records lack a phase is
+// noted with the phase's name, from the program's registered phases.
+func TestAppTableNamesMissingPhases(t *testing.T) {
+	rec := func(phase, kind string) string {
+		return `{"schema":1,"bench":"app","params":{"app":"gauss","phase":"` + phase + `","kind":"` + kind + `","matrix":"dd","n":64,"variant":"async"},"ranks":2,"unit":"s","n":1,` +
+			`"min":4e-4,"median":4e-4,"max":4e-4,"ci95":[4e-4,4e-4],"derived":{"measured_s":4e-4,"run_phases":4},"meta":{}}`
+	}
+	path := filepath.Join(t.TempDir(), "noxb.jsonl")
+	lines := rec("pivotbcast", "comm") + "\n" + rec("eliminate", "comp") + "\n" + rec("backsolve", "comp") + "\n"
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs := runCLI(t, "app", "table", path)
+	want := "note: mpi gauss [matrix=dd n=64 variant=async] on 2 ranks: records of 3 of the run's 4 phases (pivotbcast, eliminate, backsolve); xbcast is missing (no record names it)"
+	if code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want the note %q", code, stdout, errs, want)
+	}
+}
