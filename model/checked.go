@@ -14,6 +14,11 @@ import (
 // not a number to print.
 var ErrUnphysical = errors.New("prediction is not physical")
 
+// NegativeTimeFit names what every command that refuses a model for a
+// negative time says the model is (predict, replay, export simgrid), each
+// followed by what the command cannot do with it.
+const NegativeTimeFit = "a fit that prices messages in negative time"
+
 // PredictChecked is m.Predict that refuses a result that is negative or
 // not finite with an error wrapping ErrUnphysical, naming the model, the
 // instance and the model's parameters. Every caller that shows or sums
@@ -28,7 +33,7 @@ func PredictChecked(m Model, in Instance) (float64, error) {
 		for _, p := range m.Params() {
 			ps = append(ps, fmt.Sprintf("%s = %.4g %s", p.Name, p.Value, p.Unit))
 		}
-		what := "negative"
+		what := "negative: " + NegativeTimeFit + " cannot predict it"
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			what = "not finite"
 		}

@@ -93,6 +93,9 @@ func Calibrate(m model.Model) (*Calibration, error) {
 		return nil, opts.Badf("the %s model cannot be exported to SimGrid (hockney, piecewise, loggp or hyperbolic)", m.Kind())
 	}
 	for _, s := range segs {
+		if s.ts < 0 || s.tw < 0 {
+			return nil, opts.Badf("the %s model has a segment from %g B with t_s = %g s and t_w = %g s/B: %s cannot be exported (SimGrid needs both positive)", m.Kind(), s.from, s.ts, s.tw, model.NegativeTimeFit)
+		}
 		if !(s.ts > 0) || !(s.tw > 0) || math.IsInf(s.ts, 0) || math.IsInf(s.tw, 0) {
 			return nil, opts.Badf("the %s model has a segment from %g B with t_s = %g s and t_w = %g s/B: SimGrid needs both positive", m.Kind(), s.from, s.ts, s.tw)
 		}

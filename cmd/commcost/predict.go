@@ -89,6 +89,11 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		if errors.Is(err, model.ErrUnsupportedPattern) || errors.Is(err, model.ErrBadRecord) {
 			return opts.Badf("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
 		}
+		if errors.Is(err, model.ErrUnphysical) {
+			// The model cannot predict the instance: the file, as in
+			// replay and export simgrid, is what is wrong.
+			return opts.Badf("MODEL.json %s: %v", path, err)
+		}
 		return err
 	}
 	unit := "s"
