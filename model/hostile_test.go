@@ -117,3 +117,55 @@ func pingpongRecord(bytes int, sec float64) results.Record {
 	return results.Record{Schema: 1, Bench: "pingpong", Params: results.Params{"bytes": bytes}, Ranks: 2, Unit: "s",
 		Summary: results.Summary{N: 1, Min: sec, Median: sec, Max: sec, Mean: sec, CI95: [2]float64{sec, sec}}}
 }
+
+// TestUnmarshalRefusesImpossibleMetadata: the metadata beside a model's
+// parameters (standard errors, fit quality, fitted sizes, validation) is
+// refused when no fit writes it so, in the file's JSON names.
+func TestUnmarshalRefusesImpossibleMetadata(t *testing.T) {
+	h := &Hockney{Ts: Param{Name: "t_s", Unit: "s", Value: 1.5e-6, SE: 1e-7, CI95: [2]float64{1.3e-6, 1.7e-6}},
+		Tw:       Param{Name: "t_w", Unit: "s/B", Value: 4e-11, SE: 1e-12, CI95: [2]float64{3.8e-11, 4.2e-11}},
+		MinBytes: 8, MaxBytes: 1 << 20, Fit: Quality{N: 5, DoF: 3, RSE: 0.02, Cond: 1.3}}
+	v := &Validation{Scheme: "every:4", NTrain: 4, NTest: 1, MedianRelErr: 0.05, P95RelErr: 0.05, MaxRelErr: 0.05,
+		Points: []HeldOutPoint{{Point: "pingpong bytes=512", Measured: 4e-7, Predicted: 4.2e-7, RelErr: 0.05}}}
+	good, err := Marshal(h, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, from, to string // every match in good replaced
+		want           string // "" accepted
+	}{
+		{"as written", "", "", ""},
+		{"negative standard error", `"se": 1e-7`, `"se": -5`, "fit.t_s.se = -5: a standard error is >= 0"},
+		{"negative rse", `"rse": 0.02`, `"rse": -1`, "fit.quality.rse = -1: a residual standard error is >= 0"},
+		{"min above max", `"min_bytes": 8`, `"min_bytes": 1000000000`, "fit.min_bytes = 1e+09 is above fit.max_bytes = 1.048576e+06"},
+		{"max beyond a record's bytes", `"max_bytes": 1048576`, `"max_bytes": 1e30`, "fit.max_bytes = 1e+30: a size is 0 to 1e+19 bytes"},
+		{"negative min", `"min_bytes": 8`, `"min_bytes": -8`, "fit.min_bytes = -8: a size is 0 to 1e+19 bytes"},
+		{"negative point count", `"n": 5`, `"n": -5`, "fit.quality.n = -5: a count is >= 0"},
+		{"more dof than points", `"dof": 3`, `"dof": 30`, "fit.quality.dof = 30 is above fit.quality.n = 5"},
+		{"reversed interval", `0.0000013`, `0.0000019`, "fit.t_s.ci95 = [1.9e-06, 1.7e-06]: the 95% interval's low end is above its high end"},
+		{"negative condition", `"cond": 1.3`, `"cond": -1`, "fit.quality.cond = -1: a condition number is >= 0"},
+		{"validation median above max", `"max_rel_err": 0.05`, `"max_rel_err": 0.01`, "validation.p95_rel_err = 0.05 is above validation.max_rel_err = 0.01"},
+		{"validation lists fewer points", `"n_test": 1`, `"n_test": 7`, "validation.n_test = 7 but validation.points lists 1 held-out points"},
+		{"validation negative error", `"rel_err": 0.05`, `"rel_err": -0.05`, "validation.points[0].rel_err = -0.05: a relative error is >= 0"},
+		{"validation measured zero", `"measured": 4e-7`, `"measured": 0`, "validation.points[0].measured = 0: a held-out point's measured time is positive"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data := string(good)
+			if tc.from != "" {
+				if !strings.Contains(data, tc.from) {
+					t.Fatalf("%q not in\n%s", tc.from, data)
+				}
+				data = strings.ReplaceAll(data, tc.from, tc.to)
+			}
+			_, _, err := Unmarshal([]byte(data))
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -446,6 +446,17 @@ func Unmarshal(data []byte) (Model, *Validation, error) {
 	if err := checkParamsAgree(env.Params, m.Params()); err != nil {
 		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
+	// The metadata beside the parameters, read and shown by the commands
+	// that read the file, in the JSON names of the file.
+	if err := checkMetadata(reflect.ValueOf(m), "fit", "fit"); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+	}
+	if err := checkMetadata(reflect.ValueOf(env.Params), "params", "params"); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+	}
+	if err := checkMetadata(reflect.ValueOf(env.Validation), "validation", "validation"); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+	}
 	return m, env.Validation, nil
 }
 

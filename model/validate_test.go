@@ -154,7 +154,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	}
 	for _, m := range fittedModels(t) {
 		t.Run(m.Kind(), func(t *testing.T) {
-			data, err := Marshal(m, &Validation{Scheme: "every:2", MedianRelErr: 0.01})
+			data, err := Marshal(m, &Validation{Scheme: "every:2", MedianRelErr: 0.01, P95RelErr: 0.02, MaxRelErr: 0.03})
 			if err != nil {
 				t.Fatal(err)
 			}

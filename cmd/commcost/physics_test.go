@@ -55,6 +55,12 @@ func TestPhysicalSense(t *testing.T) {
 	noValue := editModel(t, hj, filepath.Join(dir, "novalue.json"), func(f map[string]any) { delete(f["t_s"].(map[string]any), "value") })
 	negative := editModel(t, hj, filepath.Join(dir, "neg.json"), func(f map[string]any) { f["t_s"].(map[string]any)["value"] = -1e-3 })
 	huge := editModel(t, hj, filepath.Join(dir, "huge.json"), func(f map[string]any) { f["t_w"].(map[string]any)["value"] = 1e308 })
+	// Fit metadata no fit writes, refused by the reader every command uses.
+	seNeg := editModel(t, hj, filepath.Join(dir, "seneg.json"), func(f map[string]any) { f["t_s"].(map[string]any)["se"] = -5 })
+	rseNeg := editModel(t, hj, filepath.Join(dir, "rse.json"), func(f map[string]any) { f["quality"].(map[string]any)["rse"] = -1 })
+	minMax := editModel(t, hj, filepath.Join(dir, "minmax.json"), func(f map[string]any) { f["min_bytes"], f["max_bytes"] = 1e6, 8 })
+	maxB := editModel(t, hj, filepath.Join(dir, "maxb.json"), func(f map[string]any) { f["max_bytes"] = 1e30 })
+	tsStr := editModel(t, hj, filepath.Join(dir, "tsstr.json"), func(f map[string]any) { f["t_s"].(map[string]any)["value"] = "abc" })
 	// A user's edit of the parameters a model file lists for reading,
 	// which the body (what predicts) does not follow.
 	edited := filepath.Join(dir, "edited.json")
@@ -134,6 +140,13 @@ func TestPhysicalSense(t *testing.T) {
 		{"parameter without value", []string{"predict", noValue, "pingpong", "bytes=8"}, "parameter t_s has no value"},
 		{"model parameter no machine has", []string{"predict", huge, "pingpong", "bytes=8"}, "parameter t_w = 1e+308 s/B is beyond 1e+09 in absolute value"},
 		{"params edited, body not", []string{"predict", edited, "pingpong", "bytes=8"}, `"params" gives t_s = 0.5 but the "fit" body, which is what predicts, has`},
+		{"negative standard error", []string{"predict", seNeg, "pingpong", "bytes=8"}, "MODEL.json " + seNeg + ": model JSON: hockney: fit.t_s.se = -5: a standard error is >= 0"},
+		{"negative standard error exported", []string{"export", "simgrid", seNeg, "--out", filepath.Join(dir, "sg")}, "MODEL.json " + seNeg + ": model JSON: hockney: fit.t_s.se = -5"},
+		{"negative standard error in an app", []string{"app", "gauss", "--backend", "local", "--np", "2", "--n", "64", "--model", seNeg}, "--model " + seNeg + ": model JSON: hockney: fit.t_s.se = -5"},
+		{"negative rse", []string{"predict", rseNeg, "pingpong", "bytes=8"}, "fit.quality.rse = -1: a residual standard error is >= 0"},
+		{"fitted sizes reversed", []string{"predict", minMax, "pingpong", "bytes=8"}, "fit.min_bytes = 1e+06 is above fit.max_bytes = 8"},
+		{"fitted size beyond a record's", []string{"predict", maxB, "pingpong", "bytes=8"}, "fit.max_bytes = 1e+30: a size is 0 to 1e+19 bytes"},
+		{"parameter of the wrong type", []string{"predict", tsStr, "pingpong", "bytes=8"}, "MODEL.json " + tsStr + ": model JSON: hockney body: field t_s.value: the string is not a number"},
 		{"fit: negative size on line 3", []string{"fit", "hockney", negBytes}, "line 3: record pingpong: impossible parameter bytes = -5"},
 		{"fit: fractional size on line 3", []string{"fit", "hockney", fracBytes}, "line 3: record pingpong: impossible parameter bytes = 2.5"},
 		{"fit: r = 5 on line 3", []string{"fit", "trilinear", kk}, "line 3: record kkaccess: impossible parameter r = 5"},

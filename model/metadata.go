@@ -1,0 +1,195 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+
+	"github.com/commcost/commcost/results"
+)
+
+// checkMetadata refuses the stored metadata of a model file that no fit
+// writes (a corrupt or hand-edited file), so that no command shows it as
+// a fit's: v is the decoded body, the top-level params or the validation,
+// name its JSON name and path where it is. What it holds is told by its
+// JSON names, in every kind alike:
+//
+//   - standard errors, residual and relative errors, sums of squares and
+//     condition numbers are >= 0;
+//   - counts (points, degrees of freedom, levels, grid sides) are >= 0, and
+//     rank counts at most results.MaxRecordRanks;
+//   - sizes in bytes (*_bytes, l_levels, breakpoints) are in
+//     0..results.MaxRecordBytes, what a record's bytes may be;
+//   - ranges are in order: min_bytes <= max_bytes, from_bytes <= to_bytes,
+//     a 95% interval's ends, dof <= n, the validation's median <= p95 <=
+//     max error, and it lists n_test held-out points.
+func checkMetadata(v reflect.Value, name, path string) error {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		return checkMetadata(v.Elem(), name, path)
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			e := v.Index(i)
+			p := fmt.Sprintf("%s[%d]", path, i)
+			if err := checkNumber(name, e, p); err != nil {
+				return err
+			}
+			if err := checkMetadata(e, name, p); err != nil {
+				return err
+			}
+		}
+		if name == "cov" {
+			return checkCov(v, path)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		fields := map[string]reflect.Value{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if n == "-" {
+				continue
+			}
+			if n == "" {
+				n = f.Name
+			}
+			sub := n
+			if path != "" {
+				sub = path + "." + n
+			}
+			fields[n] = v.Field(i)
+			if err := checkNumber(n, v.Field(i), sub); err != nil {
+				return err
+			}
+			if err := checkMetadata(v.Field(i), n, sub); err != nil {
+				return err
+			}
+		}
+		return checkOrder(fields, path)
+	}
+	return nil
+}
+
+// Metadata names by what they hold (checkMetadata).
+var (
+	nonNegativeNames = map[string]string{
+		"se": "a standard error", "k0_se": "a standard error", "l0_se": "a standard error",
+		"rse": "a residual standard error", "sse": "a sum of squares", "cond": "a condition number",
+		"rel_err": "a relative error", "median_rel_err": "a relative error", "p95_rel_err": "a relative error",
+		"max_rel_err": "a relative error", "ac_change": "a relative change",
+	}
+	countNames = map[string]bool{
+		"n": true, "dof": true, "trimmed": true, "n_train": true, "n_test": true, "failed": true,
+		"k": true, "k_int": true, "rows": true, "cols": true, "d": true,
+	}
+	byteNames = map[string]bool{"l_levels": true, "breakpoints": true}
+)
+
+// checkNumber checks one number by its JSON name (checkMetadata); a slice
+// element is checked by its slice's name.
+func checkNumber(name string, v reflect.Value, path string) error {
+	bad := func(val any, why string) error {
+		return fmt.Errorf("%s = %v: %s (a corrupt or hand-edited file)", where(path), val, why)
+	}
+	switch v.Kind() {
+	case reflect.Float64, reflect.Float32:
+		f := v.Float()
+		if what, ok := nonNegativeNames[name]; ok && f < 0 {
+			return bad(f, what+" is >= 0")
+		}
+		if strings.HasSuffix(name, "_bytes") || byteNames[name] {
+			if !(f >= 0 && f <= results.MaxRecordBytes) {
+				return bad(f, fmt.Sprintf("a size is 0 to %g bytes", float64(results.MaxRecordBytes)))
+			}
+		}
+		if name == "measured" && !(f > 0) {
+			return bad(f, "a held-out point's measured time is positive")
+		}
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		n := v.Int()
+		if name == "ranks" && (n < 0 || n > results.MaxRecordRanks) {
+			return bad(n, fmt.Sprintf("a rank count is 0 to %d", results.MaxRecordRanks))
+		}
+		if countNames[name] && n < 0 {
+			return bad(n, "a count is >= 0")
+		}
+	}
+	return nil
+}
+
+// checkOrder checks the ranges of one structure (checkMetadata).
+func checkOrder(f map[string]reflect.Value, path string) error {
+	num := func(n string) (float64, bool) {
+		v, ok := f[n]
+		if !ok {
+			return 0, false
+		}
+		switch v.Kind() {
+		case reflect.Float64, reflect.Float32:
+			return v.Float(), true
+		case reflect.Int, reflect.Int64, reflect.Int32:
+			return float64(v.Int()), true
+		}
+		return 0, false
+	}
+	sub := func(n string) string {
+		if path == "" {
+			return n
+		}
+		return path + "." + n
+	}
+	for _, pair := range [][2]string{{"min_bytes", "max_bytes"}, {"from_bytes", "to_bytes"}, {"dof", "n"},
+		{"median_rel_err", "p95_rel_err"}, {"p95_rel_err", "max_rel_err"}} {
+		lo, ok1 := num(pair[0])
+		hi, ok2 := num(pair[1])
+		if ok1 && ok2 && lo > hi*(1+1e-9) {
+			return fmt.Errorf("%s = %v is above %s = %v: no fit writes them so (a corrupt or hand-edited file)", sub(pair[0]), lo, sub(pair[1]), hi)
+		}
+	}
+	if ci, ok := f["ci95"]; ok && ci.Kind() == reflect.Array && ci.Len() == 2 {
+		lo, hi := ci.Index(0).Float(), ci.Index(1).Float()
+		if lo > hi+1e-9*math.Max(math.Abs(lo), math.Abs(hi)) {
+			return fmt.Errorf("%s = [%v, %v]: the 95%% interval's low end is above its high end (a corrupt or hand-edited file)", sub("ci95"), lo, hi)
+		}
+	}
+	if pts, ok := f["points"]; ok && pts.Kind() == reflect.Slice {
+		if n, ok := num("n_test"); ok && int(n) != pts.Len() {
+			return fmt.Errorf("%s = %v but %s lists %d held-out points (a corrupt or hand-edited file)", sub("n_test"), n, sub("points"), pts.Len())
+		}
+	}
+	return nil
+}
+
+// checkCov refuses a covariance matrix that is not square or has a
+// negative variance on its diagonal.
+func checkCov(v reflect.Value, path string) error {
+	n := v.Len()
+	for i := 0; i < n; i++ {
+		row := v.Index(i)
+		if row.Kind() != reflect.Slice {
+			return nil
+		}
+		if row.Len() != n {
+			return fmt.Errorf("%s has %d rows but row %d has %d entries: a covariance matrix is square (a corrupt or hand-edited file)", where(path), n, i, row.Len())
+		}
+		if d := row.Index(i).Float(); d < 0 {
+			return fmt.Errorf("%s[%d][%d] = %v: a variance is >= 0 (a corrupt or hand-edited file)", where(path), i, i, d)
+		}
+	}
+	return nil
+}
+
+// where names a metadata path for a message.
+func where(path string) string {
+	if path == "" {
+		return "the body"
+	}
+	return path
+}
