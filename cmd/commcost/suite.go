@@ -34,6 +34,9 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	if out.Out != "" {
 		return opts.Badf("--out: suite writes records.jsonl into its run directory; use --rundir")
 	}
+	if what := opts.NotDir(s.RunDir); what != "" {
+		return opts.Badf("--rundir %s: %s is %s; --rundir names a directory (new or existing) for the run directories", opts.Echo(s.RunDir), opts.Echo(s.RunDir), what)
+	}
 	// A run directory is the archive later runs are compared with
 	// (commcost compare tests the raw repetitions), so it keeps them.
 	out.Samples = true
