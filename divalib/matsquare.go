@@ -130,10 +130,10 @@ func bytesInt32(b []byte, v []int32) {
 }
 
 // rowsPerProgress is how many rows of an order-b product make about 2^20
-// multiply-adds: a product of large blocks (the step or the serial oracle
-// of --blocks 1000000 runs for seconds) tells the watchdog it moves on
-// every so many rows, which costs nothing against their arithmetic, and a
-// product of small blocks never (its caller's step does).
+// multiply-adds: a product of large blocks (a step or the serial oracle
+// at a million ints a block takes seconds) tells the watchdog it moves
+// on every so many rows, which costs nothing against their arithmetic,
+// and a product of small blocks never (its caller's step does).
 func rowsPerProgress(b int) int { return max(1, (1<<20)/max(b*b, 1)) }
 
 // accumulate adds one step's contribution to h (b x b blocks).
