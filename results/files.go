@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/commcost/commcost/internal/fskind"
 )
 
 // MaxLineBytes bounds one line of a records file: a record with a million
@@ -24,28 +26,7 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s is %s, not a regular file", e.Path, fileKind(e.Mode))
-}
-
-// fileKind names the type bits of mode for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeIrregular != 0:
-		return "an irregular file"
-	}
-	return "not a regular file"
+	return fmt.Sprintf("%s is %s, not a regular file", e.Path, fskind.Name(e.Mode))
 }
 
 // OpenRegular opens path for reading and fails unless it is a regular file

@@ -211,7 +211,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"by one group", []string{"compare", "--by", "mpi_library", good}, "every record has mpi_library Open MPI"},
 		{"format", []string{"compare", "--format", "gobench", good, good}, "--format gobench"},
 		{"alpha", []string{"compare", "--alpha", "1.5", good, good}, "--alpha 1.5"},
-		{"plot is a file", []string{"compare", "--plot", notDir, good, good}, "--plot " + notDir + ": " + notDir + " is a file; --plot names a directory (new or existing) for the PNGs"},
+		{"plot is a file", []string{"compare", "--plot", notDir, good, good}, "--plot " + notDir + ": " + notDir + " is a regular file; --plot names a directory (new or existing) for the PNGs"},
 		{"plot parent missing", []string{"compare", "--plot", filepath.Join(dir, "no", "plots"), good, good}, "does not exist"},
 		{"models too few", []string{"compare", "--models", good}, "MODEL.json [MODEL.json ...] RECORDS"},
 		{"models bad json", []string{"compare", "--models", model, good}, "MODEL.json " + model},

@@ -99,7 +99,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		want string
 	}{
 		{"trace no program", []string{"trace", "--out", out}, "no program to trace"},
-		{"trace out a file", []string{"trace", "--out", hock, "--lib", notLib, "--", "true"}, "--out " + hock + ": " + hock + " is a file; --out names a directory (new or existing) for the trace files"},
+		{"trace out a file", []string{"trace", "--out", hock, "--lib", notLib, "--", "true"}, "--out " + hock + ": " + hock + " is a regular file; --out names a directory (new or existing) for the trace files"},
 		{"trace no such program", []string{"trace", "--out", out, "--lib", notLib, "--", "./no-such-program"}, "./no-such-program: no such program"},
 		{"trace no library", []string{"trace", "--out", out, "--lib", filepath.Join(dir, "none.so"), "--", "true"}, "--lib " + filepath.Join(dir, "none.so")},
 		{"trace preload refused", []string{"trace", "--out", out, "--lib", notLib, "--", "true"}, "wrote no trace"},
@@ -180,8 +180,8 @@ func TestTraceReplayNonRegular(t *testing.T) {
 		{"export tit not a directory", []string{"export", "tit", ff}, notDir},
 		{"export tit over a directory", []string{"export", "tit", taken}, filepath.Join(taken, "rank-1.tit") + " is a directory, not a regular file: commcost writes its output there"},
 		{"export simgrid over a directory", []string{"export", "simgrid", hock, "--out", sgOut}, "--out " + sgOut + ": " + filepath.Join(sgOut, "platform.xml") + " is a directory"},
-		{"export simgrid out a file", []string{"export", "simgrid", hock, "--out", hock}, "--out " + hock + ": " + hock + " is a file; --out names a directory (new or existing) for platform.xml, hostfile and smpi.cfg"},
-		{"export simgrid out a FIFO", []string{"export", "simgrid", hock, "--out", ff}, "--out " + ff + ": " + ff + " is a FIFO; --out names a directory (new or existing)"},
+		{"export simgrid out a file", []string{"export", "simgrid", hock, "--out", hock}, "--out " + hock + ": " + hock + " is a regular file; --out names a directory (new or existing) for platform.xml, hostfile and smpi.cfg"},
+		{"export simgrid out a FIFO", []string{"export", "simgrid", hock, "--out", ff}, "--out " + ff + ": " + ff + " is a named pipe (FIFO); --out names a directory (new or existing)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkUsageErrorPromptly(t, dir, tc.args, tc.want)
