@@ -51,3 +51,10 @@ func CheckLRU(s *Store) error {
 	}
 	return nil
 }
+
+// Verify and SerialResult are verify and serialResult, for the external
+// tests.
+var (
+	Verify       = verify
+	SerialResult = serialResult
+)

@@ -430,38 +430,29 @@ func MatSquareHand(c mpi.Comm, mesh Mesh, cfg MatSquareConfig) (MatSquareResult,
 	return res, nil
 }
 
-// verify gathers the blocks at rank 0 and compares them with the serial
-// computation of cfg.Reps steps; the verdict is broadcast.
+// verify compares every rank's block with the serial computation of
+// cfg.Reps steps, which each rank process computes (the goroutine ranks
+// of one process share it, serialResult), and agrees on the verdict
+// (the minimum over ranks). Every rank computing its oracle keeps each
+// process busy and watched while it does, where ranks waiting for rank 0's
+// product would look hung to their watchdog, and no rank gathers the
+// whole matrix.
 func verify(c mpi.Comm, mesh Mesh, cfg MatSquareConfig, mine []int32) (bool, error) {
-	q := mesh.Rows
 	b := isqrt(cfg.BlockInts)
-	n := q * b
-	send := int32Bytes(mine)
-	var all []byte
-	if c.Rank() == 0 {
-		all = make([]byte, len(send)*c.Size())
-	}
-	if err := c.Gather(send, all, 0); err != nil {
-		return false, err
-	}
+	n := mesh.Rows * b
+	a := serialResult(cfg, n, b)
+	bi, bj := mesh.Coord(c.Rank())
 	ok := []int64{1}
-	if c.Rank() == 0 {
-		a := serialResult(cfg, n, b)
-		blk := make([]int32, cfg.BlockInts)
-		for rk := 0; rk < c.Size() && ok[0] == 1; rk++ {
-			bi, bj := mesh.Coord(rk)
-			bytesInt32(all[rk*len(send):], blk)
-			for r := 0; r < b && ok[0] == 1; r++ {
-				for cc := 0; cc < b; cc++ {
-					if blk[r*b+cc] != a[(bi*b+r)*n+bj*b+cc] {
-						ok[0] = 0
-						break
-					}
-				}
+check:
+	for r := 0; r < b; r++ {
+		for cc := 0; cc < b; cc++ {
+			if mine[r*b+cc] != a[(bi*b+r)*n+bj*b+cc] {
+				ok[0] = 0
+				break check
 			}
 		}
 	}
-	if err := mpi.BcastInt64s(c, ok, 0); err != nil {
+	if err := c.AllreduceInt64s(ok, ok, mpi.OpMin); err != nil {
 		return false, err
 	}
 	return ok[0] == 1, nil

@@ -132,3 +132,38 @@ func TestCongestionShape(t *testing.T) {
 		lastFixed = fixed
 	}
 }
+
+// TestMatSquareVerifyRefusesWrongBlock: one rank's block that differs
+// from the serial product in one entry makes every rank's verdict false.
+func TestMatSquareVerifyRefusesWrongBlock(t *testing.T) {
+	cfg := divalib.MatSquareConfig{BlockInts: 16, Kernel: divalib.KernelMul, Reps: 1, Verify: true, Seed: 5}
+	mesh, err := divalib.NewMesh(2, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wrong := range []int{-1, 0, 3} {
+		verdicts := make([]bool, 4)
+		err := local.Run(4, func(c mpi.Comm) error {
+			// The rank's block of the serial product of order 8.
+			a := divalib.SerialResult(cfg, 8, 4)
+			bi, bj := mesh.Coord(c.Rank())
+			block := make([]int32, 16)
+			for r := 0; r < 4; r++ {
+				copy(block[r*4:], a[(bi*4+r)*8+bj*4:][:4])
+			}
+			if c.Rank() == wrong {
+				block[5]++
+			}
+			verdicts[c.Rank()], err = divalib.Verify(c, mesh, cfg, block)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, v := range verdicts {
+			if v != (wrong < 0) {
+				t.Errorf("rank %d wrong: rank %d's verdict %v", wrong, r, v)
+			}
+		}
+	}
+}
