@@ -109,6 +109,25 @@ const (
 	FlagTrue      = 0x10
 )
 
+// Limits of what the library can record, which the reader holds traces to.
+const (
+	// TagAny is MPI_ANY_TAG as the library records it (the MPI's own
+	// value, -1 in Open MPI and MPICH): a receive may ask for it, and a
+	// receive from MPI_PROC_NULL reports it. Every other tag is at least 0.
+	TagAny = -1
+
+	// MaxCount is the largest count of an MPI call's buffer (an int).
+	MaxCount = 1<<31 - 1
+	// MaxCallBytes is the most bytes one buffer argument describes: the
+	// library records count x MPI_Type_size, and the size is an int too
+	// (a larger datatype's is MPI_UNDEFINED, recorded as a negative size).
+	MaxCallBytes = MaxCount * MaxCount
+	// MaxStatusBytes is the most bytes a receive's status reports: the
+	// library records MPI_Get_count with MPI_BYTE, an int, and -1 for
+	// MPI_UNDEFINED (a message of more bytes).
+	MaxStatusBytes = MaxCount
+)
+
 // Op is an event's operation.
 type Op uint8
 

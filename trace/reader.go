@@ -327,6 +327,14 @@ func (rk *Rank) check(d *decoder) error {
 		if e.T1 < e.T0 {
 			return bad(i, "%s ends (%d ns) before it starts (%d ns)", e.Op, e.T1, e.T0)
 		}
+		if e.Op == OpComplete {
+			if e.Bytes2 < -1 {
+				return bad(i, "%s of %d bytes received", e.Op, e.Bytes2)
+			}
+			if why := e.payloadFault(); why != "" {
+				return bad(i, "%s", why)
+			}
+		}
 		if e.Op == OpComplete || e.Op == OpFlush {
 			// a completion is at its call's exit; a flush may fall inside
 			// the call whose records filled the buffer (a communicator's
@@ -359,6 +367,9 @@ func (rk *Rank) check(d *decoder) error {
 		}
 		if e.Bytes < 0 || e.Bytes2 < -1 {
 			return bad(i, "%s of %d bytes sent, %d received", e.Op, e.Bytes, e.Bytes2)
+		}
+		if why := e.payloadFault(); why != "" {
+			return bad(i, "%s", why)
 		}
 	}
 	for ci, c := range rk.Comms {
@@ -437,4 +448,40 @@ func ReadDir(dir string) (*Trace, error) {
 		return nil, fmt.Errorf("%s: rank files beyond the world of %d ranks", dir, size)
 	}
 	return t, nil
+}
+
+// payloadFault says what of a call's tags and sizes no MPI call can carry
+// (as the library records them), or "" when all can: a send's tag is at
+// least 0, a receive's too or MPI_ANY_TAG; a buffer holds at most
+// MaxCallBytes, and a status reports at most MaxStatusBytes.
+func (e *Event) payloadFault() string {
+	const sendTags = "a send's tag is at least 0"
+	const recvTags = "a receive's tag is at least 0, or MPI_ANY_TAG (-1)"
+	bufBytes := fmt.Sprintf("one buffer of an MPI call holds at most %d bytes (%d elements of at most %d bytes)", int64(MaxCallBytes), MaxCount, MaxCount)
+	statusBytes := fmt.Sprintf("a receive's status reports at most %d bytes (MPI_Get_count's int), or -1 for a larger message", MaxStatusBytes)
+	o := e.Op
+	sends := o.Sends() || o == OpSendInit || o == OpSsendInit
+	recvs := o == OpRecv || o == OpIrecv || o == OpRecvInit || o == OpProbe || o == OpIprobe
+	switch {
+	case sends && e.Tag < 0:
+		return fmt.Sprintf("%s with tag %d: %s", o, e.Tag, sendTags)
+	case recvs && e.Tag < 0 && e.Tag != TagAny:
+		return fmt.Sprintf("%s with tag %d: %s", o, e.Tag, recvTags)
+	case (o == OpSendrecv || o == OpSendrecvReplace) && e.Tag2 < 0 && e.Tag2 != TagAny:
+		return fmt.Sprintf("%s with receive tag %d: %s", o, e.Tag2, recvTags)
+	}
+	switch o {
+	case OpBcast, OpReduce, OpAllreduce, OpScan, OpExscan, OpIbcast, OpIreduce, OpIallreduce:
+		if e.Bytes > MaxCallBytes || e.Bytes2 > MaxCallBytes {
+			return fmt.Sprintf("%s of %d bytes sent, %d received: %s", o, e.Bytes, e.Bytes2, bufBytes)
+		}
+		return ""
+	}
+	if (sends || o == OpRecv || o == OpIrecv || o == OpRecvInit) && e.Bytes > MaxCallBytes {
+		return fmt.Sprintf("%s of %d bytes: %s", o, e.Bytes, bufBytes)
+	}
+	if (o == OpRecv || o == OpProbe || o == OpIprobe || o == OpSendrecv || o == OpSendrecvReplace || o == OpComplete) && e.Bytes2 > MaxStatusBytes {
+		return fmt.Sprintf("%s that received %d bytes: %s", o, e.Bytes2, statusBytes)
+	}
+	return ""
 }

@@ -165,6 +165,22 @@ func TestRefusals(t *testing.T) {
 			le.PutUint64(b[firstEvent+(events-1)*EventBytes+24:], 99)
 			return resum(b)
 		})},
+		{"negative send tag", "corrupt", "Send with tag -5: a send's tag is at least 0", mod(func(b []byte) []byte {
+			le.PutUint32(b[firstEvent+6*EventBytes+12:], uint32(0xfffffffb))
+			return resum(b)
+		})},
+		{"receive tag below MPI_ANY_TAG", "corrupt", "Irecv with tag -2: a receive's tag is at least 0, or MPI_ANY_TAG (-1)", mod(func(b []byte) []byte {
+			le.PutUint32(b[firstEvent+7*EventBytes+12:], uint32(0xfffffffe))
+			return resum(b)
+		})},
+		{"send beyond one buffer", "corrupt", "Send of 4611686014132420610 bytes: one buffer of an MPI call holds at most 4611686014132420609 bytes", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+6*EventBytes+24:], MaxCallBytes+1)
+			return resum(b)
+		})},
+		{"send of 1e18 bytes received", "corrupt", "(complete) that received 1000000000000000000 bytes: a receive's status reports at most 2147483647 bytes", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+9*EventBytes+32:], 1e18)
+			return resum(b)
+		})},
 		{"time backwards", "corrupt", "ends (5 ns) before it starts", mod(func(b []byte) []byte {
 			le.PutUint64(b[firstEvent+6*EventBytes+56:], 5)
 			return resum(b)
@@ -181,6 +197,22 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("got %q (kind %s), want kind %s and %q after the name and offset", err, fe.Kind, tc.kind, tc.want)
 			}
 		})
+	}
+}
+
+// TestAcceptsWildcardTag: a receive that asked for MPI_ANY_TAG records
+// it as the MPI gives it (TagAny), which the tag check lets through.
+func TestAcceptsWildcardTag(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b, Header{Rank: 0, Size: 2, Host: "h", EagerShmBytes: -1, EagerNetBytes: -1})
+	w.Write(Event{Op: OpIrecv, Peer: 1, Flags: FlagAnyTag, Tag: TagAny, Peer2: PeerNone, Bytes: 8, Req: 1, T0: 100, T1: 110})
+	w.Write(Event{Op: OpRecv, Peer: PeerNull, Flags: FlagAnyTag, Tag: TagAny, Peer2: PeerNone, Bytes: 8, T0: 120, T1: 130})
+	w.Write(Event{Op: OpFinalize, Peer: PeerNone, Peer2: PeerNone, T0: 1000, T1: 1000})
+	if err := w.Close(1000); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decode(bytes.NewReader(b.Bytes()), "r0"); err != nil {
+		t.Fatal(err)
 	}
 }
 
