@@ -544,6 +544,9 @@ func (l *lowerer) match() error {
 			return l.unmatched(si, "send", "no matching receive in rank %d's trace")
 		}
 		ri := queues[qi].head
+		if err := l.truncated(si, int(ri)); err != nil {
+			return err
+		}
 		queues[qi].head = l.posts[ri].next
 		l.posts[ri].used = true
 		l.prog.Msgs = append(l.prog.Msgs, message{src: s.rank, dst: s.peer, bytes: s.bytes, sync: s.sync})
@@ -557,6 +560,23 @@ func (l *lowerer) match() error {
 		}
 	}
 	return nil
+}
+
+// truncated refuses a point-to-point receive smaller than the send it
+// matches: a real run fails there with MPI_ERR_TRUNCATE. A receive's size
+// is its buffer (non-blocking) or its status count (blocking; -1 when the
+// MPI left it undefined, which is not compared). The messages of
+// decomposed collectives are not compared: their sizes are derived from
+// each member's own totals.
+func (l *lowerer) truncated(si, ri int) error {
+	s, r := &l.posts[si], &l.posts[ri]
+	if s.comm&collContext != 0 || r.bytes < 0 || r.bytes >= s.bytes {
+		return nil
+	}
+	srk, rrk := l.t.Ranks[s.rank], l.t.Ranks[r.rank]
+	return opts.Badf("%s: offset %d (event %d): %s of %d bytes from rank %d (tag %d) matches the %s of %d bytes at %s: offset %d (event %d): a receive holds at least the bytes of its matched send (a real run fails with MPI_ERR_TRUNCATE)",
+		rrk.Path, trace.EventOffset(int(r.event)), r.event, rrk.Events[r.event].Op, r.bytes, r.peer, r.tag,
+		srk.Events[s.event].Op, s.bytes, srk.Path, trace.EventOffset(int(s.event)), s.event)
 }
 
 func (l *lowerer) patch(p *posting, mi int32) {

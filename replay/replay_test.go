@@ -237,6 +237,12 @@ func TestBadTraces(t *testing.T) {
 			b.recv(1, 0, 2, 64, 0)
 			return b.finish()
 		}, "no matching receive"},
+		{"receive smaller than its send", func() *trace.Trace {
+			b := newBuilder(2)
+			b.send(0, 1, 0, 8, 0)
+			b.recv(1, 0, 0, 4, 0)
+			return b.finish()
+		}, "synthetic/rank-1.cct: offset 144 (event 0): Recv of 4 bytes from rank 0 (tag 0) matches the Send of 8 bytes at synthetic/rank-0.cct: offset 144 (event 0): a receive holds at least the bytes of its matched send (a real run fails with MPI_ERR_TRUNCATE)"},
 		{"no finalize", func() *trace.Trace {
 			b := newBuilder(1)
 			b.call(0, 0, 10, trace.Event{Op: trace.OpBarrier})

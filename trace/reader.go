@@ -266,9 +266,9 @@ func (d *decoder) decode() (*Rank, error) {
 	return rk, nil
 }
 
-// eventOffset is the byte offset of event i in a file whose blocks are all
+// EventOffset is the byte offset of event i in a file whose blocks are all
 // full but the last (as the library writes them).
-func eventOffset(i int) int64 {
+func EventOffset(i int) int64 {
 	return HeaderBytes + int64(i/BlockEvents+1)*BlockHeaderBytes + int64(i)*EventBytes
 }
 
@@ -277,7 +277,7 @@ func eventOffset(i int) int64 {
 // the world, times in order.
 func (rk *Rank) check(d *decoder) error {
 	bad := func(i int, format string, args ...any) error {
-		d.off = eventOffset(i)
+		d.off = EventOffset(i)
 		return d.fail("corrupt", i, format, args...)
 	}
 	size := int32(rk.Header.Size)
