@@ -28,6 +28,10 @@ func TestUnmarshalRefusesWhatWouldMislead(t *testing.T) {
 		{"edited params, body as fitted", `"value": 0.0000015`, `"value": 0.0000025`, `"params" gives t_s = 2.5e-06 but the "fit" body, which is what predicts, has 1.5e-06`, 1},
 		{"param the model lacks", `"name": "t_s"`, `"name": "latency"`, `"params" lists latency, which the model does not have (its parameters: t_s, t_w)`, 1},
 		{"absurd time in both", `0.0000015`, `1e300`, "parameter t_s = 1e+300 s is beyond 1e+09", 0},
+		{"params unit not the model's", `"unit": "s",`, `"unit": "ms",`, `"params" gives t_s in unit "ms" but the model writes it in "s"`, 1},
+		{"params empty", `"params": [`, `"params": [], "unused": [`, `"params" lacks t_s: when given, it lists each of the model's parameters once (its parameters: t_s, t_w`, 1},
+		{"params lacks t_w", `"params": [`, `"params": [{"name": "t_s", "unit": "s", "value": 0.0000015}], "unused": [`, `"params" lacks t_w`, 1},
+		{"params repeats t_s", `"name": "t_w"`, `"name": "t_s"`, `"params" lists t_s 2 times; the model has it once`, 1},
 	}
 	checkEdits(t, string(good), tests)
 }

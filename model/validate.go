@@ -501,24 +501,45 @@ func checkMagnitudes(ps []Param) error {
 
 // checkParamsAgree refuses a file whose top-level params (what a user reads
 // and edits) differ from the body's (what predicts): predicting from the
-// body would ignore the edit without a word. The params may be left out.
+// body would ignore the edit without a word. The params may be left out
+// (a nil list); a list given names each of the body's parameters exactly
+// once, with its value and unit, since the comparison can only hold for
+// the parameters it lists.
 func checkParamsAgree(listed, body []Param) error {
-	if len(listed) == 0 {
+	if listed == nil {
 		return nil
 	}
-	byName := make(map[string]Param, len(body))
+	// the k-th listing of a name pairs with the body's k-th parameter of
+	// that name
+	byName := make(map[string][]Param, len(body))
 	var names []string
 	for _, p := range body {
-		byName[p.Name] = p
+		byName[p.Name] = append(byName[p.Name], p)
 		names = append(names, p.Name)
 	}
+	all := strings.Join(names, ", ")
+	seen := map[string]int{}
 	for _, p := range listed {
-		b, ok := byName[p.Name]
+		bs, ok := byName[p.Name]
 		if !ok {
-			return fmt.Errorf(`"params" lists %s, which the model does not have (its parameters: %s)`, p.Name, strings.Join(names, ", "))
+			return fmt.Errorf(`"params" lists %s, which the model does not have (its parameters: %s)`, p.Name, all)
 		}
+		k := seen[p.Name]
+		seen[p.Name]++
+		if k >= len(bs) {
+			return fmt.Errorf(`"params" lists %s %d times; the model has it once (its parameters: %s; a corrupt or hand-edited file)`, p.Name, k+1, all)
+		}
+		b := bs[k]
 		if !sameValue(p.Value, b.Value) {
 			return fmt.Errorf(`"params" gives %s = %v but the "fit" body, which is what predicts, has %v: edit the parameter in the "fit" body too, or refit (commcost fit --format json)`, p.Name, p.Value, b.Value)
+		}
+		if p.Unit != b.Unit {
+			return fmt.Errorf(`"params" gives %s in unit %q but the model writes it in %q, the unit of its value (a corrupt or hand-edited file)`, p.Name, p.Unit, b.Unit)
+		}
+	}
+	for _, n := range names {
+		if seen[n] == 0 {
+			return fmt.Errorf(`"params" lacks %s: when given, it lists each of the model's parameters once (its parameters: %s; a corrupt or hand-edited file: leave "params" out, or refit with commcost fit --format json)`, n, all)
 		}
 	}
 	return nil
