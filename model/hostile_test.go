@@ -159,6 +159,14 @@ func TestUnmarshalRefusesImpossibleMetadata(t *testing.T) {
 		{"validation median above max", `"max_rel_err": 0.05`, `"max_rel_err": 0.01`, "validation.p95_rel_err = 0.05 is above validation.max_rel_err = 0.01", 0},
 		{"validation lists fewer points", `"n_test": 1`, `"n_test": 7`, "validation.n_test = 7 but validation.points lists 1 held-out points", 0},
 		{"validation negative error", `"rel_err": 0.05`, `"rel_err": -0.05`, "validation.points[0].rel_err = -0.05: a relative error is >= 0", 0},
+		{"adjusted R^2 above 1", `"adj_r2": 0`, `"adj_r2": 5`, "fit.quality.adj_r2 = 5: an adjusted R^2 is at most 1", 0},
+		{"adjusted R^2 negative", `"adj_r2": 0`, `"adj_r2": -3`, "", 0},
+		{"trimmed beyond the points named", `"trimmed": 0`, `"trimmed": 99`, "fit.quality.trimmed = 99 but fit.quality.trimmed_points names 0 points", 0},
+		{"interval excludes its value", `"ci95": [
+        0.0000013,
+        0.0000017`, `"ci95": [
+        1,
+        2`, "fit.t_s.ci95 = [1, 2] does not contain fit.t_s.value = 1.5e-06: a 95% interval contains its estimate", 0},
 		{"validation measured zero", `"measured": 4e-7`, `"measured": 0`, "validation.points[0].measured = 0: a held-out point's measured time is positive", 0},
 	}
 	checkEdits(t, string(good), tests)

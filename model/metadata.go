@@ -21,9 +21,13 @@ import (
 //     rank counts at most results.MaxRecordRanks;
 //   - sizes in bytes (*_bytes, l_levels, breakpoints) are in
 //     0..results.MaxRecordBytes, what a record's bytes may be;
+//   - an adjusted R^2 (adj_r2) is at most 1;
 //   - ranges are in order: min_bytes <= max_bytes, from_bytes <= to_bytes,
 //     a 95% interval's ends, dof <= n, the validation's median <= p95 <=
-//     max error, and it lists n_test held-out points.
+//     max error, and it lists n_test held-out points;
+//   - a 95% interval contains its value, and trimmed counts the points
+//     trimmed_points names (trimming drops points before n is counted, so
+//     trimmed is not bounded by n).
 func checkMetadata(v reflect.Value, name, path string) error {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -109,6 +113,9 @@ func checkNumber(name string, v reflect.Value, path string) error {
 				return bad(f, fmt.Sprintf("a size is 0 to %g bytes", float64(results.MaxRecordBytes)))
 			}
 		}
+		if name == "adj_r2" && f > 1+1e-9 {
+			return bad(f, "an adjusted R^2 is at most 1 (it may be negative)")
+		}
 		if name == "measured" && !(f > 0) {
 			return bad(f, "a held-out point's measured time is positive")
 		}
@@ -157,6 +164,21 @@ func checkOrder(f map[string]reflect.Value, path string) error {
 		lo, hi := ci.Index(0).Float(), ci.Index(1).Float()
 		if lo > hi+1e-9*math.Max(math.Abs(lo), math.Abs(hi)) {
 			return fmt.Errorf("%s = [%v, %v]: the 95%% interval's low end is above its high end (a corrupt or hand-edited file)", sub("ci95"), lo, hi)
+		}
+	}
+	if ci, ok := f["ci95"]; ok && ci.Kind() == reflect.Array && ci.Len() == 2 {
+		lo, hi := ci.Index(0).Float(), ci.Index(1).Float()
+		// [0, 0] is a parameter written without an interval
+		if v, ok := num("value"); ok && (lo != 0 || hi != 0) {
+			tol := 1e-9 * math.Max(math.Abs(v), math.Max(math.Abs(lo), math.Abs(hi)))
+			if v < lo-tol || v > hi+tol {
+				return fmt.Errorf("%s = [%v, %v] does not contain %s = %v: a 95%% interval contains its estimate (a corrupt or hand-edited file)", sub("ci95"), lo, hi, sub("value"), v)
+			}
+		}
+	}
+	if tp, ok := f["trimmed_points"]; ok && tp.Kind() == reflect.Slice {
+		if n, ok := num("trimmed"); ok && int(n) != tp.Len() {
+			return fmt.Errorf("%s = %v but %s names %d points: a fit names every point it trims (a corrupt or hand-edited file)", sub("trimmed"), n, sub("trimmed_points"), tp.Len())
 		}
 	}
 	if pts, ok := f["points"]; ok && pts.Kind() == reflect.Slice {

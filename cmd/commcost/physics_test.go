@@ -53,7 +53,11 @@ func TestPhysicalSense(t *testing.T) {
 	os.WriteFile(empty, []byte(`{"model":"hockney","fit":{}}`), 0o644)
 	noTw := editModel(t, hj, filepath.Join(dir, "notw.json"), func(f map[string]any) { delete(f, "t_w") })
 	noValue := editModel(t, hj, filepath.Join(dir, "novalue.json"), func(f map[string]any) { delete(f["t_s"].(map[string]any), "value") })
-	negative := editModel(t, hj, filepath.Join(dir, "neg.json"), func(f map[string]any) { f["t_s"].(map[string]any)["value"] = -1e-3 })
+	negative := editModel(t, hj, filepath.Join(dir, "neg.json"), func(f map[string]any) {
+		// the interval moved with the value, as a fit would write it
+		ts := f["t_s"].(map[string]any)
+		ts["value"], ts["ci95"] = -1e-3, []float64{-1.1e-3, -0.9e-3}
+	})
 	huge := editModel(t, hj, filepath.Join(dir, "huge.json"), func(f map[string]any) { f["t_w"].(map[string]any)["value"] = 1e308 })
 	// Fit metadata no fit writes, refused by the reader every command uses.
 	seNeg := editModel(t, hj, filepath.Join(dir, "seneg.json"), func(f map[string]any) { f["t_s"].(map[string]any)["se"] = -5 })
