@@ -55,11 +55,17 @@ func WriteRankTIT(path string) error {
 }
 
 // WriteDirTIT converts every rank of a trace directory. A directory that
-// cannot be read as a trace is bad input (opts.Badf); a failed write is not.
+// cannot be read as a trace, or whose messages do not match, is bad input
+// (opts.Badf); a failed write is not.
 func WriteDirTIT(dir string) error {
 	t, err := trace.ReadDir(dir)
 	if err != nil {
 		return opts.Badf("DIR %s: %v", dir, err)
+	}
+	// The ranks' messages must match as in a run (replay's matching): SMPI
+	// would replay a receive smaller than its send, which no MPI run has.
+	if _, err := replay.Lower(t, nil); err != nil {
+		return err
 	}
 	targets := []string{filepath.Join(dir, ListFile)}
 	for _, rk := range t.Ranks {
