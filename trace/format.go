@@ -85,6 +85,12 @@ import "strconv"
 
 // The format's constants; trace/pmpi/cctrace.h defines the same (checked by
 // TestCHeaderAgrees).
+// MaxTraceNs bounds the times of a trace's events after its origin: 1e8
+// s, about 3 years, longer than any batch job, and a tenth of the longest
+// time a record holds (results.MaxRecordSeconds), so that a replay's
+// times, which add start-up and model terms to the trace's, stay records.
+const MaxTraceNs = 1e17
+
 const (
 	Magic            = "CCTRACE"
 	Version          = 1

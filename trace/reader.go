@@ -292,6 +292,11 @@ func (rk *Rank) check(d *decoder) error {
 		if !e.Op.Known() {
 			return bad(i, "unknown operation %d (this commcost reads format version %d)", e.Op, Version)
 		}
+		// A time beyond MaxTraceNs after the origin is no run (and would
+		// overflow int64 when scaled, or a replay's seconds).
+		if t0, t1 := float64(e.T0)*scale, float64(e.T1)*scale; !(math.Abs(t0) <= MaxTraceNs && math.Abs(t1) <= MaxTraceNs) {
+			return bad(i, "%s at %.4g to %.4g ns after the start: a trace spans at most %g ns (about 3 years)", e.Op, t0, t1, float64(MaxTraceNs))
+		}
 		if e.Op == OpEnd {
 			e.T0 = int64(math.Round(float64(e.T0) * scale))
 			e.T1 = e.T0

@@ -181,6 +181,10 @@ func TestRefusals(t *testing.T) {
 			le.PutUint64(b[firstEvent+9*EventBytes+32:], 1e18)
 			return resum(b)
 		})},
+		{"call beyond years", "corrupt", "ns after the start: a trace spans at most 1e+17 ns (about 3 years)", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+6*EventBytes+56:], 1e18)
+			return resum(b)
+		})},
 		{"time backwards", "corrupt", "ends (5 ns) before it starts", mod(func(b []byte) []byte {
 			le.PutUint64(b[firstEvent+6*EventBytes+56:], 5)
 			return resum(b)
