@@ -55,6 +55,8 @@ func bigRecord(i, size int) Record {
 	for j := range r.Samples {
 		r.Samples[j] = 1.234567e-6 + float64(j)*1e-12
 	}
+	// A record summarises the samples it keeps (CheckValues).
+	r.Summary = Summarize(r.Samples)
 	return r
 }
 

@@ -51,6 +51,10 @@ const (
 //   - median <= p90 <= p99 <= max, min <= mean <= max and rank_min <=
 //     rank_avg <= rank_max, a 0 there standing for a field left out
 //     (checkOrder);
+//   - in a measurement's unit the CI lies within [min, max], and kept
+//     samples are the n values summarised, each within [min, max] and
+//     not below the unit's least value (checkSamples);
+//   - aggregate and stop are Reduction* and Stop* values or empty;
 //   - samples, workload and the metadata's hosts, ranks per host and
 //     command hold at most MaxRecordElements entries each (the reader
 //     refuses longer lists before decoding them);
@@ -95,7 +99,17 @@ func (r *Record) CheckValues() error {
 	if !(r.CI95[0] <= r.Median && r.Median <= r.CI95[1]) {
 		return fmt.Errorf("record %s %s: ci95 [%v, %v] does not contain the median %v", r.Bench, paramString(r.Params), r.CI95[0], r.CI95[1], r.Median)
 	}
+	// A measurement's CI ends are two of its sorted repetitions
+	// (Summarize), so they lie within [min, max] as the median does; a
+	// fitted coefficient in another unit (sched count's slope) carries
+	// its regression's CI around a single value instead.
+	if measuredUnit(r.Unit) && !(notAbove(r.Min, r.CI95[0]) && notAbove(r.CI95[1], r.Max)) {
+		return fmt.Errorf("record %s %s: ci95 [%v, %v] is not within min %v and max %v: its ends are two of the repetitions", r.Bench, paramString(r.Params), r.CI95[0], r.CI95[1], r.Min, r.Max)
+	}
 	if err := r.checkOrder(); err != nil {
+		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
+	}
+	if err := r.checkLabels(); err != nil {
 		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
 	}
 	if r.Unit == UnitSeconds {
@@ -145,10 +159,8 @@ func (r *Record) CheckValues() error {
 			}
 		}
 	}
-	for i, v := range r.Samples {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("record %s %s: sample %d is %v", r.Bench, paramString(r.Params), i+1, v)
-		}
+	if err := r.checkSamples(lo); err != nil {
+		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
 	}
 	if err := r.Meta.check(); err != nil {
 		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
@@ -204,6 +216,48 @@ func (r *Record) checkOrder() error {
 	return chain("they are the minimum, average and maximum over the ranks", stat{"rank_min", r.RankMin}, stat{"rank_avg", r.RankAvg}, stat{"rank_max", r.RankMax})
 }
 
+// checkSamples refuses raw samples no writer stores: every writer keeps
+// the very values its statistics summarise (Summarize of the samples,
+// unthinned and uncapped), so there are n of them, each finite, not below
+// its unit's least value (0 for a time, a size, a bandwidth or a count)
+// and within [min, max]. A record without samples (the default) passes.
+func (r *Record) checkSamples(lo float64) error {
+	if len(r.Samples) == 0 {
+		return nil
+	}
+	if len(r.Samples) != r.N {
+		return fmt.Errorf("samples holds %d values but n = %d: a record keeps one sample per repetition it summarises", len(r.Samples), r.N)
+	}
+	for i, v := range r.Samples {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("sample %d is %v", i+1, v)
+		}
+		if v < lo {
+			return fmt.Errorf("sample %d is %v, below %g, the least value in %s", i+1, v, lo, unitName(r.Unit))
+		}
+		if !(notAbove(r.Min, v) && notAbove(v, r.Max)) {
+			return fmt.Errorf("sample %d is %v, outside min %v and max %v, the extremes of the samples", i+1, v, r.Min, r.Max)
+		}
+	}
+	return nil
+}
+
+// checkLabels refuses an aggregate or stop value no writer uses: they
+// are the Reduction* and Stop* constants, or left out.
+func (r *Record) checkLabels() error {
+	switch r.Reduction {
+	case "", ReductionMaxOverRanks, ReductionRank0, ReductionWindowLatestEnd, ReductionRank0Wall:
+	default:
+		return fmt.Errorf("aggregate %q is none of %s, %s, %s, %s", r.Reduction, ReductionMaxOverRanks, ReductionRank0, ReductionWindowLatestEnd, ReductionRank0Wall)
+	}
+	switch r.Stop {
+	case "", StopRelCI, StopMaxReps, StopMaxTime, StopFixed:
+	default:
+		return fmt.Errorf("stop %q is none of %s, %s, %s, %s", r.Stop, StopRelCI, StopMaxReps, StopMaxTime, StopFixed)
+	}
+	return nil
+}
+
 // check refuses metadata no launch has: a host with fewer than one rank
 // or more than MaxRecordRanks, ranks per host that are not parallel to
 // the hosts, a negative core count, GOMAXPROCS or load average.
@@ -244,6 +298,16 @@ func valueRange(unit string) (lo, hi float64, positive bool) {
 		return 0, MaxRecordValue, false
 	}
 	return -MaxRecordValue, MaxRecordValue, false
+}
+
+// measuredUnit reports whether unit is one of a measurement's (seconds,
+// bytes, bandwidth, count), whose statistics come from Summarize.
+func measuredUnit(unit string) bool {
+	switch unit {
+	case UnitSeconds, UnitBytes, UnitBytesPerSec, UnitCount:
+		return true
+	}
+	return false
 }
 
 // derivedBound is the bound on a derived value by the unit its key ends

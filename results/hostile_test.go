@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,8 +61,31 @@ func TestCheckValues(t *testing.T) {
 		{"ranks per host -2", func(r *Record) { r.Meta.RanksPerHost = []int{-2, 1} }, "meta ranks_per_host[0] = -2"},
 		{"cores -1", func(r *Record) { r.Meta.Cores = -1 }, "meta cores = -1"},
 		{"more samples than a record holds", func(r *Record) { r.Samples = make([]float64, MaxRecordElements+1) }, "samples has 1048577 entries"},
+		{"samples all -1 s", func(r *Record) {
+			for i := range r.Samples {
+				r.Samples[i] = -1
+			}
+		}, "sample 1 is -1, below 0, the least value in seconds"},
+		{"samples all 1e6 s (above max)", func(r *Record) {
+			for i := range r.Samples {
+				r.Samples[i] = 1e6
+			}
+		}, "sample 1 is 1e+06, outside min"},
+		{"a sample below min", func(r *Record) { r.Samples[0] = r.Min / 2 }, "sample 1 is 7.4e-07, outside min"},
+		{"3 samples where n = 10", func(r *Record) { r.Samples = r.Samples[:3] }, "samples holds 3 values but n = 10"},
+		{"a sample at max rounded up", func(r *Record) { r.Samples[9] = r.Max * (1 + 1e-12) }, ""},
+		{"aggregate bogus", func(r *Record) { r.Reduction = "bogus" }, `aggregate "bogus" is none of`},
+		{"stop bogus", func(r *Record) { r.Stop = "bogus" }, `stop "bogus" is none of`},
+		{"aggregate and stop left out", func(r *Record) { r.Reduction, r.Stop = "", "" }, ""},
+		{"ci95[0] below min", func(r *Record) { r.CI95[0] = r.Min / 2 }, "is not within min"},
+		{"ci95[1] above max", func(r *Record) { r.CI95[1] = r.Max * 2 }, "is not within min"},
+		{"ci95 [min, max] (fewer than 6 repetitions)", func(r *Record) { r.CI95 = [2]float64{r.Min, r.Max} }, ""},
+		{"ranks_per_host summing above ranks (a calibration's pair on a larger launch)", func(r *Record) {
+			r.Meta.Hosts, r.Meta.RanksPerHost = []string{"vm"}, []int{5}
+		}, ""},
 		{"negative fitted coefficient", func(r *Record) {
 			r.Unit = "s/(d*n*ln(d))"
+			r.Samples = nil
 			r.Min, r.Median, r.Max, r.Mean, r.P90, r.P99, r.CI95 = -1e-9, -1e-9, -1e-9, -1e-9, -1e-9, -1e-9, [2]float64{-2e-9, 0}
 		}, ""},
 	}
@@ -69,6 +93,7 @@ func TestCheckValues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := good
 			r.Derived = map[string]float64{"latency_s": 0.76e-6}
+			r.Samples = slices.Clone(good.Samples) // edited in place by some cases
 			tc.edit(&r)
 			err := r.CheckValues()
 			if tc.want == "" {

@@ -143,6 +143,7 @@ func TestReadJSONLLongLine(t *testing.T) {
 	for i := range r.Samples {
 		r.Samples[i] = 1.2345678901234e-6 + float64(i)*1e-12
 	}
+	r.Summary = Summarize(r.Samples)
 	got, err := ReadJSONL(bytes.NewReader(writeJSONL(t, []Record{r})))
 	if err != nil || len(got) != 1 || len(got[0].Samples) != len(r.Samples) {
 		t.Fatalf("long line: %v, %d records", err, len(got))
