@@ -554,12 +554,19 @@ const maxNesting = 10000
 type lineBound struct {
 	kind, field string
 	at          int
+	elems       int // the elements of a fixed-length array ("length")
 }
+
+// fixedArrays are the record's top-level arrays of a fixed length: the
+// decoder fills a Go array from a JSON array of any length, dropping the
+// extra elements or leaving the missing ones 0.
+var fixedArrays = map[string]int{"ci95": 2}
 
 // scanBounds makes one pass over line, before it is decoded, and returns
 // the first string longer than maxString bytes (escapes counted as
 // written), array of more than maxElems elements, object of more than
-// maxElems members or nesting beyond maxNesting, or nil. It reads JSON
+// maxElems members or nesting beyond maxNesting, or a top-level array of
+// fixedArrays with another number of elements ("length"), or nil. It reads JSON
 // only as far as it needs to: strings (with their escapes), brackets,
 // commas and colons; a line that is no JSON is left to the decoder.
 func scanBounds(line []byte, maxString, maxElems int) *lineBound {
@@ -635,6 +642,17 @@ func scanBounds(line []byte, maxString, maxElems int) *lineBound {
 			stack = append(stack, f)
 		case ']', '}':
 			if n := len(stack); n > 0 {
+				if f := stack[n-1]; n == 2 && f.array && f.parentIsObject {
+					if want, ok := fixedArrays[string(f.name)]; ok {
+						elems := f.commas + 1
+						if len(bytes.TrimSpace(line[f.start+1:i])) == 0 {
+							elems = 0
+						}
+						if elems != want {
+							return &lineBound{kind: "length", field: Printable(string(f.name)), at: f.start, elems: elems}
+						}
+					}
+				}
 				stack = stack[:n-1]
 			}
 		case ',':
@@ -682,6 +700,8 @@ func boundError(b *lineBound) error {
 		where = " " + b.field
 	}
 	switch b.kind {
+	case "length":
+		return fmt.Errorf("field %s: an array of %d elements at byte %d, not %d", b.field, b.elems, b.at+1, fixedArrays[b.field])
 	case "string":
 		return fmt.Errorf("%w: a string longer than %s at byte %d (a record's names and parameters are short)", ErrTooLarge, byteCount(MaxStringBytes), b.at+1)
 	case "nesting":
