@@ -32,7 +32,12 @@ func OpenOut(path string) (*results.JSONLWriter, error) {
 		return nil, nil
 	}
 	jw, err := results.AppendJSONL(path)
-	if err != nil {
+	switch {
+	case errors.Is(err, results.ErrNotRecordsFile), errors.Is(err, results.ErrTooLarge):
+		// What the file holds, or its size, is the fault: the error says
+		// which, and the directory and permissions are fine.
+		return nil, opts.Badf("--out %s: %v", path, err)
+	case err != nil:
 		return nil, opts.Badf("--out %s: %v (the directory must exist and the file be writable)", path, err)
 	}
 	return jw, nil

@@ -295,6 +295,59 @@ func TestAppendJSONLRefusesOtherFiles(t *testing.T) {
 	}
 }
 
+// TestAppendJSONLChecksEveryLine: records are appended only to a file
+// every reader accepts (each line a record CheckValues passes), so a run
+// does not add its records to a file whose first or a later line makes
+// every reader refuse it; the refusal names the line and the file is
+// left as it is. A file too large to read is refused by the read demand.
+func TestAppendJSONLChecksEveryLine(t *testing.T) {
+	good := string(writeJSONL(t, testRecords()[:2]))
+	tests := []struct{ name, body, want string }{
+		{"records commcost wrote", good, ""},
+		{"blank lines between records", strings.Replace(good, "\n", "\n\n", 1), ""},
+		{"a first line of schema 99", `{"schema":99,"bench":"x"}` + "\n", "line 1: "},
+		{"garbage on line 2", strings.SplitAfter(good, "\n")[0] + "garbage\n", "line 2: not a JSON record"},
+		{"a record with n = 0 on line 3", good + strings.Replace(strings.SplitAfter(good, "\n")[0], `"n":10`, `"n":0`, 1), "line 3: record pingpong bytes=8 has n = 0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), RecordsFile)
+			if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w, err := AppendJSONL(path)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				w.Close()
+				return
+			}
+			if err == nil {
+				w.Close()
+				t.Fatalf("accepted, want %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "cannot append to") {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			if after, _ := os.ReadFile(path); string(after) != tc.body {
+				t.Error("the file changed")
+			}
+		})
+	}
+	t.Run("beyond the read demand", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), RecordsFile)
+		if err := os.WriteFile(path, []byte(good), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+		availableMemory = func() (int64, string, bool) { return 10, "a test's limit", true }
+		if _, err := AppendJSONL(path); err == nil || !errors.Is(err, ErrTooLarge) {
+			t.Errorf("error %v, want ErrTooLarge", err)
+		}
+	})
+}
+
 // TestReadRecordsFile: the shared reader of fit, report, compare and sched
 // breakeven takes a torn last line as the loss of that record, not as a
 // bad file, and names file and line; a bad line elsewhere is an error.

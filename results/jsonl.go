@@ -153,9 +153,10 @@ func NewJSONLWriter(w io.Writer) *JSONLWriter {
 // AppendJSONL opens path for appending (O_APPEND|O_CREATE, mode 0644) and
 // returns a writer that owns the file. It fails before anything is written
 // when the directory is missing, path is a directory, the file cannot be
-// opened for writing, or the file ends in a truncated record (appending
-// would glue the new record onto the fragment and corrupt both), with an
-// error that says which.
+// opened for writing, the file ends in a truncated record (appending
+// would glue the new record onto the fragment and corrupt both), or a line
+// of it is one every reader refuses (checkRecords), with an error that
+// says which.
 func AppendJSONL(path string) (*JSONLWriter, error) {
 	f, err := openAppend(path)
 	if err != nil {
@@ -169,6 +170,9 @@ func AppendJSONL(path string) (*JSONLWriter, error) {
 		return nil, fmt.Errorf("results: cannot lock %s: %w", path, err)
 	}
 	err = checkTerminated(path)
+	if err == nil {
+		err = checkRecords(path)
+	}
 	unlock()
 	if err != nil {
 		f.Close()
@@ -176,6 +180,11 @@ func AppendJSONL(path string) (*JSONLWriter, error) {
 	}
 	return &JSONLWriter{w: f, file: f, closer: f, name: path, sync: newBgSync(f.Sync)}, nil
 }
+
+// ErrNotRecordsFile marks an append refused for what the file holds (a
+// line no reader accepts), not for where it is: the fix is the file's
+// content or another file, not its directory or permissions.
+var ErrNotRecordsFile = errors.New("it is not a records file")
 
 // checkTerminated fails if the file at path is non-empty and does not end
 // in a newline.
@@ -197,7 +206,7 @@ func checkTerminated(path string) error {
 		return fmt.Errorf("results: cannot check the start of %s: %w", path, err)
 	}
 	if !isJSONPrefix(head) {
-		return fmt.Errorf("results: cannot append to %s: it is not a records file (its first line is no JSON record); give a new file or one commcost wrote", path)
+		return fmt.Errorf("results: cannot append to %s: %w (its first line is no JSON record); give a new file or one commcost wrote", path, ErrNotRecordsFile)
 	}
 	last := make([]byte, 1)
 	if _, err := f.ReadAt(last, st.Size()-1); err != nil {
@@ -205,6 +214,25 @@ func checkTerminated(path string) error {
 	}
 	if last[0] != '\n' {
 		return fmt.Errorf("results: cannot append to %s: it ends in a truncated record (no final newline); remove the partial last line or write to a new file", path)
+	}
+	return nil
+}
+
+// checkRecords fails if the file at path holds a line a reader refuses:
+// records appended after it would be lost with it, since every reader
+// refuses the whole file. The file is read once, as a reader reads it
+// (the same read demand, the same checks), before anything is measured.
+func checkRecords(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // write-only: checkTerminated could not check it either
+	}
+	defer f.Close()
+	if err := checkReadDemand(f, path); err != nil {
+		return fmt.Errorf("results: cannot check %s before appending to it: %w", path, err)
+	}
+	if _, err := ReadJSONL(f); err != nil {
+		return fmt.Errorf("results: cannot append to %s: %w: %w; every reader refuses the file, so records appended to it would be lost: give a new file or fix that line", path, ErrNotRecordsFile, err)
 	}
 	return nil
 }
