@@ -7,12 +7,13 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// timeRec is a time record with median y and a CI95 of ±1%, with the
+// timeRec is a time record with median y and a CI95 of ±1% (the extremes
+// of its repetitions, as Summarize gives for few of them), with the
 // metadata a run writes.
 func timeRec(bench string, params results.Params, ranks int, y float64) results.Record {
 	return results.Record{
 		Schema: results.SchemaVersion, Bench: bench, Params: params, Ranks: ranks, Unit: "s",
-		Summary: results.Summary{N: 9, Min: y, Median: y, Mean: y, Max: y, P90: y, P99: y, CI95: [2]float64{0.99 * y, 1.01 * y}},
+		Summary: results.Summary{N: 9, Min: 0.99 * y, Median: y, Mean: y, Max: 1.01 * y, P90: y, P99: y, CI95: [2]float64{0.99 * y, 1.01 * y}},
 		Meta: results.Meta{MPILibrary: "Open MPI v4.1.4", Hosts: []string{"node1"}, RanksPerHost: []int{2},
 			Backend: "native", Commit: "0123456789ab", Date: "2025-06-01T12:00:00Z"},
 	}

@@ -379,7 +379,7 @@ func BenchmarkScanBounds(b *testing.B) {
 }
 
 // TestReadChecksDemand: a records file whose records this process could
-// not hold (readFactor times its size beyond the available memory:
+// not hold (ReadFactor times its size, or the factor a command states beyond the available memory:
 // MemAvailable, a cgroup, ulimit -v) is refused before it is read, with
 // the sizes and the bound in the message, not left to the runtime's
 // fatal "out of memory".
@@ -393,8 +393,8 @@ func TestReadChecksDemand(t *testing.T) {
 		known bool
 		want  string
 	}{
-		{"room for it", readFactor * size, true, ""},
-		{"one byte short", readFactor*size - 1, true, "too large: reading its"},
+		{"room for it", ReadFactor * size, true, ""},
+		{"one byte short", ReadFactor*size - 1, true, "too large: reading its"},
 		{"nothing left", 0, true, "more than this process may take (the limit allows 0 B (the address-space limit RLIMIT_AS"},
 		{"unknown: no check", 0, false, ""},
 	}
@@ -408,6 +408,39 @@ func TestReadChecksDemand(t *testing.T) {
 			case tc.want == "" && (err != nil || len(recs) != 1):
 				t.Errorf("refused: %v", err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrTooLarge) || recs != nil):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadDemandFactor: a command that builds more than the records
+// (fit, compare, report) states its own factor, and the file is refused
+// when that many times its size is beyond the available memory although
+// the records alone would fit; a factor below ReadFactor counts as it.
+func TestReadDemandFactor(t *testing.T) {
+	path := writeTemp(t, writeJSONL(t, testRecords()[:1]))
+	size := float64(len(writeJSONL(t, testRecords()[:1])))
+	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+	tests := []struct {
+		name   string
+		factor float64
+		avail  float64
+		want   string
+	}{
+		{"room for a report", 8, 8 * size, ""},
+		{"room for the records, not the report", 8, 8*size - 1, "and what this command builds from them needs about"},
+		{"the factor is named", 4.5, 4 * size, "(4.5 times the file)"},
+		{"a factor below ReadFactor counts as ReadFactor", 1, ReadFactor*size - 1, "reading its"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			availableMemory = func() (int64, string, bool) { return int64(tc.avail), "a test's limit", true }
+			recs, _, err := ReadRecordsFileDemand(path, tc.factor)
+			switch {
+			case tc.want == "" && (err != nil || len(recs) != 1):
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrTooLarge)):
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})

@@ -16,7 +16,13 @@ import (
 // stderr; any other bad line is bad input naming what, the file and the
 // line.
 func readRecordsFile(what, path string, stderr io.Writer) ([]results.Record, error) {
-	recs, torn, err := results.ReadRecordsFile(path)
+	return readRecordsFileDemand(what, path, results.ReadFactor, stderr)
+}
+
+// readRecordsFileDemand is readRecordsFile for a command that takes
+// factor times the file's size at its peak (results.ReadRecordsFileDemand).
+func readRecordsFileDemand(what, path string, factor float64, stderr io.Writer) ([]results.Record, error) {
+	recs, torn, err := results.ReadRecordsFileDemand(path, factor)
 	if err != nil {
 		return nil, opts.Badf("%s %s: %v (want a JSON Lines file of commcost records)", what, path, err)
 	}

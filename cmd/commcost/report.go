@@ -46,7 +46,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return opts.Badf("DIR %s: not a directory (want a run directory holding %s)", dir, results.RecordsFile)
 	}
-	recs, truncated, err := report.ReadRunDir(dir)
+	recs, truncated, err := report.ReadReportDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return opts.Badf("DIR %s: no %s (want a run directory of commcost suite)", dir, results.RecordsFile)
