@@ -17,11 +17,12 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// synthRec is a time record with median y (as a pattern would write it).
+// synthRec is a time record with median y (as a pattern would write it:
+// for n = 5 the CI is [min, max]).
 func synthRec(bench string, params results.Params, ranks int, y float64) results.Record {
 	return results.Record{
 		Bench: bench, Params: params, Ranks: ranks, Unit: "s",
-		Summary: results.Summary{N: 5, Min: y, Median: y, Mean: y, Max: y, P90: y, P99: y, CI95: [2]float64{y * 0.99, y * 1.01}},
+		Summary: results.Summary{N: 5, Min: y * 0.99, Median: y, Mean: y, Max: y * 1.01, P90: y, P99: y, CI95: [2]float64{y * 0.99, y * 1.01}},
 		Meta:    results.Meta{Backend: "synthetic"},
 	}
 }

@@ -119,6 +119,22 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 			"derived sched_s = 1e-300"},
 		{"sched breakeven of a ratio of 1e300", []string{"sched", "breakeven", "--in", file("sbn_ratio.jsonl", schedComm(`{"sched_s":4e-5,"sched_over_comm":1e300}`))},
 			"derived sched_over_comm = 1e+300 disagrees with sched_s / median, 2"},
+		// Raw samples: the values the statistics summarise, n of them.
+		{"compare of samples of -1 s", []string{"compare", "a=" + good, "b=" + file("sb_neg.jsonl", edit(pp2, `"meta":{}`, `"samples":[-1,-1,-1],"meta":{}`))},
+			"sb_neg.jsonl: line 1: record pingpong bytes=8 iters=10: sample 1 is -1, below 0, the least value in seconds"},
+		{"compare of samples of 1e6 s above max", []string{"compare", "a=" + good, "b=" + file("sb_big.jsonl", edit(pp2, `"meta":{}`, `"samples":[1e6,1e6,1e6],"meta":{}`))},
+			"sample 1 is 1e+06, outside min 2e-06 and max 2e-06"},
+		{"compare of 2 samples where n = 3", []string{"compare", "a=" + good, "b=" + file("sb_short.jsonl", edit(pp2, `"meta":{}`, `"samples":[2e-6,2e-6],"meta":{}`))},
+			"samples holds 2 values but n = 3"},
+		// Labels and the CI's shape.
+		{"fit of aggregate bogus", []string{"fit", "hockney", file("agg.jsonl", edit(pp2, `"meta":{}`, `"aggregate":"bogus","meta":{}`))},
+			`agg.jsonl: line 1: record pingpong bytes=8 iters=10: aggregate "bogus" is none of max-over-ranks, rank0, window-latest-end, rank0-wall`},
+		{"compare of stop bogus", []string{"compare", "a=" + good, "b=" + file("stop.jsonl", edit(pp2, `"meta":{}`, `"stop":"bogus","meta":{}`))},
+			`stop "bogus" is none of rel-ci, max-reps, max-time, fixed`},
+		{"fit of a ci95 of 3 elements", []string{"fit", "hockney", file("ci3.jsonl", edit(pp2, `"ci95":[2e-6,2e-6]`, `"ci95":[2e-6,2e-6,9]`))},
+			"ci3.jsonl: line 1: field ci95: an array of 3 elements at byte"},
+		{"compare of a ci95 below min", []string{"compare", "a=" + good, "b=" + file("cimin.jsonl", edit(pp2, `"ci95":[2e-6,2e-6]`, `"ci95":[1e-6,2e-6]`))},
+			"ci95 [1e-06, 2e-06] is not within min 2e-06 and max 2e-06"},
 		{"fit of a string of 2 MiB", []string{"fit", "hockney", file("long.jsonl", strings.Replace(pp("2", "3", "1e-6"), `"iters":10`, `"iters":10,"pad":"`+strings.Repeat("y", 2<<20)+`"`, 1))},
 			"long.jsonl: line 1: too large: a string longer than 1 MiB"},
 	})
