@@ -135,6 +135,11 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 			"ci3.jsonl: line 1: field ci95: an array of 3 elements at byte"},
 		{"compare of a ci95 below min", []string{"compare", "a=" + good, "b=" + file("cimin.jsonl", edit(pp2, `"ci95":[2e-6,2e-6]`, `"ci95":[1e-6,2e-6]`))},
 			"ci95 [1e-06, 2e-06] is not within min 2e-06 and max 2e-06"},
+		// --out appends only to a file every reader accepts.
+		{"--out to a file whose first line is schema 99", []string{"sched", "count", "--n", "64", "--matrices", "3", "--quiet", "--out", file("o_schema99.jsonl", `{"schema":99,"bench":"x"}`)},
+			"o_schema99.jsonl: it is not a records file: line 1: "},
+		{"--out to a file with garbage on line 2", []string{"sched", "count", "--n", "64", "--matrices", "3", "--quiet", "--out", file("o_mixed.jsonl", pp2, "garbage")},
+			"o_mixed.jsonl: it is not a records file: line 2: not a JSON record"},
 		{"fit of a string of 2 MiB", []string{"fit", "hockney", file("long.jsonl", strings.Replace(pp("2", "3", "1e-6"), `"iters":10`, `"iters":10,"pad":"`+strings.Repeat("y", 2<<20)+`"`, 1))},
 			"long.jsonl: line 1: too large: a string longer than 1 MiB"},
 	})
