@@ -83,10 +83,17 @@ func (m *Multigrid) Demand(p int) sysmem.Need {
 	n2 := float64(m.N) * float64(m.N)
 	ring := float64(m.N+2) * float64(m.N+2)
 	solver := 3 * ring * 4 / 3
-	run := 2*n2 + solver + float64(m.N) + float64(max(m.Iters, 1))
-	oracle := 2*float64(max(p, 1))*n2 + solver + n2 + float64(max(m.Iters, 1))
-	return sysmem.Need{Field: "n", Bytes: float64Bytes * (run + oracle), InFlight: float64Bytes * n2,
+	iters := float64(max(m.Iters, 1))
+	planes := 2*n2 + solver + float64(m.N) + 2*float64(max(p, 1))*n2 + solver + n2
+	need := sysmem.Need{Field: "n", Bytes: float64Bytes * (planes + 2*iters), InFlight: float64Bytes * n2,
 		What: fmt.Sprintf("multigrid's planes of %d x %d points on %d ranks (and the serial oracle's %d planes)", m.N, m.N, p, p)}
+	// A value per iteration is kept by the run and by the oracle: when
+	// those outweigh the planes, --iterations is what grows the need.
+	if 2*iters > planes {
+		need.Field = "iterations"
+		need.What = fmt.Sprintf("multigrid's %d iterations (a value each kept by the run and by the oracle)", m.Iters)
+	}
+	return need
 }
 
 // Demand is what Cannon asks of each of p = q^2 ranks: the A and B blocks

@@ -444,6 +444,11 @@ func (c *MultigridConfig) Apps() ([]App, error) {
 			return nil, err
 		}
 	}
+	if err := patterns.Checks(
+		func() error { return patterns.CheckCount("Iterations", c.Iterations, 1, "iterations") },
+		func() error { return patterns.CheckCount("Cycles", c.Cycles, 1, "V-cycles per iteration") }); err != nil {
+		return nil, err
+	}
 	var out []App
 	for _, v := range c.Variant {
 		out = append(out, &Multigrid{N: c.N, Iters: c.Iterations, Cycles: c.Cycles, Sync: v == "sync"})

@@ -115,10 +115,34 @@ func (r RepLimits) Check() error {
 	}
 	// Every repetition is a sample of the record, and a record read
 	// holds at most results.MaxRecordElements of them.
-	if r.MaxReps > results.MaxRecordElements {
-		return opts.Field("MaxReps", r.MaxReps, "must be at most %d, the most repetitions a record holds", results.MaxRecordElements)
+	if r.MaxReps > MaxCount {
+		return opts.Field("MaxReps", r.MaxReps, "must be at most %d, the most repetitions a record holds", MaxCount)
 	}
 	return opts.CheckSeconds("MaxTime", r.MaxTime)
+}
+
+// MaxCount bounds every count of repetitions, warm-ups, cycles, iterations
+// and batches a flag sets: the most samples a record holds. Each one
+// reports progress, so the watchdog never ends a run of 1e12 of them;
+// the bound refuses it before anything runs.
+const MaxCount = results.MaxRecordElements
+
+// CheckCount refuses a count of field below lo or above MaxCount, naming
+// what it counts ("repetitions", "V-cycles") in the reason.
+func CheckCount(field string, v, lo int, what string) error {
+	if v < lo {
+		if lo == 0 {
+			return opts.Field(field, v, "must not be negative (an integer >= 0)")
+		}
+		if lo == 1 {
+			return opts.Field(field, v, "must be positive (an integer >= 1)")
+		}
+		return opts.Field(field, v, "must be an integer >= %d", lo)
+	}
+	if v > MaxCount {
+		return opts.Field(field, v, "must be at most %d %s (every count of repetitions is bounded by the most samples a record holds)", MaxCount, what)
+	}
+	return nil
 }
 
 // Reps are the repetition settings of the flags.
@@ -180,10 +204,10 @@ type RepWarmup struct {
 	Warmup opts.OptInt `flag:"warmup" usage:"untimed warm-up repetitions per point (default 2)"`
 }
 
-// Check refuses a negative warm-up.
+// Check refuses a negative warm-up, or one above MaxCount.
 func (w RepWarmup) Check() error {
-	if w.Warmup.Given && w.Warmup.V < 0 {
-		return opts.Field("Warmup", w.Warmup.V, "must not be negative (an integer >= 0)")
+	if w.Warmup.Given {
+		return CheckCount("Warmup", w.Warmup.V, 0, "warm-up repetitions")
 	}
 	return nil
 }

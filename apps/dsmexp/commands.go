@@ -15,6 +15,7 @@ import (
 	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -245,7 +246,7 @@ func (e *MatSquareSweep) Validate() error {
 	if k := divalib.Kernel(e.Kernel); k != divalib.KernelMul && k != divalib.KernelSum {
 		return opts.Field("Kernel", "", "accepted values are %s and %s", divalib.KernelMul, divalib.KernelSum)
 	}
-	return atLeastOne("Reps", e.Reps)
+	return patterns.CheckCount("Reps", e.Reps, 1, "repetitions")
 }
 
 // Run squares the matrix on every world of the sweep.
@@ -302,10 +303,13 @@ func (e *Overhead) Validate() error {
 	for _, f := range []struct {
 		field string
 		v     int
-	}{{"Reads", e.Reads}, {"Iters", e.Iters}, {"Batches", e.Batches}} {
+	}{{"Reads", e.Reads}, {"Iters", e.Iters}} {
 		if err := atLeastOne(f.field, f.v); err != nil {
 			return err
 		}
+	}
+	if err := patterns.CheckCount("Batches", e.Batches, 1, "batches"); err != nil {
+		return err
 	}
 	// A batch reports no progress until it ends: one that cannot end
 	// within --timeout, at the fastest a cached access runs, would be
@@ -368,7 +372,7 @@ func (e *BitonicSweep) Validate() error {
 			return err
 		}
 	}
-	return atLeastOne("Reps", e.Reps)
+	return patterns.CheckCount("Reps", e.Reps, 1, "repetitions")
 }
 
 // Run sorts on every world of the sweep.
@@ -442,8 +446,8 @@ func (e *BarnesHutSweep) Validate() error {
 	switch {
 	case !(e.Theta > 0 && e.Theta <= 2):
 		return opts.Field("Theta", e.Theta, "must be in (0, 2], e.g. 1 (SPLASH-2's default) or 0.5")
-	case e.Steps < 1:
-		return atLeastOne("Steps", e.Steps)
+	case e.Steps < 1 || e.Steps > patterns.MaxCount:
+		return patterns.CheckCount("Steps", e.Steps, 1, "time steps")
 	case e.Measured < 1 || e.Measured > e.Steps:
 		return opts.Field("Measured", e.Measured, "must be an integer in 1..{Steps} (%d)", e.Steps)
 	case !(e.Dt > 0) || !finite(e.Dt):
@@ -455,7 +459,7 @@ func (e *BarnesHutSweep) Validate() error {
 	case e.Sample < 0:
 		return opts.Field("Sample", e.Sample, "must not be negative (an integer >= 0)")
 	}
-	if err := atLeastOne("Reps", e.Reps); err != nil {
+	if err := patterns.CheckCount("Reps", e.Reps, 1, "repetitions"); err != nil {
 		return err
 	}
 	return e.minMemory(bhMinMemory, "one body variable (%d bytes); give at least %d", bhMinMemory, bhMinMemory)

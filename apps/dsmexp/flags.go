@@ -11,6 +11,7 @@ import (
 	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -168,8 +169,8 @@ type WarmupFlag struct {
 }
 
 func (w WarmupFlag) check() error {
-	if w.Warmup.Given && w.Warmup.V < 0 {
-		return opts.Field("Warmup", w.Warmup.V, "must not be negative (an integer >= 0)")
+	if w.Warmup.Given {
+		return patterns.CheckCount("Warmup", w.Warmup.V, 0, "untimed runs")
 	}
 	return nil
 }

@@ -58,6 +58,19 @@ var messageCases = []struct {
 	// A record holds at most results.MaxRecordElements samples.
 	{"max-reps beyond a record's samples", []string{"pingpong", "--max-reps", "1048577"}, "--max-reps 1048577: must be at most 1048576, the most repetitions a record holds"},
 	{"count beyond a record's samples", []string{"permutations", "--count", "1048577"}, "--count 1048577: count = 1048577: must be an integer from 1 to 1048576"},
+	// Every count of repetitions has the same bound (patterns.MaxCount):
+	// each one is progress, so the watchdog would never end 1e12 of them.
+	{"dsm reps beyond the bound", []string{"dsm", "bitonic", "--backend", "local", "--np", "4", "--reps", "1000000000000"}, "--reps 1000000000000: must be at most 1048576 repetitions"},
+	{"dsm matsquare reps beyond the bound", []string{"dsm", "matsquare", "--backend", "local", "--np", "4", "--reps", "1048577"}, "--reps 1048577: must be at most 1048576 repetitions"},
+	{"dsm warmup beyond the bound", []string{"dsm", "bitonic", "--backend", "local", "--np", "4", "--warmup", "1000000000000"}, "--warmup 1000000000000: must be at most 1048576 untimed runs"},
+	{"dsm batches beyond the bound", []string{"dsm", "overhead", "--backend", "local", "--np", "4", "--batches", "1000000000000"}, "--batches 1000000000000: must be at most 1048576 batches"},
+	{"dsm steps beyond the bound", []string{"dsm", "barneshut", "--backend", "local", "--np", "4", "--steps", "1000000000000"}, "--steps 1000000000000: must be at most 1048576 time steps"},
+	{"app warmup beyond the bound", []string{"app", "gauss", "--backend", "local", "--np", "2", "--n", "64", "--warmup", "1000000000000"}, "--warmup 1000000000000: must be at most 1048576 warm-up repetitions"},
+	{"emulate warmup beyond the bound", []string{"emulate", "kk", "--net", "SE(1)", "--np", "4", "--backend", "local", "--warmup", "1000000000000"}, "--warmup 1000000000000: must be at most 1048576 warm-up repetitions"},
+	{"sched warmup beyond the bound", []string{"sched", "comm", "--backend", "local", "--np", "2", "--warmup", "1000000000000"}, "--warmup 1000000000000: must be at most 1048576 warm-up repetitions"},
+	{"pattern warmup beyond the bound", []string{"collective", "--backend", "local", "--np", "2", "--warmup", "1048577"}, "--warmup 1048577: must be at most 1048576 warm-up repetitions"},
+	{"multigrid cycles beyond the bound", []string{"app", "multigrid", "--backend", "local", "--np", "2", "--cycles", "1000000000000"}, "--cycles 1000000000000: must be at most 1048576 V-cycles per iteration"},
+	{"multigrid iterations beyond the bound", []string{"app", "multigrid", "--backend", "local", "--np", "2", "--iterations", "1000000000000"}, "--iterations 1000000000000: must be at most 1048576 iterations"},
 	// Sizes in the flag's units.
 	{"size too large", []string{"pingpong", "--sizes", "3G"}, "3G is more than 2G-1 = 2147483647 bytes"},
 	// A list of ints is bounded in the flag's terms: k is packets, not bytes.
