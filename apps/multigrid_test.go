@@ -76,3 +76,14 @@ func TestMultigridCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestMultigridDemandNamesIterations: when the values kept per iteration
+// outweigh the planes, the need names --iterations, the flag that grows it.
+func TestMultigridDemandNamesIterations(t *testing.T) {
+	if f := (&Multigrid{N: 127, Iters: 10}).Demand(2).Field; f != "n" {
+		t.Errorf("default: field %q, want n", f)
+	}
+	if f := (&Multigrid{N: 3, Iters: 1 << 20}).Demand(2).Field; f != "iterations" {
+		t.Errorf("many iterations: field %q, want iterations", f)
+	}
+}
