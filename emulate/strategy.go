@@ -18,7 +18,11 @@ const strategyPrefix = "emulate:"
 // The service network registers itself as the store family "emulate".
 func init() {
 	globalvar.RegisterFamily(globalvar.Family{Name: "emulate", Order: 2,
-		Forms: []string{strategyPrefix + "NET (NET one of " + NetworkForms() + ", the only store of a run)"},
+		// The networks register in init functions of files after this
+		// one: their list is read when the forms are listed.
+		FormsOf: func() []string {
+			return []string{strategyPrefix + "NET (NET one of " + NetworkForms() + ", the only store of a run)"}
+		},
 		Parse: func(s string, seed int64) (globalvar.Strategy, error) {
 			spec, ok := strings.CutPrefix(s, strategyPrefix)
 			if !ok {

@@ -42,6 +42,10 @@ type Family struct {
 	// Forms are the spellings for usage texts, in order: "direct";
 	// "fixed-home", "tree-2", ...; "emulate:NET".
 	Forms []string
+	// FormsOf, when set, gives Forms when they are listed instead: for
+	// spellings built from a registry that other init functions fill
+	// after the family registers (emulate's networks).
+	FormsOf func() []string
 	// Parse reads one spelling with the seed of the store's random
 	// choices. It returns ErrNotMine for a spelling of another family.
 	Parse func(s string, seed int64) (Strategy, error)
@@ -85,6 +89,10 @@ func Families() []Family {
 func Forms() []string {
 	var out []string
 	for _, f := range Families() {
+		if f.FormsOf != nil {
+			out = append(out, f.FormsOf()...)
+			continue
+		}
 		out = append(out, f.Forms...)
 	}
 	return out

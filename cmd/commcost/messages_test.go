@@ -71,6 +71,8 @@ var messageCases = []struct {
 	{"pattern warmup beyond the bound", []string{"collective", "--backend", "local", "--np", "2", "--warmup", "1048577"}, "--warmup 1048577: must be at most 1048576 warm-up repetitions"},
 	{"multigrid cycles beyond the bound", []string{"app", "multigrid", "--backend", "local", "--np", "2", "--cycles", "1000000000000"}, "--cycles 1000000000000: must be at most 1048576 V-cycles per iteration"},
 	{"multigrid iterations beyond the bound", []string{"app", "multigrid", "--backend", "local", "--np", "2", "--iterations", "1000000000000"}, "--iterations 1000000000000: must be at most 1048576 iterations"},
+	// The store list names the networks, which register after the family.
+	{"store list names the networks", []string{"app", "samplesort", "--backend", "local", "--np", "2", "--store", "bogus"}, "emulate:NET (NET one of SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC), the only store of a run)"},
 	// Sizes in the flag's units.
 	{"size too large", []string{"pingpong", "--sizes", "3G"}, "3G is more than 2G-1 = 2147483647 bytes"},
 	// A list of ints is bounded in the flag's terms: k is packets, not bytes.
