@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -292,6 +293,9 @@ func (j *InfoJob) Validate() error {
 	}
 	if j.NP != 0 {
 		if err := j.Net.CheckRanks(j.NP); err != nil {
+			if rc := (*RankCountError)(nil); errors.As(err, &rc) {
+				return opts.Field("NP", j.NP, "{Net} %s %s", j.Net.Name(), rc.Needs())
+			}
 			return opts.Field("NP", j.NP, "%v", err)
 		}
 	}

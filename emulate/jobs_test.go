@@ -102,7 +102,7 @@ func TestInfoJob(t *testing.T) {
 		t.Errorf("csv: %v, want a field error of Format", j.Validate())
 	}
 	j.Format, j.NP = results.FormatTable, 8
-	if err := j.Validate(); !errors.As(err, &fe) || fe.Field != "NP" || !strings.Contains(fe.Reason, "BF(2) needs 4 application + 12 service ranks = 16, got 8") {
+	if err := j.Validate(); !errors.As(err, &fe) || fe.Field != "NP" || !strings.Contains(fe.Reason, "{Net} BF(2) needs 4 application + 12 service ranks = 16") {
 		t.Errorf("NP 8: %v", err)
 	}
 }

@@ -208,8 +208,14 @@ type RankCountError struct {
 }
 
 func (e *RankCountError) Error() string {
-	return fmt.Sprintf("%s needs %d application + %d service ranks = %d, got %d",
-		e.Topology, e.Apps, e.Service, e.Apps+e.Service, e.Got)
+	return fmt.Sprintf("%s %s, got %d", e.Topology, e.Needs(), e.Got)
+}
+
+// Needs is the count the topology takes, for a caller that names what
+// set the number of ranks itself: "needs 2 application + 2 service
+// ranks = 4".
+func (e *RankCountError) Needs() string {
+	return fmt.Sprintf("needs %d application + %d service ranks = %d", e.Apps, e.Service, e.Apps+e.Service)
 }
 
 // Dimension limits of the constructors. The upper limits keep Nodes() within

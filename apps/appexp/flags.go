@@ -188,6 +188,12 @@ func (a *StoreApp) CheckRanks(name string, world int, ranks string, configs []ap
 		st := a.stores[0]
 		if ck, ok := st.(interface{ CheckRanks(int) error }); ok {
 			if err := ck.CheckRanks(world); err != nil {
+				// A store that takes a count of ranks says so by Needs:
+				// name what set the count (--np or the launcher's -np).
+				var rn interface{ Needs() string }
+				if errors.As(err, &rn) {
+					return opts.Field("Store", "", "on %s: the network %s", ranks, rn.Needs())
+				}
 				return opts.Field("Store", "", "%v", err)
 			}
 		}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 
 	"github.com/commcost/commcost/cli"
@@ -105,10 +107,16 @@ func runEmulate(name string, cfg emuJob, args []string, stdout, stderr io.Writer
 	t := cfg.(interface{ Network() *emulate.Topology }).Network()
 	ranks := func(c mpi.Comm) error {
 		if err := t.CheckRanks(c.Size()); err != nil {
-			if c.Backend() == job.Native {
-				return opts.Badf("%v (run: %s)", err, job.RunLine(t.Ranks(), "emulate", name, "--net", t.Name()))
+			// Name what set the count (--np, or the launcher's -np) and
+			// the network as the user gave it, then the count it takes.
+			msg := err.Error()
+			if rc := (*emulate.RankCountError)(nil); errors.As(err, &rc) {
+				msg = fmt.Sprintf("%s: %s %s", job.RanksText(c), netFlagText(b), rc.Needs())
 			}
-			return opts.Badf("%v", err)
+			if c.Backend() == job.Native {
+				return opts.Badf("%s (run: %s)", msg, job.RunLine(t.Ranks(), "emulate", name, "--net", t.Name()))
+			}
+			return opts.Badf("%s; give --np %d", msg, t.Ranks())
 		}
 		if l, ok := cfg.(loader); ok {
 			return b.Err(l.Load(c, stderr))
@@ -131,4 +139,14 @@ func runEmulate(name string, cfg emuJob, args []string, stdout, stderr io.Writer
 		func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 			return r.Run(c, meta, emit, stderr)
 		})
+}
+
+// netFlagText is "--net SE(1)" as the user gave it (or its default).
+func netFlagText(b *cli.Bound) string {
+	for _, field := range []string{"Net", "NetFlags.Net"} {
+		if b.Binding(0).Flag(field) != "" {
+			return b.Binding(0).FlagText(field)
+		}
+	}
+	return "--net"
 }

@@ -33,10 +33,14 @@ func TestEmulateBadInput(t *testing.T) {
 	}{
 		{"no subcommand", []string{"emulate"}, "emulate needs a subcommand: info, kk, kaccess, split or selftest"},
 		{"unknown subcommand", []string{"emulate", "route"}, `emulate "route": unknown subcommand`},
-		{"wrong rank count", append([]string{"emulate", "kk", "--net", "BF(2)", "--np", "8"}, local...), "BF(2) needs 4 application + 12 service ranks = 16, got 8"},
+		{"wrong rank count", append([]string{"emulate", "kk", "--net", "BF(2)", "--np", "8"}, local...), "--np 8: --net BF(2) needs 4 application + 12 service ranks = 16; give --np 16"},
+		{"rank count names --np and --net as given", append([]string{"emulate", "kk", "--net", "se(1)", "--np", "3"}, local...), "--np 3: --net se(1) needs 2 application + 2 service ranks = 4; give --np 4"},
+		{"rank count above the network's", append([]string{"emulate", "kk", "--net", "SE(1)", "--np", "5"}, local...), "--np 5: --net SE(1) needs 2 application + 2 service ranks = 4; give --np 4"},
+		{"rank count of the default network", append([]string{"emulate", "kaccess", "--np", "3"}, local...), "--np 3: --net BF(2) needs 4 application + 12 service ranks = 16; give --np 16"},
+		{"store network's rank count", append([]string{"app", "samplesort", "--np", "3", "--store", "emulate:SE(1)"}, local...), "--store emulate:SE(1): on --np 3: the network needs 2 application + 2 service ranks = 4"},
 		{"stall beyond a duration", append([]string{"emulate", "kk", "--net", "HC(2)", "--np", "8", "--stall", "1e10"}, local...), "--stall 1e+10: must be a positive number of seconds, at most 1e+09"},
-		{"wrong rank count BF(3)", []string{"emulate", "selftest", "--net", "BF(3)", "--np", "16", "--backend", "local"}, "BF(3) needs 8 application + 32 service ranks = 40, got 16"},
-		{"info wrong rank count", []string{"emulate", "info", "--net", "SE(3)", "--np", "8"}, "--np 8: SE(3) needs 8 application + 8 service ranks = 16, got 8"},
+		{"wrong rank count BF(3)", []string{"emulate", "selftest", "--net", "BF(3)", "--np", "16", "--backend", "local"}, "--np 16: --net BF(3) needs 8 application + 32 service ranks = 40; give --np 40"},
+		{"info wrong rank count", []string{"emulate", "info", "--net", "SE(3)", "--np", "8"}, "--np 8: --net SE(3) needs 8 application + 8 service ranks = 16"},
 		{"unknown topology", append([]string{"emulate", "kk", "--net", "ring(4)"}, local...), `--net ring(4)`},
 		{"dimension too large", append([]string{"emulate", "kk", "--net", "BF(12)"}, local...), "dimension out of range; accepted 1..9"},
 		{"dimension too small", append([]string{"emulate", "kaccess", "--net", "CCC(1)"}, local...), "dimension out of range; accepted 2..9"},
@@ -322,7 +326,7 @@ func TestMPIRunEmulate(t *testing.T) {
 	// written.
 	bad := filepath.Join(dir, "bad.jsonl")
 	r = run(8, "emulate", "kk", "--net", "BF(2)", "--out", bad)
-	if r.code != 2 || !strings.Contains(r.stderr, "BF(2) needs 4 application + 12 service ranks = 16, got 8") {
+	if r.code != 2 || !strings.Contains(r.stderr, "mpirun -np 8: --net BF(2) needs 4 application + 12 service ranks = 16 (run: mpirun -np 16") {
 		t.Fatalf("8 ranks for BF(2): exit %d\n%s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(bad); !os.IsNotExist(err) {
