@@ -94,7 +94,8 @@ func (m Cannon) Check(p int) error {
 	case !ok:
 		return &RanksError{What: "Cannon's algorithm", Want: "a square number of ranks for its q x q process grid (4, 9, 16, 25, ...)", Ranks: p}
 	case m.N%g.Rows != 0:
-		return fmt.Errorf("--n %d: not divisible by the %s grid (n must be a multiple of %d)", m.N, g, g.Rows)
+		return &DivideError{Program: "cannon", N: m.N, By: g.String() + " grid", Multiple: g.Rows,
+			Why: fmt.Sprintf("n must be a multiple of %d", g.Rows)}
 	case 8*(m.N/g.Rows)*(m.N/g.Rows) > mpi.MaxCount:
 		return fmt.Errorf("--n %d: a block of %d bytes exceeds one MPI message (%d bytes)", m.N, 8*(m.N/g.Rows)*(m.N/g.Rows), mpi.MaxCount)
 	}

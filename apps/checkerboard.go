@@ -73,7 +73,12 @@ func (m Checkerboard) Check(p int) error {
 	case g.size() != p:
 		return fmt.Errorf("--grid %s: a %s grid has %d places, but there are %d ranks", g, g, g.size(), p)
 	case m.N%g.Rows != 0 || m.N%g.Cols != 0:
-		return fmt.Errorf("--n %d: not divisible by the %s grid (n must be a multiple of both %d and %d)", m.N, g, g.Rows, g.Cols)
+		e := &DivideError{Program: "checkerboard", N: m.N, By: g.String() + " grid", Multiple: lcm(g.Rows, g.Cols),
+			Why: fmt.Sprintf("n must be a multiple of both %d and %d", g.Rows, g.Cols)}
+		if m.Grid != (Grid{}) {
+			e.Flag = "--grid " + g.String()
+		}
+		return e
 	}
 	panel := 8 * (m.N / g.Rows) * m.N
 	if colPanel := 8 * m.N * (m.N / g.Cols); colPanel > panel {
@@ -208,4 +213,13 @@ func (c *CheckerboardConfig) Apps() ([]App, error) {
 		out = append(out, Checkerboard{N: c.N, Grid: c.Grid, Sync: v == "sync"})
 	}
 	return out, nil
+}
+
+// lcm is the least common multiple of a, b >= 1.
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
 }

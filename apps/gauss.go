@@ -151,7 +151,8 @@ func (g *Gauss) Check(p int) error {
 	case g.N < 2:
 		return fmt.Errorf("--n %d: the order must be >= 2", g.N)
 	case g.N%p != 0:
-		return fmt.Errorf("--n %d: not divisible by the %d ranks (row-wise partitioning gives every rank n/p rows)", g.N, p)
+		return &DivideError{Program: "gauss", N: g.N, By: fmt.Sprintf("%d ranks", p), Multiple: p,
+			Why: "row-wise partitioning gives every rank n/p rows"}
 	case 8*(g.N+1) > mpi.MaxCount:
 		return fmt.Errorf("--n %d: a pivot row exceeds one MPI message", g.N)
 	}

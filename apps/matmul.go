@@ -65,8 +65,12 @@ func (m MatMul) Check(p int) error {
 	if m.N < 1 {
 		return fmt.Errorf("--n %d: the matrix order must be an integer >= 1", m.N)
 	}
-	if p < 1 || m.N%p != 0 {
+	if p < 1 {
 		return fmt.Errorf("--n %d on %d ranks: the ranks must divide the matrix order (p | n)", m.N, p)
+	}
+	if m.N%p != 0 {
+		return &DivideError{Program: "matmul", N: m.N, By: fmt.Sprintf("%d ranks", p), Multiple: p,
+			Why: "the ranks must divide the matrix order: p | n"}
 	}
 	sub := func(n int) int { return MatMul{N: n}.subBytes(p) }
 	if err := checkVolume(m.N, p, sub, "submatrix of n^2/p integers", fmt.Sprintf("on %d ranks", p)); err != nil {

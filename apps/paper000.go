@@ -308,6 +308,34 @@ func (e *RanksError) hint() string {
 	return "; " + e.Hint
 }
 
+// DivideError is a matrix order --n that the ranks' partition does not
+// divide. Error names --n, for an order the user gave; when --n was left
+// at its default, the caller tells Default instead, which names what set
+// the partition (the rank count, or Flag).
+type DivideError struct {
+	Program  string // "checkerboard"
+	N        int    // the order
+	By       string // the partition: "1x3 grid", "3 ranks"
+	Multiple int    // n must be a multiple of it
+	Why      string // "row-wise partitioning gives every rank n/p rows"
+	Flag     string // the program's flag that set the partition ("--grid 1x3"), "" for the rank count
+}
+
+func (e *DivideError) Error() string {
+	return fmt.Sprintf("--n %d: not divisible by the %s (%s)", e.N, e.By, e.Why)
+}
+
+// Default is the refusal of the default --n: ranks names what set the
+// rank count (job.RanksText), which chose the partition unless Flag did.
+func (e *DivideError) Default(ranks string) string {
+	other := "another number of ranks"
+	if e.Flag != "" {
+		ranks, other = e.Flag, "another grid"
+	}
+	return fmt.Sprintf("%s: the default --n %d is not divisible by %s's %s; give --n a multiple of %d or %s",
+		ranks, e.N, e.Program, e.By, e.Multiple, other)
+}
+
 // powerOfTwoRanks is the Want of a program on a power of two of ranks.
 const powerOfTwoRanks = "a power-of-two number of ranks (2, 4, 8, 16, ...)"
 

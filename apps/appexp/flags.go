@@ -209,6 +209,9 @@ func (a *StoreApp) CheckRanks(name string, world int, ranks string, configs []ap
 				}
 				return opts.Badf("%s: app %s needs %s", ranks, name, re.Needs())
 			}
+			if de := (*apps.DivideError)(nil); errors.As(err, &de) && p == world {
+				return de // the command names --n or, when left at its default, the rank count (DivideError.Default)
+			}
 			if strings.HasPrefix(err.Error(), "--") {
 				return opts.Badf("%v", err) // names its flag and the rank count
 			}
@@ -337,6 +340,9 @@ func (a *MPApp) CheckRanks(name string, p int, ranks string, progs []apps.App) e
 	if err := r.Check(p); err != nil {
 		if re := (*apps.RanksError)(nil); errors.As(err, &re) {
 			return opts.Badf("%s: app %s needs %s", ranks, name, re.Needs())
+		}
+		if de := (*apps.DivideError)(nil); errors.As(err, &de) {
+			return de // the command names --n or, when left at its default, the rank count (DivideError.Default)
 		}
 		return opts.Badf("%v", err)
 	}

@@ -124,7 +124,7 @@ func runStoreApp(p apps.Program, args []string, stdout, stderr io.Writer) error 
 	}}
 	m := job.Measure{Launch: *launch, Output: *out, Progress: stderr, Label: b.FS.Name(), Demand: demand,
 		Ranks: func(c mpi.Comm) error {
-			err := b.Err(xp.CheckRanks(p.Name, c.Size(), job.RanksText(c), configs))
+			err := b.Err(divideErr(xp.CheckRanks(p.Name, c.Size(), job.RanksText(c), configs), b, c))
 			if err != nil && c.Backend() == job.Native && len(xp.Stores()) == 1 && xp.Stores()[0].WorldSize() > 0 {
 				st := xp.Stores()[0]
 				err = fmt.Errorf("%w (run: %s)", err, job.RunLine(st.WorldSize(), "app", p.Name, "--store", "emulate:"+st.Name()))
@@ -202,7 +202,7 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}
-		err = b.Err(xp.CheckRanks(p.Name, c.Size(), job.RanksText(c), progs))
+		err = b.Err(divideErr(xp.CheckRanks(p.Name, c.Size(), job.RanksText(c), progs), b, c))
 		if err != nil && c.Size() < 2 && c.Backend() == job.Native {
 			err = opts.Badf("%v (run under mpirun -np 4, or --backend local --np 4)", err)
 		}
@@ -329,4 +329,18 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = stdout.Write(buf.Bytes())
 	return err
+}
+
+// divideErr is a program's refusal of its order --n for the rank count,
+// as bad input: it names --n when the user gave it, else what set the
+// rank count, which is all the user gave (--np N, or the launcher's -np).
+func divideErr(err error, b *cli.Bound, c mpi.Comm) error {
+	de := (*apps.DivideError)(nil)
+	if !errors.As(err, &de) {
+		return err
+	}
+	if b.Binding(0).Given("N") {
+		return opts.Badf("%v", de)
+	}
+	return opts.Badf("%s", de.Default(job.RanksText(c)))
 }

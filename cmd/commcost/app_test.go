@@ -283,7 +283,7 @@ func TestAppBadInput(t *testing.T) {
 		{"emulate with another store", app("matmul", "--store", "direct,emulate:BF(2)"), "must be the only store"},
 		{"emulate bad network", app("matmul", "--store", "emulate:XY(3)"), "--store emulate:XY(3)"},
 		{"emulate wrong ranks", app("matmul", "--store", "emulate:BF(2)"), "--store emulate:BF(2)"},
-		{"p does not divide n", app("matmul", "--n", "30"), "--n 30 on 4 ranks: the ranks must divide the matrix order"},
+		{"p does not divide n", app("matmul", "--n", "30"), "--n 30: not divisible by the 4 ranks (the ranks must divide the matrix order: p | n)"},
 		{"k l above the submatrix", app("matmul", "--n", "4", "--k", "1", "--l", "256"), "--k 1 with --l 256: k l = 256 bytes is above the submatrix of n^2/p integers (16 bytes, set by --n)"},
 		{"concomp n not a multiple of 16", app("concomp", "--n", "3"), "--n 3: the vertices must be a multiple of 16"},
 		// A refusal of the rank count names what set it and the accepted

@@ -73,6 +73,14 @@ var messageCases = []struct {
 	{"multigrid iterations beyond the bound", []string{"app", "multigrid", "--backend", "local", "--np", "2", "--iterations", "1000000000000"}, "--iterations 1000000000000: must be at most 1048576 iterations"},
 	// The store list names the networks, which register after the family.
 	{"store list names the networks", []string{"app", "samplesort", "--backend", "local", "--np", "2", "--store", "bogus"}, "emulate:NET (NET one of SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC), the only store of a run)"},
+	// An order left at its default that the rank count does not divide
+	// names --np, all the user gave; a given --n is named itself.
+	{"checkerboard default n on 3 ranks", []string{"app", "checkerboard", "--backend", "local", "--np", "3"}, "--np 3: the default --n 128 is not divisible by checkerboard's 1x3 grid; give --n a multiple of 3 or another number of ranks"},
+	{"matmul default n on 3 ranks", []string{"app", "matmul", "--backend", "local", "--np", "3"}, "--np 3: the default --n 256 is not divisible by matmul's 3 ranks; give --n a multiple of 3 or another number of ranks"},
+	{"gauss default n on 3 ranks", []string{"app", "gauss", "--backend", "local", "--np", "3"}, "--np 3: the default --n 128 is not divisible by gauss's 3 ranks"},
+	{"cannon default n on 9 ranks", []string{"app", "cannon", "--backend", "local", "--np", "9"}, "--np 9: the default --n 128 is not divisible by cannon's 3x3 grid; give --n a multiple of 3"},
+	{"checkerboard default n on a given grid", []string{"app", "checkerboard", "--backend", "local", "--np", "6", "--grid", "2x3"}, "--grid 2x3: the default --n 128 is not divisible by checkerboard's 2x3 grid; give --n a multiple of 6 or another grid"},
+	{"checkerboard given n", []string{"app", "checkerboard", "--backend", "local", "--np", "3", "--n", "100"}, "--n 100: not divisible by the 1x3 grid (n must be a multiple of both 1 and 3)"},
 	// Sizes in the flag's units.
 	{"size too large", []string{"pingpong", "--sizes", "3G"}, "3G is more than 2G-1 = 2147483647 bytes"},
 	// A list of ints is bounded in the flag's terms: k is packets, not bytes.
