@@ -141,6 +141,15 @@ func TestBatchJobsNeverDieSilently(t *testing.T) {
 		{"an escape sequence in the task count", with(slurm, "COMMCOST="+wrapper, "SLURM_NTASKS=2\x1b[2J"), "cc_init slurm", 2, "the job's task count '2?[2J' is not a whole number"},
 		{"a task count beyond an int", with(slurm, "COMMCOST="+wrapper, "SLURM_NTASKS=99999999999999999999"), "cc_init slurm", 2, "is not a whole number of at most 9 digits"},
 		{"control characters in the results path", with(slurm, "COMMCOST="+wrapper, "COMMCOST_RESULTS="+dir+"/r\x1b[2J"), "cc_init slurm", 2, "holds control characters"},
+		{"control characters in the srun plugin", with(slurm, "COMMCOST="+wrapper, "COMMCOST_LAUNCHER=srun", "COMMCOST_SRUN_MPI=\x1b[2J"), "cc_init slurm", 2, "COMMCOST_SRUN_MPI='?[2J' holds control characters"},
+		{"an srun plugin that is not one name", with(slurm, "COMMCOST="+wrapper, "COMMCOST_LAUNCHER=srun", "COMMCOST_SRUN_MPI=pmix --x"), "cc_init slurm", 2, "COMMCOST_SRUN_MPI='pmix --x': want the name of one of srun's MPI plugins"},
+		{"control characters in the binary's path", with(slurm, "COMMCOST="+wrapper+"\x07"), "cc_init slurm", 2, "holds control characters"},
+		{"control characters in the mpirun flags", with(slurm, "COMMCOST="+wrapper, "COMMCOST_MPIRUN_FLAGS=--mca\x1b[2J"), "cc_init slurm", 2, "COMMCOST_MPIRUN_FLAGS='--mca?[2J' holds control characters"},
+		{"control characters in the network", with(slurm, "COMMCOST="+wrapper, "COMMCOST_NET=BF(2)\r"), "cc_init slurm", 2, "COMMCOST_NET='BF(2)?' holds control characters"},
+		{"control characters in the sizes", with(slurm, "COMMCOST="+wrapper, "COMMCOST_SIZES=8\x1b"), "cc_init slurm", 2, "COMMCOST_SIZES='8?' holds control characters"},
+		{"control characters in the kkaccess flags", with(slurm, "COMMCOST="+wrapper, "COMMCOST_KK_ARGS=--k\t1"), "cc_init slurm", 2, "COMMCOST_KK_ARGS='--k?1' holds control characters"},
+		{"control characters in the quick switch", with(slurm, "COMMCOST="+wrapper, "COMMCOST_QUICK=1\x1b"), "cc_init slurm", 2, "COMMCOST_QUICK='1?' holds control characters"},
+		{"control characters in the launcher", with(slurm, "COMMCOST="+wrapper, "COMMCOST_LAUNCHER=srun\x1b"), "cc_init slurm", 2, "COMMCOST_LAUNCHER='srun?' holds control characters"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

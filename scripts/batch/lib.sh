@@ -35,12 +35,30 @@ cc_say() { echo "commcost job: $(cc_printable "$*")" >&2; }
 set -E
 trap 'cc_say "stopped with status $? at ${BASH_SOURCE[0]:-the job script} line $LINENO, in: $BASH_COMMAND"' ERR
 
+# cc_check_plain: every COMMCOST_* setting the jobs read is quoted in the
+# log or passed to srun, mpirun and commcost; one holding control
+# characters (an escape sequence pasted by mistake) is refused before
+# anything runs, as is an srun MPI plugin that is not one plain name.
+cc_check_plain() {
+	local v
+	for v in COMMCOST COMMCOST_LAUNCHER COMMCOST_SRUN_MPI COMMCOST_RESULTS COMMCOST_MPIRUN_FLAGS \
+		COMMCOST_SIZES COMMCOST_KK_ARGS COMMCOST_NET COMMCOST_QUICK; do
+		if [[ ${!v:-} == *[[:cntrl:]]* ]]; then
+			cc_die 2 "$v='${!v}' holds control characters: give it in plain text"
+		fi
+	done
+	if [ -n "${COMMCOST_SRUN_MPI:-}" ] && [[ ! $COMMCOST_SRUN_MPI =~ ^[A-Za-z0-9._-]+$ ]]; then
+		cc_die 2 "COMMCOST_SRUN_MPI='$COMMCOST_SRUN_MPI': want the name of one of srun's MPI plugins (srun --mpi=list), e.g. pmix or pmi2"
+	fi
+}
+
 # cc_init SCHEDULER: find the binary and the launcher, name the run
 # directory after the job, log the environment. Sets CC_BIN, CC_RUNDIR,
 # CC_NTASKS, CC_LAUNCHER, CC_JOBID.
 cc_init() {
 	CC_SCHED=$1
 	local submit
+	cc_check_plain
 	case $CC_SCHED in
 	slurm)
 		submit=${SLURM_SUBMIT_DIR:-$PWD}
@@ -122,9 +140,6 @@ cc_init() {
 		cc_die 2 "the job id '$(printf '%q' "$CC_JOBID")' is not a plain name (letters, digits, . _ -): it names the run directory" ;;
 	esac
 	local base=${COMMCOST_RESULTS:-$submit/results/runs}
-	if [[ $base == *[[:cntrl:]]* ]]; then
-		cc_die 2 "COMMCOST_RESULTS='$base' holds control characters: give a plain path for the run directories"
-	fi
 	if [ -e "$base" ] && [ ! -d "$base" ]; then
 		cc_die 2 "COMMCOST_RESULTS=$base is not a directory: set it to the directory that holds the run directories"
 	fi
