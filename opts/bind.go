@@ -222,6 +222,9 @@ func (b *Binding) define(v reflect.Value, bf *bound, usage string) {
 		case *time.Duration:
 			fs.DurationVar(y, name, 0, usage)
 		}
+		// Keep the text as typed: a refusal echoes 9.3e9, not 9.3e+09.
+		fl := fs.Lookup(name)
+		fl.Value = &rawValue{fl.Value, b, name}
 	case encoding.TextUnmarshaler:
 		fs.Var(&rawValue{&textValue{v: v, u: x}, b, name}, name, usage)
 	default:
@@ -307,6 +310,15 @@ func (r *rawValue) String() string {
 func (r *rawValue) IsString() bool {
 	s, ok := r.Value.(interface{ IsString() bool })
 	return ok && s.IsString()
+}
+
+// Get is the defined value's (a flag.Getter's), for the messages that
+// word a parse error by the flag's type; nil for one that is no Getter.
+func (r *rawValue) Get() any {
+	if g, ok := r.Value.(flag.Getter); ok {
+		return g.Get()
+	}
+	return nil
 }
 
 // Unwrap is the flag.Value the field defines.
@@ -513,10 +525,18 @@ func (b *Binding) Err(err error) error {
 		text = fe.Value
 	}
 	head := "--" + b.Flag(fe.Field) + " " + Echo(text)
-	if fe.Value != "" && fe.Value != text {
+	if fe.Value != "" && fe.Value != text && !b.printsAs(fe.Field, fe.Value) {
 		return Badf("%s: %s: %s", head, fe.Value, reason)
 	}
 	return Badf("%s: %s", head, reason)
+}
+
+// printsAs reports whether v is how field's parsed value prints: the
+// value as given, reformatted (9.3e9 as 9.3e+09), which the message need
+// not repeat after the text typed.
+func (b *Binding) printsAs(field, v string) bool {
+	fl := b.fs.Lookup(b.Flag(field))
+	return fl != nil && fl.Value.String() == v
 }
 
 // flagRef writes a field reference as its flag.

@@ -47,7 +47,7 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"meshes twice", bit("--meshes", "2x2,4x4,2x2"), "--meshes 2x2,4x4,2x2: 2x2 is listed twice; list each value once"},
 		{"keys twice", bit("--keys", "64,64"), "--keys 64,64: 64 is listed twice"},
 		{"timeout zero", bit("--timeout", "0"), "--timeout 0: must be a positive number of seconds"},
-		{"timeout beyond a duration", bit("--timeout", "1e10"), "--timeout 1e+10: must be a positive number of seconds, at most 1e+09"},
+		{"timeout beyond a duration", bit("--timeout", "1e10"), "--timeout 1e10: must be a positive number of seconds, at most 1e+09"},
 		{"meshes native", []string{"dsm", "bitonic", "--meshes", "4x4", "--out", out}, "needs --backend local"},
 		{"plot is a file", []string{"dsm", "bitonic", "--backend", "local", "--plot", file}, "--plot " + file + ": " + file + " is a regular file; --plot names a directory (new or existing) for the figures"},
 		{"plot parent missing", []string{"dsm", "bitonic", "--backend", "local", "--plot", filepath.Join(dir, "no", "figs")}, "the parent directory must exist"},

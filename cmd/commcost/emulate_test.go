@@ -38,7 +38,7 @@ func TestEmulateBadInput(t *testing.T) {
 		{"rank count above the network's", append([]string{"emulate", "kk", "--net", "SE(1)", "--np", "5"}, local...), "--np 5: --net SE(1) needs 2 application + 2 service ranks = 4; give --np 4"},
 		{"rank count of the default network", append([]string{"emulate", "kaccess", "--np", "3"}, local...), "--np 3: --net BF(2) needs 4 application + 12 service ranks = 16; give --np 16"},
 		{"store network's rank count", append([]string{"app", "samplesort", "--np", "3", "--store", "emulate:SE(1)"}, local...), "--store emulate:SE(1): on --np 3: the network needs 2 application + 2 service ranks = 4"},
-		{"stall beyond a duration", append([]string{"emulate", "kk", "--net", "HC(2)", "--np", "8", "--stall", "1e10"}, local...), "--stall 1e+10: must be a positive number of seconds, at most 1e+09"},
+		{"stall beyond a duration", append([]string{"emulate", "kk", "--net", "HC(2)", "--np", "8", "--stall", "1e10"}, local...), "--stall 1e10: must be a positive number of seconds, at most 1e+09"},
 		{"wrong rank count BF(3)", []string{"emulate", "selftest", "--net", "BF(3)", "--np", "16", "--backend", "local"}, "--np 16: --net BF(3) needs 8 application + 32 service ranks = 40; give --np 40"},
 		{"info wrong rank count", []string{"emulate", "info", "--net", "SE(3)", "--np", "8"}, "--np 8: --net SE(3) needs 8 application + 8 service ranks = 16"},
 		{"unknown topology", append([]string{"emulate", "kk", "--net", "ring(4)"}, local...), `--net ring(4)`},

@@ -88,10 +88,13 @@ var messageCases = []struct {
 	{"app cal-k too large", []string{"app", "matmul", "--cal-k", "1,2,99999999999"}, "--cal-k (calibration sweep (without --model): send hot spots k) is at most 2G-1 = 2147483647: 99999999999 is more"},
 	{"kkaccess k range too large", []string{"kkaccess", "--k", "1:3G"}, "a range of --k (send hot spots k (packets per accessing rank)) ends at most at 2G-1"},
 	// A number of seconds has both its bounds: 1e300 is positive.
-	{"app cal-max-time beyond a duration", []string{"app", "gauss", "--cal-max-time", "1e300"}, "--cal-max-time 1e+300: must be a positive number of seconds, at most 1e+09 (about 32 years)"},
-	{"store app cal-max-time beyond a duration", []string{"app", "matmul", "--cal-max-time", "1e300"}, "--cal-max-time 1e+300: must be a positive number of seconds, at most 1e+09"},
-	{"max-time beyond a duration", []string{"pingpong", "--max-time", "1e300"}, "--max-time 1e+300: must be a positive number of seconds, at most 1e+09"},
-	{"max-time infinite", []string{"kkaccess", "--max-time", "inf"}, "--max-time +Inf: must be a positive number of seconds, at most 1e+09"},
+	{"app cal-max-time beyond a duration", []string{"app", "gauss", "--cal-max-time", "1e300"}, "--cal-max-time 1e300: must be a positive number of seconds, at most 1e+09 (about 32 years)"},
+	{"store app cal-max-time beyond a duration", []string{"app", "matmul", "--cal-max-time", "1e300"}, "--cal-max-time 1e300: must be a positive number of seconds, at most 1e+09"},
+	{"max-time beyond a duration", []string{"pingpong", "--max-time", "1e300"}, "--max-time 1e300: must be a positive number of seconds, at most 1e+09"},
+	{"max-time infinite", []string{"kkaccess", "--max-time", "inf"}, "--max-time inf: must be a positive number of seconds, at most 1e+09"},
+	// A number is echoed as given, not reformatted.
+	{"stall echoed as given", []string{"emulate", "kk", "--net", "HC(2)", "--np", "8", "--backend", "local", "--stall", "9.3e9"}, "--stall 9.3e9: must be a positive number of seconds, at most 1e+09"},
+	{"cal-max-time echoed as given", []string{"app", "gauss", "--cal-max-time", "1000000001"}, "--cal-max-time 1000000001: must be a positive number of seconds"},
 	// Network names echoed whole, and half a name refused.
 	{"net unclosed", []string{"emulate", "info", "--net", "BF(2"}, `--net BF(2: topology "BF(2"`},
 	{"net unopened", []string{"emulate", "info", "--net", "BF2)"}, `topology "BF2)"`},
