@@ -50,31 +50,17 @@ func checkMetadata(v reflect.Value, name, path string) error {
 			return checkCov(v, path)
 		}
 	case reflect.Struct:
-		t := v.Type()
 		fields := map[string]reflect.Value{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			n, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if n == "-" {
-				continue
-			}
-			if n == "" {
-				n = f.Name
-			}
-			sub := n
-			if path != "" {
-				sub = path + "." + n
-			}
-			fields[n] = v.Field(i)
-			if err := checkNumber(n, v.Field(i), sub); err != nil {
+		err := eachJSONField(v.Type(), path, func(f reflect.StructField, n, _, sub string) error {
+			fv := v.FieldByIndex(f.Index)
+			fields[n] = fv
+			if err := checkNumber(n, fv, sub); err != nil {
 				return err
 			}
-			if err := checkMetadata(v.Field(i), n, sub); err != nil {
-				return err
-			}
+			return checkMetadata(fv, n, sub)
+		})
+		if err != nil {
+			return err
 		}
 		return checkOrder(fields, path)
 	}

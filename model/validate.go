@@ -593,33 +593,16 @@ func checkPresent(t reflect.Type, data json.RawMessage, path string) error {
 			}
 			return nil
 		}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			sub := name
-			if path != "" {
-				sub = path + "." + name
-			}
+		return eachJSONField(t, path, func(f reflect.StructField, name, opts, sub string) error {
 			raw, ok := obj[name]
 			if !ok {
 				if strings.Contains(opts, "omitempty") || f.Type == qualityType {
-					continue
+					return nil
 				}
 				return fmt.Errorf("%s is missing", sub)
 			}
-			if err := checkPresent(f.Type, raw, sub); err != nil {
-				return err
-			}
-		}
+			return checkPresent(f.Type, raw, sub)
+		})
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
 			return nil
@@ -681,6 +664,33 @@ func checkUsable(m Model) error {
 	}
 	if k, ok := Lookup(m.Kind()); ok && k.Check != nil {
 		return k.Check(m)
+	}
+	return nil
+}
+
+// eachJSONField calls fn on every exported field of struct type t that
+// encoding/json writes, with its JSON name, the tag's options and its
+// path below path ("fit.t_s"), stopping at the first error.
+func eachJSONField(t reflect.Type, path string, fn func(f reflect.StructField, name, opts, sub string) error) error {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		sub := name
+		if path != "" {
+			sub = path + "." + name
+		}
+		if err := fn(f, name, opts, sub); err != nil {
+			return err
+		}
 	}
 	return nil
 }
