@@ -128,8 +128,8 @@ func (w *Watchdog) check(now time.Time) (Stall, bool) {
 // Begin starts a point named point with a time budget (0: only the
 // progress rule applies, until a nested Begin brings one) and returns its
 // end. A Begin inside another point counts as progress; with a budget
-// (Measure within a pattern's point) it keeps the outer name and gives the
-// point its budget if it had none; without one (a step of its own, as a
+// (Measure within a pattern's point) it keeps the outer name and makes the
+// point's budget last at least that long from now; without one (a step of its own, as a
 // serial oracle) it adds its name to the outer one until it ends.
 func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
 	if w == nil {
@@ -150,11 +150,14 @@ func (w *Watchdog) Begin(point string, budget time.Duration) (end func()) {
 		// steps side by side; the first names it.
 		named = outer + "; in it, " + point
 		w.point = named
-	case w.budget == 0 && budget > 0 && !w.span:
+	case budget > 0 && !w.span:
 		// A point begun without a budget (a pattern's Run, whose
 		// repetitions Measure configures) gets Measure's, counted from
-		// now.
-		w.budget = now.Sub(w.start) + budget
+		// now. A budget already set is extended to now plus this one:
+		// goroutine ranks that overlap their consecutive Measures keep
+		// the point from ever ending, and each Measure's own budget
+		// starts when it does.
+		w.budget = max(w.budget, now.Sub(w.start)+budget)
 	}
 	w.depth++
 	w.mu.Unlock()

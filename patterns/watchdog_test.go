@@ -44,6 +44,22 @@ func TestWatchdogRules(t *testing.T) {
 			}
 		}, true, true, "budget"},
 		{"idle between points", 0, func(w *Watchdog) {}, false, false, ""},
+		{"overlapping measures each within budget", 2 * timeout, func(w *Watchdog) {
+			// Goroutine ranks share the watchdog: one begins its next
+			// Measure before another ends the last, so the point never
+			// ends; each Measure's budget counts from its own begin.
+			start, prev := time.Now(), func() {}
+			for time.Since(start) < 12*timeout {
+				next := w.Begin("pingpong bytes=8", 2*timeout)
+				prev()
+				prev = next
+				for i := 0; i < 4; i++ {
+					time.Sleep(timeout / 4)
+					w.Progress()
+				}
+			}
+			prev()
+		}, false, false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
