@@ -3,6 +3,7 @@ package apps
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/commcost/commcost/mpi"
@@ -107,5 +108,36 @@ func TestMeasureFailedCheckOnEveryRank(t *testing.T) {
 		} else if r != 2 && !strings.Contains(err.Error(), "rank 2 failed") {
 			t.Errorf("rank %d: %v", r, err)
 		}
+	}
+}
+
+// countedToy counts rank 0's runs of toy.
+type countedToy struct {
+	toy
+	runs *atomic.Int64
+}
+
+func (t countedToy) Run(env Env) (Outcome, error) {
+	if env.Comm.Rank() == 0 {
+		t.runs.Add(1)
+	}
+	return t.toy.Run(env)
+}
+
+// TestMeasureWarmupBoundedByMaxTime: a warm-up count past what MaxTime
+// allows stops after MaxTime, as patterns.Measure's does, and every rank
+// stops after the same run.
+func TestMeasureWarmupBoundedByMaxTime(t *testing.T) {
+	var runs atomic.Int64
+	app := countedToy{toy{n: 16, failRank: -1}, &runs}
+	err := local.Run(3, func(c mpi.Comm) error {
+		_, err := Measure(Env{Comm: c}, app, patterns.Reps{MinReps: 3, MaxReps: 3, Warmup: patterns.MaxCount, MaxTime: 0.05}, results.Meta{Backend: "local"})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := runs.Load(); n < 4 || n >= patterns.MaxCount {
+		t.Fatalf("%d runs of a warm-up of %d bounded by 0.05 s and 3 timed ones", n, patterns.MaxCount)
 	}
 }

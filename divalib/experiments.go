@@ -170,6 +170,9 @@ type MatSquareExperiment struct {
 	Kernel Kernel
 	Reps   int  // measured repetitions (each squares again)
 	Verify bool // compare with the serial computation on rank 0
+	// MaxTime bounds the repetitions of each strategy and block size
+	// (MatSquareConfig.MaxTime).
+	MaxTime float64
 }
 
 // HandFirst returns the strategies with Hand (if present) moved to the
@@ -214,7 +217,7 @@ func checkOne(c mpi.Comm, base Config, name string, w CheckWorkload, meta result
 func RunMatSquare(c mpi.Comm, e MatSquareExperiment, meta results.Meta, emit func(results.Record) error) error {
 	order := HandFirst(e.Strategies)
 	for _, m := range e.Blocks {
-		mcfg := MatSquareConfig{BlockInts: m, Kernel: e.Kernel, Reps: e.Reps, Verify: e.Verify, Seed: e.Store.Seed}
+		mcfg := MatSquareConfig{BlockInts: m, Kernel: e.Kernel, Reps: e.Reps, MaxTime: e.MaxTime, Verify: e.Verify, Seed: e.Store.Seed}
 		var hand *MatSquareResult
 		for _, name := range order {
 			end := watchPoint(BenchMatSquare, results.Params{"strategy": name, "block_ints": m})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
 
 // The matrix-square experiment of paper 004, section 3.1: A := A*A on a
@@ -44,6 +45,20 @@ type MatSquareConfig struct {
 	Reps      int    // measured repetitions (default 1); each squares again
 	Verify    bool   // compare with a serial computation at rank 0
 	Seed      int64  // matrix entries
+	// MaxTime bounds the repetitions, seconds (0: none): once 3 (or
+	// Reps, if fewer) are done no more start past it, and the check
+	// compares the squares done.
+	MaxTime float64
+}
+
+// stopRepsAfter is the number of repetitions (or Reps, if fewer) that
+// MaxTime lets finish before it stops them.
+const stopRepsAfter = 3
+
+// stopsAt reports whether the repetitions stop before repetition done
+// (0-based) after spent seconds, the same on every rank.
+func (c MatSquareConfig) stopsAt(done int, spent float64) bool {
+	return c.MaxTime > 0 && done >= min(stopRepsAfter, c.Reps) && spent >= c.MaxTime
 }
 
 func (c *MatSquareConfig) defaults() error {
@@ -74,6 +89,9 @@ type MatSquareResult struct {
 	Congestion Congestion // of the first measured repetition
 	CommSec    []float64  // per repetition, max over ranks of the measured phases
 	Verified   bool       // compared with the serial result and equal
+	// Stop is why the repetitions stopped: results.StopFixed (all of
+	// them ran) or results.StopMaxTime.
+	Stop string
 }
 
 // blockName is the variable name of block A[bi,bj]: "A[bi,bj]".
@@ -208,7 +226,13 @@ func MatSquareStore(c mpi.Comm, s *Store, cfg MatSquareConfig) (MatSquareResult,
 	x := make([]int32, cfg.BlockInts)
 	y := make([]int32, cfg.BlockInts)
 	raw := make([]byte, 4*cfg.BlockInts)
+	res.Stop = results.StopFixed
+	spent := 0.0
 	for rep := 0; rep < cfg.Reps; rep++ {
+		if cfg.stopsAt(rep, spent) {
+			res.Stop = results.StopMaxTime
+			break
+		}
 		s.traffic.Reset()
 		if err := s.Barrier(); err != nil {
 			return res, err
@@ -249,6 +273,7 @@ func MatSquareStore(c mpi.Comm, s *Store, cfg MatSquareConfig) (MatSquareResult,
 			return res, err
 		}
 		res.CommSec = append(res.CommSec, el[0])
+		spent += el[0]
 		progress()
 	}
 	if cfg.Verify {
@@ -256,7 +281,9 @@ func MatSquareStore(c mpi.Comm, s *Store, cfg MatSquareConfig) (MatSquareResult,
 			return res, err
 		}
 		bytesInt32(raw, h)
-		ok, err := verify(c, s.mesh, cfg, h)
+		done := cfg
+		done.Reps = len(res.CommSec)
+		ok, err := verify(c, s.mesh, done, h)
 		if err != nil {
 			return res, err
 		}
@@ -300,7 +327,13 @@ func MatSquareHand(c mpi.Comm, mesh Mesh, cfg MatSquareConfig) (MatSquareResult,
 	x := make([]int32, cfg.BlockInts)
 	y := make([]int32, cfg.BlockInts)
 	nb := len(own)
+	res.Stop = results.StopFixed
+	spent := 0.0
 	for rep := 0; rep < cfg.Reps; rep++ {
+		if cfg.stopsAt(rep, spent) {
+			res.Stop = results.StopMaxTime
+			break
+		}
 		tr.Reset()
 		if err := c.Barrier(); err != nil {
 			return res, err
@@ -414,11 +447,14 @@ func MatSquareHand(c mpi.Comm, mesh Mesh, cfg MatSquareConfig) (MatSquareResult,
 			return res, err
 		}
 		res.CommSec = append(res.CommSec, el[0])
+		spent += el[0]
 		own = int32Bytes(h)
 		progress()
 	}
 	if cfg.Verify {
-		ok, err := verify(c, mesh, cfg, h)
+		done := cfg
+		done.Reps = len(res.CommSec)
+		ok, err := verify(c, mesh, done, h)
 		if err != nil {
 			return res, err
 		}
@@ -459,7 +495,8 @@ check:
 }
 
 // oracle keeps the last serial result: every strategy of one run is
-// checked against the same matrix, computed once.
+// checked against the same matrix, computed once, and a check of more
+// squares (a strategy a time bound stopped later) goes on from it.
 var oracle struct {
 	sync.Mutex
 	key struct {
@@ -481,13 +518,20 @@ func serialResult(cfg MatSquareConfig, n, b int) []int32 {
 	if oracle.a != nil && oracle.key == key {
 		return oracle.a
 	}
-	a := make([]int32, n*n)
-	for r := 0; r < n; r++ {
-		for cc := 0; cc < n; cc++ {
-			a[r*n+cc] = entry(cfg.Seed, r, cc)
+	// The cached matrix is a step on the way when it differs in the
+	// number of squares only, and has fewer.
+	earlier := oracle.key
+	earlier.reps = key.reps
+	a, from := oracle.a, oracle.key.reps
+	if a == nil || earlier != key || from > cfg.Reps {
+		a, from = make([]int32, n*n), 0
+		for r := 0; r < n; r++ {
+			for cc := 0; cc < n; cc++ {
+				a[r*n+cc] = entry(cfg.Seed, r, cc)
+			}
 		}
 	}
-	for rep := 0; rep < cfg.Reps; rep++ {
+	for rep := from; rep < cfg.Reps; rep++ {
 		a = serialStep(cfg.Kernel, a, n, b)
 	}
 	oracle.key, oracle.a = key, a

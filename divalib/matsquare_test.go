@@ -9,6 +9,8 @@ import (
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
 )
 
 // runMatSquare runs one strategy ("hand" or a Config name) on a local world
@@ -165,5 +167,39 @@ func TestMatSquareVerifyRefusesWrongBlock(t *testing.T) {
 				t.Errorf("rank %d wrong: rank %d's verdict %v", wrong, r, v)
 			}
 		}
+	}
+}
+
+// TestMatSquareMaxTime: a time bound stops the repetitions once 3 (or
+// Reps, if fewer) are done, the check compares the squares done, and the
+// oracle goes on from a cached step to the same matrix it computes anew.
+func TestMatSquareMaxTime(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		reps     int
+		maxTime  float64
+		stop     string
+		min, max int
+	}{
+		{"bound stops a long run", patterns.MaxCount, 0.05, results.StopMaxTime, 3, patterns.MaxCount - 1},
+		{"fewer reps than 3 all run", 2, 1e-9, results.StopFixed, 2, 2},
+		{"no bound", 4, 0, results.StopFixed, 4, 4},
+	} {
+		for _, st := range []string{"hand", "tree-4"} {
+			t.Run(tc.name+"/"+st, func(t *testing.T) {
+				res := runMatSquare(t, 4, st, divalib.MatSquareConfig{BlockInts: 64, Reps: tc.reps, MaxTime: tc.maxTime, Verify: true, Seed: 5})
+				if n := len(res.CommSec); !res.Verified || res.Stop != tc.stop || n < tc.min || n > tc.max {
+					t.Fatalf("verified %v, stop %q after %d repetitions; want verified, %q after %d to %d", res.Verified, res.Stop, n, tc.stop, tc.min, tc.max)
+				}
+			})
+		}
+	}
+	cfg := divalib.MatSquareConfig{BlockInts: 16, Kernel: divalib.KernelMul, Reps: 3, Seed: 9}
+	divalib.SerialResult(cfg, 8, 4)
+	cfg.Reps = 5
+	onward := slices.Clone(divalib.SerialResult(cfg, 8, 4))
+	divalib.SerialResult(divalib.MatSquareConfig{BlockInts: 16, Kernel: divalib.KernelMul, Reps: 1, Seed: 10}, 8, 4)
+	if fresh := divalib.SerialResult(cfg, 8, 4); !slices.Equal(onward, fresh) {
+		t.Error("the oracle continued from 3 squares differs from 5 squares computed anew")
 	}
 }

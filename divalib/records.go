@@ -1,6 +1,8 @@
 package divalib
 
 import (
+	"cmp"
+
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/results"
 )
@@ -51,7 +53,7 @@ func (r MatSquareResult) Record(cfg MatSquareConfig, hand *MatSquareResult, meta
 		Schema: results.SchemaVersion, Bench: BenchMatSquare,
 		Params: results.Params{"strategy": r.Strategy, "mesh": r.Mesh.String(), "block_ints": r.BlockInts, "kernel": string(cfg.Kernel)},
 		Ranks:  r.Mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(r.CommSec), Samples: r.CommSec,
-		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed,
+		Reduction: results.ReductionMaxOverRanks, Stop: cmp.Or(r.Stop, results.StopFixed),
 		Counters: g.Counters(),
 		Derived:  map[string]float64{},
 		Meta:     meta,

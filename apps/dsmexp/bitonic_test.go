@@ -8,6 +8,7 @@ import (
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -138,5 +139,35 @@ func TestBitonicCountsIgnoreWarmup(t *testing.T) {
 				t.Errorf("%s: %s %v without warm-up, %v after one", st, k, a, b)
 			}
 		}
+	}
+}
+
+// TestSetupMaxTime: the time bound stops each strategy's repetitions once
+// 3 (or Reps, if fewer) are done, says so in the record, bounds the
+// warm-up runs too, and leaves a run without it whole.
+func TestSetupMaxTime(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		reps, warmup int
+		maxTime      float64
+		stop         string
+		minN, maxN   int
+	}{
+		{"bound stops a long run", patterns.MaxCount, patterns.MaxCount, 0.05, results.StopMaxTime, 3, patterns.MaxCount - 1},
+		{"fewer reps than 3 all run", 2, 1, 1e-9, results.StopFixed, 2, 2},
+		{"no bound", 4, 1, 0, results.StopFixed, 4, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Setup{Strategies: []string{Hand, "tree-4"}, Reps: tc.reps, Warmup: tc.warmup, MaxTime: tc.maxTime, Seed: 3}
+			recs := runBitonic(t, 4, s, []int{64})
+			if len(recs) != 2 {
+				t.Fatalf("%d records, want 2", len(recs))
+			}
+			for _, r := range recs {
+				if r.Stop != tc.stop || r.N < tc.minN || r.N > tc.maxN || r.Counters[KeyVerified] != 1 {
+					t.Errorf("%v: stop %q after %d repetitions, verified %v; want %q after %d to %d, verified", r.Params["strategy"], r.Stop, r.N, r.Counters[KeyVerified], tc.stop, tc.minN, tc.maxN)
+				}
+			}
+		})
 	}
 }

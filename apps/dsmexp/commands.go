@@ -219,6 +219,7 @@ type MatSquareSweep struct {
 	job.Output
 	StoreFlags
 	SweepFlags
+	MaxTimeFlag
 	Blocks opts.Ints `flag:"blocks" default:"4096" value:"ints" usage:"block sizes in 4-byte ints (perfect squares), a list (64,256,1024,4096) or range (64:4096)"`
 	Kernel string    `flag:"kernel" default:"mul" usage:"local computation: mul (the real product) or sum (elementwise sum: same communication, O(m) work)"`
 	Reps   int       `flag:"reps" default:"3" usage:"measured repetitions (each squares again)"`
@@ -230,6 +231,9 @@ func (e *MatSquareSweep) Validate() error {
 		return err
 	}
 	if err := e.SweepFlags.check(e.Launch, e.StoreFlags); err != nil {
+		return err
+	}
+	if err := e.MaxTimeFlag.check(); err != nil {
 		return err
 	}
 	if err := positive("Blocks", e.Blocks); err != nil {
@@ -270,7 +274,7 @@ func (e *MatSquareSweep) Run(io IO) error {
 		},
 		body: func(c mpi.Comm, w World, meta results.Meta, emit func(results.Record) error) error {
 			x := divalib.MatSquareExperiment{Strategies: e.Strategies, Store: e.store(w.Mesh), Blocks: e.Blocks,
-				Kernel: divalib.Kernel(e.Kernel), Reps: e.Reps, Verify: e.Verify}
+				Kernel: divalib.Kernel(e.Kernel), Reps: e.Reps, MaxTime: e.MaxTime, Verify: e.Verify}
 			return divalib.RunMatSquare(c, x, meta, emit)
 		}}
 	return r.run()
@@ -347,6 +351,7 @@ type BitonicSweep struct {
 	StoreFlags
 	SweepFlags
 	WarmupFlag
+	MaxTimeFlag
 	Keys opts.Ints `flag:"keys" default:"4096" usage:"keys per rank m (4-byte integers): a list (256,1024,4096) or a power-of-two range (64:4096)"`
 	Reps int       `flag:"reps" default:"3" usage:"measured repetitions per strategy and point (each sorts anew)"`
 }
@@ -359,6 +364,9 @@ func (e *BitonicSweep) Validate() error {
 		return err
 	}
 	if err := e.WarmupFlag.check(); err != nil {
+		return err
+	}
+	if err := e.MaxTimeFlag.check(); err != nil {
 		return err
 	}
 	if err := positive("Keys", e.Keys); err != nil {
@@ -389,7 +397,7 @@ func (e *BitonicSweep) Run(io IO) error {
 		},
 		points: func(int) int { return len(e.Strategies) * len(e.Keys) },
 		body: func(c mpi.Comm, w World, meta results.Meta, emit func(results.Record) error) error {
-			setup := Setup{Strategies: e.Strategies, Store: e.store(w.Mesh), Reps: e.Reps, Warmup: warm, Seed: e.Seed}
+			setup := Setup{Strategies: e.Strategies, Store: e.store(w.Mesh), Reps: e.Reps, Warmup: warm, MaxTime: e.MaxTime, Seed: e.Seed}
 			return RunBitonic(c, setup, e.Keys, meta, emit)
 		}}
 	return r.run()
@@ -407,6 +415,7 @@ type BarnesHutSweep struct {
 	StoreFlags
 	SweepFlags
 	WarmupFlag
+	MaxTimeFlag
 	Bodies       opts.Ints `flag:"bodies" default:"2000" usage:"bodies N: a list (10000,20000,40000) or a power-of-two range"`
 	PerRank      int       `flag:"bodies-per-rank" usage:"N = this many bodies times the ranks of each world, in place of --bodies (paper Fig. 11: 200)"`
 	Theta        float64   `flag:"theta" default:"1" usage:"opening criterion theta in (0, 2]: a cell of side s at distance d is used whole when s < theta d"`
@@ -428,6 +437,9 @@ func (e *BarnesHutSweep) Validate() error {
 		return err
 	}
 	if err := e.WarmupFlag.check(); err != nil {
+		return err
+	}
+	if err := e.MaxTimeFlag.check(); err != nil {
 		return err
 	}
 	switch {
@@ -512,7 +524,7 @@ func (e *BarnesHutSweep) Run(io IO) error {
 			return needOf(io, need)
 		},
 		body: func(c mpi.Comm, w World, meta results.Meta, emit func(results.Record) error) error {
-			setup := Setup{Strategies: e.Strategies, Store: e.store(w.Mesh), Reps: e.Reps, Warmup: warm, Seed: e.Seed}
+			setup := Setup{Strategies: e.Strategies, Store: e.store(w.Mesh), Reps: e.Reps, Warmup: warm, MaxTime: e.MaxTime, Seed: e.Seed}
 			return RunBarnesHut(c, setup, cfg, pts, meta, emit)
 		}}
 	return r.run()

@@ -29,6 +29,10 @@ type Setup struct {
 	Store divalib.Config
 	// Reps measured repetitions (default 1) after Warmup untimed runs.
 	Reps, Warmup int
+	// MaxTime bounds each strategy's repetitions at each point, seconds
+	// of wall time (0: none): once StopAfter of them are done no more
+	// start past it, and the warm-up runs stop after it too.
+	MaxTime float64
 	// Seed of the application's input.
 	Seed int64
 }
@@ -50,8 +54,8 @@ func (s Setup) Check(p int, hand bool) error {
 			return err
 		}
 	}
-	if s.Reps < 0 || s.Warmup < 0 {
-		return fmt.Errorf("repetitions %d and warm-up runs %d must not be negative", s.Reps, s.Warmup)
+	if s.Reps < 0 || s.Warmup < 0 || !(s.MaxTime >= 0) {
+		return fmt.Errorf("repetitions %d, warm-up runs %d and the time bound %v s must not be negative", s.Reps, s.Warmup, s.MaxTime)
 	}
 	_, err := s.mesh(p)
 	return err
@@ -91,6 +95,21 @@ type Result struct {
 	// Verified: every run's result passed the application's check (a
 	// failed check is an error, so a returned Result is verified).
 	Verified bool
+	// Stop is why the repetitions stopped: results.StopFixed (all Reps
+	// ran) or results.StopMaxTime (Setup.MaxTime).
+	Stop string
+}
+
+// StopAfter is the number of repetitions (or Reps, if fewer) a time
+// bound lets finish before it stops them: the median and its spread need
+// a few.
+const StopAfter = 3
+
+// pastBound reports whether a loop that has done done of want runs in
+// spent seconds (the maximum over ranks, so that every rank decides
+// alike) stops under the bound maxTime (0: none).
+func pastBound(done, want int, spent, maxTime float64) bool {
+	return maxTime > 0 && done >= min(StopAfter, want) && spent >= maxTime
 }
 
 // Section returns the counts of the named section.
@@ -161,13 +180,30 @@ func runStrategy(c mpi.Comm, s Setup, name, point string, mk maker) (Result, err
 		}
 	}
 	reps := max(s.Reps, 1)
+	warmStart := c.Wtime()
 	for i := 0; i < s.Warmup; i++ {
 		if _, err := app.Run(env); err != nil {
 			return res, err
 		}
 		wd.Progress()
+		if s.MaxTime > 0 {
+			spent := []float64{c.Wtime() - warmStart}
+			if err := c.AllreduceFloat64s(spent, spent, mpi.OpMax); err != nil {
+				return res, err
+			}
+			if pastBound(i+1, 1, spent[0], s.MaxTime) {
+				break
+			}
+		}
 	}
+	res.Stop = results.StopFixed
+	spent := 0.0 // wall seconds of the measured runs, max over ranks
 	for rep := 0; rep < reps; rep++ {
+		if pastBound(rep, reps, spent, s.MaxTime) {
+			res.Stop = results.StopMaxTime
+			break
+		}
+		t0 := c.Wtime()
 		// Counts come from the first measured repetition only: the
 		// applications start every run from the same state (inputs
 		// rewritten by their owners), so the others repeat them.
@@ -186,15 +222,19 @@ func runStrategy(c mpi.Comm, s Setup, name, point string, mk maker) (Result, err
 		} else if len(names) != len(res.Phases) {
 			return res, fmt.Errorf("%s: repetition %d timed phases %v, the first %d phases", res.App, rep+1, names, len(res.Phases))
 		}
-		vec := make([]float64, len(res.Phases)+1)
+		// One reduction: the execution, each phase, and the run's wall
+		// time, which the time bound counts.
+		vec := make([]float64, len(res.Phases)+2)
 		for i, ph := range res.Phases {
 			vec[i+1] = out.Phases.Sec(ph.Name)
 			vec[0] += vec[i+1]
 		}
+		vec[len(vec)-1] = c.Wtime() - t0
 		mx := make([]float64, len(vec))
 		if err := c.AllreduceFloat64s(vec, mx, mpi.OpMax); err != nil {
 			return res, err
 		}
+		spent += mx[len(mx)-1]
 		res.TimeSec = append(res.TimeSec, mx[0])
 		for i := range res.Phases {
 			res.Phases[i].Sec = append(res.Phases[i].Sec, mx[i+1])

@@ -162,6 +162,14 @@ func checkPlotDir(field, dir string) error {
 	return nil
 }
 
+// MaxTimeFlag bounds the time of each strategy's repetitions at each
+// point, as --max-time does a pattern's.
+type MaxTimeFlag struct {
+	MaxTime float64 `flag:"max-time" default:"10" usage:"seconds of repetitions per strategy and point: once 3 (or --reps, if fewer) are done, no more start after this, and warm-up runs stop after it too"`
+}
+
+func (m MaxTimeFlag) check() error { return opts.CheckSeconds("MaxTime", m.MaxTime) }
+
 // WarmupFlag is the untimed runs of an application before its measured
 // ones (the matrix square has none).
 type WarmupFlag struct {

@@ -1,6 +1,7 @@
 package dsmexp
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -66,7 +67,7 @@ func (r Result) record(bench string, ranks int, meta results.Meta, sec []float64
 	rec := results.Record{
 		Schema: results.SchemaVersion, Bench: bench, Params: params, Ranks: ranks,
 		Unit: results.UnitSeconds, Summary: results.Summarize(sec), Samples: append([]float64(nil), sec...),
-		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed,
+		Reduction: results.ReductionMaxOverRanks, Stop: cmp.Or(r.Stop, results.StopFixed),
 		Counters: s.Congestion.Counters(), Derived: map[string]float64{}, Meta: meta,
 	}
 	if r.Verified {

@@ -61,6 +61,9 @@ var messageCases = []struct {
 	// Every count of repetitions has the same bound (patterns.MaxCount):
 	// each one is progress, so the watchdog would never end 1e12 of them.
 	{"dsm reps beyond the bound", []string{"dsm", "bitonic", "--backend", "local", "--np", "4", "--reps", "1000000000000"}, "--reps 1000000000000: must be at most 1048576 repetitions"},
+	{"dsm bitonic max-time not positive", []string{"dsm", "bitonic", "--backend", "local", "--np", "4", "--max-time", "0"}, "--max-time 0: must be a positive number of seconds"},
+	{"dsm matsquare max-time not a number", []string{"dsm", "matsquare", "--backend", "local", "--np", "4", "--max-time", "NaN"}, "--max-time NaN: must be a positive number of seconds"},
+	{"dsm barneshut max-time beyond the bound", []string{"dsm", "barneshut", "--backend", "local", "--np", "4", "--max-time", "1e10"}, "--max-time 1e10: must be a positive number of seconds"},
 	{"dsm matsquare reps beyond the bound", []string{"dsm", "matsquare", "--backend", "local", "--np", "4", "--reps", "1048577"}, "--reps 1048577: must be at most 1048576 repetitions"},
 	{"dsm warmup beyond the bound", []string{"dsm", "bitonic", "--backend", "local", "--np", "4", "--warmup", "1000000000000"}, "--warmup 1000000000000: must be at most 1048576 untimed runs"},
 	{"dsm batches beyond the bound", []string{"dsm", "overhead", "--backend", "local", "--np", "4", "--batches", "1000000000000"}, "--batches 1000000000000: must be at most 1048576 batches"},
