@@ -3,7 +3,10 @@ package results
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
+
+	"github.com/montanaflynn/stats"
 )
 
 // Physical bounds on a record's statistics, by unit. A value beyond them is
@@ -53,7 +56,8 @@ const (
 //     (checkOrder);
 //   - in a measurement's unit the CI lies within [min, max], and kept
 //     samples are the n values summarised, each within [min, max] and
-//     not below the unit's least value (checkSamples);
+//     not below the unit's least value, with the record's min, median,
+//     mean and max as their own (checkSamples);
 //   - aggregate and stop are Reduction* and Stop* values or empty;
 //   - samples, workload and the metadata's hosts, ranks per host and
 //     command hold at most MaxRecordElements entries each (the reader
@@ -218,9 +222,13 @@ func (r *Record) checkOrder() error {
 
 // checkSamples refuses raw samples no writer stores: every writer keeps
 // the very values its statistics summarise (Summarize of the samples,
-// unthinned and uncapped), so there are n of them, each finite, not below
-// its unit's least value (0 for a time, a size, a bandwidth or a count)
-// and within [min, max]. A record without samples (the default) passes.
+// unthinned and uncapped, in the record's unit: a bandwidth record keeps
+// the bandwidths), so there are n of them, each finite, not below its
+// unit's least value (0 for a time, a size, a bandwidth or a count) and
+// within [min, max], and their min, median, mean and max are the
+// record's, computed as Summarize does (a sorted copy: the order of the
+// samples does not matter) up to sampleTol. A mean of 0 is a field left
+// out, as in checkOrder. A record without samples (the default) passes.
 func (r *Record) checkSamples(lo float64) error {
 	if len(r.Samples) == 0 {
 		return nil
@@ -239,7 +247,35 @@ func (r *Record) checkSamples(lo float64) error {
 			return fmt.Errorf("sample %d is %v, outside min %v and max %v, the extremes of the samples", i+1, v, r.Min, r.Max)
 		}
 	}
+	x := slices.Clone(r.Samples)
+	slices.Sort(x)
+	mean, _ := stats.Mean(x) // errors only for an empty sample
+	for _, s := range []struct {
+		name           string
+		samples, field float64
+	}{{"min", x[0], r.Min}, {"max", x[len(x)-1], r.Max}, {"median", Median(x), r.Median}, {"mean", mean, r.Mean}} {
+		if s.name == "mean" && s.field == 0 {
+			continue
+		}
+		if !sampleClose(s.samples, s.field) {
+			return fmt.Errorf("samples have %s %v but %s = %v: a record's statistics summarise its samples", s.name, s.samples, s.name, s.field)
+		}
+	}
 	return nil
+}
+
+// sampleTol is the relative slack between a statistic recomputed from
+// the samples and the record's: a JSON float round trip is exact, so it
+// only absorbs another tool's summation order; sampleAbsTol lets two
+// values both within it of 0 agree.
+const (
+	sampleTol    = 1e-9
+	sampleAbsTol = 1e-300
+)
+
+// sampleClose reports whether a and b agree up to sampleTol.
+func sampleClose(a, b float64) bool {
+	return math.Abs(a-b) <= sampleTol*math.Max(math.Abs(a), math.Abs(b))+sampleAbsTol
 }
 
 // checkLabels refuses an aggregate or stop value no writer uses: they

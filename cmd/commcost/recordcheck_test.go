@@ -53,6 +53,12 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 		return `{"schema":1,"bench":"sched.comm","params":{"d":2,"gen":"fig7","matrix":0,"bytes":16,"scheduler":"CGM"},"ranks":8,"unit":"s",` +
 			`"n":3,"min":1e-5,"median":2e-5,"max":3e-5,"ci95":[1e-5,3e-5],"derived":` + derived + `,"meta":{}}`
 	}
+	// spread is a ping-pong of three repetitions 1, 2 and 3 us; a file of
+	// it with its samples in reverse order is the accepted side of the
+	// samples' refusals below.
+	spread := edit(edit(pp2, `"min":2e-6`, `"min":1e-6`), `"max":2e-6,"ci95":[2e-6,2e-6]`, `"max":3e-6,"mean":2e-6,"ci95":[1e-6,3e-6]`)
+	withSamples := func(samples string) string { return edit(spread, `"meta":{}`, `"samples":`+samples+`,"meta":{}`) }
+	goodSamples := file("sb_good.jsonl", withSamples(`[3e-6,2e-6,1e-6]`))
 	runDir := filepath.Join(dir, "run")
 	if err := os.Mkdir(runDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -126,6 +132,10 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 			"sample 1 is 1e+06, outside min 2e-06 and max 2e-06"},
 		{"compare of 2 samples where n = 3", []string{"compare", "a=" + good, "b=" + file("sb_short.jsonl", edit(pp2, `"meta":{}`, `"samples":[2e-6,2e-6],"meta":{}`))},
 			"samples holds 2 values but n = 3"},
+		{"compare of samples of another median", []string{"compare", "a=" + goodSamples, "b=" + file("sb_median.jsonl", withSamples(`[1e-6,1e-6,3e-6]`))},
+			"input b=" + filepath.Join(dir, "sb_median.jsonl") + ": results: " + filepath.Join(dir, "sb_median.jsonl") + ": line 1: record pingpong bytes=8 iters=10: samples have median 1e-06 but median = 2e-06"},
+		{"fit of samples of another mean", []string{"fit", "hockney", file("sb_mean.jsonl", edit(withSamples(`[2e-6,1e-6,3e-6]`), `"mean":2e-6`, `"mean":2.5e-6`))},
+			"sb_mean.jsonl: line 1: record pingpong bytes=8 iters=10: samples have mean 2e-06 but mean = 2.5e-06"},
 		// Labels and the CI's shape.
 		{"fit of aggregate bogus", []string{"fit", "hockney", file("agg.jsonl", edit(pp2, `"meta":{}`, `"aggregate":"bogus","meta":{}`))},
 			`agg.jsonl: line 1: record pingpong bytes=8 iters=10: aggregate "bogus" is none of max-over-ranks, rank0, window-latest-end, rank0-wall`},
