@@ -67,7 +67,8 @@ const (
 //     counter may be negative: an N-body run's energy);
 //   - the metadata is one of a launch (Meta.check: ranks per host from
 //     1 to MaxRecordRanks, one per host; cores, GOMAXPROCS and the load
-//     average not negative);
+//     average not negative), and ranks is at most the launch's ranks,
+//     the sum of ranks per host (checkLaunch);
 //   - ranks is at most MaxRecordRanks, and the bench's record check
 //     (RegisterRecordCheck) accepts the record.
 //
@@ -167,6 +168,9 @@ func (r *Record) CheckValues() error {
 		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
 	}
 	if err := r.Meta.check(); err != nil {
+		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
+	}
+	if err := r.checkLaunch(); err != nil {
 		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
 	}
 	if f, ok := recordChecks.Load(r.Bench); ok {
@@ -290,6 +294,29 @@ func (r *Record) checkLabels() error {
 	case "", StopRelCI, StopMaxReps, StopMaxTime, StopFixed:
 	default:
 		return fmt.Errorf("stop %q is none of %s, %s, %s, %s", r.Stop, StopRelCI, StopMaxReps, StopMaxTime, StopFixed)
+	}
+	return nil
+}
+
+// checkLaunch refuses more ranks than the launch the metadata describes:
+// ranks_per_host counts every rank of the launch (job.NewMeta gathers it
+// over the world, replay counts the traced ranks), and the ranks that
+// took part are some of them, so ranks <= the sum of ranks_per_host.
+// Fewer is a record of part of a launch: a calibration's ping-pong on a
+// pair of a larger launch, an emulated network's application ranks
+// without its service ranks, a dsm mesh or an all-to-all on a subset. A
+// record without ranks_per_host (sched count, sched breakeven --in: no
+// launch) passes.
+func (r *Record) checkLaunch() error {
+	if len(r.Meta.RanksPerHost) == 0 {
+		return nil
+	}
+	sum := 0
+	for _, n := range r.Meta.RanksPerHost {
+		sum += n // at most 2^20 entries of at most 2^24 (checked above): no overflow
+	}
+	if r.Ranks > sum {
+		return fmt.Errorf("meta ranks_per_host sums to %d but ranks = %d: the ranks that took part are some of the launch's", sum, r.Ranks)
 	}
 	return nil
 }

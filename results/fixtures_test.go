@@ -24,6 +24,9 @@ func testMeta() Meta {
 
 func testRecords() []Record {
 	m := testMeta()
+	// The k-k-access ran on 16 ranks, 8 per host.
+	m16 := testMeta()
+	m16.RanksPerHost = []int{8, 8}
 	return []Record{
 		{
 			Schema: SchemaVersion, Bench: "pingpong", Params: Params{"bytes": 8}, Ranks: 2, Unit: UnitSeconds,
@@ -55,7 +58,7 @@ func testRecords() []Record {
 				CI95: [2]float64{0.012, 0.0127}, Invalid: 1},
 			RankMin: 0.010, RankAvg: 0.0115, RankMax: 0.0123, Reduction: ReductionWindowLatestEnd, Stop: StopRelCI,
 			Counters: map[string]float64{"messages": 4096, "bytes": 1.5e7},
-			Meta:     m,
+			Meta:     m16,
 		},
 	}
 }

@@ -83,6 +83,10 @@ func TestCheckValues(t *testing.T) {
 		{"ranks_per_host summing above ranks (a calibration's pair on a larger launch)", func(r *Record) {
 			r.Meta.Hosts, r.Meta.RanksPerHost = []string{"vm"}, []int{5}
 		}, ""},
+		{"ranks_per_host summing below ranks", func(r *Record) {
+			r.Meta.Hosts, r.Meta.RanksPerHost = []string{"vm"}, []int{1}
+		}, "meta ranks_per_host sums to 1 but ranks = 2"},
+		{"ranks_per_host summing to ranks over two hosts", func(r *Record) { r.Meta.RanksPerHost = []int{1, 1} }, ""},
 		{"samples in reverse order", func(r *Record) { slices.Reverse(r.Samples) }, ""},
 		{"samples of another median", func(r *Record) { r.Samples[4], r.Samples[5] = 1.51e-6, 1.51e-6 }, "samples have median 1.515e-06 but median = 1.52e-06"},
 		{"samples of another mean", func(r *Record) { r.Samples[8] = 1.55e-6 }, "samples have mean 1.558e-06 but mean = 1.563e-06"},
@@ -166,6 +170,9 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"samples of another mean", `"max":3e-6`, `"max":3e-6,"mean":2.5e-6,"samples":[3e-6,1e-6,2e-6]`, "line 2: record pingpong bytes=8: samples have mean 2e-06 but mean = 2.5e-06"},
 		{"samples in reverse order", `"meta":{}`, `"meta":{},"samples":[3e-6,2e-6,1e-6]`, ""},
 		{"samples and their mean", `"max":3e-6`, `"max":3e-6,"mean":2e-6,"samples":[2e-6,3e-6,1e-6]`, ""},
+		{"ranks per host summing below ranks", `"meta":{}`, `"meta":{"hosts":["vm"],"ranks_per_host":[1]}`, "line 2: record pingpong bytes=8: meta ranks_per_host sums to 1 but ranks = 2"},
+		{"ranks per host summing to ranks", `"meta":{}`, `"meta":{"hosts":["h","g"],"ranks_per_host":[1,1]}`, ""},
+		{"ranks per host summing above ranks (a pair of a larger launch)", `"meta":{}`, `"meta":{"hosts":["vm"],"ranks_per_host":[5]}`, ""},
 		{"aggregate bogus", `"meta":{}`, `"meta":{},"aggregate":"bogus"`, `line 2: record pingpong bytes=8: aggregate "bogus" is none of max-over-ranks`},
 		{"stop bogus", `"meta":{}`, `"meta":{},"stop":"bogus"`, `stop "bogus" is none of rel-ci`},
 		{"hosts beyond the element bound", `"meta":{}`, `"meta":{"hosts":[` + manyItems(`"a"`, MaxRecordElements+1) + `]}`,

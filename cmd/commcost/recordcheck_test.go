@@ -54,11 +54,11 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 			`"n":3,"min":1e-5,"median":2e-5,"max":3e-5,"ci95":[1e-5,3e-5],"derived":` + derived + `,"meta":{}}`
 	}
 	// spread is a ping-pong of three repetitions 1, 2 and 3 us; a file of
-	// it with its samples in reverse order is the accepted side of the
-	// samples' refusals below.
+	// it with its samples in reverse order and a launch larger than its
+	// ranks is the accepted side of the samples' refusals below.
 	spread := edit(edit(pp2, `"min":2e-6`, `"min":1e-6`), `"max":2e-6,"ci95":[2e-6,2e-6]`, `"max":3e-6,"mean":2e-6,"ci95":[1e-6,3e-6]`)
 	withSamples := func(samples string) string { return edit(spread, `"meta":{}`, `"samples":`+samples+`,"meta":{}`) }
-	goodSamples := file("sb_good.jsonl", withSamples(`[3e-6,2e-6,1e-6]`))
+	goodSamples := file("sb_good.jsonl", edit(withSamples(`[3e-6,2e-6,1e-6]`), `"meta":{}`, `"meta":{"hosts":["vm"],"ranks_per_host":[5]}`))
 	runDir := filepath.Join(dir, "run")
 	if err := os.Mkdir(runDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -104,6 +104,10 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 			`counters "bytes_sent_max" = 1e+300 is beyond 1e+18 in absolute value`},
 		{"fit of ranks per host -2", []string{"fit", "hockney", file("rph.jsonl", withMeta(`{"hosts":["vm"],"ranks_per_host":[-2]}`))},
 			"meta ranks_per_host[0] = -2: a host runs 1 to 16777216 ranks"},
+		{"fit of ranks per host summing to 1 on 2 ranks", []string{"fit", "hockney", file("rph1.jsonl", withMeta(`{"hosts":["vm"],"ranks_per_host":[1]}`))},
+			"rph1.jsonl: line 1: record pingpong bytes=8 iters=10: meta ranks_per_host sums to 1 but ranks = 2"},
+		{"compare of ranks per host summing to 3 on 4 ranks", []string{"compare", "a=" + goodSamples, "b=" + file("rph3.jsonl", edit(withMeta(`{"hosts":["h","g"],"ranks_per_host":[2,1]}`), `"ranks":2`, `"ranks":4`))},
+			"input b=" + filepath.Join(dir, "rph3.jsonl") + ": results: " + filepath.Join(dir, "rph3.jsonl") + ": line 1: record pingpong bytes=8 iters=10: meta ranks_per_host sums to 3 but ranks = 4"},
 		{"compare of cores -1", []string{"compare", "a=" + good, "b=" + file("cores.jsonl", withMeta(`{"cores":-1}`))}, "meta cores = -1: want 0 (unknown) to 16777216"},
 		// A unit the bench does not write.
 		{"compare of a ping-pong in ms", []string{"compare", "a=" + good, "b=" + file("unit_ms.jsonl", edit(pp2, `"unit":"s"`, `"unit":"ms"`))},
