@@ -9,12 +9,12 @@ import (
 
 // timeRec is a time record with median y and a CI95 of ±1% (the extremes
 // of its repetitions, as Summarize gives for few of them), with the
-// metadata a run writes.
+// metadata a run writes: a launch of its ranks on one host.
 func timeRec(bench string, params results.Params, ranks int, y float64) results.Record {
 	return results.Record{
 		Schema: results.SchemaVersion, Bench: bench, Params: params, Ranks: ranks, Unit: "s",
 		Summary: results.Summary{N: 9, Min: 0.99 * y, Median: y, Mean: y, Max: 1.01 * y, P90: y, P99: y, CI95: [2]float64{0.99 * y, 1.01 * y}},
-		Meta: results.Meta{MPILibrary: "Open MPI v4.1.4", Hosts: []string{"node1"}, RanksPerHost: []int{2},
+		Meta: results.Meta{MPILibrary: "Open MPI v4.1.4", Hosts: []string{"node1"}, RanksPerHost: []int{max(ranks, 1)},
 			Backend: "native", Commit: "0123456789ab", Date: "2025-06-01T12:00:00Z"},
 	}
 }
