@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -299,16 +300,28 @@ func TestAppendJSONLRefusesOtherFiles(t *testing.T) {
 // every reader accepts (each line a record CheckValues passes), so a run
 // does not add its records to a file whose first or a later line makes
 // every reader refuse it; the refusal names the line and the file is
-// left as it is. A file too large to read is refused by the read demand.
+// left as it is. The check reads the file a line at a time and keeps no
+// record, so a file far beyond the memory a reader may take (the test
+// leaves 1 KiB) is checked, not refused for its size.
 func TestAppendJSONLChecksEveryLine(t *testing.T) {
 	good := string(writeJSONL(t, testRecords()[:2]))
+	// About 1 MiB of records, a thousand times the memory left.
+	const copies = 800
+	large := strings.Repeat(good, copies)
+	deep := 2*copies - 7 // a line deep in large
+	lines := strings.SplitAfter(large, "\n")
+	badDeep := strings.Join(lines[:deep-1], "") + "garbage\n" + strings.Join(lines[deep-1:], "")
 	tests := []struct{ name, body, want string }{
 		{"records commcost wrote", good, ""},
 		{"blank lines between records", strings.Replace(good, "\n", "\n\n", 1), ""},
 		{"a first line of schema 99", `{"schema":99,"bench":"x"}` + "\n", "line 1: "},
 		{"garbage on line 2", strings.SplitAfter(good, "\n")[0] + "garbage\n", "line 2: not a JSON record"},
 		{"a record with n = 0 on line 3", good + strings.Replace(strings.SplitAfter(good, "\n")[0], `"n":10`, `"n":0`, 1), "line 3: record pingpong bytes=8 has n = 0"},
+		{"a file beyond the memory a reader may take", large, ""},
+		{"garbage deep in a large file", badDeep, fmt.Sprintf("line %d: not a JSON record", deep)},
 	}
+	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+	availableMemory = func() (int64, string, bool) { return 1 << 10, "a test's limit", true }
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), RecordsFile)
@@ -335,17 +348,41 @@ func TestAppendJSONLChecksEveryLine(t *testing.T) {
 			}
 		})
 	}
-	t.Run("beyond the read demand", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), RecordsFile)
-		if err := os.WriteFile(path, []byte(good), 0o644); err != nil {
+}
+
+// TestScanJSONLKeepsNothing: the line-by-line check holds one line at a
+// time, so the heap it leaves live after reading a file is a small
+// fraction of the file, where a reader keeps every record.
+func TestScanJSONLKeepsNothing(t *testing.T) {
+	const copies = 800 // about 1 MiB
+	data := bytes.Repeat(writeJSONL(t, testRecords()[:2]), copies)
+	live := func() uint64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	grown := func(keep func(Record, int)) int64 {
+		before := live()
+		var at int64
+		if err := scanJSONL(bytes.NewReader(data), MaxLineBytes, func(rec Record, line int) {
+			keep(rec, line)
+			if line == 2*copies {
+				at = int64(live()) - int64(before)
+			}
+		}); err != nil {
 			t.Fatal(err)
 		}
-		defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
-		availableMemory = func() (int64, string, bool) { return 10, "a test's limit", true }
-		if _, err := AppendJSONL(path); err == nil || !errors.Is(err, ErrTooLarge) {
-			t.Errorf("error %v, want ErrTooLarge", err)
-		}
-	})
+		return at
+	}
+	var kept []Record
+	if g := grown(func(rec Record, _ int) { kept = append(kept, rec) }); g < int64(len(data))/2 {
+		t.Fatalf("keeping the records grew the heap by %d bytes for a file of %d: the measure cannot tell", g, len(data))
+	}
+	kept = nil
+	if g := grown(func(Record, int) {}); g > int64(len(data))/8 {
+		t.Errorf("the check grew the heap by %d bytes for a file of %d, want a line's worth", g, len(data))
+	}
 }
 
 // TestReadRecordsFile: the shared reader of fit, report, compare and sched

@@ -220,18 +220,20 @@ func checkTerminated(path string) error {
 
 // checkRecords fails if the file at path holds a line a reader refuses:
 // records appended after it would be lost with it, since every reader
-// refuses the whole file. The file is read once, as a reader reads it
-// (the same read demand, the same checks), before anything is measured.
+// refuses the whole file. The file is read once, line by line with the
+// reader's checks of each line and of the keys of all (scanJSONL),
+// keeping no record: a long-lived file of any size takes one line's
+// memory, so there is no read demand of the whole file to refuse it by.
+// The checks across records (RegisterFileCheck: a stored ratio against
+// another record of the file) would need every record and are left to
+// the readers.
 func checkRecords(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil // write-only: checkTerminated could not check it either
 	}
 	defer f.Close()
-	if err := checkReadDemand(f, path, ReadFactor); err != nil {
-		return fmt.Errorf("results: cannot check %s before appending to it: %w", path, err)
-	}
-	if _, err := ReadJSONL(f); err != nil {
+	if err := scanJSONL(f, MaxLineBytes, func(Record, int) {}); err != nil {
 		return fmt.Errorf("results: cannot append to %s: %w: %w; every reader refuses the file, so records appended to it would be lost: give a new file or fix that line", path, ErrNotRecordsFile, err)
 	}
 	return nil
@@ -438,16 +440,32 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 
 // readJSONL is ReadJSONL with lines of at most maxLine bytes.
 func readJSONL(r io.Reader, maxLine int) ([]Record, error) {
-	br := bufio.NewReader(r)
 	var recs []Record
 	var lines []int // recs[i] is on line lines[i]
-	// checked applies the checks across records (RegisterFileCheck).
-	checked := func(recs []Record, err error) ([]Record, error) {
-		if i, ferr := CheckFile(recs); ferr != nil {
-			return nil, &LineError{Line: lines[i], Err: ferr}
-		}
-		return recs, err
+	err := scanJSONL(r, maxLine, func(rec Record, line int) {
+		recs = append(recs, rec)
+		lines = append(lines, line)
+	})
+	if err != nil && !errors.Is(err, ErrTruncated) {
+		return nil, err
 	}
+	// The checks across records (RegisterFileCheck) need them all.
+	if i, ferr := CheckFile(recs); ferr != nil {
+		return nil, &LineError{Line: lines[i], Err: ferr}
+	}
+	return recs, err
+}
+
+// scanJSONL reads r line by line with ReadJSONL's checks of each line
+// and of the keys of all of them, and hands each record and its 1-based
+// line to keep; it keeps nothing itself, so its memory is one line's
+// (maxLine) and the key set (MaxRecordKeys), whatever the length of r.
+// A bad line ends the scan with a *LineError; a torn last line (see
+// ReadJSONL) with one wrapping ErrTruncated, after every record before
+// it was handed over. The checks across records (CheckFile) are the
+// caller's.
+func scanJSONL(r io.Reader, maxLine int, keep func(rec Record, line int)) error {
+	br := bufio.NewReader(r)
 	// The distinct keys of the file's maps: tables take one column per
 	// key, so many records of a thousand keys each are as wide as one
 	// record of a million.
@@ -458,25 +476,24 @@ func readJSONL(r io.Reader, maxLine int) ([]Record, error) {
 		// it fills the memory.
 		line, err := readLine(br, maxLine)
 		if err != nil && err != io.EOF {
-			return nil, &LineError{Line: lineNo, Err: err}
+			return &LineError{Line: lineNo, Err: err}
 		}
 		terminated := err == nil
 		if len(bytes.TrimSpace(line)) > 0 {
 			rec, perr := parseRecordLine(line)
 			if perr != nil {
 				if !terminated && isJSONPrefix(line) {
-					return checked(recs, &LineError{Line: lineNo, Err: fmt.Errorf("%w: %v", ErrTruncated, perr)})
+					return &LineError{Line: lineNo, Err: fmt.Errorf("%w: %v", ErrTruncated, perr)}
 				}
-				return nil, &LineError{Line: lineNo, Err: perr}
+				return &LineError{Line: lineNo, Err: perr}
 			}
 			if err := addKeys(keys, rec); err != nil {
-				return nil, &LineError{Line: lineNo, Err: err}
+				return &LineError{Line: lineNo, Err: err}
 			}
-			recs = append(recs, rec)
-			lines = append(lines, lineNo)
+			keep(rec, lineNo)
 		}
 		if !terminated {
-			return checked(recs, nil)
+			return nil
 		}
 	}
 }
