@@ -155,6 +155,20 @@ func Lower(t *trace.Trace, cm CollectiveModel) (*Program, error) {
 	return l.prog, nil
 }
 
+// LowerDir is Lower on the trace read from dir, for the commands that take
+// a trace directory (replay, export tit): its refusals carry the "DIR
+// dir:" prefix that the refusals of reading the directory carry.
+func LowerDir(dir string, t *trace.Trace, cm CollectiveModel) (*Program, error) {
+	prog, err := Lower(t, cm)
+	if err == nil {
+		return prog, nil
+	}
+	if opts.IsBadInput(err) {
+		return nil, opts.Badf("DIR %s: %v", dir, err)
+	}
+	return nil, fmt.Errorf("DIR %s: %w", dir, err)
+}
+
 func (l *lowerer) emit(o op) int {
 	o.call = l.curCal
 	o.gap, l.gap = l.gap, 0

@@ -160,7 +160,7 @@ func (c Config) Run() (*Outcome, error) {
 	if err != nil {
 		return nil, opts.Badf("DIR %s: %v", c.Dir, err)
 	}
-	prog, err := Lower(t, c.Collectives)
+	prog, err := LowerDir(c.Dir, t, c.Collectives)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func WriteDirTIT(dir string) error {
 	}
 	// The ranks' messages must match as in a run (replay's matching): SMPI
 	// would replay a receive smaller than its send, which no MPI run has.
-	if _, err := replay.Lower(t, nil); err != nil {
+	if _, err := replay.LowerDir(dir, t, nil); err != nil {
 		return err
 	}
 	targets := []string{filepath.Join(dir, ListFile)}

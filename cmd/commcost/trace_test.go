@@ -18,6 +18,17 @@ import (
 // get no file.
 func writeTrace(t *testing.T, dir string, p int, unmatched bool, skip ...int) {
 	t.Helper()
+	recv := int64(64)
+	if unmatched {
+		recv = 0
+	}
+	writeTraceRecv(t, dir, p, recv, skip...)
+}
+
+// writeTraceRecv is writeTrace with rank 1's receive of recv bytes (the
+// send is 64), none for 0.
+func writeTraceRecv(t *testing.T, dir string, p int, recv int64, skip ...int) {
+	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -30,8 +41,8 @@ func writeTrace(t *testing.T, dir string, p int, unmatched bool, skip ...int) {
 		switch {
 		case r == 0:
 			w.Write(trace.Event{Op: trace.OpSend, Peer: 1, Tag: 4, Peer2: trace.PeerNone, Bytes: 64, T0: 1000, T1: 2000})
-		case r == 1 && !unmatched:
-			w.Write(trace.Event{Op: trace.OpRecv, Peer: 0, Tag: 4, Peer2: trace.PeerNone, Bytes2: 64, T0: 1000, T1: 3000})
+		case r == 1 && recv > 0:
+			w.Write(trace.Event{Op: trace.OpRecv, Peer: 0, Tag: 4, Peer2: trace.PeerNone, Bytes2: recv, T0: 1000, T1: 3000})
 		}
 		w.Write(trace.Event{Op: trace.OpFinalize, Peer: trace.PeerNone, Peer2: trace.PeerNone, T0: 5000, T1: 5000})
 		if err := w.Close(5000); err != nil {
@@ -72,6 +83,10 @@ func TestTraceReplayBadInput(t *testing.T) {
 	writeTrace(t, good, 3, false)
 	unmatched := filepath.Join(dir, "unmatched")
 	writeTrace(t, unmatched, 2, true)
+	small := filepath.Join(dir, "small")
+	writeTraceRecv(t, small, 2, 8)
+	truncate := "DIR " + small + ": " + filepath.Join(small, trace.RankFile(1)) + ": offset 464 (event 5): Recv of 8 bytes from rank 0 (tag 4) matches the Send of 64 bytes at " +
+		filepath.Join(small, trace.RankFile(0)) + ": offset 464 (event 5): a receive holds at least the bytes of its matched send (a real run fails with MPI_ERR_TRUNCATE)"
 	missing := filepath.Join(dir, "missing")
 	writeTrace(t, missing, 3, false, 1)
 	torn := filepath.Join(dir, "torn")
@@ -115,7 +130,9 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay bad scale", []string{"replay", good, "--model", hock, "--scale", "bandwidth"}, "--scale bandwidth"},
 		{"replay unknown scale", []string{"replay", good, "--model", hock, "--scale", "G=2"}, "no parameter \"G\""},
 		{"replay bad eager", []string{"replay", good, "--model", hock, "--eager", "lots"}, "--eager lots"},
-		{"replay unmatched", []string{"replay", unmatched, "--model", hock}, "unmatched/rank-0.cct: rank 0, event 5: Send of 64 bytes to rank 1 (tag 4, point-to-point) has no matching receive"},
+		{"replay unmatched", []string{"replay", unmatched, "--model", hock}, "DIR " + unmatched + ": " + unmatched + "/rank-0.cct: rank 0, event 5: Send of 64 bytes to rank 1 (tag 4, point-to-point) has no matching receive"},
+		{"replay receive smaller than its send", []string{"replay", small, "--model", hock}, truncate},
+		{"export tit receive smaller than its send", []string{"export", "tit", small}, truncate},
 		{"replay rank missing", []string{"replay", missing, "--model", hock}, "rank 1 of 3 is missing"},
 		{"replay torn", []string{"replay", torn, "--model", hock, "--out", filepath.Join(dir, "r.jsonl")}, "torn"},
 		{"export no model", []string{"export", "simgrid", filepath.Join(dir, "nomodel.json"), "--out", out}, "nomodel.json"},
