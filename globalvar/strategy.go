@@ -103,6 +103,9 @@ func Forms() []string {
 func FormsText() string { return "a comma list of " + strings.Join(Forms(), ", ") }
 
 // ParseStrategy reads one strategy in any registered family's spelling.
+// Its error says what is accepted, once: a spelling no family owns is
+// answered with every form (FormsText), one a family owns but refuses
+// with that family's own reason and forms.
 func ParseStrategy(s string, seed int64) (Strategy, error) {
 	for _, f := range Families() {
 		st, err := f.Parse(s, seed)
@@ -111,5 +114,5 @@ func ParseStrategy(s string, seed int64) (Strategy, error) {
 		}
 		return st, err
 	}
-	return nil, fmt.Errorf("%q is not a store", s)
+	return nil, fmt.Errorf("%q is not a store; accepted: %s", s, FormsText())
 }

@@ -115,7 +115,7 @@ func (a *StoreApp) Prepare() error {
 	for _, name := range a.Store {
 		st, err := globalvar.ParseStrategy(name, a.Seed)
 		if err != nil {
-			return opts.Field("Store", "", "%v; accepted: %s", err, globalvar.FormsText())
+			return opts.Field("Store", "", "%v", err)
 		}
 		a.stores = append(a.stores, st)
 	}

@@ -76,6 +76,10 @@ var messageCases = []struct {
 	{"multigrid iterations beyond the bound", []string{"app", "multigrid", "--backend", "local", "--np", "2", "--iterations", "1000000000000"}, "--iterations 1000000000000: must be at most 1048576 iterations"},
 	// The store list names the networks, which register after the family.
 	{"store list names the networks", []string{"app", "samplesort", "--backend", "local", "--np", "2", "--store", "bogus"}, "emulate:NET (NET one of SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC), the only store of a run)"},
+	// A spelling a store family owns is refused with that family's forms
+	// alone, not with every store's after them.
+	{"store of an unknown network", []string{"app", "matmul", "--backend", "local", "--np", "2", "--store", "emulate:bogus"}, `--store emulate:bogus: topology "bogus": unknown network "bogus"; accepted: SE(d), CCC(d), HC(d), BF(d), mesh(RxC), torus(RxC)` + "\n"},
+	{"store of an unsupported tree", []string{"app", "samplesort", "--backend", "local", "--np", "2", "--store", "direct,tree-3"}, `--store direct,tree-3: tree degree "3" is not supported: accepted are 2, 4, 16 (l-ary) and L-K with L in {2,4} and K >= L (l-k-ary, e.g. 2-4, 4-16)` + "\n"},
 	// An order left at its default that the rank count does not divide
 	// names --np, all the user gave; a given --n is named itself.
 	{"checkerboard default n on 3 ranks", []string{"app", "checkerboard", "--backend", "local", "--np", "3"}, "--np 3: the default --n 128 is not divisible by checkerboard's 1x3 grid; give --n a multiple of 3 or another number of ranks"},
@@ -120,6 +124,19 @@ func TestOneMessage(t *testing.T) {
 				if c < ' ' && c != '\n' {
 					t.Errorf("control character %q echoed raw: %q", c, errs)
 				}
+			}
+		})
+	}
+}
+
+// TestStoreAcceptedOnce: every refused --store value says what is
+// accepted at most once, whichever family's spelling it is.
+func TestStoreAcceptedOnce(t *testing.T) {
+	for _, store := range []string{"bogus", "direct,bogus", "emulate:bogus", "emulate:BF(2", "emulate:BF(x)", "tree-3", "tree-9-4"} {
+		t.Run(store, func(t *testing.T) {
+			code, _, errs := runCLI(t, "app", "matmul", "--backend", "local", "--np", "2", "--store", store)
+			if code != 2 || strings.Count(errs, "accepted") > 1 || !strings.Contains(errs, "--store "+store+": ") {
+				t.Errorf("exit %d, want 2 and one message naming --store %s and what is accepted once: %q", code, store, errs)
 			}
 		})
 	}
