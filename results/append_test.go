@@ -302,10 +302,11 @@ func TestAppendJSONLRefusesOtherFiles(t *testing.T) {
 // every reader refuse it; the refusal names the line and the file is
 // left as it is. The check reads the file a line at a time and keeps no
 // record, so a file far beyond the memory a reader may take (the test
-// leaves 1 KiB) is checked, not refused for its size.
+// leaves 16 KiB) is checked, not refused for its size; a line longer than
+// that memory allows is refused.
 func TestAppendJSONLChecksEveryLine(t *testing.T) {
 	good := string(writeJSONL(t, testRecords()[:2]))
-	// About 1 MiB of records, a thousand times the memory left.
+	// About 1 MiB of records, 64 times the memory left.
 	const copies = 800
 	large := strings.Repeat(good, copies)
 	deep := 2*copies - 7 // a line deep in large
@@ -319,9 +320,10 @@ func TestAppendJSONLChecksEveryLine(t *testing.T) {
 		{"a record with n = 0 on line 3", good + strings.Replace(strings.SplitAfter(good, "\n")[0], `"n":10`, `"n":0`, 1), "line 3: record pingpong bytes=8 has n = 0"},
 		{"a file beyond the memory a reader may take", large, ""},
 		{"garbage deep in a large file", badDeep, fmt.Sprintf("line %d: not a JSON record", deep)},
+		{"a line beyond the memory", strings.Replace(good, "{", "{"+strings.Repeat(" ", 16<<10), 1), "(3 times its longest line), more than this process may take"},
 	}
 	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
-	availableMemory = func() (int64, string, bool) { return 1 << 10, "a test's limit", true }
+	availableMemory = func() (int64, string, bool) { return 16 << 10, "a test's limit", true }
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), RecordsFile)

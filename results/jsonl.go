@@ -233,10 +233,47 @@ func checkRecords(path string) error {
 		return nil // write-only: checkTerminated could not check it either
 	}
 	defer f.Close()
+	// One line at a time is in memory: the demand is the longest line's
+	// (a pass that only looks for newlines finds it).
+	longest, err := longestLine(f)
+	if err == nil {
+		err = readDemand(path, min(longest, MaxLineBytes), ReadFactor, "its longest line")
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		return fmt.Errorf("results: cannot append to %s: checking its records first: %w", path, err)
+	}
 	if err := scanJSONL(f, MaxLineBytes, func(Record, int) {}); err != nil {
 		return fmt.Errorf("results: cannot append to %s: %w: %w; every reader refuses the file, so records appended to it would be lost: give a new file or fix that line", path, ErrNotRecordsFile, err)
 	}
 	return nil
+}
+
+// longestLine is the length in bytes of r's longest line, its newline
+// included.
+func longestLine(r io.Reader) (int64, error) {
+	buf := make([]byte, 64<<10)
+	var longest, cur int64
+	for {
+		n, err := r.Read(buf)
+		for chunk := buf[:n]; len(chunk) > 0; {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				cur += int64(len(chunk))
+				break
+			}
+			longest, cur = max(longest, cur+int64(i)+1), 0
+			chunk = chunk[i+1:]
+		}
+		if err == io.EOF {
+			return max(longest, cur), nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // openAppend opens path for appending, explaining the usual failures in
@@ -882,14 +919,21 @@ func checkReadDemand(f *os.File, path string, factor float64) error {
 	if err != nil {
 		return err
 	}
+	return readDemand(path, st.Size(), factor, "the file")
+}
+
+// readDemand refuses reading size bytes of records from path (what, "the
+// file" or its longest line) when factor times that is more than this
+// process may take.
+func readDemand(path string, size int64, factor float64, what string) error {
 	avail, src, ok := availableMemory()
-	if need := float64(st.Size()) * factor; ok && need > float64(avail) {
-		what := "reading its %s of records needs about %s"
+	if need := float64(size) * factor; ok && need > float64(avail) {
+		reading := "reading its %s of records needs about %s"
 		if factor > ReadFactor {
-			what = "reading its %s of records and what this command builds from them needs about %s"
+			reading = "reading its %s of records and what this command builds from them needs about %s"
 		}
-		return fmt.Errorf("%s: %w: "+what+" (%g times the file), more than this process may take (%s)",
-			path, ErrTooLarge, sysmem.Format(float64(st.Size())), sysmem.Format(need), factor, sysmem.Allows(avail, src))
+		return fmt.Errorf("%s: %w: "+reading+" (%g times %s), more than this process may take (%s)",
+			path, ErrTooLarge, sysmem.Format(float64(size)), sysmem.Format(need), factor, what, sysmem.Allows(avail, src))
 	}
 	return nil
 }
