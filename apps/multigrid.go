@@ -345,6 +345,9 @@ func (s *mgSolver) iterate(u, prev, lid []float64, cycles int) float64 {
 	clear(L.u)
 	for range cycles {
 		s.vcycle(0)
+		// A V-cycle is progress: --cycles in the millions keeps one
+		// plane's iteration going for minutes.
+		patterns.Installed().Progress()
 	}
 	copy(e, L.u)
 	for i := 0; i < n; i++ {
