@@ -493,6 +493,7 @@ func (e *BarnesHutSweep) points() BarnesHutPoints {
 func (e *BarnesHutSweep) Run(io IO) error {
 	io = io.withDefaults()
 	cfg, pts, warm := e.config(), e.points(), e.runs(e.Backend)
+	pts.CellsFlag = io.FlagText("CellsPerBody")
 	r := &sweepRun{label: "dsm barneshut", launch: e.Launch, out: e.Output, store: e.StoreFlags, sweep: e.SweepFlags, io: io,
 		mesh: func(m divalib.Mesh) error {
 			if err := pts.Check(cfg, m.Size()); err != nil {

@@ -1,6 +1,7 @@
 package dsmexp
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/commcost/commcost/apps"
@@ -35,6 +36,9 @@ func BitonicRankBytes(m int) float64 { return 9 * 4 * float64(m) }
 type BarnesHutPoints struct {
 	Bodies  []int
 	PerRank int
+	// CellsFlag names --cells-per-body as given ("--cells-per-body
+	// 1e12"), for Check's message; empty: the value formatted.
+	CellsFlag string
 }
 
 // For returns the body counts on p ranks.
@@ -54,7 +58,8 @@ func (b BarnesHutPoints) Check(cfg apps.BarnesHutConfig, p int) error {
 		if err := c.Check(p); err != nil {
 			if c.CellsTooMany(p) {
 				// The pools of cells, not N, overflow the references.
-				return fmt.Errorf("--cells-per-body %v: barneshut on %d ranks: N = %d bodies with %v cells each do not fit the cell references (int32); want --cells-per-body <= %s for N = %d on %d ranks", cfg.CellsPerBody, p, n, cfg.CellsPerBody, apps.FormatCells(c.MaxCellsPerBody(p)), n, p)
+				flag := cmp.Or(b.CellsFlag, fmt.Sprintf("--cells-per-body %v", cfg.CellsPerBody))
+				return fmt.Errorf("%s: barneshut on %d ranks: N = %d bodies with that many cells each do not fit the cell references (int32); want --cells-per-body <= %s for N = %d on %d ranks", flag, p, n, apps.FormatCells(c.MaxCellsPerBody(p)), n, p)
 			}
 			if max := cfg.MaxBodies(p); n > max {
 				// Name the flag that set N and its largest value here.

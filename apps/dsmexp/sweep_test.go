@@ -125,7 +125,7 @@ func TestBarnesHutPoints(t *testing.T) {
 		n, p  int
 		msg   string
 	}{
-		{1e12, 2000, 4, "--cells-per-body 1e+12: barneshut on 4 ranks: N = 2000 bodies with 1e+12 cells each do not fit the cell references (int32); want --cells-per-body <= 1073740 for N = 2000 on 4 ranks"},
+		{1e12, 2000, 4, "--cells-per-body 1e+12: barneshut on 4 ranks: N = 2000 bodies with that many cells each do not fit the cell references (int32); want --cells-per-body <= 1073740 for N = 2000 on 4 ranks"},
 		{30, 100000000, 4, "want --cells-per-body <= 20.4748 for N = 100000000"},
 	} {
 		c := cfg
