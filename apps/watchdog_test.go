@@ -90,3 +90,31 @@ func (s slowToy) Run(env Env) (Outcome, error) {
 	time.Sleep(50 * time.Millisecond)
 	return s.hangingToy.Run(env)
 }
+
+// TestMultigridCyclesAreProgress: a plane iterated with many V-cycles
+// takes several timeouts, in the run and in the serial oracle, and is
+// not taken for a stopped rank: every V-cycle is progress.
+func TestMultigridCyclesAreProgress(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	fired := make(chan patterns.Stall, 2)
+	w := patterns.NewWatchdog(timeout, func(s patterns.Stall) { fired <- s })
+	defer w.Stop()
+	patterns.Install(w)
+	defer patterns.Install(nil)
+	start := time.Now()
+	err := local.Run(2, func(c mpi.Comm) error {
+		_, err := Measure(Env{Comm: c, Seed: 1}, &Multigrid{N: 31, Iters: 1, Cycles: 3000}, patterns.Reps{Warmup: -1, MinReps: 1, MaxReps: 1, MaxTime: 60}, results.Meta{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 3*timeout {
+		t.Fatalf("the run took %v, under the 3 timeouts it must last to test the rule", el)
+	}
+	select {
+	case s := <-fired:
+		t.Fatalf("fired on a healthy multigrid: %v", s)
+	default:
+	}
+}
