@@ -242,7 +242,11 @@ func (c BarnesHutConfig) MaxBodies(p int) int {
 
 // pool is the number of cell variables of each rank.
 func (c BarnesHutConfig) pool(p int) int {
-	return int(math.Ceil(c.CellsPerBody*float64(c.Bodies)/float64(p))) + 16
+	cells := math.Ceil(c.CellsPerBody * float64(c.Bodies) / float64(p))
+	// Past the references' range the count saturates there, so that a
+	// cells per body such as 1e300 is refused by Check instead of
+	// wrapping to a negative pool.
+	return int(min(cells, math.MaxInt32)) + 16
 }
 
 // BarnesHut is the application over a global-variable store.

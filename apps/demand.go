@@ -156,7 +156,7 @@ func (c BarnesHutConfig) demand(p int, perVar float64) sysmem.Need {
 	if cells > n && d.CellsPerBody > DefaultCellsPerBody {
 		// Pools raised beyond the default hold most of the variables.
 		need.Field = "cells"
-		need.What = fmt.Sprintf("barneshut's %d bodies and %.0f cells (%v per body) on %d ranks (home and cached copies)", d.Bodies, cells, d.CellsPerBody, p)
+		need.What = fmt.Sprintf("barneshut's %d bodies and %.0f cells on %d ranks (home and cached copies)", d.Bodies, cells, p)
 	}
 	if steps > bodies {
 		need.Field = "steps"

@@ -127,6 +127,9 @@ func TestBarnesHutPoints(t *testing.T) {
 	}{
 		{1e12, 2000, 4, "--cells-per-body 1e+12: barneshut on 4 ranks: N = 2000 bodies with that many cells each do not fit the cell references (int32); want --cells-per-body <= 1073740 for N = 2000 on 4 ranks"},
 		{30, 100000000, 4, "want --cells-per-body <= 20.4748 for N = 100000000"},
+		// Beyond int64 the pool saturates instead of wrapping negative.
+		{1e300, 64, 4, "want --cells-per-body <= 33554400 for N = 64 on 4 ranks"},
+		{1e18, 64, 4, "want --cells-per-body <= 33554400 for N = 64 on 4 ranks"},
 	} {
 		c := cfg
 		c.CellsPerBody = tt.cells
