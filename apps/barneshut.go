@@ -558,6 +558,12 @@ func (r *bhRun) load(step int) error {
 	for d := 0; d < 3; d++ {
 		r.rmin[d] = (sp.min[d]+sp.max[d])/2 - r.rsize/2
 	}
+	// Every rank reads the same space, so all stop here alike when the
+	// integration has diverged (a time step far too large sends bodies to
+	// infinity, and an octree of infinite space never separates them).
+	if !(r.rsize < math.MaxFloat64) || math.IsNaN(r.rmin[0]+r.rmin[1]+r.rmin[2]) {
+		return fmt.Errorf("barneshut: step %d: the bodies left finite space (bounding box %v to %v): the integration diverged; lower the time step --dt (SPLASH-2: 0.025)", step, sp.min, sp.max)
+	}
 	if r.me == 0 {
 		root := bhCell{parent: -1}
 		if err := r.writeCell(0, &root); err != nil {

@@ -270,6 +270,29 @@ func TestBarnesHutRuns(t *testing.T) {
 	}
 }
 
+// TestBarnesHutDiverged: a time step that sends the bodies to infinity
+// ends every rank's run with one message naming --dt, not with the pool
+// of cells used up by an octree of infinite space.
+func TestBarnesHutDiverged(t *testing.T) {
+	errs := make([]error, 4)
+	_ = withStore(t, 4, "fixed-home", func(c mpi.Comm, s globalvar.Store) error {
+		app := apps.NewBarnesHut(apps.BarnesHutConfig{Bodies: 64, Steps: 3, Measured: 1, Dt: 1e300})
+		env := apps.Env{Comm: c, Store: s, Seed: 1}
+		st, err := app.Setup(env)
+		if err == nil {
+			env.State = st
+			_, err = app.Run(env)
+		}
+		errs[c.Rank()] = err
+		return nil
+	})
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "the integration diverged; lower the time step --dt") {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}
+
 // TestBarnesHutForceError: on one rank (no messages, fast), the tree
 // forces converge to direct summation as theta shrinks, and stay within
 // the limits the verification applies.
