@@ -134,6 +134,13 @@ func sumChecksum(c mpi.Comm, keys []uint32) (n, sum uint64, err error) {
 // are one ascending sequence with the input's multiset checksum. It is
 // called after a store barrier; keys may be empty on some ranks.
 func checkSorted(c mpi.Comm, app string, keys []uint32, st *sortState) error {
+	return checkSortedIn(c, app, keys, nil, st.inCount, st.inSum)
+}
+
+// checkSortedIn is checkSorted with the blocks in the order of order
+// (order[k] is the rank holding the k-th block; nil: rank order) against
+// an input of inCount keys with checksum inSum (sumChecksum).
+func checkSortedIn(c mpi.Comm, app string, keys []uint32, order []int, inCount, inSum uint64) error {
 	var verr error
 	for x := 1; x < len(keys); x++ {
 		if keys[x-1] > keys[x] {
@@ -141,8 +148,8 @@ func checkSorted(c mpi.Comm, app string, keys []uint32, st *sortState) error {
 			break
 		}
 	}
-	// Boundaries: every rank's smallest key is at least the largest key of
-	// every rank before it (-1 marks an empty rank).
+	// Boundaries: every block's smallest key is at least the largest key
+	// of every block before it (-1 marks an empty rank).
 	lohi := []int64{-1, -1}
 	if len(keys) > 0 {
 		lohi = []int64{int64(keys[0]), int64(keys[len(keys)-1])}
@@ -152,13 +159,17 @@ func checkSorted(c mpi.Comm, app string, keys []uint32, st *sortState) error {
 		return err
 	}
 	prev := int64(-1)
-	for r := 0; r < c.Size() && verr == nil; r++ {
+	for k := 0; k < c.Size() && verr == nil; k++ {
+		r := k
+		if order != nil {
+			r = order[k]
+		}
 		lo, hi := all[2*r], all[2*r+1]
 		if lo < 0 {
 			continue
 		}
 		if lo < prev && r == c.Rank() {
-			verr = fmt.Errorf("%w: %s: rank %d starts with %d, below the largest key %d of an earlier rank", errVerify, app, r, lo, prev)
+			verr = fmt.Errorf("%w: %s: rank %d (block %d) starts with %d, below the largest key %d of an earlier block", errVerify, app, r, k, lo, prev)
 		}
 		prev = max(prev, hi)
 	}
@@ -166,8 +177,8 @@ func checkSorted(c mpi.Comm, app string, keys []uint32, st *sortState) error {
 	if err != nil {
 		return err
 	}
-	if verr == nil && (n != st.inCount || sum != st.inSum) {
-		verr = fmt.Errorf("%w: %s: the sorted keys are %d with checksum %#x, the input %d with %#x (keys lost, added or changed)", errVerify, app, n, sum, st.inCount, st.inSum)
+	if verr == nil && (n != inCount || sum != inSum) {
+		verr = fmt.Errorf("%w: %s: the sorted keys are %d with checksum %#x, the input %d with %#x (keys lost, added or changed)", errVerify, app, n, sum, inCount, inSum)
 	}
 	return AgreeErr(c, verr)
 }
