@@ -57,4 +57,6 @@ func CheckLRU(s *Store) error {
 var (
 	Verify       = verify
 	SerialResult = serialResult
+	SerialStep   = serialStep
+	BandStep     = bandStep
 )

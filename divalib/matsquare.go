@@ -467,16 +467,24 @@ func MatSquareHand(c mpi.Comm, mesh Mesh, cfg MatSquareConfig) (MatSquareResult,
 }
 
 // verify compares every rank's block with the serial computation of
-// cfg.Reps steps, which each rank process computes (the goroutine ranks
-// of one process share it, serialResult), and agrees on the verdict
-// (the minimum over ranks). Every rank computing its oracle keeps each
-// process busy and watched while it does, where ranks waiting for rank 0's
-// product would look hung to their watchdog, and no rank gathers the
-// whole matrix.
+// cfg.Reps steps and agrees on the verdict (the minimum over ranks). The
+// goroutine ranks of one process share one serial computation
+// (serialResult); ranks that are processes compute each step in bands of
+// rows joined by an allgather (bandResult), so every rank is busy and
+// watched while the oracle runs, and a stopped rank is noticed one band
+// later; no rank gathers the blocks.
 func verify(c mpi.Comm, mesh Mesh, cfg MatSquareConfig, mine []int32) (bool, error) {
 	b := isqrt(cfg.BlockInts)
 	n := mesh.Rows * b
-	a := serialResult(cfg, n, b)
+	var a []int32
+	if c.Backend() == "local" || !bandsFit(n, c.Size()) {
+		a = serialResult(cfg, n, b)
+	} else {
+		var err error
+		if a, err = bandResult(c, cfg, n, b); err != nil {
+			return false, err
+		}
+	}
 	bi, bj := mesh.Coord(c.Rank())
 	ok := []int64{1}
 check:
@@ -511,12 +519,20 @@ var oracle struct {
 // serialResult is the matrix after cfg.Reps serial steps from the initial
 // one (shared: do not modify).
 func serialResult(cfg MatSquareConfig, n, b int) []int32 {
+	a, _ := oracleResult(cfg, n, b, func(a []int32) ([]int32, error) { return serialStep(cfg.Kernel, a, n, b), nil })
+	return a
+}
+
+// oracleResult is the matrix after cfg.Reps steps from the initial one,
+// each step made by step, from the cache where it holds this matrix or
+// one on the way to it (shared: do not modify).
+func oracleResult(cfg MatSquareConfig, n, b int, step func(a []int32) ([]int32, error)) ([]int32, error) {
 	oracle.Lock()
 	defer oracle.Unlock()
 	key := oracle.key
 	key.seed, key.kernel, key.reps, key.n, key.b = cfg.Seed, cfg.Kernel, cfg.Reps, n, b
 	if oracle.a != nil && oracle.key == key {
-		return oracle.a
+		return oracle.a, nil
 	}
 	// The cached matrix is a step on the way when it differs in the
 	// number of squares only, and has fewer.
@@ -532,10 +548,77 @@ func serialResult(cfg MatSquareConfig, n, b int) []int32 {
 		}
 	}
 	for rep := from; rep < cfg.Reps; rep++ {
-		a = serialStep(cfg.Kernel, a, n, b)
+		var err error
+		if a, err = step(a); err != nil {
+			return nil, err
+		}
 	}
 	oracle.key, oracle.a = key, a
-	return a
+	return a, nil
+}
+
+// bandRows is the rows of the product each of p processes computes in
+// bandResult: the last band may hold fewer real rows.
+func bandRows(n, p int) int { return (n + p - 1) / p }
+
+// bandsFit reports whether one band of n x n int32 entries fits one
+// message.
+func bandsFit(n, p int) bool { return 4*int64(bandRows(n, p))*int64(n) <= mpi.MaxCount }
+
+// bandResult is serialResult for ranks that are processes of their own:
+// each computes its band of rows of every serial step from the whole
+// matrix, and an allgather gives every rank the product. The result is
+// the serial one (the same sums in the same order per entry), each rank
+// does 1/p of the work, and a rank that stops holds the others at the
+// next allgather, one band's time later, not after the whole oracle.
+// Every rank's process keeps its own cache, updated alike since every
+// rank checks the same runs (collective).
+func bandResult(c mpi.Comm, cfg MatSquareConfig, n, b int) ([]int32, error) {
+	return oracleResult(cfg, n, b, func(a []int32) ([]int32, error) {
+		if cfg.Kernel != KernelMul {
+			return serialStep(cfg.Kernel, a, n, b), nil // O(n^2): no bands needed
+		}
+		return bandStep(c, a, n)
+	})
+}
+
+// bandStep is serialStep's product a*a of the n x n matrix a with each
+// rank computing its band of rows and an allgather joining them
+// (collective).
+func bandStep(c mpi.Comm, a []int32, n int) ([]int32, error) {
+	p, rows := c.Size(), bandRows(n, c.Size())
+	lo, hi := min(c.Rank()*rows, n), min((c.Rank()+1)*rows, n)
+	band := make([]int32, rows*n)
+	productRows(a, band, n, lo, hi)
+	all := make([]byte, 4*rows*n*p)
+	if err := c.Allgather(int32Bytes(band), all); err != nil {
+		return nil, err
+	}
+	next := make([]int32, n*n)
+	bytesInt32(all[:4*n*n], next)
+	return next, nil
+}
+
+// productRows sets out's rows 0..hi-lo-1 to rows lo..hi-1 of a*a (a n x n),
+// reporting progress every ~2^20 multiply-adds.
+func productRows(a, out []int32, n, lo, hi int) {
+	every := rowsPerProgress(n)
+	for r := lo; r < hi; r++ {
+		if (r-lo)%every == every-1 {
+			progress()
+		}
+		row := out[(r-lo)*n : (r-lo+1)*n]
+		for t := 0; t < n; t++ {
+			x := a[r*n+t]
+			if x == 0 {
+				continue
+			}
+			src := a[t*n : (t+1)*n]
+			for c := range row {
+				row[c] += x * src[c]
+			}
+		}
+	}
 }
 
 // serialStep is one step on the whole n x n matrix: the product A*A, or for
@@ -543,21 +626,7 @@ func serialResult(cfg MatSquareConfig, n, b int) []int32 {
 func serialStep(k Kernel, a []int32, n, b int) []int32 {
 	out := make([]int32, n*n)
 	if k == KernelMul {
-		every := rowsPerProgress(n)
-		for r := 0; r < n; r++ {
-			if r%every == every-1 {
-				progress()
-			}
-			for t := 0; t < n; t++ {
-				x := a[r*n+t]
-				if x == 0 {
-					continue
-				}
-				for c := 0; c < n; c++ {
-					out[r*n+c] += x * a[t*n+c]
-				}
-			}
-		}
+		productRows(a, out, n, 0, n)
 		return out
 	}
 	// Block (I,J) = sum_K A_{I,K} + sum_K A_{K,J}: the row sums R_I and

@@ -203,3 +203,29 @@ func TestMatSquareMaxTime(t *testing.T) {
 		t.Error("the oracle continued from 3 squares differs from 5 squares computed anew")
 	}
 }
+
+// TestBandStepIsSerial: the product computed in bands of rows, one per
+// rank and joined by an allgather, is the serial product, for rank counts
+// that do not divide the order and for more ranks than rows.
+func TestBandStepIsSerial(t *testing.T) {
+	for _, tc := range []struct{ n, p int }{{10, 3}, {12, 4}, {5, 7}, {9, 1}} {
+		a := make([]int32, tc.n*tc.n)
+		for i := range a {
+			a[i] = int32(i*2654435761) ^ int32(i>>3)
+		}
+		want := divalib.SerialStep(divalib.KernelMul, a, tc.n, 1)
+		got := make([][]int32, tc.p)
+		if err := local.Run(tc.p, func(c mpi.Comm) error {
+			var err error
+			got[c.Rank()], err = divalib.BandStep(c, a, tc.n)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for r, g := range got {
+			if !slices.Equal(g, want) {
+				t.Errorf("n %d on %d ranks: rank %d's product differs from the serial one", tc.n, tc.p, r)
+			}
+		}
+	}
+}
