@@ -17,10 +17,10 @@ import (
 // operands and the raw read buffer, the rank's own block as a store home,
 // a cached copy of every block of its row and column (2 sqrt(p) blocks;
 // the hand version holds the same as its row and column arrays), and,
-// with Verify, rank 0's gather of all p blocks and the serial product (the
-// matrix, its square and the gathered blocks: 16 p m bytes), counted on
-// every rank on the safe side. Four blocks are in flight in a step of the
-// hand version.
+// with Verify, the oracle's matrices on every rank: the cached matrix, the
+// next step and, under mpirun, the allgathered bands (at most four n x n
+// matrices, 16 p m bytes) and the rank's own band (one block). Four blocks
+// are in flight in a step of the hand version.
 func (e MatSquareExperiment) Demand(p int) sysmem.Need {
 	q := float64(isqrt(max(p, 1)))
 	fp := float64(max(p, 1))
@@ -29,7 +29,7 @@ func (e MatSquareExperiment) Demand(p int) sysmem.Need {
 		blk := 4 * float64(m)
 		b := blk * (6 + 2*q)
 		if e.Verify {
-			b += 4 * blk * fp
+			b += blk * (4*fp + 1)
 		}
 		if b > worst.Bytes {
 			worst = sysmem.Need{Field: "blocks", Bytes: b, InFlight: 4 * blk,
