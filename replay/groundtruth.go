@@ -174,7 +174,7 @@ func (c AssessConfig) Run(w io.Writer) error {
 		one := c.Config
 		one.Models, one.Calibration = Files{m}, ""
 		s, _ := ParseScale(c.Scale)
-		if _, err := one.loadModels(s); err != nil {
+		if _, _, err := one.loadModels(s); err != nil {
 			fmt.Fprintf(w, "note: left out: %v\n", err)
 			continue
 		}

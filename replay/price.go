@@ -199,7 +199,7 @@ func NewPricer(name string, m model.Model, s Scale) (*Pricer, error) {
 			v    float64
 		}{{"send overhead", p.SendCPU(b)}, {"wire time", p.Wire(b)}, {"receive overhead", p.RecvCPU(b)}, {"gap", p.Gap(b)}} {
 			if math.IsNaN(part.v) || part.v < 0 {
-				return nil, opts.Badf("%s: the %s model gives a %g-byte message a %s of %g s: %s cannot be replayed", name, m.Kind(), b, part.name, part.v, model.NegativeTimeFit)
+				return nil, opts.Badf("%s: the %s model gives a %g-byte message a %s of %.3g s: %s cannot be replayed", name, m.Kind(), b, part.name, part.v, model.NegativeTimeFit)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -386,5 +387,26 @@ func TestNoPointToPoint(t *testing.T) {
 	_, err := NewPricer("trilinear", &model.Trilinear{}, nil)
 	if err == nil || !opts.IsBadInput(err) || !strings.Contains(err.Error(), "prices no point-to-point message") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestCalibrationLeavesOutUnusableKinds: a calibration whose loggp fit has
+// a negative receive overhead (measured on a loaded machine: testdata
+// negloggp holds that run's ping-pong, round-trip and PRTT records) is
+// replayed under the kinds that price messages, and names the one left
+// out and why.
+func TestCalibrationLeavesOutUnusableKinds(t *testing.T) {
+	c := Config{Calibration: filepath.Join("testdata", "negloggp")}
+	pricers, skipped, err := c.loadModels(Scale{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pricers) == 0 || len(skipped) != 1 || !strings.HasPrefix(skipped[0], "loggp: the loggp model gives a 0-byte message a receive overhead of -4.38e-07 s") {
+		t.Fatalf("%d kinds kept, left out %q; want hockney and the others kept, loggp left out for its receive overhead", len(pricers), skipped)
+	}
+	for _, p := range pricers {
+		if p.Name == "loggp" {
+			t.Error("loggp kept")
+		}
 	}
 }

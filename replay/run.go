@@ -93,32 +93,40 @@ type Outcome struct {
 	// the ranks each held.
 	Hosts        []string
 	RanksPerHost []int
+	// Skipped names each model kind the calibration could not price a
+	// message with, and why (a fit that failed, or gave a negative
+	// overhead); the others replay the trace.
+	Skipped []string
 }
 
-// loadModels reads the model files and fits the calibration's kinds.
-func (c Config) loadModels(s Scale) ([]*Pricer, error) {
+// loadModels reads the model files and fits the calibration's kinds; it
+// returns the kinds of the calibration left out, and why.
+func (c Config) loadModels(s Scale) ([]*Pricer, []string, error) {
 	var out []*Pricer
 	for _, f := range c.Models {
 		// model.ReadFile refuses a FIFO or a directory before reading
 		m, _, err := model.ReadFile(f)
 		if err != nil {
-			return nil, opts.Badf("--model %s: %v", f, err)
+			return nil, nil, opts.Badf("--model %s: %v", f, err)
 		}
 		p, err := NewPricer(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), m, s)
 		if err != nil {
 			var fe *opts.FieldError
 			if errors.As(err, &fe) {
-				return nil, err
+				return nil, nil, err
 			}
-			return nil, opts.Badf("--model %s: %v", f, err)
+			return nil, nil, opts.Badf("--model %s: %v", f, err)
 		}
 		out = append(out, p)
 	}
 	if c.Calibration != "" {
 		recs, _, err := report.ReadRunDir(c.Calibration)
 		if err != nil {
-			return nil, opts.Badf("--calibration %s: %v", c.Calibration, err)
+			return nil, nil, opts.Badf("--calibration %s: %v", c.Calibration, err)
 		}
+		// A kind whose fit fails, or whose fitted overheads are negative
+		// (measured data can give them), is left out with its reason;
+		// the trace is replayed under the others.
 		var why []string
 		for _, kind := range []string{"hockney", "piecewise", "loggp", "hyperbolic"} {
 			m, err := model.Fit(kind, recs, model.Options{})
@@ -128,15 +136,17 @@ func (c Config) loadModels(s Scale) ([]*Pricer, error) {
 			}
 			p, err := NewPricer(kind, m, s)
 			if err != nil {
-				return nil, err
+				why = append(why, err.Error()) // it names the kind
+				continue
 			}
 			out = append(out, p)
 		}
 		if len(out) == 0 {
-			return nil, opts.Badf("--calibration %s: no model prices a point-to-point message from its records (%s)", c.Calibration, strings.Join(why, "; "))
+			return nil, nil, opts.Badf("--calibration %s: no model prices a point-to-point message from its records (%s)", c.Calibration, strings.Join(why, "; "))
 		}
+		return out, why, nil
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // Run replays the trace under every model.
@@ -152,7 +162,7 @@ func (c Config) Run() (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	pricers, err := c.loadModels(s)
+	pricers, skipped, err := c.loadModels(s)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +174,7 @@ func (c Config) Run() (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Outcome{Dir: c.Dir, Ranks: len(t.Ranks), Events: prog.Events, Measured: trace.Summarize(t), Scale: s}
+	o := &Outcome{Dir: c.Dir, Ranks: len(t.Ranks), Events: prog.Events, Measured: trace.Summarize(t), Scale: s, Skipped: skipped}
 	for _, rk := range t.Ranks {
 		i := 0
 		for i < len(o.Hosts) && o.Hosts[i] != rk.Header.Host {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/replay"
+	"github.com/commcost/commcost/results"
 )
 
 func init() {
@@ -44,6 +46,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	o, err := c.Run()
 	if err != nil {
 		return err
+	}
+	for _, why := range o.Skipped {
+		fmt.Fprintf(stderr, "commcost: replay: --calibration %s: left out %s\n", c.Calibration, results.Printable(why))
 	}
 	// The records are checked before anything is printed or opened: a
 	// trace of impossible calls (1e18 bytes, 1e18 ns) prices to times no
