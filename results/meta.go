@@ -3,6 +3,7 @@ package results
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // buildCommit, when set at link time, wins over the build info's VCS stamp:
@@ -92,6 +94,23 @@ func loadAverage() float64 {
 // launch, so that records tell which launch (one sample of process
 // placement and memory layout) they come from.
 const LaunchEnv = "COMMCOST_LAUNCH_ID"
+
+// MaxLaunchLen is the longest launch identifier a record carries.
+const MaxLaunchLen = 256
+
+// CheckLaunchEnv refuses a LaunchEnv value no record should carry: control
+// characters (an escape sequence pasted by mistake) or more than
+// MaxLaunchLen bytes; empty is no launch.
+func CheckLaunchEnv() error {
+	v := strings.TrimSpace(os.Getenv(LaunchEnv))
+	switch {
+	case len(v) > MaxLaunchLen:
+		return fmt.Errorf("%s holds %d bytes: a launch identifier is at most %d (e.g. the job id and the launch's number, 4711.3)", LaunchEnv, len(v), MaxLaunchLen)
+	case strings.ContainsFunc(v, unicode.IsControl):
+		return fmt.Errorf("%s=%s holds control characters: give it in plain text (e.g. 4711.3)", LaunchEnv, Printable(v))
+	}
+	return nil
+}
 
 // FormatDate is the Meta.Date form of t: RFC 3339 in UTC, to the second.
 func FormatDate(t time.Time) string {

@@ -3,6 +3,7 @@ package results
 import (
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,5 +73,25 @@ func TestFormatDate(t *testing.T) {
 	at := time.Date(2025, 3, 4, 5, 6, 7, 8, time.FixedZone("CET", 3600))
 	if got, want := FormatDate(at), "2025-03-04T04:06:07Z"; got != want {
 		t.Errorf("FormatDate = %q; want %q", got, want)
+	}
+}
+
+// TestCheckLaunchEnv: a launch identifier with control characters or
+// longer than MaxLaunchLen is refused, naming the variable; a plain one
+// or none passes.
+func TestCheckLaunchEnv(t *testing.T) {
+	for _, tc := range []struct{ v, want string }{
+		{"", ""},
+		{"4711.3", ""},
+		{strings.Repeat("x", MaxLaunchLen), ""},
+		{"a\x1b[2J", `COMMCOST_LAUNCH_ID=a\x1b[2J holds control characters`},
+		{"a\nb", "holds control characters"},
+		{strings.Repeat("x", MaxLaunchLen+1), "COMMCOST_LAUNCH_ID holds 257 bytes"},
+	} {
+		t.Setenv(LaunchEnv, tc.v)
+		err := CheckLaunchEnv()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%q: %v, want %q", tc.v, err, tc.want)
+		}
 	}
 }
