@@ -162,18 +162,24 @@ func accumulate(k Kernel, h, x, y []int32, b int) {
 		}
 		return
 	}
-	every := rowsPerProgress(b)
-	for r := 0; r < b; r++ {
-		if r%every == every-1 {
+	mulAddRows(h, x, y, b, 0, b)
+}
+
+// mulAddRows adds rows lo..hi-1 of x*y (n x n matrices) to h's rows
+// 0..hi-lo-1, reporting progress every ~2^20 multiply-adds.
+func mulAddRows(h, x, y []int32, n, lo, hi int) {
+	every := rowsPerProgress(n)
+	for r := lo; r < hi; r++ {
+		if (r-lo)%every == every-1 {
 			progress()
 		}
-		hr := h[r*b : (r+1)*b]
-		for t := 0; t < b; t++ {
-			a := x[r*b+t]
+		hr := h[(r-lo)*n : (r-lo+1)*n]
+		for t := 0; t < n; t++ {
+			a := x[r*n+t]
 			if a == 0 {
 				continue
 			}
-			yr := y[t*b : (t+1)*b]
+			yr := y[t*n : (t+1)*n]
 			for c := range hr {
 				hr[c] += a * yr[c]
 			}
@@ -589,7 +595,7 @@ func bandStep(c mpi.Comm, a []int32, n int) ([]int32, error) {
 	p, rows := c.Size(), bandRows(n, c.Size())
 	lo, hi := min(c.Rank()*rows, n), min((c.Rank()+1)*rows, n)
 	band := make([]int32, rows*n)
-	productRows(a, band, n, lo, hi)
+	mulAddRows(band, a, a, n, lo, hi)
 	all := make([]byte, 4*rows*n*p)
 	if err := c.Allgather(int32Bytes(band), all); err != nil {
 		return nil, err
@@ -599,34 +605,12 @@ func bandStep(c mpi.Comm, a []int32, n int) ([]int32, error) {
 	return next, nil
 }
 
-// productRows sets out's rows 0..hi-lo-1 to rows lo..hi-1 of a*a (a n x n),
-// reporting progress every ~2^20 multiply-adds.
-func productRows(a, out []int32, n, lo, hi int) {
-	every := rowsPerProgress(n)
-	for r := lo; r < hi; r++ {
-		if (r-lo)%every == every-1 {
-			progress()
-		}
-		row := out[(r-lo)*n : (r-lo+1)*n]
-		for t := 0; t < n; t++ {
-			x := a[r*n+t]
-			if x == 0 {
-				continue
-			}
-			src := a[t*n : (t+1)*n]
-			for c := range row {
-				row[c] += x * src[c]
-			}
-		}
-	}
-}
-
 // serialStep is one step on the whole n x n matrix: the product A*A, or for
 // KernelSum, block (I,J) := sum over K of (A_{I,K} + A_{K,J}).
 func serialStep(k Kernel, a []int32, n, b int) []int32 {
 	out := make([]int32, n*n)
 	if k == KernelMul {
-		productRows(a, out, n, 0, n)
+		mulAddRows(out, a, a, n, 0, n)
 		return out
 	}
 	// Block (I,J) = sum_K A_{I,K} + sum_K A_{K,J}: the row sums R_I and
