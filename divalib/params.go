@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -21,12 +22,18 @@ var (
 		BenchCheck: {specStrategy, specMesh, {Key: "workload", Kind: patterns.ParamString},
 			{Key: "ops", Kind: patterns.ParamInt, Min: 0, NoMax: true},
 			{Key: "memory_bytes", Kind: patterns.ParamInt, Min: 1, NoMax: true, Unit: "bytes", Optional: true}},
-		BenchMatSquare: {specStrategy, specMesh, {Key: "block_ints", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+		BenchMatSquare: {specStrategy, specMesh, {Key: "block_ints", Kind: patterns.ParamInt, Min: 1, Max: MaxBlockInts},
 			{Key: "kernel", Kind: patterns.ParamString, Optional: true}},
 		BenchOverhead: {specStrategy, specMesh, {Key: "op", Kind: patterns.ParamString},
 			{Key: "bytes", Kind: patterns.ParamInt, Min: 0, Max: float64(MaxVarBytes), Unit: "bytes"}},
 	}
 )
+
+// MaxBlockInts is the largest matsquare block in 4-byte ints: one block
+// is one message, with room for the store's header (the bound of `dsm
+// matsquare --blocks`, as of bitonic's --keys). A block is also a perfect
+// square (a k x k submatrix), which the record check requires too.
+const MaxBlockInts = (mpi.MaxCount - 64) / 4
 
 // MaxVarBytes is the largest variable a store holds: one MPI message less
 // the store's header.
@@ -34,8 +41,30 @@ const MaxVarBytes = 1<<31 - 1 - headerBytes
 
 func init() {
 	for bench, specs := range dsmParams {
-		results.RegisterParamCheck(bench, func(p results.Params) error { return CheckRecordParams(specs, p) })
+		check := func(p results.Params) error { return CheckRecordParams(specs, p) }
+		if bench == BenchMatSquare {
+			check = func(p results.Params) error {
+				if err := checkSquareBlock(p); err != nil {
+					return err
+				}
+				return CheckRecordParams(specs, p)
+			}
+		}
+		results.RegisterParamCheck(bench, check)
 	}
+}
+
+// checkSquareBlock refuses a matsquare record whose block_ints is a whole
+// number but no perfect square: the writer squares blocks of k x k ints
+// (MatSquareConfig) and runs no other size. It is checked before the
+// range, so that 2^31 is named for what it is not; past 2^53 (where the
+// integer square root could overflow) the range alone refuses it.
+func checkSquareBlock(p results.Params) error {
+	m, ok := p["block_ints"].(int)
+	if ok && m >= 1 && m < 1<<53 && !PerfectSquare(m) {
+		return fmt.Errorf("block_ints = %d: must be a perfect square (a block is k x k ints: 64, 256, 1024, 4096, ...)", m)
+	}
+	return nil
 }
 
 // CheckRecordParams checks a dsm record's parameters against specs and

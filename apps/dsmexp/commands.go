@@ -243,6 +243,9 @@ func (e *MatSquareSweep) Validate() error {
 		if !divalib.PerfectSquare(m) {
 			return opts.Field("Blocks", "", "%d is not a perfect square; accepted are squares such as 64, 256, 1024, 4096", m)
 		}
+		if m > divalib.MaxBlockInts {
+			return opts.Field("Blocks", "", "a block of %d ints does not fit one message (at most %d)", m, divalib.MaxBlockInts)
+		}
 		if err := e.minMemory(4*m, "one block variable (%d bytes for %d ints)", 4*m, m); err != nil {
 			return err
 		}
@@ -373,8 +376,8 @@ func (e *BitonicSweep) Validate() error {
 		return err
 	}
 	for _, m := range e.Keys {
-		if 4*m > mpi.MaxCount-64 {
-			return opts.Field("Keys", "", "%d keys do not fit one message (at most %d)", m, (mpi.MaxCount-64)/4)
+		if m > MaxKeys {
+			return opts.Field("Keys", "", "%d keys do not fit one message (at most %d)", m, MaxKeys)
 		}
 		if err := e.minMemory(4*m, "one key block (%d bytes for %d keys); give at least %s", 4*m, m, results.FormatBytes(float64(4*m))); err != nil {
 			return err

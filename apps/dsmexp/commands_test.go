@@ -103,6 +103,11 @@ func TestValidateNamesFields(t *testing.T) {
 			e.Blocks = opts.Ints{64, 128}
 			return e
 		}, "Blocks", "128 is not a perfect square"},
+		{"block a square beyond a message", func() Experiment {
+			e := def("matsquare").(*MatSquareSweep)
+			e.Blocks = opts.Ints{64, 23171 * 23171}
+			return e
+		}, "Blocks", "a block of 536895241 ints does not fit one message (at most 536870895)"},
 		{"keys beyond a message", func() Experiment {
 			e := def("bitonic").(*BitonicSweep)
 			e.Keys = opts.Ints{1 << 30}

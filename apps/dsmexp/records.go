@@ -8,7 +8,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -124,15 +126,30 @@ func sortedKeys[V any](m map[string]V) []string {
 // every record written or read, results.RegisterParamCheck, with the mesh
 // as divalib checks it): dsm plot and compare refuse a file whose bitonic
 // record has 0 keys or whose Barnes-Hut record has theta 5.
+//
+// The sizes are bounded as the writers bound them, so that a record of a
+// run no writer accepts (keys = 1e300, 2^40 bodies) is refused rather
+// than plotted: keys up to MaxKeys (BitonicSweep.Validate), bodies up to
+// MaxBodies, steps up to patterns.MaxCount (BarnesHutSweep.Validate).
 var dsmexpParams = map[string][]patterns.ParamSpec{
 	BenchBitonic: {{Key: "strategy", Kind: patterns.ParamString}, {Key: "mesh", Kind: patterns.ParamString},
-		{Key: "keys", Kind: patterns.ParamInt, Min: 1, NoMax: true}},
+		{Key: "keys", Kind: patterns.ParamInt, Min: 1, Max: MaxKeys}},
 	BenchBarnesHut: {{Key: "strategy", Kind: patterns.ParamString}, {Key: "mesh", Kind: patterns.ParamString},
-		{Key: "bodies", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+		{Key: "bodies", Kind: patterns.ParamInt, Min: 1, Max: float64(MaxBodies)},
 		{Key: "theta", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: 2, Optional: true},
-		{Key: "steps", Kind: patterns.ParamInt, Min: 1, NoMax: true, Optional: true},
-		{Key: "measured_steps", Kind: patterns.ParamInt, Min: 0, NoMax: true, Optional: true}},
+		{Key: "steps", Kind: patterns.ParamInt, Min: 1, Max: patterns.MaxCount, Optional: true},
+		{Key: "measured_steps", Kind: patterns.ParamInt, Min: 0, Max: patterns.MaxCount, Optional: true}},
 }
+
+// MaxKeys is the most keys per rank a bitonic run takes: a rank's block
+// of 4-byte keys is one message, with room for the store's header.
+const MaxKeys = (mpi.MaxCount - 64) / 4
+
+// MaxBodies is the most bodies any Barnes-Hut run takes: the cell
+// references (int32) address the bodies and every rank's pool, which on
+// one rank with the smallest cells per body is still 17 cells
+// (apps.BarnesHutConfig.MaxBodies).
+var MaxBodies = apps.BarnesHutConfig{CellsPerBody: math.SmallestNonzeroFloat64}.MaxBodies(1)
 
 func init() {
 	for bench, specs := range dsmexpParams {

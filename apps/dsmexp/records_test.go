@@ -3,9 +3,11 @@ package dsmexp
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/results"
 )
 
@@ -50,6 +52,19 @@ func TestRecordsCheckedOnRead(t *testing.T) {
 			"derived exchange_s = -1: a time is not negative"},
 		{"unit ms", func(_, fh *results.Record, _ *[]results.Record) { fh.Unit = "ms" },
 			`line 2: record dsm-bitonic keys=4096 mesh=2x2 strategy=fixed-home: unit "ms": a dsm record is a time in "s"`},
+		{"keys 1e300", func(_, fh *results.Record, _ *[]results.Record) { fh.Params["keys"] = 1e300 },
+			"line 2: record dsm-bitonic: impossible parameter keys = 1e+300: must be an integer from 1 to 536870895"},
+		{"keys 2^31", func(_, fh *results.Record, _ *[]results.Record) { fh.Params["keys"] = 1 << 31 },
+			"impossible parameter keys = 2147483648: must be an integer from 1 to 536870895"},
+		{"keys 2^53+1", func(_, fh *results.Record, _ *[]results.Record) { fh.Params["keys"] = 1<<53 + 1 },
+			"impossible parameter keys = 9007199254740993: must be an integer from 1 to 536870895"},
+		{"keys 2^62", func(_, fh *results.Record, _ *[]results.Record) { fh.Params["keys"] = 1 << 62 },
+			"impossible parameter keys = 4611686018427387904: must be"},
+		{"keys 1024.5", func(_, fh *results.Record, _ *[]results.Record) { fh.Params["keys"] = 1024.5 },
+			"impossible parameter keys = 1024.5: must be a whole number"},
+		{"keys at the writer's bound", func(hand, fh *results.Record, _ *[]results.Record) {
+			hand.Params["keys"], fh.Params["keys"] = MaxKeys, MaxKeys
+		}, ""},
 		{"no hand record: the ratio stands", func(_, _ *results.Record, recs *[]results.Record) { *recs = (*recs)[1:] }, ""},
 		{"a second run's hand record", func(_, _ *results.Record, recs *[]results.Record) {
 			other := rec(Hand, 0.004, 1000)
@@ -77,5 +92,51 @@ func TestRecordsCheckedOnRead(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestSizeParamsBoundedOnRead: a matsquare or Barnes-Hut record whose size
+// no writer runs (a block of 2^31 ints, which is no perfect square; 2^40
+// bodies) is refused on read, naming the line and the parameter, with the
+// writers' bounds; the largest sizes they run are read.
+func TestSizeParamsBoundedOnRead(t *testing.T) {
+	line := func(bench, params string) string {
+		return `{"schema":1,"bench":"` + bench + `","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"mean":1e-3,"max":1e-3,"p90":1e-3,"p99":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
+	}
+	ms := func(block string) string {
+		return line(BenchMatSquare, `{"strategy":"fixed-home","mesh":"2x2","block_ints":`+block+`}`)
+	}
+	bh := func(bodies string) string {
+		return line(BenchBarnesHut, `{"strategy":"fixed-home","mesh":"2x2","phase":"total","bodies":`+bodies+`}`)
+	}
+	tests := []struct{ name, in, want string }{
+		{"block 4096", ms("4096"), ""},
+		{"block 23170^2, the largest square that fits", ms("536848900"), ""},
+		{"block 2^31", ms("2147483648"), "line 1: record dsm-matsquare: impossible parameter block_ints = 2147483648: must be a perfect square"},
+		{"block 1000", ms("1000"), "block_ints = 1000: must be a perfect square"},
+		{"block 2^40", ms("1099511627776"), "impossible parameter block_ints = 1099511627776: must be an integer from 1 to 536870895"},
+		{"block 4096^3", ms("68719476736"), "block_ints = 68719476736: must be an integer from 1 to 536870895"},
+		{"block 2^63-1", ms("9223372036854775807"), "block_ints = 9223372036854775807: must be an integer from 1 to 536870895"},
+		{"block 1e300", ms("1e300"), "block_ints = 1e+300: must be an integer from 1 to 536870895"},
+		{"block 64.5", ms("64.5"), "block_ints = 64.5: must be a whole number"},
+		{"bodies 2000", bh("2000"), ""},
+		{"bodies at the bound", bh(fmt.Sprint(MaxBodies)), ""},
+		{"bodies 2^31", bh("2147483648"), fmt.Sprintf("line 1: record dsm-barneshut: impossible parameter bodies = 2147483648: must be an integer from 1 to %d", MaxBodies)},
+		{"bodies 2^40", bh("1099511627776"), "impossible parameter bodies = 1099511627776: must be an integer from 1 to"},
+		{"bodies 2.5", bh("2.5"), "bodies = 2.5: must be a whole number"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := results.ReadJSONL(strings.NewReader(tc.in))
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("read: %v, want %q", err, tc.want)
+			}
+		})
+	}
+	if MaxBodies != 1<<31-1-2-17 {
+		t.Errorf("MaxBodies = %d, want 2^31-1 less 2 and one rank's pool of 17 cells", MaxBodies)
+	}
+	if divalib.MaxBlockInts != MaxKeys {
+		t.Errorf("a block bound %d, the keys bound %d: both are one message of 4-byte ints", divalib.MaxBlockInts, MaxKeys)
 	}
 }
