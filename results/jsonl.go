@@ -651,7 +651,8 @@ const maxNesting = 10000
 type lineBound struct {
 	kind, field string
 	at          int
-	elems       int // the elements of a fixed-length array ("length")
+	elems       int    // the elements of a fixed-length array ("length"); a null's index in its array ("null")
+	want        string // what a "null" should have been ("a number")
 }
 
 // fixedArrays are the record's top-level arrays of a fixed length: the
@@ -667,6 +668,15 @@ var fixedArrays = map[string]int{"ci95": 2}
 // only as far as it needs to: strings (with their escapes), brackets,
 // commas and colons; a line that is no JSON is left to the decoder.
 func scanBounds(line []byte, maxString, maxElems int) *lineBound {
+	return scanLine(line, maxString, maxElems, nil)
+}
+
+// scanLine is scanBounds that also, with null non-nil, asks null about
+// every JSON null of the line: path is where it stands (member names,
+// "[]" for an array's element) and elem its 1-based index in its array
+// (0 in an object). A non-empty answer (what the null should have been)
+// ends the scan with a "null" lineBound.
+func scanLine(line []byte, maxString, maxElems int, null func(path []string, elem int) string) *lineBound {
 	type frame struct {
 		array          bool
 		start          int // offset of the bracket
@@ -700,6 +710,30 @@ func scanBounds(line []byte, maxString, maxElems int) *lineBound {
 			break
 		}
 		switch c := line[i]; c {
+		case 'n':
+			// Outside strings, an n starts the literal null (or is no
+			// JSON, which the decoder refuses).
+			if null == nil || !bytes.HasPrefix(line[i:], []byte("null")) || len(stack) == 0 {
+				continue
+			}
+			path := make([]string, 0, len(stack))
+			for k := 1; k < len(stack); k++ {
+				if stack[k].parentIsObject {
+					path = append(path, string(stack[k].name))
+				} else {
+					path = append(path, "[]")
+				}
+			}
+			top, elem := &stack[len(stack)-1], 0
+			if top.array {
+				path, elem = append(path, "[]"), top.commas+1
+			} else {
+				path = append(path, string(top.key))
+			}
+			if want := null(path, elem); want != "" {
+				return &lineBound{kind: "null", field: nullField(path), at: i, elems: elem, want: want}
+			}
+			i += len("null") - 1
 		case '"':
 			// The string ends at the next quote after an even run of
 			// backslashes (an odd one escapes it).
@@ -775,7 +809,7 @@ func scanBounds(line []byte, maxString, maxElems int) *lineBound {
 // jsonStructural marks the bytes scanBounds acts on; it skips the rest
 // (digits, letters, spaces) without a switch.
 var jsonStructural = func() (t [256]bool) {
-	for _, c := range []byte(`"{}[],`) {
+	for _, c := range []byte(`"{}[],n`) {
 		t[c] = true
 	}
 	return t
@@ -799,6 +833,12 @@ func boundError(b *lineBound) error {
 	switch b.kind {
 	case "length":
 		return fmt.Errorf("field %s: an array of %d elements at byte %d, not %d", b.field, b.elems, b.at+1, fixedArrays[b.field])
+	case "null":
+		elem := ""
+		if b.elems > 0 {
+			elem = fmt.Sprintf(" (element %d)", b.elems)
+		}
+		return fmt.Errorf("field %s: null is not %s%s", b.field, b.want, elem)
 	case "string":
 		return fmt.Errorf("%w: a string longer than %s at byte %d (a record's names and parameters are short)", ErrTooLarge, byteCount(MaxStringBytes), b.at+1)
 	case "nesting":
@@ -814,7 +854,7 @@ func boundError(b *lineBound) error {
 
 // parseRecordLine decodes and checks one line.
 func parseRecordLine(line []byte) (Record, error) {
-	if b := scanBounds(line, MaxStringBytes, MaxRecordElements); b != nil {
+	if b := scanLine(line, MaxStringBytes, MaxRecordElements, recordNull); b != nil {
 		return Record{}, boundError(b)
 	}
 	var rec Record
@@ -936,4 +976,110 @@ func readDemand(path string, size int64, factor float64, what string) error {
 			path, ErrTooLarge, sysmem.Format(float64(size)), sysmem.Format(need), factor, what, sysmem.Allows(avail, src))
 	}
 	return nil
+}
+
+// recordNull says what a JSON null at path of a record line should have
+// been, when the decoder would silently read it as 0: a sample, a
+// summary statistic, a count, an element of ci95 or a value of the
+// derived and counters maps ("a number"); the whole ci95 (its two zeros).
+// It is "" where null reads as no value (an absent samples, derived or
+// counters, meta.ranks_per_host: null) or is left to the record's checks
+// (a parameter, a string).
+func recordNull(path []string, _ int) string {
+	t, ok := jsonFieldType(recordType, path)
+	if !ok {
+		return ""
+	}
+	if t.Kind() == reflect.Array || isNumberKind(t.Kind()) {
+		return goTypeKind(t)
+	}
+	return ""
+}
+
+var recordType = reflect.TypeFor[Record]()
+
+func isNumberKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
+}
+
+// jsonFieldType is the Go type encoding/json decodes the value at path
+// (member names matched as the decoder matches them, case-insensitively,
+// through embedded structs; "[]" for an element) into, and false where
+// the path leaves the type (an unknown member, an interface value).
+func jsonFieldType(t reflect.Type, path []string) (reflect.Type, bool) {
+	for _, seg := range path {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch {
+		case seg == "[]":
+			if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+				return nil, false
+			}
+			t = t.Elem()
+		case t.Kind() == reflect.Map:
+			t = t.Elem()
+		case t.Kind() == reflect.Struct:
+			f, ok := jsonMember(t, seg)
+			if !ok {
+				return nil, false
+			}
+			t = f
+		default:
+			return nil, false
+		}
+	}
+	return t, true
+}
+
+// jsonMember is the type of struct t's field whose JSON name is name
+// (case-insensitively), looking into embedded structs without a name.
+func jsonMember(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" || !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			if ft, ok := jsonMember(f.Type, name); ok {
+				return ft, true
+			}
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if strings.EqualFold(tag, name) {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+// nullField names path for a message: "samples", "derived.x_s",
+// "workload[].count".
+func nullField(path []string) string {
+	var b strings.Builder
+	for i, seg := range path {
+		switch {
+		case seg == "[]":
+			if i == len(path)-1 {
+				continue // the element's index is said apart
+			}
+			b.WriteString("[]")
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(seg)
+		}
+	}
+	return Printable(b.String())
 }
