@@ -276,6 +276,18 @@ func (b *Bound) Err(err error) error {
 // Binding is the binding of the i-th configuration.
 func (b *Bound) Binding(i int) *opts.Binding { return b.bindings[i] }
 
+// FlagText is "--name value" for flag name with its value as given
+// (opts.Binding.FlagText: "--sizes 1G", not "--sizes 1073741824"), or ""
+// when no bound field has that flag.
+func (b *Bound) FlagText(name string) string {
+	for _, bd := range b.bindings {
+		if t := bd.FlagTextOfFlag(name); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
 // Default changes the default of flag name after binding: its value and
 // the default its help shows (a run whose default differs from the shared
 // one, such as a slower pattern's --max-time).

@@ -586,6 +586,16 @@ func fieldByPath(v reflect.Value, path string) reflect.Value {
 	return v
 }
 
+// FlagTextOfFlag is FlagText of the field whose flag is name ("--sizes
+// 1G" as typed, not the 1073741824 it parses to), or "" when no field of
+// this binding has that flag.
+func (b *Binding) FlagTextOfFlag(name string) string {
+	if f := b.byFlag[name]; f != nil {
+		return b.FlagText(f.field)
+	}
+	return ""
+}
+
 // FlagTextOfParam is FlagText of the field that sets record parameter
 // param, or "" when none does.
 func (b *Binding) FlagTextOfParam(param string) string {

@@ -45,6 +45,9 @@ func TestAskBeforeAllocating(t *testing.T) {
 		{"app matmul's submatrices", with("app", "matmul", "--np", "4", "--n", "46340", "--sync", "false"), "--n 46340: matmul's submatrices of 11585 x 46340 on 4 ranks (A, B, C and the oracle's C), with the store variables of all 4 configurations on store direct needs"},
 		{"app concomp over divalib", with("app", "concomp", "--np", "4", "--n", "65536", "--k", "4", "--l", "1K", "--store", "fixed-home"), "--n 65536: concomp's 65536-vertex graph on 4 ranks (adjacency rows, search lists, forests, rank 0's oracle) on store fixed-home needs"},
 		{"sched count n", []string{"sched", "count", "--n", "65536", "--d", "65535", "--out", out}, "--n 65536: scheduling a matrix of n = 65536 ranks and 4294901760 messages (its copies and the schedulers' n x n arrays) needs about"},
+		// sched comm names --sizes as typed, as pingpong does.
+		{"sched comm sizes 1G", with("sched", "comm", "--np", "4", "--d", "3", "--sizes", "1G"), "--sizes 1G: the exchange of d = 3 messages of 1073741824 bytes per rank needs"},
+		{"sched comm sizes 8,512M", with("sched", "comm", "--np", "4", "--d", "3", "--sizes", "8,512M"), "--sizes 8,512M: the exchange of d = 3 messages of 536870912 bytes per rank needs"},
 		// counts beyond the time budget
 		{"iters", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "pingpong bytes=8 iters=1000000000: one repetition needs at least 40.2 s"},
 		{"iters names the flag", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "lower --iters or raise --max-time"},

@@ -153,6 +153,9 @@ func writeOut(path string, write func(emit func(results.Record) error) error) er
 // flagText is "--name value" of flag name as given or by default, for the
 // message of a demand the machine cannot meet.
 func flagText(b *cli.Bound, name string) string {
+	if t := b.FlagText(name); t != "" {
+		return t // as given: --sizes 1G, not its 1073741824 bytes
+	}
 	if f := b.FS.Lookup(name); f != nil && f.Value.String() != "" {
 		return "--" + name + " " + opts.Echo(f.Value.String())
 	}
