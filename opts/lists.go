@@ -20,6 +20,11 @@ var sizeUnits = map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
 // maxSizeText is MaxSize in the units of the size values.
 var maxSizeText = fmt.Sprintf("2G-1 = %d bytes, the most one MPI call carries", MaxSize)
 
+// MaxSizeText is MaxSize as the size flags' messages word it ("2G-1 =
+// 2147483647 bytes, the most one MPI call carries"), for a size flag
+// that is a plain int.
+func MaxSizeText() string { return maxSizeText }
+
 // The accepted forms, for messages.
 const (
 	SizesForm  = "LO:HI (LO doubled up to HI, HI included: 1:4M gives the powers of two) or a list (e.g. 8,1K,1M)"

@@ -43,6 +43,11 @@ func (e Export) Validate() error {
 	if e.Eager < 0 {
 		return &opts.FieldError{Field: "Eager", Value: fmt.Sprint(e.Eager), Reason: "want a size >= 0"}
 	}
+	// A threshold is a message size: SMPI compares it with one call's
+	// bytes, and every other size flag stops there too.
+	if e.Eager > opts.MaxSize {
+		return &opts.FieldError{Field: "Eager", Value: fmt.Sprint(e.Eager), Reason: "want a size of at most " + opts.MaxSizeText()}
+	}
 	return nil
 }
 
