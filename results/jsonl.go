@@ -288,6 +288,14 @@ func openAppend(path string) (*os.File, error) {
 	} else if !st.IsDir() {
 		return nil, fmt.Errorf("results: cannot write %s: %s is not a directory", path, dir)
 	}
+	// A symbolic link whose target does not exist would have the open
+	// create that target, wherever it points (outside the directory
+	// named, too): a records file is appended to where it is, so the
+	// link is refused. A link to an existing records file is appended
+	// through.
+	if err := danglingLink(path); err != nil {
+		return nil, fmt.Errorf("results: cannot write %s: %w", path, err)
+	}
 	// A FIFO with no reader would block the open (and one with a reader
 	// takes records nobody can append to safely); a device cannot be
 	// truncated back after a failed append. Only regular files are
@@ -311,6 +319,29 @@ func openAppend(path string) (*os.File, error) {
 		return nil, fmt.Errorf("results: cannot write %s: %w", path, err)
 	}
 	return f, nil
+}
+
+// danglingLink says why path is a symbolic link that leads nowhere (its
+// target, or a link on the way to it, does not exist), or nil.
+func danglingLink(path string) error {
+	lst, err := os.Lstat(path)
+	if err != nil || lst.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	target, err := os.Readlink(path)
+	if err != nil {
+		return fmt.Errorf("%s is a symbolic link whose target does not exist; commcost does not create a link's target (give the target's own path or remove the link)", path)
+	}
+	where := Printable(target)
+	if !filepath.IsAbs(target) {
+		if full := filepath.Join(filepath.Dir(path), target); full != target {
+			where += " (" + Printable(full) + ")"
+		}
+	}
+	return fmt.Errorf("%s is a symbolic link to %s, which does not exist; commcost does not create a link's target (give the target's own path or remove the link)", path, where)
 }
 
 // AppendError is an append to a records file that did not complete: the

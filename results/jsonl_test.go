@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -230,10 +231,22 @@ func TestAppendJSONLFailsBeforeWriting(t *testing.T) {
 	if err := os.WriteFile(aFile, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A dangling link would have the open create its target, here
+	// outside the directory named.
+	outside := filepath.Join(t.TempDir(), "outside.jsonl")
+	dangling, danglingRel := filepath.Join(dir, "dangling"), filepath.Join(dir, "dangling-rel")
+	if err := os.Symlink(outside, dangling); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere.jsonl", danglingRel); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, path, want string
 		root             bool // permission checks do not bind root
 	}{
+		{"dangling symlink", dangling, dangling + " is a symbolic link to " + outside + ", which does not exist; commcost does not create a link's target", false},
+		{"dangling relative symlink", danglingRel, danglingRel + " is a symbolic link to nowhere.jsonl (" + filepath.Join(dir, "nowhere.jsonl") + "), which does not exist", false},
 		{"missing directory", filepath.Join(dir, "nope", RecordsFile), "does not exist", false},
 		{"parent is a file", filepath.Join(aFile, RecordsFile), "not a directory", false},
 		{"path is a directory", dir, "is a directory", false},
@@ -259,6 +272,34 @@ func TestAppendJSONLFailsBeforeWriting(t *testing.T) {
 				t.Errorf("file changed by a failed AppendJSONL")
 			}
 		})
+	}
+	if _, err := os.Lstat(outside); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the dangling link's target was created: %v", err)
+	}
+}
+
+// TestAppendJSONLThroughLink: a symbolic link to an existing records file
+// is appended through, to the file it names.
+func TestAppendJSONLThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	path, link := filepath.Join(dir, RecordsFile), filepath.Join(dir, "link.jsonl")
+	recs := testRecords()
+	for i, p := range []string{path, link} {
+		if i == 1 {
+			if err := os.Symlink(RecordsFile, link); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w, err := AppendJSONL(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if err := errors.Join(w.Write(recs[i]), w.Close()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := ReadJSONLFile(path); err != nil || !reflect.DeepEqual(got, recs[:2]) {
+		t.Fatalf("the file reads back as %d records, %v", len(got), err)
 	}
 }
 
