@@ -35,7 +35,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		{"permutations", with("permutations", "--np", "4", "--sizes", "512M"), "--sizes 512M: permutations bytes=536870912"},
 		{"dsm check ops", with("dsm", "check", "--np", "2", "--ops", "1000000000000"), "--ops 1000000000000: dsm check's log of 1000000000000 operations"},
 		{"dsm check slots", with("dsm", "check", "--np", "4", "--slots", "100000000"), "--slots 100000000: dsm check's 16 variables"},
-		{"dsm bitonic keys", with("dsm", "bitonic", "--np", "16", "--keys", "4194304"), "--keys 4194304 with --np 16: bitonic's blocks of 4194304 keys on each of the local backend's 16 ranks (about 144.2 MiB each) needs about 2.3 GiB in this process; available: 1.0 GiB"},
+		{"dsm bitonic keys", with("dsm", "bitonic", "--np", "16", "--keys", "4194304"), "--keys 4194304 with --np 16: bitonic's blocks of 4194304 keys on each of the local backend's 16 ranks (about 112.2 MiB each) needs about 1.8 GiB in this process; available: 1.0 GiB"},
 		{"dsm barneshut bodies per rank", with("dsm", "barneshut", "--np", "4", "--bodies-per-rank", "10000000"), "--bodies-per-rank 10000000 with --np 4: barneshut's 40000000 bodies on 4 ranks"},
 		// An app's calibration sweep reaches twice its largest message.
 		{"app cannon's calibration", with("app", "cannon", "--np", "4", "--n", "3662"), "--n 3662: the calibration's prtt bytes=67108864 delay_s=0 n=4 side=client on 4 ranks needs 320.2 MiB per rank (buffers 64.0 MiB, messages in flight 256.0 MiB), 1.3 GiB for the 4 local ranks (--np 4) in this process; available: 1.0 GiB"},
