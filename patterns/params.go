@@ -293,9 +293,17 @@ func (s ParamSpec) Reason(v any) string {
 		return "must be positive (" + s.rangeText() + ")"
 	case x < s.Min || (s.MinOpen && x == s.Min) || (!s.NoMax && x > s.Max):
 		return "must be " + s.rangeText()
+	case s.NoMax && s.Kind == ParamInt && x > maxExactInt:
+		return fmt.Sprintf("must be at most 2^53 = %d, the largest count a record holds exactly (%s)", int64(maxExactInt), s.rangeText())
+	case s.NoMax && x > results.MaxRecordValue:
+		return fmt.Sprintf("must be at most %g, the largest value a record holds (%s)", results.MaxRecordValue, s.rangeText())
 	}
 	return ""
 }
+
+// maxExactInt is the largest whole number every integer below it is
+// exact at in a float64 (a JSON number): the top of a count left open.
+const maxExactInt = 1 << 53
 
 // rangeText says which values are accepted, in the parameter's unit:
 // "an integer >= 1", "in (0, 1]", "0 to 2147483647 bytes".

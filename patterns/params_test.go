@@ -120,6 +120,10 @@ func TestRecordRanksAndTime(t *testing.T) {
 		{"roundtrip on 1 rank", rec("roundtrip", pp, 1, "1e-6"), "roundtrip runs on at least 2 ranks"},
 		{"local reduction on 1 rank", rec("reducelocal", `{"bytes":8,"type":"double","reduction":"sum","iters":1}`, 1, "1e-6"), ""},
 		{"pingpong of 0 s", rec("pingpong", pp, 2, "0"), "median 0 s is not positive"},
+		// A count left open at the top still holds exactly in a record.
+		{"pingpong iters 2^53", rec("pingpong", `{"bytes":8,"iters":9007199254740992}`, 2, "1e-6"), ""},
+		{"pingpong iters 1e308", rec("pingpong", `{"bytes":8,"iters":1e308}`, 2, "1e-6"), "iters = 1e+308: must be at most 2^53"},
+		{"prtt delay 1e300 s", rec("prtt", `{"bytes":8,"n":1,"delay_s":1e300}`, 2, "1e-6"), "delay_s = 1e+300: must be at most 1e+18"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
