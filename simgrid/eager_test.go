@@ -22,7 +22,7 @@ func TestEagerBounded(t *testing.T) {
 		{1<<63 - 1, "want a size of at most 2G-1"},
 		{-1, "want a size >= 0"},
 	} {
-		err := Export{Hosts: 4, Eager: tc.eager}.Validate()
+		err := Export{Hosts: 4, Eager: opts.Bytes(tc.eager)}.Validate()
 		if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("--eager %d: %v, want %q", tc.eager, err, tc.want)
 		}
