@@ -259,6 +259,10 @@ func sameCommand(c mpi.Comm, args []string) error {
 
 // NewMeta fills the record metadata (collective: it gathers host names).
 func NewMeta(c mpi.Comm) (results.Meta, error) {
+	// Every record's metadata carries the launch identifier.
+	if err := results.CheckLaunchEnv(); err != nil {
+		return results.Meta{}, Agree(c, opts.Badf("%v", err))
+	}
 	m := results.NewMeta(c.Backend())
 	if d, ok := c.(mpi.Describer); ok {
 		inf := d.Info()

@@ -10,8 +10,6 @@ import (
 
 	"github.com/commcost/commcost/cli"
 	"github.com/commcost/commcost/job"
-	"github.com/commcost/commcost/opts"
-	"github.com/commcost/commcost/results"
 )
 
 func main() {
@@ -27,10 +25,6 @@ func mainCode(args []string, stdout, stderr io.Writer) int {
 // run is the whole program: main only maps its error to an exit status.
 func run(args []string, stdout, stderr io.Writer) error {
 	job.Begin(args)
-	// Every record's metadata carries the launch identifier.
-	if err := results.CheckLaunchEnv(); err != nil {
-		return opts.Badf("%v", err)
-	}
 	return cli.Root.Dispatch(args, stdout, stderr)
 }
 

@@ -140,6 +140,10 @@ func measure(b *cli.Bound, cfg *permsched.CommConfig, launch job.Launch, out tab
 // writeOut opens --out once the input is checked, runs write with the
 // function that appends a record to it (nil without --out) and closes it.
 func writeOut(path string, write func(emit func(results.Record) error) error) error {
+	// The records' metadata carries the launch identifier.
+	if err := results.CheckLaunchEnv(); err != nil {
+		return opts.Badf("%v", err)
+	}
 	jw, err := job.OpenOut(path)
 	if err != nil {
 		return err
