@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode"
 
 	"github.com/commcost/commcost/internal/sysmem"
 )
@@ -934,9 +935,25 @@ func addKeys(seen map[string]struct{}, rec Record) error {
 func JSONFieldError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("field %s: the %s is not %s", te.Field, te.Value, goTypeKind(te.Type))
+		return fmt.Errorf("field %s: the %s is not %s", fileField(te.Field), te.Value, goTypeKind(te.Type))
 	}
 	return err
+}
+
+// fileField is a decoder's field path as the file spells it: an embedded
+// struct's Go name ("Summary" of "Summary.n") is no key of the file, whose
+// keys are lower case.
+func fileField(path string) string {
+	var keep []string
+	for _, part := range strings.Split(path, ".") {
+		if part != "" && !unicode.IsUpper(rune(part[0])) {
+			keep = append(keep, part)
+		}
+	}
+	if len(keep) == 0 {
+		return path
+	}
+	return strings.Join(keep, ".")
 }
 
 // goTypeKind names what a record field of Go type t holds, for messages.

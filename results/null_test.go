@@ -73,3 +73,15 @@ func TestNullNumbersRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestFieldNamedAsInFile: a decoder's type error names the field as the
+// file spells it, not with the Go name of the struct embedding it.
+func TestFieldNamedAsInFile(t *testing.T) {
+	for _, tc := range []struct{ path, want string }{
+		{"Summary.n", "n"}, {"meta.ranks_per_host", "meta.ranks_per_host"}, {"n", "n"}, {"Median", "Median"},
+	} {
+		if got := fileField(tc.path); got != tc.want {
+			t.Errorf("fileField(%q) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}
