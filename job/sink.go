@@ -31,6 +31,11 @@ func OpenOut(path string) (*results.JSONLWriter, error) {
 	if path == "" {
 		return nil, nil
 	}
+	// The records carry the launch identifier: a bad one is refused
+	// before the file is created.
+	if err := results.CheckLaunchEnv(); err != nil {
+		return nil, opts.Badf("%v", err)
+	}
 	jw, err := results.AppendJSONL(path)
 	switch {
 	case errors.Is(err, results.ErrNotRecordsFile), errors.Is(err, results.ErrTooLarge):
