@@ -48,11 +48,11 @@ func (w WorkItem) Validate() error {
 	if w.Bench == "" {
 		return fmt.Errorf("workload item has no bench name")
 	}
-	if !isScalar(w.Count) || w.Count < 0 {
-		return fmt.Errorf("workload item %s has count %v; want a finite number >= 0", w.Bench, w.Count)
+	if !isScalar(w.Count) || w.Count < 0 || w.Count > MaxRecordValue {
+		return fmt.Errorf("workload item %s has count %v; want a finite number from 0 to %g", w.Bench, w.Count, MaxRecordValue)
 	}
-	if w.Ranks < 0 {
-		return fmt.Errorf("workload item %s has negative ranks %d", w.Bench, w.Ranks)
+	if w.Ranks < 0 || w.Ranks > MaxRecordRanks {
+		return fmt.Errorf("workload item %s has ranks %d; want 0 to %d", w.Bench, w.Ranks, MaxRecordRanks)
 	}
 	for k, v := range w.Params {
 		if k == "" || !isScalar(v) {
