@@ -9,6 +9,7 @@ import (
 
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -49,16 +50,6 @@ type MatSquareConfig struct {
 	// Reps, if fewer) are done no more start past it, and the check
 	// compares the squares done.
 	MaxTime float64
-}
-
-// stopRepsAfter is the number of repetitions (or Reps, if fewer) that
-// MaxTime lets finish before it stops them.
-const stopRepsAfter = 3
-
-// stopsAt reports whether the repetitions stop before repetition done
-// (0-based) after spent seconds, the same on every rank.
-func (c MatSquareConfig) stopsAt(done int, spent float64) bool {
-	return c.MaxTime > 0 && done >= min(stopRepsAfter, c.Reps) && spent >= c.MaxTime
 }
 
 func (c *MatSquareConfig) defaults() error {
@@ -235,7 +226,7 @@ func MatSquareStore(c mpi.Comm, s *Store, cfg MatSquareConfig) (MatSquareResult,
 	res.Stop = results.StopFixed
 	spent := 0.0
 	for rep := 0; rep < cfg.Reps; rep++ {
-		if cfg.stopsAt(rep, spent) {
+		if patterns.PastTimeBound(rep, cfg.Reps, spent, cfg.MaxTime) {
 			res.Stop = results.StopMaxTime
 			break
 		}
@@ -336,7 +327,7 @@ func MatSquareHand(c mpi.Comm, mesh Mesh, cfg MatSquareConfig) (MatSquareResult,
 	res.Stop = results.StopFixed
 	spent := 0.0
 	for rep := 0; rep < cfg.Reps; rep++ {
-		if cfg.stopsAt(rep, spent) {
+		if patterns.PastTimeBound(rep, cfg.Reps, spent, cfg.MaxTime) {
 			res.Stop = results.StopMaxTime
 			break
 		}

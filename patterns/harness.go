@@ -481,6 +481,19 @@ func CapIters(c mpi.Comm, reps Reps, iters int, perIter float64) (int, error) {
 	return int(out[0]), nil
 }
 
+// TimeBoundStopsAfter is the number of repetitions (or all that were
+// asked, if fewer) a time bound lets finish before it stops a loop whose
+// count is fixed (the DSM experiments' runs): a median and its spread
+// need a few.
+const TimeBoundStopsAfter = 3
+
+// PastTimeBound reports whether a loop that has done done of want
+// repetitions in spent seconds (the maximum over ranks, so that every
+// rank decides alike) stops under the bound maxTime (0: none).
+func PastTimeBound(done, want int, spent, maxTime float64) bool {
+	return maxTime > 0 && done >= min(TimeBoundStopsAfter, want) && spent >= maxTime
+}
+
 // WarmupBudgetShare is the share of Reps.MaxTime that the untimed warm-up
 // iterations of a batch-timing pattern may take (warmUp).
 const WarmupBudgetShare = 0.1

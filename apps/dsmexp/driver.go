@@ -30,7 +30,7 @@ type Setup struct {
 	// Reps measured repetitions (default 1) after Warmup untimed runs.
 	Reps, Warmup int
 	// MaxTime bounds each strategy's repetitions at each point, seconds
-	// of wall time (0: none): once StopAfter of them are done no more
+	// of wall time (0: none): once patterns.TimeBoundStopsAfter of them are done no more
 	// start past it, and the warm-up runs stop after it too.
 	MaxTime float64
 	// Seed of the application's input.
@@ -98,18 +98,6 @@ type Result struct {
 	// Stop is why the repetitions stopped: results.StopFixed (all Reps
 	// ran) or results.StopMaxTime (Setup.MaxTime).
 	Stop string
-}
-
-// StopAfter is the number of repetitions (or Reps, if fewer) a time
-// bound lets finish before it stops them: the median and its spread need
-// a few.
-const StopAfter = 3
-
-// pastBound reports whether a loop that has done done of want runs in
-// spent seconds (the maximum over ranks, so that every rank decides
-// alike) stops under the bound maxTime (0: none).
-func pastBound(done, want int, spent, maxTime float64) bool {
-	return maxTime > 0 && done >= min(StopAfter, want) && spent >= maxTime
 }
 
 // Section returns the counts of the named section.
@@ -191,7 +179,7 @@ func runStrategy(c mpi.Comm, s Setup, name, point string, mk maker) (Result, err
 			if err := c.AllreduceFloat64s(spent, spent, mpi.OpMax); err != nil {
 				return res, err
 			}
-			if pastBound(i+1, 1, spent[0], s.MaxTime) {
+			if patterns.PastTimeBound(i+1, 1, spent[0], s.MaxTime) {
 				break
 			}
 		}
@@ -199,7 +187,7 @@ func runStrategy(c mpi.Comm, s Setup, name, point string, mk maker) (Result, err
 	res.Stop = results.StopFixed
 	spent := 0.0 // wall seconds of the measured runs, max over ranks
 	for rep := 0; rep < reps; rep++ {
-		if pastBound(rep, reps, spent, s.MaxTime) {
+		if patterns.PastTimeBound(rep, reps, spent, s.MaxTime) {
 			res.Stop = results.StopMaxTime
 			break
 		}
