@@ -159,13 +159,19 @@ func minRanks(bench string) int {
 // the pattern can run on, a time that is positive (a pattern always
 // communicates or computes: a median of 0 s is no measurement, and a fit
 // or a ratio would divide by it), and the unit, derived values and
-// counters its pattern writes (checkValues).
+// counters its pattern writes (checkValues), after its parameters are
+// ones a run on its ranks could have (relationChecks).
 func checkRecord(bench string, r *results.Record) error {
 	if min := minRanks(bench); r.Ranks < min {
 		return fmt.Errorf("ranks = %d: %s runs on at least %d ranks", r.Ranks, bench, min)
 	}
 	if r.Unit == results.UnitSeconds && !(r.Median > 0) {
 		return fmt.Errorf("median %v s is not positive: a %s instance takes time", r.Median, bench)
+	}
+	if f := relationChecks[bench]; f != nil {
+		if err := f(r); err != nil {
+			return err
+		}
 	}
 	return checkValues(bench, r)
 }

@@ -1,0 +1,193 @@
+package patterns
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// What a record's parameters must satisfy against its rank count and its
+// times: the relations each pattern's Check imposes on a run (a root
+// among the ranks, a grid that holds them, pairs that fit in them), so a
+// record no run could have written is refused on read as its flags would
+// be, and the physical floor of the PRTT, whose every exchange spins
+// (n-1) delays. checkRecord applies relationChecks once the parameter
+// specs have bounded each parameter on its own.
+var relationChecks = map[string]func(*results.Record) error{
+	BenchPRTT:           prttRelation,
+	BenchCollective:     collectiveRelation,
+	BenchNonBlocking:    collectiveRelation,
+	BenchGridShift:      gridShiftRelation,
+	BenchMultiBandwidth: pairsRelation,
+	BenchMultiLatency:   pairsRelation,
+	BenchKAccess:        kAccessRelation,
+	BenchKKAccess:       kkAccessRelation,
+	BenchAggregate:      aggregateRelation,
+}
+
+// prttRelation: PRTT(n, d, s) spins d between consecutive sends on the
+// client and before each receive after the first on the server (the
+// backends busy-wait on MPI_Wtime), so every sample, the fastest one
+// included, is at least (n-1) d (Hoefler, Lichei and Rehm, IPDPS 2007,
+// Section 3: PRTT(n, d, s) = PRTT(1, 0, s) + (n-1) max{o_s + d, g + s'G});
+// the server's side is timed from the first arrival, so it needs n >= 2.
+func prttRelation(r *results.Record) error {
+	n, ok1 := paramNumber(r, "n")
+	d, ok2 := paramNumber(r, "delay_s")
+	if !ok1 || !ok2 {
+		return nil
+	}
+	if side, _ := r.Params["side"].(string); side == "server" && n < 2 {
+		return fmt.Errorf("n = %v on the server's side: its time runs from the first arrival to the last, so n >= 2", n)
+	}
+	if floor := (n - 1) * d; r.Unit == results.UnitSeconds && r.Min < floor*(1-derivedTol) {
+		return fmt.Errorf("min %v s is less than (n-1) x delay_s = %v x %v s = %v s, which every exchange spins", r.Min, n-1, d, floor)
+	}
+	return nil
+}
+
+// collectiveRelation: a rooted collective's root is one of the ranks
+// (Collective.Check), an unrooted one's record names root 0, and a
+// reduction's bytes are whole elements of its type.
+func collectiveRelation(r *results.Record) error {
+	name, _ := r.Params["op"].(string)
+	op, ok := collOpNamed(strings.TrimPrefix(name, "i"), r.Bench == BenchNonBlocking)
+	if !ok {
+		return nil
+	}
+	if root, ok := paramNumber(r, "root"); ok {
+		switch {
+		case op.Rooted() && root >= float64(r.Ranks):
+			return fmt.Errorf("root = %v on ranks = %d: the root of %s is one of ranks 0..%d", root, r.Ranks, name, r.Ranks-1)
+		case !op.Rooted() && root != 0:
+			return fmt.Errorf("root = %v: %s has no root, its records name root 0", root, name)
+		}
+	}
+	bytes, ok := paramNumber(r, "bytes")
+	tname, _ := r.Params["type"].(string)
+	if !ok || !op.Reduces() {
+		return nil
+	}
+	for _, t := range mpi.Datatypes {
+		if t.String() == tname && int64(bytes)%int64(t.Size()) != 0 {
+			return fmt.Errorf("bytes = %v: %s of %s reduces whole %d-byte elements", bytes, name, tname, t.Size())
+		}
+	}
+	return nil
+}
+
+// collOpNamed is the collective named name (without its "i"), one with a
+// non-blocking form when nb.
+func collOpNamed(name string, nb bool) (mpi.CollOp, bool) {
+	for _, o := range mpi.CollOps() {
+		if o.String() == name && (!nb || o.NonBlocking()) {
+			return o, true
+		}
+	}
+	return 0, false
+}
+
+// gridShiftRelation: the grid holds the ranks and the distance fits its
+// lines, as GridShift.Check requires of a run.
+func gridShiftRelation(r *results.Record) error {
+	rows, ok1 := paramNumber(r, "rows")
+	cols, ok2 := paramNumber(r, "cols")
+	d, ok3 := paramNumber(r, "d")
+	bytes, ok4 := paramNumber(r, "bytes")
+	along, _ := r.Params["along"].(string)
+	mode, _ := r.Params["mode"].(string)
+	if !(ok1 && ok2 && ok3 && ok4) {
+		return nil
+	}
+	if rows*cols != float64(r.Ranks) {
+		return fmt.Errorf("rows x cols = %v x %v on ranks = %d: the grid holds every rank once", rows, cols, r.Ranks)
+	}
+	g := GridShift{Bytes: int(bytes), Rows: int(rows), Cols: int(cols), Along: along, Mode: mode, D: int(d)}
+	if err := g.Check(r.Ranks); err != nil {
+		return fmt.Errorf("%s, a step no run makes", strings.TrimPrefix(err.Error(), "gridshift: "))
+	}
+	return nil
+}
+
+// pairsRelation: OSU's multi-pair tests pair rank i with i + pairs, so
+// 1 <= pairs <= ranks/2 (osu_mbw_mr.c, osu_multi_lat.c).
+func pairsRelation(r *results.Record) error {
+	pairs, ok := paramNumber(r, "pairs")
+	if !ok {
+		return nil
+	}
+	if pairs > float64(r.Ranks/2) {
+		return fmt.Errorf("pairs = %v on ranks = %d: rank i pairs with i + pairs, so pairs <= ranks/2 = %d", pairs, r.Ranks, r.Ranks/2)
+	}
+	return nil
+}
+
+// accessBounds: the send hot spot k and the accesses a of a run are at
+// most maxAccessIndex (the k-access and k-k-access Checks), which the
+// parameter specs leave open for predicted instances.
+func accessBounds(r *results.Record, keys ...string) error {
+	for _, k := range keys {
+		if v, ok := paramNumber(r, k); ok && v > maxAccessIndex {
+			return fmt.Errorf("%s = %v: a %s run takes %s from 1 to %d", k, v, r.Bench, k, maxAccessIndex)
+		}
+	}
+	return nil
+}
+
+// kAccessRelation: k and a within a run's bounds, and the realised receive
+// hot spot h = hot/p of at least one of the ranks (HotRanks).
+func kAccessRelation(r *results.Record) error {
+	if err := accessBounds(r, "k", "a"); err != nil {
+		return err
+	}
+	if h, ok := paramNumber(r, "h"); ok && h < 1/float64(r.Ranks)-hotSlack {
+		return fmt.Errorf("h = %v on ranks = %d: the receive hot spot is at least one rank, 1/%d", h, r.Ranks, r.Ranks)
+	}
+	return nil
+}
+
+// kkAccessRelation: k and a within a run's bounds; k distinct targets are
+// other ranks (or the rank too, with self), and distinct excludes block
+// (KKAccess.Check).
+func kkAccessRelation(r *results.Record) error {
+	if err := accessBounds(r, "k", "a"); err != nil {
+		return err
+	}
+	distinct, _ := r.Params["distinct"].(bool)
+	if !distinct {
+		return nil
+	}
+	if block, _ := r.Params["block"].(bool); block {
+		return fmt.Errorf("distinct and block: a record has one of them (k different modules, or every packet to one)")
+	}
+	most := r.Ranks - 1
+	if self, _ := r.Params["self"].(bool); self {
+		most = r.Ranks
+	}
+	if k, ok := paramNumber(r, "k"); ok && k > float64(most) {
+		return fmt.Errorf("k = %v distinct targets on ranks = %d: at most %d ranks to target", k, r.Ranks, most)
+	}
+	return nil
+}
+
+// aggregateRelation: a q-shift's 1 <= q < p, and the NEWS neighbours a
+// torus of the ranks has (AggregateOp.Check, AggregateOp.Neighbors); q
+// and neighbors are 0 for the operations they do not apply to.
+func aggregateRelation(r *results.Record) error {
+	op, _ := r.Params["op"].(string)
+	q, okq := paramNumber(r, "q")
+	nb, okn := paramNumber(r, "neighbors")
+	switch {
+	case okq && op == AggQShift.String() && !(q >= 1 && q < float64(r.Ranks)):
+		return fmt.Errorf("q = %v on ranks = %d: a q-shift takes 1 <= q < %d", q, r.Ranks, r.Ranks)
+	case okq && op != AggQShift.String() && q != 0:
+		return fmt.Errorf("q = %v: only a qshift record has a shift (q = 0 for %s)", q, op)
+	case okn && op == AggNEWS.String() && nb != 0 && nb != 2 && nb != 4:
+		return fmt.Errorf("neighbors = %v: a NEWS step has 0, 2 or 4 (two along each side longer than 1)", nb)
+	case okn && op != AggNEWS.String() && nb != 0:
+		return fmt.Errorf("neighbors = %v: only a news record has neighbours (0 for %s)", nb, op)
+	}
+	return nil
+}

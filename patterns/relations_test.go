@@ -1,0 +1,99 @@
+package patterns
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
+)
+
+// TestRelationsOfPatternRecords: a record whose parameters no run on its
+// ranks has (a root beyond the ranks, a grid that does not hold them,
+// more pairs than ranks/2, a PRTT faster than its own delays) is refused,
+// naming the parameter and the rank count; the records the patterns make
+// on the same ranks pass.
+func TestRelationsOfPatternRecords(t *testing.T) {
+	meas := func(p int, samples ...float64) Measurement {
+		m := Measurement{Samples: samples, Summary: results.Summarize(samples), CommSize: p,
+			Reduction: results.ReductionRank0, Stop: results.StopFixed}
+		m.RankMin, m.RankAvg, m.RankMax = m.Summary.Median, m.Summary.Median, m.Summary.Median
+		return m
+	}
+	two := []float64{6e-5, 7e-5}
+	set := func(r results.Record, kv ...any) results.Record {
+		p := results.Params{}
+		for k, v := range r.Params {
+			p[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			p[kv[i].(string)] = kv[i+1]
+		}
+		r.Params = p
+		return r
+	}
+	prtt := PRTT{Bytes: 1, N: 10, DelaySec: 5e-6}.Record(meas(2, two...), results.Meta{})
+	bcast := Collective{Op: mpi.CollBcast, Bytes: 8, Root: 3, Iters: 10}.Record(meas(4, two...), results.Meta{})
+	barrier := Collective{Op: mpi.CollBarrier, Iters: 10}.Record(meas(4, two...), results.Meta{})
+	allreduce := Collective{Op: mpi.CollAllreduce, Type: mpi.Float64, Bytes: 16, Iters: 10}.Record(meas(3, two...), results.Meta{})
+	grid := GridShift{Bytes: 8, Rows: 2, Cols: 3, Along: GridAlongCol, Mode: GridModeShift, D: 1}.Record(meas(6, two...), results.Meta{})
+	multilat := MultiLatency{Bytes: 8, Iters: 10}.Record(meas(6, two...), results.Meta{})
+	mbw := MultiBandwidth{Bytes: 8, Iters: 10, Pairs: 2}.Record(meas(5, two...), results.Meta{})
+	kk := KKAccess{K: 3, L: 64, R: 1, Distinct: true, Op: AccessRead}.Record(meas(4, two...), results.Meta{})
+	ka := KAccess{K: 2, L: 64, H: 0.5, A: 3, Op: AccessRead}.Record(meas(4, two...), results.Meta{})
+	ka.Derived = map[string]float64{"total_s": ka.Median * 3}
+	qshift := AggregateOp{Op: AggQShift, Bytes: 8, Q: 2}.Record(meas(5, two...), results.Meta{})
+	news := AggregateOp{Op: AggNEWS, Bytes: 8}.Record(meas(6, two...), results.Meta{})
+	server := PRTT{Bytes: 1, N: 2, DelaySec: 1e-6, Server: true}.Record(meas(2, two...), results.Meta{})
+	tests := []struct {
+		name string
+		rec  results.Record
+		want string // "" accepted
+	}{
+		{"prtt as measured", prtt, ""},
+		{"prtt of delays 1e17 s in 65 us", set(prtt, "delay_s", 1e17), "min 6e-05 s is less than (n-1) x delay_s = 9 x 1e+17 s"},
+		{"prtt of delays just beyond its time", set(prtt, "delay_s", 6.7e-6), "is less than (n-1) x delay_s = 9 x 6.7e-06 s"},
+		{"prtt of n = 1 with any delay", set(prtt, "n", 1, "delay_s", 1e17), ""},
+		{"prtt server as measured", server, ""},
+		{"prtt server of one message", set(server, "n", 1), "n = 1 on the server's side"},
+		{"bcast rooted at the last rank", bcast, ""},
+		{"bcast rooted at rank 4 of 4", set(bcast, "root", 4), "root = 4 on ranks = 4: the root of bcast is one of ranks 0..3"},
+		{"bcast rooted at 1e15", set(bcast, "root", 1e15), "root = 1e+15 on ranks = 4"},
+		{"barrier as measured", barrier, ""},
+		{"barrier of root 2", set(barrier, "root", 2), "root = 2: barrier has no root"},
+		{"allreduce on 3 ranks", allreduce, ""},
+		{"allreduce of 12 bytes of doubles", set(allreduce, "bytes", 12), "bytes = 12: allreduce of double reduces whole 8-byte elements"},
+		{"ireduce rooted beyond", set(NonBlocking{Op: mpi.CollReduce, Type: mpi.Int32, Bytes: 8}.Record(meas(3, two...), results.Meta{}), "root", 3), "root = 3 on ranks = 3: the root of ireduce"},
+		{"gridshift 2x3 on 6", grid, ""},
+		{"gridshift 1e15x1 on 6", set(grid, "rows", 1e15, "cols", 1), "rows x cols = 1e+15 x 1 on ranks = 6"},
+		{"gridshift 3x2 on 6, a shift of 2 along columns of 3", set(grid, "rows", 3, "cols", 2, "d", 2), ""},
+		{"gridshift shift of 2 along columns of 2", set(grid, "d", 2), "shift d = 2 on lines of 2 ranks: want 1 <= d < 2, a step no run makes"},
+		{"gridshift xor on lines of 3", set(grid, "along", GridAlongRow, "mode", GridModeXOR), "xor d = 1 on lines of 3 ranks"},
+		{"multilat on 6", multilat, ""},
+		{"multilat of 1e15 pairs", set(multilat, "pairs", 1e15), "pairs = 1e+15 on ranks = 6: rank i pairs with i + pairs, so pairs <= ranks/2 = 3"},
+		{"mbwmr 2 pairs on 5", mbw, ""},
+		{"mbwmr 3 pairs on 5", set(mbw, "pairs", 3), "pairs = 3 on ranks = 5"},
+		{"kkaccess 3 distinct on 4", kk, ""},
+		{"kkaccess 4 distinct on 4", set(kk, "k", 4), "k = 4 distinct targets on ranks = 4: at most 3 ranks to target"},
+		{"kkaccess 4 distinct on 4 with self", set(kk, "k", 4, "self", true), ""},
+		{"kkaccess distinct and block", set(kk, "block", true), "distinct and block"},
+		{"kkaccess k 2^53", set(kk, "k", 1<<53, "distinct", false), "k = 9.007199254740992e+15: a kkaccess run takes k from 1 to 65535"},
+		{"kaccess as measured", ka, ""},
+		{"kaccess a 1e15", set(ka, "a", 1e15), "a = 1e+15: a kaccess run takes a from 1 to 65535"},
+		{"kaccess hot spot below one rank", set(ka, "h", 0.1), "h = 0.1 on ranks = 4: the receive hot spot is at least one rank, 1/4"},
+		{"qshift by 2 on 5", qshift, ""},
+		{"qshift by 5 on 5", set(qshift, "q", 5), "q = 5 on ranks = 5: a q-shift takes 1 <= q < 5"},
+		{"scatter of shift 2^53", set(qshift, "op", "scatter", "q", 1<<53), "only a qshift record has a shift"},
+		{"news on 6", news, ""},
+		{"news of 3 neighbours", set(news, "neighbors", 3), "neighbors = 3: a NEWS step has 0, 2 or 4"},
+		{"bcast of neighbours", set(news, "op", "bcast", "neighbors", 4), "only a news record has neighbours"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.rec.CheckValues()
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("check: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
