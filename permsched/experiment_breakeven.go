@@ -150,10 +150,10 @@ func fitBench(bench string) bool {
 
 // checkFitRecords returns the rank count of experiment 2's records among
 // recs, refusing what no run of it writes: fewer than 2 or more than
-// MaxRanks ranks, records of several rank counts (the model has one n),
-// and a generated matrix's density d outside 0..n-1 (a trace's d is its
-// largest degree, which a multigraph may push beyond n-1). The model's
-// scans over d are linear in n, so n must be bounded before they run.
+// MaxRanks ranks, records of several rank counts (the model has one n);
+// a density beyond its record's n-1 the read refused (checkDensity). The
+// model's scans over d are linear in n, so n must be bounded before they
+// run.
 func checkFitRecords(recs []results.Record) (int, error) {
 	n, ref := 0, -1
 	for i, r := range recs {
@@ -167,9 +167,6 @@ func checkFitRecords(recs []results.Record) (int, error) {
 			n, ref = r.Ranks, i
 		} else if r.Ranks != n {
 			return 0, &FitRecordError{i, ref, n, fmt.Sprintf("%s has ranks = %d; want ranks = %d: the fit models one rank count, so its records must come from runs of one size", r.Bench, r.Ranks, n)}
-		}
-		if d, ok := paramInt(r, "d"); ok && paramString(r, "gen") != "trace" && d > n-1 {
-			return 0, &FitRecordError{i, -1, 0, fmt.Sprintf("%s has d = %d at ranks = %d; want 0 <= d <= n-1 = %d (the density of a generated matrix)", r.Bench, d, n, n-1)}
 		}
 	}
 	return n, nil

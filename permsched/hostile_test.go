@@ -214,7 +214,11 @@ func TestSchedRecordParamsChecked(t *testing.T) {
 		return `{"schema":1,"bench":"` + bench + `","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
 	}
 	tests := []struct{ name, bench, params, want string }{
-		{"comm", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":1024,"scheduler":"CGM"}`, ""},
+		{"comm", BenchComm, `{"d":3,"gen":"fig7","matrix":0,"bytes":1024,"scheduler":"CGM"}`, ""},
+		{"comm of density n", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":1024,"scheduler":"CGM"}`, "d = 4 at ranks = 4: want 0 <= d <= n-1 = 3"},
+		{"a trace's degree beyond n-1", BenchComm, `{"d":9,"gen":"trace","matrix":0,"bytes":1024,"scheduler":"CGM"}`, ""},
+		{"schedule of density 1e12", BenchSchedule, `{"d":1e12,"gen":"fig7","matrix":0,"scheduler":"CGM"}`, "d = 1000000000000 at ranks = 4"},
+		{"a scheduling time of n beside the ranks", "sched.time", `{"n":16,"d":1,"gen":"fig7","scheduler":"CGM"}`, "n = 16 on ranks = 4: a record's matrix has a row per rank"},
 		{"comm of -16 bytes", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":-16,"scheduler":"CGM"}`, "bytes = -16: must not be negative"},
 		{"comm of density -1", BenchComm, `{"d":-1,"gen":"fig7","matrix":0,"bytes":16,"scheduler":"CGM"}`, "d = -1"},
 		{"comm without a scheduler", BenchComm, `{"d":4,"gen":"fig7","matrix":0,"bytes":16}`, "scheduler is missing"},

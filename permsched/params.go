@@ -58,8 +58,9 @@ var schedUnits = map[string]string{
 // (it is written only when positive) and sched_over_comm = sched_s /
 // median; a schedule length's rel_diff_paper = mean / paper_perms - 1;
 // sched.costfit's median its C2_s and sched.breakeven's its full_max_d.
-// The fitted constants (C2_s, tau_s, a slope and its intercept) are left
-// free: noise can make them negative.
+// The matrix's size and density fit the ranks (checkDensity). The fitted
+// constants (C2_s, tau_s, a slope and its intercept) are left free: noise
+// can make them negative.
 func checkRecord(bench string, r *results.Record) error {
 	if want := schedUnits[bench]; r.Unit != want {
 		return fmt.Errorf("unit %q: %s records are in %q", r.Unit, bench, want)
@@ -68,6 +69,9 @@ func checkRecord(bench string, r *results.Record) error {
 		if v := r.Counters[k]; v < 0 {
 			return fmt.Errorf("counters %s = %v is negative: a %s record counts", k, v, bench)
 		}
+	}
+	if err := checkDensity(r); err != nil {
+		return err
 	}
 	d := r.Derived
 	switch bench {
@@ -101,6 +105,20 @@ func checkRecord(bench string, r *results.Record) error {
 		if v, ok := d["full_max_d"]; ok {
 			return same("full_max_d", v, r.Median, "the median (the record's value is the full model's break-even)")
 		}
+	}
+	return nil
+}
+
+// checkDensity: a record's n is its rank count (a matrix of n x n for n
+// ranks), and a generated matrix's density d, the messages per rank, is
+// at most n-1, as the generators draw it (gen.go) and breakeven's fit
+// requires; a traced matrix is a multigraph whose degree may be more.
+func checkDensity(r *results.Record) error {
+	if n, ok := paramInt(*r, "n"); ok && n != r.Ranks {
+		return fmt.Errorf("n = %d on ranks = %d: a record's matrix has a row per rank", n, r.Ranks)
+	}
+	if d, ok := paramInt(*r, "d"); ok && paramString(*r, "gen") != "trace" && d > r.Ranks-1 {
+		return fmt.Errorf("d = %d at ranks = %d: want 0 <= d <= n-1 = %d (the density of a generated matrix)", d, r.Ranks, r.Ranks-1)
 	}
 	return nil
 }
