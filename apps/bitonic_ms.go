@@ -208,6 +208,10 @@ func getKeys(keys []uint32, src []byte) {
 // 000's bitonic sort is another program.
 const BitonicName = "bitonic-ms"
 
+// BitonicMaxKeys is the most keys per rank a bitonic run takes: a rank's
+// block of 4-byte keys is one message, with room for the store's header.
+const BitonicMaxKeys = (mpi.MaxCount - 64) / 4
+
 // Bitonic phases (record param "phase").
 const (
 	BitonicLocalSort = "local-sort" // sorting the rank's m keys (comp)

@@ -167,8 +167,25 @@ func TestAppRecordParamsChecked(t *testing.T) {
 		return `{"schema":1,"bench":"app","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
 	}
 	tests := []struct{ name, params, want string }{
-		{"whole", `{"app":"matmul","phase":"read","kind":"comm","n":64}`, ""},
+		{"whole", `{"app":"matmul","phase":"read","kind":"comm","n":64,"k":4,"l":64,"sync":false}`, ""},
 		{"no phase", `{"app":"matmul","kind":"comm"}`, "impossible parameter phase is missing"},
+		// The program's own parameters, as its flags and App.Check bound
+		// them on the record's 4 ranks.
+		{"order 1e308", `{"app":"gauss","phase":"xbcast","kind":"comm","n":1e308,"matrix":"dd","variant":"async"}`, "gauss: n = 1e+308: must be at most 2^53"},
+		{"order -5", `{"app":"gauss","phase":"xbcast","kind":"comm","n":-5,"matrix":"dd","variant":"async"}`, "gauss: n = -5: must be positive"},
+		{"order a string", `{"app":"gauss","phase":"xbcast","kind":"comm","n":"x","matrix":"dd","variant":"async"}`, `gauss: n = "x": must be a number`},
+		{"order the ranks do not divide", `{"app":"gauss","phase":"xbcast","kind":"comm","n":66,"matrix":"dd","variant":"async"}`, "gauss on ranks = 4: no run has these parameters"},
+		{"an unknown matrix", `{"app":"gauss","phase":"xbcast","kind":"comm","n":64,"matrix":"x","variant":"async"}`, `matrix = "x": must be one of dd, random`},
+		{"an unknown program", `{"app":"x","phase":"p","kind":"comm","n":64}`, `app = "x": the programs are barneshut, bitonic, bitonic-ms, cannon`},
+		{"measured steps beyond the steps", `{"app":"barneshut","phase":"force","kind":"comp","bodies":64,"theta":1,"steps":7,"measured_steps":1000}`, "measured steps = 1000: must be in 0..7"},
+		{"Barnes-Hut as run", `{"app":"barneshut","phase":"force","kind":"comp","bodies":64,"theta":1,"steps":7,"measured_steps":5}`, ""},
+		{"a block the grid does not make", `{"app":"checkerboard","phase":"bcast","kind":"comm","n":8,"variant":"sync","grid":"2x2","block_bytes":1}`, "block_bytes = 1, but a run of these parameters on 4 ranks records block_bytes = 128"},
+		{"a grid of 8 places", `{"app":"checkerboard","phase":"bcast","kind":"comm","n":8,"variant":"sync","grid":"2x4","block_bytes":64}`, "--grid 2x4: a 2x4 grid has 8 places, but there are 4 ranks"},
+		{"a grid that is no grid", `{"app":"checkerboard","phase":"bcast","kind":"comm","n":8,"variant":"sync","grid":"two"}`, `grid "two": want ROWSxCOLS`},
+		{"cannon on 4 ranks", `{"app":"cannon","phase":"shift","kind":"comm","n":8,"variant":"async"}`, ""},
+		{"multigrid's V-cycles not as derived", `{"app":"multigrid","phase":"x","kind":"comm","n":7,"iters":2,"variant":"async","cycles":1,"plane_bytes":1}`, "plane_bytes = 1, but a run of these parameters"},
+		{"a bitonic-ms of 2^53 keys", `{"app":"bitonic-ms","phase":"sort","kind":"comm","keys":9007199254740992,"impl":"hand"}`, "keys = 9007199254740992: must be an integer from 1 to 536870895"},
+		{"a bitonic-ms as run", `{"app":"bitonic-ms","phase":"sort","kind":"comm","keys":1024,"impl":"hand"}`, ""},
 		{"empty app", `{"app":"","phase":"read","kind":"comm"}`, "app is empty"},
 		{"unknown kind", `{"app":"matmul","phase":"read","kind":"magic"}`, "kind = \"magic\": must be one of comm, comp, sync"},
 		{"phase a number", `{"app":"matmul","phase":3,"kind":"comm"}`, "phase = 3"},
@@ -182,7 +199,7 @@ func TestAppRecordParamsChecked(t *testing.T) {
 		})
 	}
 	// A prediction beyond any machine's time is no value a record holds.
-	bad := strings.Replace(line(`{"app":"matmul","phase":"read","kind":"comm"}`), `"meta":{}`, `"derived":{"pred_hockney_s":1e294},"meta":{}`, 1)
+	bad := strings.Replace(line(`{"app":"matmul","phase":"read","kind":"comm","n":64,"k":4,"l":64,"sync":false}`), `"meta":{}`, `"derived":{"pred_hockney_s":1e294},"meta":{}`, 1)
 	if _, err := results.ReadJSONL(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `derived "pred_hockney_s" = 1e+294 is beyond 1e+09 seconds`) {
 		t.Errorf("prediction of 1e294 s: %v", err)
 	}

@@ -41,7 +41,7 @@ func init() {
 const maxRunPhases = 1000
 
 // checkPredictions is the record check of an application phase record:
-// its unit is s; every derived time ("..._s": the envelope, measured_s)
+// parameters a run of its program has (checkAppParams); its unit is s; every derived time ("..._s": the envelope, measured_s)
 // is 0 or at least results.MinRecordSeconds and every prediction
 // pred_NAME_s at least that (Ranking.Annotate); every stored error
 // pred_err_NAME is (pred_NAME_s - measured_s) / measured_s (of the
@@ -54,6 +54,9 @@ const maxRunPhases = 1000
 // residual, so none is negative (Barnes-Hut's energies, which are, are
 // counters of dsm-barneshut records, not of these).
 func checkPredictions(r *results.Record) error {
+	if err := checkAppParams(r); err != nil {
+		return err
+	}
 	if r.Unit != results.UnitSeconds {
 		return fmt.Errorf("unit %q: an application phase's record is a time in %q", r.Unit, results.UnitSeconds)
 	}

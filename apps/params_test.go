@@ -20,7 +20,7 @@ func TestPredictionsCheckedOnRead(t *testing.T) {
 		want string // "" accepted
 	}{
 		{"as annotated", func(d map[string]float64) {}, ""},
-		{"prediction of -5 s", func(d map[string]float64) { d["pred_hockney_s"] = -5 }, "line 1: record app app=gauss kind=comm phase=xbcast: derived pred_hockney_s = -5: a prediction is a positive time"},
+		{"prediction of -5 s", func(d map[string]float64) { d["pred_hockney_s"] = -5 }, "line 1: record app app=gauss kind=comm matrix=dd n=64 phase=xbcast variant=async: derived pred_hockney_s = -5: a prediction is a positive time"},
 		{"prediction of 0 s", func(d map[string]float64) { d["pred_hockney_s"] = 0 }, "derived pred_hockney_s = 0: a prediction is a positive time"},
 		{"error of 1e300", func(d map[string]float64) { d["pred_err_hockney"] = 1e300 }, "derived pred_err_hockney = 1e+300 disagrees with (pred_hockney_s - measured_s) / measured_s = -0.5"},
 		{"error of another prediction", func(d map[string]float64) { d["pred_hockney_s"] = 8e-4 }, "derived pred_err_hockney = -0.5 disagrees with (pred_hockney_s - measured_s) / measured_s = 1"},
@@ -37,7 +37,7 @@ func TestPredictionsCheckedOnRead(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := results.Record{Schema: 1, Bench: Bench, Ranks: 2, Unit: results.UnitSeconds,
-				Params:  results.Params{"app": "gauss", "phase": "xbcast", "kind": results.PhaseKindComm},
+				Params:  results.Params{"app": "gauss", "n": 64, "matrix": "dd", "variant": "async", "phase": "xbcast", "kind": results.PhaseKindComm},
 				Summary: results.Summary{N: 1, Min: meas, Median: meas, Mean: meas, Max: meas, P90: meas, P99: meas, CI95: [2]float64{meas, meas}},
 				Derived: map[string]float64{"measured_s": meas, "pred_hockney_s": 2e-4, "pred_err_hockney": -0.5}}
 			tc.edit(r.Derived)
@@ -72,7 +72,7 @@ func TestPhaseRecordUnitAndCounters(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := results.Record{Schema: 1, Bench: Bench, Ranks: 2, Unit: results.UnitSeconds,
-				Params:   results.Params{"app": "samplesort", "phase": "distribute", "kind": results.PhaseKindComm},
+				Params:   results.Params{"app": "samplesort", "n": 128, "k": 4, "l": 64, "phase": "distribute", "kind": results.PhaseKindComm},
 				Summary:  results.Summarize([]float64{4e-4, 5e-4}),
 				Counters: map[string]float64{CounterExpansion: 1.3, CounterSample: 64}}
 			tc.edit(&r)

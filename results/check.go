@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -147,7 +148,8 @@ func (r *Record) CheckValues() error {
 		name string
 		v    map[string]float64
 	}{{"derived", r.Derived}, {"counters", r.Counters}} {
-		for k, v := range m.v {
+		for _, k := range slices.Sorted(maps.Keys(m.v)) { // the first in key order: a message that does not vary
+			v := m.v[k]
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("record %s %s: %s %q is %v", r.Bench, paramString(r.Params), m.name, k, v)
 			}

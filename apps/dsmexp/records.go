@@ -10,7 +10,6 @@ import (
 
 	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/divalib"
-	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -141,9 +140,9 @@ var dsmexpParams = map[string][]patterns.ParamSpec{
 		{Key: "measured_steps", Kind: patterns.ParamInt, Min: 0, Max: patterns.MaxCount, Optional: true}},
 }
 
-// MaxKeys is the most keys per rank a bitonic run takes: a rank's block
-// of 4-byte keys is one message, with room for the store's header.
-const MaxKeys = (mpi.MaxCount - 64) / 4
+// MaxKeys is the most keys per rank a bitonic run takes
+// (apps.BitonicMaxKeys).
+const MaxKeys = apps.BitonicMaxKeys
 
 // MaxBodies is the most bodies any Barnes-Hut run takes: the cell
 // references (int32) address the bodies and every rank's pool, which on
@@ -154,9 +153,34 @@ var MaxBodies = apps.BarnesHutConfig{CellsPerBody: math.SmallestNonzeroFloat64}.
 func init() {
 	for bench, specs := range dsmexpParams {
 		results.RegisterParamCheck(bench, func(p results.Params) error { return divalib.CheckRecordParams(specs, p) })
-		results.RegisterRecordCheck(bench, divalib.CheckExperimentRecord)
+		results.RegisterRecordCheck(bench, checkRecord)
 	}
 	results.RegisterFileCheck(CheckRatios)
+}
+
+// checkRecord is divalib's check of an experiment's record and, for a
+// Barnes-Hut record that names its run (bodies, theta, steps and measured
+// steps), the run's own check on the record's ranks: no measured steps
+// beyond the steps, no N the cell references cannot address.
+func checkRecord(r *results.Record) error {
+	if err := divalib.CheckExperimentRecord(r); err != nil {
+		return err
+	}
+	if r.Bench != BenchBarnesHut {
+		return nil
+	}
+	for _, s := range apps.BarnesHutSpecs {
+		if _, ok := r.Params[s.Key]; !ok {
+			return nil
+		}
+	}
+	if err := patterns.CheckSpecs(apps.BarnesHutSpecs, r.Params); err != nil {
+		return err
+	}
+	if err := apps.BarnesHutOf(r.Params).Check(r.Ranks); err != nil {
+		return fmt.Errorf("on ranks = %d no run has these parameters: %w", r.Ranks, err)
+	}
+	return nil
 }
 
 // CheckRatios is the check of the ratios to hand-optimised that the

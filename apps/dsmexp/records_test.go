@@ -124,6 +124,11 @@ func TestSizeParamsBoundedOnRead(t *testing.T) {
 		{"bodies 2^31", bh("2147483648"), fmt.Sprintf("line 1: record dsm-barneshut: impossible parameter bodies = 2147483648: must be an integer from 1 to %d", MaxBodies)},
 		{"bodies 2^40", bh("1099511627776"), "impossible parameter bodies = 1099511627776: must be an integer from 1 to"},
 		{"bodies 2.5", bh("2.5"), "bodies = 2.5: must be a whole number"},
+		// A record that names its run is that run's as Check sees it.
+		{"a run's steps", bh(`2000,"theta":1,"steps":7,"measured_steps":5`), ""},
+		{"measured steps beyond the steps", bh(`2000,"theta":1,"steps":7,"measured_steps":1000`),
+			"on ranks = 4 no run has these parameters: measured steps = 1000: must be in 0..7"},
+		{"no measured step", bh(`2000,"theta":1,"steps":7,"measured_steps":0`), "measured_steps = 0: must be positive"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

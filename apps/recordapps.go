@@ -1,0 +1,174 @@
+package apps
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
+)
+
+// The parameters of each application's records, checked on every record
+// read or written: each of the ten programs' records carries its App.Params,
+// which appRecordChecks bounds by kind, rebuilds into the App and runs
+// through the App's own Check on the record's rank count, so a record is
+// refused when no run of the program could have written it (a gauss of
+// order 1e308, a cannon on 5 ranks, measured steps beyond the steps), with
+// the same reason its flags would give. The parameters a program derives
+// (a block's bytes, a plane's bytes, the default V-cycles) must be what
+// the rebuilt App derives.
+
+var (
+	specN       = patterns.ParamSpec{Key: "n", Kind: patterns.ParamInt, Min: 1, NoMax: true}
+	specAccessK = patterns.ParamSpec{Key: "k", Kind: patterns.ParamInt, Min: 1, NoMax: true}
+	specAccessL = patterns.ParamSpec{Key: "l", Kind: patterns.ParamInt, Min: 1, NoMax: true, Unit: "bytes"}
+	specVariant = patterns.ParamSpec{Key: "variant", Kind: patterns.ParamString, Values: []string{"async", "sync"}}
+)
+
+// appRecord is how a program's records are checked: its parameters' specs
+// and the App they describe.
+type appRecord struct {
+	specs []patterns.ParamSpec
+	build func(p results.Params) App
+}
+
+var appRecords = map[string]appRecord{
+	"gauss": {[]patterns.ParamSpec{specN, {Key: "matrix", Kind: patterns.ParamString, Values: GaussMatrices}, specVariant},
+		func(p results.Params) App {
+			return &Gauss{N: intOf(p, "n"), Matrix: p["matrix"].(string), Sync: p["variant"] == "sync"}
+		}},
+	"cannon": {[]patterns.ParamSpec{specN, specVariant},
+		func(p results.Params) App { return Cannon{N: intOf(p, "n"), Sync: p["variant"] == "sync"} }},
+	"checkerboard": {[]patterns.ParamSpec{specN, specVariant,
+		{Key: "grid", Kind: patterns.ParamString, Optional: true},
+		{Key: "block_bytes", Kind: patterns.ParamInt, Min: 0, NoMax: true, Unit: "bytes", Optional: true}},
+		func(p results.Params) App {
+			m := Checkerboard{N: intOf(p, "n"), Sync: p["variant"] == "sync"}
+			if s, ok := p["grid"].(string); ok {
+				m.Grid, _ = ParseGrid(s) // a grid that does not parse is refused by checkAppParams
+			}
+			return m
+		}},
+	"matmul": {[]patterns.ParamSpec{specN, specAccessK, specAccessL, {Key: "sync", Kind: patterns.ParamBool}},
+		func(p results.Params) App {
+			return MatMul{N: intOf(p, "n"), Access: accessOf(p), Sync: p["sync"] == true}
+		}},
+	"multigrid": {[]patterns.ParamSpec{specN, {Key: "iters", Kind: patterns.ParamInt, Min: 1, NoMax: true}, specVariant,
+		{Key: "cycles", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+		{Key: "plane_bytes", Kind: patterns.ParamInt, Min: 0, NoMax: true, Unit: "bytes"}},
+		func(p results.Params) App {
+			return &Multigrid{N: intOf(p, "n"), Iters: intOf(p, "iters"), Sync: p["variant"] == "sync", Cycles: intOf(p, "cycles")}
+		}},
+	"samplesort": {[]patterns.ParamSpec{specN, specAccessK, specAccessL},
+		func(p results.Params) App { return SampleSort{N: intOf(p, "n"), Access: accessOf(p)} }},
+	"bitonic": {[]patterns.ParamSpec{specN, specAccessK, specAccessL},
+		func(p results.Params) App { return BitonicSort{N: intOf(p, "n"), Access: accessOf(p)} }},
+	"concomp": {[]patterns.ParamSpec{specN, {Key: "parts", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+		{Key: "density", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: 1}, specAccessK, specAccessL},
+		func(p results.Params) App {
+			return ConnComp{N: intOf(p, "n"), Parts: intOf(p, "parts"), Density: floatOf(p, "density"), Access: accessOf(p)}
+		}},
+	BitonicName: {[]patterns.ParamSpec{{Key: "keys", Kind: patterns.ParamInt, Min: 1, Max: BitonicMaxKeys},
+		{Key: "impl", Kind: patterns.ParamString, Values: []string{"store", "hand"}}},
+		func(p results.Params) App {
+			c := BitonicConfig{Keys: intOf(p, "keys")}
+			if p["impl"] == "hand" {
+				return &BitonicHand{BitonicConfig: c}
+			}
+			return &BitonicStore{BitonicConfig: c}
+		}},
+	"barneshut": {BarnesHutSpecs, func(p results.Params) App { return &BarnesHut{BarnesHutOf(p)} }},
+}
+
+// BarnesHutSpecs are the parameters of a Barnes-Hut record, the
+// application's and dsm barneshut's.
+var BarnesHutSpecs = []patterns.ParamSpec{
+	{Key: "bodies", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+	{Key: "theta", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: 2},
+	{Key: "steps", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+	{Key: "measured_steps", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+}
+
+// BarnesHutOf is the configuration a Barnes-Hut record's parameters name
+// (checked by BarnesHutSpecs). The record does not hold the cells per
+// body; the smallest is taken, so that only N itself can keep the cell
+// references from addressing the pool.
+func BarnesHutOf(p results.Params) BarnesHutConfig {
+	return BarnesHutConfig{Bodies: intOf(p, "bodies"), Theta: floatOf(p, "theta"), Steps: intOf(p, "steps"),
+		Measured: intOf(p, "measured_steps"), CellsPerBody: math.SmallestNonzeroFloat64}
+}
+
+// checkAppParams is the parameter check of an application record r on
+// its ranks (see appRecords): a program of this version, its parameters
+// of their kind and range, a run its App.Check accepts on r.Ranks, and
+// the parameters the App derives equal to the record's.
+func checkAppParams(r *results.Record) error {
+	name, _ := r.Params["app"].(string)
+	ar, ok := appRecords[name]
+	if !ok {
+		return fmt.Errorf("app = %q: the programs are %s", name, strings.Join(slices.Sorted(maps.Keys(appRecords)), ", "))
+	}
+	if err := patterns.CheckSpecs(ar.specs, r.Params); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if s, ok := r.Params["grid"].(string); ok {
+		if _, err := ParseGrid(s); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	app := ar.build(r.Params)
+	if err := app.Check(r.Ranks); err != nil {
+		return fmt.Errorf("%s on ranks = %d: no run has these parameters: %w", name, r.Ranks, err)
+	}
+	derived := app.Params()
+	for _, k := range slices.Sorted(maps.Keys(derived)) {
+		v, ok := r.Params[k]
+		if !ok {
+			return fmt.Errorf("%s: parameter %s is missing (a run of these parameters records %s = %v)", name, k, k, derived[k])
+		}
+		if !sameParam(v, derived[k]) {
+			return fmt.Errorf("%s: %s = %v, but a run of these parameters on %d ranks records %s = %v", name, k, v, r.Ranks, k, derived[k])
+		}
+	}
+	return nil
+}
+
+// sameParam reports whether a record's parameter a (as decoded: numbers
+// are float64) is the value b an App's Params holds.
+func sameParam(a, b any) bool {
+	x, okx := numberOf(a)
+	y, oky := numberOf(b)
+	if okx || oky {
+		return okx && oky && x == y
+	}
+	return a == b
+}
+
+func numberOf(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// intOf and floatOf read a parameter CheckSpecs has bounded (an integer
+// up to 2^53, a finite number).
+func intOf(p results.Params, k string) int {
+	x, _ := numberOf(p[k])
+	return int(x)
+}
+
+func floatOf(p results.Params, k string) float64 {
+	x, _ := numberOf(p[k])
+	return x
+}
+
+func accessOf(p results.Params) Access { return Access{K: intOf(p, "k"), L: intOf(p, "l")} }
