@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -677,14 +678,16 @@ const MaxRecordElements = 1 << 20
 // encoding/json's decoder does.
 const maxNesting = 10000
 
-// lineBound is what scanBounds found beyond a bound: the kind of value
-// ("string", "array", "object", "nesting"), its field ("meta.hosts",
-// "workload[].params"; "" at the top) and the byte offset where it starts.
+// lineBound is what scanLine found beyond a bound or refused: the kind
+// ("string", "array", "object", "nesting", "length", or a valueCheck's:
+// "null", "type"), its field ("meta.hosts", "workload[].params"; "" at
+// the top) and the byte offset where it starts.
 type lineBound struct {
 	kind, field string
 	at          int
-	elems       int    // the elements of a fixed-length array ("length"); a null's index in its array ("null")
-	want        string // what a "null" should have been ("a number")
+	elems       int    // the elements of a fixed-length array ("length"); a checked value's index in its array ("null", "type")
+	want        string // what a checked value should have been ("a number")
+	value       string // the checked value, as valueName names it ("the string")
 }
 
 // fixedArrays are the record's top-level arrays of a fixed length: the
@@ -703,12 +706,39 @@ func scanBounds(line []byte, maxString, maxElems int) *lineBound {
 	return scanLine(line, maxString, maxElems, nil)
 }
 
-// scanLine is scanBounds that also, with null non-nil, asks null about
-// every JSON null of the line: path is where it stands (member names,
-// "[]" for an array's element) and elem its 1-based index in its array
-// (0 in an object). A non-empty answer (what the null should have been)
-// ends the scan with a "null" lineBound.
-func scanLine(line []byte, maxString, maxElems int, null func(path []string, elem int) string) *lineBound {
+// A valueCheck is what scanLine asks about the values of a line that
+// start with one of the bytes of starts: ask gets where the value
+// stands (member names, "[]" for an array's element), its 1-based index
+// in its array (0 in an object) and its text (a scalar's literal, or
+// the bracket that opens an object or an array). A non-empty answer
+// (what the value should have been) ends the scan with a lineBound of
+// the check's kind.
+type valueCheck struct {
+	kind   string
+	starts [256]bool
+	stops  [256]bool // jsonStructural and starts: the bytes the scan stops at
+	ask    func(path []string, elem int, lit []byte) string
+}
+
+func newValueCheck(kind, starts string, ask func(path []string, elem int, lit []byte) string) *valueCheck {
+	c := &valueCheck{kind: kind, stops: jsonStructural, ask: ask}
+	for _, b := range []byte(starts) {
+		c.starts[b], c.stops[b] = true, true
+	}
+	return c
+}
+
+// nullCheck asks recordNull about every null of a line; typeCheck asks
+// recordTypeMismatch about every value but null (which the decoder takes
+// anywhere).
+var (
+	nullCheck = newValueCheck("null", "n", recordNull)
+	typeCheck = newValueCheck("type", `"{[-0123456789tf`, recordTypeMismatch)
+)
+
+// scanLine is scanBounds that also, with check non-nil, asks check about
+// the values of the line it starts.
+func scanLine(line []byte, maxString, maxElems int, check *valueCheck) *lineBound {
 	type frame struct {
 		array          bool
 		start          int // offset of the bracket
@@ -734,38 +764,61 @@ func scanLine(line []byte, maxString, maxElems int, null func(path []string, ele
 		}
 		return Printable(b.String())
 	}
+	// asks asks check about the value at offset i with text lit; the
+	// value stands where the innermost open bracket's current element
+	// or member is.
+	asks := func(i int, lit []byte) *lineBound {
+		if len(stack) == 0 {
+			return nil
+		}
+		path := make([]string, 0, len(stack))
+		for k := 1; k < len(stack); k++ {
+			if stack[k].parentIsObject {
+				path = append(path, string(stack[k].name))
+			} else {
+				path = append(path, "[]")
+			}
+		}
+		top, elem := &stack[len(stack)-1], 0
+		if top.array {
+			path, elem = append(path, "[]"), top.commas+1
+		} else {
+			path = append(path, string(top.key))
+		}
+		if want := check.ask(path, elem, lit); want != "" {
+			return &lineBound{kind: check.kind, field: nullField(path), at: i, elems: elem, want: want, value: valueName(lit)}
+		}
+		return nil
+	}
+	stops := &jsonStructural
+	if check != nil {
+		stops = &check.stops
+	}
 	for i := 0; i < len(line); i++ {
-		for i < len(line) && !jsonStructural[line[i]] {
+		for i < len(line) && !stops[line[i]] {
 			i++
 		}
 		if i == len(line) {
 			break
 		}
 		switch c := line[i]; c {
-		case 'n':
-			// Outside strings, an n starts the literal null (or is no
-			// JSON, which the decoder refuses).
-			if null == nil || !bytes.HasPrefix(line[i:], []byte("null")) || len(stack) == 0 {
+		case 'n', 't', 'f', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			// Outside strings, these start a literal (or are no JSON,
+			// which the decoder refuses): null, true, false or a number.
+			if check == nil || !check.starts[c] {
 				continue
 			}
-			path := make([]string, 0, len(stack))
-			for k := 1; k < len(stack); k++ {
-				if stack[k].parentIsObject {
-					path = append(path, string(stack[k].name))
-				} else {
-					path = append(path, "[]")
-				}
+			end := i + 1
+			for end < len(line) && isLiteralByte(line[end]) {
+				end++
 			}
-			top, elem := &stack[len(stack)-1], 0
-			if top.array {
-				path, elem = append(path, "[]"), top.commas+1
-			} else {
-				path = append(path, string(top.key))
+			if c == 'n' && !bytes.Equal(line[i:end], []byte("null")) {
+				continue
 			}
-			if want := null(path, elem); want != "" {
-				return &lineBound{kind: "null", field: nullField(path), at: i, elems: elem, want: want}
+			if b := asks(i, line[i:end]); b != nil {
+				return b
 			}
-			i += len("null") - 1
+			i = end - 1
 		case '"':
 			// The string ends at the next quote after an even run of
 			// backslashes (an odd one escapes it).
@@ -792,11 +845,20 @@ func scanLine(line []byte, maxString, maxElems int, null func(path []string, ele
 			if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].expectKey {
 				stack[n-1].key = line[start+1 : min(j, len(line))]
 				stack[n-1].expectKey = false
+			} else if check != nil && check.starts['"'] {
+				if b := asks(start, line[start:min(j+1, len(line))]); b != nil {
+					return b
+				}
 			}
 			i = j
 		case '{', '[':
 			if len(stack) >= maxNesting {
 				return &lineBound{kind: "nesting", field: field(), at: i}
+			}
+			if check != nil && check.starts[c] {
+				if b := asks(i, line[i:i+1]); b != nil {
+					return b
+				}
 			}
 			f := frame{array: c == '[', start: i, expectKey: c == '{'}
 			if n := len(stack); n > 0 && !stack[n-1].array {
@@ -838,10 +900,36 @@ func scanLine(line []byte, maxString, maxElems int, null func(path []string, ele
 	return nil
 }
 
+// isLiteralByte reports whether c may continue a JSON literal (a number,
+// true, false or null).
+func isLiteralByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c == '.' || c == '+' || c == '-' || c == 'E'
+}
+
+// valueName names a value by its text for a message: "the number 1.5",
+// "the string", "the object", "the boolean true".
+func valueName(lit []byte) string {
+	switch {
+	case len(lit) == 0:
+		return "the value"
+	case lit[0] == '"':
+		return "the string"
+	case lit[0] == '{':
+		return "the object"
+	case lit[0] == '[':
+		return "the array"
+	case lit[0] == 't' || lit[0] == 'f':
+		return "the boolean " + Printable(string(lit))
+	case lit[0] == 'n':
+		return "null"
+	}
+	return "the number " + Printable(string(lit))
+}
+
 // jsonStructural marks the bytes scanBounds acts on; it skips the rest
 // (digits, letters, spaces) without a switch.
 var jsonStructural = func() (t [256]bool) {
-	for _, c := range []byte(`"{}[],n`) {
+	for _, c := range []byte(`"{}[],`) {
 		t[c] = true
 	}
 	return t
@@ -865,12 +953,12 @@ func boundError(b *lineBound) error {
 	switch b.kind {
 	case "length":
 		return fmt.Errorf("field %s: an array of %d elements at byte %d, not %d", b.field, b.elems, b.at+1, fixedArrays[b.field])
-	case "null":
+	case "null", "type":
 		elem := ""
 		if b.elems > 0 {
 			elem = fmt.Sprintf(" (element %d)", b.elems)
 		}
-		return fmt.Errorf("field %s: null is not %s%s", b.field, b.want, elem)
+		return fmt.Errorf("field %s: %s is not %s%s", b.field, b.value, b.want, elem)
 	case "string":
 		return fmt.Errorf("%w: a string longer than %s at byte %d (a record's names and parameters are short)", ErrTooLarge, byteCount(MaxStringBytes), b.at+1)
 	case "nesting":
@@ -886,12 +974,21 @@ func boundError(b *lineBound) error {
 
 // parseRecordLine decodes and checks one line.
 func parseRecordLine(line []byte) (Record, error) {
-	if b := scanLine(line, MaxStringBytes, MaxRecordElements, recordNull); b != nil {
+	if b := scanLine(line, MaxStringBytes, MaxRecordElements, nullCheck); b != nil {
 		return Record{}, boundError(b)
 	}
 	var rec Record
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if err := dec.Decode(&rec); err != nil {
+		// The decoder names a map's value or an array's element by the
+		// map or the array ("field counters"); the line's values, checked
+		// against the record's types, name the key or the element.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if b := scanLine(line, MaxStringBytes, MaxRecordElements, typeCheck); b != nil && b.kind == "type" {
+				return Record{}, fmt.Errorf("not a JSON record: %w", boundError(b))
+			}
+		}
 		return Record{}, fmt.Errorf("not a JSON record: %w", JSONFieldError(err))
 	}
 	// One object per line: anything after it means two records were glued
@@ -934,10 +1031,24 @@ func addKeys(seen map[string]struct{}, rec Record) error {
 // decodes into; other errors are returned as they are.
 func JSONFieldError(err error) error {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("field %s: the %s is not %s", fileField(te.Field), te.Value, goTypeKind(te.Type))
+	if !errors.As(err, &te) || te.Type == nil {
+		return err
 	}
-	return err
+	value, number := "the "+te.Value, ""
+	switch {
+	case te.Value == "bool":
+		value = "the boolean"
+	case strings.HasPrefix(te.Value, "number "):
+		number = te.Value[len("number "):]
+	}
+	what := goTypeKind(te.Type)
+	if number != "" {
+		what = numberRange(te.Type)
+	}
+	if te.Field == "" {
+		return fmt.Errorf("%s is not %s", value, what)
+	}
+	return fmt.Errorf("field %s: %s is not %s", fileField(te.Field), value, what)
 }
 
 // fileField is a decoder's field path as the file spells it: an embedded
@@ -956,12 +1067,16 @@ func fileField(path string) string {
 	return strings.Join(keep, ".")
 }
 
-// goTypeKind names what a record field of Go type t holds, for messages.
+// goTypeKind names what a record field of Go type t holds, for messages,
+// as the file spells it: "a whole number", "an object".
 func goTypeKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return fmt.Sprintf("a whole number (Go %s)", t.Kind())
+		return "a whole number"
 	case reflect.Float32, reflect.Float64:
 		return "a number"
 	case reflect.String:
@@ -973,7 +1088,88 @@ func goTypeKind(t reflect.Type) string {
 	case reflect.Map, reflect.Struct:
 		return "an object"
 	}
-	return t.String()
+	return "a value of another kind"
+}
+
+// numberRange is what a number must be to fit a field of type t: the
+// bounds of its whole numbers (written in digits, which is all the
+// decoder takes for them), or of its numbers.
+func numberRange(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		hi := int64(1)<<(t.Bits()-1) - 1
+		return fmt.Sprintf("a whole number from %d to %d, in digits without a fraction or exponent", -hi-1, hi)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return fmt.Sprintf("a whole number from 0 to %d, in digits without a fraction or exponent", ^uint64(0)>>(64-t.Bits()))
+	case reflect.Float32:
+		return fmt.Sprintf("a number from %g to %g", -math.MaxFloat32, math.MaxFloat32)
+	case reflect.Float64:
+		return fmt.Sprintf("a number from %g to %g", -math.MaxFloat64, math.MaxFloat64)
+	}
+	return goTypeKind(t)
+}
+
+// recordTypeMismatch says what a value of a record line (not null) should
+// have been where the decoder refuses it: a value of another JSON kind
+// than the record's field, or a number the field cannot hold (1.5 or
+// 1e3 for a count, 1e400). It is "" where the decoder takes the value,
+// and where the path leaves the record's types (an unknown member).
+func recordTypeMismatch(path []string, _ int, lit []byte) string {
+	t, ok := jsonFieldType(recordType, path)
+	if !ok {
+		return ""
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	k := t.Kind()
+	if k == reflect.Interface {
+		// A parameter's value: any JSON value decodes into it but a
+		// number beyond a float64.
+		if _, err := strconv.ParseFloat(string(lit), 64); err != nil && (lit[0] == '-' || lit[0] >= '0' && lit[0] <= '9') {
+			return numberRange(reflect.TypeFor[float64]())
+		}
+		return ""
+	}
+	switch lit[0] {
+	case '{':
+		if k == reflect.Map || k == reflect.Struct {
+			return ""
+		}
+	case '[':
+		if k == reflect.Slice || k == reflect.Array {
+			return ""
+		}
+	case '"':
+		if k == reflect.String {
+			return ""
+		}
+	case 't', 'f':
+		if k == reflect.Bool {
+			return ""
+		}
+	default:
+		if !isNumberKind(k) {
+			break
+		}
+		var err error
+		switch k {
+		case reflect.Float32, reflect.Float64:
+			_, err = strconv.ParseFloat(string(lit), t.Bits())
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			_, err = strconv.ParseUint(string(lit), 10, t.Bits())
+		default:
+			_, err = strconv.ParseInt(string(lit), 10, t.Bits())
+		}
+		if err == nil {
+			return ""
+		}
+		return numberRange(t)
+	}
+	return goTypeKind(t)
 }
 
 // paramString formats params as "k=v k=v" in key order, for messages.
@@ -1033,7 +1229,7 @@ func readDemand(path string, size int64, factor float64, what string) error {
 // It is "" where null reads as no value (an absent samples, derived or
 // counters, meta.ranks_per_host: null) or is left to the record's checks
 // (a parameter, a string).
-func recordNull(path []string, _ int) string {
+func recordNull(path []string, _ int, _ []byte) string {
 	t, ok := jsonFieldType(recordType, path)
 	if !ok {
 		return ""

@@ -219,6 +219,11 @@ func (p *Params) UnmarshalJSON(data []byte) error {
 		*p = nil
 		return nil
 	}
+	// Anything but an object is a type error the caller's decoder names
+	// the field of ("field params: the array is not an object").
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		return &json.UnmarshalTypeError{Value: jsonValueKind(t), Type: reflect.TypeFor[Params]()}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw map[string]any
@@ -231,7 +236,9 @@ func (p *Params) UnmarshalJSON(data []byte) error {
 		case json.Number:
 			n, err := canonicalNumber(string(x))
 			if err != nil {
-				return fmt.Errorf("params: %q: %w", k, err)
+				// Beyond a float64 (1e400): a type error of the value,
+				// as the decoder's own for a number field.
+				return &json.UnmarshalTypeError{Value: "number " + string(x), Type: reflect.TypeFor[float64](), Field: k}
 			}
 			out[k] = n
 		case string, bool:
@@ -273,4 +280,21 @@ func jsonKind(v any) string {
 		return "array"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// jsonValueKind is the decoder's name for the kind of the JSON value
+// data ("array", "string", "number", "bool"), as an UnmarshalTypeError
+// names it.
+func jsonValueKind(data []byte) string {
+	switch {
+	case len(data) == 0:
+		return "value"
+	case data[0] == '[':
+		return "array"
+	case data[0] == '"':
+		return "string"
+	case data[0] == 't' || data[0] == 'f':
+		return "bool"
+	}
+	return "number"
 }
