@@ -280,9 +280,9 @@ func (r *rawValue) intBound(e *IntBoundError) error {
 		flag += " (" + what + ")"
 	}
 	if e.Range {
-		return fmt.Errorf("a range of %s ends at most at 2G-1 = %d: %s is more; accepted forms: %s", flag, MaxSize, Echo(e.Value()), IntsForm)
+		return fmt.Errorf("a range of %s ends at most at %d (2G less 1): %s is more; accepted forms: %s", flag, MaxSize, Echo(e.Value()), IntsForm)
 	}
-	return fmt.Errorf("%s is at most 2G-1 = %d: %s is more; accepted forms: %s", flag, MaxSize, Echo(e.Value()), IntsForm)
+	return fmt.Errorf("%s is at most %d (2G less 1): %s is more; accepted forms: %s", flag, MaxSize, Echo(e.Value()), IntsForm)
 }
 
 // flagWhat is what a flag holds, from its help: its first clause (up to

@@ -17,11 +17,12 @@ const MaxSize = 1<<31 - 1
 // sizeUnits are binary multipliers: 1K = 1024 bytes, as OSU prints sizes.
 var sizeUnits = map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
 
-// maxSizeText is MaxSize in the units of the size values.
-var maxSizeText = fmt.Sprintf("2G-1 = %d bytes, the most one MPI call carries", MaxSize)
+// maxSizeText is MaxSize as a size value may be typed (2G-1 is no size
+// the flags accept), then in their units.
+var maxSizeText = fmt.Sprintf("%d bytes (2G less 1), the most one MPI call carries", MaxSize)
 
-// MaxSizeText is MaxSize as the size flags' messages word it ("2G-1 =
-// 2147483647 bytes, the most one MPI call carries"), for a size flag
+// MaxSizeText is MaxSize as the size flags' messages word it ("2147483647
+// bytes (2G less 1), the most one MPI call carries"), for a size flag
 // that is a plain int.
 func MaxSizeText() string { return maxSizeText }
 
@@ -203,7 +204,7 @@ type IntBoundError struct {
 }
 
 func (e *IntBoundError) Error() string {
-	return fmt.Sprintf("%s is more than 2G-1 = %d", Echo(e.s), MaxSize)
+	return fmt.Sprintf("%s is more than %d (2G less 1)", Echo(e.s), MaxSize)
 }
 
 // Value is the item as typed.

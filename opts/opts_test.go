@@ -124,10 +124,10 @@ func TestBindErrors(t *testing.T) {
 		{[]string{"--op", "read,rmw"}, `"rmw" is not read or write`},
 		{[]string{"--op", "read,read"}, "read is listed twice"},
 		{[]string{"--mem", "-1"}, "negative"},
-		{[]string{"--sizes", "3G"}, "more than 2G-1"},
+		{[]string{"--sizes", "3G"}, "more than 2147483647 bytes (2G less 1)"},
 		// An int list's bound names the flag and what it holds, not bytes.
-		{[]string{"--cal-k", "1,3G"}, "--cal-k (send hot spots) is at most 2G-1 = 2147483647: 3G is more; accepted forms: a list"},
-		{[]string{"--cal-k", "1:3G"}, "a range of --cal-k (send hot spots) ends at most at 2G-1 = 2147483647: 3G is more"},
+		{[]string{"--cal-k", "1,3G"}, "--cal-k (send hot spots) is at most 2147483647 (2G less 1): 3G is more; accepted forms: a list"},
+		{[]string{"--cal-k", "1:3G"}, "a range of --cal-k (send hot spots) ends at most at 2147483647 (2G less 1): 3G is more"},
 	}
 	for _, tt := range tests {
 		_, _, err := parse(t, tt.args...)

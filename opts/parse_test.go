@@ -71,7 +71,7 @@ func TestParseIntGrid(t *testing.T) {
 	for _, in := range []string{"1,1000000000000", "1:3G"} {
 		_, err := ParseInts(in)
 		var ib *IntBoundError
-		if !errors.As(err, &ib) || !strings.Contains(err.Error(), "is more than 2G-1 = 2147483647") || strings.Contains(err.Error(), "bytes") {
+		if !errors.As(err, &ib) || !strings.Contains(err.Error(), "is more than 2147483647 (2G less 1)") || strings.Contains(err.Error(), "bytes") {
 			t.Errorf("%s beyond 2G-1: %v", in, err)
 		}
 	}
@@ -120,5 +120,37 @@ func TestCheckSeconds(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "must be a positive number of seconds, at most 1e+09") {
 			t.Errorf("%v: %v", v, err)
 		}
+	}
+}
+
+// TestStatedBoundAccepted: a size bound is stated first in a spelling the
+// flag takes (2147483647, not 2G-1, which the flag refuses), so a user
+// can type the bound the message names.
+func TestStatedBoundAccepted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		parse func(string) ([]int, error)
+		in    string
+		after string // the words the bound follows
+	}{
+		{"a size", ParseSizes, "3G", "more than "},
+		{"a range of sizes", ParseSizes, "1:3G", "more than "},
+		{"an int", ParseInts, "1,3G", "more than "},
+		{"a range of ints", ParseInts, "1:3G", "more than "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.parse(tc.in)
+			if err == nil {
+				t.Fatalf("%s accepted", tc.in)
+			}
+			_, rest, ok := strings.Cut(err.Error(), tc.after)
+			if !ok {
+				t.Fatalf("error %v states no bound after %q", err, tc.after)
+			}
+			bound, _, _ := strings.Cut(rest, " ")
+			if got, err := tc.parse(bound); err != nil || !slices.Equal(got, []int{MaxSize}) {
+				t.Errorf("the bound as stated, %q, reads as %v, %v; want %d", bound, got, err, MaxSize)
+			}
+		})
 	}
 }

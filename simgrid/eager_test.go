@@ -18,8 +18,8 @@ func TestEagerBounded(t *testing.T) {
 		{0, ""},
 		{65536, ""},
 		{opts.MaxSize, ""},
-		{opts.MaxSize + 1, "want a size of at most 2G-1 = 2147483647 bytes, the most one MPI call carries"},
-		{1<<63 - 1, "want a size of at most 2G-1"},
+		{opts.MaxSize + 1, "want a size of at most 2147483647 bytes (2G less 1), the most one MPI call carries"},
+		{1<<63 - 1, "want a size of at most 2147483647 bytes (2G less 1)"},
 		{-1, "want a size >= 0"},
 	} {
 		err := Export{Hosts: 4, Eager: opts.Bytes(tc.eager)}.Validate()

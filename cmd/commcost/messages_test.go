@@ -89,11 +89,11 @@ var messageCases = []struct {
 	{"checkerboard default n on a given grid", []string{"app", "checkerboard", "--backend", "local", "--np", "6", "--grid", "2x3"}, "--grid 2x3: the default --n 128 is not divisible by checkerboard's 2x3 grid; give --n a multiple of 6 or another grid"},
 	{"checkerboard given n", []string{"app", "checkerboard", "--backend", "local", "--np", "3", "--n", "100"}, "--n 100: not divisible by the 1x3 grid (n must be a multiple of both 1 and 3)"},
 	// Sizes in the flag's units.
-	{"size too large", []string{"pingpong", "--sizes", "3G"}, "3G is more than 2G-1 = 2147483647 bytes"},
+	{"size too large", []string{"pingpong", "--sizes", "3G"}, "3G is more than 2147483647 bytes (2G less 1)"},
 	// A list of ints is bounded in the flag's terms: k is packets, not bytes.
-	{"app k too large", []string{"app", "matmul", "--k", "1000000000000"}, "--k 1000000000000: --k (send hot spots k (packets in flight per rank)) is at most 2G-1 = 2147483647: 1000000000000 is more"},
-	{"app cal-k too large", []string{"app", "matmul", "--cal-k", "1,2,99999999999"}, "--cal-k (calibration sweep (without --model): send hot spots k) is at most 2G-1 = 2147483647: 99999999999 is more"},
-	{"kkaccess k range too large", []string{"kkaccess", "--k", "1:3G"}, "a range of --k (send hot spots k (packets per accessing rank)) ends at most at 2G-1"},
+	{"app k too large", []string{"app", "matmul", "--k", "1000000000000"}, "--k 1000000000000: --k (send hot spots k (packets in flight per rank)) is at most 2147483647 (2G less 1): 1000000000000 is more"},
+	{"app cal-k too large", []string{"app", "matmul", "--cal-k", "1,2,99999999999"}, "--cal-k (calibration sweep (without --model): send hot spots k) is at most 2147483647 (2G less 1): 99999999999 is more"},
+	{"kkaccess k range too large", []string{"kkaccess", "--k", "1:3G"}, "a range of --k (send hot spots k (packets per accessing rank)) ends at most at 2147483647 (2G less 1)"},
 	// A number of seconds has both its bounds: 1e300 is positive.
 	{"app cal-max-time beyond a duration", []string{"app", "gauss", "--cal-max-time", "1e300"}, "--cal-max-time 1e300: must be a positive number of seconds, at most 1e+09 (about 32 years)"},
 	{"store app cal-max-time beyond a duration", []string{"app", "matmul", "--cal-max-time", "1e300"}, "--cal-max-time 1e300: must be a positive number of seconds, at most 1e+09"},

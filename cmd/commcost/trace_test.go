@@ -140,8 +140,8 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"export a billion hosts", []string{"export", "simgrid", hock, "--hosts", "1000000000", "--out", out}, "--hosts 1000000000: want 1 to 65536 hosts"},
 		{"export trilinear", []string{"export", "simgrid", tri, "--out", out}, "cannot be exported"},
 		{"export eager of int64", []string{"export", "simgrid", hock, "--hosts", "5", "--eager", "9223372036854775807", "--out", out},
-			"--eager 9223372036854775807: 9223372036854775807 is more than 2G-1 = 2147483647 bytes, the most one MPI call carries"},
-		{"export eager 2G", []string{"export", "simgrid", hock, "--eager", "2G", "--out", out}, "--eager 2G: 2G is more than 2G-1"},
+			"--eager 9223372036854775807: 9223372036854775807 is more than 2147483647 bytes (2G less 1), the most one MPI call carries"},
+		{"export eager 2G", []string{"export", "simgrid", hock, "--eager", "2G", "--out", out}, "--eager 2G: 2G is more than 2147483647 bytes (2G less 1)"},
 		{"export eager negative", []string{"export", "simgrid", hock, "--eager", "-1", "--out", out}, "--eager -1: -1 is negative; a size is 0 or more bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
