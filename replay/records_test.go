@@ -1,10 +1,12 @@
 package replay
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/commcost/commcost/results"
+	"github.com/commcost/commcost/trace"
 )
 
 // TestRecordCheckedOnRead: a replay record whose derived times, errors or
@@ -41,5 +43,30 @@ func TestRecordCheckedOnRead(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRecordsCarryTheLaunch: a replay's records carry this process's
+// metadata as every writer's do, the launch identifier too, with the
+// traced run's hosts and ranks per host, and pass the record check.
+func TestRecordsCarryTheLaunch(t *testing.T) {
+	t.Setenv(results.LaunchEnv, "4711.3")
+	o := &Outcome{Dir: "tr", Ranks: 2, Events: 10, Hosts: []string{"h0", "h1"}, RanksPerHost: []int{1, 1},
+		Measured: &trace.Summary{Ranks: []trace.RankSummary{{Rank: 0, WallSec: 4e-6, MPISec: 2e-6}, {Rank: 1, WallSec: 4e-6, MPISec: 2e-6}}},
+		Predictions: []Prediction{{Model: "hock", Kind: "hockney", Eager: 4096, Best: true, MPIMaxErr: 0.5, MPIMeanErr: 0.5,
+			Result: &Result{WallSec: []float64{4e-6, 4e-6}, MPISec: []float64{3e-6, 3e-6}}}}}
+	recs := o.Records([]string{"commcost", "replay", "tr"})
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	m := recs[0].Meta
+	if m.Launch != "4711.3" || m.Backend != "replay" || m.Date == "" || m.GoVersion == "" || len(m.Command) != 3 {
+		t.Errorf("meta %+v: want launch 4711.3, backend replay, a date, the Go version and the command", m)
+	}
+	if !slices.Equal(m.Hosts, o.Hosts) || !slices.Equal(m.RanksPerHost, o.RanksPerHost) {
+		t.Errorf("hosts %v, ranks per host %v: want the traced run's %v, %v", m.Hosts, m.RanksPerHost, o.Hosts, o.RanksPerHost)
+	}
+	if err := recs[0].CheckValues(); err != nil {
+		t.Errorf("the record is refused: %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -337,6 +336,10 @@ func (o *Outcome) Records(command []string) []results.Record {
 	var out []results.Record
 	mpiMax, mpiMean := stats(o.Measured.Ranks, func(r trace.RankSummary) float64 { return r.MPISec })
 	wallMax, wallMean := stats(o.Measured.Ranks, func(r trace.RankSummary) float64 { return r.WallSec })
+	// This process's metadata (the launch identifier too, as every
+	// writer's), with the traced run's hosts and ranks per host.
+	meta := results.NewMeta("replay")
+	meta.Command, meta.Hosts, meta.RanksPerHost = command, o.Hosts, o.RanksPerHost
 	for _, p := range o.Predictions {
 		pMax, pMean := maxMean(p.Result.MPISec)
 		wMax, wMean := maxMean(p.Result.WallSec)
@@ -353,9 +356,7 @@ func (o *Outcome) Records(command []string) []results.Record {
 				"predicted_wall_max_s": wMax, "predicted_wall_mean_s": wMean, "measured_wall_max_s": wallMax, "measured_wall_mean_s": wallMean,
 			},
 			Counters: map[string]float64{"events": float64(o.Events), "replay_s": p.Sec},
-			Meta: results.Meta{Commit: results.BuildCommit(), Backend: "replay", Date: results.FormatDate(time.Now()), Command: command,
-				Hosts: o.Hosts, RanksPerHost: o.RanksPerHost,
-				GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version()},
+			Meta:     meta,
 		}
 		for k, v := range map[string]float64{"error_mpi_max": p.MPIMaxErr, "error_mpi_mean": p.MPIMeanErr, "error_wall_max": p.WallMaxErr, "error_wall_mean": p.WallMeanErr} {
 			if !math.IsNaN(v) {
