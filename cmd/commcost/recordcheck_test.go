@@ -25,7 +25,7 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 			`,"unit":"s","n":1,"min":0.002,"median":0.002,"max":0.002,"ci95":[0.002,0.002],"derived":{"time_ratio":` + ratio + `},"meta":{}}`
 	}
 	app := func(pred, perr string) string {
-		return `{"schema":1,"bench":"app","params":{"app":"gauss","phase":"xbcast","kind":"comm","n":64},"ranks":2,"unit":"s","n":1,` +
+		return `{"schema":1,"bench":"app","params":{"app":"gauss","phase":"xbcast","kind":"comm","matrix":"dd","n":64,"variant":"async"},"ranks":2,"unit":"s","n":1,` +
 			`"min":4e-4,"median":4e-4,"max":4e-4,"ci95":[4e-4,4e-4],"derived":{"measured_s":4e-4,"pred_hockney_s":` + pred + `,"pred_err_hockney":` + perr + `},"meta":{}}`
 	}
 	file := func(name string, lines ...string) string {
@@ -64,6 +64,14 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	file(filepath.Join("run", "records.jsonl"), pp2, withDerived(`{"round_trip_s":5}`))
+	// dirWith is a run directory named name holding lines as its records.
+	dirWith := func(name string, lines ...string) string {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		file(filepath.Join(name, "records.jsonl"), lines...)
+		return filepath.Join(dir, name)
+	}
 	checkBadInputs(t, dir, []badInput{
 		{"calibration of 5e8 s repetitions", []string{"app", "gauss", "--backend", "local", "--np", "2", "--n", "64", "--calibration", file("cal_e8.jsonl", pp("2", "891", "5e8"))},
 			"--calibration " + filepath.Join(dir, "cal_e8.jsonl") + ": results: " + filepath.Join(dir, "cal_e8.jsonl") + ": line 1: record pingpong bytes=8 iters=10: its n = 891 repetitions"},
@@ -74,7 +82,7 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 		{"fit of 0 ranks", []string{"fit", "hockney", file("ranks0.jsonl", pp("0", "3", "1e-6"))}, "line 1: record pingpong bytes=8 iters=10: ranks = 0: pingpong runs on at least 2 ranks"},
 		{"fit of 1e15 ranks", []string{"fit", "hockney", file("ranksbig.jsonl", pp("1000000000000000", "3", "1e-6"))}, "ranks = 1000000000000000 is beyond 16777216"},
 		{"compare of 0 s", []string{"compare", file("zero.jsonl", pp("2", "3", "0")), good}, "zero.jsonl: line 1: record pingpong bytes=8 iters=10: median 0 s is not positive"},
-		{"app table of a negative prediction", []string{"app", "table", file("predneg.jsonl", app("-5", "-12501"))}, "line 1: record app app=gauss kind=comm n=64 phase=xbcast: derived pred_hockney_s = -5: a prediction is a positive time"},
+		{"app table of a negative prediction", []string{"app", "table", file("predneg.jsonl", app("-5", "-12501"))}, "line 1: record app app=gauss kind=comm matrix=dd n=64 phase=xbcast variant=async: derived pred_hockney_s = -5: a prediction is a positive time"},
 		{"app table of an error of 1e300", []string{"app", "table", file("prederr.jsonl", app("2e-4", "1e300"))}, "derived pred_err_hockney = 1e+300 disagrees"},
 		{"dsm plot of a 3x3 mesh on 4 ranks", []string{"dsm", "plot", file("meshbad.jsonl", bitonic("3x3", "4", "hand", "1"))}, `meshbad.jsonl: line 1: record dsm-bitonic keys=4096 mesh=3x3 strategy=hand: mesh = "3x3" has 9 processors but ranks = 4`},
 		{"dsm plot of a forbidden strategy", []string{"dsm", "plot", file("strat.jsonl", bitonic("2x2", "4", "tree-3-1", "1"))}, `strategy = "tree-3-1": accepted are`},
@@ -118,7 +126,15 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 			`unit "ms": a dsm record is a time in "s"`},
 		// Application phases: predictions and counters.
 		{"app table of a prediction of 1e-300 s", []string{"app", "table", file("predtiny.jsonl", app("1e-300", "-1"))},
-			"predtiny.jsonl: line 1: record app app=gauss kind=comm n=64 phase=xbcast: derived pred_hockney_s = 1e-300: a prediction is a positive time, at least 1e-12 s"},
+			"predtiny.jsonl: line 1: record app app=gauss kind=comm matrix=dd n=64 phase=xbcast variant=async: derived pred_hockney_s = 1e-300: a prediction is a positive time, at least 1e-12 s"},
+		// An application's own parameters, as its program checks them on
+		// the record's ranks; the table, compare and report read alike.
+		{"app table of an order of 1e308", []string{"app", "table", file("app_n.jsonl", edit(app("2e-4", "-0.5"), `"n":64`, `"n":1e308`))},
+			"record app app=gauss kind=comm matrix=dd n=1e+308 phase=xbcast variant=async: gauss: n = 1e+308: must be at most 2^53"},
+		{"compare of an order the ranks do not divide", []string{"compare", "a=" + file("app_ok.jsonl", app("2e-4", "-0.5")), "b=" + file("app_odd.jsonl", edit(app("2e-4", "-0.5"), `"n":64`, `"n":65`))},
+			"gauss on ranks = 2: no run has these parameters"},
+		{"report of an unknown program", []string{"report", dirWith("rep_app", edit(app("2e-4", "-0.5"), `"app":"gauss"`, `"app":"gauss2"`))},
+			`app = "gauss2": the programs are barneshut, bitonic, bitonic-ms`},
 		{"app table of a counter of -100", []string{"app", "table", file("app_cnt.jsonl", edit(app("2e-4", "-0.5"), `"meta":{}`, `"counters":{"bytes_sent":-100},"meta":{}`))},
 			"counters bytes_sent = -100 is negative"},
 		// sched comm's derived values, which breakeven adds to the
