@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,13 +19,45 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// commcostBinary builds the CLI for tests that run it under real mpirun.
+// binDir holds the CLI that commcostBinary builds: one directory for the
+// whole test process, so that every test reuses the first build
+// (mpirun.BuildCommcost builds again once the directory of the first build
+// is gone, as a test's t.TempDir is when that test ends). TestMain removes
+// it.
+var binDir struct {
+	sync.Mutex
+	path string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	binDir.Lock()
+	if binDir.path != "" {
+		os.RemoveAll(binDir.path)
+	}
+	binDir.Unlock()
+	os.Exit(code)
+}
+
+// commcostBinary builds the CLI for tests that run it under real mpirun,
+// once per test process.
 func commcostBinary(t *testing.T) string {
 	t.Helper()
 	if err := mpirun.Available(); err != nil {
 		t.Skipf("integration test needs mpirun: %v", err)
 	}
-	bin, err := mpirun.BuildCommcost(t.TempDir())
+	binDir.Lock()
+	if binDir.path == "" {
+		dir, err := os.MkdirTemp("", "commcost-bin-")
+		if err != nil {
+			binDir.Unlock()
+			t.Fatal(err)
+		}
+		binDir.path = dir
+	}
+	dir := binDir.path
+	binDir.Unlock()
+	bin, err := mpirun.BuildCommcost(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

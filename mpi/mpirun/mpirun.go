@@ -248,8 +248,10 @@ func buildTags() string {
 
 // BuildCommcost builds cmd/commcost into dir with this binary's build tags
 // (so it links the same MPI as Linked), once per process: later calls
-// return the first build while it exists (a test's temporary directory is
-// fine).
+// return the first build while it exists. A test's temporary directory
+// serves that test alone (it is removed when the test ends and the next
+// call links again); a package whose tests share the build passes a
+// directory that outlives them.
 func BuildCommcost(dir string) (string, error) {
 	built.Lock()
 	defer built.Unlock()
