@@ -280,14 +280,17 @@ func TestMPIRunEmulate(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "PASS") {
 		t.Fatalf("selftest BF(2): exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// The sweeps' records are checked for their number and fields, not
+	// their precision: --max-reps 10 keeps each point from repeating up
+	// to the default 1000 times within --max-time.
 	out := filepath.Join(dir, "emu.jsonl")
 	r = run(16, "emulate", "kk", "--net", "BF(2)", "--k", "1,4", "--l", "64,1K", "--r", "0.5,1",
-		"--min-reps", "3", "--max-time", "0.5", "--out", out)
+		"--min-reps", "3", "--max-reps", "10", "--max-time", "0.5", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("kk BF(2): exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = run(16, "emulate", "kaccess", "--net", "BF(2)", "--k", "4", "--l", "256", "--h", "1", "--a", "16", "--es", "true",
-		"--min-reps", "3", "--max-time", "0.5", "--out", out)
+		"--min-reps", "3", "--max-reps", "10", "--max-time", "0.5", "--out", out)
 	if r.code != 0 {
 		t.Fatalf("kaccess h=1 a=16 BF(2): exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -304,7 +307,7 @@ func TestMPIRunEmulate(t *testing.T) {
 	// broadcast to the application ranks (optsplit), reported once.
 	split := filepath.Join(dir, "split.jsonl")
 	r = run(16, "emulate", "split", "--net", "BF(2)", "--ints", "16,1K", "--cal-k", "1,2,4", "--cal-l", "64,256,1K", "--cal-r", "0.5,1",
-		"--min-reps", "3", "--max-time", "0.3", "--out", split)
+		"--min-reps", "3", "--max-reps", "10", "--max-time", "0.3", "--out", split)
 	if r.code != 0 || strings.Count(r.stderr, "trilinear model of BF(2)") != 1 {
 		t.Fatalf("split BF(2): exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
