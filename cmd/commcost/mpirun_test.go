@@ -99,11 +99,11 @@ func underMPI(t *testing.T, np int, bin string, args ...string) cmdResult {
 func TestMPIRunPt2pt(t *testing.T) {
 	bin := commcostBinary(t)
 	out := filepath.Join(t.TempDir(), "pt2pt.jsonl")
-	r := underMPI(t, 2, bin, "pingpong", "--sizes", "0,8,64K,1M", "--validate", "--out", out, "--max-time", "2")
+	r := underMPI(t, 2, bin, "pingpong", "--sizes", "0,8,64K,1M", "--validate", "--out", out, "--max-time", "2", "--max-reps", "20")
 	if r.code != 0 {
 		t.Fatalf("pingpong exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	r = underMPI(t, 2, bin, "bandwidth", "--sizes", "8,1M", "--validate", "--out", out, "--max-time", "2")
+	r = underMPI(t, 2, bin, "bandwidth", "--sizes", "8,1M", "--validate", "--out", out, "--max-time", "2", "--max-reps", "20")
 	if r.code != 0 {
 		t.Fatalf("bandwidth exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
