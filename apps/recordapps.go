@@ -139,35 +139,23 @@ func checkAppParams(r *results.Record) error {
 // sameParam reports whether a record's parameter a (as decoded: numbers
 // are float64) is the value b an App's Params holds.
 func sameParam(a, b any) bool {
-	x, okx := numberOf(a)
-	y, oky := numberOf(b)
+	x, okx := patterns.Number(a)
+	y, oky := patterns.Number(b)
 	if okx || oky {
 		return okx && oky && x == y
 	}
 	return a == b
 }
 
-func numberOf(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	}
-	return 0, false
-}
-
 // intOf and floatOf read a parameter CheckSpecs has bounded (an integer
 // up to 2^53, a finite number).
 func intOf(p results.Params, k string) int {
-	x, _ := numberOf(p[k])
+	x, _ := patterns.Number(p[k])
 	return int(x)
 }
 
 func floatOf(p results.Params, k string) float64 {
-	x, _ := numberOf(p[k])
+	x, _ := patterns.Number(p[k])
 	return x
 }
 

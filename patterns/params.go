@@ -282,7 +282,7 @@ func (s ParamSpec) Reason(v any) string {
 		}
 		return ""
 	}
-	x, ok := number(v)
+	x, ok := Number(v)
 	if !ok {
 		return "must be a number"
 	}
@@ -341,8 +341,9 @@ func keyList(specs []ParamSpec) string {
 	return strings.Join(keys, ", ")
 }
 
-// number is v as a float64 if it is a number of any Go kind.
-func number(v any) (float64, bool) {
+// Number is a parameter's value v as a float64 if it is a number of any
+// Go kind (an int from a writer, a float64 from JSON).
+func Number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case int:
 		return float64(x), true

@@ -232,5 +232,5 @@ func within(a, b float64) bool {
 
 // paramNumber is the record parameter key as a number.
 func paramNumber(r *results.Record, key string) (float64, bool) {
-	return number(r.Params[key])
+	return Number(r.Params[key])
 }

@@ -8,23 +8,27 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
+// testMeasurement is a measurement of samples on p ranks, every rank's
+// own times those of the samples, as a pattern's Record method takes it.
+func testMeasurement(p int, samples ...float64) Measurement {
+	m := Measurement{Samples: samples, Summary: results.Summarize(samples), CommSize: p,
+		Reduction: results.ReductionRank0, Stop: results.StopFixed}
+	m.RankMin, m.RankAvg, m.RankMax = m.Summary.Median, m.Summary.Median, m.Summary.Median
+	m.RankMean = Spread{m.Summary.Mean * 0.9, m.Summary.Mean, m.Summary.Mean * 1.1}
+	m.OwnMeans = make([]float64, p)
+	for i := range m.OwnMeans {
+		m.OwnMeans[i] = m.Summary.Mean
+	}
+	return m
+}
+
 // TestRecordCheckOfPatternRecords: the records the patterns' own Record
 // methods make pass the record check whatever their samples (an even
 // count whose middle times are far apart, a single repetition), and the
 // same records with one derived value, counter or the unit edited are
 // refused, naming it.
 func TestRecordCheckOfPatternRecords(t *testing.T) {
-	meas := func(p int, samples ...float64) Measurement {
-		m := Measurement{Samples: samples, Summary: results.Summarize(samples), CommSize: p,
-			Reduction: results.ReductionRank0, Stop: results.StopFixed}
-		m.RankMin, m.RankAvg, m.RankMax = m.Summary.Median, m.Summary.Median, m.Summary.Median
-		m.RankMean = Spread{m.Summary.Mean * 0.9, m.Summary.Mean, m.Summary.Mean * 1.1}
-		m.OwnMeans = make([]float64, p)
-		for i := range m.OwnMeans {
-			m.OwnMeans[i] = m.Summary.Mean
-		}
-		return m
-	}
+	meas := testMeasurement
 	even := []float64{1e-6, 1e-6, 1e-5, 1e-5}
 	one := []float64{3e-6}
 	nb := meas(4, even...)

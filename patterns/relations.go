@@ -53,7 +53,11 @@ func prttRelation(r *results.Record) error {
 // reduction's bytes are whole elements of its type.
 func collectiveRelation(r *results.Record) error {
 	name, _ := r.Params["op"].(string)
-	op, ok := collOpNamed(strings.TrimPrefix(name, "i"), r.Bench == BenchNonBlocking)
+	base, nb := name, r.Bench == BenchNonBlocking
+	if nb {
+		base = strings.TrimPrefix(name, "i")
+	}
+	op, ok := collOpNamed(base, nb)
 	if !ok {
 		return nil
 	}

@@ -14,12 +14,7 @@ import (
 // naming the parameter and the rank count; the records the patterns make
 // on the same ranks pass.
 func TestRelationsOfPatternRecords(t *testing.T) {
-	meas := func(p int, samples ...float64) Measurement {
-		m := Measurement{Samples: samples, Summary: results.Summarize(samples), CommSize: p,
-			Reduction: results.ReductionRank0, Stop: results.StopFixed}
-		m.RankMin, m.RankAvg, m.RankMax = m.Summary.Median, m.Summary.Median, m.Summary.Median
-		return m
-	}
+	meas := testMeasurement
 	two := []float64{6e-5, 7e-5}
 	set := func(r results.Record, kv ...any) results.Record {
 		p := results.Params{}

@@ -54,16 +54,7 @@ func TestNullNumbersRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var m map[string]any
-			if err := json.Unmarshal(line, &m); err != nil {
-				t.Fatal(err)
-			}
-			tc.edit(m)
-			edited, err := json.Marshal(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = ReadJSONL(strings.NewReader(string(edited) + "\n"))
+			edited, err := readEdited(t, line, tc.edit)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("refused: %v\n%s", err, edited)
@@ -138,16 +129,7 @@ func TestTypeErrorsNamed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var m map[string]any
-			if err := json.Unmarshal(line, &m); err != nil {
-				t.Fatal(err)
-			}
-			tc.edit(m)
-			edited, err := json.Marshal(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = ReadJSONL(strings.NewReader(string(edited) + "\n"))
+			edited, err := readEdited(t, line, tc.edit)
 			switch {
 			case tc.want == "" && err != nil && strings.Contains(err.Error(), "not a JSON record"):
 				t.Errorf("refused by the decoder: %v\n%s", err, edited)
@@ -185,4 +167,21 @@ func TestJSONFieldError(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// readEdited reads line as a records file after edit changed its decoded
+// object; it returns the edited line and the reader's error.
+func readEdited(t *testing.T, line []byte, edit func(map[string]any)) ([]byte, error) {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	edited, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadJSONL(strings.NewReader(string(edited) + "\n"))
+	return edited, err
 }

@@ -298,19 +298,8 @@ func heldOutSizes(recs []results.Record) map[string]map[float64]bool {
 
 func mustNum(p results.Params, key string) float64 { b, _ := paramNum(p, key); return b }
 
-// paramNum reads a numeric record parameter (an int from Go, a float64
-// from JSON).
-func paramNum(p results.Params, key string) (float64, bool) {
-	switch x := p[key].(type) {
-	case float64:
-		return x, true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	}
-	return 0, false
-}
+// paramNum reads a numeric record parameter.
+func paramNum(p results.Params, key string) (float64, bool) { return patterns.Number(p[key]) }
 
 // TestCheckCollCluster checks checkCollCluster's assertions on synthetic
 // records of a cluster like the test's (alpha 150 us, 200 Mbit/s of TCP
