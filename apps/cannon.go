@@ -85,6 +85,17 @@ func (m Cannon) Params() results.Params {
 	return results.Params{"n": m.N, "variant": variantName(m.Sync)}
 }
 
+// product is the product of sizes as a float64: a byte count compared
+// with a bound that an int product of large factors could wrap around
+// (8 (n/q)^2 at n = 2^32 is 2^67), exact below 2^53.
+func product(factors ...int) float64 {
+	x := 1.0
+	for _, f := range factors {
+		x *= float64(f)
+	}
+	return x
+}
+
 // Check implements App.
 func (m Cannon) Check(p int) error {
 	g, ok := SquareGrid(p)
@@ -96,8 +107,8 @@ func (m Cannon) Check(p int) error {
 	case m.N%g.Rows != 0:
 		return &DivideError{Program: "cannon", N: m.N, By: g.String() + " grid", Multiple: g.Rows,
 			Why: fmt.Sprintf("n must be a multiple of %d", g.Rows)}
-	case 8*(m.N/g.Rows)*(m.N/g.Rows) > mpi.MaxCount:
-		return fmt.Errorf("--n %d: a block of %d bytes exceeds one MPI message (%d bytes)", m.N, 8*(m.N/g.Rows)*(m.N/g.Rows), mpi.MaxCount)
+	case product(8, m.N/g.Rows, m.N/g.Rows) > mpi.MaxCount:
+		return fmt.Errorf("--n %d: a block of %.0f bytes exceeds one MPI message (%d bytes)", m.N, product(8, m.N/g.Rows, m.N/g.Rows), mpi.MaxCount)
 	}
 	return nil
 }

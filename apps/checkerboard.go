@@ -80,12 +80,9 @@ func (m Checkerboard) Check(p int) error {
 		}
 		return e
 	}
-	panel := 8 * (m.N / g.Rows) * m.N
-	if colPanel := 8 * m.N * (m.N / g.Cols); colPanel > panel {
-		panel = colPanel
-	}
+	panel := max(product(8, m.N/g.Rows, m.N), product(8, m.N, m.N/g.Cols))
 	if panel > mpi.MaxCount {
-		return fmt.Errorf("--n %d: a panel of %d bytes exceeds one MPI message (%d bytes)", m.N, panel, mpi.MaxCount)
+		return fmt.Errorf("--n %d: a panel of %.0f bytes exceeds one MPI message (%d bytes)", m.N, panel, mpi.MaxCount)
 	}
 	return nil
 }

@@ -117,8 +117,8 @@ func (m *Multigrid) Check(p int) error {
 		return fmt.Errorf("--cycles %d: want at least 1 V-cycle per iteration", m.Cycles)
 	case !(m.Dt >= 0) || math.IsInf(m.Dt, 0) || !(m.Period >= 0) || math.IsInf(m.Period, 0):
 		return fmt.Errorf("time step %v and period %v: want positive numbers", m.Dt, m.Period)
-	case m.PlaneBytes() > mpi.MaxCount:
-		return fmt.Errorf("--n %d: a plane of %d bytes exceeds one MPI message", m.N, m.PlaneBytes())
+	case product(8, m.N, m.N) > mpi.MaxCount:
+		return fmt.Errorf("--n %d: a plane of %.0f bytes exceeds one MPI message", m.N, product(8, m.N, m.N))
 	}
 	return nil
 }
