@@ -87,7 +87,9 @@ func (g GridShift) Check(p int) error {
 	switch g.Mode {
 	case GridModeShift:
 		for _, a := range alongs {
-			if n := g.lineOf(a); g.D < 1 || g.D >= n {
+			if n := g.lineOf(a); n < 2 {
+				return fmt.Errorf("gridshift: a shift along %s on a %dx%d grid: its lines of 1 rank have no other rank to shift to", a, g.Rows, g.Cols)
+			} else if g.D < 1 || g.D >= n {
 				return fmt.Errorf("gridshift: shift d = %d on lines of %d ranks: want 1 <= d < %d", g.D, n, n)
 			}
 		}

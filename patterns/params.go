@@ -155,6 +155,17 @@ func minRanks(bench string) int {
 	return 1
 }
 
+// pairOnly reports whether bench's records are of one pair of ranks: the
+// point-to-point tests run on exactly two (their Plan and Run refuse
+// more), and prtt and roundtrip record the pair they time.
+func pairOnly(bench string) bool {
+	switch bench {
+	case BenchPingPong, BenchBandwidth, BenchBibw, BenchOneSided, BenchPRTT, BenchRoundTrip:
+		return true
+	}
+	return false
+}
+
 // checkRecord is the record check of a pattern's records: a rank count
 // the pattern can run on, a time that is positive (a pattern always
 // communicates or computes: a median of 0 s is no measurement, and a fit
@@ -164,6 +175,9 @@ func minRanks(bench string) int {
 func checkRecord(bench string, r *results.Record) error {
 	if min := minRanks(bench); r.Ranks < min {
 		return fmt.Errorf("ranks = %d: %s runs on at least %d ranks", r.Ranks, bench, min)
+	}
+	if pairOnly(bench) && r.Ranks != 2 {
+		return fmt.Errorf("ranks = %d: %s runs on exactly 2 ranks (its record's ranks are the pair's, whatever the launch)", r.Ranks, bench)
 	}
 	if r.Unit == results.UnitSeconds && !(r.Median > 0) {
 		return fmt.Errorf("median %v s is not positive: a %s instance takes time", r.Median, bench)

@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/commcost/commcost/mpi"
@@ -25,6 +26,7 @@ var relationChecks = map[string]func(*results.Record) error{
 	BenchKAccess:        kAccessRelation,
 	BenchKKAccess:       kkAccessRelation,
 	BenchAggregate:      aggregateRelation,
+	BenchReduceLocal:    reduceLocalRelation,
 }
 
 // prttRelation: PRTT(n, d, s) spins d between consecutive sends on the
@@ -69,17 +71,31 @@ func collectiveRelation(r *results.Record) error {
 			return fmt.Errorf("root = %v: %s has no root, its records name root 0", root, name)
 		}
 	}
+	if !op.Reduces() {
+		return nil
+	}
+	return wholeElements(r, name)
+}
+
+// wholeElements: a reduction's bytes are whole elements of its type.
+func wholeElements(r *results.Record, what string) error {
 	bytes, ok := paramNumber(r, "bytes")
 	tname, _ := r.Params["type"].(string)
-	if !ok || !op.Reduces() {
+	if !ok {
 		return nil
 	}
 	for _, t := range mpi.Datatypes {
 		if t.String() == tname && int64(bytes)%int64(t.Size()) != 0 {
-			return fmt.Errorf("bytes = %v: %s of %s reduces whole %d-byte elements", bytes, name, tname, t.Size())
+			return fmt.Errorf("bytes = %v: %s of %s reduces whole %d-byte elements", bytes, what, tname, t.Size())
 		}
 	}
 	return nil
+}
+
+// reduceLocalRelation: the local reduction's bytes are whole elements.
+func reduceLocalRelation(r *results.Record) error {
+	red, _ := r.Params["reduction"].(string)
+	return wholeElements(r, "a local "+red)
 }
 
 // collOpNamed is the collective named name (without its "i"), one with a
@@ -176,6 +192,22 @@ func kkAccessRelation(r *results.Record) error {
 	return nil
 }
 
+// newsNeighbors are the NEWS neighbours a torus of p ranks can give
+// (AggregateOp.Neighbors, its grid any rows x cols = p, --grid): 0 on one
+// rank; 2 on a ring 1 x p; 4 where p has a factor in 2..p/2, a grid with
+// both sides longer than 1.
+func newsNeighbors(p int) []float64 {
+	if p <= 1 {
+		return []float64{0}
+	}
+	for f := 2; f*f <= p; f++ {
+		if p%f == 0 {
+			return []float64{2, 4}
+		}
+	}
+	return []float64{2}
+}
+
 // aggregateRelation: a q-shift's 1 <= q < p, and the NEWS neighbours a
 // torus of the ranks has (AggregateOp.Check, AggregateOp.Neighbors); q
 // and neighbors are 0 for the operations they do not apply to.
@@ -188,8 +220,8 @@ func aggregateRelation(r *results.Record) error {
 		return fmt.Errorf("q = %v on ranks = %d: a q-shift takes 1 <= q < %d", q, r.Ranks, r.Ranks)
 	case okq && op != AggQShift.String() && q != 0:
 		return fmt.Errorf("q = %v: only a qshift record has a shift (q = 0 for %s)", q, op)
-	case okn && op == AggNEWS.String() && nb != 0 && nb != 2 && nb != 4:
-		return fmt.Errorf("neighbors = %v: a NEWS step has 0, 2 or 4 (two along each side longer than 1)", nb)
+	case okn && op == AggNEWS.String() && !slices.Contains(newsNeighbors(r.Ranks), nb):
+		return fmt.Errorf("neighbors = %v on ranks = %d: a NEWS step on a torus of %d ranks has %s (two along each side longer than 1)", nb, r.Ranks, r.Ranks, strings.Trim(strings.ReplaceAll(fmt.Sprint(newsNeighbors(r.Ranks)), " ", " or "), "[]"))
 	case okn && op != AggNEWS.String() && nb != 0:
 		return fmt.Errorf("neighbors = %v: only a news record has neighbours (0 for %s)", nb, op)
 	}

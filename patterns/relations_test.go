@@ -39,6 +39,7 @@ func TestRelationsOfPatternRecords(t *testing.T) {
 	ka.Derived = map[string]float64{"total_s": ka.Median * 3}
 	qshift := AggregateOp{Op: AggQShift, Bytes: 8, Q: 2}.Record(meas(5, two...), results.Meta{})
 	news := AggregateOp{Op: AggNEWS, Bytes: 8}.Record(meas(6, two...), results.Meta{})
+	reduce := ReduceLocal{Bytes: 8, Type: mpi.Float32, Reduce: mpi.OpSum}.Record(meas(1, two...), results.Meta{})
 	server := PRTT{Bytes: 1, N: 2, DelaySec: 1e-6, Server: true}.Record(meas(2, two...), results.Meta{})
 	tests := []struct {
 		name string
@@ -63,6 +64,7 @@ func TestRelationsOfPatternRecords(t *testing.T) {
 		{"gridshift 1e15x1 on 6", set(grid, "rows", 1e15, "cols", 1), "rows x cols = 1e+15 x 1 on ranks = 6"},
 		{"gridshift 3x2 on 6, a shift of 2 along columns of 3", set(grid, "rows", 3, "cols", 2, "d", 2), ""},
 		{"gridshift shift of 2 along columns of 2", set(grid, "d", 2), "shift d = 2 on lines of 2 ranks: want 1 <= d < 2, a step no run makes"},
+		{"gridshift along rows of 1 rank", set(grid, "rows", 6, "cols", 1, "along", GridAlongRow), "a shift along row on a 6x1 grid: its lines of 1 rank have no other rank to shift to"},
 		{"gridshift xor on lines of 3", set(grid, "along", GridAlongRow, "mode", GridModeXOR), "xor d = 1 on lines of 3 ranks"},
 		{"multilat on 6", multilat, ""},
 		{"multilat of 1e15 pairs", set(multilat, "pairs", 1e15), "pairs = 1e+15 on ranks = 6: rank i pairs with i + pairs, so pairs <= ranks/2 = 3"},
@@ -80,7 +82,17 @@ func TestRelationsOfPatternRecords(t *testing.T) {
 		{"qshift by 5 on 5", set(qshift, "q", 5), "q = 5 on ranks = 5: a q-shift takes 1 <= q < 5"},
 		{"scatter of shift 2^53", set(qshift, "op", "scatter", "q", 1<<53), "only a qshift record has a shift"},
 		{"news on 6", news, ""},
-		{"news of 3 neighbours", set(news, "neighbors", 3), "neighbors = 3: a NEWS step has 0, 2 or 4"},
+		{"news of 3 neighbours", set(news, "neighbors", 3), "neighbors = 3 on ranks = 6: a NEWS step on a torus of 6 ranks has 2 or 4"},
+		{"news of 2 neighbours on 6, a 1x6 grid", set(news, "neighbors", 2), ""},
+		{"news of 4 neighbours on 5", set(AggregateOp{Op: AggNEWS, Bytes: 8}.Record(meas(5, two...), results.Meta{}), "neighbors", 4), "neighbors = 4 on ranks = 5: a NEWS step on a torus of 5 ranks has 2 ("},
+		{"news of 0 neighbours on 5", set(AggregateOp{Op: AggNEWS, Bytes: 8}.Record(meas(5, two...), results.Meta{}), "neighbors", 0), "neighbors = 0 on ranks = 5"},
+		{"news on 5 as measured", AggregateOp{Op: AggNEWS, Bytes: 8}.Record(meas(5, two...), results.Meta{}), ""},
+		{"news on 4 ranks of 4", AggregateOp{Op: AggNEWS, Bytes: 8}.Record(meas(4, two...), results.Meta{}), ""},
+		{"reducelocal of 8 bytes of floats", reduce, ""},
+		{"reducelocal of 7 bytes of floats", set(reduce, "bytes", 7), "bytes = 7: a local sum of float reduces whole 4-byte elements"},
+		{"pingpong on 3 ranks", func() results.Record { r := PingPong{Bytes: 8, Iters: 10}.Record(meas(2, two...), results.Meta{}); r.Ranks = 3; return r }(),
+			"ranks = 3: pingpong runs on exactly 2 ranks"},
+		{"prtt on 4 ranks", func() results.Record { r := prtt; r.Ranks = 4; return r }(), "ranks = 4: prtt runs on exactly 2 ranks"},
 		{"bcast of neighbours", set(news, "op", "bcast", "neighbors", 4), "only a news record has neighbours"},
 	}
 	for _, tc := range tests {
