@@ -1043,7 +1043,7 @@ func JSONFieldError(err error) error {
 	}
 	what := goTypeKind(te.Type)
 	if number != "" {
-		what = numberRange(te.Type)
+		what = numberRange(te.Type, number)
 	}
 	if te.Field == "" {
 		return fmt.Errorf("%s is not %s", value, what)
@@ -1066,6 +1066,9 @@ func fileField(path string) string {
 	}
 	return strings.Join(keep, ".")
 }
+
+// scalarValue is what a parameter's value is.
+const scalarValue = "a number, a string, true or false"
 
 // goTypeKind names what a record field of Go type t holds, for messages,
 // as the file spells it: "a whole number", "an object".
@@ -1094,16 +1097,20 @@ func goTypeKind(t reflect.Type) string {
 // numberRange is what a number must be to fit a field of type t: the
 // bounds of its whole numbers (written in digits, which is all the
 // decoder takes for them), or of its numbers.
-func numberRange(t reflect.Type) string {
+func numberRange(t reflect.Type, lit string) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if isWhole(t.Kind()) && strings.ContainsAny(lit, ".eE") {
+		// 1e3 or 2.0: the form is the fault, whatever the value.
+		return "a whole number (digits only: no fraction or exponent)"
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		hi := int64(1)<<(t.Bits()-1) - 1
-		return fmt.Sprintf("a whole number from %d to %d, in digits without a fraction or exponent", -hi-1, hi)
+		return fmt.Sprintf("a whole number from %d to %d", -hi-1, hi)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return fmt.Sprintf("a whole number from 0 to %d, in digits without a fraction or exponent", ^uint64(0)>>(64-t.Bits()))
+		return fmt.Sprintf("a whole number from 0 to %d", ^uint64(0)>>(64-t.Bits()))
 	case reflect.Float32:
 		return fmt.Sprintf("a number from %g to %g", -math.MaxFloat32, math.MaxFloat32)
 	case reflect.Float64:
@@ -1127,10 +1134,12 @@ func recordTypeMismatch(path []string, _ int, lit []byte) string {
 	}
 	k := t.Kind()
 	if k == reflect.Interface {
-		// A parameter's value: any JSON value decodes into it but a
-		// number beyond a float64.
+		// A parameter's value: a scalar, a number within a float64.
+		if lit[0] == '[' || lit[0] == '{' {
+			return scalarValue
+		}
 		if _, err := strconv.ParseFloat(string(lit), 64); err != nil && (lit[0] == '-' || lit[0] >= '0' && lit[0] <= '9') {
-			return numberRange(reflect.TypeFor[float64]())
+			return numberRange(reflect.TypeFor[float64](), string(lit))
 		}
 		return ""
 	}
@@ -1167,7 +1176,7 @@ func recordTypeMismatch(path []string, _ int, lit []byte) string {
 		if err == nil {
 			return ""
 		}
-		return numberRange(t)
+		return numberRange(t, string(lit))
 	}
 	return goTypeKind(t)
 }
@@ -1228,19 +1237,27 @@ func readDemand(path string, size int64, factor float64, what string) error {
 // derived and counters maps ("a number"); the whole ci95 (its two zeros).
 // It is "" where null reads as no value (an absent samples, derived or
 // counters, meta.ranks_per_host: null) or is left to the record's checks
-// (a parameter, a string).
+// (a parameter's value, a string member).
 func recordNull(path []string, _ int, _ []byte) string {
 	t, ok := jsonFieldType(recordType, path)
 	if !ok {
 		return ""
 	}
-	if t.Kind() == reflect.Array || isNumberKind(t.Kind()) {
+	// A number, ci95, any array's element (a host, a word of the
+	// command: null would read as ""), and a workload item's params
+	// (which would read as none) hold no null.
+	if t.Kind() == reflect.Array || isNumberKind(t.Kind()) || len(path) > 0 && path[len(path)-1] == "[]" || t == paramsType {
 		return goTypeKind(t)
 	}
 	return ""
 }
 
+var paramsType = reflect.TypeFor[Params]()
+
 var recordType = reflect.TypeFor[Record]()
+
+// isWhole reports whether k is an integer kind.
+func isWhole(k reflect.Kind) bool { return isNumberKind(k) && k != reflect.Float32 && k != reflect.Float64 }
 
 func isNumberKind(k reflect.Kind) bool {
 	switch k {

@@ -46,6 +46,13 @@ func TestNullNumbersRefused(t *testing.T) {
 		{"workload count null", func(m map[string]any) {
 			m["workload"] = []any{map[string]any{"count": nil, "bench": "pingpong", "params": map[string]any{"bytes": 8}}}
 		}, "field workload[].count: null is not a number"},
+		{"a command word null", func(m map[string]any) { m["meta"].(map[string]any)["command"] = []any{"commcost", nil} },
+			"field meta.command: null is not a string (element 2)"},
+		{"a host null", func(m map[string]any) { m["meta"].(map[string]any)["hosts"] = []any{nil, "h1"} }, "field meta.hosts: null is not a string (element 1)"},
+		{"workload params null", func(m map[string]any) {
+			m["workload"] = []any{map[string]any{"count": 1, "bench": "pingpong", "params": nil}}
+		}, "field workload[].params: null is not an object"},
+		{"params null", func(m map[string]any) { m["params"] = nil }, "field params: null is not an object"},
 		{"samples null: no samples", func(m map[string]any) { m["samples"] = nil }, ""},
 		{"derived null: none", func(m map[string]any) { m["derived"] = nil }, ""},
 		{"ranks_per_host null: none", func(m map[string]any) { m["meta"].(map[string]any)["ranks_per_host"] = nil }, ""},
@@ -90,7 +97,7 @@ func TestTypeErrorsNamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const whole = "is not a whole number from -9223372036854775808 to 9223372036854775807, in digits without a fraction or exponent"
+	const whole = "is not a whole number (digits only: no fraction or exponent)"
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	meta := func(m map[string]any) map[string]any { return m["meta"].(map[string]any) }
 	item := func(k string, v any) []any {
@@ -107,6 +114,9 @@ func TestTypeErrorsNamed(t *testing.T) {
 		{"params an array", func(m map[string]any) { m["params"] = []any{1} }, "field params: the array is not an object"},
 		{"params a string", func(m map[string]any) { m["params"] = "bytes=8" }, "field params: the string is not an object"},
 		{"a workload item's params an array", func(m map[string]any) { m["workload"] = item("params", []any{1}) }, "field workload[].params: the array is not an object"},
+		{"a parameter an array", func(m map[string]any) { m["params"] = map[string]any{"bytes": []any{8}} }, "field params.bytes: the array is not a number, a string, true or false"},
+		{"a workload item's parameter an object", func(m map[string]any) { m["workload"] = item("params", map[string]any{"bytes": map[string]any{}}) },
+			"field workload[].params.bytes: the object is not a number, a string, true or false"},
 		{"a parameter beyond a float64", func(m map[string]any) { m["params"] = raw(`{"bytes":1e400}`) }, "field params.bytes: the number 1e400 is not a number from -1.7976931348623157e+308 to 1.7976931348623157e+308"},
 		{"meta.cores 1e308", func(m map[string]any) { meta(m)["cores"] = 1e308 }, "field meta.cores: the number 1e+308 " + whole},
 		{"meta.gomaxprocs 2.5", func(m map[string]any) { meta(m)["gomaxprocs"] = 2.5 }, "field meta.gomaxprocs: the number 2.5 " + whole},
@@ -114,7 +124,7 @@ func TestTypeErrorsNamed(t *testing.T) {
 		{"meta.ranks_per_host element a string", func(m map[string]any) { meta(m)["ranks_per_host"] = []any{1, "x"} }, "field meta.ranks_per_host: the string is not a whole number (element 2)"},
 		{"meta.ranks_per_host element 1e3", func(m map[string]any) { meta(m)["ranks_per_host"] = raw(`[1e3,1]`) }, "field meta.ranks_per_host: the number 1e3 " + whole + " (element 1)"},
 		{"meta.hosts element a number", func(m map[string]any) { meta(m)["hosts"] = []any{"a", 1} }, "field meta.hosts: the number 1 is not a string (element 2)"},
-		{"ranks 1e19", func(m map[string]any) { m["ranks"] = raw("10000000000000000000") }, "field ranks: the number 10000000000000000000 " + whole},
+		{"ranks 1e19", func(m map[string]any) { m["ranks"] = raw("10000000000000000000") }, "field ranks: the number 10000000000000000000 is not a whole number from -9223372036854775808 to 9223372036854775807"},
 		{"ranks true", func(m map[string]any) { m["ranks"] = true }, "field ranks: the boolean true is not a whole number"},
 		{"dropped 0.5", func(m map[string]any) { m["dropped"] = 0.5 }, "field dropped: the number 0.5 " + whole},
 		{"invalid a string", func(m map[string]any) { m["invalid"] = "1" }, "field invalid: the string is not a whole number"},
@@ -155,8 +165,8 @@ func TestJSONFieldError(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`[1]`, "the array is not an object"},
 		{`"x"`, "the string is not an object"},
-		{`{"a":1.5}`, "field a: the number 1.5 is not a whole number from -9223372036854775808 to 9223372036854775807, in digits without a fraction or exponent"},
-		{`{"b":300}`, "field b: the number 300 is not a whole number from 0 to 255, in digits without a fraction or exponent"},
+		{`{"a":1.5}`, "field a: the number 1.5 is not a whole number (digits only: no fraction or exponent)"},
+		{`{"b":300}`, "field b: the number 300 is not a whole number from 0 to 255"},
 		{`{"c":1}`, "field c: the number is not true or false"},
 		{`{"a":true}`, "field a: the boolean is not a whole number"},
 		{`{"d":{}}`, "field d: the object is not an array"},

@@ -246,7 +246,9 @@ func (p *Params) UnmarshalJSON(data []byte) error {
 		case nil:
 			return fmt.Errorf("params: %q is null; want a number, string or bool", k)
 		default:
-			return fmt.Errorf("params: %q is a JSON %s; want a number, string or bool", k, jsonKind(x))
+			// An array or an object: a type error the line's re-scan
+			// names the path of ("field workload[].params.bytes").
+			return &json.UnmarshalTypeError{Value: jsonKind(x), Type: reflect.TypeFor[any](), Field: k}
 		}
 	}
 	*p = out
