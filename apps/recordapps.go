@@ -121,7 +121,7 @@ func checkAppParams(r *results.Record) error {
 	}
 	app := ar.build(r.Params)
 	if err := app.Check(r.Ranks); err != nil {
-		return fmt.Errorf("%s on ranks = %d: no run has these parameters: %w", name, r.Ranks, err)
+		return fmt.Errorf("%s on ranks = %d: no run has these parameters; its own check says: %w", name, r.Ranks, err)
 	}
 	derived := app.Params()
 	for _, k := range slices.Sorted(maps.Keys(derived)) {

@@ -178,7 +178,7 @@ func checkRecord(r *results.Record) error {
 		return err
 	}
 	if err := apps.BarnesHutOf(r.Params).Check(r.Ranks); err != nil {
-		return fmt.Errorf("on ranks = %d no run has these parameters: %w", r.Ranks, err)
+		return fmt.Errorf("on ranks = %d no run has these parameters; its own check says: %w", r.Ranks, err)
 	}
 	return nil
 }

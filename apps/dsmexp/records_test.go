@@ -127,7 +127,7 @@ func TestSizeParamsBoundedOnRead(t *testing.T) {
 		// A record that names its run is that run's as Check sees it.
 		{"a run's steps", bh(`2000,"theta":1,"steps":7,"measured_steps":5`), ""},
 		{"measured steps beyond the steps", bh(`2000,"theta":1,"steps":7,"measured_steps":1000`),
-			"on ranks = 4 no run has these parameters: measured steps = 1000: must be in 0..7"},
+			"on ranks = 4 no run has these parameters; its own check says: measured steps = 1000: must be in 0..7"},
 		{"no measured step", bh(`2000,"theta":1,"steps":7,"measured_steps":0`), "measured_steps = 0: must be positive"},
 	}
 	for _, tc := range tests {
