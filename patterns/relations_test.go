@@ -90,7 +90,11 @@ func TestRelationsOfPatternRecords(t *testing.T) {
 		{"news on 4 ranks of 4", AggregateOp{Op: AggNEWS, Bytes: 8}.Record(meas(4, two...), results.Meta{}), ""},
 		{"reducelocal of 8 bytes of floats", reduce, ""},
 		{"reducelocal of 7 bytes of floats", set(reduce, "bytes", 7), "bytes = 7: a local sum of float reduces whole 4-byte elements"},
-		{"pingpong on 3 ranks", func() results.Record { r := PingPong{Bytes: 8, Iters: 10}.Record(meas(2, two...), results.Meta{}); r.Ranks = 3; return r }(),
+		{"pingpong on 3 ranks", func() results.Record {
+			r := PingPong{Bytes: 8, Iters: 10}.Record(meas(2, two...), results.Meta{})
+			r.Ranks = 3
+			return r
+		}(),
 			"ranks = 3: pingpong runs on exactly 2 ranks"},
 		{"prtt on 4 ranks", func() results.Record { r := prtt; r.Ranks = 4; return r }(), "ranks = 4: prtt runs on exactly 2 ranks"},
 		{"bcast of neighbours", set(news, "op", "bcast", "neighbors", 4), "only a news record has neighbours"},

@@ -1257,7 +1257,9 @@ var paramsType = reflect.TypeFor[Params]()
 var recordType = reflect.TypeFor[Record]()
 
 // isWhole reports whether k is an integer kind.
-func isWhole(k reflect.Kind) bool { return isNumberKind(k) && k != reflect.Float32 && k != reflect.Float64 }
+func isWhole(k reflect.Kind) bool {
+	return isNumberKind(k) && k != reflect.Float32 && k != reflect.Float64
+}
 
 func isNumberKind(k reflect.Kind) bool {
 	switch k {
