@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -22,9 +23,10 @@ import (
 // the rebuilt App derives.
 
 var (
-	specN       = patterns.ParamSpec{Key: "n", Kind: patterns.ParamInt, Min: 1, NoMax: true}
-	specAccessK = patterns.ParamSpec{Key: "k", Kind: patterns.ParamInt, Min: 1, NoMax: true}
-	specAccessL = patterns.ParamSpec{Key: "l", Kind: patterns.ParamInt, Min: 1, NoMax: true, Unit: "bytes"}
+	specN = patterns.ParamSpec{Key: "n", Kind: patterns.ParamInt, Min: 1, NoMax: true}
+	// k and l as their flags take them: counts and sizes of one MPI call.
+	specAccessK = patterns.ParamSpec{Key: "k", Kind: patterns.ParamInt, Min: 1, Max: mpi.MaxCount}
+	specAccessL = patterns.ParamSpec{Key: "l", Kind: patterns.ParamInt, Min: 1, Max: mpi.MaxCount, Unit: "bytes"}
 	specVariant = patterns.ParamSpec{Key: "variant", Kind: patterns.ParamString, Values: []string{"async", "sync"}}
 )
 
