@@ -42,10 +42,10 @@ func prttRelation(r *results.Record) error {
 		return nil
 	}
 	if side, _ := r.Params["side"].(string); side == "server" && n < 2 {
-		return fmt.Errorf("n = %v on the server's side: its time runs from the first arrival to the last, so n >= 2", n)
+		return fmt.Errorf("n = %s on the server's side: its time runs from the first arrival to the last, so n >= 2", show(n))
 	}
 	if floor := (n - 1) * d; r.Unit == results.UnitSeconds && r.Min < floor*(1-derivedTol) {
-		return fmt.Errorf("min %v s is less than (n-1) x delay_s = %v x %v s = %v s, which every exchange spins", r.Min, n-1, d, floor)
+		return fmt.Errorf("min %v s is less than (n-1) x delay_s = %s x %v s = %v s, which every exchange spins", r.Min, show(n-1), d, floor)
 	}
 	return nil
 }
@@ -66,9 +66,9 @@ func collectiveRelation(r *results.Record) error {
 	if root, ok := paramNumber(r, "root"); ok {
 		switch {
 		case op.Rooted() && root >= float64(r.Ranks):
-			return fmt.Errorf("root = %v on ranks = %d: the root of %s is one of ranks 0..%d", root, r.Ranks, name, r.Ranks-1)
+			return fmt.Errorf("root = %s on ranks = %d: the root of %s is one of ranks 0..%d", show(root), r.Ranks, name, r.Ranks-1)
 		case !op.Rooted() && root != 0:
-			return fmt.Errorf("root = %v: %s has no root, its records name root 0", root, name)
+			return fmt.Errorf("root = %s: %s has no root, its records name root 0", show(root), name)
 		}
 	}
 	if !op.Reduces() {
@@ -86,7 +86,7 @@ func wholeElements(r *results.Record, what string) error {
 	}
 	for _, t := range mpi.Datatypes {
 		if t.String() == tname && int64(bytes)%int64(t.Size()) != 0 {
-			return fmt.Errorf("bytes = %v: %s of %s reduces whole %d-byte elements", bytes, what, tname, t.Size())
+			return fmt.Errorf("bytes = %s: %s of %s reduces whole %d-byte elements", show(bytes), what, tname, t.Size())
 		}
 	}
 	return nil
@@ -122,7 +122,7 @@ func gridShiftRelation(r *results.Record) error {
 		return nil
 	}
 	if rows*cols != float64(r.Ranks) {
-		return fmt.Errorf("rows x cols = %v x %v on ranks = %d: the grid holds every rank once", rows, cols, r.Ranks)
+		return fmt.Errorf("rows x cols = %s x %s on ranks = %d: the grid holds every rank once", show(rows), show(cols), r.Ranks)
 	}
 	g := GridShift{Bytes: int(bytes), Rows: int(rows), Cols: int(cols), Along: along, Mode: mode, D: int(d)}
 	if err := g.Check(r.Ranks); err != nil {
@@ -139,7 +139,7 @@ func pairsRelation(r *results.Record) error {
 		return nil
 	}
 	if pairs > float64(r.Ranks/2) {
-		return fmt.Errorf("pairs = %v on ranks = %d: rank i pairs with i + pairs, so pairs <= ranks/2 = %d", pairs, r.Ranks, r.Ranks/2)
+		return fmt.Errorf("pairs = %s on ranks = %d: rank i pairs with i + pairs, so pairs <= ranks/2 = %d", show(pairs), r.Ranks, r.Ranks/2)
 	}
 	return nil
 }
@@ -150,7 +150,7 @@ func pairsRelation(r *results.Record) error {
 func accessBounds(r *results.Record, keys ...string) error {
 	for _, k := range keys {
 		if v, ok := paramNumber(r, k); ok && v > maxAccessIndex {
-			return fmt.Errorf("%s = %v: a %s run takes %s from 1 to %d", k, v, r.Bench, k, maxAccessIndex)
+			return fmt.Errorf("%s = %s: a %s run takes %s from 1 to %d", k, show(v), r.Bench, k, maxAccessIndex)
 		}
 	}
 	return nil
@@ -187,7 +187,7 @@ func kkAccessRelation(r *results.Record) error {
 		most = r.Ranks
 	}
 	if k, ok := paramNumber(r, "k"); ok && k > float64(most) {
-		return fmt.Errorf("k = %v distinct targets on ranks = %d: at most %d ranks to target", k, r.Ranks, most)
+		return fmt.Errorf("k = %s distinct targets on ranks = %d: at most %d ranks to target", show(k), r.Ranks, most)
 	}
 	return nil
 }
@@ -217,13 +217,13 @@ func aggregateRelation(r *results.Record) error {
 	nb, okn := paramNumber(r, "neighbors")
 	switch {
 	case okq && op == AggQShift.String() && !(q >= 1 && q < float64(r.Ranks)):
-		return fmt.Errorf("q = %v on ranks = %d: a q-shift takes 1 <= q < %d", q, r.Ranks, r.Ranks)
+		return fmt.Errorf("q = %s on ranks = %d: a q-shift takes 1 <= q < %d", show(q), r.Ranks, r.Ranks)
 	case okq && op != AggQShift.String() && q != 0:
-		return fmt.Errorf("q = %v: only a qshift record has a shift (q = 0 for %s)", q, op)
+		return fmt.Errorf("q = %s: only a qshift record has a shift (q = 0 for %s)", show(q), op)
 	case okn && op == AggNEWS.String() && !slices.Contains(newsNeighbors(r.Ranks), nb):
-		return fmt.Errorf("neighbors = %v on ranks = %d: a NEWS step on a torus of %d ranks has %s (two along each side longer than 1)", nb, r.Ranks, r.Ranks, strings.Trim(strings.ReplaceAll(fmt.Sprint(newsNeighbors(r.Ranks)), " ", " or "), "[]"))
+		return fmt.Errorf("neighbors = %s on ranks = %d: a NEWS step on a torus of %d ranks has %s (two along each side longer than 1)", show(nb), r.Ranks, r.Ranks, strings.Trim(strings.ReplaceAll(fmt.Sprint(newsNeighbors(r.Ranks)), " ", " or "), "[]"))
 	case okn && op != AggNEWS.String() && nb != 0:
-		return fmt.Errorf("neighbors = %v: only a news record has neighbours (0 for %s)", nb, op)
+		return fmt.Errorf("neighbors = %s: only a news record has neighbours (0 for %s)", show(nb), op)
 	}
 	return nil
 }
