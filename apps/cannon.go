@@ -108,7 +108,7 @@ func (m Cannon) Check(p int) error {
 		return &DivideError{Program: "cannon", N: m.N, By: g.String() + " grid", Multiple: g.Rows,
 			Why: fmt.Sprintf("n must be a multiple of %d", g.Rows)}
 	case product(8, m.N/g.Rows, m.N/g.Rows) > mpi.MaxCount:
-		return fmt.Errorf("--n %d: a block of %.0f bytes exceeds one MPI message (%d bytes)", m.N, product(8, m.N/g.Rows, m.N/g.Rows), mpi.MaxCount)
+		return fmt.Errorf("--n %d: a block of %s bytes exceeds one MPI message (%d bytes)", m.N, results.FormatCount(product(8, m.N/g.Rows, m.N/g.Rows)), mpi.MaxCount)
 	}
 	return nil
 }

@@ -70,8 +70,8 @@ func (m Checkerboard) Check(p int) error {
 	switch {
 	case m.N < 1:
 		return fmt.Errorf("--n %d: the matrix order must be >= 1", m.N)
-	case g.size() != p:
-		return fmt.Errorf("--grid %s: a %s grid has %d places, but there are %d ranks", g, g, g.size(), p)
+	case g.Rows > p || g.Cols > p || g.size() != p: // a side beyond p first: the product may wrap around
+		return fmt.Errorf("--grid %s: a %s grid has %s places, but there are %d ranks", g, g, results.FormatCount(product(g.Rows, g.Cols)), p)
 	case m.N%g.Rows != 0 || m.N%g.Cols != 0:
 		e := &DivideError{Program: "checkerboard", N: m.N, By: g.String() + " grid", Multiple: lcm(g.Rows, g.Cols),
 			Why: fmt.Sprintf("n must be a multiple of both %d and %d", g.Rows, g.Cols)}
@@ -82,7 +82,7 @@ func (m Checkerboard) Check(p int) error {
 	}
 	panel := max(product(8, m.N/g.Rows, m.N), product(8, m.N, m.N/g.Cols))
 	if panel > mpi.MaxCount {
-		return fmt.Errorf("--n %d: a panel of %.0f bytes exceeds one MPI message (%d bytes)", m.N, panel, mpi.MaxCount)
+		return fmt.Errorf("--n %d: a panel of %s bytes exceeds one MPI message (%d bytes)", m.N, results.FormatCount(panel), mpi.MaxCount)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/commcost/commcost/patterns"
+	"github.com/commcost/commcost/results"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -52,6 +53,11 @@ func ParseGrid(s string) (Grid, error) {
 	cols, err2 := strconv.Atoi(c)
 	if !ok || err1 != nil || err2 != nil || rows < 1 || cols < 1 {
 		return Grid{}, fmt.Errorf("grid %q: want ROWSxCOLS with positive integers, e.g. 2x2", s)
+	}
+	if rows > results.MaxRecordRanks || cols > results.MaxRecordRanks {
+		// No side is longer than the ranks, and so rows x cols stays far
+		// from wrapping around an int.
+		return Grid{}, fmt.Errorf("grid %q: each side is at most %d, the most ranks a run has", s, results.MaxRecordRanks)
 	}
 	return Grid{rows, cols}, nil
 }

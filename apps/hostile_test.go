@@ -185,10 +185,10 @@ func TestAppRecordParamsChecked(t *testing.T) {
 		{"cannon on 4 ranks", `{"app":"cannon","phase":"shift","kind":"comm","n":8,"variant":"async"}`, ""},
 		{"multigrid's V-cycles not as derived", `{"app":"multigrid","phase":"x","kind":"comm","n":7,"iters":2,"variant":"async","cycles":1,"plane_bytes":1}`, "plane_bytes = 1, but a run of these parameters"},
 		// Sizes whose byte counts wrap around an int product.
-		{"cannon of order 2^32", `{"app":"cannon","phase":"shift","kind":"comm","n":4294967296,"variant":"async"}`, "--n 4294967296: a block of 36893488147419103232 bytes exceeds one MPI message"},
+		{"cannon of order 2^32", `{"app":"cannon","phase":"shift","kind":"comm","n":4294967296,"variant":"async"}`, "--n 4294967296: a block of 3.6893488147419103e+19 bytes exceeds one MPI message"},
 		{"checkerboard of order 3 x 2^32", `{"app":"checkerboard","phase":"bcast","kind":"comm","n":12884901888,"variant":"async","grid":"2x2","block_bytes":0}`, "--n 12884901888: a panel of"},
 		{"matmul of k l = 2^64", `{"app":"matmul","phase":"read","kind":"comm","n":64,"k":8589934592,"l":2147483648,"sync":false}`, "k = 8589934592: must be an integer from 1 to 2147483647"},
-		{"matmul of k l = 2^62", `{"app":"matmul","phase":"read","kind":"comm","n":64,"k":2147483647,"l":2147483647,"sync":false}`, "k l = 4611686014132420608 bytes is above the submatrix"},
+		{"matmul of k l = 2^62", `{"app":"matmul","phase":"read","kind":"comm","n":64,"k":2147483647,"l":2147483647,"sync":false}`, "k l = 4.6116860141324206e+18 bytes is above the submatrix"},
 		{"multigrid of order 2^32-1", `{"app":"multigrid","phase":"x","kind":"comm","n":4294967295,"iters":2,"variant":"async","cycles":1,"plane_bytes":0}`, "--n 4294967295: a plane of"},
 		{"a bitonic-ms of 2^53 keys", `{"app":"bitonic-ms","phase":"sort","kind":"comm","keys":9007199254740992,"impl":"hand"}`, "keys = 9007199254740992: must be an integer from 1 to 536870895"},
 		{"a bitonic-ms as run", `{"app":"bitonic-ms","phase":"sort","kind":"comm","keys":1024,"impl":"hand"}`, ""},

@@ -118,7 +118,7 @@ func (m *Multigrid) Check(p int) error {
 	case !(m.Dt >= 0) || math.IsInf(m.Dt, 0) || !(m.Period >= 0) || math.IsInf(m.Period, 0):
 		return fmt.Errorf("time step %v and period %v: want positive numbers", m.Dt, m.Period)
 	case product(8, m.N, m.N) > mpi.MaxCount:
-		return fmt.Errorf("--n %d: a plane of %.0f bytes exceeds one MPI message", m.N, product(8, m.N, m.N))
+		return fmt.Errorf("--n %d: a plane of %s bytes exceeds one MPI message (%d bytes)", m.N, results.FormatCount(product(8, m.N, m.N)), mpi.MaxCount)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func (a Access) check(volume int, what string) error {
 	case a.L < 1:
 		return fmt.Errorf("--l %d: the packet size must be an integer >= 1 byte", a.L)
 	case product(a.K, a.L) > float64(volume):
-		return fmt.Errorf("--k %d with --l %d: k l = %.0f bytes is above the %s (%d bytes, set by --n); want k l <= %d (smaller --k or --l, or a larger --n)", a.K, a.L, product(a.K, a.L), what, volume, volume)
+		return fmt.Errorf("--k %d with --l %d: k l = %s bytes is above the %s (%d bytes, set by --n); want k l <= %d (smaller --k or --l, or a larger --n)", a.K, a.L, results.FormatCount(product(a.K, a.L)), what, volume, volume)
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func TestDSMRecordParamsChecked(t *testing.T) {
 	}
 	tests := []struct{ name, bench, params, want string }{
 		{"matsquare", divalib.BenchMatSquare, `{"strategy":"tree-4","mesh":"2x2","block_ints":16,"kernel":"sum"}`, ""},
-		{"matsquare mesh 0x4", divalib.BenchMatSquare, `{"strategy":"tree-4","mesh":"0x4","block_ints":16}`, `mesh = "0x4": must be ROWSxCOLS`},
+		{"matsquare mesh 0x4", divalib.BenchMatSquare, `{"strategy":"tree-4","mesh":"0x4","block_ints":16}`, `mesh = "0x4": accepted form is ROWSxCOLS with positive integers`},
 		{"matsquare mesh garbage", divalib.BenchMatSquare, `{"strategy":"tree-4","mesh":"big","block_ints":16}`, `mesh = "big"`},
 		{"matsquare block -16", divalib.BenchMatSquare, `{"strategy":"tree-4","mesh":"2x2","block_ints":-16}`, "block_ints = -16"},
 		{"overhead without mesh", divalib.BenchOverhead, `{"strategy":"fixed-home","op":"cached-read","bytes":8}`, "mesh is missing"},

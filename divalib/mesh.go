@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/commcost/commcost/results"
 )
 
 // Mesh is the virtual two-dimensional mesh the ranks are arranged in
@@ -40,8 +42,8 @@ func NewMesh(rows, cols, size int) (Mesh, error) {
 	if rows < 1 || cols < 1 {
 		return Mesh{}, fmt.Errorf("divalib: mesh %dx%d: both sides must be >= 1", rows, cols)
 	}
-	if rows*cols != size {
-		return Mesh{}, fmt.Errorf("divalib: mesh %dx%d has %d processors but there are %d ranks", rows, cols, rows*cols, size)
+	if rows > size || cols > size || rows*cols != size { // a side beyond size first: rows*cols may wrap around
+		return Mesh{}, fmt.Errorf("divalib: mesh %dx%d has %s processors but there are %d ranks", rows, cols, results.FormatCount(float64(rows)*float64(cols)), size)
 	}
 	return Mesh{Rows: rows, Cols: cols}, nil
 }
@@ -71,6 +73,11 @@ func ParseMesh(s string) (rows, cols int, err error) {
 	cols, err2 := strconv.Atoi(parts[1])
 	if err1 != nil || err2 != nil || rows < 1 || cols < 1 {
 		return 0, 0, fmt.Errorf("mesh %q: accepted form is ROWSxCOLS with positive integers, e.g. 16x16", s)
+	}
+	if rows > results.MaxRecordRanks || cols > results.MaxRecordRanks {
+		// No side is longer than the ranks, and so rows x cols stays far
+		// from wrapping around an int.
+		return 0, 0, fmt.Errorf("mesh %q: each side is at most %d, the most ranks a run has", s, results.MaxRecordRanks)
 	}
 	return rows, cols, nil
 }

@@ -76,7 +76,10 @@ func CheckRecordParams(specs []patterns.ParamSpec, p results.Params) error {
 	}
 	if s, ok := p["mesh"].(string); ok {
 		r, c, err := ParseMesh(s)
-		if err != nil || r < 1 || c < 1 {
+		if err != nil {
+			return fmt.Errorf("mesh = %q: %s", s, strings.TrimPrefix(err.Error(), fmt.Sprintf("mesh %q: ", s)))
+		}
+		if r < 1 || c < 1 {
 			return fmt.Errorf("mesh = %q: must be ROWSxCOLS with ROWS, COLS >= 1", s)
 		}
 	}
@@ -100,8 +103,11 @@ func CheckExperimentRecord(r *results.Record) error {
 	}
 	if s, ok := r.Params["mesh"].(string); ok {
 		rows, cols, err := ParseMesh(s)
-		if err == nil && int64(rows)*int64(cols) != int64(r.Ranks) {
-			return fmt.Errorf("mesh = %q has %d processors but ranks = %d: the mesh holds one rank per processor", s, int64(rows)*int64(cols), r.Ranks)
+		if err != nil {
+			return err
+		}
+		if rows > r.Ranks || cols > r.Ranks || rows*cols != r.Ranks { // a side beyond the ranks first: the product may wrap around
+			return fmt.Errorf("mesh = %q has %s processors but ranks = %d: the mesh holds one rank per processor", s, results.FormatCount(float64(rows)*float64(cols)), r.Ranks)
 		}
 	}
 	// A run whose result failed its check ends in an error and writes

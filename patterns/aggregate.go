@@ -192,8 +192,8 @@ func (a AggregateOp) Check(p int) error {
 	case a.Op == AggQShift && (a.Q < 1 || a.Q >= p):
 		return fmt.Errorf("%w: q-shift by q = %d needs 1 <= q < p = %d", ErrTooManyTargets, a.Q, p)
 	case a.Op == AggNEWS:
-		if g := a.grid(p); g[0] < 1 || g[1] < 1 || g[0]*g[1] != p {
-			return fmt.Errorf("%w: NEWS grid %dx%d has %d places for %d ranks", ErrTooManyTargets, g[0], g[1], g[0]*g[1], p)
+		if g := a.grid(p); g[0] < 1 || g[1] < 1 || g[0] > p || g[1] > p || g[0]*g[1] != p { // a side beyond p first: the product may wrap around
+			return fmt.Errorf("%w: NEWS grid %dx%d has %s places for %d ranks", ErrTooManyTargets, g[0], g[1], results.FormatCount(float64(g[0])*float64(g[1])), p)
 		}
 	}
 	return a.Reps.Validate()
@@ -653,6 +653,11 @@ func (t *Torus) UnmarshalText(b []byte) error {
 	if !ok || err1 != nil || err2 != nil || r < 1 || c < 1 {
 		return errors.New("accepted form ROWSxCOLS with positive integers, e.g. 2x4")
 	}
+	if r > results.MaxRecordRanks || c > results.MaxRecordRanks {
+		// No side is longer than the ranks, and so rows x cols stays far
+		// from wrapping around an int.
+		return fmt.Errorf("each side is at most %d, the most ranks a run has", results.MaxRecordRanks)
+	}
 	*t = Torus{r, c}
 	return nil
 }
@@ -716,8 +721,8 @@ func (s *AggregateSweep) Plan(p int) ([]Pattern, error) {
 			}
 		}
 	}
-	if s.uses(AggNEWS) && s.Grid != (Torus{}) && s.Grid[0]*s.Grid[1] != p {
-		return nil, opts.Field("Grid", s.Grid, "the torus has %d places, but there are %d ranks", s.Grid[0]*s.Grid[1], p)
+	if s.uses(AggNEWS) && s.Grid != (Torus{}) && (s.Grid[0] > p || s.Grid[1] > p || s.Grid[0]*s.Grid[1] != p) {
+		return nil, opts.Field("Grid", s.Grid, "the torus has %s places, but there are %d ranks", results.FormatCount(float64(s.Grid[0])*float64(s.Grid[1])), p)
 	}
 	reps := s.SyncFlags.Reps(s.RepWarmup.Reps(s.RepFlags.Reps()))
 	var out []Pattern

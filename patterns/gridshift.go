@@ -77,7 +77,7 @@ const gridShiftTag = 360
 
 // Check reports a configuration that cannot run on p ranks.
 func (g GridShift) Check(p int) error {
-	if g.Rows < 1 || g.Cols < 1 || g.Rows*g.Cols != p {
+	if g.Rows < 1 || g.Cols < 1 || g.Rows > p || g.Cols > p || g.Rows*g.Cols != p { // a side beyond p first: the product may wrap around
 		return fmt.Errorf("gridshift: a %dx%d grid does not hold %d ranks", g.Rows, g.Cols, p)
 	}
 	alongs, err := g.alongs()

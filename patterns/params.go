@@ -138,9 +138,28 @@ var checksRegistered = func() bool {
 	for bench := range benchParams {
 		results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
 		results.RegisterRecordCheck(bench, func(r *results.Record) error { return checkRecord(bench, r) })
+		results.RegisterItemCheck(bench, func(it results.WorkItem) error { return checkItem(bench, it) })
 	}
 	return true
 }()
+
+// checkItem is the rank check of a workload item of bench that names its
+// ranks: the rank count the bench's runs have and the relations of its
+// parameters to it (relationChecks; a PRTT's time floor is a record's,
+// not an item's).
+func checkItem(bench string, it results.WorkItem) error {
+	r := &results.Record{Bench: bench, Params: it.Params, Ranks: it.Ranks}
+	if min := minRanks(bench); r.Ranks < min {
+		return fmt.Errorf("ranks = %d: %s runs on at least %d ranks", r.Ranks, bench, min)
+	}
+	if pairOnly(bench) && r.Ranks != 2 {
+		return fmt.Errorf("ranks = %d: %s runs on exactly 2 ranks", r.Ranks, bench)
+	}
+	if f := relationChecks[bench]; f != nil {
+		return f(r)
+	}
+	return nil
+}
 
 // minRanks is the least rank count of a bench's instances: two parties
 // for a message, a collective or an access to another rank; one for the
@@ -201,6 +220,7 @@ func RegisterBench(bench string, specs ...ParamSpec) {
 	benchParams[bench] = specs
 	results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
 	results.RegisterRecordCheck(bench, func(r *results.Record) error { return checkRecord(bench, r) })
+	results.RegisterItemCheck(bench, func(it results.WorkItem) error { return checkItem(bench, it) })
 }
 
 // Shared parameter specs, for the patterns' RegisterBench: a message size,
@@ -380,10 +400,7 @@ func Number(v any) (float64, bool) {
 func show(v any) string {
 	switch x := v.(type) {
 	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-			return strconv.FormatFloat(x, 'f', -1, 64)
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return results.FormatCount(x)
 	case string:
 		return strconv.Quote(x)
 	}

@@ -108,3 +108,33 @@ func TestRelationsOfPatternRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestRelationsOfWorkloadItems: a workload item that names its ranks is
+// held to the same relations as a record on them; one that does not (the
+// point-to-point items of an application's workload) is not.
+func TestRelationsOfWorkloadItems(t *testing.T) {
+	tests := []struct {
+		name string
+		it   results.WorkItem
+		want string // "" accepted
+	}{
+		{"news on 4", results.WorkItem{Count: 1, Bench: BenchAggregate, Ranks: 4, Params: results.Params{"op": "news", "impl": "mpi", "bytes": 8, "q": 0, "neighbors": 4}}, ""},
+		{"news of 4 neighbours on 5", results.WorkItem{Count: 1, Bench: BenchAggregate, Ranks: 5, Params: results.Params{"op": "news", "impl": "mpi", "bytes": 8, "q": 0, "neighbors": 4}},
+			"workload item aggregate bytes=8 impl=mpi neighbors=4 op=news q=0: neighbors = 4 on ranks = 5"},
+		{"qshift by 9 on 4", results.WorkItem{Count: 1, Bench: BenchAggregate, Ranks: 4, Params: results.Params{"op": "qshift", "impl": "mpi", "bytes": 8, "q": 9, "neighbors": 0}}, "q = 9 on ranks = 4"},
+		{"pingpong on 5", results.WorkItem{Count: 1, Bench: BenchPingPong, Ranks: 5, Params: results.Params{"bytes": 8}}, "ranks = 5: pingpong runs on exactly 2 ranks"},
+		{"pingpong without ranks", results.WorkItem{Count: 1, Bench: BenchPingPong, Params: results.Params{"bytes": 8}}, ""},
+		{"bcast rooted at 9 of 4", results.WorkItem{Count: 1, Bench: BenchCollective, Ranks: 4,
+			Params: results.Params{"op": "bcast", "bytes": 8, "type": "byte", "reduction": "none", "root": 9}}, "root = 9 on ranks = 4"},
+		{"reducelocal of 7 bytes of floats", results.WorkItem{Count: 1, Bench: BenchReduceLocal, Ranks: 1,
+			Params: results.Params{"bytes": 7, "type": "float", "reduction": "sum"}}, "bytes = 7: a local sum of float"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.it.Validate()
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("validate: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -48,6 +48,20 @@ func RegisterRecordCheck(bench string, check func(*Record) error) {
 	}
 }
 
+// itemChecks are the checks by bench of a workload item against its own
+// rank count (a root among them, a grid that holds them), which its
+// parameter check cannot see; WorkItem.Validate applies them to an item
+// that names its ranks.
+var itemChecks sync.Map // bench -> func(WorkItem) error
+
+// RegisterItemCheck makes check the rank check of bench's workload items;
+// registering a bench twice panics.
+func RegisterItemCheck(bench string, check func(WorkItem) error) {
+	if _, dup := itemChecks.LoadOrStore(bench, check); dup {
+		panic("results: item check of " + bench + " registered twice")
+	}
+}
+
 // fileChecks relate records of one file to each other (a ratio to the
 // record it is a ratio to); ReadJSONL applies them once the file is read.
 var (

@@ -40,7 +40,12 @@ func formatParam(v any) string {
 
 // formatFloatExact prints integral values below 2^53 without an exponent and
 // everything else in the shortest round-trip form.
-func formatFloatExact(f float64) string {
+func formatFloatExact(f float64) string { return FormatCount(f) }
+
+// FormatCount writes a count or a size held as a float64 for a message:
+// in digits while it is a whole number below 2^53 (exact), else in the
+// shortest form that reads back (an overflowing product, 3.9e+27).
+func FormatCount(f float64) string {
 	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}

@@ -62,6 +62,8 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"memory below a body", bh("--memory", "64"), "--memory 64: smaller than one body variable"},
 		{"cells per body", bh("--cells-per-body", "0"), "--cells-per-body 0"},
 		{"bh mesh does not fit", bh("--np", "8", "--mesh", "3x3"), "--mesh 3x3 has 9 processors but --np is 8"},
+		{"mesh wrapping around", bit("--np", "4", "--mesh", "8589934597x2213609287470756660"), "each side is at most 16777216, the most ranks a run has"},
+		{"bh mesh wrapping around", bh("--np", "3", "--mesh", "8589934605x545761658833005647"), "each side is at most 16777216"},
 		{"matsquare sweep not square", []string{"dsm", "matsquare", "--backend", "local", "--meshes", "4x4,2x8", "--out", out}, "needs a square mesh"},
 		{"matsquare plot is a file", []string{"dsm", "matsquare", "--backend", "local", "--plot", file}, file + " is a regular file; --plot names a directory"},
 		{"plot without files", []string{"dsm", "plot", "--plot", plot}, "needs one or more JSON Lines files"},

@@ -184,6 +184,10 @@ func TestPatternBadInput(t *testing.T) {
 		{"aggregate root beyond ranks", local("4", "aggregate", "--ops", "bcast", "--root", "4"), "--root 4"},
 		{"aggregate grid", local("4", "aggregate", "--ops", "news", "--grid", "3x3"), "--grid 3x3"},
 		{"aggregate grid form", local("4", "aggregate", "--grid", "3by3"), "--grid 3by3"},
+		// rows x cols = 6 modulo 2^64: a side beyond the ranks is refused
+		// before any product is taken.
+		{"aggregate grid wrapping around", local("6", "aggregate", "--ops", "news", "--grid", "8589934603x457357290657760722"),
+			"--grid 8589934603x457357290657760722: each side is at most 16777216, the most ranks a run has"},
 		{"aggregate op unknown", local("4", "aggregate", "--ops", "reduce"), "--ops reduce"},
 		{"aggregate impl unknown", local("4", "aggregate", "--impl", "vendor"), "--impl vendor"},
 		{"sizes malformed", local("4", "alltoall", "--sizes", "1:x"), "--sizes 1:x"},
