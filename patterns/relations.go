@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -162,10 +163,22 @@ func kAccessRelation(r *results.Record) error {
 	if err := accessBounds(r, "k", "a"); err != nil {
 		return err
 	}
-	if h, ok := paramNumber(r, "h"); ok && h < 1/float64(r.Ranks)-hotSlack {
-		return fmt.Errorf("h = %v on ranks = %d: the receive hot spot is at least one rank, 1/%d", h, r.Ranks, r.Ranks)
+	if h, ok := paramNumber(r, "h"); ok {
+		if h < 1/float64(r.Ranks)-hotSlack {
+			return fmt.Errorf("h = %v on ranks = %d: the receive hot spot is at least one rank, 1/%d", h, r.Ranks, r.Ranks)
+		}
+		if !wholeRanks(h, r.Ranks) {
+			return fmt.Errorf("h = %v on ranks = %d: the realised hot spot is whole ranks, a multiple of 1/%d", h, r.Ranks, r.Ranks)
+		}
 	}
 	return nil
+}
+
+// wholeRanks reports whether share x of p ranks is a whole number of them
+// (HotRanks/p, AccessingRanks/p), up to the rounding of the division.
+func wholeRanks(x float64, p int) bool {
+	n := x * float64(p)
+	return math.Abs(n-math.Round(n)) <= 1e-9*math.Max(1, n)
 }
 
 // kkAccessRelation: k and a within a run's bounds; k distinct targets are
@@ -174,6 +187,19 @@ func kAccessRelation(r *results.Record) error {
 func kkAccessRelation(r *results.Record) error {
 	if err := accessBounds(r, "k", "a"); err != nil {
 		return err
+	}
+	// The realised portion r = AccessingRanks/p: whole ranks, at least one,
+	// as the counters of the ranks that accessed say.
+	if rr, ok := paramNumber(r, "r"); ok {
+		if rr < 1/float64(r.Ranks)-hotSlack || !wholeRanks(rr, r.Ranks) {
+			return fmt.Errorf("r = %v on ranks = %d: the realised portion of accessing ranks is whole ranks, a multiple of 1/%d from 1/%d", rr, r.Ranks, r.Ranks, r.Ranks)
+		}
+		if v, ok := r.Counters[CounterAccessingRanks]; ok && math.Abs(v-rr*float64(r.Ranks)) > 1e-6 {
+			return fmt.Errorf("counters %s = %v disagrees with r x ranks = %s", CounterAccessingRanks, v, show(math.Round(rr*float64(r.Ranks))))
+		}
+		if v, ok := r.Counters[CounterRRealised]; ok && math.Abs(v-rr) > derivedTol*rr {
+			return fmt.Errorf("counters %s = %v disagrees with the realised r = %v", CounterRRealised, v, rr)
+		}
 	}
 	distinct, _ := r.Params["distinct"].(bool)
 	if !distinct {
