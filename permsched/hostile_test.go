@@ -248,7 +248,15 @@ func TestSchedRecordValuesChecked(t *testing.T) {
 		return `{"schema":1,"bench":"sched.costfit","params":{"reuse":1},"ranks":8,"unit":"` + UnitSlope + `","n":1,"min":-2e-9,"median":-2e-9,"max":-2e-9,` +
 			`"ci95":[-2e-9,-2e-9],"derived":{"C2_s":` + c2 + `,"tau_s":-1e-7,"alpha_s":3e-6},"meta":{}}`
 	}
+	perms := func(counters, derived string) string {
+		return `{"schema":1,"bench":"sched.perms","params":{"n":8,"d":4,"gen":"fig7","scheduler":"EXACT"},"ranks":8,"unit":"count",` +
+			`"n":3,"min":4,"median":5,"max":6,"ci95":[4,6],"counters":` + counters + `,"derived":` + derived + `,"meta":{}}`
+	}
 	tests := []struct{ name, line, want string }{
+		{"schedule lengths as counted", perms(`{"optimal":2,"matrices":3}`, `{"d_plus_log2d":6,"mean_D":4.3}`), ""},
+		{"optimal beyond the matrices", perms(`{"optimal":9,"matrices":3}`, `{}`), "counters optimal = 9 of n = 3 matrices"},
+		{"matrices beside n", perms(`{"optimal":2,"matrices":1e15}`, `{}`), "counters matrices = 1e+15 but n = 3"},
+		{"d + log2 d of another d", perms(`{"matrices":3}`, `{"d_plus_log2d":99}`), "derived d_plus_log2d = 99 disagrees with d + log2 d, 6"},
 		{"an exchange as measured", comm(`{"sched_s":4e-5,"sched_over_comm":2}`), ""},
 		{"an exchange without scheduling", comm(`{}`), ""},
 		{"scheduling of -1 s", comm(`{"sched_s":-1,"sched_over_comm":-50000}`), "derived sched_s = -1: the scheduling time is at least 1e-12 s"},

@@ -89,6 +89,21 @@ func checkRecord(bench string, r *results.Record) error {
 			}
 		}
 	case "sched.perms":
+		// One schedule length per matrix, optimal among them; d + log2 d
+		// is d's (the paper's eq. 4).
+		if m, ok := r.Counters["matrices"]; ok && m != float64(r.N) {
+			return fmt.Errorf("counters matrices = %v but n = %d: a schedule length per matrix", m, r.N)
+		}
+		if o, ok := r.Counters["optimal"]; ok && o > float64(r.N) {
+			return fmt.Errorf("counters optimal = %v of n = %d matrices: at most one per matrix", o, r.N)
+		}
+		if v, ok := d["d_plus_log2d"]; ok {
+			if dd, ok := paramInt(*r, "d"); ok {
+				if err := same("d_plus_log2d", v, DPlusLog2D(dd), "d + log2 d"); err != nil {
+					return err
+				}
+			}
+		}
 		if p, ok := d["paper_perms"]; ok {
 			if !(p > 0) {
 				return fmt.Errorf("derived paper_perms = %v: the paper's schedule length is positive", p)
