@@ -344,7 +344,7 @@ func (m *Meta) check() error {
 		}
 	}
 	if !(m.Load1 >= 0 && m.Load1 <= MaxRecordValue) {
-		return fmt.Errorf("meta load1 = %v: a load average is not negative", m.Load1)
+		return fmt.Errorf("meta load1 = %v: a load average is a number from 0 to %g", m.Load1, MaxRecordValue)
 	}
 	return nil
 }

@@ -159,7 +159,7 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"ranks per host not parallel to hosts", `"meta":{}`, `"meta":{"hosts":["h","g"],"ranks_per_host":[2]}`, "meta has 2 hosts but 1 ranks_per_host entries"},
 		{"cores -1", `"meta":{}`, `"meta":{"cores":-1}`, "line 2: record pingpong bytes=8: meta cores = -1: want 0 (unknown) to 16777216"},
 		{"gomaxprocs -3", `"meta":{}`, `"meta":{"gomaxprocs":-3}`, "meta gomaxprocs = -3"},
-		{"load average -1", `"meta":{}`, `"meta":{"load1":-1}`, "meta load1 = -1: a load average is not negative"},
+		{"load average -1", `"meta":{}`, `"meta":{"load1":-1}`, "meta load1 = -1: a load average is a number from 0 to 1e+18"},
 		{"ci95 of 3 elements", `"ci95":[1e-6,3e-6]`, `"ci95":[1e-6,3e-6,5]`, "line 2: field ci95: an array of 3 elements at byte 123, not 2"},
 		{"ci95 of 1 element", `"ci95":[1e-6,3e-6]`, `"ci95":[1e-6]`, "field ci95: an array of 1 elements"},
 		{"ci95 empty", `"ci95":[1e-6,3e-6]`, `"ci95":[ ]`, "field ci95: an array of 0 elements"},

@@ -423,7 +423,7 @@ type BarnesHutSweep struct {
 	PerRank      int       `flag:"bodies-per-rank" usage:"N = this many bodies times the ranks of each world, in place of --bodies (paper Fig. 11: 200)"`
 	Theta        float64   `flag:"theta" default:"1" usage:"opening criterion theta in (0, 2]: a cell of side s at distance d is used whole when s < theta d"`
 	Steps        int       `flag:"steps" default:"7" usage:"time steps simulated"`
-	Measured     int       `flag:"measured" default:"5" usage:"the last this many steps are measured (paper: 5 of 7)"`
+	Measured     int       `flag:"measured" default:"5" usage:"the last this many steps are measured (paper: 5 of 7; all of fewer --steps)"`
 	Dt           float64   `flag:"dt" default:"0.025" usage:"time step (model units; SPLASH-2 default)"`
 	Eps          float64   `flag:"eps" default:"0.05" usage:"softening length (model units; SPLASH-2 default)"`
 	CellsPerBody float64   `flag:"cells-per-body" default:"2" usage:"cell variables per body in each rank's pool (raise if a run says the pool is used up)"`
@@ -463,7 +463,7 @@ func (e *BarnesHutSweep) Validate() error {
 		return opts.Field("Theta", e.Theta, "must be in (0, 2], e.g. 1 (SPLASH-2's default) or 0.5")
 	case e.Steps < 1 || e.Steps > patterns.MaxCount:
 		return patterns.CheckCount("Steps", e.Steps, 1, "time steps")
-	case e.Measured < 1 || e.Measured > e.Steps:
+	case e.Measured < 1 || e.Measured > e.Steps && e.Given.Has("Measured"):
 		return opts.Field("Measured", e.Measured, "must be an integer in 1..{Steps} (%d)", e.Steps)
 	case !(e.Dt > 0) || !finite(e.Dt):
 		return opts.Field("Dt", e.Dt, "must be a positive number")
@@ -481,7 +481,7 @@ func (e *BarnesHutSweep) Validate() error {
 }
 
 func (e *BarnesHutSweep) config() apps.BarnesHutConfig {
-	return apps.BarnesHutConfig{Theta: e.Theta, Steps: e.Steps, Measured: e.Measured, Dt: e.Dt, Eps: e.Eps, CellsPerBody: e.CellsPerBody, Sample: e.Sample}
+	return apps.BarnesHutConfig{Theta: e.Theta, Steps: e.Steps, Measured: min(e.Measured, e.Steps), Dt: e.Dt, Eps: e.Eps, CellsPerBody: e.CellsPerBody, Sample: e.Sample}
 }
 
 // points are the body counts: Bodies, or PerRank bodies per rank.

@@ -115,7 +115,7 @@ func TestValidateNamesFields(t *testing.T) {
 		}, "Keys", "do not fit one message"},
 		{"measured beyond steps", func() Experiment {
 			e := def("barneshut").(*BarnesHutSweep)
-			e.Measured = 9
+			e.Measured, e.Given = 9, opts.Given{"Measured": true}
 			return e
 		}, "Measured", "1..Steps (7)"},
 		{"plot csv", func() Experiment {
@@ -179,4 +179,18 @@ func localConfig(t *testing.T, name string) Experiment {
 	}
 	t.Fatalf("no dsm %s", name)
 	return nil
+}
+
+// TestMeasuredDefaultFollowsSteps: the default --measured 5 measures every
+// step of a shorter run (--steps 2) instead of refusing a flag the user
+// did not give.
+func TestMeasuredDefaultFollowsSteps(t *testing.T) {
+	e := localConfig(t, "barneshut").(*BarnesHutSweep)
+	e.Steps = 2
+	if err := e.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if got := e.config().Measured; got != 2 {
+		t.Errorf("measured steps %d, want all 2", got)
+	}
 }
