@@ -131,6 +131,10 @@ func TestRelationsOfWorkloadItems(t *testing.T) {
 		{"pingpong without ranks", results.WorkItem{Count: 1, Bench: BenchPingPong, Params: results.Params{"bytes": 8}}, ""},
 		{"bcast rooted at 9 of 4", results.WorkItem{Count: 1, Bench: BenchCollective, Ranks: 4,
 			Params: results.Params{"op": "bcast", "bytes": 8, "type": "byte", "reduction": "none", "root": 9}}, "root = 9 on ranks = 4"},
+		{"kkaccess of k = 1e6 packets, a predicted instance", results.WorkItem{Count: 1, Bench: BenchKKAccess, Ranks: 4,
+			Params: results.Params{"k": 1000000, "l": 64, "r": 0.25, "op": "read"}}, ""},
+		{"kkaccess of r 0.3 on 4", results.WorkItem{Count: 1, Bench: BenchKKAccess, Ranks: 4,
+			Params: results.Params{"k": 1, "l": 64, "r": 0.3, "op": "read"}}, "r = 0.3 on ranks = 4"},
 		{"reducelocal of 7 bytes of floats", results.WorkItem{Count: 1, Bench: BenchReduceLocal, Ranks: 1,
 			Params: results.Params{"bytes": 7, "type": "float", "reduction": "sum"}}, "bytes = 7: a local sum of float"},
 	}
