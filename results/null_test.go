@@ -53,6 +53,9 @@ func TestNullNumbersRefused(t *testing.T) {
 			m["workload"] = []any{map[string]any{"count": 1, "bench": "pingpong", "params": nil}}
 		}, "field workload[].params: null is not an object"},
 		{"params null", func(m map[string]any) { m["params"] = nil }, "field params: null is not an object"},
+		{"a workload item on more ranks than the record's", func(m map[string]any) {
+			m["workload"] = []any{map[string]any{"count": 1, "bench": "pingpong", "params": map[string]any{"bytes": 8}, "ranks": 99}}
+		}, "workload item 1: pingpong on ranks = 99, more than the record's"},
 		{"samples null: no samples", func(m map[string]any) { m["samples"] = nil }, ""},
 		{"derived null: none", func(m map[string]any) { m["derived"] = nil }, ""},
 		{"ranks_per_host null: none", func(m map[string]any) { m["meta"].(map[string]any)["ranks_per_host"] = nil }, ""},

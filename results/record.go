@@ -179,6 +179,10 @@ func (r *Record) Validate() error {
 		if err := w.Validate(); err != nil {
 			return fmt.Errorf("record %s: workload item %d: %w", r.Bench, i+1, err)
 		}
+		// An item is a part of the run on some of its ranks, never more.
+		if r.Ranks > 0 && w.Ranks > r.Ranks {
+			return fmt.Errorf("record %s: workload item %d: %s on ranks = %d, more than the record's %d", r.Bench, i+1, w.Bench, w.Ranks, r.Ranks)
+		}
 	}
 	for k, v := range r.Params {
 		if k == "" {
