@@ -148,12 +148,17 @@ var checksRegistered = func() bool {
 // parameters to it (relationChecks; a PRTT's time floor is a record's,
 // not an item's).
 func checkItem(bench string, it results.WorkItem) error {
-	r := &results.Record{Bench: bench, Params: it.Params, Ranks: it.Ranks}
+	return checkRelations(bench, &results.Record{Bench: bench, Params: it.Params, Ranks: it.Ranks})
+}
+
+// checkRelations is what a record and a workload item of bench share: a
+// rank count its runs have, and its parameters' relations to it.
+func checkRelations(bench string, r *results.Record) error {
 	if min := minRanks(bench); r.Ranks < min {
 		return fmt.Errorf("ranks = %d: %s runs on at least %d ranks", r.Ranks, bench, min)
 	}
 	if pairOnly(bench) && r.Ranks != 2 {
-		return fmt.Errorf("ranks = %d: %s runs on exactly 2 ranks", r.Ranks, bench)
+		return fmt.Errorf("ranks = %d: %s runs on exactly 2 ranks (its record's ranks are the pair's, whatever the launch)", r.Ranks, bench)
 	}
 	if f := relationChecks[bench]; f != nil {
 		return f(r)
@@ -192,19 +197,14 @@ func pairOnly(bench string) bool {
 // counters its pattern writes (checkValues), after its parameters are
 // ones a run on its ranks could have (relationChecks).
 func checkRecord(bench string, r *results.Record) error {
-	if min := minRanks(bench); r.Ranks < min {
-		return fmt.Errorf("ranks = %d: %s runs on at least %d ranks", r.Ranks, bench, min)
+	if err := checkRelations(bench, r); err != nil {
+		return err
 	}
-	if pairOnly(bench) && r.Ranks != 2 {
-		return fmt.Errorf("ranks = %d: %s runs on exactly 2 ranks (its record's ranks are the pair's, whatever the launch)", r.Ranks, bench)
+	if err := runBounds(bench, r); err != nil {
+		return err
 	}
 	if r.Unit == results.UnitSeconds && !(r.Median > 0) {
 		return fmt.Errorf("median %v s is not positive: a %s instance takes time", r.Median, bench)
-	}
-	if f := relationChecks[bench]; f != nil {
-		if err := f(r); err != nil {
-			return err
-		}
 	}
 	return checkValues(bench, r)
 }

@@ -145,15 +145,15 @@ func pairsRelation(r *results.Record) error {
 	return nil
 }
 
-// accessBounds: the send hot spot k and the accesses a of a run are at
+// runBounds: the send hot spot k and the accesses a of a run are at
 // most maxAccessIndex (the k-access and k-k-access Checks), which the
-// parameter specs leave open for predicted instances: a workload item
-// (checkItem's record, which has no unit) may name any k.
-func accessBounds(r *results.Record, keys ...string) error {
-	if r.Unit == "" {
+// parameter specs leave open for predicted instances (a workload item may
+// name any k): checked on records only.
+func runBounds(bench string, r *results.Record) error {
+	if bench != BenchKAccess && bench != BenchKKAccess {
 		return nil
 	}
-	for _, k := range keys {
+	for _, k := range []string{"k", "a"} {
 		if v, ok := paramNumber(r, k); ok && v > maxAccessIndex {
 			return fmt.Errorf("%s = %s: a %s run takes %s from 1 to %d", k, show(v), r.Bench, k, maxAccessIndex)
 		}
@@ -161,12 +161,9 @@ func accessBounds(r *results.Record, keys ...string) error {
 	return nil
 }
 
-// kAccessRelation: k and a within a run's bounds, and the realised receive
-// hot spot h = hot/p of at least one of the ranks (HotRanks).
+// kAccessRelation: the realised receive hot spot h = hot/p of at least
+// one of the ranks (HotRanks).
 func kAccessRelation(r *results.Record) error {
-	if err := accessBounds(r, "k", "a"); err != nil {
-		return err
-	}
 	if h, ok := paramNumber(r, "h"); ok {
 		if h < 1/float64(r.Ranks)-hotSlack {
 			return fmt.Errorf("h = %v on ranks = %d: the receive hot spot is at least one rank, 1/%d", h, r.Ranks, r.Ranks)
@@ -185,13 +182,9 @@ func wholeRanks(x float64, p int) bool {
 	return math.Abs(n-math.Round(n)) <= 1e-9*math.Max(1, n)
 }
 
-// kkAccessRelation: k and a within a run's bounds; k distinct targets are
-// other ranks (or the rank too, with self), and distinct excludes block
-// (KKAccess.Check).
+// kkAccessRelation: k distinct targets are other ranks (or the rank too,
+// with self), and distinct excludes block (KKAccess.Check).
 func kkAccessRelation(r *results.Record) error {
-	if err := accessBounds(r, "k", "a"); err != nil {
-		return err
-	}
 	// The realised portion r = AccessingRanks/p: whole ranks, at least one,
 	// as the counters of the ranks that accessed say.
 	if rr, ok := paramNumber(r, "r"); ok {
