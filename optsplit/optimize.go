@@ -62,7 +62,9 @@ type OptimizeResult struct {
 // Optimize runs the recipe on the ranks of c with the plain k-k-access
 // (patterns.KKAccess): the calibration cells become "kkaccess" records,
 // then k packets of round(D/k) bytes are accessed at r = 1 for every k of
-// cfg.Ks, or Around the model's optimum, one "optimize" record each.
+// cfg.Ks, or Around the model's optimum, one "optimize" record each. A
+// model that predicts no positive time at a planned split is refused
+// before any is measured (a ModelError on every rank).
 // Collective over c, which needs at least 2 ranks.
 func Optimize(c mpi.Comm, cfg OptimizeConfig, emit func(results.Record) error) (*OptimizeResult, error) {
 	out := &OptimizeResult{Op: cfg.Op, Ranks: c.Size()}
@@ -98,6 +100,11 @@ func Optimize(c mpi.Comm, cfg OptimizeConfig, emit func(results.Record) error) (
 			points := make([]Point, len(ks))
 			for i, k := range ks {
 				points[i] = Point{DataBytes: cfg.DataBytes, K: k, L: PacketBytes(cfg.DataBytes, k)}
+				// A prediction is a time: a fit that predicts none at a
+				// planned split describes no access there.
+				if t := m.Time(float64(k), float64(points[i].L), 1); !(t > 0) {
+					return nil, fmt.Errorf("optimize: the trilinear model predicts T(k=%d, l=%d, 1) = %.3g s, not a time: it does not describe these accesses (calibrate over k and l around D = %d bytes)", k, points[i].L, t, cfg.DataBytes)
+				}
 			}
 			return points, nil
 		},

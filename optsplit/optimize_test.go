@@ -1,6 +1,7 @@
 package optsplit
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,6 +124,15 @@ func TestOptimize(t *testing.T) {
 				!scalar.EqualWithinRel(rec.Derived[DerivedPredicted], pred, 1e-12) || !(rec.Median > 0) {
 				t.Errorf("rank %d record %d: %+v", r, i, rec)
 			}
+			// What Optimize writes passes the records' checks.
+			if r == 0 {
+				if err := results.CheckBenchParams(rec.Bench, rec.Params); err != nil {
+					t.Errorf("record %d refused: %v", i, err)
+				}
+				if err := checkOptimizeRecord(&rec); err != nil {
+					t.Errorf("record %d refused: %v", i, err)
+				}
+			}
 		}
 	}
 	var rep strings.Builder
@@ -141,5 +151,30 @@ func TestOptimize(t *testing.T) {
 	}
 	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
 		t.Errorf("%s not written: %v", png, err)
+	}
+}
+
+// TestOptimizeNegativeModel: a model that predicts a negative time at a
+// planned split is refused before any split is measured, on every rank.
+func TestOptimizeNegativeModel(t *testing.T) {
+	neg := tableModel()
+	for j := range neg.C {
+		neg.C[j].Value = -neg.C[j].Value
+	}
+	var recs [2]int
+	_, errs := perRank(t, 2, func(c mpi.Comm) (struct{}, error) {
+		cfg := OptimizeConfig{DataBytes: 100, Op: patterns.AccessRead, Seed: 1,
+			Reps: patterns.Reps{Warmup: -1, MinReps: 3, MaxReps: 3, MaxTime: 1, RelCI: 0.03}}
+		if c.Rank() == 0 {
+			cfg.Model = neg
+		}
+		_, err := Optimize(c, cfg, func(results.Record) error { recs[c.Rank()]++; return nil })
+		return struct{}{}, err
+	})
+	for r, err := range errs {
+		var me *ModelError
+		if !errors.As(err, &me) || !strings.Contains(err.Error(), "s, not a time: it does not describe these accesses") || recs[r] != 0 {
+			t.Errorf("rank %d: %v after %d records, want a ModelError naming the prediction", r, err, recs[r])
+		}
 	}
 }
