@@ -521,6 +521,9 @@ func (b *Binding) Err(err error) error {
 	}
 	reason := fe.Names(b.flagRef)
 	text := b.Text(fe.Field)
+	if item, role, ok := rangeItem(text, fe.Value); ok {
+		return Badf("--%s %s: %s %s%s", b.Flag(fe.Field), Echo(item), role, fe.Value, reasonAfter(reason))
+	}
 	if fe.Item {
 		text = fe.Value
 	}
@@ -529,6 +532,55 @@ func (b *Binding) Err(err error) error {
 		return Badf("%s: %s: %s", head, fe.Value, reason)
 	}
 	return Badf("%s: %s", head, reason)
+}
+
+// rangeItem finds the value v of a refusal in a range LO:HI of the list
+// text as typed, when v is no item of its own there: the range as given
+// ("0:2", not the "0" it starts with, nor the whole list) and where v is
+// in it ("its start", "its end", "its value"), for "--k 0:2: its start 0
+// is not positive".
+func rangeItem(text, v string) (item, role string, ok bool) {
+	items := strings.Split(text, ",")
+	for _, it := range items {
+		if strings.TrimSpace(it) == v {
+			return "", "", false
+		}
+	}
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		if !strings.Contains(it, ":") {
+			continue
+		}
+		vals, err := ParseSizes(it)
+		if err != nil {
+			continue
+		}
+		for i, x := range vals {
+			if strconv.Itoa(x) != v {
+				continue
+			}
+			switch i {
+			case 0:
+				return it, "its start", true
+			case len(vals) - 1:
+				return it, "its end", true
+			}
+			return it, "its value", true
+		}
+	}
+	return "", "", false
+}
+
+// reasonAfter joins a reason to the value it is about: "0 is not
+// positive" or "0 must be ..." when it begins with its verb, "0: k = 0:
+// ..." otherwise.
+func reasonAfter(reason string) string {
+	for _, verb := range []string{"is ", "must ", "are "} {
+		if strings.HasPrefix(reason, verb) {
+			return " " + reason
+		}
+	}
+	return ": " + reason
 }
 
 // printsAs reports whether v is how field's parsed value prints: the

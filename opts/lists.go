@@ -35,7 +35,10 @@ const (
 )
 
 // ParseSignedSize parses a byte count such as 8, 1K, 4M or 1G, or a
-// negative one (-8), which the caller refuses in its own terms.
+// negative one (-8), which the caller refuses in its own terms: a
+// positive count is at most MaxSize, a negative one anything an int holds,
+// so that the caller's lower bound ("must be positive") words every
+// negative, however large.
 func ParseSignedSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
@@ -47,10 +50,14 @@ func ParseSignedSize(s string) (int64, error) {
 		t = t[:len(t)-1]
 	}
 	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil {
+	switch {
+	case errors.Is(err, strconv.ErrRange) && n > 0:
+		return 0, &beyondMPIError{s}
+	case errors.Is(err, strconv.ErrRange) || n < math.MinInt/mult:
+		return 0, fmt.Errorf("%s is beyond the integers (at least %d)", Echo(s), math.MinInt)
+	case err != nil:
 		return 0, fmt.Errorf("%s is not a whole number (digits with an optional K, M or G, K = 1024)", Echo(s))
-	}
-	if n > MaxSize/mult || n < -MaxSize/mult {
+	case n > MaxSize/mult:
 		return 0, &beyondMPIError{s}
 	}
 	return n * mult, nil
@@ -260,7 +267,10 @@ func parseCount(s string) (int, error) {
 	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return 0, fmt.Errorf("%s is not a whole number (digits with an optional K, M or G, K = 1024)", Echo(s))
 	}
-	if err != nil || n > math.MaxInt/mult || n < math.MinInt/mult {
+	if n < 0 && (err != nil || n < math.MinInt/mult) {
+		return 0, fmt.Errorf("%s is beyond the integers (at least %d)", Echo(s), math.MinInt)
+	}
+	if err != nil || n > math.MaxInt/mult {
 		return 0, fmt.Errorf("%s is beyond the integers (at most %d)", Echo(s), math.MaxInt)
 	}
 	return int(n * mult), nil

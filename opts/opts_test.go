@@ -128,11 +128,38 @@ func TestBindErrors(t *testing.T) {
 		// An int list's bound names the flag and what it holds, not bytes.
 		{[]string{"--cal-k", "1,3G"}, "--cal-k (send hot spots) is at most 2147483647 (2G less 1): 3G is more; accepted forms: a list"},
 		{[]string{"--cal-k", "1:3G"}, "a range of --cal-k (send hot spots) ends at most at 2147483647 (2G less 1): 3G is more"},
+		// A negative is refused by the configuration in its own terms,
+		// however large, not called "more" than the top.
+		{[]string{"--cal-k", "-9223372036854775808"}, "--cal-k -9223372036854775808: must be positive; at most --cal-r"},
+		{[]string{"--cal-k", "1,-3G"}, "--cal-k 1,-3G: -3221225472: must be positive"},
+		{[]string{"--cal-k", "-99999999999999999999"}, "-99999999999999999999 is beyond the integers (at least -9223372036854775808)"},
+		{[]string{"--sizes", "-9223372036854775808"}, "-9223372036854775808 is negative; a size is 0 or more bytes"},
+		// A value of a range is named in the range as typed.
+		{[]string{"--cal-k", "0:4"}, "--cal-k 0:4: its start 0 must be positive; at most --cal-r"},
+		{[]string{"--cal-k", "8,0:2"}, "--cal-k 0:2: its start 0 must be positive; at most --cal-r"},
 	}
 	for _, tt := range tests {
 		_, _, err := parse(t, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+		}
+	}
+	// A range's values as the configuration names them, an item or the
+	// field's value: the range as typed and where the value lies in it.
+	for _, tt := range []struct {
+		text string
+		err  *FieldError
+		want string
+	}{
+		{"0:2", Item("Cal.K", 0, "is not positive; the value must be positive (an integer >= 1)"), "--cal-k 0:2: its start 0 is not positive; the value must be positive (an integer >= 1)"},
+		{"0:3", Field("Cal.K", 0, "is not positive"), "--cal-k 0:3: its start 0 is not positive"},
+		{"1:4", Field("Cal.K", 4, "is more than 3 ranks"), "--cal-k 1:4: its end 4 is more than 3 ranks"},
+		{"1:8", Item("Cal.K", 2, "k = 2: is odd"), "--cal-k 1:8: its value 2: k = 2: is odd"},
+		{"1,2,4", Item("Cal.K", 2, "is odd"), "--cal-k 2: is odd"},
+	} {
+		_, b, _ := parse(t, "--cal-k", tt.text) // the binding holds the text, whatever Validate says
+		if got := b.Err(tt.err); got == nil || got.Error() != tt.want {
+			t.Errorf("--cal-k %s, %v: got %v, want %s", tt.text, tt.err, got, tt.want)
 		}
 	}
 	// A library caller reads the field's name.

@@ -77,6 +77,37 @@ func TestParseIntGrid(t *testing.T) {
 	}
 }
 
+// TestParseNegativeInts: a negative int of any size an int holds parses,
+// for its configuration to refuse in its own terms ("must be positive");
+// only one beyond an int is refused here, as beyond the integers.
+func TestParseNegativeInts(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int
+		err  string
+	}{
+		{"-5", []int{-5}, ""},
+		{"-9223372036854775808", []int{math.MinInt64}, ""},
+		{"1,-8G", []int{1, -8 << 30}, ""},
+		{"-9223372036854775809", nil, "-9223372036854775809 is beyond the integers (at least -9223372036854775808)"},
+		{"-9000000000000000G", nil, "-9000000000000000G is beyond the integers (at least -9223372036854775808)"},
+	} {
+		got, err := ParseInts(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "more") {
+				t.Errorf("%s: %v, want %q", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v %v, want %v", tc.in, got, err, tc.want)
+		}
+	}
+	if _, err := ParseSizes("-9223372036854775808"); err == nil || !strings.Contains(err.Error(), "-9223372036854775808 is negative; a size is 0 or more bytes") {
+		t.Errorf("a negative size: %v", err)
+	}
+}
+
 // TestParseCounts: a count is bounded by an int, not by what one MPI
 // call carries, so the program that takes it can name its own range.
 func TestParseCounts(t *testing.T) {
@@ -92,6 +123,7 @@ func TestParseCounts(t *testing.T) {
 		{"99999999999999999999", nil, "is beyond the integers"},
 		{"9000000000000000G", nil, "is beyond the integers"},
 		{"x", nil, "is not a whole number"},
+		{"-99999999999999999999", nil, "-99999999999999999999 is beyond the integers (at least -9223372036854775808)"},
 	}
 	for _, tc := range tests {
 		got, err := ParseCounts(tc.in)
