@@ -6,13 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/commcost/commcost/cli"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/report"
+	"github.com/commcost/commcost/results"
 )
 
 func init() {
@@ -80,14 +84,15 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	// The instance is checked by the code that checks the pattern's
 	// flags and records (patterns.CheckParams), strictly: a key the
 	// pattern does not have is refused, not ignored.
-	if err := patterns.CheckParams(pattern, params, true); err != nil {
-		return opts.Badf("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
+	typed := typedInstance(pos[2:])
+	if err := checkInstance(pattern, params, pos[2:]); err != nil {
+		return opts.Badf("PATTERN %s %s: %v", pattern, typed, err)
 	}
 	in := model.Instance{Pattern: pattern, Params: params, Ranks: ranks}
 	v, err := model.PredictChecked(m, in)
 	if err != nil {
 		if errors.Is(err, model.ErrUnsupportedPattern) || errors.Is(err, model.ErrBadRecord) {
-			return opts.Badf("PATTERN %s %s: %v", pattern, report.ParamList(params), err)
+			return opts.Badf("PATTERN %s %s: %v", pattern, typed, err)
 		}
 		if errors.Is(err, model.ErrUnphysical) {
 			// The model cannot predict the instance: the file, as in
@@ -138,5 +143,48 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	_, err = stdout.Write(out.Bytes())
+	return err
+}
+
+// typedInstance is the key=value arguments as typed, for messages: a
+// value such as bytes=99999999999999999999999 reads back as the 1e+23 it
+// parses to, which the user did not write.
+func typedInstance(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = opts.Echo(a)
+	}
+	return strings.Join(out, " ")
+}
+
+// checkInstance is patterns.CheckParams of the instance, strictly, with
+// a refused number named as typed in args ("bytes =
+// 99999999999999999999999: must be ..."); a refused string is quoted as
+// the check quotes it.
+func checkInstance(pattern string, params results.Params, args []string) error {
+	err := patterns.CheckParams(pattern, params, true)
+	if err == nil {
+		return nil
+	}
+	typed := map[string]string{}
+	for _, a := range args {
+		if k, v, ok := strings.Cut(a, "="); ok {
+			typed[k] = v
+		}
+	}
+	// CheckParams refuses the first key in sorted order that is unknown
+	// or out of range: find the same one.
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		spec, ok := patterns.Spec(pattern, k)
+		if !ok {
+			break
+		}
+		if why := spec.Reason(params[k]); why != "" {
+			if _, num := params[k].(float64); num && typed[k] != "" {
+				return fmt.Errorf("%s = %s: %s", k, opts.Echo(typed[k]), why)
+			}
+			break
+		}
+	}
 	return err
 }
