@@ -213,7 +213,9 @@ func readNumber(path string) (int64, error) {
 }
 
 // Format prints a byte count in binary units (4.0 GiB), as the messages
-// that compare a need with what is available do.
+// that compare a need with what is available do; beyond 9999 EiB (a need
+// no machine has, from a size near the integers' end) in three digits and
+// an exponent (9.44e+21 EiB), not 22 digits of EiB.
 func Format(b float64) string {
 	const unit = 1024
 	if b < unit {
@@ -223,6 +225,9 @@ func Format(b float64) string {
 	for n := b / unit; n >= unit && exp < 5; n /= unit {
 		div *= unit
 		exp++
+	}
+	if v := b / div; v >= 1e4 {
+		return fmt.Sprintf("%.3g %ciB", v, "KMGTPE"[exp])
 	}
 	return fmt.Sprintf("%.1f %ciB", b/div, "KMGTPE"[exp])
 }

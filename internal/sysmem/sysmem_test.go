@@ -104,7 +104,10 @@ func TestAvailable(t *testing.T) {
 }
 
 func TestFormat(t *testing.T) {
-	for in, want := range map[float64]string{512: "512 B", 2048: "2.0 KiB", 3 << 30: "3.0 GiB", 1.5 * (1 << 40): "1.5 TiB"} {
+	for in, want := range map[float64]string{512: "512 B", 2048: "2.0 KiB", 3 << 30: "3.0 GiB", 1.5 * (1 << 40): "1.5 TiB",
+		1408 * (1 << 60): "1408.0 EiB", 9999 * (1 << 60): "9999.0 EiB",
+		// multigrid's need at --n 9223372036854775807: three digits, not 22.
+		9444732965739290427392 * (1 << 60): "9.44e+21 EiB"} {
 		if got := Format(in); got != want {
 			t.Errorf("Format(%g) = %q, want %q", in, got, want)
 		}
