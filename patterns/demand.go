@@ -61,14 +61,44 @@ func floorSec(msgs, bytes float64) float64 { return msgs*minMessageSec + bytes/m
 // stops repetitions between them, not inside one.
 func (d Demand) CheckTime(maxTime float64) error {
 	if f := d.RepFloorSec(); f > maxTime {
-		return fmt.Errorf("one repetition needs at least %s (%.3g messages and %.3g bytes per rank at >= %g ns a message and <= %g GB/s), more than the time budget of %g s per point; lower %s",
-			secText(f), d.RepMessages, d.RepBytes, minMessageSec*1e9, maxBytesPerSec/1e9, maxTime, d.RepParam)
+		return fmt.Errorf("one repetition needs at least %s (%s and %s per rank at >= %g ns a message and <= %g GB/s), more than the time budget of %g s per point; lower %s",
+			secText(f), countText(d.RepMessages, "message"), bytesText(d.RepBytes), minMessageSec*1e9, maxBytesPerSec/1e9, maxTime, d.RepParam)
 	}
 	if f := d.WarmupFloorSec(); f > maxTime {
-		return fmt.Errorf("the warm-up needs at least %s (%.3g messages per rank), more than the time budget of %g s per point; lower %s",
-			secText(f), d.WarmupMessages, maxTime, d.WarmupParam)
+		return fmt.Errorf("the warm-up needs at least %s (%s per rank), more than the time budget of %g s per point; lower %s",
+			secText(f), countText(d.WarmupMessages, "message"), maxTime, d.WarmupParam)
 	}
 	return nil
+}
+
+// maxDigits is the largest count the demand messages print in digits;
+// beyond it three significant digits say as much (9.22e+18 messages).
+const maxDigits = 1e15
+
+// countText is n things in words: "1 message", "2000 messages", "9.22e+18
+// messages".
+func countText(n float64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if n == math.Trunc(n) && math.Abs(n) < maxDigits {
+		return fmt.Sprintf("%.0f %ss", n, noun)
+	}
+	return fmt.Sprintf("%.3g %ss", n, noun)
+}
+
+// bytesText is a byte count in digits, with its binary size from 1 KiB
+// on: "1073741824 bytes (1.0 GiB)".
+func bytesText(n float64) string {
+	s := countText(n, "byte")
+	if n < 1024 || n >= maxDigits || n != math.Trunc(n) {
+		return s
+	}
+	size, exp := n/1024, 0
+	for ; size >= 1024 && exp < 4; size /= 1024 {
+		exp++
+	}
+	return fmt.Sprintf("%s (%.1f %ciB)", s, size, "KMGTP"[exp])
 }
 
 func secText(s float64) string {

@@ -44,6 +44,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		// their variables, before the calibration runs.
 		{"app matmul's submatrices", with("app", "matmul", "--np", "4", "--n", "46340", "--sync", "false"), "--n 46340: matmul's submatrices of 11585 x 46340 on 4 ranks (A, B, C and the oracle's C), with the store variables of all 4 configurations on store direct needs"},
 		{"app concomp over divalib", with("app", "concomp", "--np", "4", "--n", "65536", "--k", "4", "--l", "1K", "--store", "fixed-home"), "--n 65536: concomp's 65536-vertex graph on 4 ranks (adjacency rows, search lists, forests, rank 0's oracle) on store fixed-home needs"},
+		{"app multigrid at the integers' end", with("app", "multigrid", "--np", "2", "--n", "9223372036854775807"), "needs 9.44e+21 EiB per rank (buffers 8.85e+21 EiB, messages in flight 5.9e+20 EiB), 1.89e+22 EiB for the 2 local ranks"},
 		{"sched count n", []string{"sched", "count", "--n", "65536", "--d", "65535", "--out", out}, "--n 65536: scheduling a matrix of n = 65536 ranks and 4294901760 messages (its copies and the schedulers' n x n arrays) needs about"},
 		// sched comm names --sizes as typed, as pingpong does.
 		{"sched comm sizes 1G", with("sched", "comm", "--np", "4", "--d", "3", "--sizes", "1G"), "--sizes 1G: the exchange of d = 3 messages of 1073741824 bytes per rank needs"},
@@ -51,7 +52,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		// counts beyond the time budget
 		{"iters", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "pingpong bytes=8 iters=1000000000: one repetition needs at least 40.2 s"},
 		{"iters names the flag", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "lower --iters or raise --max-time"},
-		{"warmup", with("pingpong", "--sizes", "8", "--warmup", "2000000000"), "the warm-up needs at least 80.3 s (4e+09 messages per rank), more than the time budget of 10 s per point; lower --warmup"},
+		{"warmup", with("pingpong", "--sizes", "8", "--warmup", "2000000000"), "the warm-up needs at least 80.3 s (4000000000 messages per rank), more than the time budget of 10 s per point; lower --warmup"},
 		{"window", with("bandwidth", "--sizes", "8", "--window", "1048576", "--iters", "100000"), "lower --iters or --window"},
 		{"k", with("kkaccess", "--np", "4", "--k", "100000000", "--l", "8", "--r", "1"), "lower --k or raise --max-time"},
 		{"kkaccess a", with("kkaccess", "--np", "4", "--k", "1", "--l", "32M", "--r", "1", "--a", "65535"), "lower --k or --a or raise --max-time"},
