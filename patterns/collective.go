@@ -431,10 +431,61 @@ func ForcedAlgorithm(op mpi.CollOp, getenv func(string) string) string {
 			return v
 		}
 	}
-	if v := getenv("MPIR_CVAR_" + strings.ToUpper(name) + "_INTRA_ALGORITHM"); v != "" && v != "auto" {
+	if v := getenv("MPIR_CVAR_" + strings.ToUpper(name) + "_INTRA_ALGORITHM"); v != "" && v != "auto" && slices.Contains(mpichAlgorithms[op], v) {
 		return v
 	}
 	return ""
+}
+
+// mpichAlgorithms are MPICH 4.0's intra-communicator algorithms per
+// collective, by their MPIR_CVAR_<OP>_INTRA_ALGORITHM value (mpivars lists
+// them). MPICH refuses another value at MPI_Init (earlier versions ran
+// their own choice instead), so ForcedAlgorithm reads only these: a record
+// names an algorithm the library ran.
+var mpichAlgorithms = map[mpi.CollOp][]string{
+	mpi.CollBarrier:            {"nb", "smp", "dissemination"},
+	mpi.CollBcast:              {"binomial", "nb", "smp", "scatter_recursive_doubling_allgather", "scatter_ring_allgather"},
+	mpi.CollGather:             {"binomial", "nb"},
+	mpi.CollGatherv:            {"linear", "nb"},
+	mpi.CollScatter:            {"binomial", "nb"},
+	mpi.CollScatterv:           {"linear", "nb"},
+	mpi.CollAllgather:          {"brucks", "nb", "recursive_doubling", "ring"},
+	mpi.CollAllgatherv:         {"brucks", "nb", "recursive_doubling", "ring"},
+	mpi.CollAlltoall:           {"brucks", "nb", "pairwise", "pairwise_sendrecv_replace", "scattered"},
+	mpi.CollAlltoallv:          {"nb", "pairwise_sendrecv_replace", "scattered"},
+	mpi.CollReduce:             {"binomial", "nb", "smp", "reduce_scatter_gather"},
+	mpi.CollAllreduce:          {"nb", "smp", "recursive_doubling", "reduce_scatter_allgather"},
+	mpi.CollReduceScatter:      {"nb", "noncommutative", "pairwise", "recursive_doubling", "recursive_halving"},
+	mpi.CollReduceScatterBlock: {"noncommutative", "recursive_doubling", "pairwise", "recursive_halving", "nb"},
+}
+
+// CollAlgorithms are the "alg" values a record of op can have: AlgDefault
+// and the algorithms Open MPI and MPICH can be forced to run
+// (ForcedAlgorithm).
+func CollAlgorithms(op mpi.CollOp) []string {
+	out := append([]string{AlgDefault}, ompiAlgorithms[op]...)
+	for _, a := range mpichAlgorithms[op] {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// collAlgNames are the "alg" values of every collective (CollAlgorithms
+// of each), sorted: the values of the parameter's spec, which a predicted
+// instance or a workload item is held to; a record is held to its op's.
+func collAlgNames() []string {
+	var out []string
+	for _, o := range mpi.CollOps() {
+		for _, a := range CollAlgorithms(o) {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Bench is the bench name of the records.
