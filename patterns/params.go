@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/results"
@@ -100,7 +101,7 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max", collNoReduction}},
 		{Key: "root", Kind: ParamInt, Min: 0, NoMax: true},
 		specIters,
-		{Key: "alg", Kind: ParamString, Optional: true}},
+		{Key: "alg", Kind: ParamString, Values: collAlgNames(), Optional: true}},
 	BenchNonBlocking: {
 		{Key: "op", Kind: ParamString, Values: nbOpNames()},
 		specBytes,
@@ -197,16 +198,116 @@ func pairOnly(bench string) bool {
 // counters its pattern writes (checkValues), after its parameters are
 // ones a run on its ranks could have (relationChecks).
 func checkRecord(bench string, r *results.Record) error {
+	if err := missingParams(bench, r); err != nil {
+		return err
+	}
 	if err := checkRelations(bench, r); err != nil {
 		return err
 	}
 	if err := runBounds(bench, r); err != nil {
 		return err
 	}
+	if err := recordAlg(bench, r); err != nil {
+		return err
+	}
+	if err := checkNetwork(r); err != nil {
+		return err
+	}
 	if r.Unit == results.UnitSeconds && !(r.Median > 0) {
 		return fmt.Errorf("median %v s is not positive: a %s instance takes time", r.Median, bench)
 	}
 	return checkValues(bench, r)
+}
+
+// missingParams refuses a record without a parameter its bench's writer
+// always writes (every spec not Optional): such a record is no run's, and
+// the readers that need the parameter (fit, predict's comparisons) would
+// refuse it where the others read it. Predicted instances and workload
+// items may leave parameters out (CheckParams does not ask for them).
+func missingParams(bench string, r *results.Record) error {
+	specs := benchParams[bench]
+	for _, s := range specs {
+		if _, ok := r.Params[s.Key]; !ok && !s.Optional {
+			return fmt.Errorf("has no parameter %s (%s)", s.Key, paramsText(bench, specs))
+		}
+	}
+	return nil
+}
+
+// paramsText says which parameters bench's records have: "pingpong
+// records have bytes, and may have iters".
+func paramsText(bench string, specs []ParamSpec) string {
+	var must, may []string
+	for _, s := range specs {
+		if s.Optional {
+			may = append(may, s.Key)
+		} else {
+			must = append(must, s.Key)
+		}
+	}
+	text := fmt.Sprintf("%s records have %s", bench, strings.Join(must, ", "))
+	if len(may) > 0 {
+		text += ", and may have " + strings.Join(may, ", ")
+	}
+	return text
+}
+
+// recordAlg: a collective record's algorithm is one its op has
+// (CollAlgorithms); the spec's values are every op's, for the instances
+// and items that are checked by the spec alone.
+func recordAlg(bench string, r *results.Record) error {
+	alg, ok := r.Params["alg"].(string)
+	name, _ := r.Params["op"].(string)
+	if bench != BenchCollective || !ok {
+		return nil
+	}
+	op, err := mpi.ParseCollOp(name)
+	if err != nil {
+		return nil
+	}
+	if algs := CollAlgorithms(op); !slices.Contains(algs, alg) {
+		return fmt.Errorf("alg = %q: %s runs one of %s (Open MPI's coll/tuned and MPICH's algorithms)", alg, name, strings.Join(algs, ", "))
+	}
+	return nil
+}
+
+// networkCheck is the check of a record's "network" parameter, the
+// emulated service network it ran on, registered by the package that
+// emulates networks (RegisterNetworkCheck); this package cannot parse a
+// network itself, since that package imports it.
+var (
+	networkCheckMu sync.Mutex
+	networkCheck   func(network string, r *results.Record) error
+)
+
+// RegisterNetworkCheck makes check the check of every record of this
+// package's benches that names a network: the network parses, and the
+// record's ranks and derived values are ones a run on it has. It is meant
+// for the emulating package's init; registering twice is a programming
+// error (panic).
+func RegisterNetworkCheck(check func(network string, r *results.Record) error) {
+	networkCheckMu.Lock()
+	defer networkCheckMu.Unlock()
+	if networkCheck != nil {
+		panic("patterns: network check registered twice")
+	}
+	networkCheck = check
+}
+
+// checkNetwork applies the registered network check to a record that
+// names a network (none registered: the network is not checked).
+func checkNetwork(r *results.Record) error {
+	net, ok := r.Params["network"].(string)
+	if !ok {
+		return nil
+	}
+	networkCheckMu.Lock()
+	check := networkCheck
+	networkCheckMu.Unlock()
+	if check == nil {
+		return nil
+	}
+	return check(net, r)
 }
 
 // RegisterBench adds the parameter specs of a bench (from the init of the

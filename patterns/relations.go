@@ -28,6 +28,18 @@ var relationChecks = map[string]func(*results.Record) error{
 	BenchKKAccess:       kkAccessRelation,
 	BenchAggregate:      aggregateRelation,
 	BenchReduceLocal:    reduceLocalRelation,
+	BenchPairwise:       evenRanksRelation,
+	BenchRowContention:  evenRanksRelation,
+}
+
+// evenRanksRelation: paper 001's pair patterns pair each of 2n ranks with
+// another (rank i < n with n + i, or with 2n - 1 - i), and their records'
+// ranks are the 2n that took part (Pairwise.Record), so they are even.
+func evenRanksRelation(r *results.Record) error {
+	if r.Ranks%2 != 0 {
+		return fmt.Errorf("ranks = %d: %s runs on an even number of ranks, 2n for its n pairs", r.Ranks, r.Bench)
+	}
+	return nil
 }
 
 // prttRelation: PRTT(n, d, s) spins d between consecutive sends on the
