@@ -250,12 +250,14 @@ func (k NonBlocking) Run(c mpi.Comm) (Measurement, error) {
 
 // OverlapPct is OSU's overlap in percent of an overlapped call of overall
 // seconds that computed compute seconds, against pure communication of
-// comm seconds: max(0, 100 - 100 (overall - compute) / comm).
+// comm seconds: max(0, 100 - 100 (overall - compute) / comm), at most
+// 100 (a call that took less than its computation, in the noise of the
+// medians, hid all of its communication, not more).
 func OverlapPct(overall, compute, comm float64) float64 {
 	if !(comm > 0) {
 		return 0
 	}
-	return math.Max(0, 100-100*(overall-compute)/comm)
+	return math.Min(100, math.Max(0, 100-100*(overall-compute)/comm))
 }
 
 // diffs is a - b element by element.

@@ -121,6 +121,11 @@ var derivedChecks = map[string]func(*results.Record) error{
 			return err
 		}
 		d := r.Derived
+		for _, k := range []string{DerivedOSUOverlap, DerivedOverlap} {
+			if v, ok := d[k]; ok && v > 100 {
+				return fmt.Errorf("derived %s = %v: an overlap is a percentage of the communication, 0 to 100", k, v)
+			}
+		}
 		overall, ok1 := d[DerivedOSUOverall]
 		compute, ok2 := d[DerivedOSUCompute]
 		comm, ok3 := d[DerivedOSUComm]
@@ -129,14 +134,222 @@ var derivedChecks = map[string]func(*results.Record) error{
 		}
 		return sameAs(r, DerivedOSUOverlap, OverlapPct(overall, compute, comm), "OSU's overlap of osu_overall_s, osu_compute_s and osu_comm_s")
 	},
-	// The emulated k-access's series: a k-accesses of the amortised time.
+	// The emulated k-access's series: a k-accesses of the amortised time;
+	// the realised hot spot's counters (KAccess.Run) are those of h.
 	BenchKAccess: func(r *results.Record) error {
+		if err := hotSpotCounters(r); err != nil {
+			return err
+		}
 		a, ok := paramNumber(r, "a")
 		if !ok {
 			return nil
 		}
 		return sameAs(r, "total_s", r.Median*a, "the median x a")
 	},
+	BenchKKAccess: func(r *results.Record) error {
+		rr, ok1 := paramNumber(r, "r")
+		asked, ok2 := r.Counters[CounterRAsked]
+		if ok1 && ok2 && asked > 0 && asked <= 1 && float64(AccessingRanks(asked, r.Ranks)) != math.Round(rr*float64(r.Ranks)) {
+			return fmt.Errorf("counters %s = %v disagrees with r = %v: on ranks = %d it rounds to %d accessing ranks, r = %d/%d", CounterRAsked, asked, rr, r.Ranks, AccessingRanks(asked, r.Ranks), AccessingRanks(asked, r.Ranks), r.Ranks)
+		}
+		return nil
+	},
+	// Paper 001's all-to-all: each of the n ranks sends n-1 messages and
+	// receives n-1 per exchange, iters exchanges per repetition.
+	BenchAllToAll: allToAllCounters,
+	// Concurrent ping-pongs: each rank of a pair sends and receives one
+	// message per round trip, counter iters round trips per repetition.
+	BenchPairwise:      pingPongCounters,
+	BenchRowContention: pingPongCounters,
+	BenchRoundTrip:     pingPongCounters,
+	BenchPRTT:          prttCounters,
+	// OSU's latency, rank 0's mean half round trip: rank 0's time of a
+	// repetition is at most the repetition's sample, the maximum over
+	// ranks, so the mean is at most the slowest sample.
+	BenchMultiLatency: func(r *results.Record) error {
+		if v, ok := r.Derived[DerivedOSULatSec]; ok && !within(v, r.Max) {
+			return fmt.Errorf("derived %s = %v s is above max %v s: rank 0's mean half round trip is at most the slowest repetition's, the maximum over ranks", DerivedOSULatSec, v, r.Max)
+		}
+		return nil
+	},
+	BenchAggregate: aggregateCounters,
+}
+
+// sameCounter refuses counter key when present and not want (how: the
+// formula, with its numbers).
+func sameCounter(r *results.Record, key string, want float64, how string) error {
+	v, ok := r.Counters[key]
+	if !ok || math.Abs(v-want) <= derivedTol*math.Max(math.Abs(want), math.Abs(v)) {
+		return nil
+	}
+	return fmt.Errorf("counters %s = %v disagrees with %s = %s", key, v, how, results.FormatCount(want))
+}
+
+// trafficCounters checks the traffic counters of a pattern whose every
+// rank that takes part sends and receives msgs messages of bytes bytes per
+// repetition, the taking ranks all of the record's (CountersOf: _max of
+// the busiest rank, _total the sum over ranks); msgs is the product of
+// factors, named by names ("(ranks-1) x exchanges") and valued by nums
+// ("2 x 1") for the messages.
+func trafficCounters(r *results.Record, bytes, msgs float64, names, nums string) error {
+	ranks := float64(r.Ranks)
+	b, p := results.FormatCount(bytes), fmt.Sprint(r.Ranks)
+	for _, c := range []struct {
+		key, names, nums string
+		want             float64
+	}{
+		{CounterMsgsSentMax, names, nums, msgs},
+		{CounterMsgsRecvMax, names, nums, msgs},
+		{CounterMsgsTotal, "ranks x " + names, p + " x " + nums, ranks * msgs},
+		{CounterBytesSentMax, names + " x bytes", nums + " x " + b, msgs * bytes},
+		{CounterBytesRecvMax, names + " x bytes", nums + " x " + b, msgs * bytes},
+		{CounterBytesTotal, "ranks x " + names + " x bytes", p + " x " + nums + " x " + b, ranks * msgs * bytes},
+	} {
+		how := c.names + " = " + c.nums
+		if !strings.Contains(c.nums, " x ") {
+			how = c.names // one factor: sameCounter says its value
+		}
+		if err := sameCounter(r, c.key, c.want, how); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wholeIters is the iterations per repetition q a counter says (key = v,
+// how: what q is), a whole number >= 1 up to the rounding of the per
+// repetition division (Counts.PerRep).
+func wholeIters(key string, v, q float64, how string) (float64, error) {
+	n := math.Round(q)
+	if !(n >= 1) || math.Abs(q-n) > 1e-9*n {
+		return 0, fmt.Errorf("counters %s = %v: %s, %v, is not a whole number >= 1", key, v, how, q)
+	}
+	return n, nil
+}
+
+// allToAllCounters: per repetition a rank sends and receives iters (n-1)
+// messages of the record's bytes (AllToAll.Run); iters is not a
+// parameter, so msgs_sent_max says it and the others follow.
+func allToAllCounters(r *results.Record) error {
+	bytes, ok := paramNumber(r, "bytes")
+	msgs, ok2 := r.Counters[CounterMsgsSentMax]
+	if !ok || !ok2 || r.Ranks < 2 {
+		return nil
+	}
+	iters, err := wholeIters(CounterMsgsSentMax, msgs, msgs/float64(r.Ranks-1), fmt.Sprintf("its exchanges per repetition msgs_sent_max / (ranks-1) = %v / %d", msgs, r.Ranks-1))
+	if err != nil {
+		return err
+	}
+	return trafficCounters(r, bytes, float64(r.Ranks-1)*iters, "(ranks-1) x exchanges", fmt.Sprintf("%d x %s", r.Ranks-1, results.FormatCount(iters)))
+}
+
+// pingPongCounters: a rank of a pair sends and receives counter iters
+// messages per repetition (pingPongPairs), and the record's ranks are the
+// pairs' (the waiting ranks count nothing). iters itself is a run's
+// setting (--iters, or the OSU count capped by the time budget), not a
+// function of the parameters.
+func pingPongCounters(r *results.Record) error {
+	bytes, ok := paramNumber(r, "bytes")
+	iters, ok2 := r.Counters[CounterIters]
+	if !ok || !ok2 {
+		return nil
+	}
+	iters, err := wholeIters(CounterIters, iters, iters, "the round trips per repetition")
+	if err != nil {
+		return err
+	}
+	return trafficCounters(r, bytes, iters, "counters iters", results.FormatCount(iters))
+}
+
+// prttCounters: per exchange the client sends n messages and receives
+// one, the server the reverse (PRTT.Run), iters exchanges per repetition;
+// the record's two ranks are the pair.
+func prttCounters(r *results.Record) error {
+	bytes, ok1 := paramNumber(r, "bytes")
+	n, ok2 := paramNumber(r, "n")
+	iters, ok3 := r.Counters[CounterIters]
+	if !(ok1 && ok2 && ok3) {
+		return nil
+	}
+	iters, err := wholeIters(CounterIters, iters, iters, "the exchanges per repetition")
+	if err != nil {
+		return err
+	}
+	most, total := iters*n, iters*(n+1)
+	for _, c := range []struct {
+		key, how string
+		want     float64
+	}{
+		{CounterMsgsSentMax, fmt.Sprintf("iters x n = %s x %s", results.FormatCount(iters), show(n)), most},
+		{CounterMsgsRecvMax, fmt.Sprintf("iters x n = %s x %s", results.FormatCount(iters), show(n)), most},
+		{CounterMsgsTotal, fmt.Sprintf("iters x (n+1) = %s x %s", results.FormatCount(iters), show(n+1)), total},
+		{CounterBytesSentMax, fmt.Sprintf("iters x n x bytes = %s x %s x %s", results.FormatCount(iters), show(n), show(bytes)), most * bytes},
+		{CounterBytesRecvMax, fmt.Sprintf("iters x n x bytes = %s x %s x %s", results.FormatCount(iters), show(n), show(bytes)), most * bytes},
+		{CounterBytesTotal, fmt.Sprintf("iters x (n+1) x bytes = %s x %s x %s", results.FormatCount(iters), show(n+1), show(bytes)), total * bytes},
+	} {
+		if err := sameCounter(r, c.key, c.want, c.how); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hotSpotCounters: the drawn k-accesses realise exactly the record's h
+// (KAccess.Params): h_realised is h, hot_ranks h x ranks, and the asked
+// h_asked rounds to them (HotRanks).
+func hotSpotCounters(r *results.Record) error {
+	h, ok := paramNumber(r, "h")
+	if !ok {
+		return nil
+	}
+	if v, ok := r.Counters[CounterHRealised]; ok && math.Abs(v-h) > derivedTol*h {
+		return fmt.Errorf("counters %s = %v disagrees with the realised h = %v", CounterHRealised, v, h)
+	}
+	hot := math.Round(h * float64(r.Ranks))
+	if err := sameCounter(r, CounterHotRanks, hot, fmt.Sprintf("h x ranks = %v x %d", h, r.Ranks)); err != nil {
+		return err
+	}
+	if asked, ok := r.Counters[CounterHAsked]; ok && asked > 0 && asked <= 1 && float64(HotRanks(asked, r.Ranks)) != hot {
+		return fmt.Errorf("counters %s = %v disagrees with h = %v: on ranks = %d it rounds to %d hot ranks, h = %d/%d", CounterHAsked, asked, h, r.Ranks, HotRanks(asked, r.Ranks), HotRanks(asked, r.Ranks), r.Ranks)
+	}
+	return nil
+}
+
+// aggregateCounters: volume_bytes is the two-level model's m of the
+// operation on the record's ranks and textbook_rounds the rounds of its
+// impl's algorithm (AggregateOp.VolumeBytes, AggregateOp.Rounds), the
+// NEWS volume by the record's neighbours.
+func aggregateCounters(r *results.Record) error {
+	name, _ := r.Params["op"].(string)
+	op, err := ParseAggKind(name)
+	bytes, ok := paramNumber(r, "bytes")
+	if err != nil || !ok || r.Ranks < 1 {
+		return nil
+	}
+	impl := ImplMPI
+	if s, ok := r.Params["impl"].(string); ok {
+		if impl, err = ParseAggImpl(s); err != nil {
+			return nil
+		}
+	}
+	q, _ := paramNumber(r, "q")
+	a := AggregateOp{Op: op, Impl: impl, Bytes: int(bytes), Q: int(q)}
+	p := r.Ranks
+	vol, how := bytes, "bytes"
+	switch op {
+	case AggAllgather, AggScatter, AggAlltoall:
+		vol, how = float64(p-1)*bytes, fmt.Sprintf("(ranks-1) x bytes = %d x %s", p-1, show(bytes))
+	case AggNEWS:
+		nb, _ := paramNumber(r, "neighbors")
+		vol, how = nb*bytes, fmt.Sprintf("neighbors x bytes = %s x %s", show(nb), show(bytes))
+	}
+	if err := sameCounter(r, CounterVolumeBytes, vol, how); err != nil {
+		return err
+	}
+	if op == AggQShift && !(q >= 1 && q < float64(p)) {
+		return nil // the relation refuses it
+	}
+	return sameCounter(r, CounterTextbookRounds, float64(a.Rounds(p)), fmt.Sprintf("the rounds of %s's %s on %d ranks", impl, name, p))
 }
 
 // bandwidthDerived checks the derived values of a bandwidth record
