@@ -253,6 +253,29 @@ type KKSweep struct {
 	Distinct bool        `flag:"distinct" usage:"each rank's k targets are distinct ranks (paper 000, section 7); needs k <= ranks-1"`
 	Self     bool        `flag:"self" usage:"let a rank access its own memory through MPI (off: targets are derangements)"`
 	Block    bool        `flag:"block" usage:"each rank sends all k packets of an access to one rank (one permutation per access, used for every packet): a block of k l bytes on one home, as the direct store keeps a variable; off: the paper's k independent permutations"`
+	Set      opts.Given
+}
+
+// RealisedPortions are the portions rs on p ranks with one of every
+// realised r (RRealised): two values whose r p rounds to the same whole
+// ranks measure one point twice. Listed by the user (given), the second
+// is refused, naming both and the r they realise; from a default list,
+// it is left out.
+func RealisedPortions(field string, rs []float64, p int, given bool) ([]float64, error) {
+	first := map[int]float64{}
+	var out []float64
+	for _, r := range rs {
+		m := AccessingRanks(r, p)
+		if r0, dup := first[m]; dup {
+			if given {
+				return nil, opts.Item(field, r, "%v and %v both realise r = %d/%d = %v on %d ranks (r p rounds to %d accessing ranks), one point measured twice; list one of them", r0, r, m, p, RRealised(r, p), p, m)
+			}
+			continue
+		}
+		first[m] = r
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 func init() {
@@ -292,13 +315,17 @@ func (s *KKSweep) Plan(p int) ([]Pattern, error) {
 	}
 	// Records carry param a only when a > 1 is asked for (then every
 	// record of the run, a = 1 too, so a CSV's columns hold).
+	portions, err := RealisedPortions("R", s.R, p, s.Set.Has("R"))
+	if err != nil {
+		return nil, err
+	}
 	recordA := slices.ContainsFunc(s.A, func(a int) bool { return a > 1 })
 	reps := s.SyncFlags.Reps(s.RepWarmup.Reps(s.RepFlags.Reps()))
 	var out []Pattern
 	for _, op := range s.Op {
 		for _, k := range s.K {
 			for _, l := range s.L {
-				for _, r := range s.R {
+				for _, r := range portions {
 					for _, a := range s.A {
 						if !recordA {
 							a = 0
