@@ -105,6 +105,8 @@ func TestForcedAlgorithm(t *testing.T) {
 		{"ompi reduce_scatter_block", mpi.CollReduceScatterBlock, map[string]string{"OMPI_MCA_coll_tuned_use_dynamic_rules": "1", "OMPI_MCA_coll_tuned_reduce_scatter_block_algorithm": "3"}, "recursive_halving"},
 		{"mpich", mpi.CollAllreduce, map[string]string{"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "recursive_doubling"}, "recursive_doubling"},
 		{"mpich auto", mpi.CollAllreduce, map[string]string{"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "auto"}, ""},
+		{"mpich unknown value", mpi.CollAllreduce, map[string]string{"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "nosuch"}, ""},
+		{"mpich another op's algorithm", mpi.CollBcast, map[string]string{"MPIR_CVAR_BCAST_INTRA_ALGORITHM": "ring"}, ""},
 	}
 	for _, tt := range tests {
 		if got := ForcedAlgorithm(tt.op, func(k string) string { return tt.env[k] }); got != tt.want {
