@@ -17,6 +17,12 @@ func TestRecordNetwork(t *testing.T) {
 			Summary: results.Summarize([]float64{3e-6, 9e-6, 3e-5}),
 			Derived: map[string]float64{"hops_mean": hops}, Counters: map[string]float64{"service_ranks": service, "r_asked": 0.5}}
 	}
+	// A calibration of an application's store names the store.
+	store := func(name string) results.Record {
+		r := rec(name, 4, 0, 0)
+		r.Derived, r.Counters = nil, map[string]float64{"accessing_ranks": 2, "r_realised": 0.5, "r_asked": 0.5}
+		return r
+	}
 	tests := []struct {
 		name string
 		rec  results.Record
@@ -30,6 +36,10 @@ func TestRecordNetwork(t *testing.T) {
 		{"emu_hops", rec("mesh(1x2)", 2, 1e300, 2), "derived hops_mean = 1e+300: a request on mesh(1x2) crosses 1 to 2 links (its application link included), so their mean is in [1, 2]"},
 		{"hops below one link", rec("mesh(1x2)", 2, 0.5, 2), "derived hops_mean = 0.5"},
 		{"service ranks of another network", rec("mesh(1x2)", 2, 1.5, 9), "counters service_ranks = 9 disagrees with the 2 service nodes of mesh(1x2)"},
+		{"an application's store, fixed-home", store("fixed-home"), ""},
+		{"an application's store, tree-4", store("tree-4"), ""},
+		{"a network without parentheses on the wrong ranks", store("bf3"), `network = "bf3" on ranks = 4: the network serves 8 application ranks`},
+		{"an unknown network of the emulation's counters", rec("nosuch", 2, 1.5, 2), `network = "nosuch": topology "nosuch": unknown network "nosuch"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
