@@ -171,11 +171,18 @@ func (j *KKJob) FlagDefaults() map[string]string {
 	return d
 }
 
-// Validate checks the settings and that a packet fits a module.
+// Validate checks the settings and that a packet fits a module, and
+// keeps one of the portions r that realise the same r on the network's
+// application ranks (patterns.RealisedPortions: listed twice, refused).
 func (j *KKJob) Validate() error {
 	return patterns.Checks(j.Measuring.Check, j.KKGrid.Validate,
 		func() error { return CheckLengths("L", j.L) },
-		func() error { return j.CheckFits("L", maxOf(j.L)) })
+		func() error { return j.CheckFits("L", maxOf(j.L)) },
+		func() error {
+			rs, err := patterns.RealisedPortions("R", j.R, j.Network().Apps(), j.Given.Has("R"))
+			j.R = rs
+			return err
+		})
 }
 
 // Points is the number of records.

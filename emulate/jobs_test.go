@@ -57,6 +57,10 @@ func TestJobsValidate(t *testing.T) {
 		{"kk idle yield given as 0", kk(func(j *KKJob) { j.Given = opts.Given{"IdleYield": true} }), "IdleYield", "positive duration"},
 		{"kk idle sleep negative", kk(func(j *KKJob) { j.IdleSleep = -time.Millisecond }), "IdleSleep", "positive duration"},
 		{"kk no network", kk(func(j *KKJob) { j.Net = Net{} }), "Net", NetworkForms()},
+		{"kk r 0.25 and 0.5 listed on mesh(1x2)", kk(func(j *KKJob) {
+			j.Net.UnmarshalText([]byte("mesh(1x2)"))
+			j.R, j.Given = opts.Floats{0.25, 0.5}, opts.Given{"R": true}
+		}), "R", "0.25 and 0.5 both realise r = 1/2 = 0.5 on 2 ranks (r p rounds to 1 accessing rank)"},
 		{"kaccess defaults", ka(func(*KAJob) {}), "", ""},
 		{"kaccess h below 1/p", ka(func(j *KAJob) { j.H = []patterns.Hot{{V: 0.1}} }), "H", "[1/p, 1] = [0.25, 1] for BF(2)"},
 		{"kaccess a zero", ka(func(j *KAJob) { j.A = opts.Ints{0} }), "A", "a = 0"},
@@ -72,6 +76,11 @@ func TestJobsValidate(t *testing.T) {
 				t.Fatalf("Validate() = %v, want field %s: %q", err, tt.field, tt.want)
 			}
 		})
+	}
+	// A default list keeps the first of the portions that realise one r.
+	mesh := kk(func(j *KKJob) { j.Net.UnmarshalText([]byte("mesh(1x2)")); j.R = opts.Floats{0.25, 0.5, 1} })
+	if err := mesh.Validate(); err != nil || len(mesh.R) != 2 || mesh.R[0] != 0.25 || mesh.R[1] != 1 {
+		t.Errorf("default r 0.25,0.5,1 on mesh(1x2): %v, r %v; want 0.25,1", err, mesh.R)
 	}
 	j := kk(func(j *KKJob) { j.K, j.L, j.R = opts.Ints{1, 2}, opts.Ints{8}, opts.Floats{0.5, 1} })
 	j.Op = []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite}

@@ -268,7 +268,11 @@ func RealisedPortions(field string, rs []float64, p int, given bool) ([]float64,
 		m := AccessingRanks(r, p)
 		if r0, dup := first[m]; dup {
 			if given {
-				return nil, opts.Item(field, r, "%v and %v both realise r = %d/%d = %v on %d ranks (r p rounds to %d accessing ranks), one point measured twice; list one of them", r0, r, m, p, RRealised(r, p), p, m)
+				ranks := "ranks"
+				if m == 1 {
+					ranks = "rank"
+				}
+				return nil, opts.Item(field, r, "%v and %v both realise r = %d/%d = %v on %d ranks (r p rounds to %d accessing %s), one point measured twice; list one of them", r0, r, m, p, RRealised(r, p), p, m, ranks)
 			}
 			continue
 		}
