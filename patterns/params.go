@@ -191,12 +191,14 @@ func pairOnly(bench string) bool {
 	return false
 }
 
-// checkRecord is the record check of a pattern's records: a rank count
-// the pattern can run on, a time that is positive (a pattern always
-// communicates or computes: a median of 0 s is no measurement, and a fit
-// or a ratio would divide by it), and the unit, derived values and
-// counters its pattern writes (checkValues), after its parameters are
-// ones a run on its ranks could have (relationChecks).
+// checkRecord is the record check of a pattern's records: every
+// parameter its writer always writes (missingParams), a rank count the
+// pattern can run on, a collective's algorithm one of its op's, a network
+// the run could have emulated (RegisterNetworkCheck), a time that is
+// positive (a pattern always communicates or computes: a median of 0 s is
+// no measurement, and a fit or a ratio would divide by it), and the unit,
+// derived values and counters its pattern writes (checkValues), after its
+// parameters are ones a run on its ranks could have (relationChecks).
 func checkRecord(bench string, r *results.Record) error {
 	if err := missingParams(bench, r); err != nil {
 		return err
@@ -272,17 +274,19 @@ func recordAlg(bench string, r *results.Record) error {
 }
 
 // networkCheck is the check of a record's "network" parameter, the
-// emulated service network it ran on, registered by the package that
-// emulates networks (RegisterNetworkCheck); this package cannot parse a
-// network itself, since that package imports it.
+// emulated service network it ran on (or the store an application's
+// calibration measured, which the check tells apart), registered by the
+// package that emulates networks (RegisterNetworkCheck); this package
+// cannot parse a network itself, since that package imports it.
 var (
 	networkCheckMu sync.Mutex
 	networkCheck   func(network string, r *results.Record) error
 )
 
 // RegisterNetworkCheck makes check the check of every record of this
-// package's benches that names a network: the network parses, and the
-// record's ranks and derived values are ones a run on it has. It is meant
+// package's benches that has a "network" parameter: an emulated network
+// parses, and the record's ranks and derived values are ones a run on it
+// has. It is meant
 // for the emulating package's init; registering twice is a programming
 // error (panic).
 func RegisterNetworkCheck(check func(network string, r *results.Record) error) {

@@ -18,8 +18,9 @@ import (
 // one pattern's run), a derived time ("..._s") that is 0 or at least
 // results.MinRecordSeconds, and each derived value that its record's
 // statistics and parameters determine equal to what the pattern computes
-// from them (derivedChecks). report, compare and the CSV export show
-// every derived value, so one the record contradicts is refused.
+// from them, and each counter its parameters determine equal to that
+// (derivedChecks). report, compare and the CSV export show every derived
+// value and counter, so one the record contradicts is refused.
 
 // derivedTol is the relative slack of a derived value recomputed from
 // the record: the arithmetic that made it rounds, the check does not
@@ -72,8 +73,10 @@ func quoted(s []string) []string {
 	return out
 }
 
-// derivedChecks are, by bench, the checks of the derived values a record
-// determines (each pattern's Record method computes them so).
+// derivedChecks are, by bench, the checks of the derived values and
+// counters a record determines (each pattern's Record and Run compute
+// them so): a counter that is a function of the parameters and the ranks
+// equals it, up to derivedTol.
 var derivedChecks = map[string]func(*results.Record) error{
 	// round_trip_s: two one-way latencies.
 	BenchPingPong: func(r *results.Record) error {
