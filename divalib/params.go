@@ -3,6 +3,7 @@ package divalib
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -23,11 +24,22 @@ var (
 			{Key: "ops", Kind: patterns.ParamInt, Min: 0, NoMax: true},
 			{Key: "memory_bytes", Kind: patterns.ParamInt, Min: 1, NoMax: true, Unit: "bytes", Optional: true}},
 		BenchMatSquare: {specStrategy, specMesh, {Key: "block_ints", Kind: patterns.ParamInt, Min: 1, Max: MaxBlockInts},
-			{Key: "kernel", Kind: patterns.ParamString, Optional: true}},
-		BenchOverhead: {specStrategy, specMesh, {Key: "op", Kind: patterns.ParamString},
+			{Key: "kernel", Kind: patterns.ParamString, Values: []string{string(KernelMul), string(KernelSum)}, Optional: true}},
+		BenchOverhead: {specStrategy, specMesh, {Key: "op", Kind: patterns.ParamString, Values: OverheadOps()},
 			{Key: "bytes", Kind: patterns.ParamInt, Min: 0, Max: float64(MaxVarBytes), Unit: "bytes"}},
 	}
 )
+
+// OverheadOps are the ops of the dsm-overhead records (Overhead.Records,
+// RemoteReadRecord): the cached read and write, the store's barrier of
+// each kind, MPI's barrier and the remote read.
+func OverheadOps() []string {
+	ops := []string{"cached-read", "cached-write"}
+	for _, b := range []BarrierKind{BarrierTree, BarrierCentral, BarrierDissemination, BarrierMPI} {
+		ops = append(ops, "barrier-"+b.String())
+	}
+	return append(ops, "mpi-barrier", "remote-read")
+}
 
 // MaxBlockInts is the largest matsquare block in 4-byte ints: one block
 // is one message, with room for the store's header (the bound of `dsm
@@ -90,8 +102,9 @@ func CheckRecordParams(specs []patterns.ParamSpec, p results.Params) error {
 // overhead, and the paper-004 experiments matsquare, bitonic,
 // Barnes-Hut): the unit is s, the strategy is one the commands take
 // (Hand or a ParseStrategy name), the mesh holds exactly the record's
-// ranks, one rank per processor, a verified counter is 1 and no derived
-// time ("..._s") is negative.
+// ranks, one rank per processor, a verified counter is 1, no derived
+// time ("..._s") is negative and the counters keep the bounds their
+// definitions imply (checkCounters).
 func CheckExperimentRecord(r *results.Record) error {
 	if r.Unit != results.UnitSeconds {
 		return fmt.Errorf("unit %q: a dsm record is a time in %q", r.Unit, results.UnitSeconds)
@@ -119,6 +132,57 @@ func CheckExperimentRecord(r *results.Record) error {
 	for _, k := range slices.Sorted(maps.Keys(r.Derived)) {
 		if strings.HasSuffix(k, "_s") && r.Derived[k] < 0 {
 			return fmt.Errorf("derived %s = %v: a time is not negative", k, r.Derived[k])
+		}
+	}
+	return checkCounters(r)
+}
+
+// counterBounds are pairs of counters of one record where the first is at
+// most the second, by their definitions (Congestion, Stats, Section): a
+// link's most bytes or messages are part of the sum over links; every
+// message between two ranks, and each of its bytes, crosses at least one
+// link; one rank's messages are part of all ranks'; a read hit is a read;
+// a write made in place is a write.
+var counterBounds = []struct{ lo, hi, why string }{
+	{"congestion_bytes", "load_bytes", "the most bytes on one link are part of the sum over links"},
+	{"congestion_messages", "load_messages", "the most messages on one link are part of the sum over links"},
+	{"bytes_sent", "load_bytes", "every byte sent between two ranks crosses at least one link"},
+	{"startups", "load_messages", "every message between two ranks crosses at least one link"},
+	{"max_startups_per_rank", "startups", "one rank's messages are part of all ranks'"},
+	{"read_hits", "reads", "a read hit is one of the reads"},
+	{"writes_in_place", "writes", "a write made in place is one of the writes"},
+}
+
+// checkCounters refuses counters that contradict each other
+// (counterBounds, each where the record has both), startups beyond ranks x
+// max_startups_per_rank, and a read_hit_ratio other than read_hits /
+// reads (0 without reads), as the writers compute it, or without them.
+func checkCounters(r *results.Record) error {
+	c := r.Counters
+	for _, b := range counterBounds {
+		lo, okLo := c[b.lo]
+		hi, okHi := c[b.hi]
+		if okLo && okHi && lo > hi {
+			return fmt.Errorf("counters %s = %v is more than %s = %v: %s", b.lo, lo, b.hi, hi, b.why)
+		}
+	}
+	if s, ok := c["startups"]; ok {
+		if m, ok := c["max_startups_per_rank"]; ok && s > float64(r.Ranks)*m {
+			return fmt.Errorf("counters startups = %v is more than ranks x max_startups_per_rank = %d x %v: no rank sends more than the most", s, r.Ranks, m)
+		}
+	}
+	if v, ok := r.Derived["read_hit_ratio"]; ok {
+		_, okR := c["reads"]
+		_, okH := c["read_hits"]
+		if !okR || !okH {
+			return fmt.Errorf("derived read_hit_ratio = %v without the counters reads and read_hits it is the ratio of", v)
+		}
+		want := 0.0
+		if reads := c["reads"]; reads > 0 {
+			want = c["read_hits"] / reads
+		}
+		if math.Abs(v-want) > 1e-9*math.Max(math.Abs(v), math.Abs(want)) {
+			return fmt.Errorf("derived read_hit_ratio = %v disagrees with read_hits / reads = %v / %v = %v", v, c["read_hits"], c["reads"], want)
 		}
 	}
 	return nil

@@ -51,7 +51,7 @@ func (r MatSquareResult) Record(cfg MatSquareConfig, hand *MatSquareResult, meta
 	g := r.Congestion
 	rec := results.Record{
 		Schema: results.SchemaVersion, Bench: BenchMatSquare,
-		Params: results.Params{"strategy": r.Strategy, "mesh": r.Mesh.String(), "block_ints": r.BlockInts, "kernel": string(cfg.Kernel)},
+		Params: results.Params{"strategy": r.Strategy, "mesh": r.Mesh.String(), "block_ints": r.BlockInts, "kernel": string(cmp.Or(cfg.Kernel, KernelMul))},
 		Ranks:  r.Mesh.Size(), Unit: results.UnitSeconds, Summary: results.Summarize(r.CommSec), Samples: r.CommSec,
 		Reduction: results.ReductionMaxOverRanks, Stop: cmp.Or(r.Stop, results.StopFixed),
 		Counters: g.Counters(),

@@ -3,6 +3,7 @@ package dsmexp
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -134,6 +135,7 @@ var dsmexpParams = map[string][]patterns.ParamSpec{
 	BenchBitonic: {{Key: "strategy", Kind: patterns.ParamString}, {Key: "mesh", Kind: patterns.ParamString},
 		{Key: "keys", Kind: patterns.ParamInt, Min: 1, Max: MaxKeys}},
 	BenchBarnesHut: {{Key: "strategy", Kind: patterns.ParamString}, {Key: "mesh", Kind: patterns.ParamString},
+		{Key: "phase", Kind: patterns.ParamString, Values: bhRecordPhases},
 		{Key: "bodies", Kind: patterns.ParamInt, Min: 1, Max: float64(MaxBodies)},
 		{Key: "theta", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: 2, Optional: true},
 		{Key: "steps", Kind: patterns.ParamInt, Min: 1, Max: patterns.MaxCount, Optional: true},
@@ -158,12 +160,16 @@ func init() {
 	results.RegisterFileCheck(CheckRatios)
 }
 
-// checkRecord is divalib's check of an experiment's record and, for a
-// Barnes-Hut record that names its run (bodies, theta, steps and measured
-// steps), the run's own check on the record's ranks: no measured steps
-// beyond the steps, no N the cell references cannot address.
+// checkRecord is divalib's check of an experiment's record, the derived
+// values against the record's own time and counters (checkDerived) and,
+// for a Barnes-Hut record that names its run (bodies, theta, steps and
+// measured steps), the run's own check on the record's ranks: no measured
+// steps beyond the steps, no N the cell references cannot address.
 func checkRecord(r *results.Record) error {
 	if err := divalib.CheckExperimentRecord(r); err != nil {
+		return err
+	}
+	if err := checkDerived(r); err != nil {
 		return err
 	}
 	if r.Bench != BenchBarnesHut {
@@ -181,6 +187,84 @@ func checkRecord(r *results.Record) error {
 		return fmt.Errorf("on ranks = %d no run has these parameters; its own check says: %w", r.Ranks, err)
 	}
 	return nil
+}
+
+// checkDerived ties a record's derived values and application counters to
+// what the writers compute them from:
+//   - a bitonic phase's time "<phase>_s" is the median over repetitions of
+//     the phase's maximum over ranks, and every rank's phase is part of
+//     its execution, whose maximum is the record's sample: so it is at
+//     most the record's median (order statistics keep the order);
+//   - a Barnes-Hut force record's local_comp_s is the median of the
+//     interactions' part of the force phase's samples, at most its median;
+//   - energy_drift is |energy_last - energy_first| / |energy_first|;
+//   - the last tree's cells: the most one rank made (cells_max_per_rank)
+//     fit its pool (cell_pool_per_rank), and the total (cells) is at least
+//     that and at most ranks x cells_max_per_rank plus the root;
+//   - force_err_median <= force_err_max, both not negative.
+func checkDerived(r *results.Record) error {
+	const tol = 1e-9
+	d, c := r.Derived, r.Counters
+	if r.Bench == BenchBitonic {
+		for _, k := range slices.Sorted(maps.Keys(d)) {
+			if strings.HasSuffix(k, "_s") && d[k] > r.Median*(1+tol) {
+				return fmt.Errorf("derived %s = %v is more than the median %v: a phase is part of the sort", k, d[k], r.Median)
+			}
+		}
+	}
+	if r.Bench != BenchBarnesHut {
+		return nil
+	}
+	if v, ok := d[KeyLocalComp]; ok && v > r.Median*(1+tol) {
+		return fmt.Errorf("derived %s = %v is more than the median %v: the interactions are part of the force phase", KeyLocalComp, v, r.Median)
+	}
+	if v, ok := d[KeyEnergyDrift]; ok {
+		e0, ok0 := c["energy_first"]
+		e1, ok1 := c["energy_last"]
+		if !ok0 || !ok1 {
+			return fmt.Errorf("derived %s = %v without the counters energy_first and energy_last it is computed from", KeyEnergyDrift, v)
+		}
+		want := math.Abs(e1-e0) / math.Abs(e0)
+		if !(math.Abs(v-want) <= tol*math.Max(math.Abs(v), math.Abs(want))) {
+			return fmt.Errorf("derived %s = %v disagrees with |energy_last - energy_first| / |energy_first| = %v", KeyEnergyDrift, v, want)
+		}
+	}
+	cells, okC := c["cells"]
+	most, okM := c["cells_max_per_rank"]
+	pool, okP := c["cell_pool_per_rank"]
+	if (okC || okM || okP) && !(okC && okM && okP) {
+		return fmt.Errorf("counters cells, cells_max_per_rank and cell_pool_per_rank come together (the last tree's cells); this record has %s", presentKeys(c, "cells", "cells_max_per_rank", "cell_pool_per_rank"))
+	}
+	if okC {
+		switch {
+		case most > pool:
+			return fmt.Errorf("counters cells_max_per_rank = %v is more than cell_pool_per_rank = %v: a rank makes its cells from its pool", most, pool)
+		case cells < most:
+			return fmt.Errorf("counters cells = %v is less than cells_max_per_rank = %v: the total includes the rank that made the most", cells, most)
+		case cells > float64(r.Ranks)*most+1:
+			return fmt.Errorf("counters cells = %v is more than ranks x cells_max_per_rank + 1 = %d x %v + 1 (the root)", cells, r.Ranks, most)
+		}
+	}
+	if m, ok := c["force_err_median"]; ok {
+		if x, ok := c["force_err_max"]; ok && !(m >= 0 && m <= x) {
+			return fmt.Errorf("counters force_err_median = %v, force_err_max = %v: want 0 <= median <= max (relative errors)", m, x)
+		}
+	}
+	return nil
+}
+
+// presentKeys lists which of keys m has ("none" for none).
+func presentKeys(m map[string]float64, keys ...string) string {
+	var have []string
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			have = append(have, k)
+		}
+	}
+	if len(have) == 0 {
+		return "none"
+	}
+	return strings.Join(have, ", ")
 }
 
 // CheckRatios is the check of the ratios to hand-optimised that the
