@@ -126,7 +126,7 @@ func (c *CommConfig) Validate() error {
 	err := patterns.Checks(
 		func() error { return checkDensities(c.Densities, nil) },
 		func() error { return checkGen("Gen", c.Gen, GenKinds()) },
-		func() error { return positive("Matrices", c.Matrices) },
+		func() error { return patterns.CheckCount("Matrices", c.Matrices, 1, "matrices per d") },
 		c.RepWarmup.Check,
 		patterns.RepLimits{RelCI: c.RelCI, MinReps: c.MinReps, MaxReps: c.MaxReps, MaxTime: c.MaxTime}.Check)
 	if err == nil && c.MatrixFile != "" && c.Matrix == nil {
@@ -321,7 +321,7 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 	}
 	gen := cfg.Gen
 	if cfg.Matrix != nil {
-		gen = "trace"
+		gen = GenTrace
 	}
 	for _, j := range jobs {
 		seed := cellSeed(uint64(cfg.Seed), n, j.d, j.k)

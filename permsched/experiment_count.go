@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -107,7 +108,7 @@ func (c *CountConfig) Validate() error {
 	if err := checkDensities(c.Densities, ns); err != nil {
 		return err
 	}
-	if err := positive("Matrices", c.Matrices); err != nil {
+	if err := patterns.CheckCount("Matrices", c.Matrices, 1, "matrices per cell"); err != nil {
 		return err
 	}
 	if err := checkGen("Gen", c.Gen, GenKinds()); err != nil {
@@ -201,7 +202,7 @@ func RunCount(cfg CountConfig, emit func(CountCell) error) error {
 		start := time.Now()
 		cell := CountCell{N: c.n, D: c.d, Gen: cfg.Gen, Samples: cfg.Matrices}
 		if cfg.Matrix != nil {
-			cell.Gen = "trace"
+			cell.Gen = GenTrace
 		}
 		for _, s := range cfg.Schedulers {
 			cell.Sched = append(cell.Sched, CountSched{Name: s.Name()})

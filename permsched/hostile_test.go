@@ -249,8 +249,8 @@ func TestSchedRecordValuesChecked(t *testing.T) {
 			`"ci95":[-2e-9,-2e-9],"derived":{"C2_s":` + c2 + `,"tau_s":-1e-7,"alpha_s":3e-6},"meta":{}}`
 	}
 	perms := func(counters, derived string) string {
-		return `{"schema":1,"bench":"sched.perms","params":{"n":8,"d":4,"gen":"fig7","scheduler":"EXACT"},"ranks":8,"unit":"count",` +
-			`"n":3,"min":4,"median":5,"max":6,"ci95":[4,6],"counters":` + counters + `,"derived":` + derived + `,"meta":{}}`
+		return `{"schema":1,"bench":"sched.perms","params":{"n":8,"d":4,"gen":"uniform","scheduler":"CGM"},"ranks":8,"unit":"count",` +
+			`"n":3,"min":4,"median":5,"mean":5,"max":6,"ci95":[4,6],"counters":` + counters + `,"derived":` + derived + `,"meta":{}}`
 	}
 	tests := []struct{ name, line, want string }{
 		{"schedule lengths as counted", perms(`{"optimal":2,"matrices":3}`, `{"d_plus_log2d":6,"mean_D":4.3}`), ""},
