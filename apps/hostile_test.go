@@ -167,7 +167,7 @@ func TestAppRecordParamsChecked(t *testing.T) {
 		return `{"schema":1,"bench":"app","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
 	}
 	tests := []struct{ name, params, want string }{
-		{"whole", `{"app":"matmul","phase":"read","kind":"comm","n":64,"k":4,"l":64,"sync":false}`, ""},
+		{"whole", `{"app":"matmul","phase":"mm","kind":"comm","n":64,"k":4,"l":64,"sync":false}`, ""},
 		{"no phase", `{"app":"matmul","kind":"comm"}`, "impossible parameter phase is missing"},
 		// The program's own parameters, as its flags and App.Check bound
 		// them on the record's 4 ranks.
@@ -179,22 +179,40 @@ func TestAppRecordParamsChecked(t *testing.T) {
 		{"an unknown program", `{"app":"x","phase":"p","kind":"comm","n":64}`, `app = "x": the programs are barneshut, bitonic, bitonic-ms, cannon`},
 		{"measured steps beyond the steps", `{"app":"barneshut","phase":"force","kind":"comp","bodies":64,"theta":1,"steps":7,"measured_steps":1000}`, "measured steps = 1000: must be in 0..7"},
 		{"Barnes-Hut as run", `{"app":"barneshut","phase":"force","kind":"comp","bodies":64,"theta":1,"steps":7,"measured_steps":5}`, ""},
-		{"a block the grid does not make", `{"app":"checkerboard","phase":"bcast","kind":"comm","n":8,"variant":"sync","grid":"2x2","block_bytes":1}`, "block_bytes = 1, but a run of these parameters on 4 ranks records block_bytes = 128"},
-		{"a grid of 8 places", `{"app":"checkerboard","phase":"bcast","kind":"comm","n":8,"variant":"sync","grid":"2x4","block_bytes":64}`, "--grid 2x4: a 2x4 grid has 8 places, but there are 4 ranks"},
-		{"a grid that is no grid", `{"app":"checkerboard","phase":"bcast","kind":"comm","n":8,"variant":"sync","grid":"two"}`, `grid "two": want ROWSxCOLS`},
+		{"a block the grid does not make", `{"app":"checkerboard","phase":"rowbcast","kind":"comm","n":8,"variant":"sync","grid":"2x2","block_bytes":1}`, "block_bytes = 1, but a run of these parameters on 4 ranks records block_bytes = 128"},
+		{"a grid of 8 places", `{"app":"checkerboard","phase":"rowbcast","kind":"comm","n":8,"variant":"sync","grid":"2x4","block_bytes":64}`, "--grid 2x4: a 2x4 grid has 8 places, but there are 4 ranks"},
+		{"a grid that is no grid", `{"app":"checkerboard","phase":"rowbcast","kind":"comm","n":8,"variant":"sync","grid":"two"}`, `grid "two": want ROWSxCOLS`},
 		{"cannon on 4 ranks", `{"app":"cannon","phase":"shift","kind":"comm","n":8,"variant":"async"}`, ""},
-		{"multigrid's V-cycles not as derived", `{"app":"multigrid","phase":"x","kind":"comm","n":7,"iters":2,"variant":"async","cycles":1,"plane_bytes":1}`, "plane_bytes = 1, but a run of these parameters"},
+		{"multigrid's V-cycles not as derived", `{"app":"multigrid","phase":"exchange","kind":"comm","n":7,"iters":2,"variant":"async","cycles":1,"plane_bytes":1}`, "plane_bytes = 1, but a run of these parameters"},
 		// Sizes whose byte counts wrap around an int product.
 		{"cannon of order 2^32", `{"app":"cannon","phase":"shift","kind":"comm","n":4294967296,"variant":"async"}`, "--n 4294967296: a block of 3.6893488147419103e+19 bytes exceeds one MPI message"},
-		{"checkerboard of order 3 x 2^32", `{"app":"checkerboard","phase":"bcast","kind":"comm","n":12884901888,"variant":"async","grid":"2x2","block_bytes":0}`, "--n 12884901888: a panel of"},
-		{"matmul of k l = 2^64", `{"app":"matmul","phase":"read","kind":"comm","n":64,"k":8589934592,"l":2147483648,"sync":false}`, "k = 8589934592: must be an integer from 1 to 2147483647"},
-		{"matmul of k l = 2^62", `{"app":"matmul","phase":"read","kind":"comm","n":64,"k":2147483647,"l":2147483647,"sync":false}`, "k l = 4.6116860141324206e+18 bytes is above the submatrix"},
-		{"multigrid of order 2^32-1", `{"app":"multigrid","phase":"x","kind":"comm","n":4294967295,"iters":2,"variant":"async","cycles":1,"plane_bytes":0}`, "--n 4294967295: a plane of"},
-		{"a bitonic-ms of 2^53 keys", `{"app":"bitonic-ms","phase":"sort","kind":"comm","keys":9007199254740992,"impl":"hand"}`, "keys = 9007199254740992: must be an integer from 1 to 536870895"},
-		{"a bitonic-ms as run", `{"app":"bitonic-ms","phase":"sort","kind":"comm","keys":1024,"impl":"hand"}`, ""},
+		{"checkerboard of order 3 x 2^32", `{"app":"checkerboard","phase":"rowbcast","kind":"comm","n":12884901888,"variant":"async","grid":"2x2","block_bytes":0}`, "--n 12884901888: a panel of"},
+		{"matmul of k l = 2^64", `{"app":"matmul","phase":"mm","kind":"comm","n":64,"k":8589934592,"l":2147483648,"sync":false}`, "k = 8589934592: must be an integer from 1 to 2147483647"},
+		{"matmul of k l = 2^62", `{"app":"matmul","phase":"mm","kind":"comm","n":64,"k":2147483647,"l":2147483647,"sync":false}`, "k l = 4.6116860141324206e+18 bytes is above the submatrix"},
+		{"multigrid of order 2^32-1", `{"app":"multigrid","phase":"exchange","kind":"comm","n":4294967295,"iters":2,"variant":"async","cycles":1,"plane_bytes":0}`, "--n 4294967295: a plane of"},
+		{"a bitonic-ms of 2^53 keys", `{"app":"bitonic-ms","phase":"exchange","kind":"comm","keys":9007199254740992,"impl":"hand"}`, "keys = 9007199254740992: must be an integer from 1 to 536870895"},
+		{"a bitonic-ms as run", `{"app":"bitonic-ms","phase":"exchange","kind":"comm","keys":1024,"impl":"hand"}`, ""},
 		{"empty app", `{"app":"","phase":"read","kind":"comm"}`, "app is empty"},
-		{"unknown kind", `{"app":"matmul","phase":"read","kind":"magic"}`, "kind = \"magic\": must be one of comm, comp, sync"},
+		{"unknown kind", `{"app":"matmul","phase":"mm","kind":"magic"}`, "kind = \"magic\": must be one of comm, comp, sync"},
 		{"phase a number", `{"app":"matmul","phase":3,"kind":"comm"}`, "phase = 3"},
+		{"mm_variant", `{"app":"matmul","phase":"mm","kind":"comm","n":64,"k":4,"l":64,"sync":false,"variant":"nosuch"}`,
+			`matmul: parameter variant = "nosuch" is none of a matmul record's: app, k, kind, l, n, phase, store, sync`},
+		{"mm_phase", `{"app":"matmul","phase":"nosuch","kind":"comm","n":64,"k":4,"l":64,"sync":false}`,
+			`matmul: phase = "nosuch": a run of these parameters times mm, compute`},
+		{"matmul's barrier phase when synchronous", `{"app":"matmul","phase":"sync","kind":"sync","n":64,"k":4,"l":64,"sync":true,"store":"direct"}`, ""},
+		{"matmul's barrier phase when asynchronous", `{"app":"matmul","phase":"sync","kind":"sync","n":64,"k":4,"l":64,"sync":false}`,
+			`matmul: phase = "sync": a run of these parameters times mm, compute`},
+		{"a gauss phase of another program", `{"app":"gauss","phase":"mm","kind":"comm","n":64,"matrix":"dd","variant":"async"}`,
+			`gauss: phase = "mm": a run of these parameters times pivotbcast, eliminate, xbcast, backsolve`},
+		{"gauss's barrier when synchronous", `{"app":"gauss","phase":"barrier","kind":"sync","n":64,"matrix":"dd","variant":"sync"}`, ""},
+		{"a gauss over a store", `{"app":"gauss","phase":"xbcast","kind":"comm","n":64,"matrix":"dd","variant":"async","store":"direct"}`,
+			`gauss: parameter store = "direct" is none of a gauss record's`},
+		{"a cannon phase nosuch", `{"app":"cannon","phase":"nosuch","kind":"comm","n":8,"variant":"async"}`, `cannon: phase = "nosuch": a run of these parameters times align, multiply, shift`},
+		{"a samplesort phase nosuch", `{"app":"samplesort","phase":"nosuch","kind":"comm","n":128,"k":4,"l":64}`, `samplesort: phase = "nosuch"`},
+		{"a bitonic-ms phase nosuch", `{"app":"bitonic-ms","phase":"nosuch","kind":"comm","keys":1024,"impl":"hand"}`,
+			`bitonic-ms: phase = "nosuch": a run of these parameters times local-sort, exchange, merge`},
+		{"a Barnes-Hut phase of the dsm records", `{"app":"barneshut","phase":"total","kind":"comp","bodies":64,"theta":1,"steps":7,"measured_steps":5}`,
+			`barneshut: phase = "total": a run of these parameters times load, cofm, partition, force, force-comp, advance, size`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,7 +223,7 @@ func TestAppRecordParamsChecked(t *testing.T) {
 		})
 	}
 	// A prediction beyond any machine's time is no value a record holds.
-	bad := strings.Replace(line(`{"app":"matmul","phase":"read","kind":"comm","n":64,"k":4,"l":64,"sync":false}`), `"meta":{}`, `"derived":{"pred_hockney_s":1e294},"meta":{}`, 1)
+	bad := strings.Replace(line(`{"app":"matmul","phase":"mm","kind":"comm","n":64,"k":4,"l":64,"sync":false}`), `"meta":{}`, `"derived":{"pred_hockney_s":1e294},"meta":{}`, 1)
 	if _, err := results.ReadJSONL(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `derived "pred_hockney_s" = 1e+294 is beyond 1e+09 seconds`) {
 		t.Errorf("prediction of 1e294 s: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/commcost/commcost/mpi"
@@ -20,7 +21,8 @@ import (
 // order 1e308, a cannon on 5 ranks, measured steps beyond the steps), with
 // the same reason its flags would give. The parameters a program derives
 // (a block's bytes, a plane's bytes, the default V-cycles) must be what
-// the rebuilt App derives.
+// the rebuilt App derives; a record has no parameter its program's runs
+// do not write, and its phase is one that a run of its parameters times.
 
 var (
 	specN = patterns.ParamSpec{Key: "n", Kind: patterns.ParamInt, Min: 1, NoMax: true}
@@ -135,7 +137,57 @@ func checkAppParams(r *results.Record) error {
 			return fmt.Errorf("%s: %s = %v, but a run of these parameters on %d ranks records %s = %v", name, k, v, r.Ranks, k, derived[k])
 		}
 	}
+	known := recordKeys(name, ar.specs, derived)
+	for _, k := range slices.Sorted(maps.Keys(r.Params)) {
+		if !slices.Contains(known, k) {
+			v := fmt.Sprint(r.Params[k])
+			if s, ok := r.Params[k].(string); ok {
+				v = strconv.Quote(s)
+			}
+			return fmt.Errorf("%s: parameter %s = %s is none of a %s record's: %s", name, k, v, name, strings.Join(known, ", "))
+		}
+	}
+	if ph, ok := r.Params["phase"].(string); ok {
+		phases := appPhases(name, r.Params)
+		if !slices.Contains(phases, ph) {
+			return fmt.Errorf("%s: phase = %q: a run of these parameters times %s", name, ph, strings.Join(phases, ", "))
+		}
+	}
 	return nil
+}
+
+// storePhases are the phases of the programs over a store that no command
+// registers as a program (dsm bitonic and barneshut run them): the ones
+// their runs time.
+var storePhases = map[string][]string{
+	BitonicName: {BitonicLocalSort, BitonicExchange, BitonicMerge},
+	"barneshut": {BHLoad, BHCofm, BHPartition, BHForce, BHForceComp, BHAdvance, BHSize},
+}
+
+// appPhases are the phases a run of program name with record params
+// times: the registered program's (PhasesOf), else storePhases'.
+func appPhases(name string, params results.Params) []string {
+	if ph := PhasesOf(name, params); ph != nil {
+		return ph
+	}
+	return storePhases[name]
+}
+
+// recordKeys are the parameters a record of program name has (sorted): the
+// ones Measure adds (app, phase, kind), the program's own (its specs and
+// what its App derives) and, for a program over a store, the store's
+// name, which the store runs add.
+func recordKeys(name string, specs []patterns.ParamSpec, derived results.Params) []string {
+	keys := []string{"app", "phase", "kind"}
+	for _, s := range specs {
+		keys = append(keys, s.Key)
+	}
+	keys = append(keys, slices.Collect(maps.Keys(derived))...)
+	if p, ok := programs[name]; !ok || p.OverStore {
+		keys = append(keys, "store")
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
 }
 
 // sameParam reports whether a record's parameter a (as decoded: numbers
