@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
@@ -52,7 +53,10 @@ type CostModel struct {
 
 // FitCostModel fits the model to records of experiment 2 (BenchPerm1 for
 // tau and phi, BenchComm of LP and CGM, BenchSchedule of CGM). reuse >= 1
-// is the number of times a schedule is used.
+// is the number of times a schedule is used. As for `commcost fit`, an
+// input without the records one of the fits needs is an error that is
+// model.ErrNoRecords; records too few or too alike to determine a fit
+// (model.ErrIllConditioned, fewer than three permutation sizes) are not.
 func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 	if reuse < 1 {
 		reuse = 1
@@ -73,8 +77,12 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 		}
 	}
 	// Two coefficients need a third size for their standard errors.
+	const perm1Need = "permsched: break-even: need sched.perm1 records at three or more message sizes (run `commcost sched comm` without --no-perm1)"
+	if len(pRows) == 0 {
+		return nil, missingRecords(perm1Need)
+	}
 	if len(pRows) < 3 {
-		return nil, errors.New("permsched: break-even: need sched.perm1 records at three or more message sizes (run `commcost sched comm` without --no-perm1)")
+		return nil, fmt.Errorf("%s; the input has %d", perm1Need, len(pRows))
 	}
 	f, err := fitRelative([]string{"tau_s", "phi_s_per_B"}, pRows, pY)
 	if err != nil {
@@ -101,6 +109,15 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 			sRows = append(sRows, []float64{1, fd * n * math.Log(fd)})
 			sY = append(sY, r.Median)
 		}
+	}
+	if len(lRows) == 0 {
+		return nil, missingRecords("break-even: LP: the input has no sched.comm records of LP at d >= 1 with a positive time")
+	}
+	if len(cRows) == 0 {
+		return nil, missingRecords("break-even: CGM communication: the input has no sched.comm records of CGM at d >= 1 with a positive time")
+	}
+	if len(sRows) == 0 {
+		return nil, missingRecords("break-even: CGM scheduling: the input has no sched.schedule records of CGM at d >= 2 with a positive time")
 	}
 	if f, err = fitRelative([]string{"alpha_s", "C1"}, lRows, lY); err != nil {
 		return nil, fmt.Errorf("break-even: LP (sched.comm records of LP at several d and sizes): %w", err)
@@ -493,11 +510,26 @@ func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error)
 		}
 		return nil, nil, opts.Item("In", p, "line %d: %s (line %d%s has ranks = %d)", line(fe.Index), fe.Msg, line(fe.Ref), other, fe.RefRanks)
 	}
-	if err != nil {
+	if errors.Is(err, model.ErrNoRecords) {
 		return nil, nil, &opts.FieldError{Field: "In", Reason: err.Error()}
+	}
+	if err != nil {
+		// The records are there but determine no model: a failure of the
+		// fit, as `commcost fit` reports it, not bad input.
+		return nil, nil, fmt.Errorf("--in %s: %w", strings.Join(b.In, ","), err)
 	}
 	return cm, recs, nil
 }
+
+// missingRecords is a break-even fit's error for an input without the
+// records of one of its fits: it is model.ErrNoRecords, as an input of
+// `commcost fit` without its pattern's records.
+type missingRecords string
+
+func (m missingRecords) Error() string { return string(m) }
+
+// Is reports model.ErrNoRecords.
+func (missingRecords) Is(target error) bool { return target == model.ErrNoRecords }
 
 // recordLine is the 1-based line of the k-th record of the records file
 // at path: the k-th line that is not blank, as results.ReadJSONL counts

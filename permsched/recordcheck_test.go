@@ -2,12 +2,15 @@ package permsched_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/permsched"
 	"github.com/commcost/commcost/results"
 )
@@ -189,4 +192,49 @@ func cloneRecord(t *testing.T, r results.Record) results.Record {
 		out.Derived = map[string]float64{}
 	}
 	return out
+}
+
+// TestBreakevenFitStatus: as for `commcost fit`, a break-even input
+// without the records a fit needs is bad input (exit status 2), while
+// records that are there but cannot determine the model (too few
+// permutation sizes) are a failure of the fit (status 1).
+func TestBreakevenFitStatus(t *testing.T) {
+	perm1 := func(sizes ...int) string {
+		var b strings.Builder
+		for _, size := range sizes {
+			v := 1e-5 + float64(size)*1e-9
+			r := results.Record{Schema: 1, Bench: permsched.BenchPerm1, Params: results.Params{"bytes": size}, Ranks: 4, Unit: results.UnitSeconds,
+				Summary: results.Summary{N: 1, Min: v, Median: v, Mean: v, Max: v, P90: v, P99: v, CI95: [2]float64{v, v}}, Stop: results.StopFixed}
+			line, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(append(line, '\n'))
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name, file string
+		bad        bool // bad input: status 2
+		want       string
+	}{
+		{"no records at all", "", true, "need sched.perm1 records at three or more message sizes"},
+		{"perm1 at two sizes", perm1(16, 64), false, "the input has 2"},
+		{"perm1 but no exchanges of LP", perm1(16, 64, 256), true, "the input has no sched.comm records of LP"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "in.jsonl")
+			if err := os.WriteFile(path, []byte(tc.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := (&permsched.Breakeven{In: opts.Strings{path}}).Fit(nil)
+			if err == nil {
+				t.Fatal("fitted")
+			}
+			if opts.IsBadInput(err) != tc.bad || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v: bad input %v, want %v and %q", err, opts.IsBadInput(err), tc.bad, tc.want)
+			}
+		})
+	}
 }
