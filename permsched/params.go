@@ -89,9 +89,13 @@ var schedUnits = map[string]string{
 // (it is written only when positive) and sched_over_comm = sched_s /
 // median; a schedule length's rel_diff_paper = mean / paper_perms - 1;
 // sched.costfit's median its C2_s and sched.breakeven's its full_max_d.
-// The matrix's size and density fit the ranks (checkDensity). The fitted
-// constants (C2_s, tau_s, a slope and its intercept) are left free: noise
-// can make them negative.
+// The matrix's size and density fit the ranks (checkDensity); a record
+// has only the counter and derived keys its writer writes (checkKeys); a
+// schedule's and an exchange's counters are those of the matrix its
+// parameters name (checkExchangeCounters), as are the count experiment's
+// schedule lengths and degrees (checkCounts). The fitted constants (C2_s,
+// tau_s, a slope and its intercept) are left free: noise can make them
+// negative.
 func checkRecord(bench string, r *results.Record) error {
 	if want := schedUnits[bench]; r.Unit != want {
 		return fmt.Errorf("unit %q: %s records are in %q", r.Unit, bench, want)
