@@ -183,7 +183,7 @@ func TestCompareBadInput(t *testing.T) {
 	good := filepath.Join(dir, "good.jsonl")
 	writeJSONL(t, good, compareRecords(1, 1, []int{8}, "Open MPI", ""))
 	other := filepath.Join(dir, "other.jsonl")
-	writeJSONL(t, other, []results.Record{{Schema: 1, Bench: "bandwidth", Ranks: 2, Unit: "B/s", Params: results.Params{"bytes": 8}, Summary: results.Summarize([]float64{1})}})
+	writeJSONL(t, other, []results.Record{{Schema: 1, Bench: "bandwidth", Ranks: 2, Unit: "B/s", Params: results.Params{"bytes": 8, "window": 64, "iters": 100}, Summary: results.Summarize([]float64{1})}})
 	garbage := filepath.Join(dir, "garbage.jsonl")
 	os.WriteFile(garbage, []byte("this is not JSON\n"), 0o644)
 	newer := filepath.Join(dir, "newer.jsonl")
