@@ -222,6 +222,21 @@ func TestAppRecordParamsChecked(t *testing.T) {
 			}
 		})
 	}
+	// A workload item names a point some model prices: a pattern's or a
+	// chain shift, of a known bench.
+	mg := line(`{"app":"multigrid","phase":"exchange","kind":"comm","n":7,"iters":2,"variant":"async","cycles":1,"plane_bytes":392}`)
+	for _, tc := range []struct{ name, item, want string }{
+		{"a chain shift", `{"count":2,"bench":"chainshift","params":{"bytes":72},"ranks":4}`, ""},
+		{"wl_bench_unk", `{"count":2,"bench":"nosuch","params":{"bytes":72},"ranks":4}`, `workload item 1: bench "nosuch" is no pattern or workload point of this commcost`},
+		{"cs_bneg", `{"count":2,"bench":"chainshift","params":{"bytes":-5},"ranks":4}`, "impossible parameter bytes = -5"},
+		{"cs_ranks99", `{"count":2,"bench":"chainshift","params":{"bytes":72},"ranks":99}`, "chainshift on ranks = 99, more than the record's 4"},
+	} {
+		rec := strings.Replace(mg, `"meta":{}`, `"workload":[`+tc.item+`],"meta":{}`, 1)
+		_, err := results.ReadJSONL(strings.NewReader(rec))
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: read: %v, want %q", tc.name, err, tc.want)
+		}
+	}
 	// A prediction beyond any machine's time is no value a record holds.
 	bad := strings.Replace(line(`{"app":"matmul","phase":"mm","kind":"comm","n":64,"k":4,"l":64,"sync":false}`), `"meta":{}`, `"derived":{"pred_hockney_s":1e294},"meta":{}`, 1)
 	if _, err := results.ReadJSONL(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), `derived "pred_hockney_s" = 1e+294 is beyond 1e+09 seconds`) {

@@ -128,7 +128,7 @@ func (m *Multigrid) Workload(p int) map[string][]results.WorkItem {
 	var w workload
 	if p > 1 {
 		x := m.PlaneBytes()
-		w.add(results.WorkItem{Count: float64(m.Iters), Bench: "chainshift", Params: results.Params{"bytes": x}, Ranks: p, View: ViewContention})
+		w.add(results.WorkItem{Count: float64(m.Iters), Bench: patterns.BenchChainShift, Params: results.Params{"bytes": x}, Ranks: p, View: ViewContention})
 		w.add(p2pItems(float64(m.Iters), []int{x})...)
 	}
 	return map[string][]results.WorkItem{"exchange": w.list()}

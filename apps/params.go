@@ -41,7 +41,8 @@ func init() {
 const maxRunPhases = 1000
 
 // checkPredictions is the record check of an application phase record:
-// parameters a run of its program has (checkAppParams); its unit is s; every derived time ("..._s": the envelope, measured_s)
+// parameters a run of its program has (checkAppParams); its unit is s; its
+// workload items of known benches (results.HasParamCheck); every derived time ("..._s": the envelope, measured_s)
 // is 0 or at least results.MinRecordSeconds and every prediction
 // pred_NAME_s at least that (Ranking.Annotate); every stored error
 // pred_err_NAME is (pred_NAME_s - measured_s) / measured_s (of the
@@ -59,6 +60,13 @@ func checkPredictions(r *results.Record) error {
 	}
 	if r.Unit != results.UnitSeconds {
 		return fmt.Errorf("unit %q: an application phase's record is a time in %q", r.Unit, results.UnitSeconds)
+	}
+	// A workload names points a model prices: a bench whose parameters some
+	// package checks (a pattern's, a chain shift).
+	for i, w := range r.Workload {
+		if !results.HasParamCheck(w.Bench) {
+			return fmt.Errorf("workload item %d: bench %q is no pattern or workload point of this commcost", i+1, w.Bench)
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.Counters)) {
 		if v := r.Counters[k]; v < 0 {

@@ -62,6 +62,10 @@ var (
 	specPairs = ParamSpec{Key: "pairs", Kind: ParamInt, Min: 1, NoMax: true}
 )
 
+// BenchChainShift names a chain shift point in workloads (see its specs in
+// benchParams).
+const BenchChainShift = "chainshift"
+
 // benchParams are the parameters of each bench of this package.
 var benchParams = map[string][]ParamSpec{
 	BenchPingPong:      {specBytes, specIters},
@@ -124,6 +128,11 @@ var benchParams = map[string][]ParamSpec{
 	BenchBibw:           {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specIters},
 	BenchMultiBandwidth: {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specPairs, specIters},
 	BenchMultiLatency:   {specBytes, specPairs, specIters},
+	// A chain shift (Stoica, Sultan and Keyes, the hyperbolic model's
+	// Table 1): rank i sends bytes to i+1 on ranks = n. A workload point
+	// no pattern measures, named by the programs whose exchange it is
+	// (multigrid's) and priced by the hyperbolic model.
+	BenchChainShift: {specBytes},
 	BenchAggregate: {
 		{Key: "op", Kind: ParamString, Values: aggNames[:]},
 		{Key: "impl", Kind: ParamString, Values: implNames, Optional: true},
@@ -149,6 +158,12 @@ var checksRegistered = func() bool {
 // parameters to it (relationChecks; a PRTT's time floor is a record's,
 // not an item's).
 func checkItem(bench string, it results.WorkItem) error {
+	if it.Ranks == 0 {
+		if pairOnly(bench) {
+			return nil // the pair, as a model prices it
+		}
+		return fmt.Errorf("ranks = 0: %s items name the ranks they run on (at least %d); only a pair's point leaves them out", bench, minRanks(bench))
+	}
 	return checkRelations(bench, &results.Record{Bench: bench, Params: it.Params, Ranks: it.Ranks})
 }
 
@@ -174,7 +189,7 @@ func minRanks(bench string) int {
 	switch bench {
 	case BenchPingPong, BenchRoundTrip, BenchPRTT, BenchBibw, BenchBandwidth, BenchMultiLatency,
 		BenchMultiBandwidth, BenchCollective, BenchNonBlocking, BenchKKAccess, BenchPermutations,
-		BenchAllToAll, BenchPairwise, BenchOneSided:
+		BenchAllToAll, BenchPairwise, BenchOneSided, BenchChainShift:
 		return 2
 	}
 	return 1

@@ -137,6 +137,16 @@ func TestRelationsOfWorkloadItems(t *testing.T) {
 			Params: results.Params{"k": 1, "l": 64, "r": 0.3, "op": "read"}}, "r = 0.3 on ranks = 4"},
 		{"reducelocal of 7 bytes of floats", results.WorkItem{Count: 1, Bench: BenchReduceLocal, Ranks: 1,
 			Params: results.Params{"bytes": 7, "type": "float", "reduction": "sum"}}, "bytes = 7: a local sum of float"},
+		{"agg_sc_ranks0: scatter without ranks", results.WorkItem{Count: 1, Bench: BenchAggregate,
+			Params: results.Params{"op": "scatter", "impl": "textbook", "bytes": 24, "q": 0, "neighbors": 0}},
+			"ranks = 0: aggregate items name the ranks they run on (at least 1); only a pair's point leaves them out"},
+		{"kkaccess without ranks", results.WorkItem{Count: 1, Bench: BenchKKAccess, Params: results.Params{"k": 1, "l": 64, "r": 1, "op": "read"}},
+			"ranks = 0: kkaccess items name the ranks they run on (at least 2)"},
+		{"chainshift on 3", results.WorkItem{Count: 10, Bench: BenchChainShift, Ranks: 3, Params: results.Params{"bytes": 72}}, ""},
+		{"cs_bneg: chainshift of -5 bytes", results.WorkItem{Count: 10, Bench: BenchChainShift, Ranks: 3, Params: results.Params{"bytes": -5}},
+			"workload item chainshift: impossible parameter bytes = -5: must not be negative"},
+		{"chainshift on 1", results.WorkItem{Count: 10, Bench: BenchChainShift, Ranks: 1, Params: results.Params{"bytes": 72}},
+			"ranks = 1: chainshift runs on at least 2 ranks"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

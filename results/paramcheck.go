@@ -33,6 +33,14 @@ func CheckBenchParams(bench string, p Params) error {
 	return nil
 }
 
+// HasParamCheck reports whether some package registered a parameter
+// check of bench: whether bench names a point a model can be asked for
+// (a workload item of an unknown bench names none).
+func HasParamCheck(bench string) bool {
+	_, ok := paramChecks.Load(bench)
+	return ok
+}
+
 // recordChecks are the record-level checks by bench: what relates a
 // record's parameters to its other fields (a mesh to the rank count, a
 // stored prediction error to the prediction and the measurement), which a
@@ -50,8 +58,9 @@ func RegisterRecordCheck(bench string, check func(*Record) error) {
 
 // itemChecks are the checks by bench of a workload item against its own
 // rank count (a root among them, a grid that holds them), which its
-// parameter check cannot see; WorkItem.Validate applies them to an item
-// that names its ranks.
+// parameter check cannot see; WorkItem.Validate applies them to every
+// item, one that leaves its ranks out (0) too: the check says whether its
+// bench has a rank count implied (a ping-pong's pair) or needs one.
 var itemChecks sync.Map // bench -> func(WorkItem) error
 
 // RegisterItemCheck makes check the rank check of bench's workload items;

@@ -62,7 +62,7 @@ func (w WorkItem) Validate() error {
 	if err := CheckBenchParams(w.Bench, w.Params); err != nil {
 		return fmt.Errorf("workload item %w", err)
 	}
-	if f, ok := itemChecks.Load(w.Bench); ok && w.Ranks > 0 {
+	if f, ok := itemChecks.Load(w.Bench); ok {
 		if err := f.(func(WorkItem) error)(w); err != nil {
 			return fmt.Errorf("workload item %s %s: %w", w.Bench, paramString(w.Params), err)
 		}
