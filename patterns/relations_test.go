@@ -129,6 +129,7 @@ func TestRelationsOfWorkloadItems(t *testing.T) {
 		{"qshift by 9 on 4", results.WorkItem{Count: 1, Bench: BenchAggregate, Ranks: 4, Params: results.Params{"op": "qshift", "impl": "mpi", "bytes": 8, "q": 9, "neighbors": 0}}, "q = 9 on ranks = 4"},
 		{"pingpong on 5", results.WorkItem{Count: 1, Bench: BenchPingPong, Ranks: 5, Params: results.Params{"bytes": 8}}, "ranks = 5: pingpong runs on exactly 2 ranks"},
 		{"pingpong without ranks", results.WorkItem{Count: 1, Bench: BenchPingPong, Params: results.Params{"bytes": 8}}, ""},
+		{"kkaccess without ranks, a predicted instance", results.WorkItem{Count: 1, Bench: BenchKKAccess, Params: results.Params{"k": 1, "l": 64, "r": 1, "op": "read"}}, ""},
 		{"bcast rooted at 9 of 4", results.WorkItem{Count: 1, Bench: BenchCollective, Ranks: 4,
 			Params: results.Params{"op": "bcast", "bytes": 8, "type": "byte", "reduction": "none", "root": 9}}, "root = 9 on ranks = 4"},
 		{"kkaccess of k = 1e6 packets, a predicted instance", results.WorkItem{Count: 1, Bench: BenchKKAccess, Ranks: 4,
@@ -137,11 +138,6 @@ func TestRelationsOfWorkloadItems(t *testing.T) {
 			Params: results.Params{"k": 1, "l": 64, "r": 0.3, "op": "read"}}, "r = 0.3 on ranks = 4"},
 		{"reducelocal of 7 bytes of floats", results.WorkItem{Count: 1, Bench: BenchReduceLocal, Ranks: 1,
 			Params: results.Params{"bytes": 7, "type": "float", "reduction": "sum"}}, "bytes = 7: a local sum of float"},
-		{"agg_sc_ranks0: scatter without ranks", results.WorkItem{Count: 1, Bench: BenchAggregate,
-			Params: results.Params{"op": "scatter", "impl": "textbook", "bytes": 24, "q": 0, "neighbors": 0}},
-			"ranks = 0: aggregate items name the ranks they run on (at least 1); only a pair's point leaves them out"},
-		{"kkaccess without ranks", results.WorkItem{Count: 1, Bench: BenchKKAccess, Params: results.Params{"k": 1, "l": 64, "r": 1, "op": "read"}},
-			"ranks = 0: kkaccess items name the ranks they run on (at least 2)"},
 		{"chainshift on 3", results.WorkItem{Count: 10, Bench: BenchChainShift, Ranks: 3, Params: results.Params{"bytes": 72}}, ""},
 		{"cs_bneg: chainshift of -5 bytes", results.WorkItem{Count: 10, Bench: BenchChainShift, Ranks: 3, Params: results.Params{"bytes": -5}},
 			"workload item chainshift: impossible parameter bytes = -5: must not be negative"},
@@ -153,6 +149,36 @@ func TestRelationsOfWorkloadItems(t *testing.T) {
 			err := tc.it.Validate()
 			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("validate: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestWorkloadItemsOfARecordNameTheirRanks: an item of a record is a part
+// of its run and names its ranks unless its bench implies them (a pair's
+// point); a predicted instance alone may leave them out.
+func TestWorkloadItemsOfARecordNameTheirRanks(t *testing.T) {
+	scatter := results.WorkItem{Count: 1, Bench: BenchAggregate, Params: results.Params{"op": "scatter", "impl": "textbook", "bytes": 24, "q": 0, "neighbors": 0}}
+	kk := results.WorkItem{Count: 1, Bench: BenchKKAccess, Params: results.Params{"k": 1, "l": 64, "r": 1, "op": "read"}}
+	pp := results.WorkItem{Count: 1, Bench: BenchPingPong, Params: results.Params{"bytes": 8}}
+	tests := []struct {
+		name string
+		it   results.WorkItem
+		want string // "" accepted
+	}{
+		{"agg_sc_ranks0: scatter without ranks", scatter, "workload item 1: workload item aggregate bytes=24 impl=textbook neighbors=0 op=scatter q=0: ranks = 0: aggregate items name the ranks they run on (at least 1); only a pair's point leaves them out"},
+		{"kkaccess without ranks", kk, "ranks = 0: kkaccess items name the ranks they run on (at least 2)"},
+		{"pingpong without ranks", pp, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.it.Validate(); err != nil {
+				t.Errorf("as a predicted instance: %v", err)
+			}
+			rec := results.Record{Bench: "app", Unit: "s", Ranks: 5, Workload: []results.WorkItem{tc.it}}
+			err := rec.Validate()
+			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("in a record: %v, want %q", err, tc.want)
 			}
 		})
 	}

@@ -58,9 +58,11 @@ func RegisterRecordCheck(bench string, check func(*Record) error) {
 
 // itemChecks are the checks by bench of a workload item against its own
 // rank count (a root among them, a grid that holds them), which its
-// parameter check cannot see; WorkItem.Validate applies them to every
-// item, one that leaves its ranks out (0) too: the check says whether its
-// bench has a rank count implied (a ping-pong's pair) or needs one.
+// parameter check cannot see; WorkItem.Validate applies them to an item
+// that names its ranks, and Record.Validate to every item of a record, one
+// that leaves its ranks out (0) too: an item of a run is a part of it, and
+// the check says whether its bench implies a rank count (a ping-pong's
+// pair) or needs one. A predicted instance may leave them out.
 var itemChecks sync.Map // bench -> func(WorkItem) error
 
 // RegisterItemCheck makes check the rank check of bench's workload items;

@@ -179,9 +179,15 @@ func (r *Record) Validate() error {
 		if err := w.Validate(); err != nil {
 			return fmt.Errorf("record %s: workload item %d: %w", r.Bench, i+1, err)
 		}
-		// An item is a part of the run on some of its ranks, never more.
+		// An item is a part of the run on some of its ranks, never more,
+		// and names them unless its bench implies them.
 		if r.Ranks > 0 && w.Ranks > r.Ranks {
 			return fmt.Errorf("record %s: workload item %d: %s on ranks = %d, more than the record's %d", r.Bench, i+1, w.Bench, w.Ranks, r.Ranks)
+		}
+		if w.Ranks == 0 {
+			if err := w.checkRanks(); err != nil {
+				return fmt.Errorf("record %s: workload item %d: %w", r.Bench, i+1, err)
+			}
 		}
 	}
 	for k, v := range r.Params {

@@ -62,6 +62,14 @@ func (w WorkItem) Validate() error {
 	if err := CheckBenchParams(w.Bench, w.Params); err != nil {
 		return fmt.Errorf("workload item %w", err)
 	}
+	if w.Ranks > 0 {
+		return w.checkRanks()
+	}
+	return nil
+}
+
+// checkRanks applies bench's item check (RegisterItemCheck) to w.
+func (w WorkItem) checkRanks() error {
 	if f, ok := itemChecks.Load(w.Bench); ok {
 		if err := f.(func(WorkItem) error)(w); err != nil {
 			return fmt.Errorf("workload item %s %s: %w", w.Bench, paramString(w.Params), err)
