@@ -49,7 +49,28 @@ func ParseAssignments(args []string) (results.Params, int, error) {
 			p[k] = float64(n) // 64K, 1M
 			continue
 		}
+		if f, ok := unitNumber(v); ok {
+			p[k] = f // 3G: a number, beyond what a size flag takes; the spec says so
+			continue
+		}
 		p[k] = v
 	}
 	return p, ranks, nil
+}
+
+// unitNumber is the value of digits with a K, M or G (K = 1024) that
+// opts.ParseSize refuses as more than an MPI call carries, so that the
+// parameter's own check words it ("bytes = 3G: must be ... to
+// 2147483647 bytes") instead of calling it no number.
+func unitNumber(v string) (float64, bool) {
+	if len(v) < 2 {
+		return 0, false
+	}
+	mult := map[byte]float64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}[v[len(v)-1]&^0x20]
+	digits := v[:len(v)-1]
+	if mult == 0 || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(digits, 64)
+	return f * mult, err == nil && !math.IsInf(f*mult, 0)
 }

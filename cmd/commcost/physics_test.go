@@ -135,6 +135,7 @@ func TestPhysicalSense(t *testing.T) {
 		{"negative bytes", []string{"predict", hj, "pingpong", "bytes=-5"}, "bytes = -5: must not be negative"},
 		{"fractional bytes", []string{"predict", hj, "pingpong", "bytes=2.5"}, "bytes = 2.5: must be a whole number"},
 		{"bytes as typed", []string{"predict", hj, "pingpong", "bytes=99999999999999999999999"}, "PATTERN pingpong bytes=99999999999999999999999: bytes = 99999999999999999999999: must be an integer from 0 to 2147483647 bytes"},
+		{"a size beyond one call", []string{"predict", hj, "pingpong", "bytes=3G"}, "PATTERN pingpong bytes=3G: bytes = 3G: must be an integer from 0 to 2147483647 bytes"},
 		{"k zero", []string{"predict", hj, "kkaccess", "k=0", "l=64", "r=1", "op=read"}, "k = 0: must be positive"},
 		{"r five", []string{"predict", hj, "kkaccess", "k=1", "l=64", "r=5", "op=read"}, "r = 5: must be in (0, 1]"},
 		{"op unknown", []string{"predict", hj, "kkaccess", "k=1", "l=64", "r=1", "op=rmw"}, `op = "rmw": must be one of read, write`},
