@@ -20,7 +20,7 @@ var (
 	specStrategy = patterns.ParamSpec{Key: "strategy", Kind: patterns.ParamString}
 	specMesh     = patterns.ParamSpec{Key: "mesh", Kind: patterns.ParamString}
 	dsmParams    = map[string][]patterns.ParamSpec{
-		BenchCheck: {specStrategy, specMesh, {Key: "workload", Kind: patterns.ParamString},
+		BenchCheck: {specStrategy, specMesh, {Key: "workload", Kind: patterns.ParamString, Values: CheckWorkloadNames()},
 			{Key: "ops", Kind: patterns.ParamInt, Min: 0, NoMax: true},
 			{Key: "memory_bytes", Kind: patterns.ParamInt, Min: 1, NoMax: true, Unit: "bytes", Optional: true}},
 		BenchMatSquare: {specStrategy, specMesh, {Key: "block_ints", Kind: patterns.ParamInt, Min: 1, Max: MaxBlockInts},
@@ -132,6 +132,15 @@ func CheckExperimentRecord(r *results.Record) error {
 	for _, k := range slices.Sorted(maps.Keys(r.Derived)) {
 		if strings.HasSuffix(k, "_s") && r.Derived[k] < 0 {
 			return fmt.Errorf("derived %s = %v: a time is not negative", k, r.Derived[k])
+		}
+	}
+	if r.Bench == BenchCheck {
+		w, _ := r.Params["workload"].(string)
+		ops, ok := r.Params["ops"].(int)
+		if ok {
+			if err := checkCheckCounters(r.Ranks, w, float64(ops), r.Counters); err != nil {
+				return err
+			}
 		}
 	}
 	return checkCounters(r)

@@ -514,7 +514,7 @@ func SlopeRecords(slopes []TimeSlope, meta results.Meta) []results.Record {
 		f := s.Fit
 		out = append(out, results.Record{
 			Schema: results.SchemaVersion, Bench: "sched.slope",
-			Params: results.Params{"scheduler": s.Scheduler, "x": "d*n*ln(d)"},
+			Params: results.Params{"scheduler": s.Scheduler, "x": SlopeRegressor},
 			Unit:   UnitSlope, Summary: results.Summary{N: 1, Min: f.Coef[1], Median: f.Coef[1], Mean: f.Coef[1], Max: f.Coef[1], P90: f.Coef[1], P99: f.Coef[1], CI95: [2]float64{f.Coef[1] - 1.96*f.SE[1], f.Coef[1] + 1.96*f.SE[1]}},
 			Derived:  map[string]float64{"slope_s": f.Coef[1], "slope_se_s": f.SE[1], "intercept_s": f.Coef[0], "r2": f.R2, "rel_rse": f.RSE},
 			Counters: map[string]float64{"cells": float64(s.Cells)},

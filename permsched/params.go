@@ -35,7 +35,7 @@ var (
 		"sched.perms":  {specN, specD, specGen, specSched},
 		"sched.time":   {specN, specD, specGen, specSched},
 		"sched.maxdeg": {specN, specD, specGen},
-		"sched.slope":  {specSched},
+		"sched.slope":  {specSched, {Key: "x", Kind: patterns.ParamString, Values: []string{SlopeRegressor}}},
 		BenchCostFit:   {specReuse},
 		BenchBreak:     {specMsg, specReuse},
 	}
@@ -159,6 +159,10 @@ func checkRecord(bench string, r *results.Record) error {
 			if v, has := d["rel_diff_paper"]; has {
 				return same("rel_diff_paper", v, r.Mean/p-1, "mean / paper_perms - 1")
 			}
+		}
+	case "sched.slope":
+		if err := checkSlope(r); err != nil {
+			return err
 		}
 	case BenchCostFit:
 		if v, ok := d["C2_s"]; ok {
@@ -375,4 +379,42 @@ func same(key string, v, want float64, how string) error {
 		return nil
 	}
 	return fmt.Errorf("derived %s = %v disagrees with %s, %.6g", key, v, how, want)
+}
+
+// SlopeRegressor is the regressor of the sched.slope fits (FitTimeSlopes):
+// the scheduling time against d n ln d.
+const SlopeRegressor = "d*n*ln(d)"
+
+// maxSlopeCells is the most cells a slope fit can have: one per (n, d)
+// with 2 <= d <= n-1 and n <= MaxRanks.
+const maxSlopeCells = float64(MaxRanks-1) * float64(MaxRanks-2) / 2
+
+// checkSlope ties a sched.slope record to its fit as SlopeRecords writes
+// it: no ranks (the fit is of no one launch), the median is slope_s, the
+// standard errors and rel_rse (a root of a mean square) are >= 0, r2 of a
+// least-squares fit with an intercept is in [0, 1] (the residuals' sum of
+// squares is at most the total's), and cells is a whole number from 3
+// (the fewest FitTimeSlopes fits) to maxSlopeCells.
+func checkSlope(r *results.Record) error {
+	if r.Ranks != 0 {
+		return fmt.Errorf("ranks = %d: a sched.slope record is a fit over cells of many rank counts, written with ranks 0", r.Ranks)
+	}
+	d := r.Derived
+	if v, ok := d["slope_s"]; ok {
+		if err := same("slope_s", v, r.Median, "the median (the record's value is the slope)"); err != nil {
+			return err
+		}
+	}
+	for _, k := range []string{"slope_se_s", "rel_rse"} {
+		if v, ok := d[k]; ok && !(v >= 0) {
+			return fmt.Errorf("derived %s = %v: a standard error is >= 0", k, v)
+		}
+	}
+	if v, ok := d["r2"]; ok && !(v >= -1e-9 && v <= 1+1e-9) {
+		return fmt.Errorf("derived r2 = %v: the R^2 of a least-squares fit with an intercept is in [0, 1]", v)
+	}
+	if c, ok := r.Counters["cells"]; ok && !(c >= 3 && c <= maxSlopeCells && c == math.Trunc(c)) {
+		return fmt.Errorf("counters cells = %v: a slope is fitted on 3 to %s cells (d >= 2 below n <= %d), a whole number", c, results.FormatCount(maxSlopeCells), MaxRanks)
+	}
+	return nil
 }
