@@ -53,7 +53,7 @@ func PaperDensities(n int) []int {
 // (RunCount fills what is left empty the same way).
 type CountConfig struct {
 	Ns        []int     `flag:"n" default:"32,128,512,1024" usage:"ranks: a list of n >= 1 (32,128) or a power-of-two range (32:1K)"`
-	Densities Densities `flag:"d" default:"paper" usage:"densities: 'paper' (Table 4's d values that fit each n, PaperDensities) or a list, 0 <= d <= n-1"`
+	Densities Densities `flag:"d" default:"paper" usage:"densities per n; 'paper' (Table 4's d values that fit each n) or a list, 0 <= d <= n-1"`
 	Matrices  int       `flag:"matrices" default:"300" usage:"matrices sampled per (n, d), as in the paper"`
 	Seed      int64     `flag:"seed" default:"1" usage:"seed of the matrices and schedulers (matrix k of (n, d) uses one derived from it, n, d and k)"`
 	Gen       string    `flag:"gen" default:"fig7"` // generator kind (GenKinds)
@@ -117,7 +117,7 @@ func (c *CountConfig) Validate() error {
 	if err := seconds("CellSeconds", c.CellSeconds, 0, "must be a number of seconds >= 0"); err != nil {
 		return err
 	}
-	if err := positive("MinMatrices", c.MinMatrices); err != nil {
+	if err := patterns.CheckCount("MinMatrices", c.MinMatrices, 1, "matrices per cell"); err != nil {
 		return err
 	}
 	if c.MatrixFile != "" && c.Matrix == nil {
