@@ -58,6 +58,9 @@ func checkPredictions(r *results.Record) error {
 	if err := checkAppParams(r); err != nil {
 		return err
 	}
+	if err := checkAppValues(r); err != nil {
+		return err
+	}
 	if r.Unit != results.UnitSeconds {
 		return fmt.Errorf("unit %q: an application phase's record is a time in %q", r.Unit, results.UnitSeconds)
 	}
