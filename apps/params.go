@@ -58,9 +58,6 @@ func checkPredictions(r *results.Record) error {
 	if err := checkAppParams(r); err != nil {
 		return err
 	}
-	if err := checkAppValues(r); err != nil {
-		return err
-	}
 	if r.Unit != results.UnitSeconds {
 		return fmt.Errorf("unit %q: an application phase's record is a time in %q", r.Unit, results.UnitSeconds)
 	}
@@ -75,6 +72,9 @@ func checkPredictions(r *results.Record) error {
 		if v := r.Counters[k]; v < 0 {
 			return fmt.Errorf("counters %s = %v is negative: a program's counters count or measure a residual", k, v)
 		}
+	}
+	if err := checkAppValues(r); err != nil {
+		return err
 	}
 	// Paper 000's programs are annotated against the median
 	// (report.AnnotateApps), the message-passing ones against measured_s.

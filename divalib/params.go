@@ -134,6 +134,9 @@ func CheckExperimentRecord(r *results.Record) error {
 			return fmt.Errorf("derived %s = %v: a time is not negative", k, r.Derived[k])
 		}
 	}
+	if err := checkOverheadWrites(r); err != nil {
+		return err
+	}
 	if r.Bench == BenchCheck {
 		w, _ := r.Params["workload"].(string)
 		ops, ok := r.Params["ops"].(int)
@@ -180,6 +183,9 @@ func checkCounters(r *results.Record) error {
 			return fmt.Errorf("counters startups = %v is more than ranks x max_startups_per_rank = %d x %v: no rank sends more than the most", s, r.Ranks, m)
 		}
 	}
+	if err := checkLoadBound(r); err != nil {
+		return err
+	}
 	if v, ok := r.Derived["read_hit_ratio"]; ok {
 		_, okR := c["reads"]
 		_, okH := c["read_hits"]
@@ -201,4 +207,48 @@ func init() {
 	for _, bench := range []string{BenchCheck, BenchMatSquare, BenchOverhead} {
 		results.RegisterRecordCheck(bench, CheckExperimentRecord)
 	}
+}
+
+// checkOverheadWrites: of the dsm-overhead ops only the cached write and
+// the remote read (whose home writes invalidate the copies) count writes
+// (Overhead.Records, RemoteReadRecord); the other ops' records have 0.
+func checkOverheadWrites(r *results.Record) error {
+	if r.Bench != BenchOverhead {
+		return nil
+	}
+	op, _ := r.Params["op"].(string)
+	if op == "cached-write" || op == "remote-read" {
+		return nil
+	}
+	for _, k := range []string{"writes", "writes_in_place"} {
+		if v, ok := r.Counters[k]; ok && v != 0 {
+			return fmt.Errorf("counters %s = %v on op %s: only cached-write and remote-read records count writes (the others write 0)", k, v, op)
+		}
+	}
+	return nil
+}
+
+// checkLoadBound: a message between two ranks takes the dimension-order
+// path, a shortest one, so it crosses at most the mesh's diameter
+// (rows-1 + cols-1) links; the load over links (load_bytes,
+// load_messages) is then at most the diameter times what was sent
+// (bytes_sent, startups).
+func checkLoadBound(r *results.Record) error {
+	s, ok := r.Params["mesh"].(string)
+	if !ok {
+		return nil
+	}
+	rows, cols, err := ParseMesh(s)
+	if err != nil {
+		return nil // refused by the mesh checks
+	}
+	diam := float64(rows-1) + float64(cols-1)
+	for _, p := range [][2]string{{"load_bytes", "bytes_sent"}, {"load_messages", "startups"}} {
+		load, okL := r.Counters[p[0]]
+		sent, okS := r.Counters[p[1]]
+		if okL && okS && load > diam*sent*(1+1e-12) {
+			return fmt.Errorf("counters %s = %v is more than the mesh's diameter x %s = %v x %v = %v: a message crosses at most %v links on mesh %s", p[0], load, p[1], diam, sent, diam*sent, diam, s)
+		}
+	}
+	return nil
 }
