@@ -201,6 +201,7 @@ func checkRecord(r *results.Record) error {
 //   - the last tree's cells: the most one rank made (cells_max_per_rank)
 //     fit its pool (cell_pool_per_rank), and the total (cells) is at least
 //     that and at most ranks x cells_max_per_rank plus the root;
+//   - interactions_per_measured_step is at most bodies x the tree's nodes;
 //   - force_err_median <= force_err_max, both not negative.
 func checkDerived(r *results.Record) error {
 	const tol = 1e-9
@@ -243,6 +244,17 @@ func checkDerived(r *results.Record) error {
 			return fmt.Errorf("counters cells = %v is less than cells_max_per_rank = %v: the total includes the rank that made the most", cells, most)
 		case cells > float64(r.Ranks)*most+1:
 			return fmt.Errorf("counters cells = %v is more than ranks x cells_max_per_rank + 1 = %d x %v + 1 (the root)", cells, r.Ranks, most)
+		}
+	}
+	// Each body's interaction list holds at most every other body and
+	// every cell of the tree (at most ranks x the pool, and the root);
+	// the count is summed over bodies and averaged over measured steps.
+	if v, ok := c["interactions_per_measured_step"]; ok && okP {
+		if n, ok := r.Params["bodies"].(int); ok {
+			nodes := float64(n) - 1 + float64(r.Ranks)*pool + 1
+			if bound := float64(n) * nodes; v > bound*(1+tol) {
+				return fmt.Errorf("counters interactions_per_measured_step = %v is more than bodies x (bodies - 1 + ranks x cell_pool_per_rank + 1) = %d x %v = %v: a body interacts at most once with every other body and cell", v, n, nodes, bound)
+			}
 		}
 	}
 	if m, ok := c["force_err_median"]; ok {
