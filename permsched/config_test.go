@@ -2,6 +2,7 @@ package permsched_test
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,6 +91,7 @@ func TestConfigValidate(t *testing.T) {
 		{"unknown generator", count(func(c *permsched.CountConfig) { c.Gen = "torus" }), "Gen", "fig7, fig7-noself, uniform, skewed"},
 		{"negative cell time", count(func(c *permsched.CountConfig) { c.CellSeconds = -1 }), "CellSeconds", ">= 0"},
 		{"min matrices 0", count(func(c *permsched.CountConfig) { c.MinMatrices = 0 }), "MinMatrices", "positive"},
+		{"min matrices MaxInt64", count(func(c *permsched.CountConfig) { c.MinMatrices = math.MaxInt64 }), "MinMatrices", "must be at most 1048576 matrices per cell"},
 		{"missing matrix file", count(func(c *permsched.CountConfig) { c.MatrixFile = filepath.Join(dir, "none") }), "MatrixFile", "no such file"},
 		{"matrix file with n", count(func(c *permsched.CountConfig) { c.MatrixFile, c.Given = five, opts.Given{"Ns": true} }), "", "MatrixFile and Ns exclude each other"},
 		{"comm generator", comm(func(c *permsched.CommConfig) { c.Gen = "ring" }), "Gen", "accepted generators"},
