@@ -4,12 +4,35 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+	"sync"
+
+	"github.com/commcost/commcost/results"
 )
 
 // CheckWorkloadNames are the names of CheckWorkloads, in order: the
 // values of a dsm-check record's workload param.
 func CheckWorkloadNames() []string {
 	return []string{"coherence", "torn-reads", "disjoint-writes", "lock-counter", "errors"}
+}
+
+// runWorkloads are the names of the workloads other than CheckWorkloads
+// that RunCheck ran in this process (a CheckConfig's own Workloads):
+// their records are of a run too, and are read back by the process that
+// wrote them.
+var runWorkloads sync.Map // string -> struct{}
+
+// checkWorkloadName refuses a dsm-check record whose workload is none of
+// CheckWorkloadNames nor one RunCheck ran in this process.
+func checkWorkloadName(p results.Params) error {
+	w, ok := p["workload"].(string)
+	if !ok || slices.Contains(CheckWorkloadNames(), w) {
+		return nil
+	}
+	if _, ran := runWorkloads.Load(w); ran {
+		return nil
+	}
+	return fmt.Errorf("workload = %q: must be one of %s", w, strings.Join(CheckWorkloadNames(), ", "))
 }
 
 // checkWorkloadOps are the operations each fixed workload of CheckWorkloads

@@ -1,6 +1,8 @@
 package divalib
 
 import (
+	"slices"
+
 	"github.com/commcost/commcost/divalib/storecheck"
 	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/mpi"
@@ -123,6 +125,11 @@ func RunCheck(c mpi.Comm, cfg CheckConfig, meta results.Meta, emit func(results.
 	workloads := cfg.Workloads
 	if workloads == nil {
 		workloads = CheckWorkloads(cfg.Coherence, cfg.Store.Seed)
+	}
+	for _, w := range workloads {
+		if !slices.Contains(CheckWorkloadNames(), w.Name) {
+			runWorkloads.Store(w.Name, struct{}{})
+		}
 	}
 	failed := 0
 	for _, name := range cfg.Strategies {

@@ -20,7 +20,7 @@ var (
 	specStrategy = patterns.ParamSpec{Key: "strategy", Kind: patterns.ParamString}
 	specMesh     = patterns.ParamSpec{Key: "mesh", Kind: patterns.ParamString}
 	dsmParams    = map[string][]patterns.ParamSpec{
-		BenchCheck: {specStrategy, specMesh, {Key: "workload", Kind: patterns.ParamString, Values: CheckWorkloadNames()},
+		BenchCheck: {specStrategy, specMesh, {Key: "workload", Kind: patterns.ParamString},
 			{Key: "ops", Kind: patterns.ParamInt, Min: 0, NoMax: true},
 			{Key: "memory_bytes", Kind: patterns.ParamInt, Min: 1, NoMax: true, Unit: "bytes", Optional: true}},
 		BenchMatSquare: {specStrategy, specMesh, {Key: "block_ints", Kind: patterns.ParamInt, Min: 1, Max: MaxBlockInts},
@@ -54,6 +54,14 @@ const MaxVarBytes = 1<<31 - 1 - headerBytes
 func init() {
 	for bench, specs := range dsmParams {
 		check := func(p results.Params) error { return CheckRecordParams(specs, p) }
+		if bench == BenchCheck {
+			check = func(p results.Params) error {
+				if err := checkWorkloadName(p); err != nil {
+					return err
+				}
+				return CheckRecordParams(specs, p)
+			}
+		}
 		if bench == BenchMatSquare {
 			check = func(p results.Params) error {
 				if err := checkSquareBlock(p); err != nil {
