@@ -95,6 +95,17 @@ func lookupNetwork(name string) (NetworkDef, bool) {
 // (NetworkForms); case-insensitive, parentheses optional ("bf3",
 // "mesh4x4"), a square mesh may give one side ("torus(4)").
 func Parse(spec string) (*Topology, error) {
+	d, dims, err := parseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	return d.New(dims)
+}
+
+// parseSpec reads spec as Parse does to its family and sizes ({d} or
+// {rows, cols}) without building the network, so every spelling of one
+// network ("mesh(064x64)", "MESH64") yields the same family and sizes.
+func parseSpec(spec string) (NetworkDef, []int, error) {
 	s := strings.ToLower(strings.TrimSpace(spec))
 	s = strings.ReplaceAll(s, " ", "")
 	// NAME(ARG) with one pair of parentheses closing at the end, or NAME
@@ -107,13 +118,13 @@ func Parse(spec string) (*Topology, error) {
 	arg := s[len(name):]
 	if strings.ContainsAny(arg, "()") {
 		if !strings.HasPrefix(arg, "(") || !strings.HasSuffix(arg, ")") || strings.Count(arg, "(") != 1 || strings.Count(arg, ")") != 1 {
-			return nil, fmt.Errorf("topology %q: accepted forms are %s", spec, NetworkForms())
+			return NetworkDef{}, nil, fmt.Errorf("topology %q: accepted forms are %s", spec, NetworkForms())
 		}
 		arg = arg[1 : len(arg)-1]
 	}
 	d, ok := lookupNetwork(name)
 	if !ok {
-		return nil, fmt.Errorf("topology %q: unknown network %q; accepted: %s", spec, name, NetworkForms())
+		return NetworkDef{}, nil, fmt.Errorf("topology %q: unknown network %q; accepted: %s", spec, name, NetworkForms())
 	}
 	if d.Arg == ArgSides {
 		parts := strings.Split(arg, "x")
@@ -121,20 +132,20 @@ func Parse(spec string) (*Topology, error) {
 			parts = append(parts, parts[0])
 		}
 		if len(parts) != 2 {
-			return nil, fmt.Errorf("topology %q: %s needs RxC, e.g. %s", spec, d.Kind, d.Example())
+			return NetworkDef{}, nil, fmt.Errorf("topology %q: %s needs RxC, e.g. %s", spec, d.Kind, d.Example())
 		}
 		r, err1 := strconv.Atoi(parts[0])
 		c, err2 := strconv.Atoi(parts[1])
 		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("topology %q: %s needs RxC with integer sides, e.g. %s", spec, d.Kind, d.Example())
+			return NetworkDef{}, nil, fmt.Errorf("topology %q: %s needs RxC with integer sides, e.g. %s", spec, d.Kind, d.Example())
 		}
-		return d.New([]int{r, c})
+		return d, []int{r, c}, nil
 	}
 	n, err := strconv.Atoi(arg)
 	if err != nil {
-		return nil, fmt.Errorf("topology %q: %s needs an integer dimension, e.g. %s", spec, d.Kind, d.Example())
+		return NetworkDef{}, nil, fmt.Errorf("topology %q: %s needs an integer dimension, e.g. %s", spec, d.Kind, d.Example())
 	}
-	return d.New([]int{n})
+	return d, []int{n}, nil
 }
 
 // Net is a service network as a --net flag gives it: *Net parses a name

@@ -43,35 +43,111 @@ type netShape struct {
 	err              error
 }
 
-// netShapes caches netShape by the network's name as a record spells it:
-// a file's records name a few networks, and building one (its routing
-// tables) costs up to a second.
-var netShapes sync.Map // string -> netShape
+// diameters caches the diameter of SE(d) and CCC(d) by kind and d, the
+// only families whose diameter networkShape measures (by breadth-first
+// search, at most a few dozen networks in all).
+var diameters sync.Map // string -> int
 
-// shapeOf parses network and measures it (cached).
+// shapeOf reads network as Parse does and measures it without building
+// its routing tables: every spelling of one network has the same shape,
+// so the cost of a check depends on the family and sizes only.
 func shapeOf(network string) netShape {
-	if v, ok := netShapes.Load(network); ok {
-		return v.(netShape)
-	}
-	var s netShape
-	t, err := Parse(network)
+	d, dims, err := parseSpec(network)
 	if err != nil {
-		s.err = err
-	} else {
-		s.apps, s.nodes = t.Apps(), t.Nodes()
-		s.minHops, s.maxHops = -1, 0
-		for i := range t.Apps() {
-			for m := range t.Apps() {
-				d := t.AccessDistance(i, m)
-				if s.minHops < 0 || d < s.minHops {
-					s.minHops = d
+		return netShape{err: err}
+	}
+	return networkShape(d.Kind, dims)
+}
+
+// networkShape is the shape of the network of kind and dims, refused as
+// its constructor refuses it (dimension or sides out of range, more than
+// MaxNodes service nodes). An access crosses 1 + Dist(entry, module)
+// links: on a direct network (node i is application i's entry and holds
+// module i) that is 1 to 1 + the diameter; on BF(d) every access crosses
+// the d levels, 1 + d links. The diameters: mesh (R-1)+(C-1), torus
+// floor(R/2)+floor(C/2), HC(d) d; SE(d) and CCC(d) are searched.
+func networkShape(kind Kind, dims []int) netShape {
+	var s netShape
+	name := fmt.Sprintf("%s(%d)", kind, dims[0])
+	switch kind {
+	case KindMesh, KindTorus:
+		r, c := dims[0], dims[1]
+		if s.err = checkSides(kind, r, c); s.err != nil {
+			return s
+		}
+		s.apps, s.nodes, s.minHops = r*c, r*c, 1
+		if kind == KindMesh {
+			s.maxHops = 1 + (r - 1) + (c - 1)
+		} else {
+			s.maxHops = 1 + r/2 + c/2
+		}
+		return s
+	case KindSE, KindCCC, KindHC, KindBF:
+		d := dims[0]
+		if s.err = checkDim(kind, d); s.err != nil {
+			return s
+		}
+		switch kind {
+		case KindCCC:
+			s.nodes = d << d
+		case KindBF:
+			s.nodes = (d + 1) << d
+		default:
+			s.nodes = 1 << d
+		}
+		if s.err = checkNodes(name, s.nodes); s.err != nil {
+			return s
+		}
+		s.apps, s.minHops, s.maxHops = s.nodes, 1, 1+d
+		switch kind {
+		case KindBF:
+			s.apps, s.minHops = 1<<d, 1+d
+		case KindSE:
+			s.maxHops = 1 + searchedDiameter(name, s.nodes, func(link func(u, v int)) { seLinks(d, link) })
+		case KindCCC:
+			s.maxHops = 1 + searchedDiameter(name, s.nodes, func(link func(u, v int)) { cccLinks(d, link) })
+		}
+		return s
+	}
+	s.err = fmt.Errorf("%s: no shape for this family", kind)
+	return s
+}
+
+// searchedDiameter is the diameter of the n-node graph links gives, by
+// one breadth-first search per node (cached by name).
+func searchedDiameter(name string, n int, links func(link func(u, v int))) int {
+	if v, ok := diameters.Load(name); ok {
+		return v.(int)
+	}
+	adj := make([][]int32, n)
+	links(func(u, v int) {
+		if u != v {
+			adj[u] = append(adj[u], int32(v))
+			adj[v] = append(adj[v], int32(u))
+		}
+	})
+	dist := make([]int32, n)
+	queue := make([]int32, 0, n)
+	diam := int32(0)
+	for src := range n {
+		for i := range dist {
+			dist[i] = -1
+		}
+		dist[src] = 0
+		queue = append(queue[:0], int32(src))
+		for k := 0; k < len(queue); k++ {
+			v := queue[k]
+			for _, u := range adj[v] {
+				if dist[u] < 0 {
+					dist[u] = dist[v] + 1
+					diam = max(diam, dist[u])
+					queue = append(queue, u)
 				}
-				s.maxHops = max(s.maxHops, d)
 			}
 		}
 	}
-	netShapes.Store(network, s)
-	return s
+	diameters.Store(name, int(diam))
+	return int(diam)
 }
 
 // checkRecordNetwork is the network check of a record (see above).

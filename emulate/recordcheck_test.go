@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -48,5 +49,108 @@ func TestRecordNetwork(t *testing.T) {
 				t.Errorf("check: %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestNetworkShape: the shape a record check uses (applications, service
+// nodes, fewest and most links of an access) is the one the built
+// network has, measured over every pair of application and module, and
+// a network its constructor refuses is refused with the same message.
+func TestNetworkShape(t *testing.T) {
+	var specs []string
+	for d := 1; d <= 12; d++ {
+		for _, f := range []string{"SE", "CCC", "HC", "BF"} {
+			specs = append(specs, fmt.Sprintf("%s(%d)", f, d))
+		}
+	}
+	for r := 0; r <= 9; r++ {
+		for c := 0; c <= 9; c++ {
+			specs = append(specs, fmt.Sprintf("mesh(%dx%d)", r, c), fmt.Sprintf("torus(%dx%d)", r, c))
+		}
+	}
+	specs = append(specs, "mesh(65x1)", "torus(2x65)", "mesh(3x64)", "torus(64x3)", "SE(0)", "SE(13)", "CCC(1)", "BF(10)")
+	for _, spec := range specs {
+		got := shapeOf(spec)
+		// Only the networks up to 2048 nodes are built here, to keep the
+		// test short.
+		if got.err == nil && got.nodes > 2048 {
+			continue
+		}
+		top, err := Parse(spec)
+		if err != nil {
+			if got.err == nil || got.err.Error() != err.Error() {
+				t.Errorf("%s: shape error %v, Parse %v", spec, got.err, err)
+			}
+			continue
+		}
+		want := netShape{apps: top.Apps(), nodes: top.Nodes(), minHops: -1}
+		for i := range top.Apps() {
+			for m := range top.Apps() {
+				h := top.AccessDistance(i, m)
+				if want.minHops < 0 || h < want.minHops {
+					want.minHops = h
+				}
+				want.maxHops = max(want.maxHops, h)
+			}
+		}
+		if got != want {
+			t.Errorf("%s: shape %+v, built network %+v", spec, got, want)
+		}
+	}
+}
+
+// distinctSpellings are n spellings of the largest networks of each
+// family, each written differently (case, leading zeros, a sign, spaces,
+// parentheses left out).
+func distinctSpellings(n int) []string {
+	bases := []func(pad string) string{
+		func(p string) string { return "mesh(" + p + "64x64)" },
+		func(p string) string { return "TORUS(" + p + "64X" + p + "64)" },
+		func(p string) string { return "hc(" + p + "12)" },
+		func(p string) string { return "SE " + p + "12" },
+		func(p string) string { return "ccc(+" + p + "8)" },
+		func(p string) string { return "butterfly" + p + "8" },
+	}
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		for _, b := range bases {
+			out = append(out, b(strings.Repeat("0", i)))
+		}
+	}
+	return out[:n]
+}
+
+// TestRecordNetworkSpellings: a few hundred records naming the largest
+// networks, each spelled differently, are each checked as the network
+// they name (healthy ranks pass, wrong ranks are refused).
+func TestRecordNetworkSpellings(t *testing.T) {
+	for _, spec := range distinctSpellings(300) {
+		s := shapeOf(spec)
+		if s.err != nil {
+			t.Fatalf("%s: %v", spec, s.err)
+		}
+		r := results.Record{Bench: BenchKKAccess, Ranks: s.apps, Unit: results.UnitSeconds,
+			Params:  results.Params{"k": 1, "l": 64, "r": 0.5, "op": "read", "network": spec},
+			Summary: results.Summarize([]float64{3e-6, 9e-6, 3e-5}),
+			Derived: map[string]float64{"hops_mean": float64(s.minHops+s.maxHops) / 2}, Counters: map[string]float64{"service_ranks": float64(s.nodes), "r_asked": 0.5}}
+		if err := checkRecordNetwork(spec, &r); err != nil {
+			t.Errorf("%s: %v", spec, err)
+		}
+		r.Ranks++
+		if err := checkRecordNetwork(spec, &r); err == nil || !strings.Contains(err.Error(), "application ranks") {
+			t.Errorf("%s on ranks %d: %v, want a refusal of the ranks", spec, r.Ranks, err)
+		}
+	}
+}
+
+// BenchmarkRecordNetworkSpellings is the cost of checking the network of
+// one record, over records naming the largest networks each spelled
+// differently (ns/op is per record).
+func BenchmarkRecordNetworkSpellings(b *testing.B) {
+	specs := distinctSpellings(300)
+	for i := 0; b.Loop(); i++ {
+		if s := shapeOf(specs[i%len(specs)]); s.err != nil {
+			b.Fatal(s.err)
+		}
 	}
 }

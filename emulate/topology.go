@@ -299,11 +299,20 @@ func ShuffleExchange(d int) (*Topology, error) {
 	g := newGraph(n)
 	labels := make([]string, n)
 	for i := range n {
-		g.link(i, i^1)
-		g.link(i, ((i<<1)|(i>>(d-1)))&(n-1))
 		labels[i] = fmt.Sprintf("%0*b", d, i)
 	}
+	seLinks(d, g.link)
 	return direct(fmt.Sprintf("SE(%d)", d), KindSE, []int{d}, labels, g)
+}
+
+// seLinks calls link for every link of SE(d) (a self-loop or a link twice
+// included), for the constructor and for networkShape.
+func seLinks(d int, link func(u, v int)) {
+	n := 1 << d
+	for i := range n {
+		link(i, i^1)
+		link(i, ((i<<1)|(i>>(d-1)))&(n-1))
+	}
 }
 
 func init() {
@@ -323,13 +332,22 @@ func CubeConnectedCycles(d int) (*Topology, error) {
 	labels := make([]string, n)
 	for w := range 1 << d {
 		for i := range d {
-			u := w*d + i
-			g.link(u, w*d+(i+1)%d)
-			g.link(u, (w^(1<<i))*d+i)
-			labels[u] = fmt.Sprintf("(%0*b,%d)", d, w, i)
+			labels[w*d+i] = fmt.Sprintf("(%0*b,%d)", d, w, i)
 		}
 	}
+	cccLinks(d, g.link)
 	return direct(fmt.Sprintf("CCC(%d)", d), KindCCC, []int{d}, labels, g)
+}
+
+// cccLinks calls link for every link of CCC(d), as seLinks for SE(d).
+func cccLinks(d int, link func(u, v int)) {
+	for w := range 1 << d {
+		for i := range d {
+			u := w*d + i
+			link(u, w*d+(i+1)%d)
+			link(u, (w^(1<<i))*d+i)
+		}
+	}
 }
 
 func init() {
@@ -417,9 +435,18 @@ func init() {
 		New: func(d []int) (*Topology, error) { return Torus(d[0], d[1]) }})
 }
 
-func grid(kind Kind, rows, cols int) (*Topology, error) {
+// checkSides refuses a mesh or torus side outside 1..meshSideMax, or a
+// single node.
+func checkSides(kind Kind, rows, cols int) error {
 	if rows < 1 || cols < 1 || rows > meshSideMax || cols > meshSideMax || rows*cols < 2 {
-		return nil, fmt.Errorf("%s(%dx%d): sides out of range; accepted 1..%d with at least 2 nodes", kind, rows, cols, meshSideMax)
+		return fmt.Errorf("%s(%dx%d): sides out of range; accepted 1..%d with at least 2 nodes", kind, rows, cols, meshSideMax)
+	}
+	return nil
+}
+
+func grid(kind Kind, rows, cols int) (*Topology, error) {
+	if err := checkSides(kind, rows, cols); err != nil {
+		return nil, err
 	}
 	n := rows * cols
 	g := newGraph(n)
@@ -439,13 +466,21 @@ func grid(kind Kind, rows, cols int) (*Topology, error) {
 	return direct(fmt.Sprintf("%s(%dx%d)", kind, rows, cols), kind, []int{rows, cols}, labels, g)
 }
 
+// checkNodes refuses a network of more than MaxNodes service nodes.
+func checkNodes(name string, n int) error {
+	if n > MaxNodes {
+		return fmt.Errorf("%s has %d service nodes, more than %d", name, n, MaxNodes)
+	}
+	return nil
+}
+
 // finish computes the distance and routing tables by one breadth-first
 // search per destination (O(n (n + links)) time, n^2 entries), then the
 // barrier root and its broadcast tree.
 func (t *Topology) finish() error {
 	n := t.n
-	if n > MaxNodes {
-		return fmt.Errorf("%s has %d service nodes, more than %d", t.name, n, MaxNodes)
+	if err := checkNodes(t.name, n); err != nil {
+		return err
 	}
 	for u := range n {
 		if len(t.adj[u]) > 1<<15 {
