@@ -152,6 +152,9 @@ var derivedChecks = map[string]func(*results.Record) error{
 	BenchKKAccess: func(r *results.Record) error {
 		rr, ok1 := paramNumber(r, "r")
 		asked, ok2 := r.Counters[CounterRAsked]
+		if ok2 && !(asked > 0 && asked <= 1) {
+			return fmt.Errorf("counters %s = %v: an asked r is in (0, 1]", CounterRAsked, asked)
+		}
 		if ok1 && ok2 && asked > 0 && asked <= 1 && float64(AccessingRanks(asked, r.Ranks)) != math.Round(rr*float64(r.Ranks)) {
 			return fmt.Errorf("counters %s = %v disagrees with r = %v: on ranks = %d it rounds to %d accessing ranks, r = %d/%d", CounterRAsked, asked, rr, r.Ranks, AccessingRanks(asked, r.Ranks), AccessingRanks(asked, r.Ranks), r.Ranks)
 		}
@@ -299,7 +302,8 @@ func prttCounters(r *results.Record) error {
 
 // hotSpotCounters: the drawn k-accesses realise exactly the record's h
 // (KAccess.Params): h_realised is h, hot_ranks h x ranks, and the asked
-// h_asked rounds to them (HotRanks).
+// h_asked, in (0, 1] as every writer validates it, rounds to them
+// (HotRanks).
 func hotSpotCounters(r *results.Record) error {
 	h, ok := paramNumber(r, "h")
 	if !ok {
@@ -311,6 +315,9 @@ func hotSpotCounters(r *results.Record) error {
 	hot := math.Round(h * float64(r.Ranks))
 	if err := sameCounter(r, CounterHotRanks, hot, fmt.Sprintf("h x ranks = %v x %d", h, r.Ranks)); err != nil {
 		return err
+	}
+	if asked, ok := r.Counters[CounterHAsked]; ok && !(asked > 0 && asked <= 1) {
+		return fmt.Errorf("counters %s = %v: an asked h is in (0, 1]", CounterHAsked, asked)
 	}
 	if asked, ok := r.Counters[CounterHAsked]; ok && asked > 0 && asked <= 1 && float64(HotRanks(asked, r.Ranks)) != hot {
 		return fmt.Errorf("counters %s = %v disagrees with h = %v: on ranks = %d it rounds to %d hot ranks, h = %d/%d", CounterHAsked, asked, h, r.Ranks, HotRanks(asked, r.Ranks), HotRanks(asked, r.Ranks), r.Ranks)

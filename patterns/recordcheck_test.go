@@ -50,6 +50,7 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 		"collective":     Collective{Op: mpi.CollAllreduce, Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
 		"nonblocking":    NonBlocking{Op: mpi.CollAllreduce, Bytes: 8}.Record(nb, results.Meta{}),
 		"multilat":       MultiLatency{Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
+		"kkaccess":       KKAccess{K: 2, L: 64, R: 0.5, Op: AccessRead}.Record(meas(4, even...), results.Meta{}),
 		"kaccess emulated": func() results.Record {
 			r := KAccess{K: 2, L: 64, H: 0.5, A: 3, Op: AccessRead}.Record(meas(4, even...), results.Meta{})
 			r.Derived = map[string]float64{"total_s": r.Median * 3, "hot_ranks": 2}
@@ -85,6 +86,10 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 		{"a comm spread out of order", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUCommMax] = 1e-6 }, "derived osu_comm_s = 1e-05 is above osu_comm_max_s"},
 		{"OSU's latency of 1e-300 s", "multilat", func(r *results.Record) { r.Derived[DerivedOSULatSec] = 1e-300 }, "derived osu_latency_s = 1e-300 s"},
 		{"a series not a accesses", "kaccess emulated", func(r *results.Record) { r.Derived["total_s"] = r.Median }, "derived total_s"},
+		{"kkaccess_c_r_asked", "kkaccess", func(r *results.Record) { r.Counters[CounterRAsked] = 9.5 }, "counters r_asked = 9.5: an asked r is in (0, 1]"},
+		{"r_asked of 0", "kkaccess", func(r *results.Record) { r.Counters[CounterRAsked] = 0 }, "counters r_asked = 0: an asked r is in (0, 1]"},
+		{"r_asked of another r", "kkaccess", func(r *results.Record) { r.Counters[CounterRAsked] = 1 }, "counters r_asked = 1 disagrees with r = 0.5"},
+		{"kaccess_c_h_asked", "kaccess emulated", func(r *results.Record) { r.Counters[CounterHAsked] = 10.33 }, "counters h_asked = 10.33: an asked h is in (0, 1]"},
 	}
 	for _, tc := range edits {
 		t.Run(tc.name, func(t *testing.T) {
