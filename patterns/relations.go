@@ -84,10 +84,36 @@ func collectiveRelation(r *results.Record) error {
 			return fmt.Errorf("root = %s: %s has no root, its records name root 0", show(root), name)
 		}
 	}
+	if err := collectiveKindRelation(r, name, op); err != nil {
+		return err
+	}
 	if !op.Reduces() {
 		return nil
 	}
 	return wholeElements(r, name)
+}
+
+// collectiveKindRelation: the parameters that depend on the operation's
+// kind (Collective.Params): a barrier moves no bytes (bytes 0); an
+// operation that does not reduce has type "byte" and reduction "none";
+// a reducing one names its element type and its reduction.
+func collectiveKindRelation(r *results.Record, name string, op mpi.CollOp) error {
+	if bytes, ok := paramNumber(r, "bytes"); ok && op == mpi.CollBarrier && bytes != 0 {
+		return fmt.Errorf("bytes = %s: %s moves no bytes, its records name bytes 0", show(bytes), name)
+	}
+	red, hasRed := r.Params["reduction"].(string)
+	typ, hasType := r.Params["type"].(string)
+	switch {
+	case !op.Reduces() && hasRed && red != collNoReduction:
+		return fmt.Errorf("reduction = %q: %s does not reduce, its records name reduction %q", red, name, collNoReduction)
+	case !op.Reduces() && hasType && typ != collTypeByte:
+		return fmt.Errorf("type = %q: %s does not reduce, its records name type %q", typ, name, collTypeByte)
+	case op.Reduces() && hasRed && red == collNoReduction:
+		return fmt.Errorf("reduction = %q: %s reduces, its records name the reduction (sum, min or max)", red, name)
+	case op.Reduces() && hasType && typ == collTypeByte:
+		return fmt.Errorf("type = %q: %s reduces, its records name the element type (%s)", typ, name, strings.Join(collTypeNames()[1:], ", "))
+	}
+	return nil
 }
 
 // wholeElements: a reduction's bytes are whole elements of its type.
