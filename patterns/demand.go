@@ -42,8 +42,11 @@ type Demand struct {
 	// "k", "a", "warmup").
 	RepMessages, RepBytes, RepWaitSec float64
 	RepParam                          string
-	WarmupMessages, WarmupBytes       float64
-	WarmupParam                       string
+	// RepWait says what RepWaitSec is, for the message ("1048576 probes
+	// of >= 20 ns"); "" leaves it unsaid.
+	RepWait                     string
+	WarmupMessages, WarmupBytes float64
+	WarmupParam                 string
 }
 
 // RepFloorSec is a lower bound of one timed repetition's time.
@@ -61,8 +64,12 @@ func floorSec(msgs, bytes float64) float64 { return msgs*minMessageSec + bytes/m
 // stops repetitions between them, not inside one.
 func (d Demand) CheckTime(maxTime float64) error {
 	if f := d.RepFloorSec(); f > maxTime {
-		return fmt.Errorf("one repetition needs at least %s (%s and %s per rank at >= %g ns a message and <= %g GB/s), more than the time budget of %g s per point; lower %s",
-			secText(f), countText(d.RepMessages, "message"), bytesText(d.RepBytes), minMessageSec*1e9, maxBytesPerSec/1e9, maxTime, d.RepParam)
+		wait := ""
+		if d.RepWait != "" {
+			wait = ", and " + d.RepWait
+		}
+		return fmt.Errorf("one repetition needs at least %s (%s and %s per rank at >= %g ns a message and <= %g GB/s%s), more than the time budget of %g s per point; lower %s",
+			secText(f), countText(d.RepMessages, "message"), bytesText(d.RepBytes), minMessageSec*1e9, maxBytesPerSec/1e9, wait, maxTime, d.RepParam)
 	}
 	if f := d.WarmupFloorSec(); f > maxTime {
 		return fmt.Errorf("the warm-up needs at least %s (%s per rank), more than the time budget of %g s per point; lower %s",

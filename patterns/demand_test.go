@@ -3,6 +3,9 @@ package patterns
 import (
 	"strings"
 	"testing"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/opts"
 )
 
 // TestCheckTimeText: the time floor's message counts messages and bytes
@@ -24,6 +27,8 @@ func TestCheckTimeText(t *testing.T) {
 			"(500000000 messages and 1 byte per rank"},
 		{"warm-up", Demand{WarmupMessages: 4e9, WarmupParam: "--warmup"},
 			"the warm-up needs at least 80 s (4000000000 messages per rank)"},
+		{"nb_probes", NonBlocking{Op: mpi.CollBcast, Bytes: 8, Probes: 1 << 20}.Demand(3),
+			"at least 0.021 s (1 message and 8 bytes per rank at >= 20 ns a message and <= 100 GB/s, and 1048576 probes of >= 20 ns, a dummy-kernel step and an MPI_Test each), more than the time budget of 1e-06 s per point; lower --probes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -32,5 +37,28 @@ func TestCheckTimeText(t *testing.T) {
 				t.Errorf("got %v\nwant it to contain %s", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNonBlockingProbesBounded: --probes is a count, bounded as every
+// count flag is, so a huge one is refused before anything runs.
+func TestNonBlockingProbesBounded(t *testing.T) {
+	for _, tc := range []struct {
+		probes int
+		want   string // "" accepted
+	}{
+		{0, ""},
+		{MaxCount, ""},
+		{-1, "must not be negative"},
+		{MaxCount + 1, "Probes = 1048577: must be at most 1048576 MPI_Test calls in each call's compute"},
+		{9223372036854775807, "Probes = 9223372036854775807: must be at most 1048576"},
+	} {
+		s := new(NonBlockingSweep)
+		opts.FillDefaults(s)
+		s.Probes = tc.probes
+		err := s.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("probes %d: %v, want %q", tc.probes, err, tc.want)
+		}
 	}
 }

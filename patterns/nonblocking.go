@@ -304,11 +304,22 @@ func (k NonBlocking) Record(m Measurement, meta results.Meta) results.Record {
 	return rec
 }
 
+// minProbeSec bounds below the time of one probe of an overlapped call:
+// a step of the dummy kernel (DummyDim^2 multiply-adds, at least one
+// step per part of a positive compute time) and an MPI_Test.
+const minProbeSec = minMessageSec
+
 // Demand of a non-blocking collective: the blocking form's buffers, and
-// two measurements of at least one message per call.
+// two measurements of at least one message per call; an overlapped call
+// with probes makes Probes of them (minProbeSec each).
 func (k NonBlocking) Demand(p int) Demand {
 	d := Collective{Op: k.Op, Bytes: k.Bytes, OSU: k.OSU}.Demand(p)
 	d.RepParam = "--sizes"
+	if k.Probes > 0 {
+		d.RepWaitSec = float64(k.Probes) * minProbeSec
+		d.RepWait = fmt.Sprintf("%s of >= %g ns, a dummy-kernel step and an MPI_Test each", countText(float64(k.Probes), "probe"), minProbeSec*1e9)
+		d.RepParam = "--probes"
+	}
 	return d
 }
 
@@ -343,8 +354,8 @@ func (s *NonBlockingSweep) Validate() error {
 					return opts.Item("Ops", op, "has no non-blocking form (MPI-3 has none of the reduce-scatters here)")
 				}
 			}
-			if s.Probes < 0 {
-				return opts.Field("Probes", s.Probes, "must not be negative (an integer >= 0)")
+			if err := CheckCount("Probes", s.Probes, 0, "MPI_Test calls in each call's compute"); err != nil {
+				return err
 			}
 			return checkCollSweep(s.Ops, s.Sizes, s.Type, s.Root)
 		})

@@ -112,7 +112,7 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "type", Kind: ParamString, Values: collTypeNames()},
 		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max", collNoReduction}},
 		{Key: "root", Kind: ParamInt, Min: 0, NoMax: true},
-		{Key: "probes", Kind: ParamInt, Min: 0, NoMax: true}},
+		{Key: "probes", Kind: ParamInt, Min: 0, Max: MaxCount}},
 	BenchOneSided: {
 		{Key: "op", Kind: ParamString, Values: rmaOpNames()},
 		{Key: "mode", Kind: ParamString, Values: rmaModeNames},
