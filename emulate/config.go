@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/patterns"
 )
 
 // Placement selects how variables are spread over the memory modules
@@ -140,6 +141,12 @@ const (
 	DefaultStallTimeout = 60 * time.Second
 )
 
+// MaxWindow bounds Config.Window as every count flag is bounded
+// (patterns.MaxCount): no k-access keeps more requests in flight, and the
+// flow control's sums on the window (Window + 2 buffers on an
+// application link) stay far from overflow.
+const MaxWindow = patterns.MaxCount
+
 // maxVarBytes bounds a variable: one MPI message carries at most
 // mpi.MaxCount bytes, and a read reply of a whole variable needs a header.
 const maxVarBytes = 1<<31 - 1 - 4096
@@ -182,6 +189,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.GuardedSends == 0 {
 		c.GuardedSends = DefaultGuardedSends
+	}
+	if c.Window > MaxWindow {
+		return c, fmt.Errorf("emulate: Window %d: at most %d requests in flight", c.Window, MaxWindow)
 	}
 	if c.Window < 0 || c.LinkSlots < 0 || c.LinkSlots > 255 || c.LocalSlots < 0 || c.GuardedSends < 0 {
 		return c, errors.New("emulate: Window, LinkSlots (<= 255), LocalSlots and GuardedSends must be positive")

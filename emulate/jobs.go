@@ -60,8 +60,8 @@ func (n *NetFlags) Check() error {
 		return opts.Field("Net", "", "a service network is required: %s", NetworkForms())
 	case n.ModuleMem < 1 || n.ModuleMem > 1<<30:
 		return opts.Field("ModuleMem", int(n.ModuleMem), "a module's memory must be a size from 1 byte to 1G, e.g. 64M")
-	case n.Window < 1:
-		return opts.Field("Window", n.Window, "must be positive (an integer >= 1)")
+	case n.Window < 1 || n.Window > MaxWindow:
+		return opts.Field("Window", n.Window, "must be an integer in 1..%d (requests an application rank keeps in flight)", MaxWindow)
 	case n.LinkSlots < 1 || n.LinkSlots > 255:
 		return opts.Field("LinkSlots", n.LinkSlots, "must be an integer in 1..255")
 	}
