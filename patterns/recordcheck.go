@@ -117,10 +117,16 @@ var derivedChecks = map[string]func(*results.Record) error{
 	},
 	// OSU's figure: the average over ranks between its extremes.
 	BenchCollective: func(r *results.Record) error {
-		return ordered(r, DerivedOSUMin, DerivedOSUAvg, DerivedOSUMax)
+		if err := ordered(r, DerivedOSUMin, DerivedOSUAvg, DerivedOSUMax); err != nil {
+			return err
+		}
+		return belowSlowest(r, "a rank's mean time per call is at most the slowest repetition's, the maximum over ranks", DerivedOSUMin, DerivedOSUAvg, DerivedOSUMax)
 	},
 	BenchNonBlocking: func(r *results.Record) error {
 		if err := ordered(r, DerivedOSUCommMin, DerivedOSUComm, DerivedOSUCommMax); err != nil {
+			return err
+		}
+		if err := nonBlockingBounds(r); err != nil {
 			return err
 		}
 		d := r.Derived
@@ -179,6 +185,58 @@ var derivedChecks = map[string]func(*results.Record) error{
 		return nil
 	},
 	BenchAggregate: aggregateCounters,
+}
+
+// belowSlowest refuses a derived value of keys above the record's max,
+// the slowest repetition's time (why: the reason it cannot be), when the
+// samples are the maximum over ranks of each rank's own time, all kept:
+// every rank's own time of a repetition is at most its sample, so every
+// mean of a rank's own times is at most max.
+func belowSlowest(r *results.Record, why string, keys ...string) error {
+	if r.Reduction != results.ReductionMaxOverRanks || r.Dropped > 0 {
+		return nil
+	}
+	for _, k := range keys {
+		if v, ok := r.Derived[k]; ok && !within(v, r.Max) {
+			return fmt.Errorf("derived %s = %v s is above max %v s: %s", k, v, r.Max, why)
+		}
+	}
+	return nil
+}
+
+// nonBlockingBounds ties the non-blocking record's derived values to its
+// samples, the overlapped calls' (NonBlocking.Run): without probes no
+// MPI_Test runs (osu_test_s 0); the overlapped calls' mean time
+// (osu_overall_s) and the compute with its tests (osu_compute_s +
+// osu_test_s) are means of a rank's own times, at most max; each rank
+// computes at least its own mean pure communication in every overlapped
+// call, so osu_comm_max_s is at most max too; and comm_s, the median of
+// the pure calls' maxima over ranks, is at most twice their mean, at
+// most the sum over ranks of their own means: 2 x ranks x osu_comm_max_s.
+func nonBlockingBounds(r *results.Record) error {
+	d := r.Derived
+	if probes, ok := paramNumber(r, "probes"); ok && probes == 0 {
+		if v, ok := d[DerivedOSUTest]; ok && v != 0 {
+			return fmt.Errorf("derived %s = %v s with probes = 0: without probes no MPI_Test runs, its time is 0", DerivedOSUTest, v)
+		}
+	}
+	if err := belowSlowest(r, "a rank's mean overlapped call is at most the slowest repetition's, the maximum over ranks", DerivedOSUOverall); err != nil {
+		return err
+	}
+	if err := belowSlowest(r, "each rank computes at least its mean pure communication in every overlapped call, so the slowest overlapped repetition takes at least that", DerivedOSUCommMax); err != nil {
+		return err
+	}
+	compute, ok1 := d[DerivedOSUCompute]
+	test, ok2 := d[DerivedOSUTest]
+	if ok1 && ok2 && r.Reduction == results.ReductionMaxOverRanks && r.Dropped == 0 && !within(compute+test, r.Max) {
+		return fmt.Errorf("derived %s + %s = %v s is above max %v s: the compute with its tests is part of each rank's overlapped call", DerivedOSUCompute, DerivedOSUTest, compute+test, r.Max)
+	}
+	if comm, ok := d[DerivedComm]; ok {
+		if cmax, ok := d[DerivedOSUCommMax]; ok && r.Ranks > 0 && !within(comm, 2*float64(r.Ranks)*cmax) {
+			return fmt.Errorf("derived %s = %v s is above 2 x ranks x %s = 2 x %d x %v s: the median of the pure calls' maxima over ranks is at most twice their mean, at most the sum of the ranks' mean times", DerivedComm, comm, DerivedOSUCommMax, r.Ranks, cmax)
+		}
+	}
+	return nil
 }
 
 // sameCounter refuses counter key when present and not want (how: the

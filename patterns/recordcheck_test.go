@@ -35,22 +35,29 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 	nb.Extra = map[string]float64{DerivedOSUOverall: 2e-5, DerivedOSUCompute: 1.2e-5, DerivedOSUTest: 0,
 		DerivedOSUComm: 1e-5, DerivedOSUCommMin: 9e-6, DerivedOSUCommMax: 1.1e-5, DerivedOSUOverlap: OverlapPct(2e-5, 1.2e-5, 1e-5),
 		DerivedComm: 9.5e-6, DerivedOverlap: 10}
+	maxOver := func(m Measurement) Measurement { m.Reduction = results.ReductionMaxOverRanks; return m }
+	nbMax := maxOver(meas(4, even...))
+	nbMax.Extra = map[string]float64{DerivedOSUOverall: 8e-6, DerivedOSUCompute: 5e-6, DerivedOSUTest: 1e-7,
+		DerivedOSUComm: 4e-6, DerivedOSUCommMin: 3e-6, DerivedOSUCommMax: 5e-6, DerivedOSUOverlap: OverlapPct(8e-6, 5e-6, 4e-6),
+		DerivedComm: 4e-6, DerivedOverlap: 10}
 	perm := meas(4, even...)
 	perm.Counters = map[string]float64{CounterMsgsTotal: 4, CounterBytesTotal: 64}
 	records := map[string]results.Record{
-		"pingpong":       PingPong{Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"bandwidth even": Bandwidth{Bytes: 4096, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"bandwidth one":  Bandwidth{Bytes: 4096, Iters: 10}.Record(meas(2, one...), results.Meta{}),
-		"bibw":           Bibw{Bytes: 4096, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"mbwmr":          MultiBandwidth{Bytes: 64, Iters: 10}.Record(meas(4, even...), results.Meta{}),
-		"onesided lat":   OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFlush, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"onesided fence": OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFence, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"onesided bibw":  OneSided{Op: mpi.RMAPut, Mode: mpi.RMABibw, Sync: mpi.SyncPSCW, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"permutations":   Permutations{Bytes: 16, Count: 4}.Record(perm, results.Meta{}),
-		"collective":     Collective{Op: mpi.CollAllreduce, Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
-		"nonblocking":    NonBlocking{Op: mpi.CollAllreduce, Bytes: 8}.Record(nb, results.Meta{}),
-		"multilat":       MultiLatency{Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
-		"kkaccess":       KKAccess{K: 2, L: 64, R: 0.5, Op: AccessRead}.Record(meas(4, even...), results.Meta{}),
+		"pingpong":        PingPong{Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"bandwidth even":  Bandwidth{Bytes: 4096, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"bandwidth one":   Bandwidth{Bytes: 4096, Iters: 10}.Record(meas(2, one...), results.Meta{}),
+		"bibw":            Bibw{Bytes: 4096, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"mbwmr":           MultiBandwidth{Bytes: 64, Iters: 10}.Record(meas(4, even...), results.Meta{}),
+		"onesided lat":    OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFlush, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"onesided fence":  OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFence, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"onesided bibw":   OneSided{Op: mpi.RMAPut, Mode: mpi.RMABibw, Sync: mpi.SyncPSCW, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"permutations":    Permutations{Bytes: 16, Count: 4}.Record(perm, results.Meta{}),
+		"collective":      Collective{Op: mpi.CollAllreduce, Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
+		"nonblocking":     NonBlocking{Op: mpi.CollAllreduce, Bytes: 8}.Record(nb, results.Meta{}),
+		"collective max":  Collective{Op: mpi.CollAllreduce, Bytes: 8, Iters: 10}.Record(maxOver(meas(4, even...)), results.Meta{}),
+		"nonblocking max": NonBlocking{Op: mpi.CollAllreduce, Bytes: 8, Probes: 3}.Record(nbMax, results.Meta{}),
+		"multilat":        MultiLatency{Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
+		"kkaccess":        KKAccess{K: 2, L: 64, R: 0.5, Op: AccessRead}.Record(meas(4, even...), results.Meta{}),
 		"kaccess emulated": func() results.Record {
 			r := KAccess{K: 2, L: 64, H: 0.5, A: 3, Op: AccessRead}.Record(meas(4, even...), results.Meta{})
 			r.Derived = map[string]float64{"total_s": r.Median * 3, "hot_ranks": 2}
@@ -86,6 +93,15 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 		{"a comm spread out of order", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUCommMax] = 1e-6 }, "derived osu_comm_s = 1e-05 is above osu_comm_max_s"},
 		{"OSU's latency of 1e-300 s", "multilat", func(r *results.Record) { r.Derived[DerivedOSULatSec] = 1e-300 }, "derived osu_latency_s = 1e-300 s"},
 		{"a series not a accesses", "kaccess emulated", func(r *results.Record) { r.Derived["total_s"] = r.Median }, "derived total_s"},
+		{"collective_d_osu_max_s", "collective max", func(r *results.Record) { r.Derived[DerivedOSUMax] = 7 }, "derived osu_max_s = 7 s is above max 1e-05 s: a rank's mean time per call is at most the slowest repetition's"},
+		{"coll_allmax", "collective max", func(r *results.Record) {
+			r.Derived[DerivedOSUMin], r.Derived[DerivedOSUAvg], r.Derived[DerivedOSUMax] = 1000, 1000, 1000
+		}, "derived osu_min_s = 1000 s is above max 1e-05 s"},
+		{"nonblocking_d_osu_test_s", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUTest] = 7 }, "derived osu_test_s = 7 s with probes = 0: without probes no MPI_Test runs, its time is 0"},
+		{"nb_comm_huge", "nonblocking max", func(r *results.Record) { r.Derived[DerivedComm] = 1e6 }, "derived comm_s = 1e+06 s is above 2 x ranks x osu_comm_max_s = 2 x 4 x 5e-06 s"},
+		{"nb_overall", "nonblocking max", func(r *results.Record) { r.Derived[DerivedOSUOverall] = 1e6 }, "derived osu_overall_s = 1e+06 s is above max 1e-05 s"},
+		{"nb comm max above the slowest", "nonblocking max", func(r *results.Record) { r.Derived[DerivedOSUCommMax] = 1 }, "derived osu_comm_max_s = 1 s is above max 1e-05 s: each rank computes at least"},
+		{"nb compute above the slowest", "nonblocking max", func(r *results.Record) { r.Derived[DerivedOSUCompute] = 1 }, "derived osu_compute_s + osu_test_s = 1.0000001 s is above max 1e-05 s"},
 		{"kkaccess_c_r_asked", "kkaccess", func(r *results.Record) { r.Counters[CounterRAsked] = 9.5 }, "counters r_asked = 9.5: an asked r is in (0, 1]"},
 		{"r_asked of 0", "kkaccess", func(r *results.Record) { r.Counters[CounterRAsked] = 0 }, "counters r_asked = 0: an asked r is in (0, 1]"},
 		{"r_asked of another r", "kkaccess", func(r *results.Record) { r.Counters[CounterRAsked] = 1 }, "counters r_asked = 1 disagrees with r = 0.5"},
