@@ -315,6 +315,10 @@ func (a AggregateOp) Run(c mpi.Comm) (Measurement, error) {
 // m (bytes), the shift q and the NEWS neighbours. q and neighbors are on
 // every record, 0 where they do not apply, so that a run's records share
 // one set of columns (CSV); the two-level model reads neighbors for news.
+// A root other than 0 is the root param: the root of bcast and scatter,
+// 0 on the other records of the same run (a run's instances share Root);
+// records of root 0 leave it out, as those written before it was a param
+// do, so they compare with them.
 func (a AggregateOp) Params(p int) results.Params {
 	params := results.Params{"op": a.Op.String(), "impl": a.Impl.String(), "bytes": a.Bytes, "q": 0, "neighbors": 0}
 	switch a.Op {
@@ -322,6 +326,12 @@ func (a AggregateOp) Params(p int) results.Params {
 		params["q"] = a.Q
 	case AggNEWS:
 		params["neighbors"] = a.Neighbors(p)
+	}
+	if a.Root != 0 {
+		params["root"] = 0
+		if a.Op == AggBcast || a.Op == AggScatter {
+			params["root"] = a.Root
+		}
 	}
 	return params
 }

@@ -222,3 +222,24 @@ func meshRoundsWant(a AggregateOp, p int) int {
 	}
 	return 4
 }
+
+// TestAggregateRootParam: a run of root r != 0 writes root r on its bcast
+// and scatter records and root 0 on the others; a run of root 0 writes no
+// root, as the records from before the param did.
+func TestAggregateRootParam(t *testing.T) {
+	for _, tc := range []struct {
+		a    AggregateOp
+		want any // nil: no root param
+	}{
+		{AggregateOp{Op: AggBcast, Bytes: 8, Root: 4}, 4},
+		{AggregateOp{Op: AggScatter, Bytes: 8, Root: 2}, 2},
+		{AggregateOp{Op: AggQShift, Bytes: 8, Q: 1, Root: 4}, 0},
+		{AggregateOp{Op: AggBcast, Bytes: 8}, nil},
+		{AggregateOp{Op: AggAlltoall, Bytes: 8}, nil},
+	} {
+		got, ok := tc.a.Params(5)["root"]
+		if (tc.want == nil) == ok || ok && got != tc.want {
+			t.Errorf("%v root %d: root param %v (present %v), want %v", tc.a.Op, tc.a.Root, got, ok, tc.want)
+		}
+	}
+}

@@ -138,7 +138,8 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "impl", Kind: ParamString, Values: implNames, Optional: true},
 		specBytes,
 		{Key: "q", Kind: ParamInt, Min: 0, NoMax: true, Optional: true},
-		{Key: "neighbors", Kind: ParamInt, Min: 0, NoMax: true, Optional: true}},
+		{Key: "neighbors", Kind: ParamInt, Min: 0, NoMax: true, Optional: true},
+		{Key: "root", Kind: ParamInt, Min: 0, NoMax: true, Optional: true}},
 }
 
 // checksRegistered registers the checks of benchParams' benches during

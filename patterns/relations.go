@@ -270,8 +270,9 @@ func newsNeighbors(p int) []float64 {
 }
 
 // aggregateRelation: a q-shift's 1 <= q < p, and the NEWS neighbours a
-// torus of the ranks has (AggregateOp.Check, AggregateOp.Neighbors); q
-// and neighbors are 0 for the operations they do not apply to.
+// torus of the ranks has (AggregateOp.Check, AggregateOp.Neighbors), the
+// root of bcast and scatter among the ranks; q, neighbors and root are 0
+// for the operations they do not apply to.
 func aggregateRelation(r *results.Record) error {
 	op, _ := r.Params["op"].(string)
 	q, okq := paramNumber(r, "q")
@@ -285,6 +286,13 @@ func aggregateRelation(r *results.Record) error {
 		return fmt.Errorf("neighbors = %s on ranks = %d: a NEWS step on a torus of %d ranks has %s (two along each side longer than 1)", show(nb), r.Ranks, r.Ranks, strings.Trim(strings.ReplaceAll(fmt.Sprint(newsNeighbors(r.Ranks)), " ", " or "), "[]"))
 	case okn && op != AggNEWS.String() && nb != 0:
 		return fmt.Errorf("neighbors = %s: only a news record has neighbours (0 for %s)", show(nb), op)
+	}
+	rooted := op == AggBcast.String() || op == AggScatter.String()
+	switch root, ok := paramNumber(r, "root"); {
+	case ok && rooted && root >= float64(r.Ranks):
+		return fmt.Errorf("root = %s on ranks = %d: the root of %s is one of ranks 0..%d", show(root), r.Ranks, op, r.Ranks-1)
+	case ok && !rooted && root != 0:
+		return fmt.Errorf("root = %s: %s has no root, its records name root 0", show(root), op)
 	}
 	return nil
 }
