@@ -1,12 +1,11 @@
 package divalib_test
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/commcost/commcost/divalib"
 	"github.com/commcost/commcost/divalib/storecheck"
+	"github.com/commcost/commcost/internal/recordtest"
 	"github.com/commcost/commcost/results"
 )
 
@@ -74,22 +73,7 @@ func TestCheckRecordCountersChecked(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := json.Marshal(tc.rec())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r results.Record
-			if err := json.Unmarshal(b, &r); err != nil {
-				t.Fatal(err)
-			}
-			tc.edit(&r)
-			if b, err = json.Marshal(r); err != nil {
-				t.Fatal(err)
-			}
-			_, err = results.ReadJSONL(strings.NewReader(string(b) + "\n"))
-			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-				t.Errorf("read: %v, want %q", err, tc.want)
-			}
+			recordtest.CheckEdited(t, tc.rec(), tc.edit, tc.want)
 		})
 	}
 }

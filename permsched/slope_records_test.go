@@ -1,10 +1,9 @@
 package permsched_test
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/internal/recordtest"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/permsched"
 	"github.com/commcost/commcost/results"
@@ -37,22 +36,7 @@ func TestSlopeRecordValuesChecked(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := json.Marshal(slope())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r results.Record
-			if err := json.Unmarshal(b, &r); err != nil {
-				t.Fatal(err)
-			}
-			tc.edit(&r)
-			if b, err = json.Marshal(r); err != nil {
-				t.Fatal(err)
-			}
-			_, err = results.ReadJSONL(strings.NewReader(string(b) + "\n"))
-			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-				t.Errorf("read: %v, want %q", err, tc.want)
-			}
+			recordtest.CheckEdited(t, slope(), tc.edit, tc.want)
 		})
 	}
 }
