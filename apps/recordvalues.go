@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/commcost/commcost/globalvar"
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -40,27 +41,29 @@ var programCounters = map[string][]string{
 	"samplesort": {CounterExpansion, CounterSample},
 }
 
-// storeNames caches the verdict on each store name a record gives (a name
-// parsed once per process: an emulated network's parse builds it).
-var storeNames sync.Map // string -> error
+// storeNames caches the verdict on each store name a record gives that a
+// store family parses (direct, the divalib strategies).
+var storeNames sync.Map // string -> bool
 
-// checkStoreName refuses a store param that names no store: the writers
-// record a strategy's Name (globalvar.Strategy), which is its --store
-// spelling for direct and the divalib strategies and, for an emulated
-// network, the network without the "emulate:" of its spelling.
-func checkStoreName(s string) error {
-	if v, ok := storeNames.Load(s); ok {
-		err, _ := v.(error)
-		return err
+// checkStoreName refuses a store param that names no store a run of r
+// had: the writers record a strategy's Name (globalvar.Strategy), which
+// is its --store spelling for direct and the divalib strategies and, for
+// an emulated network, the network without the "emulate:" of its
+// spelling, checked as the emulated records' network is
+// (patterns.CheckStoreNetwork: from its family and sizes, of r's ranks)
+// without building it.
+func checkStoreName(s string, r *results.Record) error {
+	if ok, known := storeNames.Load(s); known && ok.(bool) {
+		return nil
 	}
-	var err error
-	if _, e := globalvar.ParseStrategy(s, 0); e != nil {
-		if _, e2 := globalvar.ParseStrategy("emulate:"+s, 0); e2 != nil {
-			err = fmt.Errorf("store = %q names no store: accepted are %s (an emulated network as NET)", s, strings.Join(globalvar.Forms(), ", "))
-		}
+	if _, err := globalvar.ParseStrategy(s, 0); err == nil {
+		storeNames.Store(s, true)
+		return nil
 	}
-	storeNames.Store(s, err)
-	return err
+	if err := patterns.CheckStoreNetwork(s, r); err != nil {
+		return fmt.Errorf("store = %q names no store a run on these ranks had: accepted are %s (an emulated network as NET); as a network: %v", s, strings.Join(globalvar.Forms(), ", "), err)
+	}
+	return nil
 }
 
 // checkAppValues ties an application record's kind, store, counters and
@@ -84,7 +87,7 @@ func checkAppValues(r *results.Record) error {
 		}
 	}
 	if s, ok := r.Params["store"].(string); ok {
-		if err := checkStoreName(s); err != nil {
+		if err := checkStoreName(s, r); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}

@@ -151,8 +151,8 @@ func searchedDiameter(name string, n int, links func(link func(u, v int))) int {
 }
 
 // checkRecordNetwork is the network check of a record (see above).
-func checkRecordNetwork(network string, r *results.Record) error {
-	if !emulated(network, r) {
+func checkRecordNetwork(network string, r *results.Record, must bool) error {
+	if !must && !emulated(network, r) {
 		return nil
 	}
 	s := shapeOf(network)

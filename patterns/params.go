@@ -296,16 +296,18 @@ func recordAlg(bench string, r *results.Record) error {
 // cannot parse a network itself, since that package imports it.
 var (
 	networkCheckMu sync.Mutex
-	networkCheck   func(network string, r *results.Record) error
+	networkCheck   func(network string, r *results.Record, must bool) error
 )
 
 // RegisterNetworkCheck makes check the check of every record of this
 // package's benches that has a "network" parameter: an emulated network
 // parses, and the record's ranks and derived values are ones a run on it
-// has. It is meant
+// has. With must, the name is a network's or refused (an application's
+// emulated store, CheckStoreNetwork); without, a name that is not
+// written as a network's is a calibration's store and passes. It is meant
 // for the emulating package's init; registering twice is a programming
 // error (panic).
-func RegisterNetworkCheck(check func(network string, r *results.Record) error) {
+func RegisterNetworkCheck(check func(network string, r *results.Record, must bool) error) {
 	networkCheckMu.Lock()
 	defer networkCheckMu.Unlock()
 	if networkCheck != nil {
@@ -327,7 +329,21 @@ func checkNetwork(r *results.Record) error {
 	if check == nil {
 		return nil
 	}
-	return check(net, r)
+	return check(net, r, false)
+}
+
+// CheckStoreNetwork checks an application record's store that no store
+// family names as the emulated network it must then be: one that parses,
+// of the record's ranks. Without a registered check (no package that
+// emulates linked in) the name is refused: nothing could have run on it.
+func CheckStoreNetwork(network string, r *results.Record) error {
+	networkCheckMu.Lock()
+	check := networkCheck
+	networkCheckMu.Unlock()
+	if check == nil {
+		return fmt.Errorf("%q is no network this build emulates", network)
+	}
+	return check(network, r, true)
 }
 
 // RegisterBench adds the parameter specs of a bench (from the init of the
