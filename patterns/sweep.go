@@ -110,6 +110,9 @@ func (r RepLimits) Check() error {
 	if r.MinReps < 1 {
 		return opts.Field("MinReps", r.MinReps, "must be positive (an integer >= 1)")
 	}
+	if r.MinReps > MaxCount {
+		return opts.Field("MinReps", r.MinReps, "must be at most %d, the most repetitions a record holds", MaxCount)
+	}
 	if r.MaxReps < r.MinReps {
 		return opts.Field("MaxReps", r.MaxReps, "must be an integer >= {MinReps} (%d)", r.MinReps)
 	}

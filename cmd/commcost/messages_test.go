@@ -57,6 +57,7 @@ var messageCases = []struct {
 	{"negative window", []string{"bandwidth", "--window", "-64"}, "--window -64: window = -64: must be positive"},
 	// A record holds at most results.MaxRecordElements samples.
 	{"max-reps beyond a record's samples", []string{"pingpong", "--max-reps", "1048577"}, "--max-reps 1048577: must be at most 1048576, the most repetitions a record holds"},
+	{"min-reps beyond a record's samples, max-reps left at its default", []string{"pingpong", "--min-reps", "2000000"}, "--min-reps 2000000: must be at most 1048576, the most repetitions a record holds"},
 	{"count beyond a record's samples", []string{"permutations", "--count", "1048577"}, "--count 1048577: count = 1048577: must be an integer from 1 to 1048576"},
 	// Every count of repetitions has the same bound (patterns.MaxCount):
 	// each one is progress, so the watchdog would never end 1e12 of them.
