@@ -135,6 +135,10 @@ func (cal KKCalibration) Run(env Env, st globalvar.Strategy, meta results.Meta, 
 	for _, op := range []patterns.AccessOp{patterns.AccessRead, patterns.AccessWrite} {
 		err := cal.Each(func(k, l int, r float64) error {
 			kk := cal.point(k, l, r, op)
+			// Under the process's watchdog, a named point: a peer that
+			// stops answering during a calibration names the store and
+			// the access.
+			defer patterns.Installed().Begin("the calibration of store "+st.Name()+": kkaccess "+results.ParamList(kk.Params(env.Comm.Size())), 0)()
 			var rec results.Record
 			var err error
 			if own {
