@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/commcost/commcost/internal/recordtest"
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/mpi/local"
 	"github.com/commcost/commcost/opts"
@@ -154,44 +156,13 @@ func TestSchedRecordContradictionsRefused(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var r results.Record
-			found := false
-			for _, w := range recs {
-				if tc.pick(w) {
-					r, found = cloneRecord(t, w), true
-					break
-				}
-			}
-			if !found {
+			i := slices.IndexFunc(recs, tc.pick)
+			if i < 0 {
 				t.Fatal("no such record written")
 			}
-			tc.edit(&r)
-			err := readBack(r)
-			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-				t.Errorf("read: %v, want %q", err, tc.want)
-			}
+			recordtest.CheckEdited(t, recs[i], tc.edit, tc.want)
 		})
 	}
-}
-
-// cloneRecord is a deep copy of r (its maps and samples), through JSON.
-func cloneRecord(t *testing.T, r results.Record) results.Record {
-	t.Helper()
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out results.Record
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatal(err)
-	}
-	if out.Counters == nil {
-		out.Counters = map[string]float64{}
-	}
-	if out.Derived == nil {
-		out.Derived = map[string]float64{}
-	}
-	return out
 }
 
 // TestBreakevenFitStatus: as for `commcost fit`, a break-even input
