@@ -117,12 +117,18 @@ var derivedChecks = map[string]func(*results.Record) error{
 	},
 	// OSU's figure: the average over ranks between its extremes.
 	BenchCollective: func(r *results.Record) error {
+		if err := allRanksMax(r); err != nil {
+			return err
+		}
 		if err := ordered(r, DerivedOSUMin, DerivedOSUAvg, DerivedOSUMax); err != nil {
 			return err
 		}
 		return belowSlowest(r, "a rank's mean time per call is at most the slowest repetition's, the maximum over ranks", DerivedOSUMin, DerivedOSUAvg, DerivedOSUMax)
 	},
 	BenchNonBlocking: func(r *results.Record) error {
+		if err := allRanksMax(r); err != nil {
+			return err
+		}
 		if err := ordered(r, DerivedOSUCommMin, DerivedOSUComm, DerivedOSUCommMax); err != nil {
 			return err
 		}
@@ -179,6 +185,9 @@ var derivedChecks = map[string]func(*results.Record) error{
 	// repetition is at most the repetition's sample, the maximum over
 	// ranks, so the mean is at most the slowest sample.
 	BenchMultiLatency: func(r *results.Record) error {
+		if err := allRanksMax(r); err != nil {
+			return err
+		}
 		if v, ok := r.Derived[DerivedOSULatSec]; ok && !within(v, r.Max) {
 			return fmt.Errorf("derived %s = %v s is above max %v s: rank 0's mean half round trip is at most the slowest repetition's, the maximum over ranks", DerivedOSULatSec, v, r.Max)
 		}
@@ -187,15 +196,27 @@ var derivedChecks = map[string]func(*results.Record) error{
 	BenchAggregate: aggregateCounters,
 }
 
-// belowSlowest refuses a derived value of keys above the record's max,
-// the slowest repetition's time (why: the reason it cannot be), when the
-// samples are the maximum over ranks of each rank's own time, all kept:
-// every rank's own time of a repetition is at most its sample, so every
-// mean of a rank's own times is at most max.
-func belowSlowest(r *results.Record, why string, keys ...string) error {
-	if r.Reduction != results.ReductionMaxOverRanks || r.Dropped > 0 {
-		return nil
+// allRanksMax refuses a record of a pattern whose samples are always the
+// maximum over ranks of each rank's own time, every one kept (the
+// collectives, the non-blocking collectives and the multi-pair latency
+// take no --sync and trim nothing), when it names another aggregate or
+// dropped samples: the bounds of belowSlowest hold only for those.
+func allRanksMax(r *results.Record) error {
+	if r.Reduction != results.ReductionMaxOverRanks {
+		return fmt.Errorf("aggregate %q: a %s record's samples are always %s, the maximum over ranks of each rank's own time", r.Reduction, r.Bench, results.ReductionMaxOverRanks)
 	}
+	if r.Dropped > 0 {
+		return fmt.Errorf("dropped = %d: a %s record keeps every repetition, none is dropped", r.Dropped, r.Bench)
+	}
+	return nil
+}
+
+// belowSlowest refuses a derived value of keys above the record's max,
+// the slowest repetition's time (why: the reason it cannot be); the
+// samples are the maximum over ranks of each rank's own time, all kept
+// (allRanksMax): every rank's own time of a repetition is at most its
+// sample, so every mean of a rank's own times is at most max.
+func belowSlowest(r *results.Record, why string, keys ...string) error {
 	for _, k := range keys {
 		if v, ok := r.Derived[k]; ok && !within(v, r.Max) {
 			return fmt.Errorf("derived %s = %v s is above max %v s: %s", k, v, r.Max, why)
@@ -228,7 +249,7 @@ func nonBlockingBounds(r *results.Record) error {
 	}
 	compute, ok1 := d[DerivedOSUCompute]
 	test, ok2 := d[DerivedOSUTest]
-	if ok1 && ok2 && r.Reduction == results.ReductionMaxOverRanks && r.Dropped == 0 && !within(compute+test, r.Max) {
+	if ok1 && ok2 && !within(compute+test, r.Max) {
 		return fmt.Errorf("derived %s + %s = %v s is above max %v s: the compute with its tests is part of each rank's overlapped call", DerivedOSUCompute, DerivedOSUTest, compute+test, r.Max)
 	}
 	if comm, ok := d[DerivedComm]; ok {

@@ -8,13 +8,14 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-// testMeasurement is a measurement of samples on p ranks, every rank's
-// own times those of the samples, as a pattern's Record method takes it.
+// testMeasurement is a measurement of samples on p ranks, each the
+// maximum over ranks of the ranks' own times (every rank's mean at most
+// the samples' mean), as a pattern's Record method takes it.
 func testMeasurement(p int, samples ...float64) Measurement {
 	m := Measurement{Samples: samples, Summary: results.Summarize(samples), CommSize: p,
-		Reduction: results.ReductionRank0, Stop: results.StopFixed}
+		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed}
 	m.RankMin, m.RankAvg, m.RankMax = m.Summary.Median, m.Summary.Median, m.Summary.Median
-	m.RankMean = Spread{m.Summary.Mean * 0.9, m.Summary.Mean, m.Summary.Mean * 1.1}
+	m.RankMean = Spread{m.Summary.Mean * 0.8, m.Summary.Mean * 0.9, m.Summary.Mean}
 	m.OwnMeans = make([]float64, p)
 	for i := range m.OwnMeans {
 		m.OwnMeans[i] = m.Summary.Mean
@@ -32,11 +33,10 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 	even := []float64{1e-6, 1e-6, 1e-5, 1e-5}
 	one := []float64{3e-6}
 	nb := meas(4, even...)
-	nb.Extra = map[string]float64{DerivedOSUOverall: 2e-5, DerivedOSUCompute: 1.2e-5, DerivedOSUTest: 0,
-		DerivedOSUComm: 1e-5, DerivedOSUCommMin: 9e-6, DerivedOSUCommMax: 1.1e-5, DerivedOSUOverlap: OverlapPct(2e-5, 1.2e-5, 1e-5),
-		DerivedComm: 9.5e-6, DerivedOverlap: 10}
-	maxOver := func(m Measurement) Measurement { m.Reduction = results.ReductionMaxOverRanks; return m }
-	nbMax := maxOver(meas(4, even...))
+	nb.Extra = map[string]float64{DerivedOSUOverall: 9e-6, DerivedOSUCompute: 6e-6, DerivedOSUTest: 0,
+		DerivedOSUComm: 5e-6, DerivedOSUCommMin: 4.5e-6, DerivedOSUCommMax: 5.5e-6, DerivedOSUOverlap: OverlapPct(9e-6, 6e-6, 5e-6),
+		DerivedComm: 4.75e-6, DerivedOverlap: 10}
+	nbMax := meas(4, even...)
 	nbMax.Extra = map[string]float64{DerivedOSUOverall: 8e-6, DerivedOSUCompute: 5e-6, DerivedOSUTest: 1e-7,
 		DerivedOSUComm: 4e-6, DerivedOSUCommMin: 3e-6, DerivedOSUCommMax: 5e-6, DerivedOSUOverlap: OverlapPct(8e-6, 5e-6, 4e-6),
 		DerivedComm: 4e-6, DerivedOverlap: 10}
@@ -54,7 +54,7 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 		"permutations":    Permutations{Bytes: 16, Count: 4}.Record(perm, results.Meta{}),
 		"collective":      Collective{Op: mpi.CollAllreduce, Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
 		"nonblocking":     NonBlocking{Op: mpi.CollAllreduce, Bytes: 8}.Record(nb, results.Meta{}),
-		"collective max":  Collective{Op: mpi.CollAllreduce, Bytes: 8, Iters: 10}.Record(maxOver(meas(4, even...)), results.Meta{}),
+		"collective one":  Collective{Op: mpi.CollBarrier, Iters: 1}.Record(meas(5, one...), results.Meta{}),
 		"nonblocking max": NonBlocking{Op: mpi.CollAllreduce, Bytes: 8, Probes: 3}.Record(nbMax, results.Meta{}),
 		"multilat":        MultiLatency{Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
 		"kkaccess":        KKAccess{K: 2, L: 64, R: 0.5, Op: AccessRead}.Record(meas(4, even...), results.Meta{}),
@@ -90,13 +90,21 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 		{"max/ave not max over the mean", "permutations", func(r *results.Record) { r.Derived["max_over_ave"] = 1 }, "derived max_over_ave = 1 disagrees with max / mean"},
 		{"OSU's minimum above its average", "collective", func(r *results.Record) { r.Derived[DerivedOSUMin] = 1 }, "derived osu_min_s = 1 is above osu_avg_s"},
 		{"an overlap its times contradict", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUOverlap] = 99 }, "derived osu_overlap_pct = 99 disagrees"},
-		{"a comm spread out of order", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUCommMax] = 1e-6 }, "derived osu_comm_s = 1e-05 is above osu_comm_max_s"},
+		{"a comm spread out of order", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUCommMax] = 1e-6 }, "derived osu_comm_s = 5e-06 is above osu_comm_max_s"},
 		{"OSU's latency of 1e-300 s", "multilat", func(r *results.Record) { r.Derived[DerivedOSULatSec] = 1e-300 }, "derived osu_latency_s = 1e-300 s"},
 		{"a series not a accesses", "kaccess emulated", func(r *results.Record) { r.Derived["total_s"] = r.Median }, "derived total_s"},
-		{"collective_d_osu_max_s", "collective max", func(r *results.Record) { r.Derived[DerivedOSUMax] = 7 }, "derived osu_max_s = 7 s is above max 1e-05 s: a rank's mean time per call is at most the slowest repetition's"},
-		{"coll_allmax", "collective max", func(r *results.Record) {
+		{"collective_d_osu_max_s", "collective", func(r *results.Record) { r.Derived[DerivedOSUMax] = 7 }, "derived osu_max_s = 7 s is above max 1e-05 s: a rank's mean time per call is at most the slowest repetition's"},
+		{"coll_allmax", "collective", func(r *results.Record) {
 			r.Derived[DerivedOSUMin], r.Derived[DerivedOSUAvg], r.Derived[DerivedOSUMax] = 1000, 1000, 1000
 		}, "derived osu_min_s = 1000 s is above max 1e-05 s"},
+		{"a collective of rank 0's times", "collective", func(r *results.Record) { r.Reduction = results.ReductionRank0 }, `aggregate "rank0": a collective record's samples are always max-over-ranks`},
+		{"a collective without its aggregate", "collective", func(r *results.Record) { r.Reduction = "" }, `aggregate "": a collective record's samples are always max-over-ranks`},
+		{"a collective of window ends", "collective one", func(r *results.Record) { r.Reduction = results.ReductionWindowLatestEnd }, `aggregate "window-latest-end": a collective record's samples are always max-over-ranks`},
+		{"a non-blocking collective of rank 0's times", "nonblocking max", func(r *results.Record) { r.Reduction = results.ReductionRank0Wall }, `aggregate "rank0-wall": a nonblocking record's samples are always max-over-ranks`},
+		{"a multi-pair latency of rank 0's times", "multilat", func(r *results.Record) { r.Reduction = results.ReductionRank0 }, `aggregate "rank0": a multilat record's samples are always max-over-ranks`},
+		{"a collective with dropped samples", "collective", func(r *results.Record) { r.Dropped = 2 }, "dropped = 2: a collective record keeps every repetition, none is dropped"},
+		{"a non-blocking collective with dropped samples", "nonblocking", func(r *results.Record) { r.Dropped = 1 }, "dropped = 1: a nonblocking record keeps every repetition"},
+		{"a multi-pair latency with dropped samples", "multilat", func(r *results.Record) { r.Dropped = 3 }, "dropped = 3: a multilat record keeps every repetition"},
 		{"nonblocking_d_osu_test_s", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUTest] = 7 }, "derived osu_test_s = 7 s with probes = 0: without probes no MPI_Test runs, its time is 0"},
 		{"nb_comm_huge", "nonblocking max", func(r *results.Record) { r.Derived[DerivedComm] = 1e6 }, "derived comm_s = 1e+06 s is above 2 x ranks x osu_comm_max_s = 2 x 4 x 5e-06 s"},
 		{"nb_overall", "nonblocking max", func(r *results.Record) { r.Derived[DerivedOSUOverall] = 1e6 }, "derived osu_overall_s = 1e+06 s is above max 1e-05 s"},
