@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -167,6 +168,63 @@ func checkRecordNetwork(network string, r *results.Record, must bool) error {
 	}
 	if v, ok := r.Derived["hops_mean"]; ok && (v < float64(s.minHops)*(1-1e-9) || v > float64(s.maxHops)*(1+1e-9)) {
 		return fmt.Errorf("derived hops_mean = %v: a request on %s crosses %d to %d links (its application link included), so their mean is in [%d, %d]", v, network, s.minHops, s.maxHops, s.minHops, s.maxHops)
+	}
+	return checkAccessCounters(r)
+}
+
+// checkAccessCounters ties an emulated access record's module counters
+// to its parameters (Store.measure, KKAccess, KAccess): reps_counted, the
+// repetitions the counters cover, is n plus the warm-up, a whole number;
+// a read access writes nothing and a write reads nothing; and every
+// accessing rank sends k packets per k-access, each one read or write
+// served by a module: a k-k-access has AccessingRanks(r, ranks) accessing
+// ranks, a series of a k-accesses has every rank access a times, so
+// reads + writes = reps_counted x k x accessing ranks (x a). Derived
+// hot_ranks of a k-access is HotRanks(h, ranks).
+func checkAccessCounters(r *results.Record) error {
+	c := r.Counters
+	reps, hasReps := c["reps_counted"]
+	if hasReps && (reps != math.Trunc(reps) || reps < float64(r.N) || reps-float64(r.N) > patterns.MaxCount) {
+		return fmt.Errorf("counters reps_counted = %v with n = %d: the repetitions the counters cover are the n timed ones and up to %d warm-up ones, a whole number", reps, r.N, patterns.MaxCount)
+	}
+	reads, hasReads := c["reads"]
+	writes, hasWrites := c["writes"]
+	switch op, _ := r.Params["op"].(string); {
+	case op == patterns.AccessRead.String() && hasWrites && writes != 0:
+		return fmt.Errorf("counters writes = %v with op = read: a read access writes nothing", writes)
+	case op == patterns.AccessWrite.String() && hasReads && reads != 0:
+		return fmt.Errorf("counters reads = %v with op = write: a write access reads nothing", reads)
+	}
+	k, hasK := patterns.Number(r.Params["k"])
+	if !hasK || r.Ranks < 1 {
+		return nil
+	}
+	var per float64
+	var how string
+	switch r.Bench {
+	case BenchKKAccess:
+		rr, ok := patterns.Number(r.Params["r"])
+		if !ok || !(rr > 0 && rr <= 1) {
+			return nil
+		}
+		n := patterns.AccessingRanks(rr, r.Ranks)
+		per, how = k*float64(n), fmt.Sprintf("k x accessing ranks = %v x %d", k, n)
+	case BenchKAccess:
+		a, ok := patterns.Number(r.Params["a"])
+		if !ok {
+			return nil
+		}
+		if h, ok := patterns.Number(r.Params["h"]); ok && h > 0 && h <= 1 {
+			if v, ok := r.Derived[patterns.CounterHotRanks]; ok && v != float64(patterns.HotRanks(h, r.Ranks)) {
+				return fmt.Errorf("derived %s = %v disagrees with h = %v on ranks = %d: %d ranks hit the hot module", patterns.CounterHotRanks, v, h, r.Ranks, patterns.HotRanks(h, r.Ranks))
+			}
+		}
+		per, how = a*k*float64(r.Ranks), fmt.Sprintf("a x k x ranks = %v x %v x %d", a, k, r.Ranks)
+	default:
+		return nil
+	}
+	if want := reps * per; hasReps && hasReads && hasWrites && reads+writes != want {
+		return fmt.Errorf("counters reads + writes = %v disagrees with reps_counted x %s = %v: every accessing rank's packet is one module access", reads+writes, how, want)
 	}
 	return nil
 }

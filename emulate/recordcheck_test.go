@@ -2,9 +2,11 @@ package emulate
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
 
@@ -153,4 +155,78 @@ func BenchmarkRecordNetworkSpellings(b *testing.B) {
 			b.Fatal(s.err)
 		}
 	}
+}
+
+// TestAccessCounterRecords: the k-k-access and k-access records the
+// drivers write on networks of 2, 3 and 4 application ranks, with and
+// without warm-up, reads and writes, pass the record check; the same
+// records with the module counters or hot ranks edited are refused,
+// naming the relation.
+func TestAccessCounterRecords(t *testing.T) {
+	recs := map[string]results.Record{}
+	for _, net := range []struct {
+		spec   string
+		warmup int
+	}{{"BF(1)", -1}, {"mesh(1x3)", 5}, {"SE(2)", 0}} {
+		runLocal(t, net.spec, Config{}, func(s *Store) error {
+			bc := BenchConfig{Reps: patterns.Reps{Warmup: net.warmup, MinReps: 3, MaxReps: 3}, Seed: 2}
+			kk, err := KKAccess(s, KKPoint{K: 3, L: 40, R: 0.7, Op: "write"}, bc)
+			if err != nil {
+				return err
+			}
+			kr, err := KKAccess(s, KKPoint{K: 2, L: 24, R: 1, Op: "read"}, bc)
+			if err != nil {
+				return err
+			}
+			ka, err := KAccess(s, KAPoint{K: 3, L: 16, H: 0.4, A: 3}, bc)
+			if err != nil {
+				return err
+			}
+			if s.Rank() == 0 {
+				recs[net.spec+" kk write"], recs[net.spec+" kk read"], recs[net.spec+" kaccess"] = kk, kr, ka
+			}
+			return nil
+		})
+	}
+	for name, r := range recs {
+		if err := r.CheckValues(); err != nil {
+			t.Errorf("%s as the driver wrote it: %v", name, err)
+		}
+	}
+	edits := []struct {
+		name, rec string
+		edit      func(r *results.Record)
+		want      string
+	}{
+		{"fewer repetitions counted than timed", "mesh(1x3) kk read", func(r *results.Record) { r.Counters["reps_counted"] = 2 }, "counters reps_counted = 2 with n = 3: the repetitions the counters cover are the n timed ones and up to"},
+		{"a fraction of a repetition", "BF(1) kaccess", func(r *results.Record) { r.Counters["reps_counted"] += 0.5 }, "a whole number"},
+		{"writes on a read", "SE(2) kk read", func(r *results.Record) { r.Counters["writes"] = 1 }, "counters writes = 1 with op = read: a read access writes nothing"},
+		{"writes on a k-access", "mesh(1x3) kaccess", func(r *results.Record) { r.Counters["writes"] = 4 }, "counters writes = 4 with op = read"},
+		{"reads on a write", "BF(1) kk write", func(r *results.Record) { r.Counters["reads"] = 2 }, "counters reads = 2 with op = write: a write access reads nothing"},
+		{"a write short of its packets", "mesh(1x3) kk write", func(r *results.Record) { r.Counters["writes"]-- }, "disagrees with reps_counted x k x accessing ranks = 3 x 2 ="},
+		{"reads of another k", "SE(2) kk read", func(r *results.Record) { r.Params["k"] = 5 }, "disagrees with reps_counted x k x accessing ranks = 5 x 4 ="},
+		{"reads of more repetitions", "BF(1) kaccess", func(r *results.Record) { r.Counters["reps_counted"]++ }, "disagrees with reps_counted x a x k x ranks = 3 x 3 x 2 ="},
+		{"reads of a k-access series of another a", "SE(2) kaccess", func(r *results.Record) { r.Params["a"] = 2 }, "disagrees with reps_counted x a x k x ranks = 2 x 3 x 4 ="},
+		{"hot ranks of another h", "mesh(1x3) kaccess", func(r *results.Record) { r.Derived["hot_ranks"] = 3 }, "derived hot_ranks = 3 disagrees with h = 0.3333333333333333 on ranks = 3: 1 ranks hit the hot module"},
+	}
+	for _, tc := range edits {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ok := recs[tc.rec]
+			if !ok {
+				t.Fatalf("no record %q", tc.rec)
+			}
+			r = cloneRecord(r)
+			tc.edit(&r)
+			err := r.CheckValues()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("check: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// cloneRecord copies r's maps, so an edit leaves r as it was.
+func cloneRecord(r results.Record) results.Record {
+	r.Params, r.Derived, r.Counters = maps.Clone(r.Params), maps.Clone(r.Derived), maps.Clone(r.Counters)
+	return r
 }
