@@ -52,6 +52,13 @@ func TestRecordParamsAndCounters(t *testing.T) {
 		DerivedComm: 9.5e-6, DerivedOverlap: 10}
 	nb := NonBlocking{Op: mpi.CollBarrier}.Record(nbm, results.Meta{})
 	ml := MultiLatency{Bytes: 3, Iters: 1}.Record(meas(5, two...), results.Meta{})
+	// 3 accesses of 2 packets by 3 of 5 ranks, writes of 24 bytes:
+	// 18 requests and 18 acknowledgements, each packet 32 + 24 bytes.
+	kkw := KKAccess{K: 2, L: 24, R: 0.6, Op: AccessWrite, A: 3}.Record(with(meas(5, two...), map[string]float64{CounterAccessingRanks: 3, CounterRRealised: 0.6,
+		CounterMsgsSentMax: 12, CounterMsgsRecvMax: 12, CounterMsgsTotal: 36, CounterBytesSentMax: 336, CounterBytesRecvMax: 336, CounterBytesTotal: 1008}), results.Meta{})
+	// 2 k-accesses of 1 packet by each of 5 ranks, reads of 86 bytes.
+	kar := KAccess{K: 1, L: 86, H: 0.4, A: 2, Op: AccessRead}.Record(with(meas(5, two...), map[string]float64{CounterHotRanks: 2, CounterHRealised: 0.4,
+		CounterMsgsSentMax: 5, CounterMsgsRecvMax: 5, CounterMsgsTotal: 20, CounterBytesSentMax: 300, CounterBytesRecvMax: 300, CounterBytesTotal: 1020}), results.Meta{})
 	ka := KAccess{K: 1, L: 256, H: 0.2, A: 1, Op: AccessRead}.Record(with(meas(5, two...), map[string]float64{CounterHotRanks: 1, CounterHRealised: 0.2}), results.Meta{})
 	news := AggregateOp{Op: AggNEWS, Impl: ImplMPI, Bytes: 8}.Record(with(meas(8, two...), map[string]float64{CounterVolumeBytes: 32, CounterTextbookRounds: 4}), results.Meta{})
 	qs := AggregateOp{Op: AggQShift, Impl: ImplMesh1D, Bytes: 8, Q: 3}
@@ -98,6 +105,13 @@ func TestRecordParamsAndCounters(t *testing.T) {
 		{"ka_hr", edit(ka, func(r *results.Record) { r.Counters[CounterHRealised] = 0.9 }), "counters h_realised = 0.9 disagrees with the realised h = 0.2"},
 		{"kaccess of 3 hot ranks at h 0.2", edit(ka, func(r *results.Record) { r.Counters[CounterHotRanks] = 3 }), "counters hot_ranks = 3 disagrees with h x ranks = 0.2 x 5 = 1"},
 		{"kaccess asked h 0.6 realised as 0.2", edit(ka, func(r *results.Record) { r.Counters[CounterHAsked] = 0.6 }), "counters h_asked = 0.6 disagrees with h = 0.2: on ranks = 5 it rounds to 3 hot ranks"},
+		{"kkaccess write traffic as measured", kkw, ""},
+		{"kkaccess of another k's messages", edit(kkw, func(r *results.Record) { r.Counters[CounterMsgsTotal] = 8 }), "counters msgs_total = 8 disagrees with 2 x a x k x accessing ranks = 2 x 3 x 2 x 3 = 36"},
+		{"kkaccess write bytes of a read", edit(kkw, func(r *results.Record) { r.Counters[CounterBytesTotal] = 18 * (16 + 24) }), "counters bytes_total = 720 disagrees with a x k x accessing ranks x (32 header bytes + l) = 3 x 2 x 3 x (32 + 24) = 1008"},
+		{"kaccess read traffic as measured", kar, ""},
+		{"kaccess bytes of another l", edit(kar, func(r *results.Record) { r.Params["l"] = 100 }), "counters bytes_total = 1020 disagrees with a x k x ranks x (16 header bytes + l) = 2 x 1 x 5 x (16 + 100) = 1160"},
+		{"kaccess busiest rank above the total", edit(kar, func(r *results.Record) { r.Counters[CounterMsgsSentMax] = 21 }), "counters msgs_sent_max = 21 with msgs_total = 20 on ranks = 5: the busiest rank's share is between the mean over ranks, 4, and the total"},
+		{"kaccess busiest rank below the mean", edit(kar, func(r *results.Record) { r.Counters[CounterBytesRecvMax] = 100 }), "counters bytes_recv_max = 100 with bytes_total = 1020 on ranks = 5: the busiest rank's share is between the mean over ranks, 204, and the total"},
 		{"kkaccess asked r 1 realised as 0.5", edit(kk, func(r *results.Record) { r.Counters[CounterRAsked] = 1 }), "counters r_asked = 1 disagrees with r = 0.5: on ranks = 4 it rounds to 4 accessing ranks"},
 		{"news as measured", news, ""},
 		{"qshift on a ring as measured", qshift, ""},

@@ -60,7 +60,30 @@ func checkValues(bench string, r *results.Record) error {
 		}
 	}
 	if f := derivedChecks[bench]; f != nil {
-		return f(r)
+		if err := f(r); err != nil {
+			return err
+		}
+	}
+	return busiestRank(r)
+}
+
+// busiestRank ties the traffic counters of CountersOf to each other: the
+// busiest rank's messages and bytes a repetition (_max, sent or received;
+// every message sent is received in the pattern) are at least the mean
+// over the record's ranks of the total and at most the total.
+func busiestRank(r *results.Record) error {
+	for _, c := range []struct{ max, total string }{
+		{CounterMsgsSentMax, CounterMsgsTotal}, {CounterMsgsRecvMax, CounterMsgsTotal},
+		{CounterBytesSentMax, CounterBytesTotal}, {CounterBytesRecvMax, CounterBytesTotal},
+	} {
+		most, ok1 := r.Counters[c.max]
+		total, ok2 := r.Counters[c.total]
+		if !ok1 || !ok2 || r.Ranks < 1 {
+			continue
+		}
+		if mean := total / float64(r.Ranks); most < mean*(1-derivedTol) || most > total*(1+derivedTol) {
+			return fmt.Errorf("counters %s = %v with %s = %v on ranks = %d: the busiest rank's share is between the mean over ranks, %v, and the total", c.max, most, c.total, total, r.Ranks, mean)
+		}
 	}
 	return nil
 }
@@ -159,6 +182,9 @@ var derivedChecks = map[string]func(*results.Record) error{
 		if !ok {
 			return nil
 		}
+		if err := accessTraffic(r, a, float64(r.Ranks), "ranks"); err != nil {
+			return err
+		}
 		return sameAs(r, "total_s", r.Median*a, "the median x a")
 	},
 	BenchKKAccess: func(r *results.Record) error {
@@ -170,7 +196,14 @@ var derivedChecks = map[string]func(*results.Record) error{
 		if ok1 && ok2 && asked > 0 && asked <= 1 && float64(AccessingRanks(asked, r.Ranks)) != math.Round(rr*float64(r.Ranks)) {
 			return fmt.Errorf("counters %s = %v disagrees with r = %v: on ranks = %d it rounds to %d accessing ranks, r = %d/%d", CounterRAsked, asked, rr, r.Ranks, AccessingRanks(asked, r.Ranks), AccessingRanks(asked, r.Ranks), r.Ranks)
 		}
-		return nil
+		if !ok1 || !(rr > 0 && rr <= 1) {
+			return nil
+		}
+		a, ok := paramNumber(r, "a")
+		if !ok {
+			a = 1
+		}
+		return accessTraffic(r, a, float64(AccessingRanks(rr, r.Ranks)), "accessing ranks")
 	},
 	// Paper 001's all-to-all: each of the n ranks sends n-1 messages and
 	// receives n-1 per exchange, iters exchanges per repetition.
@@ -377,6 +410,31 @@ func prttCounters(r *results.Record) error {
 		}
 	}
 	return nil
+}
+
+// accessTraffic checks the traffic counters of an access pattern's
+// repetition (accessEngine): a accesses of k packets by each of n
+// accessing ranks (named who), every packet a request and its answer, a
+// 16-byte header and the l bytes of the data (and the header back for a
+// write): msgs_total = 2 x a x k x n, bytes_total = a x k x n x (16 + l)
+// for a read, x (32 + l) for a write.
+func accessTraffic(r *results.Record, a, n float64, who string) error {
+	k, ok1 := paramNumber(r, "k")
+	l, ok2 := paramNumber(r, "l")
+	op, _ := r.Params["op"].(string)
+	if !ok1 || !ok2 || (op != AccessRead.String() && op != AccessWrite.String()) {
+		return nil
+	}
+	header := float64(accessHeaderBytes)
+	if op == AccessWrite.String() {
+		header *= 2
+	}
+	packets := a * k * n
+	nums := fmt.Sprintf("%s x %s x %s", show(a), show(k), show(n))
+	if err := sameCounter(r, CounterMsgsTotal, 2*packets, fmt.Sprintf("2 x a x k x %s = 2 x %s", who, nums)); err != nil {
+		return err
+	}
+	return sameCounter(r, CounterBytesTotal, packets*(header+l), fmt.Sprintf("a x k x %s x (%s header bytes + l) = %s x (%s + %s)", who, show(header), nums, show(header), show(l)))
 }
 
 // hotSpotCounters: the drawn k-accesses realise exactly the record's h
