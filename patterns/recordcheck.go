@@ -124,7 +124,8 @@ var derivedChecks = map[string]func(*results.Record) error{
 		}
 		return sameAs(r, "rep_time_s", r.Median*per, "the median x the calls per repetition")
 	},
-	// Paper 002's Table 1: the mean and the extremes over it.
+	// Paper 002's Table 1: the mean and the extremes over it; the traffic
+	// of a permutation.
 	BenchPermutations: func(r *results.Record) error {
 		if err := sameAs(r, "ave_s", r.Mean, "the mean"); err != nil {
 			return err
@@ -136,7 +137,15 @@ var derivedChecks = map[string]func(*results.Record) error{
 		if err := sameAs(r, "max_over_ave", hi, "max / mean"); err != nil {
 			return err
 		}
-		return sameAs(r, "min_over_ave", lo, "min / mean")
+		if err := sameAs(r, "min_over_ave", lo, "min / mean"); err != nil {
+			return err
+		}
+		// Each rank sends one message of bytes to its image and receives
+		// one in every permutation (a derangement: none to itself).
+		if bytes, ok := paramNumber(r, "bytes"); ok {
+			return trafficCounters(r, bytes, 1, "1 message a permutation", "1")
+		}
+		return nil
 	},
 	// OSU's figure: the average over ranks between its extremes.
 	BenchCollective: func(r *results.Record) error {
