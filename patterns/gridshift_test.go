@@ -2,6 +2,7 @@ package patterns
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/commcost/commcost/mpi"
@@ -152,6 +153,21 @@ func TestGridShiftRun(t *testing.T) {
 			rec := g.Record(rs[0], results.Meta{})
 			if err := CheckParams(BenchGridShift, rec.Params, true); err != nil {
 				t.Error(err)
+			}
+			if err := rec.CheckValues(); err != nil {
+				t.Errorf("the step's own record: %v", err)
+			}
+			// The same record with its traffic edited is refused.
+			for key, v := range map[string]float64{
+				CounterMsgsSentMax: rec.Counters[CounterMsgsSentMax] + 0.5, CounterMsgsTotal: rec.Counters[CounterMsgsTotal] + 1,
+				CounterBytesRecvMax: rec.Counters[CounterBytesRecvMax] * 2, CounterBytesTotal: rec.Counters[CounterBytesTotal] + 40,
+			} {
+				ed := rec
+				ed.Counters = clone(rec.Counters)
+				ed.Counters[key] = v
+				if err := ed.CheckValues(); err == nil || !strings.Contains(err.Error(), "counters "+key) {
+					t.Errorf("%s edited to %v: %v, want a refusal naming it", key, v, err)
+				}
 			}
 		})
 	}

@@ -236,6 +236,70 @@ var derivedChecks = map[string]func(*results.Record) error{
 		return nil
 	},
 	BenchAggregate: aggregateCounters,
+	BenchGridShift: gridShiftCounters,
+}
+
+// maxCountedGrid is the largest grid whose traffic gridShiftCounters
+// counts rank by rank (a record's ranks are otherwise unbounded).
+const maxCountedGrid = 1 << 20
+
+// gridShiftCounters: in every exchange each rank that takes part in a
+// direction (PartnersAlong: all of them but align's idle lines) sends and
+// receives one message of bytes in it, so the busiest rank's counts are
+// iters times the most directions a rank takes part in and the totals
+// iters times their sum over the grid's ranks; iters, the exchanges per
+// repetition, is no parameter, so msgs_sent_max says it.
+func gridShiftCounters(r *results.Record) error {
+	rows, ok1 := paramNumber(r, "rows")
+	cols, ok2 := paramNumber(r, "cols")
+	d, ok3 := paramNumber(r, "d")
+	bytes, ok4 := paramNumber(r, "bytes")
+	along, _ := r.Params["along"].(string)
+	mode, _ := r.Params["mode"].(string)
+	sent, ok5 := r.Counters[CounterMsgsSentMax]
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) || r.Ranks > maxCountedGrid || rows*cols != float64(r.Ranks) {
+		return nil
+	}
+	g := GridShift{Bytes: int(bytes), Rows: int(rows), Cols: int(cols), Along: along, Mode: mode, D: int(d)}
+	alongs, err := g.alongs()
+	if err != nil || g.Check(r.Ranks) != nil {
+		return nil
+	}
+	most, total := 0, 0
+	for rank := range r.Ranks {
+		n := 0
+		for _, a := range alongs {
+			if _, _, ok := g.PartnersAlong(rank, a); ok {
+				n++
+			}
+		}
+		most, total = max(most, n), total+n
+	}
+	if most == 0 {
+		return nil
+	}
+	grid := fmt.Sprintf("%s's %s exchange on a %sx%s grid", mode, along, show(rows), show(cols))
+	iters, err := wholeIters(CounterMsgsSentMax, sent, sent/float64(most), fmt.Sprintf("its exchanges per repetition msgs_sent_max / %d, the most messages a rank sends in %s,", most, grid))
+	if err != nil {
+		return err
+	}
+	n := show(iters)
+	for _, c := range []struct {
+		key  string
+		want float64
+		how  string
+	}{
+		{CounterMsgsRecvMax, iters * float64(most), fmt.Sprintf("exchanges x the most a rank receives in one = %s x %d", n, most)},
+		{CounterMsgsTotal, iters * float64(total), fmt.Sprintf("exchanges x the messages of %s = %s x %d", grid, n, total)},
+		{CounterBytesSentMax, iters * float64(most) * bytes, fmt.Sprintf("exchanges x the most a rank sends in one x bytes = %s x %d x %s", n, most, show(bytes))},
+		{CounterBytesRecvMax, iters * float64(most) * bytes, fmt.Sprintf("exchanges x the most a rank receives in one x bytes = %s x %d x %s", n, most, show(bytes))},
+		{CounterBytesTotal, iters * float64(total) * bytes, fmt.Sprintf("exchanges x the messages of %s x bytes = %s x %d x %s", grid, n, total, show(bytes))},
+	} {
+		if err := sameCounter(r, c.key, c.want, c.how); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // allRanksMax refuses a record of a pattern whose samples are always the
