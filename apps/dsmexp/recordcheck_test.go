@@ -80,6 +80,8 @@ func TestDSMAppRecordValuesChecked(t *testing.T) {
 			"counters cells = 11 is less than cells_max_per_rank = 12"},
 		{"median force error beyond the largest", bhRec(PhaseTotal), func(r *results.Record) { r.Counters["force_err_median"] = 0.5 },
 			"counters force_err_median = 0.5, force_err_max = 0.01: want 0 <= median <= max"},
+		{"the sample's force error beyond the largest", bhRec(PhaseTotal), func(r *results.Record) { r.Counters["force_err_global"] = 0.02 },
+			"counters force_err_global = 0.02 is more than force_err_max = 0.01: the sample's error is a mean"},
 		{"a link's bytes beyond the load", bitonic, func(r *results.Record) { r.Counters[KeyCongestionBytes] = 1e15 },
 			"counters congestion_bytes = 1e+15 is more than load_bytes = 400"},
 	}

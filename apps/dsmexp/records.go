@@ -202,7 +202,8 @@ func checkRecord(r *results.Record) error {
 //     fit its pool (cell_pool_per_rank), and the total (cells) is at least
 //     that and at most ranks x cells_max_per_rank plus the root;
 //   - interactions_per_measured_step is at most bodies x the tree's nodes;
-//   - force_err_median <= force_err_max, both not negative.
+//   - force_err_median <= force_err_max, both not negative, and
+//     force_err_global <= force_err_max.
 func checkDerived(r *results.Record) error {
 	const tol = 1e-9
 	d, c := r.Derived, r.Counters
@@ -260,6 +261,13 @@ func checkDerived(r *results.Record) error {
 	if m, ok := c["force_err_median"]; ok {
 		if x, ok := c["force_err_max"]; ok && !(m >= 0 && m <= x) {
 			return fmt.Errorf("counters force_err_median = %v, force_err_max = %v: want 0 <= median <= max (relative errors)", m, x)
+		}
+	}
+	// The sample's error sqrt(sum |e|^2 / sum |a|^2) is a weighted mean
+	// of the bodies' relative errors |e| / |a|, at most the largest.
+	if g, ok := c["force_err_global"]; ok {
+		if x, ok := c["force_err_max"]; ok && g > x*(1+tol) {
+			return fmt.Errorf("counters force_err_global = %v is more than force_err_max = %v: the sample's error is a mean of the bodies' relative errors", g, x)
 		}
 	}
 	return nil
