@@ -6,8 +6,14 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/commcost/commcost/globalvar"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
+
+	// Every store family an application calibrates, so a record naming
+	// its store is read as one wherever this check is linked.
+	_ "github.com/commcost/commcost/directstore"
+	_ "github.com/commcost/commcost/divalib"
 )
 
 // The check of an emulated record's network (patterns.RegisterNetworkCheck):
@@ -20,7 +26,8 @@ import (
 // application's k-k-access calibration ("direct", "fixed-home", "tree-4":
 // apps.StoreKKAccess), which no network emulates: a name is an emulated
 // network's when it is written as one (a family's name and its size, in
-// parentheses or not) or its record counts the network's service ranks.
+// parentheses or not) or its record counts the network's service ranks;
+// any other name is a store's, one globalvar.ParseStrategy reads.
 
 func init() { patterns.RegisterNetworkCheck(checkRecordNetwork) }
 
@@ -154,6 +161,9 @@ func searchedDiameter(name string, n int, links func(link func(u, v int))) int {
 // checkRecordNetwork is the network check of a record (see above).
 func checkRecordNetwork(network string, r *results.Record, must bool) error {
 	if !must && !emulated(network, r) {
+		if _, err := globalvar.ParseStrategy(network, 0); err != nil {
+			return fmt.Errorf("network = %q: neither a network --net accepts nor a store an application calibrates (%v)", network, err)
+		}
 		return nil
 	}
 	s := shapeOf(network)

@@ -41,6 +41,10 @@ func TestRecordNetwork(t *testing.T) {
 		{"service ranks of another network", rec("mesh(1x2)", 2, 1.5, 9), "counters service_ranks = 9 disagrees with the 2 service nodes of mesh(1x2)"},
 		{"an application's store, fixed-home", store("fixed-home"), ""},
 		{"an application's store, tree-4", store("tree-4"), ""},
+		{"an application's store, direct", store("direct"), ""},
+		{"an application's store, tree-2-4", store("tree-2-4"), ""},
+		{"a store no family has", store("nosuch"), `network = "nosuch": neither a network --net accepts nor a store an application calibrates ("nosuch" is not a store; accepted: a comma list of direct,`},
+		{"a store spelled with a control character", store("direct\x1b[2J"), `network = "direct\x1b[2J": neither`},
 		{"a network without parentheses on the wrong ranks", store("bf3"), `network = "bf3" on ranks = 4: the network serves 8 application ranks`},
 		{"an unknown network of the emulation's counters", rec("nosuch", 2, 1.5, 2), `network = "nosuch": topology "nosuch": unknown network "nosuch"`},
 	}
