@@ -216,7 +216,9 @@ func (*KAJob) Summary() string {
 // application ranks, and a packet fits a module.
 func (j *KAJob) Validate() error {
 	return patterns.Checks(j.Measuring.Check,
-		func() error { return patterns.CheckValues("K", patterns.BenchKAccess, "k", j.K) },
+		func() error {
+			return patterns.CheckRunValues("K", patterns.BenchKAccess, "k", j.K, patterns.MaxPackets, "the send hot spot k")
+		},
 		func() error { return patterns.CheckValues("L", patterns.BenchKAccess, "l", j.L) },
 		func() error { return CheckLengths("L", j.L) },
 		func() error {
@@ -228,7 +230,9 @@ func (j *KAJob) Validate() error {
 			}
 			return nil
 		},
-		func() error { return patterns.CheckValues("A", patterns.BenchKAccess, "a", j.A) },
+		func() error {
+			return patterns.CheckRunValues("A", patterns.BenchKAccess, "a", j.A, patterns.MaxPackets, "the k-accesses a between synchronisations")
+		},
 		func() error { return j.CheckFits("L", maxOf(j.L)) })
 }
 

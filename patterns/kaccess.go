@@ -278,9 +278,13 @@ func init() {
 // Validate checks the grid against the parameters' specs.
 func (s *KASweep) Validate() error {
 	return Checks(s.RepFlags.Check, s.RepWarmup.Check, s.SyncFlags.Check, s.SeedFlag.Check,
-		func() error { return CheckValues("K", BenchKAccess, "k", s.K) },
+		func() error {
+			return CheckRunValues("K", BenchKAccess, "k", s.K, maxAccessIndex, "the send hot spot k")
+		},
 		func() error { return CheckValues("L", BenchKAccess, "l", s.L) },
-		func() error { return CheckValues("A", BenchKAccess, "a", s.A) })
+		func() error {
+			return CheckRunValues("A", BenchKAccess, "a", s.A, maxAccessIndex, "the k-accesses a between synchronisations")
+		})
 }
 
 // Plan lists the instances; every h must be at least 1/p.

@@ -291,10 +291,14 @@ func init() {
 // record parameters) and the flags that exclude each other.
 func (s *KKSweep) Validate() error {
 	return Checks(s.RepFlags.Check, s.RepWarmup.Check, s.SyncFlags.Check, s.SeedFlag.Check,
-		func() error { return CheckValues("K", BenchKKAccess, "k", s.K) },
+		func() error {
+			return CheckRunValues("K", BenchKKAccess, "k", s.K, maxAccessIndex, "the send hot spot k")
+		},
 		func() error { return CheckValues("L", BenchKKAccess, "l", s.L) },
 		func() error { return CheckValues("R", BenchKKAccess, "r", s.R) },
-		func() error { return CheckValues("A", BenchKKAccess, "a", s.A) },
+		func() error {
+			return CheckRunValues("A", BenchKKAccess, "a", s.A, maxAccessIndex, "the k-k-accesses a per repetition")
+		},
 		func() error {
 			if s.Block && s.Distinct {
 				return opts.Badf("{Block} and {Distinct} exclude each other: {Block} sends a rank's k packets to one rank, {Distinct} to k different ones")

@@ -1,9 +1,11 @@
 package patterns
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -293,6 +295,22 @@ func CheckValues[T any](field, bench, key string, vals []T) error {
 		if err := spec.Check(v); err != nil {
 			// "k = 0: must be positive": the parameter as records name it.
 			return &opts.FieldError{Field: field, Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+// CheckRunValues is CheckValues, and then every value at most most, the
+// bound a run takes that the parameter's spec leaves open for predicted
+// instances (k and a of the access patterns: runBounds), said as what
+// ("the send hot spot k").
+func CheckRunValues(field, bench, key string, vals []int, most int, what string) error {
+	if err := CheckValues(field, bench, key, vals); err != nil {
+		return err
+	}
+	for _, v := range vals {
+		if v > most {
+			return &opts.FieldError{Field: field, Value: strconv.Itoa(v), Item: true, Reason: fmt.Sprintf("must be at most %d (%s of a run)", most, what)}
 		}
 	}
 	return nil
