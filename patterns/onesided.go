@@ -3,6 +3,7 @@ package patterns
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -562,6 +563,16 @@ func (s *OneSidedSweep) typeOf(op mpi.RMAOp) mpi.Datatype {
 func (s *OneSidedSweep) Validate() error {
 	return Checks(s.RepFlags.Check, s.Loop.Check, func() error { return checkOSUAs(s.OSU, s.Set, "OSU 6.1") },
 		func() error { return CheckValues("Sizes", BenchOneSided, "bytes", s.Sizes) },
+		func() error {
+			// A bandwidth loop of put or get at 0 bytes has no rate (the
+			// atomic calls move one element whatever the sizes).
+			rate := slices.ContainsFunc(s.Modes, func(m mpi.RMAMode) bool { return m != mpi.RMALatency })
+			moves := slices.ContainsFunc(s.Ops, func(op mpi.RMAOp) bool { return !op.Atomic() })
+			if rate && moves && slices.Contains([]int(s.Sizes), 0) {
+				return opts.Item("Sizes", 0, "a bandwidth loop (--modes bw, bibw) moves at least 1 byte per call: 0 bytes is no rate; run --modes lat at 0")
+			}
+			return nil
+		},
 		func() error { return CheckValues("Window", BenchOneSided, "window", []int{s.Window}) })
 }
 

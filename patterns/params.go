@@ -54,12 +54,15 @@ const maxBytes = mpi.MaxCount
 
 var (
 	specBytes = ParamSpec{Key: "bytes", Kind: ParamInt, Min: 0, Max: maxBytes, Unit: "bytes"}
-	specIters = ParamSpec{Key: "iters", Kind: ParamInt, Min: 1, NoMax: true, Optional: true}
-	specOp    = ParamSpec{Key: "op", Kind: ParamString, Values: []string{"read", "write"}}
-	specNet   = ParamSpec{Key: "network", Kind: ParamString, Optional: true}
-	specK     = ParamSpec{Key: "k", Kind: ParamInt, Min: 1, NoMax: true}
-	specL     = ParamSpec{Key: "l", Kind: ParamInt, Min: 0, Max: maxBytes, Unit: "bytes"}
-	specPairs = ParamSpec{Key: "pairs", Kind: ParamInt, Min: 1, NoMax: true}
+	// specRateBytes: a bandwidth moves at least one byte (0 bytes is no
+	// rate; OSU's bandwidth tests start at 1).
+	specRateBytes = ParamSpec{Key: "bytes", Kind: ParamInt, Min: 1, Max: maxBytes, Unit: "bytes"}
+	specIters     = ParamSpec{Key: "iters", Kind: ParamInt, Min: 1, NoMax: true, Optional: true}
+	specOp        = ParamSpec{Key: "op", Kind: ParamString, Values: []string{"read", "write"}}
+	specNet       = ParamSpec{Key: "network", Kind: ParamString, Optional: true}
+	specK         = ParamSpec{Key: "k", Kind: ParamInt, Min: 1, NoMax: true}
+	specL         = ParamSpec{Key: "l", Kind: ParamInt, Min: 0, Max: maxBytes, Unit: "bytes"}
+	specPairs     = ParamSpec{Key: "pairs", Kind: ParamInt, Min: 1, NoMax: true}
 )
 
 // BenchChainShift names a chain shift point in workloads (see its specs in
@@ -69,7 +72,7 @@ const BenchChainShift = "chainshift"
 // benchParams are the parameters of each bench of this package.
 var benchParams = map[string][]ParamSpec{
 	BenchPingPong:      {specBytes, specIters},
-	BenchBandwidth:     {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specIters},
+	BenchBandwidth:     {specRateBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specIters},
 	BenchRoundTrip:     {specBytes},
 	BenchAllToAll:      {specBytes},
 	BenchPairwise:      {specBytes},
@@ -125,8 +128,8 @@ var benchParams = map[string][]ParamSpec{
 		{Key: "type", Kind: ParamString, Values: collTypeNames()},
 		{Key: "reduction", Kind: ParamString, Values: []string{"sum", "min", "max"}},
 		specIters},
-	BenchBibw:           {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specIters},
-	BenchMultiBandwidth: {specBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specPairs, specIters},
+	BenchBibw:           {specRateBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specIters},
+	BenchMultiBandwidth: {specRateBytes, {Key: "window", Kind: ParamInt, Min: 1, Max: 1 << 20}, specPairs, specIters},
 	BenchMultiLatency:   {specBytes, specPairs, specIters},
 	// A chain shift (Stoica, Sultan and Keyes, the hyperbolic model's
 	// Table 1): rank i sends bytes to i+1 on ranks = n. A workload point

@@ -195,6 +195,10 @@ func TestPatternBadInput(t *testing.T) {
 		{"aggregate op unknown", local("4", "aggregate", "--ops", "reduce"), "--ops reduce"},
 		{"aggregate impl unknown", local("4", "aggregate", "--impl", "vendor"), "--impl vendor"},
 		{"sizes malformed", local("4", "alltoall", "--sizes", "1:x"), "--sizes 1:x"},
+		{"bandwidth of 0 bytes", local("2", "bandwidth", "--sizes", "0:8"), "--sizes 0:8: bytes = 0: must be positive"},
+		{"bibw of 0 bytes", local("2", "bibw", "--sizes", "0"), "--sizes 0: bytes = 0: must be positive"},
+		{"mbwmr of 0 bytes", local("4", "mbwmr", "--sizes", "0,1"), "--sizes 0,1: bytes = 0: must be positive"},
+		{"onesided bandwidth of 0 bytes", local("2", "onesided", "--sizes", "0", "--ops", "get", "--modes", "lat,bw"), "--sizes 0: a bandwidth loop (--modes bw, bibw) moves at least 1 byte per call"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
