@@ -207,10 +207,10 @@ func TestAccessCounterRecords(t *testing.T) {
 		{"writes on a read", "SE(2) kk read", func(r *results.Record) { r.Counters["writes"] = 1 }, "counters writes = 1 with op = read: a read access writes nothing"},
 		{"writes on a k-access", "mesh(1x3) kaccess", func(r *results.Record) { r.Counters["writes"] = 4 }, "counters writes = 4 with op = read"},
 		{"reads on a write", "BF(1) kk write", func(r *results.Record) { r.Counters["reads"] = 2 }, "counters reads = 2 with op = write: a write access reads nothing"},
-		{"a write short of its packets", "mesh(1x3) kk write", func(r *results.Record) { r.Counters["writes"]-- }, "disagrees with reps_counted x k x accessing ranks = 3 x 2 ="},
-		{"reads of another k", "SE(2) kk read", func(r *results.Record) { r.Params["k"] = 5 }, "disagrees with reps_counted x k x accessing ranks = 5 x 4 ="},
-		{"reads of more repetitions", "BF(1) kaccess", func(r *results.Record) { r.Counters["reps_counted"]++ }, "disagrees with reps_counted x a x k x ranks = 3 x 3 x 2 ="},
-		{"reads of a k-access series of another a", "SE(2) kaccess", func(r *results.Record) { r.Params["a"] = 2 }, "disagrees with reps_counted x a x k x ranks = 2 x 3 x 4 ="},
+		{"a write short of its packets", "mesh(1x3) kk write", func(r *results.Record) { r.Counters["writes"]-- }, "with k x accessing ranks = 3 x 2 = 6 accesses a repetition and n = 3: the repetitions that ran make a whole number"},
+		{"reads of another k", "SE(2) kk read", func(r *results.Record) { r.Params["k"] = 5 }, "with k x accessing ranks = 5 x 4 = 20 accesses a repetition"},
+		{"reads of fewer repetitions than timed", "BF(1) kaccess", func(r *results.Record) { r.Counters["reads"] = 2 * 18 }, "with a x k x ranks = 3 x 3 x 2 = 18 accesses a repetition and n = 3"},
+		{"reads of a k-access series of another a", "SE(2) kaccess", func(r *results.Record) { r.Params["a"] = 7 }, "with a x k x ranks = 7 x 3 x 4 = 84 accesses a repetition"},
 		{"hot ranks of another h", "mesh(1x3) kaccess", func(r *results.Record) { r.Derived["hot_ranks"] = 3 }, "derived hot_ranks = 3 disagrees with h = 0.3333333333333333 on ranks = 3: 1 ranks hit the hot module"},
 	}
 	for _, tc := range edits {

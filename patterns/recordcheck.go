@@ -141,11 +141,19 @@ var derivedChecks = map[string]func(*results.Record) error{
 			return err
 		}
 		// Each rank sends one message of bytes to its image and receives
-		// one in every permutation (a derangement: none to itself).
-		if bytes, ok := paramNumber(r, "bytes"); ok {
-			return trafficCounters(r, bytes, 1, "1 message a permutation", "1")
+		// one in every permutation (a derangement: none to itself), iters
+		// permutations a repetition; iters is no parameter, so
+		// msgs_sent_max says it.
+		bytes, ok1 := paramNumber(r, "bytes")
+		sent, ok2 := r.Counters[CounterMsgsSentMax]
+		if !ok1 || !ok2 {
+			return nil
 		}
-		return nil
+		iters, err := wholeIters(CounterMsgsSentMax, sent, sent, "its permutations per repetition, one message each,")
+		if err != nil {
+			return err
+		}
+		return trafficCounters(r, bytes, iters, "permutations a repetition", results.FormatCount(iters))
 	},
 	// OSU's figure: the average over ranks between its extremes.
 	BenchCollective: func(r *results.Record) error {

@@ -41,7 +41,7 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 		DerivedOSUComm: 4e-6, DerivedOSUCommMin: 3e-6, DerivedOSUCommMax: 5e-6, DerivedOSUOverlap: OverlapPct(8e-6, 5e-6, 4e-6),
 		DerivedComm: 4e-6, DerivedOverlap: 10}
 	perm := meas(4, even...)
-	perm.Counters = map[string]float64{CounterMsgsTotal: 4, CounterBytesTotal: 64}
+	perm.Counters = map[string]float64{CounterMsgsSentMax: 1, CounterMsgsRecvMax: 1, CounterMsgsTotal: 4, CounterBytesSentMax: 16, CounterBytesRecvMax: 16, CounterBytesTotal: 64}
 	records := map[string]results.Record{
 		"pingpong":        PingPong{Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
 		"bandwidth even":  Bandwidth{Bytes: 4096, Iters: 10}.Record(meas(2, even...), results.Meta{}),
@@ -87,8 +87,8 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 		{"one-sided rep_time_s not the calls' time", "onesided fence", func(r *results.Record) { r.Derived["rep_time_s"] /= 2 }, "disagrees with the median x the calls per repetition"},
 		{"one-sided latency in B/s", "onesided lat", func(r *results.Record) { r.Unit = "B" }, `unit "B": onesided records are in "s" or "B/s"`},
 		{"ave_s not the mean", "permutations", func(r *results.Record) { r.Derived["ave_s"] = r.Min }, "derived ave_s"},
-		{"a permutation of two messages a rank", "permutations", func(r *results.Record) { r.Counters[CounterMsgsTotal] = 8 }, "counters msgs_total = 8 disagrees with ranks x 1 message a permutation = 4 x 1 = 4"},
-		{"a permutation of another size", "permutations", func(r *results.Record) { r.Params["bytes"] = 8 }, "counters bytes_total = 64 disagrees with ranks x 1 message a permutation x bytes = 4 x 1 x 8 = 32"},
+		{"a permutation of two messages a rank", "permutations", func(r *results.Record) { r.Counters[CounterMsgsTotal] = 8 }, "counters msgs_total = 8 disagrees with ranks x permutations a repetition = 4 x 1 = 4"},
+		{"a permutation of another size", "permutations", func(r *results.Record) { r.Params["bytes"] = 8 }, "counters bytes_sent_max = 16 disagrees with permutations a repetition x bytes = 1 x 8 = 8"},
 		{"max/ave not max over the mean", "permutations", func(r *results.Record) { r.Derived["max_over_ave"] = 1 }, "derived max_over_ave = 1 disagrees with max / mean"},
 		{"OSU's minimum above its average", "collective", func(r *results.Record) { r.Derived[DerivedOSUMin] = 1 }, "derived osu_min_s = 1 is above osu_avg_s"},
 		{"an overlap its times contradict", "nonblocking", func(r *results.Record) { r.Derived[DerivedOSUOverlap] = 99 }, "derived osu_overlap_pct = 99 disagrees"},
