@@ -54,7 +54,7 @@ func TestAskBeforeAllocating(t *testing.T) {
 		{"iters names the flag", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "lower --iters or raise --max-time"},
 		{"warmup", with("pingpong", "--sizes", "8", "--warmup", "2000000000"), "the warm-up needs at least 80.3 s (4000000000 messages per rank), more than the time budget of 10 s per point; lower --warmup"},
 		{"window", with("bandwidth", "--sizes", "8", "--window", "1048576", "--iters", "100000"), "lower --iters or --window"},
-		{"k", with("kkaccess", "--np", "4", "--k", "100000000", "--l", "8", "--r", "1"), "lower --k or raise --max-time"},
+		{"k", with("kkaccess", "--np", "4", "--k", "100000000", "--l", "8", "--r", "1"), "--k 100000000: must be at most 65535 (the send hot spot k of a run)"},
 		{"kkaccess a", with("kkaccess", "--np", "4", "--k", "1", "--l", "32M", "--r", "1", "--a", "65535"), "lower --k or --a or raise --max-time"},
 		{"a and k", with("kaccess", "--np", "4", "--a", "65535", "--k", "65535"), "lower --k or --a"},
 		{"prtt delays", with("prtt", "--sizes", "8", "--n", "1000", "--delay", "1"), "(2.8 hours)"},
