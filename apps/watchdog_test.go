@@ -103,7 +103,7 @@ func TestMultigridCyclesAreProgress(t *testing.T) {
 	defer patterns.Install(nil)
 	start := time.Now()
 	err := local.Run(2, func(c mpi.Comm) error {
-		_, err := Measure(Env{Comm: c, Seed: 1}, &Multigrid{N: 31, Iters: 1, Cycles: 3000}, patterns.Reps{Warmup: -1, MinReps: 1, MaxReps: 1, MaxTime: 60}, results.Meta{})
+		_, err := Measure(Env{Comm: c, Seed: 1}, &Multigrid{N: 31, Iters: 1, Cycles: 9000}, patterns.Reps{Warmup: -1, MinReps: 1, MaxReps: 1, MaxTime: 60}, results.Meta{})
 		return err
 	})
 	if err != nil {
