@@ -20,6 +20,22 @@ type WindowAllocator interface {
 	AllocateWindow(size int) (Window, error)
 }
 
+// RMAFaulty is implemented by windows whose MPI library is known to crash
+// the process in some call (a crash that no error handler reports): Fault
+// says why a call of op on dt elements must not be made on the window, nil
+// when it may.
+type RMAFaulty interface {
+	Fault(op RMAOp, dt Datatype) error
+}
+
+// RMAFault is w's Fault, nil for a window that knows of none.
+func RMAFault(w Window, op RMAOp, dt Datatype) error {
+	if f, ok := w.(RMAFaulty); ok {
+		return f.Fault(op, dt)
+	}
+	return nil
+}
+
 // Window is one RMA window. Communication calls name the target rank and a
 // byte displacement in the target's memory; they must be inside an access
 // epoch (Lock/Unlock, LockAll/UnlockAll, Fence, Start/Complete), and their

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -533,9 +534,12 @@ type OneSidedSweep struct {
 	Sync   mpi.RMASync   `flag:"sync" usage:"synchronisation: flush (a shared lock around the loop, MPI_Win_flush per iteration), lock (lock and unlock per iteration), lock_all, fence or pscw (default: OSU's, flush; pscw for bibw, which runs with fence or pscw only)"`
 	Sizes  opts.Sizes    `flag:"sizes" default:"1:4M" param:"bytes" usage:"bytes per call (fop and cas move one element: one point): LO:HI doubling or a list; K = 1024"`
 	Window int           `flag:"window" default:"64" usage:"calls per iteration of bw and bibw"`
-	Type   mpi.Datatype  `flag:"type" usage:"element type of acc, get_acc, fop and cas: char, int, long, float, double (default: OSU's, char for the accumulates, long for fop and cas; 8-byte cas crashes Open MPI 4.1's osc/rdma on one node, as osu_cas_latency does: use --type int, or mpirun --mca osc sm)"`
+	Type   mpi.Datatype  `flag:"type" usage:"element type of acc, get_acc, fop and cas: char, int, long, float, double (default: OSU's, char for the accumulates, long for fop and cas; 8-byte cas crashes Open MPI 4's osc/rdma, as osu_cas_latency does, so there it is refused, or left out of the default --ops: use --type int, or mpirun --mca osc pt2pt)"`
 	OSU    bool          `flag:"osu" usage:"OSU 6.1's methodology, for a figure to put next to OSU's: one pass of its loop (lat: 10000 iterations after 100 up to 8K, 1000 after 10 above; bw: 100 after 10, 20 after 2) per point instead of repetitions and their median"`
 	Set    opts.Given
+	// left are the calls CheckWorld leaves out of the default --ops: the
+	// MPI library crashes in them on this world.
+	left []mpi.RMAOp
 }
 
 func init() {
@@ -576,6 +580,39 @@ func (s *OneSidedSweep) Validate() error {
 		func() error { return CheckValues("Window", BenchOneSided, "window", []int{s.Window}) })
 }
 
+// CheckWorld asks a window of the world's MPI library whether it crashes in
+// any of the calls (mpi.RMAFault): a call named in --ops is refused, one
+// of the default --ops is left out with a note.
+func (s *OneSidedSweep) CheckWorld(c mpi.Comm) (string, error) {
+	wa, ok := c.(mpi.WindowAllocator)
+	if !ok || mpi.Supports(c, mpi.FeatureWindows) != nil {
+		return "", nil // Run says what is missing
+	}
+	w, err := wa.AllocateWindow(8)
+	if err != nil {
+		return "", err
+	}
+	faults := make([]error, len(s.Ops))
+	for i, op := range s.Ops {
+		faults[i] = mpi.RMAFault(w, op, s.typeOf(op))
+	}
+	if err := w.Free(); err != nil {
+		return "", err
+	}
+	var notes []string
+	for i, op := range s.Ops {
+		switch {
+		case faults[i] == nil:
+		case s.Set.Has("Ops"):
+			return "", opts.Item("Ops", op, "%v (--type int)", faults[i])
+		default:
+			s.left = append(s.left, op)
+			notes = append(notes, fmt.Sprintf("%v is left out of the default --ops: %v (--type int)", op, faults[i]))
+		}
+	}
+	return strings.Join(notes, "; "), nil
+}
+
 // Plan lists the loops OSU has, op by op, mode by mode, size by size.
 func (s *OneSidedSweep) Plan(p int) ([]Pattern, error) {
 	if p != 2 {
@@ -583,6 +620,9 @@ func (s *OneSidedSweep) Plan(p int) ([]Pattern, error) {
 	}
 	var out []Pattern
 	for _, op := range s.Ops {
+		if slices.Contains(s.left, op) {
+			continue
+		}
 		dt := s.typeOf(op)
 		for _, mode := range s.Modes {
 			sync := s.syncOf(mode)

@@ -34,6 +34,15 @@ type Sweep interface {
 	Plan(p int) ([]Pattern, error)
 }
 
+// WorldChecker is a sweep that checks the started world before its first
+// measurement, beyond the rank count Plan checks: a call the MPI library
+// is known to crash in, which no error handler would report. A note, when
+// not "", is what the sweep leaves out and why (shown once on stderr); an
+// error refuses the run. Every rank calls it (it may be collective).
+type WorldChecker interface {
+	CheckWorld(c mpi.Comm) (note string, err error)
+}
+
 // Runner is a sweep that measures its plan itself (an instance derived
 // from the one before: prtt's auto delay). Points is the number of records
 // it writes on p ranks.

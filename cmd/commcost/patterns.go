@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/commcost/commcost/cli"
@@ -50,8 +51,18 @@ func runSweep(d patterns.Def, args []string, stdout, stderr io.Writer) error {
 	}
 	m := job.Measure{Launch: launch, Output: out, Progress: stderr, Label: fs.Name(),
 		Ranks: func(c mpi.Comm) error {
-			_, err := sw.Plan(c.Size())
-			return job.Hinted(c, b.Err(err), ranksFor(sw), d.Name)
+			if _, err := sw.Plan(c.Size()); err != nil {
+				return job.Hinted(c, b.Err(err), ranksFor(sw), d.Name)
+			}
+			wc, ok := sw.(patterns.WorldChecker)
+			if !ok {
+				return nil
+			}
+			note, err := wc.CheckWorld(c)
+			if err == nil && note != "" && c.Rank() == 0 {
+				fmt.Fprintf(stderr, "commcost %s: %s\n", d.Name, note)
+			}
+			return b.Err(err)
 		},
 		Demand: job.Demand{Plan: plan, FlagText: b.Binding(0).FlagTextOfParam},
 	}

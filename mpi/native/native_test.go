@@ -843,3 +843,47 @@ func TestBlocked(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCompareAndSwapFault: 8-byte compare-and-swap is refused before the
+// call on an Open MPI before 5 window served by osc/rdma (the call would
+// crash the process), in the Go call and in the C loop alike; 4-byte
+// elements and the other components run it.
+func TestCompareAndSwapFault(t *testing.T) {
+	needMPI(t)
+	c := world()
+	w, err := c.AllocateWindow(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := w.Free(); err != nil {
+			t.Error(err)
+		}
+	}()
+	nw := w.(*window)
+	var major int
+	_, verr := fmt.Sscanf(firstLine(LibraryVersion()), "Open MPI v%d", &major)
+	crashes := verr == nil && major < 5 && nw.component == "rdma"
+	t.Logf("library %q, component %q: crashes %v", firstLine(LibraryVersion()), nw.component, crashes)
+	if err := mpi.RMAFault(w, mpi.RMACompareAndSwap, mpi.Int64); (err != nil) != crashes {
+		t.Errorf("8-byte cas fault = %v, want one: %v", err, crashes)
+	}
+	for _, dt := range []mpi.Datatype{mpi.Int32, mpi.Int8} {
+		if err := mpi.RMAFault(w, mpi.RMACompareAndSwap, dt); err != nil {
+			t.Errorf("%v cas: %v", dt, err)
+		}
+	}
+	if err := mpi.RMAFault(w, mpi.RMAFetchAndOp, mpi.Int64); err != nil {
+		t.Errorf("8-byte fop: %v", err)
+	}
+	if !crashes || c.Size() < 2 {
+		return
+	}
+	b := make([]byte, 8)
+	if err := w.CompareAndSwap(b, b, make([]byte, 8), (c.Rank()+1)%c.Size(), 0, mpi.Int64); err == nil || !strings.Contains(err.Error(), "osc/rdma") {
+		t.Errorf("MPI_Compare_and_swap on long: %v, want the refusal", err)
+	}
+	if _, err := c.NewRMA(mpi.RMASpec{Op: mpi.RMACompareAndSwap, Mode: mpi.RMALatency, Sync: mpi.SyncFlush, Type: mpi.Int64, Count: 1, Peer: (c.Rank() + 1) % c.Size()}); err == nil || !strings.Contains(err.Error(), "osc/rdma") {
+		t.Errorf("NewRMA cas on long: %v, want the refusal", err)
+	}
+}

@@ -40,6 +40,21 @@ int cc_win_free(MPI_Win win)
     return MPI_Win_free(&win);
 }
 
+int cc_win_name(MPI_Win win, char *name, int n)
+{
+    GUARD_INT();
+    char buf[MPI_MAX_OBJECT_NAME];
+    int len = 0;
+    int rc = MPI_Win_get_name(win, buf, &len);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (len >= n)
+        len = n - 1;
+    memcpy(name, buf, (size_t)len);
+    name[len] = 0;
+    return MPI_SUCCESS;
+}
+
 int cc_rma_put(MPI_Win win, void *origin, int count, int target, long long disp)
 {
     GUARD_INT();
@@ -122,6 +137,13 @@ cc_win_result cc_win_allocate(MPI_Comm comm, long long size)
     return r;
 }
 int cc_win_free(MPI_Win win) { (void)win; return MPI_ERR_OTHER; }
+int cc_win_name(MPI_Win win, char *name, int n)
+{
+    (void)win;
+    (void)name;
+    (void)n;
+    return MPI_ERR_OTHER;
+}
 int cc_rma_put(MPI_Win w, void *o, int c, int t, long long d) { (void)w; (void)o; (void)c; (void)t; (void)d; return MPI_ERR_OTHER; }
 int cc_rma_get(MPI_Win w, void *o, int c, int t, long long d) { (void)w; (void)o; (void)c; (void)t; (void)d; return MPI_ERR_OTHER; }
 int cc_rma_acc(MPI_Win w, void *o, int c, int dt, int t, long long d, int op) { (void)w; (void)o; (void)c; (void)dt; (void)t; (void)d; (void)op; return MPI_ERR_OTHER; }

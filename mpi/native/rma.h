@@ -17,6 +17,9 @@ typedef struct {
 
 cc_win_result cc_win_allocate(MPI_Comm comm, long long size);
 int cc_win_free(MPI_Win win);
+/* The window's name (MPI_Win_get_name) into name[n], NUL-terminated: Open
+ * MPI names a window after its one-sided component ("rdma window 3"). */
+int cc_win_name(MPI_Win win, char *name, int n);
 MPI_Win cc_win_null(void);
 
 /* Communication calls: disp in bytes (displacement unit 1); count in bytes

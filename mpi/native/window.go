@@ -7,8 +7,10 @@ package native
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -31,6 +33,10 @@ type window struct {
 	h     C.MPI_Win
 	mem   []byte
 	sizes []int // every rank's window size, for the range checks
+	// component is the one-sided component that serves the window, the
+	// first word of Open MPI's window name ("rdma", "pt2pt"; "" when the
+	// library names none).
+	component string
 	// pins hold, per target, the buffers of calls not yet completed.
 	pins  map[int]*runtime.Pinner
 	freed bool
@@ -68,6 +74,12 @@ func (c *Comm) AllocateWindow(size int) (mpi.Window, error) {
 		return nil, newError(op, r.rc)
 	}
 	w := &window{c: c, h: r.win, sizes: make([]int, c.size), pins: map[int]*runtime.Pinner{}}
+	var name [C.MPI_MAX_OBJECT_NAME]C.char
+	if C.cc_win_name(r.win, &name[0], C.int(len(name))) == 0 {
+		if f := strings.Fields(C.GoString(&name[0])); len(f) > 0 {
+			w.component = f[0]
+		}
+	}
 	for i, v := range all {
 		w.sizes[i] = int(v)
 	}
@@ -89,6 +101,25 @@ func (c *Comm) AllocateWindow(size int) (mpi.Window, error) {
 func init() { missingMPI3 = append(missingMPI3, mpi.FeatureWindows) }
 
 func (w *window) Mem() []byte { return w.mem }
+
+// Fault implements mpi.RMAFaulty: Open MPI before version 5 crashes in
+// MPI_Compare_and_swap on 8-byte elements through its osc/rdma component
+// (a segmentation fault in the emulated atomics of its byte transfer
+// layer; osu_cas_latency dies the same way), so the call is refused
+// before it is made.
+func (w *window) Fault(op mpi.RMAOp, dt mpi.Datatype) error {
+	if op != mpi.RMACompareAndSwap || dt.Size() != 8 || w.component != "rdma" {
+		return nil
+	}
+	lib := firstLine(LibraryVersion())
+	var major int
+	if _, err := fmt.Sscanf(lib, "Open MPI v%d", &major); err != nil || major >= 5 {
+		return nil
+	}
+	name, _, _ := strings.Cut(lib, ",")
+	return fmt.Errorf("MPI_Compare_and_swap on %d-byte %v elements crashes %s through its osc/rdma one-sided component (a segmentation fault; osu_cas_latency crashes too): run under mpirun --mca osc pt2pt (or --mca osc sm on one node), or on 4-byte elements",
+		dt.Size(), dt, name)
+}
 
 func (w *window) usable(op string) error {
 	if w.freed {
@@ -231,6 +262,9 @@ func (w *window) CompareAndSwap(origin, compare, result []byte, target, disp int
 	cdt, _, err := typedRMA(op, dt, mpi.OpSum, true, origin, compare, result)
 	if err != nil {
 		return err
+	}
+	if err := w.Fault(mpi.RMACompareAndSwap, dt); err != nil {
+		return classError(op, mpi.ErrOther, err.Error())
 	}
 	if err := w.comm(op, target, disp, len(origin)); err != nil {
 		return err
@@ -416,6 +450,9 @@ func (c *Comm) NewRMA(spec mpi.RMASpec) (mpi.RMARunner, error) {
 	w, err := c.AllocateWindow(n)
 	if err != nil {
 		return nil, err
+	}
+	if err := w.(*window).Fault(spec.Op, spec.Type); err != nil {
+		return nil, errors.Join(classError(op, mpi.ErrOther, err.Error()), w.Free())
 	}
 	r := &rmaRunner{c: c, w: w.(*window), pscw: spec.Sync == mpi.SyncPSCW}
 	alloc := func() []byte {
