@@ -229,11 +229,11 @@ func writePlots(dir string, plots []PlotFile) error {
 		return nil
 	}
 	// Every target is checked before any is written: a name taken by a
-	// directory, a link or a FIFO is the user's, and refused whole.
+	// directory, a link, a FIFO or a file that is not a plot commcost drew
+	// is the user's, and refused whole.
 	for _, p := range plots {
-		path := filepath.Join(dir, p.Name)
-		if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-			return opts.Badf("--plot %s: %v: compare writes its plot there (move it away and run again)", dir, &results.NotRegularError{Path: path, Mode: fi.Mode()})
+		if err := results.CheckOwn(filepath.Join(dir, p.Name), "plot", pngMarkEnd, OwnPNG); err != nil {
+			return opts.Badf("--plot %s: %v", dir, err)
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

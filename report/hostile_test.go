@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,10 +34,16 @@ func TestWriteRunDirTouchesOnlyItsOwn(t *testing.T) {
 			mkfile(t, dir, "plots/old.png", "old")
 			mkfile(t, dir, "plots/"+ManifestFile, "old.png\na.png\n")
 		}, "", []file{{"plots/a.png", "A"}}, []string{"plots/old.png"}},
-		{"older run directory without a manifest", func(t *testing.T, dir string) {
-			mkfile(t, dir, "plots/a.png", "older commcost")
+		{"no manifest, a plot commcost drew", func(t *testing.T, dir string) {
+			mkfile(t, dir, "plots/a.png", string(markedPNG(t)))
 			mkfile(t, dir, "plots/other.png", "other")
 		}, "", []file{{"plots/a.png", "A"}, {"plots/other.png", "other"}}, nil},
+		{"no manifest, a user's file with a plot's name", func(t *testing.T, dir string) {
+			mkfile(t, dir, "plots/a.png", "the user's")
+		}, "plots/a.png exists and is not a plot commcost wrote", []file{{"plots/a.png", "the user's"}}, []string{"report.md"}},
+		{"no manifest, a user's PNG with a plot's name", func(t *testing.T, dir string) {
+			mkfile(t, dir, "plots/b.png", string(plainPNG(t)))
+		}, "plots/b.png exists and is not a plot commcost wrote", []file{{"plots/b.png", string(plainPNG(t))}}, []string{"report.md", "plots/a.png"}},
 		{"plots is a symbolic link", func(t *testing.T, dir string) {
 			mkfile(t, dir, "elsewhere/a.png", "precious")
 			if err := os.Symlink(filepath.Join(dir, "elsewhere"), filepath.Join(dir, "plots")); err != nil {
@@ -92,6 +100,47 @@ func TestWriteRunDirTouchesOnlyItsOwn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// plainPNG is a 1x1 PNG as any program writes it; markedPNG the same
+// marked as commcost's own (MarkPNG).
+func plainPNG(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func markedPNG(t *testing.T) []byte { return MarkPNG(plainPNG(t)) }
+
+// TestMarkPNG: the mark makes a PNG commcost's own (OwnPNG) and leaves a
+// valid image; a plain PNG, a truncated one and other data are not.
+func TestMarkPNG(t *testing.T) {
+	marked := markedPNG(t)
+	if _, err := png.Decode(bytes.NewReader(marked)); err != nil {
+		t.Fatalf("the marked PNG does not decode: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		head []byte
+		want bool
+	}{
+		{"marked", marked, true},
+		{"marked, head only", marked[:pngMarkEnd], true},
+		{"plain PNG", plainPNG(t), false},
+		{"truncated mark", marked[:pngMarkEnd-1], false},
+		{"text", []byte("Software\x00commcost"), false},
+		{"empty", nil, false},
+	} {
+		if got := OwnPNG(tc.head); got != tc.want {
+			t.Errorf("%s: OwnPNG = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if got := MarkPNG([]byte("not a png")); string(got) != "not a png" {
+		t.Errorf("MarkPNG changed data that is no PNG: %q", got)
 	}
 }
 

@@ -217,6 +217,9 @@ func renderSized(p *plot.Plot, width, height vg.Length, format string) ([]byte, 
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("plot: %w", err)
 	}
+	if format == "png" {
+		return MarkPNG(buf.Bytes()), nil
+	}
 	return buf.Bytes(), nil
 }
 

@@ -279,6 +279,11 @@ func WriteRunDir(dir string, run *Run) error {
 				return opts.Badf("%s is not a regular file: commcost would write its plot %s there (move it away and run again)", path, p.Name)
 			case haveManifest && !previous[p.Name]:
 				return opts.Badf("%s is not a plot commcost wrote (%s does not list it), and this report makes a plot of that name: move the file away and run again", path, filepath.Join(plots, ManifestFile))
+			case !haveManifest:
+				// No manifest: only an image commcost drew is its own.
+				if err := results.CheckOwn(path, "plot", pngMarkEnd, OwnPNG); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -151,6 +151,9 @@ func (e Export) Run() error {
 	return e.Write(c)
 }
 
+// platformMark is in the comment of every platform.xml Export writes.
+const platformMark = "written by commcost export simgrid"
+
 // Write writes platform.xml, hostfile and smpi.cfg for c.
 func (e Export) Write(c *Calibration) error {
 	if what := opts.NotDir(e.Out); what != "" {
@@ -164,7 +167,7 @@ func (e Export) Write(c *Calibration) error {
 	}
 	platform := fmt.Sprintf(`<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<!-- written by commcost export simgrid: %s -->
+<!-- `+platformMark+`: %s -->
 <platform version="4.1">
   <cluster id="commcost" prefix="host-" suffix="" radical="0-%d" speed="%gf" bw="%.6gBps" lat="%.6gs"
            loopback_bw="%.6gBps" loopback_lat="%.6gs"/>

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/replay"
@@ -83,24 +85,70 @@ func WriteDirTIT(dir string) error {
 }
 
 // checkTargets refuses, as bad input, output paths taken by something
-// other than a regular file (a directory, a link, a FIFO): the user's, and
-// checked before any output is written.
+// other than commcost's own earlier output of that name (a directory, a
+// link, a FIFO, a user's file: results.CheckOwn), before any output is
+// written. Each kind is known by how commcost starts it.
 func checkTargets(paths ...string) error {
 	for _, p := range paths {
-		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
-			return opts.Badf("%v: commcost writes its output there (move it away and run again)", &results.NotRegularError{Path: p, Mode: fi.Mode()})
+		what, ours := ownKind(filepath.Base(p))
+		if err := results.CheckOwn(p, what, 256, ours); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// titHead is the first line of every time-independent trace WriteTIT
+// writes: the rank and "init".
+var titHead = regexp.MustCompile(`^[0-9]+ init\n`)
+
+// ownKind is what a file of commcost's SimGrid output named base is and
+// how its first bytes tell it.
+func ownKind(base string) (string, func(head []byte) bool) {
+	prefix := func(p string) func([]byte) bool {
+		return func(h []byte) bool { return strings.HasPrefix(string(h), p) }
+	}
+	switch base {
+	case ListFile:
+		return "SimGrid trace list", prefix(TITFile(0) + "\n")
+	case "platform.xml":
+		return "SimGrid platform", func(h []byte) bool { return strings.Contains(string(h), platformMark) }
+	case "hostfile":
+		return "SimGrid host file", prefix(HostName(0) + "\n")
+	case "smpi.cfg":
+		return "SMPI configuration", prefix("--cfg=smpi/")
+	}
+	return "SimGrid time-independent trace", titHead.Match
+}
+
+// CheckTITTargets refuses, before a traced run, the time-independent
+// trace files of dir (rank-N.tit, simgrid.txt) that commcost did not
+// write: `commcost trace --simgrid` writes them when the run ends.
+func CheckTITTargets(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // a new directory: nothing to replace
+	}
+	var paths []string
+	for _, e := range ents {
+		if n := e.Name(); n == ListFile || titName.MatchString(n) {
+			paths = append(paths, filepath.Join(dir, n))
+		}
+	}
+	return checkTargets(paths...)
+}
+
+// titName matches TITFile's names.
+var titName = regexp.MustCompile(`^rank-[0-9]+\.tit$`)
+
 // writeFile writes path whole or not at all.
 func writeFile(path string, body func(w *bufio.Writer) error) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	// a temporary name of its own: never a user's file beside path
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
+	tmp := f.Name()
 	w := bufio.NewWriter(f)
 	err = body(w)
 	if err == nil {
@@ -108,6 +156,9 @@ func writeFile(path string, body func(w *bufio.Writer) error) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644) // CreateTemp's 0600: the files are for reading
 	}
 	if err == nil {
 		err = os.Rename(tmp, path)

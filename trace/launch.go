@@ -39,8 +39,10 @@ type Launch struct {
 	Args    []string
 	// Convert, when set, is called with the rank's finished file when
 	// SimGrid is set (the time-independent writer lives in package
-	// simgrid, which reads traces).
-	Convert func(path string) error
+	// simgrid, which reads traces); CheckConvert, before the run, refuses
+	// the directory's files Convert would replace that are not its own.
+	Convert      func(path string) error
+	CheckConvert func(dir string) error
 }
 
 // Validate checks the directory is given.
@@ -99,6 +101,14 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOwnTraces(dir); err != nil {
+		return err
+	}
+	if l.SimGrid && l.CheckConvert != nil {
+		if err := l.CheckConvert(dir); err != nil {
+			return err
+		}
+	}
 	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return opts.Badf("--out %s: %v", l.Out, err)
@@ -151,6 +161,25 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 	}
 	if l.SimGrid && l.Convert != nil {
 		return l.Convert(path)
+	}
+	return nil
+}
+
+// checkOwnTraces refuses, before the run, a rank file name of dir taken by
+// something other than a commcost trace (the library renames each rank's
+// finished file over it): a user's file of that name is not replaced.
+func checkOwnTraces(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // a new directory: nothing to replace
+	}
+	for _, e := range ents {
+		if rankFileRE.MatchString(e.Name()) {
+			own := func(h []byte) bool { return string(h) == Magic }
+			if err := results.CheckOwn(filepath.Join(dir, e.Name()), "trace file", len(Magic), own); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

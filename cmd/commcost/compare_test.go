@@ -98,8 +98,29 @@ func TestCompare(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errs = runCLI(t, "compare", "--plot", taken, runA, fileB)
-	if want := "compare-pingpong.png is a directory, not a regular file: compare writes its plot there"; code != 2 || !strings.Contains(errs, want) {
+	if want := "compare-pingpong.png is a directory, not a regular file: commcost writes its plot there"; code != 2 || !strings.Contains(errs, want) {
 		t.Errorf("--plot over a directory: exit %d, %q; want 2 and %q", code, errs, want)
+	}
+
+	// A plot's name taken by a user's file (even an image) is refused and
+	// the file kept; compare's own plot of an earlier run is replaced.
+	users := filepath.Join(dir, "users")
+	mine := filepath.Join(users, "compare-pingpong.png")
+	if err := os.MkdirAll(users, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, []byte("\x89PNG\r\n\x1a\nthe user's image"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runCLI(t, "compare", "--plot", users, runA, fileB)
+	if want := mine + " exists and is not a plot commcost wrote"; code != 2 || !strings.Contains(errs, want) {
+		t.Errorf("--plot over a user's file: exit %d, %q; want 2 and %q", code, errs, want)
+	}
+	if data, err := os.ReadFile(mine); err != nil || !strings.HasSuffix(string(data), "the user's image") {
+		t.Errorf("the user's file was replaced: %q, %v", data, err)
+	}
+	if code, _, errs = runCLI(t, "compare", "--plot", plots, runA, fileB); code != 0 {
+		t.Errorf("--plot over its own plots: exit %d: %s", code, errs)
 	}
 
 	// Both runs in one file: --by mpi_library splits them again.

@@ -25,7 +25,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		l.Program, l.Args = fs.Arg(0), fs.Args()[1:]
 	}
-	l.Convert = simgrid.WriteRankTIT
+	l.Convert, l.CheckConvert = simgrid.WriteRankTIT, simgrid.CheckTITTargets
 	return l.Run(stdout, stderr)
 }
 

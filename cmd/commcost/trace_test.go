@@ -180,6 +180,32 @@ func TestTraceReplayNonRegular(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(sgOut, "platform.xml"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Output names taken by a user's files: refused, the files kept.
+	users := filepath.Join(dir, "users")
+	writeTrace(t, users, 2, false)
+	usersList := filepath.Join(dir, "users-list")
+	writeTrace(t, usersList, 2, false)
+	userFiles := map[string]string{
+		filepath.Join(users, "rank-1.tit"):          "my notes\n",
+		filepath.Join(usersList, "simgrid.txt"):     "my list\n",
+		filepath.Join(sgOut+"2", "hostfile"):        "node17 slots=4\n",
+		filepath.Join(dir, "mytrace", "rank-0.cct"): "not a trace\n",
+	}
+	for p, data := range userFiles {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() {
+		for p, data := range userFiles {
+			if got, err := os.ReadFile(p); err != nil || string(got) != data {
+				t.Errorf("%s: %q, %v; the user's %q was replaced", p, got, err, data)
+			}
+		}
+	}()
 	const fifo = " is a named pipe (FIFO), not a regular file"
 	notDir := "DIR " + ff + ": " + ff + " is not a directory (want a trace directory written by commcost trace)"
 
@@ -199,8 +225,12 @@ func TestTraceReplayNonRegular(t *testing.T) {
 		{"export simgrid trace rank FIFO", []string{"export", "simgrid", hock, "--trace", trd, "--out", out}, "--trace " + trd + ": " + rank0 + fifo},
 		{"export tit rank FIFO", []string{"export", "tit", trd}, "DIR " + trd + ": " + rank0 + fifo},
 		{"export tit not a directory", []string{"export", "tit", ff}, notDir},
-		{"export tit over a directory", []string{"export", "tit", taken}, filepath.Join(taken, "rank-1.tit") + " is a directory, not a regular file: commcost writes its output there"},
+		{"export tit over a directory", []string{"export", "tit", taken}, filepath.Join(taken, "rank-1.tit") + " is a directory, not a regular file: commcost writes its SimGrid time-independent trace there"},
 		{"export simgrid over a directory", []string{"export", "simgrid", hock, "--out", sgOut}, "--out " + sgOut + ": " + filepath.Join(sgOut, "platform.xml") + " is a directory"},
+		{"export tit over a user's file", []string{"export", "tit", users}, filepath.Join(users, "rank-1.tit") + " exists and is not a SimGrid time-independent trace commcost wrote"},
+		{"export tit over a user's list", []string{"export", "tit", usersList}, filepath.Join(usersList, "simgrid.txt") + " exists and is not a SimGrid trace list commcost wrote"},
+		{"export simgrid over a user's file", []string{"export", "simgrid", hock, "--out", sgOut + "2"}, filepath.Join(sgOut+"2", "hostfile") + " exists and is not a SimGrid host file commcost wrote"},
+		{"trace over a user's rank file", []string{"trace", "--out", filepath.Join(dir, "mytrace"), "--lib", hock, "--", "true"}, filepath.Join(dir, "mytrace", "rank-0.cct") + " exists and is not a trace file commcost wrote"},
 		{"export simgrid out a file", []string{"export", "simgrid", hock, "--out", hock}, "--out " + hock + ": " + hock + " is a regular file; --out names a directory (new or existing) for platform.xml, hostfile and smpi.cfg"},
 		{"export simgrid out a FIFO", []string{"export", "simgrid", hock, "--out", ff}, "--out " + ff + ": " + ff + " is a named pipe (FIFO); --out names a directory (new or existing)"},
 	} {
