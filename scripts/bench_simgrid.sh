@@ -19,20 +19,53 @@
 # there; WORK=DIR keeps the files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=mpi.sh
+. scripts/mpi.sh
+# Every input is checked before anything is installed, built or launched;
+# settings are shown with control characters as '?'.
+printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
+impl=$(mpi_impl) || exit 2
+NP=${NP:-2}
+# NP ranks trace every program here (or on LAUNCHER's hosts) and SimGrid
+# simulates as many on this machine: 2 at least (every program measures
+# between ranks), at most 16 per core here, or 4096 (a test cluster's 64
+# hosts of 64 slots) through LAUNCHER.
+max_np=$((16 * $(nproc)))
+[ -z "${LAUNCHER:-}" ] || max_np=4096
+if ! [[ $NP =~ ^[0-9]{1,7}$ ]] || [ "$((10#$NP))" -lt 2 ] || [ "$((10#$NP))" -gt "$max_np" ]; then
+	echo "bench_simgrid: NP '$(printable "$NP")': want an integer from 2 (the programs measure between ranks) to $max_np ($([ -n "${LAUNCHER:-}" ] && echo "through LAUNCHER" || echo "16 ranks per core of this machine's $(nproc)"))" >&2
+	exit 2
+fi
+NP=$((10#$NP))
+if [ -n "${LAUNCHER:-}" ]; then
+	read -r -a launch <<<"$LAUNCHER"
+	if [ ${#launch[@]} -eq 0 ] || ! command -v "${launch[0]}" >/dev/null; then
+		echo "bench_simgrid: LAUNCHER='$(printable "$LAUNCHER")': want the whole launch prefix, a launcher on PATH and its flags (-np excluded), e.g. \"mpirun --hostfile H\"" >&2
+		exit 2
+	fi
+fi
+osu=${OSU_SRC:-../shared/peers/osu-6.1}
+[ -n "${OSU_SRC:-}" ] || [ -d "$osu" ] || osu=/work/shared/peers/osu-6.1
+if [ ! -f "$osu/mpi/pt2pt/osu_latency.c" ] || [ ! -f "$osu/util/osu_util.c" ]; then
+	echo "bench_simgrid: OSU_SRC='$(printable "$osu")' holds no OSU 6.1 sources (mpi/pt2pt/osu_latency.c and util/osu_util.c): set OSU_SRC to them" >&2
+	exit 2
+fi
+# WORK is deleted and made again: only a directory this bench made (its
+# marker file inside), an empty one or a new one (the default is its own).
+work=${WORK:-bin/bench_simgrid}
+if [ -n "${WORK:-}" ] && [ -e "$work" ] && { [ ! -d "$work" ] || { [ -n "$(ls -A "$work")" ] && [ ! -e "$work/.bench_simgrid" ]; }; }; then
+	echo "bench_simgrid: WORK='$(printable "$work")' is not a directory an earlier run of this bench made (it deletes WORK first): name a new or empty directory" >&2
+	exit 2
+fi
 # the bench's own packages (not make test's): SimGrid and the Debian programs
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! { command -v smpirun && command -v hpcc && command -v NPopenmpi; } >/dev/null 2>&1; then
 	apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsimgrid-dev hpcc netpipe-openmpi python3-mpi4py >/dev/null || true
 fi
-# shellcheck source=mpi.sh
-. scripts/mpi.sh
-NP=${NP:-2}
-impl=$(mpi_impl)
 if [ -n "${LAUNCHER:-}" ]; then
-	read -r -a launch <<<"$LAUNCHER"
 	launcher=${launch[0]}
 	flags=("${launch[@]:1}")
 else
-	launcher=$(mpi_launcher "$impl")
+	launcher=$(mpi_launcher "$impl") || { echo "bench_simgrid: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
 	read -r -a flags <<<"$(mpi_flags "$impl" "$NP")"
 fi
 if ! command -v smpirun >/dev/null; then
@@ -40,18 +73,17 @@ if ! command -v smpirun >/dev/null; then
 	exit 0
 fi
 replaymain=/usr/lib/x86_64-linux-gnu/simgrid/smpireplaymain
-[ -x "$replaymain" ] || replaymain=$(dpkg -L libsimgrid-dev 2>/dev/null | grep smpireplaymain | head -1)
-work=${WORK:-bin/bench_simgrid}
+[ -x "$replaymain" ] || replaymain=$(dpkg -L libsimgrid-dev 2>/dev/null | grep smpireplaymain | head -1) || true
+[ -x "$replaymain" ] || { echo "bench_simgrid: no smpireplaymain (SimGrid's replay program, in libsimgrid-dev)" >&2; exit 1; }
 rm -rf "$work"
 mkdir -p "$work"
+: >"$work/.bench_simgrid"
 work=$(cd "$work" && pwd)
 go build ${TAGS:-} -o bin/commcost ./cmd/commcost
 scripts/build_trace.sh bin/libcommcost-trace.so
 cc=$(scripts/build_trace.sh --cc)
 cc_bin=$PWD/bin
 "$cc" -O2 -o "$work/calls" trace/testdata/calls.c
-osu=${OSU_SRC:-../shared/peers/osu-6.1}
-[ -d "$osu" ] || osu=/work/shared/peers/osu-6.1
 "$cc" -O2 -I "$osu/util" -o "$work/osu_latency" "$osu/mpi/pt2pt/osu_latency.c" "$osu/util/osu_util.c" "$osu/util/osu_util_mpi.c" -lm
 
 load=$(cut -d' ' -f1 /proc/loadavg)

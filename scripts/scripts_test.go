@@ -45,17 +45,37 @@ func oneMessage(t *testing.T, stderr, prefix, want string) {
 	}
 }
 
-// TestHelperScriptsRefuseBadCounts: scripts/run.sh and
-// scripts/bench_dsm_vs_c.sh check their counts before building or
-// launching anything.
+// refusal is one hostile run of a helper script: bash ARGS with ENV added
+// must exit 2 with one message line starting with prefix and holding want.
+type refusal struct {
+	name   string
+	env    []string
+	args   []string
+	prefix string
+	want   string
+}
+
+// refuse runs each refusal; each must end before anything is installed,
+// built or launched, so a row takes a fraction of a second.
+func refuse(t *testing.T, tests []refusal) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr := script(t, tc.env, tc.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			oneMessage(t, stderr, tc.prefix, tc.want)
+		})
+	}
+}
+
+// TestHelperScriptsRefuseBadCounts: the helper scripts check their counts
+// (ranks, rounds, launches, repetitions) before installing, building or
+// launching anything: 0, 1 where 2 are needed, negatives, words and
+// numbers beyond a sane bound, which the message names.
 func TestHelperScriptsRefuseBadCounts(t *testing.T) {
-	tests := []struct {
-		name   string
-		env    []string
-		args   []string
-		prefix string
-		want   string
-	}{
+	refuse(t, []refusal{
 		{"run.sh 0", nil, []string{"scripts/run.sh", "0"}, "run.sh: NP '0'", "want an integer from 2"},
 		{"run.sh 1", nil, []string{"scripts/run.sh", "1"}, "run.sh: NP '1'", "the suite measures between ranks"},
 		{"run.sh 100000", nil, []string{"scripts/run.sh", "100000"}, "run.sh: NP '100000'", "ranks per core"},
@@ -66,16 +86,31 @@ func TestHelperScriptsRefuseBadCounts(t *testing.T) {
 		{"bench_dsm_vs_c.sh abc", nil, []string{"scripts/bench_dsm_vs_c.sh", "abc"}, "bench_dsm_vs_c: ROUNDS 'abc'", "want an integer"},
 		{"bench_dsm_vs_c.sh 0", nil, []string{"scripts/bench_dsm_vs_c.sh", "0"}, "bench_dsm_vs_c: ROUNDS '0'", "want an integer"},
 		{"bench_dsm_vs_c.sh READS=x", []string{"READS=x"}, []string{"scripts/bench_dsm_vs_c.sh", "2"}, "bench_dsm_vs_c: READS='x'", "timed remote reads"},
+		{"bench_simgrid.sh NP=100000", []string{"NP=100000"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP '100000'", "16 ranks per core"},
+		{"bench_simgrid.sh NP=0", []string{"NP=0"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP '0'", "want an integer from 2"},
+		{"bench_simgrid.sh NP=1", []string{"NP=1"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP '1'", "measure between ranks"},
+		{"bench_simgrid.sh NP=abc", []string{"NP=abc"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP 'abc'", "want an integer"},
+		{"bench_simgrid.sh NP=-3", []string{"NP=-3"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP '-3'", "want an integer"},
+		{"bench_simgrid.sh NP of 20 digits", []string{"NP=99999999999999999999"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP", "want an integer"},
+		{"bench_simgrid.sh NP beyond a cluster", []string{"NP=5000", "LAUNCHER=mpirun"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP '5000'", "to 4096 (through LAUNCHER)"},
+	})
+}
+
+// TestHelperScriptsRefuseBadInput: the helper scripts' other inputs
+// (lists, launchers, directories, files) are checked as their counts are:
+// one message naming the flag or variable, status 2, before anything runs.
+func TestHelperScriptsRefuseBadInput(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full")
+	if err := os.MkdirAll(filepath.Join(full, "mine"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			code, stderr := script(t, tc.env, tc.args...)
-			if code != 2 {
-				t.Errorf("exit %d, want 2", code)
-			}
-			oneMessage(t, stderr, tc.prefix, tc.want)
-		})
-	}
+	refuse(t, []refusal{
+		{"bench_simgrid.sh LAUNCHER of spaces", []string{"LAUNCHER=  "}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='  '", "want the whole launch prefix"},
+		{"bench_simgrid.sh LAUNCHER not found", []string{"LAUNCHER=no-such-launcher -x"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='no-such-launcher -x'", "a launcher on PATH"},
+		{"bench_simgrid.sh OSU_SRC missing", []string{"OSU_SRC=" + filepath.Join(dir, "nope")}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: OSU_SRC=", "holds no OSU 6.1 sources"},
+		{"bench_simgrid.sh WORK someone's directory", []string{"WORK=" + full}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: WORK=", "it deletes WORK first"},
+	})
 }
 
 // TestBatchJobsNeverDieSilently: the batch library's start (cc_init)
