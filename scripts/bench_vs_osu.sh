@@ -52,31 +52,101 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 launches=7 maxtime=1 tsv=results/bench/pt2pt_vs_osu.tsv skip_missing=
 nps="2 4" benches=. tsv6=results/bench/osu6_vs_commcost.tsv
-usage() { echo "usage: scripts/bench_vs_osu.sh [--launches N (>= 1)] [--max-time SECONDS (> 0)] [--tsv FILE] [--skip-missing] [--np \"2 4\"] [--benches REGEX] [--tsv6 FILE]" >&2; exit 2; }
+# Settings are shown with control characters as '?'.
+printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
+usage() { echo "bench_vs_osu: $1; usage: scripts/bench_vs_osu.sh [--launches N (1 to 1000)] [--max-time SECONDS (> 0, at most 3600)] [--tsv FILE] [--skip-missing] [--np \"2 4\"] [--benches REGEX] [--tsv6 FILE]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--launches) launches=${2:-}; shift 2 || usage ;;
-	--max-time) maxtime=${2:-}; shift 2 || usage ;;
-	--tsv) tsv=${2:-}; shift 2 || usage ;;
+	--launches | --max-time | --tsv | --np | --benches | --tsv6) [ $# -ge 2 ] || usage "$1 needs a value" ;;
+	esac
+	case "$1" in
+	--launches) launches=$2; shift 2 ;;
+	--max-time) maxtime=$2; shift 2 ;;
+	--tsv) tsv=$2; shift 2 ;;
 	--skip-missing) skip_missing=1; shift ;;
-	--np) nps=${2:-}; shift 2 || usage ;;
-	--benches) benches=${2:-}; shift 2 || usage ;;
-	--tsv6) tsv6=${2:-}; shift 2 || usage ;;
+	--np) nps=$2; shift 2 ;;
+	--benches) benches=$2; shift 2 ;;
+	--tsv6) tsv6=$2; shift 2 ;;
 	-h | --help) sed -n '2,47p' "$0"; exit 0 ;;
-	*) usage ;;
+	*) usage "unknown option '$(printable "$1")'" ;;
 	esac
 done
-[[ "$launches" =~ ^[1-9][0-9]*$ ]] || { echo "bench_vs_osu: --launches $launches: want an integer >= 1" >&2; exit 2; }
-for n in $nps; do
-	[[ "$n" =~ ^[0-9]+$ && "$n" -ge 2 ]] || { echo "bench_vs_osu: --np $nps: want rank counts >= 2, e.g. \"2 4\"" >&2; exit 2; }
-done
-awk -v t="$maxtime" 'BEGIN{exit !(t + 0 > 0 && t ~ /^[0-9.]+$/)}' || { echo "bench_vs_osu: --max-time $maxtime: want a number of seconds > 0" >&2; exit 2; }
 if [ "$(id -u)" = 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 # shellcheck source=scripts/mpi.sh
 . scripts/mpi.sh
 impl=$(mpi_impl) || exit 2
+
+# The OSU 6.1 phase. Each benchmark: name | OSU source (under mpi/) | OSU
+# arguments | commcost arguments | then per figure compared, as
+# comma-separated lists: OSU's column (nK: column K of OSU's one line that
+# prints no size, taken as size 0) | the key of commcost's record that is
+# OSU's figure computed from commcost's repetitions | the key of commcost's
+# own figure | the scale to OSU's unit | the unit | lat (lower is better),
+# bw (higher) or pct (a percentage, compared as a difference in points) |
+# the rank counts it runs on (empty: every one of --np) | and extra
+# launcher arguments for both programs (osu_cas_latency's 8-byte swap
+# crashes Open MPI 4.1's default osc/rdma on one node, as commcost's does:
+# both run with osc sm there).
+# osu_mbw_mr's message rate is its bandwidth over the size, so the ratio of
+# its bandwidth is that of its rate too.
+osu6=(
+	"barrier|collective/osu_barrier||collective --ops barrier --osu|n1|osu_avg_s|median|1e6|us|lat|"
+)
+for op in bcast reduce allreduce gather gatherv scatter scatterv allgather allgatherv alltoall alltoallv reduce_scatter; do
+	osu6+=("$op|collective/osu_$op|-m 4:1048576|collective --ops $op --osu --sizes 4:1M|2|osu_avg_s|median|1e6|us|lat|")
+done
+osu6+=(
+	"bibw|pt2pt/osu_bibw|-m 1:1048576|bibw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
+	"mbw_mr|pt2pt/osu_mbw_mr|-m 1:1048576|mbwmr --osu --sizes 1:1M|2|osu_bw_B_per_s|median|1e-6|MB/s|bw|"
+	"multi_lat|pt2pt/osu_multi_lat|-m 0:1048576|multilat --osu --sizes 0:1M|2|osu_latency_s|median|1e6|us|lat|"
+	"ibarrier|collective/osu_ibarrier||nonblocking --ops barrier --osu|n3,n4|osu_comm_s,osu_overlap_pct|comm_s,overlap_pct|1e6,1|us,%|lat,pct|"
+)
+for op in ibcast ireduce iallreduce igather igatherv iscatter iscatterv iallgather iallgatherv ialltoall ialltoallv; do
+	osu6+=("$op|collective/osu_$op|-m 4:1048576|nonblocking --ops ${op#i} --osu --sizes 4:1M|4,5|osu_comm_s,osu_overlap_pct|comm_s,overlap_pct|1e6,1|us,%|lat,pct|")
+done
+osc_sm=
+[ "$impl" = openmpi ] && osc_sm="--mca osc sm"
+osu6+=(
+	"put_latency|one-sided/osu_put_latency|-m 1:1048576|onesided --ops put --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
+	"get_latency|one-sided/osu_get_latency|-m 1:1048576|onesided --ops get --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
+	"put_bw|one-sided/osu_put_bw|-m 1:1048576|onesided --ops put --modes bw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
+	"get_bw|one-sided/osu_get_bw|-m 1:1048576|onesided --ops get --modes bw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
+	"put_bibw|one-sided/osu_put_bibw|-m 1:1048576|onesided --ops put --modes bibw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
+	"acc_latency|one-sided/osu_acc_latency|-m 1:1048576|onesided --ops acc --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
+	"get_acc_latency|one-sided/osu_get_acc_latency|-m 1:1048576|onesided --ops get_acc --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
+	"fop_latency|one-sided/osu_fop_latency||onesided --ops fop --modes lat --osu|2|median|median|1e6|us|lat|2"
+	"cas_latency|one-sided/osu_cas_latency||onesided --ops cas --modes lat --osu|2|median|median|1e6|us|lat|2|$osc_sm"
+)
+
+# Every setting is checked before anything is built or launched.
+[[ "$launches" =~ ^[1-9][0-9]{0,3}$ && $launches -le 1000 ]] || { echo "bench_vs_osu: --launches '$(printable "$launches")': want an integer from 1 to 1000" >&2; exit 2; }
+# Rank counts: 2 at least (every benchmark measures between ranks), at
+# most 16 per core (more only oversubscribe this machine).
+max_np=$((16 * $(nproc)))
+[ -n "${nps// /}" ] || { echo "bench_vs_osu: --np '$(printable "$nps")': want rank counts from 2 to $max_np (16 per core of this machine's $(nproc)), e.g. \"2 4\"" >&2; exit 2; }
+for n in $nps; do
+	[[ "$n" =~ ^[1-9][0-9]{0,6}$ ]] && [ "$n" -ge 2 ] && [ "$n" -le "$max_np" ] ||
+		{ echo "bench_vs_osu: --np '$(printable "$nps")': want rank counts from 2 to $max_np (16 per core of this machine's $(nproc)), e.g. \"2 4\"" >&2; exit 2; }
+done
+awk -v t="$maxtime" 'BEGIN{exit !(t ~ /^([0-9]+\.?[0-9]*|\.[0-9]+)$/ && t + 0 > 0 && t + 0 <= 3600)}' || { echo "bench_vs_osu: --max-time '$(printable "$maxtime")': want a number of seconds > 0, at most 3600" >&2; exit 2; }
+# --benches selects by name: a regular expression that matches at least one.
+names="latency bandwidth"
+for spec in "${osu6[@]}"; do names+=" ${spec%%|*}"; done
+matched=0
+if [ -n "$benches" ]; then
+	for name in $names; do
+		rc=0
+		[[ "$name" =~ $benches ]] || rc=$?
+		[ "$rc" != 2 ] || break # not a regular expression
+		[ "$rc" != 0 ] || matched=1
+	done
+fi
+[ "$matched" = 1 ] || { echo "bench_vs_osu: --benches '$(printable "$benches")': want a regular expression matching some of the benchmarks $names (e.g. 'bcast|reduce')" >&2; exit 2; }
+for f in "--tsv=$tsv" "--tsv6=$tsv6"; do
+	[ -n "${f#*=}" ] && [ ! -d "${f#*=}" ] || { echo "bench_vs_osu: ${f%%=*} '$(printable "${f#*=}")': want a file to append rows to" >&2; exit 2; }
+done
 launcher=$(mpi_launcher "$impl") || { echo "$0: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
 mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }
 
@@ -204,48 +274,6 @@ pt2pt_phase() {
 	done
 	echo "rows appended to $tsv"
 }
-
-# The OSU 6.1 phase. Each benchmark: name | OSU source (under mpi/) | OSU
-# arguments | commcost arguments | then per figure compared, as
-# comma-separated lists: OSU's column (nK: column K of OSU's one line that
-# prints no size, taken as size 0) | the key of commcost's record that is
-# OSU's figure computed from commcost's repetitions | the key of commcost's
-# own figure | the scale to OSU's unit | the unit | lat (lower is better),
-# bw (higher) or pct (a percentage, compared as a difference in points) |
-# the rank counts it runs on (empty: every one of --np) | and extra
-# launcher arguments for both programs (osu_cas_latency's 8-byte swap
-# crashes Open MPI 4.1's default osc/rdma on one node, as commcost's does:
-# both run with osc sm there).
-# osu_mbw_mr's message rate is its bandwidth over the size, so the ratio of
-# its bandwidth is that of its rate too.
-osu6=(
-	"barrier|collective/osu_barrier||collective --ops barrier --osu|n1|osu_avg_s|median|1e6|us|lat|"
-)
-for op in bcast reduce allreduce gather gatherv scatter scatterv allgather allgatherv alltoall alltoallv reduce_scatter; do
-	osu6+=("$op|collective/osu_$op|-m 4:1048576|collective --ops $op --osu --sizes 4:1M|2|osu_avg_s|median|1e6|us|lat|")
-done
-osu6+=(
-	"bibw|pt2pt/osu_bibw|-m 1:1048576|bibw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
-	"mbw_mr|pt2pt/osu_mbw_mr|-m 1:1048576|mbwmr --osu --sizes 1:1M|2|osu_bw_B_per_s|median|1e-6|MB/s|bw|"
-	"multi_lat|pt2pt/osu_multi_lat|-m 0:1048576|multilat --osu --sizes 0:1M|2|osu_latency_s|median|1e6|us|lat|"
-	"ibarrier|collective/osu_ibarrier||nonblocking --ops barrier --osu|n3,n4|osu_comm_s,osu_overlap_pct|comm_s,overlap_pct|1e6,1|us,%|lat,pct|"
-)
-for op in ibcast ireduce iallreduce igather igatherv iscatter iscatterv iallgather iallgatherv ialltoall ialltoallv; do
-	osu6+=("$op|collective/osu_$op|-m 4:1048576|nonblocking --ops ${op#i} --osu --sizes 4:1M|4,5|osu_comm_s,osu_overlap_pct|comm_s,overlap_pct|1e6,1|us,%|lat,pct|")
-done
-osc_sm=
-[ "$impl" = openmpi ] && osc_sm="--mca osc sm"
-osu6+=(
-	"put_latency|one-sided/osu_put_latency|-m 1:1048576|onesided --ops put --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
-	"get_latency|one-sided/osu_get_latency|-m 1:1048576|onesided --ops get --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
-	"put_bw|one-sided/osu_put_bw|-m 1:1048576|onesided --ops put --modes bw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
-	"get_bw|one-sided/osu_get_bw|-m 1:1048576|onesided --ops get --modes bw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
-	"put_bibw|one-sided/osu_put_bibw|-m 1:1048576|onesided --ops put --modes bibw --osu --sizes 1:1M|2|median|median|1e-6|MB/s|bw|2"
-	"acc_latency|one-sided/osu_acc_latency|-m 1:1048576|onesided --ops acc --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
-	"get_acc_latency|one-sided/osu_get_acc_latency|-m 1:1048576|onesided --ops get_acc --modes lat --osu --sizes 1:1M|2|median|median|1e6|us|lat|2"
-	"fop_latency|one-sided/osu_fop_latency||onesided --ops fop --modes lat --osu|2|median|median|1e6|us|lat|2"
-	"cas_latency|one-sided/osu_cas_latency||onesided --ops cas --modes lat --osu|2|median|median|1e6|us|lat|2|$osc_sm"
-)
 
 osu6_phase() {
 	local src=${OSU6_SRC:-} d spec name path oargs cargs cols keys owns scales units kinds only extra np l size j

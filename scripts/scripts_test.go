@@ -92,6 +92,15 @@ func TestHelperScriptsRefuseBadCounts(t *testing.T) {
 		{"bench_simgrid.sh NP=abc", []string{"NP=abc"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP 'abc'", "want an integer"},
 		{"bench_simgrid.sh NP=-3", []string{"NP=-3"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP '-3'", "want an integer"},
 		{"bench_simgrid.sh NP of 20 digits", []string{"NP=99999999999999999999"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP", "want an integer"},
+		{"bench_vs_osu.sh --launches 0", nil, []string{"scripts/bench_vs_osu.sh", "--launches", "0"}, "bench_vs_osu: --launches '0'", "want an integer from 1 to 1000"},
+		{"bench_vs_osu.sh --launches of 20 digits", nil, []string{"scripts/bench_vs_osu.sh", "--launches", "99999999999999999999"}, "bench_vs_osu: --launches", "want an integer from 1 to 1000"},
+		{"bench_vs_osu.sh --np 1", nil, []string{"scripts/bench_vs_osu.sh", "--np", "2 1"}, "bench_vs_osu: --np '2 1'", "want rank counts from 2"},
+		{"bench_vs_osu.sh --np 100000", nil, []string{"scripts/bench_vs_osu.sh", "--np", "100000"}, "bench_vs_osu: --np '100000'", "16 per core"},
+		{"bench_vs_osu.sh --np of 20 digits", nil, []string{"scripts/bench_vs_osu.sh", "--np", "99999999999999999999"}, "bench_vs_osu: --np", "want rank counts"},
+		{"bench_vs_osu.sh --np empty", nil, []string{"scripts/bench_vs_osu.sh", "--np", " "}, "bench_vs_osu: --np ' '", "want rank counts"},
+		{"bench_vs_osu.sh --max-time 0", nil, []string{"scripts/bench_vs_osu.sh", "--max-time", "0"}, "bench_vs_osu: --max-time '0'", "> 0, at most 3600"},
+		{"bench_vs_osu.sh --max-time of two points", nil, []string{"scripts/bench_vs_osu.sh", "--max-time", "1.2.3"}, "bench_vs_osu: --max-time '1.2.3'", "want a number of seconds"},
+		{"bench_vs_osu.sh --max-time a day", nil, []string{"scripts/bench_vs_osu.sh", "--max-time", "86400"}, "bench_vs_osu: --max-time '86400'", "at most 3600"},
 		{"bench_simgrid.sh NP beyond a cluster", []string{"NP=5000", "LAUNCHER=mpirun"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP '5000'", "to 4096 (through LAUNCHER)"},
 	})
 }
@@ -106,6 +115,14 @@ func TestHelperScriptsRefuseBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	refuse(t, []refusal{
+		{"bench_vs_osu.sh --benches unknown", nil, []string{"scripts/bench_vs_osu.sh", "--benches", "nosuch"}, "bench_vs_osu: --benches 'nosuch'", "matching some of the benchmarks latency bandwidth barrier"},
+		{"bench_vs_osu.sh --benches empty", nil, []string{"scripts/bench_vs_osu.sh", "--benches", ""}, "bench_vs_osu: --benches ''", "matching some of the benchmarks"},
+		{"bench_vs_osu.sh --benches a comma list", nil, []string{"scripts/bench_vs_osu.sh", "--benches", "bcast,reduce"}, "bench_vs_osu: --benches 'bcast,reduce'", "(e.g. 'bcast|reduce')"},
+		{"bench_vs_osu.sh --benches no expression", nil, []string{"scripts/bench_vs_osu.sh", "--benches", "("}, "bench_vs_osu: --benches '('", "want a regular expression"},
+		{"bench_vs_osu.sh --benches without a value", nil, []string{"scripts/bench_vs_osu.sh", "--benches"}, "bench_vs_osu: --benches needs a value", "usage:"},
+		{"bench_vs_osu.sh --tsv empty", nil, []string{"scripts/bench_vs_osu.sh", "--tsv", ""}, "bench_vs_osu: --tsv ''", "want a file to append rows to"},
+		{"bench_vs_osu.sh --tsv6 a directory", nil, []string{"scripts/bench_vs_osu.sh", "--tsv6", dir}, "bench_vs_osu: --tsv6", "want a file to append rows to"},
+		{"bench_vs_osu.sh unknown option", nil, []string{"scripts/bench_vs_osu.sh", "--bogus"}, "bench_vs_osu: unknown option '--bogus'", "usage:"},
 		{"bench_simgrid.sh LAUNCHER of spaces", []string{"LAUNCHER=  "}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='  '", "want the whole launch prefix"},
 		{"bench_simgrid.sh LAUNCHER not found", []string{"LAUNCHER=no-such-launcher -x"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='no-such-launcher -x'", "a launcher on PATH"},
 		{"bench_simgrid.sh OSU_SRC missing", []string{"OSU_SRC=" + filepath.Join(dir, "nope")}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: OSU_SRC=", "holds no OSU 6.1 sources"},
