@@ -31,14 +31,19 @@
 set -uo pipefail
 
 usage() {
-	echo "launches.sh: $1; usage: scripts/launches.sh N CMD [ARG...] (N launches, N an integer >= 1)" >&2
+	echo "launches.sh: $1; usage: scripts/launches.sh N CMD [ARG...] (N launches, N an integer from 1 to $max_n)" >&2
 	exit 2
 }
 
+# More launches than this are a typo, not a series (each launch is a whole
+# mpirun); N is shown with control characters as '?'.
+max_n=10000
 [ $# -ge 1 ] || usage "no N given"
 n=$1
 shift
-[[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] || usage "N $n: want an integer >= 1"
+[[ $n =~ ^[0-9]{1,5}$ ]] && [ "$((10#$n))" -ge 1 ] && [ "$((10#$n))" -le $max_n ] ||
+	usage "N $(printf '%s' "$n" | LC_ALL=C tr -c '[:print:]' '?'): want an integer >= 1 and at most $max_n"
+n=$((10#$n))
 [ $# -ge 1 ] || usage "no command given"
 
 prefix=${COMMCOST_LAUNCH_ID:+$COMMCOST_LAUNCH_ID.}

@@ -101,6 +101,10 @@ func TestHelperScriptsRefuseBadCounts(t *testing.T) {
 		{"bench_vs_osu.sh --max-time 0", nil, []string{"scripts/bench_vs_osu.sh", "--max-time", "0"}, "bench_vs_osu: --max-time '0'", "> 0, at most 3600"},
 		{"bench_vs_osu.sh --max-time of two points", nil, []string{"scripts/bench_vs_osu.sh", "--max-time", "1.2.3"}, "bench_vs_osu: --max-time '1.2.3'", "want a number of seconds"},
 		{"bench_vs_osu.sh --max-time a day", nil, []string{"scripts/bench_vs_osu.sh", "--max-time", "86400"}, "bench_vs_osu: --max-time '86400'", "at most 3600"},
+		{"launches.sh N of 20 digits", nil, []string{"scripts/launches.sh", "99999999999999999999", "true"}, "launches.sh: N 99999999999999999999", "want an integer >= 1 and at most 10000"},
+		{"launches.sh N beyond the bound", nil, []string{"scripts/launches.sh", "10001", "true"}, "launches.sh: N 10001", "at most 10000"},
+		{"launches.sh N negative", nil, []string{"scripts/launches.sh", "-3", "true"}, "launches.sh: N -3", "want an integer >= 1"},
+		{"launches.sh N of an escape sequence", nil, []string{"scripts/launches.sh", "\x1b[2J", "true"}, "launches.sh: N ?[2J", "want an integer"},
 		{"bench_simgrid.sh NP beyond a cluster", []string{"NP=5000", "LAUNCHER=mpirun"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP '5000'", "to 4096 (through LAUNCHER)"},
 	})
 }
