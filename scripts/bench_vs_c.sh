@@ -22,19 +22,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=7 np=2 filter=. tsv=results/bench/patterns_vs_c.tsv
-usage() { echo "usage: scripts/bench_vs_c.sh [--rounds N (>= 1)] [--np P (>= 2)] [--cells REGEX] [--tsv FILE]" >&2; exit 2; }
+# Settings are shown with control characters as '?'.
+printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
+usage() { echo "bench_vs_c: $1; usage: scripts/bench_vs_c.sh [--rounds N (1 to 1000)] [--np P (2 to 16 per core)] [--cells REGEX] [--tsv FILE]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--rounds) rounds=${2:-}; shift 2 || usage ;;
-	--np) np=${2:-}; shift 2 || usage ;;
-	--cells) filter=${2:-}; shift 2 || usage ;;
-	--tsv) tsv=${2:-}; shift 2 || usage ;;
+	--rounds | --np | --cells | --tsv) [ $# -ge 2 ] || usage "$1 needs a value" ;;
+	esac
+	case "$1" in
+	--rounds) rounds=$2; shift 2 ;;
+	--np) np=$2; shift 2 ;;
+	--cells) filter=$2; shift 2 ;;
+	--tsv) tsv=$2; shift 2 ;;
 	-h | --help) sed -n '2,23p' "$0"; exit 0 ;;
-	*) usage ;;
+	*) usage "unknown option '$(printable "$1")'" ;;
 	esac
 done
-[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "bench_vs_c: --rounds $rounds: want an integer >= 1" >&2; exit 2; }
-[[ "$np" =~ ^[0-9]+$ && "$np" -ge 2 ]] || { echo "bench_vs_c: --np $np: want an integer >= 2" >&2; exit 2; }
+# Every setting is checked before anything is built or launched.
+[[ "$rounds" =~ ^[1-9][0-9]{0,3}$ && $rounds -le 1000 ]] || { echo "bench_vs_c: --rounds '$(printable "$rounds")': want an integer from 1 to 1000" >&2; exit 2; }
+# 2 ranks at least (every cell measures between ranks), at most 16 per
+# core (more only oversubscribe this machine).
+max_np=$((16 * $(nproc)))
+[[ "$np" =~ ^[1-9][0-9]{0,6}$ && $np -ge 2 && $np -le $max_np ]] || { echo "bench_vs_c: --np '$(printable "$np")': want an integer from 2 to $max_np (16 ranks per core of this machine's $(nproc))" >&2; exit 2; }
+[ -n "$tsv" ] && [ ! -d "$tsv" ] || { echo "bench_vs_c: --tsv '$(printable "$tsv")': want a file to append rows to" >&2; exit 2; }
 if [ "$(id -u)" = 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
@@ -148,9 +158,9 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{if (NR) print (NR%
 selected=()
 for cell in "${cells[@]}"; do
 	name=${cell%%|*}
-	[[ "$name" =~ $filter ]] && selected+=("$cell")
+	[ -n "$filter" ] && [[ "$name" =~ $filter ]] && selected+=("$cell")
 done
-[ ${#selected[@]} -gt 0 ] || { echo "bench_vs_c: --cells $filter matches no cell" >&2; exit 2; }
+[ ${#selected[@]} -gt 0 ] || { echo "bench_vs_c: --cells '$(printable "$filter")': want a regular expression matching some cells' names, such as 'pingpong 8B', 'collective bcast 1MiB' or 'kkaccess k=8 l=64' (e.g. 'pingpong|collective bcast')" >&2; exit 2; }
 mkdir -p bin "$(dirname "$tsv")"
 # Always (re)build: go build is incremental, and a binary left from another
 # commit would be recorded under this one.

@@ -105,6 +105,11 @@ func TestHelperScriptsRefuseBadCounts(t *testing.T) {
 		{"launches.sh N beyond the bound", nil, []string{"scripts/launches.sh", "10001", "true"}, "launches.sh: N 10001", "at most 10000"},
 		{"launches.sh N negative", nil, []string{"scripts/launches.sh", "-3", "true"}, "launches.sh: N -3", "want an integer >= 1"},
 		{"launches.sh N of an escape sequence", nil, []string{"scripts/launches.sh", "\x1b[2J", "true"}, "launches.sh: N ?[2J", "want an integer"},
+		{"bench_vs_c.sh --rounds 0", nil, []string{"scripts/bench_vs_c.sh", "--rounds", "0"}, "bench_vs_c: --rounds '0'", "want an integer from 1 to 1000"},
+		{"bench_vs_c.sh --rounds of 20 digits", nil, []string{"scripts/bench_vs_c.sh", "--rounds", "99999999999999999999"}, "bench_vs_c: --rounds", "want an integer from 1 to 1000"},
+		{"bench_vs_c.sh --np 1", nil, []string{"scripts/bench_vs_c.sh", "--np", "1"}, "bench_vs_c: --np '1'", "want an integer from 2"},
+		{"bench_vs_c.sh --np 100000", nil, []string{"scripts/bench_vs_c.sh", "--np", "100000"}, "bench_vs_c: --np '100000'", "16 ranks per core"},
+		{"bench_vs_c.sh --np of 20 digits", nil, []string{"scripts/bench_vs_c.sh", "--np", "99999999999999999999"}, "bench_vs_c: --np", "want an integer from 2"},
 		{"bench_simgrid.sh NP beyond a cluster", []string{"NP=5000", "LAUNCHER=mpirun"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: NP '5000'", "to 4096 (through LAUNCHER)"},
 	})
 }
@@ -127,6 +132,11 @@ func TestHelperScriptsRefuseBadInput(t *testing.T) {
 		{"bench_vs_osu.sh --tsv empty", nil, []string{"scripts/bench_vs_osu.sh", "--tsv", ""}, "bench_vs_osu: --tsv ''", "want a file to append rows to"},
 		{"bench_vs_osu.sh --tsv6 a directory", nil, []string{"scripts/bench_vs_osu.sh", "--tsv6", dir}, "bench_vs_osu: --tsv6", "want a file to append rows to"},
 		{"bench_vs_osu.sh unknown option", nil, []string{"scripts/bench_vs_osu.sh", "--bogus"}, "bench_vs_osu: unknown option '--bogus'", "usage:"},
+		{"bench_vs_c.sh --cells unknown", nil, []string{"scripts/bench_vs_c.sh", "--cells", "nosuch"}, "bench_vs_c: --cells 'nosuch'", "matching some cells' names"},
+		{"bench_vs_c.sh --cells empty", nil, []string{"scripts/bench_vs_c.sh", "--cells", ""}, "bench_vs_c: --cells ''", "want a regular expression"},
+		{"bench_vs_c.sh --tsv a directory", nil, []string{"scripts/bench_vs_c.sh", "--tsv", dir}, "bench_vs_c: --tsv", "want a file to append rows to"},
+		{"bench_vs_c.sh --rounds without a value", nil, []string{"scripts/bench_vs_c.sh", "--rounds"}, "bench_vs_c: --rounds needs a value", "usage:"},
+		{"bench_vs_c.sh unknown option", nil, []string{"scripts/bench_vs_c.sh", "--bogus"}, "bench_vs_c: unknown option '--bogus'", "usage:"},
 		{"bench_simgrid.sh LAUNCHER of spaces", []string{"LAUNCHER=  "}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='  '", "want the whole launch prefix"},
 		{"bench_simgrid.sh LAUNCHER not found", []string{"LAUNCHER=no-such-launcher -x"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='no-such-launcher -x'", "a launcher on PATH"},
 		{"bench_simgrid.sh OSU_SRC missing", []string{"OSU_SRC=" + filepath.Join(dir, "nope")}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: OSU_SRC=", "holds no OSU 6.1 sources"},
