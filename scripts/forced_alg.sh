@@ -24,30 +24,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 nps="2 4" ops="allreduce bcast reduce allgather alltoall reduce_scatter_block barrier"
 sizes=4,1K,16K,64K,256K,1M maxtime=0.5 out=results/bench/forced
-usage() { echo "usage: scripts/forced_alg.sh [--np \"2 4\"] [--ops \"allreduce bcast ...\"] [--sizes LIST] [--max-time S] [--out DIR]" >&2; exit 2; }
+# Settings are shown with control characters as '?'.
+printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
+usage() { echo "forced_alg: $1; usage: scripts/forced_alg.sh [--np \"2 4\"] [--ops \"allreduce bcast ...\"] [--sizes LIST] [--max-time S] [--out DIR]" >&2; exit 2; }
+bad() { echo "forced_alg: $1" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--np) nps=${2:-}; shift 2 || usage ;;
-	--ops) ops=${2:-}; shift 2 || usage ;;
-	--sizes) sizes=${2:-}; shift 2 || usage ;;
-	--max-time) maxtime=${2:-}; shift 2 || usage ;;
-	--out) out=${2:-}; shift 2 || usage ;;
+	--np | --ops | --sizes | --max-time | --out) [ $# -ge 2 ] || usage "$1 needs a value" ;;
+	esac
+	case "$1" in
+	--np) nps=$2; shift 2 ;;
+	--ops) ops=$2; shift 2 ;;
+	--sizes) sizes=$2; shift 2 ;;
+	--max-time) maxtime=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
 	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
-	*) usage ;;
+	*) usage "unknown option '$(printable "$1")'" ;;
 	esac
 done
-if [ "$(id -u)" = 0 ]; then
-	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
-# shellcheck source=scripts/mpi.sh
-. scripts/mpi.sh
-impl=$(mpi_impl) || exit 2
-[ "$impl" = openmpi ] || { echo "forced_alg: Open MPI only (MPI=$impl)" >&2; exit 2; }
-launcher=$(mpi_launcher "$impl") || { echo "$0: no Open MPI launcher; run scripts/setup.sh" >&2; exit 1; }
-command -v ompi_info >/dev/null || { echo "forced_alg: no ompi_info" >&2; exit 1; }
-mkdir -p bin "$out"
-# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
-go build ${TAGS:-} -ldflags "-X github.com/commcost/commcost/results.buildCommit=$(git describe --always --dirty 2>/dev/null || echo unknown)" -o bin/commcost ./cmd/commcost
 
 # The coll/tuned algorithms with a closed form in model/collalg.go, by op.
 declare -A closed=(
@@ -61,6 +55,68 @@ declare -A closed=(
 	[scatter]="basic_linear binomial linear_nb"
 	[barrier]="linear double_ring recursive_doubling bruck two_proc tree"
 )
+
+# sizes_ok LIST: is LIST what commcost's --sizes takes (opts.ParseSizes):
+# LO:HI with LO <= HI, or a comma list of sizes, each once; a size is
+# digits with an optional K, M or G (K = 1024), at most 2G less 1 bytes?
+sizes_ok() {
+	awk -v s="$1" '
+		function size(t,   m, u) {
+			gsub(/^[ \t]+|[ \t]+$/, "", t)
+			m = 1; u = toupper(substr(t, length(t)))
+			if (u == "K") m = 1024; else if (u == "M") m = 1048576; else if (u == "G") m = 1073741824
+			if (m > 1) t = substr(t, 1, length(t) - 1)
+			if (t !~ /^[-+]?[0-9]+$/) return -1
+			t = t * m
+			return (t < 0 || t > 2147483647) ? -1 : t
+		}
+		BEGIN {
+			if (index(s, ":")) {
+				k = split(s, p, ":")
+				exit !(k == 2 && (lo = size(p[1])) >= 0 && (hi = size(p[2])) >= 0 && lo <= hi)
+			}
+			k = split(s, p, ",")
+			if (k == 0) exit 1
+			for (i = 1; i <= k; i++) { v = size(p[i]); if (v < 0 || (v in seen)) exit 1; seen[v] = 1 }
+		}'
+}
+
+# Every setting is checked before anything is built or launched. Rank
+# counts: 2 at least, at most 16 per core (more only oversubscribe).
+max_np=$((16 * $(nproc)))
+np_form="want rank counts from 2 to $max_np (16 per core of this machine's $(nproc)), each once, e.g. \"2 4\""
+[ -n "${nps// /}" ] || bad "--np '$(printable "$nps")': $np_form"
+seen=" "
+for n in $nps; do
+	[[ $n =~ ^[1-9][0-9]{0,6}$ && $n -ge 2 && $n -le $max_np && $seen != *" $n "* ]] || bad "--np '$(printable "$nps")': $np_form"
+	seen+="$n "
+done
+# --ops: commcost collective's operations; those without a closed form
+# are measured with the library's default only.
+colls="barrier bcast reduce allreduce gather gatherv scatter scatterv allgather allgatherv alltoall alltoallv reduce_scatter_block reduce_scatter"
+op_form="want some of the collectives $colls, each once (with closed forms: $(printf '%s\n' "${!closed[@]}" | sort | tr '\n' ' ' | sed 's/ $//'))"
+[ -n "${ops// /}" ] || bad "--ops '$(printable "$ops")': $op_form"
+seen=" "
+for op in $ops; do
+	[[ " $colls " == *" $op "* && $seen != *" $op "* ]] || bad "--ops '$(printable "$ops")': $op_form"
+	seen+="$op "
+done
+sizes_ok "$sizes" || bad "--sizes '$(printable "$sizes")': want LO:HI (LO doubled up to HI) or a comma list of sizes, each once (e.g. 4,1K,16K), a size at most 2G less 1 bytes"
+awk -v t="$maxtime" 'BEGIN{exit !(t ~ /^([0-9]+\.?[0-9]*|\.[0-9]+)$/ && t + 0 > 0 && t + 0 <= 3600)}' || bad "--max-time '$(printable "$maxtime")': want a number of seconds > 0, at most 3600"
+[ -n "$out" ] && { [ ! -e "$out" ] || [ -d "$out" ]; } || bad "--out '$(printable "$out")': want a directory for the records and reports"
+if [ "$(id -u)" = 0 ]; then
+	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# shellcheck source=scripts/mpi.sh
+. scripts/mpi.sh
+impl=$(mpi_impl) || exit 2
+[ "$impl" = openmpi ] || { echo "forced_alg: Open MPI only (MPI=$impl)" >&2; exit 2; }
+launcher=$(mpi_launcher "$impl") || { echo "$0: no Open MPI launcher; run scripts/setup.sh" >&2; exit 1; }
+command -v ompi_info >/dev/null || { echo "forced_alg: no ompi_info" >&2; exit 1; }
+mkdir -p bin "$out"
+# shellcheck disable=SC2086 # TAGS is "-tags mpich": two words
+go build ${TAGS:-} -ldflags "-X github.com/commcost/commcost/results.buildCommit=$(git describe --always --dirty 2>/dev/null || echo unknown)" -o bin/commcost ./cmd/commcost
+
 # number OP NAME: the MCA value of NAME in ompi_info's list for OP.
 tuned=$(ompi_info --param coll tuned --level 9 2>/dev/null)
 number() {
