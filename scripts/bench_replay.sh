@@ -8,7 +8,14 @@
 # BENCH_NO_FAIL=1 only reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=$(GOMAXPROCS=1 go test -run '^$' -bench 'BenchmarkReplay' -benchtime "${BENCHTIME:-3x}" ./replay/)
+# BENCHTIME is go test's -benchtime: Nx (N runs of each size, 1 to 1000)
+# or a duration (1.5s, 500ms); checked before anything is built.
+benchtime=${BENCHTIME:-3x}
+if ! [[ $benchtime =~ ^[1-9][0-9]{0,3}x$ && ${benchtime%x} -le 1000 ]] && ! [[ $benchtime =~ ^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m))+$ ]]; then
+	echo "bench_replay: BENCHTIME='$(printf '%s' "$benchtime" | LC_ALL=C tr -c '[:print:]' '?')': want Nx (N runs of each size, 1 to 1000) or a duration such as 1.5s or 500ms" >&2
+	exit 2
+fi
+out=$(GOMAXPROCS=1 go test -run '^$' -bench 'BenchmarkReplay' -benchtime "$benchtime" ./replay/)
 echo "$out" | grep -E '^Benchmark|^cpu'
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$out" | awk -v nofail="${BENCH_NO_FAIL:-}" '
@@ -17,6 +24,10 @@ echo "$out" | awk -v nofail="${BENCH_NO_FAIL:-}" '
 }
 END {
 	fail = 0
+	if (n == 0) {
+		print "FAIL replay speed: the benchmark printed no events/cpu-s figure (go test output above)"
+		fail = 1
+	}
 	for (i = 1; i <= n; i++) {
 		ok = rate[i] >= 5e6
 		printf "%s replay speed, size %d: %.2f M events per CPU second (target >= 5)\n", ok ? "PASS" : "FAIL", i, rate[i] / 1e6

@@ -16,22 +16,36 @@
 # hpcc (scripts/setup.sh installs them; hpcc is skipped when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=mpi.sh
+. scripts/mpi.sh
+# Every input is checked before anything is installed, built or launched;
+# settings are shown with control characters as '?'.
+printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
+impl=$(mpi_impl) || exit 2
+REPS=${REPS:-7}
+# Each repetition is a pair of launches per case (a few seconds each):
+# more than 1000 is a typo, not a measurement.
+if ! [[ $REPS =~ ^[0-9]{1,4}$ ]] || [ "$((10#$REPS))" -lt 1 ] || [ "$((10#$REPS))" -gt 1000 ]; then
+	echo "bench_trace: REPS '$(printable "$REPS")': want an integer from 1 to 1000 (launches of each case)" >&2
+	exit 2
+fi
+REPS=$((10#$REPS))
+osu=${OSU_SRC:-../shared/peers/osu-6.1}
+[ -n "${OSU_SRC:-}" ] || [ -d "$osu" ] || osu=/work/shared/peers/osu-6.1
+if [ ! -f "$osu/mpi/pt2pt/osu_latency.c" ] || [ ! -f "$osu/util/osu_util.c" ]; then
+	echo "bench_trace: OSU_SRC='$(printable "$osu")' holds no OSU 6.1 sources (mpi/pt2pt/osu_latency.c and util/osu_util.c): set OSU_SRC to them" >&2
+	exit 2
+fi
 # the bench's own packages (not make test's): SimGrid and the Debian programs
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! { command -v smpirun && command -v hpcc && command -v NPopenmpi; } >/dev/null 2>&1; then
 	apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsimgrid-dev hpcc netpipe-openmpi python3-mpi4py >/dev/null || true
 fi
-# shellcheck source=mpi.sh
-. scripts/mpi.sh
-REPS=${REPS:-7}
-impl=$(mpi_impl)
-launcher=$(mpi_launcher "$impl")
+launcher=$(mpi_launcher "$impl") || { echo "bench_trace: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
 mpicc=$(scripts/build_trace.sh --cc)
 out=bin/bench_trace
 mkdir -p "$out"
 scripts/build_trace.sh "$out/libcommcost-trace.so"
 lib=$PWD/$out/libcommcost-trace.so
-osu=${OSU_SRC:-../shared/peers/osu-6.1}
-[ -d "$osu" ] || osu=/work/shared/peers/osu-6.1
 "$mpicc" -O2 -I "$osu/util" -o "$out/osu_latency" "$osu/mpi/pt2pt/osu_latency.c" "$osu/util/osu_util.c" "$osu/util/osu_util_mpi.c" -lm
 "$mpicc" -O2 -o "$out/callcost" trace/testdata/callcost.c
 tdir=$(mktemp -d)

@@ -8,8 +8,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=mpi.sh
 . scripts/mpi.sh
+usage() { echo "build_trace.sh: $1; usage: scripts/build_trace.sh [OUT] (the library's file, default bin/libcommcost-trace.so) or scripts/build_trace.sh --cc" >&2; exit 2; }
+[ $# -le 1 ] || usage "one argument at most, got $#"
 out=${1:-bin/libcommcost-trace.so}
-impl=$(mpi_impl)
+case $out in
+--cc) ;;
+-*) usage "unknown option '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')'" ;;
+*) [ ! -d "$out" ] || usage "OUT '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')' is a directory: name the library's file in it" ;;
+esac
+impl=$(mpi_impl) || exit 2
 mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }
 if [ "$out" = --cc ]; then
 	echo "$mpicc"

@@ -24,6 +24,14 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # golang.org/x/perf at 2026-09-08 (x/perf has no tagged releases).
 version=${BENCHSTAT_VERSION:-v0.0.0-20260908200009-22c9c6c9d4da}
+# The inputs are checked before anything is generated or installed (bad
+# input: status 2); they are shown with control characters as '?'.
+printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
+[[ $version =~ ^[A-Za-z0-9][A-Za-z0-9._+-]*$ ]] ||
+	{ echo "check_benchstat: BENCHSTAT_VERSION='$(printable "$version")': want a module version of golang.org/x/perf (v0.0.0-DATE-COMMIT, a commit or latest)" >&2; exit 2; }
+for f in "$@"; do
+	[ -f "$f" ] && [ -s "$f" ] || { echo "check_benchstat: '$(printable "$f")' is missing, empty or not a file: want files of Go benchmark output" >&2; exit 2; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -31,10 +39,8 @@ files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
 	files=("$tmp/bench.txt")
 	(cd "$repo" && COMMCOST_GOBENCH_OUT="${files[0]}" go test -count=1 -run '^TestGoBenchBenchstat$' ./results/ >/dev/null)
+	[ -s "${files[0]}" ] || { echo "check_benchstat: the results package's TestGoBenchBenchstat wrote no benchmark output" >&2; exit 1; }
 fi
-for f in "${files[@]}"; do
-	[ -s "$f" ] || { echo "check_benchstat: $f is missing or empty" >&2; exit 1; }
-done
 
 # Outside the module (cd $tmp) so that nothing touches go.mod or go.sum.
 (cd "$tmp" && GOBIN="$tmp/bin" GOFLAGS= go install "golang.org/x/perf/cmd/benchstat@$version")
