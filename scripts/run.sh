@@ -7,6 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/mpi.sh
 . scripts/mpi.sh
+if [ $# -gt 1 ]; then
+	echo "run.sh: one argument at most (NP), got $#; usage: scripts/run.sh [NP]" >&2
+	exit 2
+fi
 np=${1:-2}
 # The suite measures between ranks (2 at least); more than 16 ranks per
 # core only oversubscribe this machine (mpirun then spins, and a launch of

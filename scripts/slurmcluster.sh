@@ -32,6 +32,8 @@
 # each task to its core (under task/none nothing is bound; ENVIRONMENT.md).
 set -euo pipefail
 
+# Arguments are shown with control characters as '?'.
+printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
 say() { [ "$quiet" = 1 ] || printf 'slurmcluster: %s\n' "$*" >&2; }
 die() {
 	printf 'slurmcluster: %s\n' "$*" >&2
@@ -42,12 +44,9 @@ install=0 cpus=$(nproc) port=16817 keep=0 quiet=0 check=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--install) install=1 ;;
-	--cpus)
-		cpus=${2:?--cpus needs a number}
-		shift
-		;;
-	--port)
-		port=${2:?--port needs a number}
+	--cpus | --port)
+		[ $# -ge 2 ] || die "$1 needs a number (see --help)"
+		if [ "$1" = --cpus ]; then cpus=$2; else port=$2; fi
 		shift
 		;;
 	--keep) keep=1 ;;
@@ -61,13 +60,18 @@ while [ $# -gt 0 ]; do
 		shift
 		break
 		;;
-	*) die "unknown option '$1' (see --help)" ;;
+	*) die "unknown option '$(printable "$1")' (see --help)" ;;
 	esac
 	shift
 done
-case $cpus in '' | *[!0-9]* | 0) die "--cpus $cpus: want a whole number >= 1" ;; esac
-case $port in '' | *[!0-9]*) die "--port $port: want a port number" ;; esac
-[ "$port" -ge 1024 ] && [ "$port" -le 65000 ] || die "--port $port: want 1024..65000"
+# A node of more than 1024 CPUs is a typo on a test machine (Slurm runs
+# what the node declares, oversubscribing the real cores).
+[[ $cpus =~ ^[0-9]{1,4}$ ]] && [ "$((10#$cpus))" -ge 1 ] && [ "$((10#$cpus))" -le 1024 ] ||
+	die "--cpus '$(printable "$cpus")': want a whole number from 1 to 1024"
+cpus=$((10#$cpus))
+[[ $port =~ ^[0-9]{1,5}$ ]] && [ "$((10#$port))" -ge 1024 ] && [ "$((10#$port))" -le 65000 ] ||
+	die "--port '$(printable "$port")': want a port number from 1024 to 65000"
+port=$((10#$port))
 
 missing() {
 	local m=()

@@ -105,10 +105,9 @@ readonly TAG="commcost-testcluster"
 . "$(dirname "$0")/mpi.sh"
 OMPIRUN=$(mpi_launcher openmpi) || OMPIRUN=""
 
+# die_usage MESSAGE: bad input, one line (the options: --help).
 die_usage() {
-	echo "$PROG: $*" >&2
-	echo "usage: $PROG --hosts N [--rate R[,R...]] [--bottleneck C [--groups 1|2] [--split K]] [--burst B] [--slots S] [--prefix P] [--subnet A.B.C] [--timeout SECS] [--lock-wait SECS] [--stats] [-q] -- COMMAND..." >&2
-	echo "       $PROG --cleanup [--prefix P] | --check   (details: the header of $0)" >&2
+	echo "$PROG: $(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?'); usage: $PROG --hosts N [options] -- COMMAND..., $PROG --cleanup [--prefix P] or $PROG --check (options: $PROG --help)" >&2
 	exit 2
 }
 say() { [ "$QUIET" = 1 ] || echo "$PROG: $*" >&2; }
@@ -165,7 +164,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-isint() { [[ $1 =~ ^[0-9]+$ ]]; }
+# isint: a whole number the shell's tests compare (at most 9 digits; a
+# longer one is no count or time these options take).
+isint() { [[ $1 =~ ^[0-9]{1,9}$ ]]; }
 
 # rate_bits RATE: bits per second of a tc rate, or nothing if malformed.
 rate_bits() {
@@ -215,9 +216,11 @@ validate_run() {
 		[ -z "$SPLIT" ] || die_usage "--split needs --bottleneck RATE --groups 2"
 		GROUPS_=0
 	fi
-	[[ $SUBNET =~ ^(10|172|192)\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || die_usage "--subnet $SUBNET: want the first three numbers of a private /24, e.g. 10.77.0"
-	isint "$TIMEOUT" || die_usage "--timeout $TIMEOUT: want whole seconds (0 = no limit)"
-	isint "$LOCKWAIT" || die_usage "--lock-wait $LOCKWAIT: want whole seconds"
+	[[ $SUBNET =~ ^(10|172|192)\.([0-9]{1,3})\.([0-9]{1,3})$ ]] && [ "$((10#${BASH_REMATCH[2]}))" -le 255 ] && [ "$((10#${BASH_REMATCH[3]}))" -le 255 ] ||
+		die_usage "--subnet $SUBNET: want the first three numbers of a private /24, each 0 to 255, e.g. 10.77.0"
+	{ isint "$TIMEOUT" && [ "$((10#$TIMEOUT))" -le 604800 ]; } || die_usage "--timeout $TIMEOUT: want whole seconds from 0 (no limit) to 604800 (a week)"
+	{ isint "$LOCKWAIT" && [ "$((10#$LOCKWAIT))" -le 86400 ]; } || die_usage "--lock-wait $LOCKWAIT: want whole seconds from 0 to 86400 (a day)"
+	TIMEOUT=$((10#$TIMEOUT)) LOCKWAIT=$((10#$LOCKWAIT))
 	[ -z "$BURST" ] || { isint "$BURST" && [ "${#BURST}" -le 9 ] && [ "$BURST" -ge 3028 ] && [ "$BURST" -le 100000000 ]; } ||
 		die_usage "--burst $BURST: want the tbf bucket in bytes, a whole number from 3028 (two full frames; one frame does not hold the rate) to 100000000"
 	[ "${#CMD[@]}" -gt 0 ] || die_usage "no COMMAND: put it after --, e.g. -- '\$CC_MPIRUN bin/commcost pingpong'"
