@@ -186,6 +186,12 @@ func TestHelperScriptsRefuseBadInput(t *testing.T) {
 		{"slurmcluster.sh unknown option", nil, []string{"scripts/slurmcluster.sh", "--bogus"}, "slurmcluster: unknown option '--bogus'", "--help"},
 		{"testcluster.sh --subnet beyond 255", nil, []string{"scripts/testcluster.sh", "--hosts", "2", "--subnet", "10.999.0", "--prefix", "ccu-", "--", "true"}, "testcluster.sh: --subnet 10.999.0", "each 0 to 255"},
 		{"testcluster.sh unknown option", nil, []string{"scripts/testcluster.sh", "--bogus"}, "testcluster.sh: unknown option --bogus", "usage:"},
+		{"test_batch.sh BINARY missing", nil, []string{"scripts/test_batch.sh", filepath.Join(dir, "nope")}, "test_batch: BINARY", "is not an executable file"},
+		{"test_batch.sh BINARY a directory", nil, []string{"scripts/test_batch.sh", dir}, "test_batch: BINARY", "is not an executable file"},
+		{"test_batch.sh two arguments", nil, []string{"scripts/test_batch.sh", "a", "b"}, "test_batch: one argument at most (BINARY), got 2", "usage:"},
+		{"test_batch.sh unknown option", nil, []string{"scripts/test_batch.sh", "--bogus"}, "test_batch: unknown option '--bogus'", "usage:"},
+		{"test_batch.sh --inside outside a cluster", []string{"SLURM_CONF="}, []string{"scripts/test_batch.sh", "--inside"}, "test_batch: --inside runs inside scripts/slurmcluster.sh", "no SLURM_CONF"},
+		{"test_batch.sh TEST_BATCH_LOGS a file", []string{"TEST_BATCH_LOGS=scripts/run.sh"}, []string{"scripts/test_batch.sh"}, "test_batch: TEST_BATCH_LOGS='scripts/run.sh'", "is not a directory"},
 		{"bench_simgrid.sh LAUNCHER of spaces", []string{"LAUNCHER=  "}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='  '", "want the whole launch prefix"},
 		{"bench_simgrid.sh LAUNCHER not found", []string{"LAUNCHER=no-such-launcher -x"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='no-such-launcher -x'", "a launcher on PATH"},
 		{"bench_simgrid.sh OSU_SRC missing", []string{"OSU_SRC=" + filepath.Join(dir, "nope")}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: OSU_SRC=", "holds no OSU 6.1 sources"},
@@ -195,10 +201,12 @@ func TestHelperScriptsRefuseBadInput(t *testing.T) {
 
 // TestBatchJobsNeverDieSilently: the batch library's start (cc_init)
 // under set -e -o pipefail, as every job script runs it: a COMMCOST that
-// is a directory, not executable or missing, and a PBS node file with no
-// host each stop the job with one message and status 2 (bad input); a COMMCOST that is a wrapper
-// script (not a dynamic executable) is accepted; a step that fails where
-// nothing expected it is named.
+// is a directory, not executable or missing, a PBS node file with no
+// host, and step settings the steps would refuse only at their second
+// launch (COMMCOST_SIZES, COMMCOST_QUICK) each stop the job with one
+// message and status 2 (bad input); a COMMCOST that is a wrapper script
+// (not a dynamic executable) and sizes in every form commcost takes are
+// accepted; a step that fails where nothing expected it is named.
 func TestBatchJobsNeverDieSilently(t *testing.T) {
 	dir := t.TempDir()
 	wrapper := filepath.Join(dir, "commcost-wrapper")
@@ -265,6 +273,13 @@ func TestBatchJobsNeverDieSilently(t *testing.T) {
 		{"control characters in the kkaccess flags", with(slurm, "COMMCOST="+wrapper, "COMMCOST_KK_ARGS=--k\t1"), "cc_init slurm", 2, "COMMCOST_KK_ARGS='--k?1' holds control characters"},
 		{"control characters in the quick switch", with(slurm, "COMMCOST="+wrapper, "COMMCOST_QUICK=1\x1b"), "cc_init slurm", 2, "COMMCOST_QUICK='1?' holds control characters"},
 		{"control characters in the launcher", with(slurm, "COMMCOST="+wrapper, "COMMCOST_LAUNCHER=srun\x1b"), "cc_init slurm", 2, "COMMCOST_LAUNCHER='srun?' holds control characters"},
+		{"a quick switch that is not 0 or 1", with(slurm, "COMMCOST="+wrapper, "COMMCOST_QUICK=yes"), "cc_init slurm", 2, "COMMCOST_QUICK='yes': want 1 (small sweeps) or 0"},
+		{"sizes that decrease", with(slurm, "COMMCOST="+wrapper, "COMMCOST_SIZES=4M:8"), "cc_init slurm", 2, "COMMCOST_SIZES='4M:8': want LO:HI"},
+		{"sizes listed twice", with(slurm, "COMMCOST="+wrapper, "COMMCOST_SIZES=8,1K,8"), "cc_init slurm", 2, "COMMCOST_SIZES='8,1K,8': want"},
+		{"sizes beyond one call", with(slurm, "COMMCOST="+wrapper, "COMMCOST_SIZES=8,4G"), "cc_init slurm", 2, "a size at most 2G less 1 bytes"},
+		{"sizes that are a word", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_SIZES=all"), "cc_init pbs", 2, "COMMCOST_SIZES='all': want"},
+		{"sizes of commcost's forms", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_SIZES= 8, 1k,64K"), "cc_init pbs", 0, ""},
+		{"a sizes range", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_SIZES=0:4M", "COMMCOST_QUICK=1"), "cc_init pbs", 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

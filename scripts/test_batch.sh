@@ -19,6 +19,27 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { printf 'test_batch: %s\n' "$*" >&2; }
 
+# The inputs are checked before anything is built or started (bad input:
+# status 2); they are shown with control characters as '?'.
+printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
+bad() {
+	say "$1"
+	exit 2
+}
+if [ -n "${TEST_BATCH_LOGS:-}" ] && [ -e "$TEST_BATCH_LOGS" ] && [ ! -d "$TEST_BATCH_LOGS" ]; then
+	bad "TEST_BATCH_LOGS='$(printable "$TEST_BATCH_LOGS")' is not a directory: want the directory to keep the jobs' logs in"
+fi
+if [ "${1:-}" = --inside ]; then
+	[ -n "${SLURM_CONF:-}" ] || bad "--inside runs inside scripts/slurmcluster.sh (no SLURM_CONF): run scripts/test_batch.sh [BINARY]"
+else
+	[ $# -le 1 ] || bad "one argument at most (BINARY), got $#; usage: scripts/test_batch.sh [BINARY]"
+	case ${1:-} in
+	"") ;;
+	-*) bad "unknown option '$(printable "$1")'; usage: scripts/test_batch.sh [BINARY]" ;;
+	*) [ -f "$1" ] && [ -x "$1" ] || bad "BINARY '$(printable "$1")' is not an executable file: want an Open MPI build of commcost (make build)" ;;
+	esac
+fi
+
 if [ "${1:-}" != --inside ]; then
 	start=$(date +%s)
 	bin=${1:-}

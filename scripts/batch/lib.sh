@@ -50,6 +50,40 @@ cc_check_plain() {
 	if [ -n "${COMMCOST_SRUN_MPI:-}" ] && [[ ! $COMMCOST_SRUN_MPI =~ ^[A-Za-z0-9._-]+$ ]]; then
 		cc_die 2 "COMMCOST_SRUN_MPI='$COMMCOST_SRUN_MPI': want the name of one of srun's MPI plugins (srun --mpi=list), e.g. pmix or pmi2"
 	fi
+	# The steps' settings are checked here too, so that a bad one stops
+	# the job before the first launch rather than at its second.
+	case ${COMMCOST_QUICK:-0} in
+	0 | 1) ;;
+	*) cc_die 2 "COMMCOST_QUICK='$COMMCOST_QUICK': want 1 (small sweeps) or 0" ;;
+	esac
+	if [ -n "${COMMCOST_SIZES:-}" ] && ! cc_sizes_ok "$COMMCOST_SIZES"; then
+		cc_die 2 "COMMCOST_SIZES='$COMMCOST_SIZES': want LO:HI (LO doubled up to HI) or a comma list of sizes, each once (e.g. 8,1K,64K), a size at most 2G less 1 bytes"
+	fi
+}
+
+# cc_sizes_ok LIST: is LIST what commcost's --sizes takes (opts.ParseSizes):
+# LO:HI with LO <= HI, or a comma list of sizes, each once; a size is
+# digits with an optional K, M or G (K = 1024), at most 2G less 1 bytes?
+cc_sizes_ok() {
+	awk -v s="$1" '
+		function size(t,   m, u) {
+			gsub(/^[ \t]+|[ \t]+$/, "", t)
+			m = 1; u = toupper(substr(t, length(t)))
+			if (u == "K") m = 1024; else if (u == "M") m = 1048576; else if (u == "G") m = 1073741824
+			if (m > 1) t = substr(t, 1, length(t) - 1)
+			if (t !~ /^[-+]?[0-9]+$/) return -1
+			t = t * m
+			return (t < 0 || t > 2147483647) ? -1 : t
+		}
+		BEGIN {
+			if (index(s, ":")) {
+				k = split(s, p, ":")
+				exit !(k == 2 && (lo = size(p[1])) >= 0 && (hi = size(p[2])) >= 0 && lo <= hi)
+			}
+			k = split(s, p, ",")
+			if (k == 0) exit 1
+			for (i = 1; i <= k; i++) { v = size(p[i]); if (v < 0 || (v in seen)) exit 1; seen[v] = 1 }
+		}'
 }
 
 # cc_init SCHEDULER: find the binary and the launcher, name the run
