@@ -26,12 +26,19 @@
 # OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ $# -gt 1 ]; then
+	echo "bench_dsm_vs_c: one argument at most (ROUNDS), got $#; usage: scripts/bench_dsm_vs_c.sh [ROUNDS]" >&2
+	exit 2
+fi
 rounds=${1:-5}
 reads=${READS:-2000}
 # Arguments are shown with control characters as '?'.
 printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
 [[ $rounds =~ ^[1-9][0-9]{0,4}$ ]] || { echo "bench_dsm_vs_c: ROUNDS '$(printable "$rounds")': want an integer from 1 to 99999; usage: scripts/bench_dsm_vs_c.sh [ROUNDS]" >&2; exit 2; }
 [[ $reads =~ ^[1-9][0-9]{0,7}$ ]] || { echo "bench_dsm_vs_c: READS='$(printable "$reads")': want an integer from 1 to 99999999 (timed remote reads per size)" >&2; exit 2; }
+for c in mpicc mpirun; do
+	command -v "$c" >/dev/null || { echo "bench_dsm_vs_c: no $c on PATH (scripts/setup.sh installs Open MPI)" >&2; exit 1; }
+done
 mkdir -p bin results/bench
 [ -x bin/commcost ] || go build -o bin/commcost ./cmd/commcost
 mpicc -O2 -o bin/access_ref scripts/ref/access_ref.c
