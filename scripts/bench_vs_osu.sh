@@ -160,6 +160,50 @@ missing() {
 	echo "bench_vs_osu: $1" >&2
 	exit 2
 }
+# The peers of the selected phases are looked up before anything is
+# built: OSU 5.x for latency and bandwidth (the binaries in OSU_DIR, else
+# the sources in OSU_SRC or the peer copy, built in its phase), OSU 6.1's
+# sources for the others.
+lat= bw= src= run_pt2pt=
+if [[ latency =~ $benches || bandwidth =~ $benches ]]; then
+	if [ -n "${OSU_DIR:-}" ]; then
+		for d in "$OSU_DIR" "$OSU_DIR/mpi/pt2pt" "$OSU_DIR/libexec/osu-micro-benchmarks/mpi/pt2pt"; do
+			if [ -x "$d/osu_latency" ] && [ -x "$d/osu_bw" ]; then
+				lat=$d/osu_latency bw=$d/osu_bw
+				break
+			fi
+		done
+		if [ -n "$lat" ]; then run_pt2pt=1; else missing "OSU_DIR=$(printable "$OSU_DIR") holds no osu_latency and osu_bw (looked in it, mpi/pt2pt and libexec/osu-micro-benchmarks/mpi/pt2pt)"; fi
+	else
+		src=${OSU_SRC:-}
+		if [ -z "$src" ]; then
+			for d in ../shared/peers/osu-5.3 /work/shared/peers/osu-5.3; do
+				[ -f "$d/osu_latency.c" ] && src=$d && break
+			done
+		fi
+		if [ -n "$src" ] && [ -f "$src/osu_latency.c" ] && [ -f "$src/osu_bw.c" ] && [ -f "$src/osu_pt2pt.c" ]; then
+			run_pt2pt=1
+		else
+			missing "no OSU found: set OSU_DIR to an installed OSU (module load osu-micro-benchmarks) or OSU_SRC to the sources of osu_latency.c, osu_bw.c and osu_pt2pt.c (OSU 5.x mpi/pt2pt)"
+		fi
+	fi
+fi
+osu6_selected=() osu6_src=${OSU6_SRC:-}
+for spec in "${osu6[@]}"; do
+	[[ "${spec%%|*}" =~ $benches ]] && osu6_selected+=("$spec")
+done
+if [ ${#osu6_selected[@]} -gt 0 ]; then
+	if [ -z "$osu6_src" ]; then
+		for d in ../shared/peers/osu-6.1 /work/shared/peers/osu-6.1; do
+			[ -f "$d/util/osu_util.c" ] && osu6_src=$d && break
+		done
+	fi
+	if [ -z "$osu6_src" ] || [ ! -f "$osu6_src/util/osu_util.c" ]; then
+		missing "no OSU 6.1 sources: set OSU6_SRC to them (util/ and mpi/ of the OMB 6.1 tarball)"
+		osu6_selected=()
+	fi
+fi
+[ -n "$run_pt2pt" ] || [ ${#osu6_selected[@]} -gt 0 ] || exit 0 # every selected phase skipped (--skip-missing)
 mkdir -p bin "$(dirname "$tsv")" "$(dirname "$tsv6")"
 # Always (re)build: go build is incremental, and a binary left from another
 # commit would be recorded under this one.
@@ -176,24 +220,8 @@ missed=()
 
 # The OSU 5.3 phase: ping-pong and bandwidth on 2 ranks.
 pt2pt_phase() {
-	local lat= bw= src= d b l col n size v load_start load_end date bench o c co unit om cm cm2 so sc sc2 r r2
-	if [ -n "${OSU_DIR:-}" ]; then
-		for d in "$OSU_DIR" "$OSU_DIR/mpi/pt2pt" "$OSU_DIR/libexec/osu-micro-benchmarks/mpi/pt2pt"; do
-			if [ -x "$d/osu_latency" ] && [ -x "$d/osu_bw" ]; then
-				lat=$d/osu_latency bw=$d/osu_bw
-				break
-			fi
-		done
-		[ -n "$lat" ] || { missing "OSU_DIR=$OSU_DIR holds no osu_latency and osu_bw (looked in it, mpi/pt2pt and libexec/osu-micro-benchmarks/mpi/pt2pt)"; return; }
-	else
-		src=${OSU_SRC:-}
-		if [ -z "$src" ]; then
-			for d in ../shared/peers/osu-5.3 /work/shared/peers/osu-5.3; do
-				[ -f "$d/osu_latency.c" ] && src=$d && break
-			done
-		fi
-		[ -n "$src" ] && [ -f "$src/osu_latency.c" ] && [ -f "$src/osu_bw.c" ] && [ -f "$src/osu_pt2pt.c" ] ||
-			{ missing "no OSU found: set OSU_DIR to an installed OSU (module load osu-micro-benchmarks) or OSU_SRC to the sources of osu_latency.c, osu_bw.c and osu_pt2pt.c (OSU 5.x mpi/pt2pt)"; return; }
+	local b l col n size v load_start load_end date bench o c co unit om cm cm2 so sc sc2 r r2
+	if [ -z "$lat" ]; then
 		mkdir -p bin/osu
 		for b in osu_latency osu_bw; do
 			"$mpicc" -O2 -I"$src" -o "bin/osu/$b" "$src/$b.c" "$src/osu_pt2pt.c" -lm
@@ -276,20 +304,8 @@ pt2pt_phase() {
 }
 
 osu6_phase() {
-	local src=${OSU6_SRC:-} d spec name path oargs cargs cols keys owns scales units kinds only extra np l size j
-	if [ -z "$src" ]; then
-		for d in ../shared/peers/osu-6.1 /work/shared/peers/osu-6.1; do
-			[ -f "$d/util/osu_util.c" ] && src=$d && break
-		done
-	fi
-	[ -n "$src" ] && [ -f "$src/util/osu_util.c" ] ||
-		{ missing "no OSU 6.1 sources: set OSU6_SRC to them (util/ and mpi/ of the OMB 6.1 tarball)"; return; }
-	local selected=()
-	for spec in "${osu6[@]}"; do
-		name=${spec%%|*}
-		[[ "$name" =~ $benches ]] && selected+=("$spec")
-	done
-	[ ${#selected[@]} -gt 0 ] || return 0
+	local src=$osu6_src spec name path oargs cargs cols keys owns scales units kinds only extra np l size j
+	local selected=("${osu6_selected[@]}")
 	mkdir -p bin/osu6
 	for spec in "${selected[@]}"; do
 		IFS='|' read -r name path _ <<<"$spec"
@@ -405,10 +421,12 @@ osu6_phase() {
 	echo "rows appended to $tsv6"
 }
 
-if [[ latency =~ $benches || bandwidth =~ $benches ]]; then
+if [ -n "$run_pt2pt" ]; then
 	pt2pt_phase
 fi
-osu6_phase
+if [ ${#osu6_selected[@]} -gt 0 ]; then
+	osu6_phase
+fi
 if [ ${#missed[@]} -gt 0 ]; then
 	echo "bench_vs_osu: outside 0.95-1.05: ${missed[*]}" >&2
 	[ -n "${BENCH_NO_FAIL:-}" ] || exit 1
