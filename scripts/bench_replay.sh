@@ -15,7 +15,11 @@ if ! [[ $benchtime =~ ^[1-9][0-9]{0,3}x$ && ${benchtime%x} -le 1000 ]] && ! [[ $
 	echo "bench_replay: BENCHTIME='$(printf '%s' "$benchtime" | LC_ALL=C tr -c '[:print:]' '?')': want Nx (N runs of each size, 1 to 1000) or a duration such as 1.5s or 500ms" >&2
 	exit 2
 fi
-out=$(GOMAXPROCS=1 go test -run '^$' -bench 'BenchmarkReplay' -benchtime "$benchtime" ./replay/)
+if ! out=$(GOMAXPROCS=1 go test -run '^$' -bench 'BenchmarkReplay' -benchtime "$benchtime" ./replay/); then
+	echo "$out"
+	echo "bench_replay: go test of replay.BenchmarkReplay failed (its output above)" >&2
+	exit 1
+fi
 echo "$out" | grep -E '^Benchmark|^cpu'
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$out" | awk -v nofail="${BENCH_NO_FAIL:-}" '

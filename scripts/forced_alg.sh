@@ -118,7 +118,7 @@ mkdir -p bin "$out"
 go build ${TAGS:-} -ldflags "-X github.com/commcost/commcost/results.buildCommit=$(git describe --always --dirty 2>/dev/null || echo unknown)" -o bin/commcost ./cmd/commcost
 
 # number OP NAME: the MCA value of NAME in ompi_info's list for OP.
-tuned=$(ompi_info --param coll tuned --level 9 2>/dev/null)
+tuned=$(ompi_info --param coll tuned --level 9 2>/dev/null) || { echo "forced_alg: ompi_info --param coll tuned --level 9 failed: no coll/tuned algorithms to force" >&2; exit 1; }
 number() {
 	printf '%s\n' "$tuned" | awk -v p="\"coll_tuned_$1_algorithm\"" -v n="$2" '
 		index($0, p) { hit = 1; next }
