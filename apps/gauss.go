@@ -190,7 +190,7 @@ func (g *Gauss) oracleFor(seed int64) (*gaussOracle, error) {
 	// runtime's out-of-memory error.
 	if need := g.OracleDemand(); need.Bytes > 0 {
 		if avail, src, ok := availableMemory(); ok && need.Bytes > float64(avail) {
-			g.oerr = fmt.Errorf("--n %d: %s needs about %s in this process; %s", g.N, need.What, sysmem.Format(need.Bytes), sysmem.Allows(avail, src))
+			g.oerr = fmt.Errorf("--n %d: %s needs about %s in this process; %s", g.N, need.What, sysmem.Format(need.Bytes), sysmem.Allows(need.Bytes, avail, src))
 			return nil, g.oerr
 		}
 	}

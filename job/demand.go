@@ -92,7 +92,7 @@ func CheckMemory(c mpi.Comm, meta results.Meta, need MemNeed) error {
 		}
 		if need.PerRank+need.InFlight < LocalRankBytes || need.Flag == "" {
 			return opts.Badf("--np %d: the local backend's %d ranks need about %s in this process (%s per rank); %s",
-				p, p, sysmem.Format(total), sysmem.Format(total/float64(p)), allows(avail, source))
+				p, p, sysmem.Format(total), sysmem.Format(total/float64(p)), allows(total, avail, source))
 		}
 		parts := "buffers " + sysmem.Format(need.PerRank)
 		if need.InFlight > 0 {
@@ -100,7 +100,7 @@ func CheckMemory(c mpi.Comm, meta results.Meta, need MemNeed) error {
 		}
 		return opts.Badf("%s: %s needs %s per rank (%s), %s for the %d local ranks (--np %d) in this process; %s",
 			need.Flag, need.What, sysmem.Format(need.PerRank+need.InFlight+LocalRankBytes), parts,
-			sysmem.Format(total), p, p, allows(avail, source))
+			sysmem.Format(total), p, p, allows(total, avail, source))
 	}
 	return checkProcesses(need, ranksOnThisHost(c, meta), mpi.ProcessorName(c))
 }
@@ -112,18 +112,20 @@ func checkProcesses(need MemNeed, here int, host string) error {
 	total := Need{BufferBytes: need.PerRank}.OnHost(here)
 	if avail, source, ok := SharedMemory(); ok && total > float64(avail) {
 		return opts.Badf("%s: %s needs %s per rank, %s for the %d ranks on host %s; %s",
-			need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, host, allows(avail, source))
+			need.Flag, need.What, sysmem.Format(need.PerRank), sysmem.Format(total), here, host, allows(total, avail, source))
 	}
 	if avail, source, ok := OwnMemory(); ok && need.PerRank > float64(avail) {
 		return opts.Badf("%s: %s needs %s in each rank's process; %s",
-			need.Flag, need.What, sysmem.Format(need.PerRank), allows(avail, source))
+			need.Flag, need.What, sysmem.Format(need.PerRank), allows(need.PerRank, avail, source))
 	}
 	return nil
 }
 
 // allows is sysmem.Allows: "available: X (...)" or "the limit allows X
-// (...)" when a job's limit is the bound.
-func allows(avail int64, source string) string { return sysmem.Allows(avail, source) }
+// (...)" when a job's limit is the bound, for a need of need bytes.
+func allows(need float64, avail int64, source string) string {
+	return sysmem.Allows(need, avail, source)
+}
 
 // ranksOnThisHost counts the ranks that share this rank's host.
 func ranksOnThisHost(c mpi.Comm, meta results.Meta) int {
@@ -144,7 +146,7 @@ func CheckInProcess(flag, what string, bytes float64) error {
 		return nil
 	}
 	return opts.Badf("%s: %s needs about %s in this process; %s",
-		flag, what, sysmem.Format(bytes), allows(avail, source))
+		flag, what, sysmem.Format(bytes), allows(bytes, avail, source))
 }
 
 // CheckNeed checks a library's in-process need (a sequential computation:

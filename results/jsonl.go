@@ -1226,7 +1226,7 @@ func readDemand(path string, size int64, factor float64, what string) error {
 			reading = "reading its %s of records and what this command builds from them needs about %s"
 		}
 		return fmt.Errorf("%s: %w: "+reading+" (%g times %s), more than this process may take (%s)",
-			path, ErrTooLarge, sysmem.Format(float64(size)), sysmem.Format(need), factor, what, sysmem.Allows(avail, src))
+			path, ErrTooLarge, sysmem.Format(float64(size)), sysmem.Format(need), factor, what, sysmem.Allows(need, avail, src))
 	}
 	return nil
 }

@@ -38,12 +38,36 @@ func Largest(needs ...Need) Need {
 	return worst
 }
 
-// Allows says what a bound of Available leaves, for messages: "available:
-// X (MemAvailable ...)" for the machine's free memory, "the limit allows X
-// (...)" when a limit of the job's (a cgroup, ulimit -v) is the bound.
-func Allows(avail int64, source string) string {
-	if strings.Contains(source, "cgroup") || strings.Contains(source, "RLIMIT") {
+// Allows says what a bound of Available leaves for a need of need bytes,
+// for messages: "available: X (MemAvailable ...)" for the machine's free
+// memory, "the limit allows X (...)" when a limit of the job's (a cgroup,
+// ulimit -v) is the bound; under ulimit -v it adds the limit that would
+// hold the need (RaiseAddressLimit), since most of a small limit is the
+// address space the Go runtime and the MPI library reserve at start.
+func Allows(need float64, avail int64, source string) string {
+	if strings.Contains(source, "RLIMIT") {
+		msg := fmt.Sprintf("the limit allows %s (%s)", Format(float64(avail)), source)
+		if kb, ok := RaiseAddressLimit(need); ok {
+			msg += fmt.Sprintf(": ulimit -v %d or more would hold it", kb)
+		}
+		return msg
+	}
+	if strings.Contains(source, "cgroup") {
 		return fmt.Sprintf("the limit allows %s (%s)", Format(float64(avail)), source)
 	}
 	return fmt.Sprintf("available: %s (%s)", Format(float64(avail)), source)
+}
+
+// RaiseAddressLimit is the RLIMIT_AS, in kB as ulimit -v takes it, under
+// which this process could still take need bytes of heap: what it has
+// mapped, the margin and the heap's mapping factor of addressSpaceRoom,
+// rounded up to 100000 kB. ok is false when VmSize cannot be read.
+func RaiseAddressLimit(need float64) (kb int64, ok bool) {
+	mapped, err := vmSize("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	bytes := float64(mapped) + goArenaBytes + need*goAddressFactor
+	const step = 100000
+	return (int64(bytes/1024)/step + 1) * step, true
 }

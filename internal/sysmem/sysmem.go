@@ -118,12 +118,14 @@ func addressSpaceRoom(root string) (room, bool) {
 }
 
 // The address space a Go heap maps beyond what it holds (addressSpaceRoom):
-// one heap arena reserved ahead, and a factor on the rest. Under mpirun
-// the ranks' VmSize grew by 1.25-1.45 times their resident memory
-// (Barnes-Hut at 60000-400000 bodies on 2 and 3 ranks); 1.5 keeps the
-// check on the safe side of that.
+// a margin for one heap arena reserved ahead and the threads the runtime
+// and MPI still start (8 MiB of stack each), and a factor on the rest.
+// Under mpirun the ranks' VmSize grew by 1.25-1.45 times their resident
+// memory (Barnes-Hut at 60000-400000 bodies on 2 and 3 ranks); 1.5 keeps
+// the check on the safe side of that. With less than about 100 MiB of
+// room left after MPI started, ranks died creating a thread.
 const (
-	goArenaBytes    = 64 << 20
+	goArenaBytes    = 128 << 20
 	goAddressFactor = 1.5
 )
 

@@ -1,6 +1,7 @@
 package sysmem
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ func fakeAddressLimit(t *testing.T, limit int64) {
 // TestAvailable: the smallest of MemAvailable, every cgroup level's limit
 // minus usage (cgroup v2 and v1, with "max" meaning no limit) and the
 // address-space limit (RLIMIT_AS, ulimit -v) minus VmSize, as the heap
-// that room holds (one 64 MiB arena ahead, 1.5 bytes mapped per byte).
+// that room holds (a 128 MiB margin, 1.5 bytes mapped per byte).
 func TestAvailable(t *testing.T) {
 	const gib = 1 << 30
 	tests := []struct {
@@ -42,7 +43,7 @@ func TestAvailable(t *testing.T) {
 		{"ulimit -v below MemAvailable", map[string]string{
 			"proc/meminfo":     "MemAvailable: 8388608 kB\n",
 			"proc/self/status": "Name:\tcommcost\nVmPeak:\t 2097152 kB\nVmSize:\t 1048576 kB\n",
-		}, 3 * gib, (2*gib - 64<<20) * 2 / 3, "RLIMIT_AS (ulimit -v) of 3.0 GiB, 1.0 GiB of it mapped already, and a Go heap maps about 1.5 times"},
+		}, 3 * gib, (2*gib - 128<<20) * 2 / 3, "RLIMIT_AS (ulimit -v) of 3.0 GiB, 1.0 GiB of it mapped already, and a Go heap maps about 1.5 times"},
 		{"ulimit -v above MemAvailable", map[string]string{
 			"proc/meminfo":     "MemAvailable: 1048576 kB\n",
 			"proc/self/status": "VmSize:\t 1048576 kB\n",
@@ -53,14 +54,14 @@ func TestAvailable(t *testing.T) {
 			"sys/fs/cgroup/job/memory.max":     "4294967296\n",
 			"sys/fs/cgroup/job/memory.current": "0\n",
 			"proc/self/status":                 "VmSize:\t 524288 kB\n",
-		}, 1 * gib, (gib/2 - 64<<20) * 2 / 3, "RLIMIT_AS"},
+		}, 1 * gib, (gib/2 - 128<<20) * 2 / 3, "RLIMIT_AS"},
 		{"ulimit -v used up", map[string]string{
 			"proc/meminfo":     "MemAvailable: 8388608 kB\n",
 			"proc/self/status": "VmSize:\t 2097152 kB\n",
 		}, 1 * gib, 0, "RLIMIT_AS"},
 		{"ulimit -v without a status file", map[string]string{
 			"proc/meminfo": "MemAvailable: 8388608 kB\n",
-		}, 1 * gib, (gib - 64<<20) * 2 / 3, "RLIMIT_AS"},
+		}, 1 * gib, (gib - 128<<20) * 2 / 3, "RLIMIT_AS"},
 		{"meminfo only", map[string]string{"proc/meminfo": "MemTotal: 100 kB\nMemAvailable:   2048 kB\n"}, 0, 2048 * 1024, "MemAvailable"},
 		{"cgroup v2 tighter", map[string]string{
 			"proc/meminfo":                          "MemAvailable: 8388608 kB\n",
@@ -122,8 +123,22 @@ func TestAllows(t *testing.T) {
 		{"cgroup memory.max of /job (limit 1 bytes, in use 0)", "the limit allows 1.0 GiB (cgroup memory.max of /job"},
 		{"the address-space limit RLIMIT_AS (ulimit -v) of 2.0 GiB, 1.0 GiB of it mapped already", "the limit allows 1.0 GiB (the address-space limit RLIMIT_AS (ulimit -v)"},
 	} {
-		if got := Allows(1<<30, tc.source); !strings.HasPrefix(got, tc.want) {
-			t.Errorf("Allows(1 GiB, %q) = %q, want %q...", tc.source, got, tc.want)
+		if got := Allows(2<<30, 1<<30, tc.source); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("Allows(2 GiB, 1 GiB, %q) = %q, want %q...", tc.source, got, tc.want)
 		}
+	}
+	// Under ulimit -v the message names the limit that holds the need:
+	// this process's VmSize, the margin, and 1.5 bytes mapped per byte.
+	got := Allows(2<<30, 0, "the address-space limit RLIMIT_AS (ulimit -v) of 2.0 GiB")
+	kb, ok := RaiseAddressLimit(2 << 30)
+	mapped, err := vmSize("/proc/self/status")
+	if !ok || err != nil {
+		t.Skipf("no VmSize here: %v", err)
+	}
+	if want := fmt.Sprintf(": ulimit -v %d or more would hold it", kb); !strings.HasSuffix(got, want) {
+		t.Errorf("Allows under ulimit -v = %q, want it to end %q", got, want)
+	}
+	if low := (float64(mapped) + goArenaBytes + 3<<30) / 1024; float64(kb) < low || float64(kb) > low+100000 || kb%100000 != 0 {
+		t.Errorf("RaiseAddressLimit(2 GiB) = %d kB, want the multiple of 100000 just above %.0f kB", kb, low)
 	}
 }
