@@ -145,6 +145,9 @@ func CheckExperimentRecord(r *results.Record) error {
 	if err := checkOverheadWrites(r); err != nil {
 		return err
 	}
+	if err := checkRunsAndAggregate(r); err != nil {
+		return err
+	}
 	if r.Bench == BenchCheck {
 		w, _ := r.Params["workload"].(string)
 		ops, ok := r.Params["ops"].(int)
@@ -215,6 +218,30 @@ func init() {
 	for _, bench := range []string{BenchCheck, BenchMatSquare, BenchOverhead} {
 		results.RegisterRecordCheck(bench, CheckExperimentRecord)
 	}
+}
+
+// checkRunsAndAggregate: a dsm-check record times one run of its
+// workload (CheckRecord: n = 1); a dsm-overhead record's cached accesses
+// are rank 0's own (results.ReductionRank0), its barriers and remote
+// reads the maximum over ranks (Overhead.Records, RemoteReadRecord). An
+// aggregate left out passes.
+func checkRunsAndAggregate(r *results.Record) error {
+	switch r.Bench {
+	case BenchCheck:
+		if r.N != 1 {
+			return fmt.Errorf("n = %d: a %s record times one run of its workload (n = 1)", r.N, BenchCheck)
+		}
+	case BenchOverhead:
+		op, _ := r.Params["op"].(string)
+		want := results.ReductionMaxOverRanks
+		if op == "cached-read" || op == "cached-write" {
+			want = results.ReductionRank0
+		}
+		if r.Reduction != "" && r.Reduction != want {
+			return fmt.Errorf("aggregate %q on op %s: its samples are %s (rank 0's own cached accesses; the maximum over ranks of the barriers and remote reads)", r.Reduction, op, want)
+		}
+	}
+	return nil
 }
 
 // checkOverheadWrites: of the dsm-overhead ops only the cached write and

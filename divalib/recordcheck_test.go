@@ -64,6 +64,12 @@ func TestDSMRecordValuesChecked(t *testing.T) {
 		{"hit ratio as counted", matsq, func(r *results.Record) {
 			r.Counters["reads"], r.Counters["read_hits"], r.Derived["read_hit_ratio"] = 8, 6, 0.75
 		}, ""},
+		{"cached read as written, rank 0's own", func() results.Record { return ovhRecs[0] }, func(*results.Record) {}, ""},
+		{"a cached read of the maximum over ranks", func() results.Record { return ovhRecs[0] }, func(r *results.Record) { r.Reduction = results.ReductionMaxOverRanks },
+			`aggregate "max-over-ranks" on op cached-read: its samples are rank0`},
+		{"a store barrier of rank 0's time", func() results.Record { return ovhRecs[2] }, func(r *results.Record) { r.Reduction = results.ReductionRank0 },
+			`aggregate "rank0" on op barrier-dissemination: its samples are max-over-ranks`},
+		{"a cached write without its aggregate (an old record)", write, func(r *results.Record) { r.Reduction = "" }, ""},
 		{"hit ratio without the counts", matsq, func(r *results.Record) { r.Derived["read_hit_ratio"] = 0.5 },
 			"derived read_hit_ratio = 0.5 without the counters reads and read_hits"},
 	}

@@ -36,11 +36,11 @@ func TestRecordParamsAndCounters(t *testing.T) {
 		f(&r)
 		return r
 	}
-	pp := PingPong{Bytes: 8, Iters: 10}.Record(meas(2, two...), results.Meta{})
+	pp := PingPong{Bytes: 8, Iters: 10}.Record(rank0Measurement(2, two...), results.Meta{})
 	kk := KKAccess{K: 1, L: 64, R: 0.5, Op: AccessRead}.Record(with(meas(4, two...), map[string]float64{CounterAccessingRanks: 2, CounterRRealised: 0.5}), results.Meta{})
 	pw := Pairwise{Bytes: 9}.Record(with(meas(4, two...), traffic(81, 4, 9, CounterIters, 81)), results.Meta{})
 	rc := RowContention{Bytes: 8}.Record(with(meas(6, two...), traffic(64, 6, 8, CounterIters, 64)), results.Meta{})
-	rt := RoundTrip{Bytes: 8}.Record(with(meas(3, two...), traffic(100, 2, 8, CounterIters, 100)), results.Meta{})
+	rt := RoundTrip{Bytes: 8}.Record(with(rank0Measurement(3, two...), traffic(100, 2, 8, CounterIters, 100)), results.Meta{})
 	a2a := AllToAll{Bytes: 5}.Record(with(meas(3, two...), traffic(2, 3, 5)), results.Meta{})
 	a2a3 := AllToAll{Bytes: 5, Iters: 3}.Record(with(meas(3, two...), traffic(6, 3, 5)), results.Meta{})
 	prtt := PRTT{Bytes: 1, N: 2}.Record(with(meas(2, two...), map[string]float64{CounterMsgsSentMax: 198, CounterMsgsRecvMax: 198, CounterMsgsTotal: 297,

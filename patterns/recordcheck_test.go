@@ -13,13 +13,21 @@ import (
 // the samples' mean), as a pattern's Record method takes it.
 func testMeasurement(p int, samples ...float64) Measurement {
 	m := Measurement{Samples: samples, Summary: results.Summarize(samples), CommSize: p,
-		Reduction: results.ReductionMaxOverRanks, Stop: results.StopFixed}
+		Reduction: results.ReductionMaxOverRanks, Stop: results.StopMaxReps}
 	m.RankMin, m.RankAvg, m.RankMax = m.Summary.Median, m.Summary.Median, m.Summary.Median
 	m.RankMean = Spread{m.Summary.Mean * 0.8, m.Summary.Mean * 0.9, m.Summary.Mean}
 	m.OwnMeans = make([]float64, p)
 	for i := range m.OwnMeans {
 		m.OwnMeans[i] = m.Summary.Mean
 	}
+	return m
+}
+
+// rank0Measurement is testMeasurement of a two-party pattern, whose
+// harness keeps rank 0's time of each repetition (ReduceRank0).
+func rank0Measurement(p int, samples ...float64) Measurement {
+	m := testMeasurement(p, samples...)
+	m.Reduction = results.ReductionRank0
 	return m
 }
 
@@ -30,6 +38,7 @@ func testMeasurement(p int, samples ...float64) Measurement {
 // refused, naming it.
 func TestRecordCheckOfPatternRecords(t *testing.T) {
 	meas := testMeasurement
+	meas0 := rank0Measurement
 	even := []float64{1e-6, 1e-6, 1e-5, 1e-5}
 	one := []float64{3e-6}
 	nb := meas(4, even...)
@@ -43,14 +52,14 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 	perm := meas(4, even...)
 	perm.Counters = map[string]float64{CounterMsgsSentMax: 1, CounterMsgsRecvMax: 1, CounterMsgsTotal: 4, CounterBytesSentMax: 16, CounterBytesRecvMax: 16, CounterBytesTotal: 64}
 	records := map[string]results.Record{
-		"pingpong":        PingPong{Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"bandwidth even":  Bandwidth{Bytes: 4096, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"bandwidth one":   Bandwidth{Bytes: 4096, Iters: 10}.Record(meas(2, one...), results.Meta{}),
-		"bibw":            Bibw{Bytes: 4096, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"pingpong":        PingPong{Bytes: 8, Iters: 10}.Record(meas0(2, even...), results.Meta{}),
+		"bandwidth even":  Bandwidth{Bytes: 4096, Iters: 10}.Record(meas0(2, even...), results.Meta{}),
+		"bandwidth one":   Bandwidth{Bytes: 4096, Iters: 10}.Record(meas0(2, one...), results.Meta{}),
+		"bibw":            Bibw{Bytes: 4096, Iters: 10}.Record(meas0(2, even...), results.Meta{}),
 		"mbwmr":           MultiBandwidth{Bytes: 64, Iters: 10}.Record(meas(4, even...), results.Meta{}),
-		"onesided lat":    OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFlush, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"onesided fence":  OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFence, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
-		"onesided bibw":   OneSided{Op: mpi.RMAPut, Mode: mpi.RMABibw, Sync: mpi.SyncPSCW, Bytes: 8, Iters: 10}.Record(meas(2, even...), results.Meta{}),
+		"onesided lat":    OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFlush, Bytes: 8, Iters: 10}.Record(meas0(2, even...), results.Meta{}),
+		"onesided fence":  OneSided{Op: mpi.RMAPut, Mode: mpi.RMALatency, Sync: mpi.SyncFence, Bytes: 8, Iters: 10}.Record(meas0(2, even...), results.Meta{}),
+		"onesided bibw":   OneSided{Op: mpi.RMAPut, Mode: mpi.RMABibw, Sync: mpi.SyncPSCW, Bytes: 8, Iters: 10}.Record(meas0(2, even...), results.Meta{}),
 		"permutations":    Permutations{Bytes: 16, Count: 4}.Record(perm, results.Meta{}),
 		"collective":      Collective{Op: mpi.CollAllreduce, Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
 		"nonblocking":     NonBlocking{Op: mpi.CollAllreduce, Bytes: 8}.Record(nb, results.Meta{}),
@@ -140,4 +149,36 @@ func clone(m map[string]float64) map[string]float64 {
 		out[k] = v
 	}
 	return out
+}
+
+// TestWriterLabelsOfPatternBenches: every bench whose records this
+// package writes has its aggregates and stops in results' table, and a
+// two-party pattern's own record (rank 0's times) or a --sync window
+// pattern's (window ends) pass it; a chain shift is a workload point,
+// never a record.
+func TestWriterLabelsOfPatternBenches(t *testing.T) {
+	for bench := range benchParams {
+		if bench == BenchChainShift {
+			continue
+		}
+		if _, _, ok := results.WriterLabels(bench); !ok {
+			t.Errorf("%s: no aggregates and stops in results' writer table", bench)
+		}
+	}
+	window := testMeasurement(4, 1e-6, 2e-6, 3e-6)
+	window.Reduction = results.ReductionWindowLatestEnd
+	for name, r := range map[string]results.Record{
+		"roundtrip":       RoundTrip{Bytes: 8}.Record(rank0Measurement(2, 1e-6, 2e-6, 3e-6), results.Meta{}),
+		"alltoall window": AllToAll{Bytes: 8}.Record(window, results.Meta{}),
+		"kkaccess window": KKAccess{K: 2, L: 64, R: 0.5, Op: AccessRead}.Record(window, results.Meta{}),
+		"permutations fixed": func() results.Record {
+			m := testMeasurement(4, 1e-6, 2e-6, 3e-6)
+			m.Stop = results.StopFixed
+			return Permutations{Bytes: 16, Count: 3}.Record(m, results.Meta{})
+		}(),
+	} {
+		if err := r.CheckValues(); err != nil {
+			t.Errorf("%s: the pattern's own record is refused: %v", name, err)
+		}
+	}
 }

@@ -108,7 +108,7 @@ func TestRelationsOfPatternRecords(t *testing.T) {
 		{"reducelocal of 8 bytes of floats", reduce, ""},
 		{"reducelocal of 7 bytes of floats", set(reduce, "bytes", 7), "bytes = 7: a local sum of float reduces whole 4-byte elements"},
 		{"pingpong on 3 ranks", func() results.Record {
-			r := PingPong{Bytes: 8, Iters: 10}.Record(meas(2, two...), results.Meta{})
+			r := PingPong{Bytes: 8, Iters: 10}.Record(rank0Measurement(2, two...), results.Meta{})
 			r.Ranks = 3
 			return r
 		}(),

@@ -162,7 +162,7 @@ func TestCommKeepSamples(t *testing.T) {
 func fitRecords(n int) []results.Record {
 	rec := func(bench string, p results.Params, v float64) results.Record {
 		return results.Record{Schema: results.SchemaVersion, Bench: bench, Params: p, Ranks: n, Unit: results.UnitSeconds,
-			Summary: results.Summary{N: 1, Min: v, Median: v, Mean: v, Max: v, P90: v, P99: v, CI95: [2]float64{v, v}}, Stop: results.StopFixed}
+			Summary: results.Summary{N: 1, Min: v, Median: v, Mean: v, Max: v, P90: v, P99: v, CI95: [2]float64{v, v}}, Stop: results.StopMaxReps}
 	}
 	var recs []results.Record
 	for i, b := range []int{16, 1024, 8192} {

@@ -175,7 +175,7 @@ func TestBreakevenFitStatus(t *testing.T) {
 		for _, size := range sizes {
 			v := 1e-5 + float64(size)*1e-9
 			r := results.Record{Schema: 1, Bench: permsched.BenchPerm1, Params: results.Params{"bytes": size}, Ranks: 4, Unit: results.UnitSeconds,
-				Summary: results.Summary{N: 1, Min: v, Median: v, Mean: v, Max: v, P90: v, P99: v, CI95: [2]float64{v, v}}, Stop: results.StopFixed}
+				Summary: results.Summary{N: 1, Min: v, Median: v, Mean: v, Max: v, P90: v, P99: v, CI95: [2]float64{v, v}}, Stop: results.StopMaxReps}
 			line, err := json.Marshal(r)
 			if err != nil {
 				t.Fatal(err)

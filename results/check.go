@@ -59,7 +59,8 @@ const (
 //     samples are the n values summarised, each within [min, max] and
 //     not below the unit's least value, with the record's min, median,
 //     mean and max as their own (checkSamples);
-//   - aggregate and stop are Reduction* and Stop* values or empty;
+//   - aggregate and stop are Reduction* and Stop* values or empty, and
+//     among those the bench's writers produce (writerLabels);
 //   - samples, workload and the metadata's hosts, ranks per host and
 //     command hold at most MaxRecordElements entries each (the reader
 //     refuses longer lists before decoding them);
@@ -116,6 +117,9 @@ func (r *Record) CheckValues() error {
 		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
 	}
 	if err := r.checkLabels(); err != nil {
+		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
+	}
+	if err := r.checkWriterLabels(); err != nil {
 		return fmt.Errorf("record %s %s: %w", r.Bench, paramString(r.Params), err)
 	}
 	if r.Unit == UnitSeconds {
