@@ -238,6 +238,11 @@ var derivedChecks = map[string]func(*results.Record) error{
 		if err := allRanksMax(r); err != nil {
 			return err
 		}
+		// Rank i pairs with i + ranks/2 (MultiLatency.Params): every
+		// rank but an odd count's last takes part.
+		if pairs, ok := paramNumber(r, "pairs"); ok && pairs != float64(r.Ranks/2) {
+			return fmt.Errorf("pairs = %s on ranks = %d: rank i pairs with i + ranks/2, so a multilat record's pairs are ranks/2 = %d", show(pairs), r.Ranks, r.Ranks/2)
+		}
 		if v, ok := r.Derived[DerivedOSULatSec]; ok && !within(v, r.Max) {
 			return fmt.Errorf("derived %s = %v s is above max %v s: rank 0's mean half round trip is at most the slowest repetition's, the maximum over ranks", DerivedOSULatSec, v, r.Max)
 		}
@@ -314,13 +319,19 @@ func gridShiftCounters(r *results.Record) error {
 // maximum over ranks of each rank's own time, every one kept (the
 // collectives, the non-blocking collectives and the multi-pair latency
 // take no --sync and trim nothing), when it names another aggregate or
-// dropped samples: the bounds of belowSlowest hold only for those.
+// dropped samples, or a rank's median time above max: the bounds of
+// belowSlowest hold only for those.
 func allRanksMax(r *results.Record) error {
 	if r.Reduction != results.ReductionMaxOverRanks {
 		return fmt.Errorf("aggregate %q: a %s record's samples are always %s, the maximum over ranks of each rank's own time", r.Reduction, r.Bench, results.ReductionMaxOverRanks)
 	}
 	if r.Dropped > 0 {
 		return fmt.Errorf("dropped = %d: a %s record keeps every repetition, none is dropped", r.Dropped, r.Bench)
+	}
+	// Each rank's own time of a repetition is at most the repetition's
+	// sample, so the largest of the ranks' median times is at most max.
+	if r.RankMax > 0 && !within(r.RankMax, r.Max) {
+		return fmt.Errorf("rank_max = %v s is above max %v s: a rank's own time of a repetition is at most its sample, the maximum over ranks, so no rank's median is above the slowest repetition", r.RankMax, r.Max)
 	}
 	return nil
 }

@@ -66,7 +66,12 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 		"collective one":  Collective{Op: mpi.CollBarrier, Iters: 1}.Record(meas(5, one...), results.Meta{}),
 		"nonblocking max": NonBlocking{Op: mpi.CollAllreduce, Bytes: 8, Probes: 3}.Record(nbMax, results.Meta{}),
 		"multilat":        MultiLatency{Bytes: 8, Iters: 10}.Record(meas(4, even...), results.Meta{}),
-		"kkaccess":        KKAccess{K: 2, L: 64, R: 0.5, Op: AccessRead}.Record(meas(4, even...), results.Meta{}),
+		"multilat slowest rank at max": func() results.Record {
+			m := meas(5, even...)
+			m.RankMax = m.Summary.Max // a rank whose own times were every repetition's sample
+			return MultiLatency{Bytes: 8, Iters: 10}.Record(m, results.Meta{})
+		}(),
+		"kkaccess": KKAccess{K: 2, L: 64, R: 0.5, Op: AccessRead}.Record(meas(4, even...), results.Meta{}),
 		"kaccess emulated": func() results.Record {
 			r := KAccess{K: 2, L: 64, H: 0.5, A: 3, Op: AccessRead}.Record(meas(4, even...), results.Meta{})
 			r.Derived = map[string]float64{"total_s": r.Median * 3, "hot_ranks": 2}
@@ -113,6 +118,11 @@ func TestRecordCheckOfPatternRecords(t *testing.T) {
 		{"a collective of window ends", "collective one", func(r *results.Record) { r.Reduction = results.ReductionWindowLatestEnd }, `aggregate "window-latest-end": a collective record's samples are always max-over-ranks`},
 		{"a non-blocking collective of rank 0's times", "nonblocking max", func(r *results.Record) { r.Reduction = results.ReductionRank0Wall }, `aggregate "rank0-wall": a nonblocking record's samples are always max-over-ranks`},
 		{"a multi-pair latency of rank 0's times", "multilat", func(r *results.Record) { r.Reduction = results.ReductionRank0 }, `aggregate "rank0": a multilat record's samples are always max-over-ranks`},
+		{"a multi-pair latency of one pair on 4 ranks", "multilat", func(r *results.Record) { r.Params["pairs"] = 1 },
+			"pairs = 1 on ranks = 4: rank i pairs with i + ranks/2, so a multilat record's pairs are ranks/2 = 2"},
+		{"a multi-pair latency of a rank slower than every repetition", "multilat", func(r *results.Record) { r.RankMax = 2 * r.Max },
+			"rank_max = 2e-05 s is above max 1e-05 s: a rank's own time of a repetition is at most its sample"},
+		{"a collective of a rank slower than every repetition", "collective", func(r *results.Record) { r.RankMax = 1 }, "rank_max = 1 s is above max 1e-05 s"},
 		{"a collective with dropped samples", "collective", func(r *results.Record) { r.Dropped = 2 }, "dropped = 2: a collective record keeps every repetition, none is dropped"},
 		{"a non-blocking collective with dropped samples", "nonblocking", func(r *results.Record) { r.Dropped = 1 }, "dropped = 1: a nonblocking record keeps every repetition"},
 		{"a multi-pair latency with dropped samples", "multilat", func(r *results.Record) { r.Dropped = 3 }, "dropped = 3: a multilat record keeps every repetition"},
