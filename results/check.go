@@ -58,7 +58,9 @@ const (
 //   - in a measurement's unit the CI lies within [min, max], and kept
 //     samples are the n values summarised, each within [min, max] and
 //     not below the unit's least value, with the record's min, median,
-//     mean and max as their own (checkSamples);
+//     mean and max as their own, and the CI the order statistics
+//     Summarize takes of them (checkSamples);
+//   - dropped <= n: trimming drops only outliers above the median;
 //   - aggregate and stop are Reduction* and Stop* values or empty, and
 //     among those the bench's writers produce (writerLabels);
 //   - samples, workload and the metadata's hosts, ranks per host and
@@ -79,6 +81,11 @@ const (
 func (r *Record) CheckValues() error {
 	if r.N < 1 {
 		return fmt.Errorf("record %s %s has n = %d: a record summarises at least one repetition", r.Bench, paramString(r.Params), r.N)
+	}
+	// Outliers are trimmed only above the median of the repetitions
+	// (TrimHigh), so no more are dropped than kept: dropped <= n.
+	if r.Dropped > r.N {
+		return fmt.Errorf("record %s %s has dropped = %d but n = %d: the outliers dropped lie above the median of the repetitions, at most as many as the n kept", r.Bench, paramString(r.Params), r.Dropped, r.N)
 	}
 	lo, hi, positive := valueRange(r.Unit)
 	named := []struct {
@@ -237,7 +244,8 @@ func (r *Record) checkOrder() error {
 // unit's least value (0 for a time, a size, a bandwidth or a count) and
 // within [min, max], and their min, median, mean and max are the
 // record's, computed as Summarize does (a sorted copy: the order of the
-// samples does not matter) up to sampleTol. A mean of 0 is a field left
+// samples does not matter) up to sampleTol, and so are the ends of its
+// CI (Summarize's order statistics). A mean of 0 is a field left
 // out, as in checkOrder. A record without samples (the default) passes.
 func (r *Record) checkSamples(lo float64) error {
 	if len(r.Samples) == 0 {
@@ -270,6 +278,12 @@ func (r *Record) checkSamples(lo float64) error {
 		if !sampleClose(s.samples, s.field) {
 			return fmt.Errorf("samples have %s %v but %s = %v: a record's statistics summarise its samples", s.name, s.samples, s.name, s.field)
 		}
+	}
+	// The CI is the order statistics MedianCIRanks(n) of the samples, as
+	// Summarize, which every writer summarises them with, takes them.
+	if ci := Summarize(x).CI95; !sampleClose(ci[0], r.CI95[0]) || !sampleClose(ci[1], r.CI95[1]) {
+		lo, hi := MedianCIRanks(len(x))
+		return fmt.Errorf("samples have ci95 [%v, %v] but ci95 = [%v, %v]: a record's CI is its sorted samples number %d and %d of %d (MedianCIRanks)", ci[0], ci[1], r.CI95[0], r.CI95[1], lo, hi, len(x))
 	}
 	return nil
 }

@@ -77,6 +77,27 @@ func TestCheckValues(t *testing.T) {
 		{"aggregate bogus", func(r *Record) { r.Reduction = "bogus" }, `aggregate "bogus" is none of`},
 		{"stop bogus", func(r *Record) { r.Stop = "bogus" }, `stop "bogus" is none of`},
 		{"aggregate and stop left out", func(r *Record) { r.Reduction, r.Stop = "", "" }, ""},
+		{"dropped 2^40 of n = 10", func(r *Record) { r.Dropped = 1 << 40 }, "has dropped = 1099511627776 but n = 10: the outliers dropped lie above the median"},
+		{"dropped 11 of n = 10", func(r *Record) { r.Dropped = 11 }, "has dropped = 11 but n = 10"},
+		{"dropped as many as kept", func(r *Record) { r.Dropped = 10 }, ""},
+		{"a CI its samples do not give", func(r *Record) { r.CI95 = [2]float64{1.5e-6, 1.55e-6} },
+			"samples have ci95 [1.48e-06, 1.9e-06] but ci95 = [1.5e-06, 1.55e-06]: a record's CI is its sorted samples number 1 and 10 of 10"},
+		{"a CI of 40 samples one order statistic off", func(r *Record) {
+			r.Samples = make([]float64, 40)
+			for i := range r.Samples {
+				r.Samples[i] = float64(i+1) * 1e-6
+			}
+			r.Summary = Summarize(r.Samples)
+			r.CI95[1] = r.Samples[26]
+		}, "samples have ci95 [1.3e-05, 2.8e-05] but ci95 = [1.3e-05, 2.7e-05]: a record's CI is its sorted samples number 13 and 28 of 40"},
+		{"a CI of 40 samples as Summarize takes it", func(r *Record) {
+			r.Samples = make([]float64, 40)
+			for i := range r.Samples {
+				r.Samples[i] = float64(40-i) * 1e-6
+			}
+			r.Summary = Summarize(r.Samples)
+		}, ""},
+		{"a CI without samples is not recomputed", func(r *Record) { r.Samples, r.CI95 = nil, [2]float64{1.5e-6, 1.55e-6} }, ""},
 		{"a pingpong of rank 0's times, as its writer keeps them", func(r *Record) { r.Reduction = ReductionRank0 }, ""},
 		{"a pingpong of the maximum over ranks", func(r *Record) { r.Reduction = ReductionMaxOverRanks }, `aggregate "max-over-ranks": a pingpong record's samples are always rank0`},
 		{"a pingpong of window ends (pingpong takes no --sync)", func(r *Record) { r.Reduction = ReductionWindowLatestEnd }, `aggregate "window-latest-end": a pingpong record's samples are always rank0`},

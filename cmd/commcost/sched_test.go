@@ -162,7 +162,7 @@ func TestSchedBadInput(t *testing.T) {
 	garbage := write("garbage.txt", "0 x\n1 0\n")
 	five := write("five.txt", "0 1 0 0 0\n0 0 1 0 0\n0 0 0 1 0\n0 0 0 0 1\n1 0 0 0 0\n")
 	good := write("good.jsonl", "")
-	perm1 := `{"schema":1,"bench":"sched.perm1","params":{"bytes":16},"ranks":%d,"unit":"s","n":1,"min":1e-5,"median":1e-5,"mean":1e-5,"max":1e-5,"p90":1e-5,"p99":1e-5,"ci95":[1e-5,1e-5],"stop":"fixed"}` + "\n"
+	perm1 := `{"schema":1,"bench":"sched.perm1","params":{"bytes":16},"ranks":%d,"unit":"s","n":1,"min":1e-5,"median":1e-5,"mean":1e-5,"max":1e-5,"p90":1e-5,"p99":1e-5,"ci95":[1e-5,1e-5],"stop":"max-reps"}` + "\n"
 	oneRank := write("onerank.jsonl", fmt.Sprintf(perm1, 1))
 	manyRanks := write("manyranks.jsonl", fmt.Sprintf(perm1, 8)+fmt.Sprintf(perm1, 1000000))
 	local := []string{"--backend", "local", "--np", "4", "--warmup", "0", "--min-reps", "2", "--max-reps", "2"}
