@@ -179,7 +179,122 @@ func checkRecordNetwork(network string, r *results.Record, must bool) error {
 	if v, ok := r.Derived["hops_mean"]; ok && (v < float64(s.minHops)*(1-1e-9) || v > float64(s.maxHops)*(1+1e-9)) {
 		return fmt.Errorf("derived hops_mean = %v: a request on %s crosses %d to %d links (its application link included), so their mean is in [%d, %d]", v, network, s.minHops, s.maxHops, s.minHops, s.maxHops)
 	}
+	if err := checkLinkCounters(r); err != nil {
+		return err
+	}
 	return checkAccessCounters(r)
+}
+
+// linkTol is the relative slack of a link counter recomputed from the
+// per-link ones (sums of whole counts, exact; the mean divides them).
+const linkTol = 1e-9
+
+// checkLinkCounters ties an emulated record's network counters to each
+// other as Counters writes them. With the per-link keys a record has
+// ("link.U-V.packets", "link.U-app.bytes", ...): packets and bytes are
+// their totals over every link, application links included;
+// link_packets_max and link_bytes_max the most, and link_packets_mean the
+// mean, over the links between service nodes (written only when the
+// network has such links); queue_hwm_max the most over every link and
+// held_hwm_max over the nodes ("node.U.held_hwm"). Whether or not the
+// per-link keys are there, the busiest link carries at least the mean
+// over links and at most the packets or bytes of every link together.
+func checkLinkCounters(r *results.Record) error {
+	c := r.Counters
+	// by field ("packets", "bytes", "queue_hwm"): every link, and the
+	// links between service nodes
+	all, between := map[string]*linkAgg{}, map[string]*linkAgg{}
+	var held linkAgg
+	add := func(m map[string]*linkAgg, field string, v float64) {
+		if m[field] == nil {
+			m[field] = &linkAgg{}
+		}
+		m[field].add(v)
+	}
+	for k, v := range c {
+		if rest, ok := strings.CutPrefix(k, "link."); ok {
+			i := strings.LastIndexByte(rest, '.')
+			if i < 0 {
+				continue
+			}
+			pair, field := rest[:i], rest[i+1:]
+			add(all, field, v)
+			if !strings.HasSuffix(pair, "-app") {
+				add(between, field, v)
+			}
+		} else if strings.HasPrefix(k, "node.") && strings.HasSuffix(k, ".held_hwm") {
+			held.add(v)
+		}
+	}
+	differs := func(v, want float64) bool { return math.Abs(v-want) > linkTol*math.Max(1, math.Abs(want)) }
+	if all["packets"] != nil || all["bytes"] != nil {
+		get := func(m map[string]*linkAgg, field string) *linkAgg {
+			if m[field] == nil {
+				return &linkAgg{}
+			}
+			return m[field]
+		}
+		pk, by := get(between, "packets"), get(between, "bytes")
+		for _, t := range []struct {
+			key, of, how string
+			want         float64
+			has          bool
+		}{
+			{"packets", "link.*.packets", "the total over every link", get(all, "packets").sum, true},
+			{"bytes", "link.*.bytes", "the total over every link", get(all, "bytes").sum, true},
+			{"link_packets_max", "link.U-V.packets", "the most over the links between service nodes", pk.most, pk.n > 0},
+			{"link_bytes_max", "link.U-V.bytes", "the most over the links between service nodes", by.most, by.n > 0},
+			{"link_packets_mean", "link.U-V.packets", "the mean over the links between service nodes", pk.mean(), pk.n > 0},
+			{"queue_hwm_max", "link.*.queue_hwm", "the most over every link", get(all, "queue_hwm").most, get(all, "queue_hwm").n > 0},
+		} {
+			v, ok := c[t.key]
+			switch {
+			case ok && !t.has && strings.HasPrefix(t.key, "link_"):
+				return fmt.Errorf("counters %s = %v on a record with no %s counter: the network has no link between service nodes, and the emulation writes %s only when it has", t.key, v, t.of, t.key)
+			case ok && t.has && differs(v, t.want):
+				return fmt.Errorf("counters %s = %v disagrees with the record's %s counters: it is %s, %v", t.key, v, t.of, t.how, t.want)
+			}
+		}
+	}
+	if v, ok := c["held_hwm_max"]; ok && held.n > 0 && differs(v, held.most) {
+		return fmt.Errorf("counters held_hwm_max = %v disagrees with the record's node.*.held_hwm counters: it is the most over the nodes, %v", v, held.most)
+	}
+	most, hasMost := c["link_packets_max"]
+	mean, hasMean := c["link_packets_mean"]
+	if hasMost && hasMean && most < mean*(1-linkTol) {
+		return fmt.Errorf("counters link_packets_max = %v with link_packets_mean = %v: the busiest link carries at least the mean over links", most, mean)
+	}
+	for _, t := range []struct{ max, total string }{{"link_packets_max", "packets"}, {"link_packets_mean", "packets"}, {"link_bytes_max", "bytes"}} {
+		v, ok1 := c[t.max]
+		total, ok2 := c[t.total]
+		if ok1 && ok2 && v > total*(1+linkTol) {
+			return fmt.Errorf("counters %s = %v with %s = %v: a link carries at most the %s of every link together", t.max, v, t.total, total, t.total)
+		}
+	}
+	if n := between["packets"]; hasMost && hasMean && n != nil && most > mean*float64(n.n)*(1+linkTol) {
+		return fmt.Errorf("counters link_packets_max = %v with link_packets_mean = %v over %d links: the busiest link carries at most the total over links, %v", most, mean, n.n, mean*float64(n.n))
+	}
+	return nil
+}
+
+// linkAgg is the total, the most and the number of a set of per-link or
+// per-node counters (zero when the record has none).
+type linkAgg struct {
+	sum, most float64
+	n         int
+}
+
+func (a *linkAgg) add(v float64) {
+	a.sum += v
+	a.most = max(a.most, v)
+	a.n++
+}
+
+func (a *linkAgg) mean() float64 {
+	if a.n == 0 {
+		return 0
+	}
+	return a.sum / float64(a.n)
 }
 
 // checkAccessCounters ties an emulated access record's module counters

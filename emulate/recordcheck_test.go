@@ -212,6 +212,25 @@ func TestAccessCounterRecords(t *testing.T) {
 		{"reads of fewer repetitions than timed", "BF(1) kaccess", func(r *results.Record) { r.Counters["reads"] = 2 * 18 }, "with a x k x ranks = 3 x 3 x 2 = 18 accesses a repetition and n = 3"},
 		{"reads of a k-access series of another a", "SE(2) kaccess", func(r *results.Record) { r.Params["a"] = 7 }, "with a x k x ranks = 7 x 3 x 4 = 84 accesses a repetition"},
 		{"hot ranks of another h", "mesh(1x3) kaccess", func(r *results.Record) { r.Derived["hot_ranks"] = 3 }, "derived hot_ranks = 3 disagrees with h = 0.3333333333333333 on ranks = 3: 1 ranks hit the hot module"},
+		{"busiest link below the mean over links", "mesh(1x3) kk write", func(r *results.Record) {
+			dropLinkKeys(r)
+			r.Counters["link_packets_max"] = r.Counters["link_packets_mean"] / 2
+		}, "the busiest link carries at least the mean over links"},
+		{"busiest link beyond every link's packets", "BF(1) kaccess", func(r *results.Record) {
+			dropLinkKeys(r)
+			r.Counters["link_packets_max"] = r.Counters["packets"] + 1
+		}, "a link carries at most the packets of every link together"},
+		{"busiest link's bytes beyond every link's", "SE(2) kk read", func(r *results.Record) {
+			dropLinkKeys(r)
+			r.Counters["link_bytes_max"] = r.Counters["bytes"] * 2
+		}, "a link carries at most the bytes of every link together"},
+		{"busiest link not the most of the links", "mesh(1x3) kk read", func(r *results.Record) { r.Counters["link_packets_max"]-- }, "disagrees with the record's link.U-V.packets counters: it is the most over the links between service nodes"},
+		{"mean over links not the links' mean", "SE(2) kaccess", func(r *results.Record) { r.Counters["link_packets_mean"] += 0.5 }, "it is the mean over the links between service nodes"},
+		{"busiest link's bytes not the most", "BF(1) kk write", func(r *results.Record) { r.Counters["link_bytes_max"]++ }, "counters link_bytes_max"},
+		{"one link's packets edited", "mesh(1x3) kaccess", func(r *results.Record) { r.Counters["link.0-app.packets"]++ }, "counters packets = "},
+		{"bytes not the links' total", "BF(1) kk read", func(r *results.Record) { r.Counters["bytes"]-- }, "disagrees with the record's link.*.bytes counters: it is the total over every link"},
+		{"queue high-water mark of no link", "SE(2) kk write", func(r *results.Record) { r.Counters["queue_hwm_max"] += 7 }, "counters queue_hwm_max"},
+		{"held buffers of no node", "mesh(1x3) kk write", func(r *results.Record) { r.Counters["held_hwm_max"] += 3 }, "it is the most over the nodes"},
 	}
 	for _, tc := range edits {
 		t.Run(tc.name, func(t *testing.T) {
@@ -226,6 +245,16 @@ func TestAccessCounterRecords(t *testing.T) {
 				t.Errorf("check: %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// dropLinkKeys removes r's per-link counters, leaving the totals and
+// maxima over the network.
+func dropLinkKeys(r *results.Record) {
+	for k := range r.Counters {
+		if strings.HasPrefix(k, "link.") {
+			delete(r.Counters, k)
+		}
 	}
 }
 
