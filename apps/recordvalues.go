@@ -56,7 +56,12 @@ func checkStoreName(s string, r *results.Record) error {
 	if ok, known := storeNames.Load(s); known && ok.(bool) {
 		return nil
 	}
-	if _, err := globalvar.ParseStrategy(s, 0); err == nil {
+	if st, err := globalvar.ParseStrategy(s, 0); err == nil {
+		// Another spelling of a store ("emulate:bf2", "tree-04") would
+		// parse, but the tables group records by the name as written.
+		if st.Name() != s {
+			return fmt.Errorf("store = %q: a run on this store writes it %q", s, st.Name())
+		}
 		storeNames.Store(s, true)
 		return nil
 	}

@@ -29,7 +29,44 @@ import (
 // parentheses or not) or its record counts the network's service ranks;
 // any other name is a store's, one globalvar.ParseStrategy reads.
 
-func init() { patterns.RegisterNetworkCheck(checkRecordNetwork) }
+func init() { patterns.RegisterNetworkCheck(checkRecordName) }
+
+// checkRecordName is the network check of a record as registered: the
+// checks of checkRecordNetwork, then the spelling, which is the one its
+// writer writes. An emulated network is written by its canonical name
+// (Topology.Name: "mesh(2x2)", "BF(3)"), a calibrated store by its
+// strategy's Name ("direct", "tree-4"). Other spellings of the same
+// network parse, but fit, compare and the tables group records by the
+// name as written, and would split one network's records in two.
+func checkRecordName(network string, r *results.Record, must bool) error {
+	if err := checkRecordNetwork(network, r, must); err != nil {
+		return err
+	}
+	if !must && !emulated(network, r) {
+		st, err := globalvar.ParseStrategy(network, 0)
+		if err == nil && st.Name() != network {
+			return fmt.Errorf("network = %q: a calibration of this store writes it %q", network, st.Name())
+		}
+		return nil
+	}
+	if want := canonicalName(network); want != network {
+		return fmt.Errorf("network = %q: the emulation writes this network %q (the family's name as in %s, sizes without spaces or leading zeros)", network, want, NetworkForms())
+	}
+	return nil
+}
+
+// canonicalName is the name Topology.Name gives the network spec parses
+// to ("mesh(4x4)", "SE(3)"), spec itself when it does not parse.
+func canonicalName(spec string) string {
+	d, dims, err := parseSpec(spec)
+	if err != nil {
+		return spec
+	}
+	if d.Arg == ArgSides {
+		return fmt.Sprintf("%s(%dx%d)", d.Kind, dims[0], dims[1])
+	}
+	return fmt.Sprintf("%s(%d)", d.Kind, dims[0])
+}
 
 // emulated reports whether network, the "network" parameter of r, names
 // an emulated network rather than an application's store (see above).

@@ -47,6 +47,15 @@ func TestRecordNetwork(t *testing.T) {
 		{"a store spelled with a control character", store("direct\x1b[2J"), `network = "direct\x1b[2J": neither`},
 		{"a network without parentheses on the wrong ranks", store("bf3"), `network = "bf3" on ranks = 4: the network serves 8 application ranks`},
 		{"an unknown network of the emulation's counters", rec("nosuch", 2, 1.5, 2), `network = "nosuch": topology "nosuch": unknown network "nosuch"`},
+		{"a network in capitals", rec("Mesh(1x2)", 2, 1.52, 2), `network = "Mesh(1x2)": the emulation writes this network "mesh(1x2)" (the family's name as in SE(d),`},
+		{"a network with spaces", rec("mesh(1 x 2)", 2, 1.52, 2), `network = "mesh(1 x 2)": the emulation writes this network "mesh(1x2)"`},
+		{"a network with a leading zero", rec("torus(04x4)", 16, 2.9, 16), `writes this network "torus(4x4)"`},
+		{"a network in lower case", rec("se(2)", 4, 1.5, 4), `network = "se(2)": the emulation writes this network "SE(2)"`},
+		{"a network by its alias", rec("butterfly(1)", 2, 2, 4), `writes this network "BF(1)"`},
+		{"a network without parentheses", rec("bf1", 2, 2, 4), `network = "bf1": the emulation writes this network "BF(1)"`},
+		{"a square mesh by one side", rec("mesh(2)", 4, 1.5, 4), `writes this network "mesh(2x2)"`},
+		{"SE(2) as measured", rec("SE(2)", 4, 1.5, 4), ""},
+		{"a store of the emulation's prefix", store("emulate:bf1"), `network = "emulate:bf1": a calibration of this store writes it "BF(1)"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,6 +97,9 @@ func TestNetworkShape(t *testing.T) {
 				t.Errorf("%s: shape error %v, Parse %v", spec, got.err, err)
 			}
 			continue
+		}
+		if name := canonicalName(spec); name != top.Name() {
+			t.Errorf("%s: canonical name %q, built network %q", spec, name, top.Name())
 		}
 		want := netShape{apps: top.Apps(), nodes: top.Nodes(), minHops: -1}
 		for i := range top.Apps() {
