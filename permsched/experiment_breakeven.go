@@ -472,6 +472,35 @@ func (b *Breakeven) Validate() error {
 	if b.NoPerm1 {
 		return opts.Badf("{NoPerm1}: breakeven needs the single-permutation times for tau and phi")
 	}
+	// The fits' needs (FitCostModel), refused before anything is
+	// measured: tau and phi from single-permutation times at three or
+	// more sizes, CGM's scheduling cost d n ln d from a density d >= 2.
+	sizes := b.Sizes
+	if len(sizes) == 0 {
+		sizes = PaperCommSizes
+	}
+	if distinct := len(slices.Compact(slices.Sorted(slices.Values(sizes)))); distinct < 3 {
+		return opts.Field("Sizes", &b.Sizes, "breakeven fits tau and phi to one permutation's times at three or more message sizes, and this is %d; accepted: three or more sizes, a list (16,1K,64K) or LO:HI spanning them (16:64K)", distinct)
+	}
+	if len(b.Densities) > 0 && slices.Max(b.Densities) < 2 {
+		return opts.Field("Densities", &b.Densities, "breakeven fits CGM's scheduling cost, d n ln d, to densities d >= 2; accepted: a list with a d >= 2 (and d <= n-1)")
+	}
+	if b.Matrix != nil && b.Matrix.MaxDegree() < 2 {
+		return opts.Field("MatrixFile", b.MatrixFile, "its degree is %d, but breakeven fits CGM's scheduling cost, d n ln d, to densities d >= 2; accepted: a matrix of degree 2 or more", b.Matrix.MaxDegree())
+	}
+	return nil
+}
+
+// CheckRanks refuses a world of n ranks the configuration does not fit
+// (CommConfig.CheckRanks), and one whose default densities (no --d) are
+// all below the d >= 2 the fit of CGM's scheduling cost needs: 2 ranks.
+func (b Breakeven) CheckRanks(n int) error {
+	if err := b.CommConfig.CheckRanks(n); err != nil {
+		return err
+	}
+	if len(b.Densities) == 0 && b.Matrix == nil && n >= 2 && slices.Max(DefaultCommDensities(n)) < 2 {
+		return opts.Badf("breakeven on %d ranks: the densities of %d ranks are all below 2, and the fit of CGM's scheduling cost, d n ln d, needs a d >= 2; run it on 3 or more ranks", n, n)
+	}
 	return nil
 }
 

@@ -77,7 +77,7 @@ func runSchedComm(args []string, stdout, stderr io.Writer) error {
 	if err := b.Check(args, false); err != nil {
 		return err
 	}
-	return measure(b, &cfg, launch, out, stdout, stderr, cfg.Run)
+	return measure(b, &cfg, cfg.CheckRanks, launch, out, stdout, stderr, cfg.Run)
 }
 
 func runSchedBreakeven(args []string, stdout, stderr io.Writer) error {
@@ -89,7 +89,7 @@ func runSchedBreakeven(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(be.In) == 0 {
-		return measure(b, &be.CommConfig, launch, out, stdout, stderr, be.Run)
+		return measure(b, &be.CommConfig, be.CheckRanks, launch, out, stdout, stderr, be.Run)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cli.Given(b.FS))) {
 		if !slices.Contains([]string{"in", "reuse", "out", "format", "markdown"}, name) {
@@ -119,15 +119,15 @@ func runSchedGen(args []string, stdout, stderr io.Writer) error {
 }
 
 // measure runs an experiment on the launch's ranks once every rank found
-// the world's size fits cfg, with --out open, cfg's records keeping their
+// the world's size fits cfg (checkRanks), with --out open, cfg's records keeping their
 // samples with --samples and its progress lines on stderr without --quiet.
-func measure(b *cli.Bound, cfg *permsched.CommConfig, launch job.Launch, out tables, stdout, stderr io.Writer,
+func measure(b *cli.Bound, cfg *permsched.CommConfig, checkRanks func(int) error, launch job.Launch, out tables, stdout, stderr io.Writer,
 	run func(mpi.Comm, results.Meta, func(results.Record) error, io.Writer, bool) error) error {
 	cfg.KeepSamples = out.Samples
 	if !out.Quiet {
 		cfg.Progress = stderr
 	}
-	ranks := job.CheckRanks(func(p int) error { return b.Err(cfg.CheckRanks(p)) })
+	ranks := job.CheckRanks(func(p int) error { return b.Err(checkRanks(p)) })
 	need := func(p int) job.MemNeed {
 		n := permsched.CommDemand(p, *cfg)
 		return job.MemNeedOf(flagText(b, n.Field), n)
