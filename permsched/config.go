@@ -215,9 +215,20 @@ func checkGen(field, gen string, kinds []string) error {
 }
 
 // readMatrixFile reads a matrix file (ReadMatrix) for the field
-// MatrixFile; a file that cannot be opened or is no matrix is bad input.
-func readMatrixFile(path string, kind EntryKind) (*Matrix, error) {
+// MatrixFile, its entries of kind when the field Entries is given (or
+// set to count by a caller), else as the file's header says
+// (EntryHeader: a file sched gen wrote needs no --entries); a file that
+// cannot be opened or is no matrix is bad input, and so is an Entries the
+// header contradicts, naming both.
+func readMatrixFile(path string, kind EntryKind, given opts.Given) (*Matrix, error) {
+	if kind == EntryBytes && !given.Has("Entries") {
+		kind = EntryHeader
+	}
 	m, err := ReadMatrixFile(path, kind)
+	var he *HeaderKindError
+	if errors.As(err, &he) {
+		return nil, opts.Badf("{Entries} %s and {MatrixFile} %s disagree: the file's header (line %d) says entries = %s; leave {Entries} out to read the file as its header says", kind, path, he.Line, he.Header)
+	}
 	if err != nil {
 		return nil, opts.Field("MatrixFile", path, "%v", err)
 	}

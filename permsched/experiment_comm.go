@@ -72,7 +72,7 @@ type CommConfig struct {
 	// Densities, Gen and Matrices are then not used. Validate reads it
 	// into Matrix, which a library caller may set instead.
 	MatrixFile string    `flag:"matrix" value:"file" usage:"run this matrix file (a trace; n must equal the number of ranks) instead of generated ones"`
-	Entries    EntryKind `flag:"entries" default:"bytes" usage:"what --matrix entries are: bytes (sizes; --sizes is then ignored) or count"`
+	Entries    EntryKind `flag:"entries" default:"bytes" usage:"what --matrix entries are: bytes (sizes; --sizes is then ignored) or count; not given, what the file's header (sched gen's) says, bytes without one"`
 	Matrix     *Matrix
 	Matrices   int   `flag:"matrices" default:"1" usage:"matrices per d"`
 	Seed       int64 `flag:"seed" default:"1" usage:"seed of the matrices and schedulers"` // matrix k of d uses cellSeed(Seed, n, d, k)
@@ -130,7 +130,7 @@ func (c *CommConfig) Validate() error {
 		c.RepWarmup.Check,
 		patterns.RepLimits{RelCI: c.RelCI, MinReps: c.MinReps, MaxReps: c.MaxReps, MaxTime: c.MaxTime}.Check)
 	if err == nil && c.MatrixFile != "" && c.Matrix == nil {
-		c.Matrix, err = readMatrixFile(c.MatrixFile, c.Entries)
+		c.Matrix, err = readMatrixFile(c.MatrixFile, c.Entries, c.Given)
 	}
 	return err
 }

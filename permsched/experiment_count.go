@@ -62,7 +62,7 @@ type CountConfig struct {
 	// and Gen are then not used. Validate reads it into Matrix, which a
 	// library caller may set instead.
 	MatrixFile string    `flag:"matrix" value:"file" usage:"schedule this matrix file (a trace) instead of generated ones"`
-	Entries    EntryKind `flag:"entries" default:"bytes" usage:"what --matrix entries are: bytes or count"`
+	Entries    EntryKind `flag:"entries" default:"bytes" usage:"what --matrix entries are: bytes or count; not given, what the file's header (sched gen's) says, bytes without one"`
 	Matrix     *Matrix
 	Schedulers SchedulerList `flag:"sched"` // default Schedulers()
 	// CellSeconds caps the scheduling time one scheduler may spend on one
@@ -122,7 +122,7 @@ func (c *CountConfig) Validate() error {
 	}
 	if c.MatrixFile != "" && c.Matrix == nil {
 		var err error
-		c.Matrix, err = readMatrixFile(c.MatrixFile, c.Entries)
+		c.Matrix, err = readMatrixFile(c.MatrixFile, c.Entries, c.Given)
 		return err
 	}
 	return nil

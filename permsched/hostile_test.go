@@ -37,6 +37,10 @@ func TestMatrixHeaderAgreesWithBody(t *testing.T) {
 		{"two headers", "# commcost permsched matrix: n = 3, entries = bytes\n# commcost permsched matrix: n = 3, entries = bytes\n" + body, EntryBytes, "a second header"},
 		{"header after the rows", "0 8 8\n# commcost permsched matrix: n = 3, entries = bytes\n8 0 8\n8 8 0\n", EntryBytes, "a header after the first row"},
 		{"other comments", "# my trace\n" + body, EntryBytes, ""},
+		{"read as the header says, bytes", "# commcost permsched matrix: n = 3, entries = bytes\n" + body, EntryHeader, ""},
+		{"read as the header says, count", "# commcost permsched matrix: n = 3, entries = count\n0 1 1\n1 0 2\n1 1 0\n", EntryHeader, ""},
+		{"read as the header says, no header", body, EntryHeader, ""},
+		{"header of no kind", "# commcost permsched matrix: n = 3, entries = words\n" + body, EntryHeader, "the header says entries = words; want bytes or count"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

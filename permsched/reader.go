@@ -23,7 +23,22 @@ const (
 	// EntryCount: entry (i, j) is the number of messages rank i sends to
 	// rank j (a uniform multigraph; 0/1 entries give the paper's COM).
 	EntryCount
+	// EntryHeader: the entries are what the file's header (WriteMatrix's)
+	// says, bytes in a file without one: the kind of a --matrix read
+	// without --entries, so that a file sched gen wrote is read as written.
+	EntryHeader
 )
+
+// HeaderKindError is a matrix file whose header names another entry kind
+// than the one it is read as.
+type HeaderKindError struct {
+	Line         int
+	Header, Kind EntryKind
+}
+
+func (e *HeaderKindError) Error() string {
+	return fmt.Sprintf("the header says entries = %s, but the file is read with entries = %s (pass --entries %s)", e.Header, e.Kind, e.Header)
+}
 
 func (k EntryKind) String() string {
 	switch k {
@@ -31,6 +46,8 @@ func (k EntryKind) String() string {
 		return "bytes"
 	case EntryCount:
 		return "count"
+	case EntryHeader:
+		return "as the header says"
 	}
 	return fmt.Sprintf("EntryKind(%d)", int(k))
 }
@@ -62,7 +79,10 @@ const (
 type MatrixError struct {
 	Line int
 	Msg  string
+	Err  error // the cause, when it has a type (*HeaderKindError)
 }
+
+func (e *MatrixError) Unwrap() error { return e.Err }
 
 func (e *MatrixError) Error() string {
 	if e.Line == 0 {
@@ -81,7 +101,7 @@ func (e *MatrixError) Error() string {
 // says whether entries are bytes or message counts. Errors are
 // *MatrixError naming the line.
 func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
-	if kind != EntryBytes && kind != EntryCount {
+	if kind != EntryBytes && kind != EntryCount && kind != EntryHeader {
 		return nil, fmt.Errorf("permsched: ReadMatrix: unknown entry kind %d", int(kind))
 	}
 	sc := bufio.NewScanner(r)
@@ -102,17 +122,25 @@ func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
 		text := strings.TrimSpace(sc.Text())
 		if h := headerRE.FindStringSubmatch(text); h != nil {
 			if header.line > 0 {
-				return nil, &MatrixError{line, fmt.Sprintf("a second header (the first is on line %d); a matrix file has one, before its rows", header.line)}
+				return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("a second header (the first is on line %d); a matrix file has one, before its rows", header.line)}
 			}
 			if n >= 0 {
-				return nil, &MatrixError{line, "a header after the first row; a matrix file's header comes before its rows"}
+				return nil, &MatrixError{Line: line, Msg: "a header after the first row; a matrix file's header comes before its rows"}
 			}
 			hn, err := strconv.Atoi(h[1])
 			if err != nil || hn < 1 || hn > MaxRanks {
-				return nil, &MatrixError{line, fmt.Sprintf("the header gives n = %s; want 1..%d", h[1], MaxRanks)}
+				return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("the header gives n = %s; want 1..%d", h[1], MaxRanks)}
 			}
-			if h[2] != kind.String() {
-				return nil, &MatrixError{line, fmt.Sprintf("the header says entries = %s, but the file is read with entries = %s (pass --entries %s)", h[2], kind, h[2])}
+			hk, err := ParseEntryKind(h[2])
+			if err != nil {
+				return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("the header says entries = %s; want bytes or count", h[2])}
+			}
+			if kind == EntryHeader {
+				kind = hk
+			}
+			if hk != kind {
+				he := &HeaderKindError{line, hk, kind}
+				return nil, &MatrixError{Line: line, Msg: he.Error(), Err: he}
 			}
 			header.line, header.n, header.kind = line, hn, h[2]
 			continue
@@ -120,31 +148,34 @@ func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
+		if kind == EntryHeader {
+			kind = EntryBytes // no header: bytes, the form of a trace
+		}
 		fields := strings.FieldsFunc(text, func(c rune) bool { return c == ' ' || c == '\t' || c == ',' || c == '\r' })
 		if n < 0 {
 			n = len(fields)
 			if n > MaxRanks {
-				return nil, &MatrixError{line, fmt.Sprintf("%d entries in the first row; at most %d ranks", n, MaxRanks)}
+				return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("%d entries in the first row; at most %d ranks", n, MaxRanks)}
 			}
 			if header.line > 0 && n != header.n {
-				return nil, &MatrixError{line, fmt.Sprintf("the first row has %d entries, but the header on line %d gives n = %d", n, header.line, header.n)}
+				return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("the first row has %d entries, but the header on line %d gives n = %d", n, header.line, header.n)}
 			}
 		}
 		if len(fields) != n {
-			return nil, &MatrixError{line, fmt.Sprintf("row %d has %d entries, want %d (the matrix must be square: n rows of n entries, n fixed by the first row)", len(rows), len(fields), n)}
+			return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("row %d has %d entries, want %d (the matrix must be square: n rows of n entries, n fixed by the first row)", len(rows), len(fields), n)}
 		}
 		if len(rows) == n {
-			return nil, &MatrixError{line, fmt.Sprintf("more than %d rows (the matrix must be square: the first row has %d entries)", n, n)}
+			return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("more than %d rows (the matrix must be square: the first row has %d entries)", n, n)}
 		}
 		var row []int32
 		var sz []int64
 		for j, f := range fields {
 			v, err := strconv.ParseInt(f, 10, 64)
 			if err != nil {
-				return nil, &MatrixError{line, fmt.Sprintf("entry %d %q is not an integer", j, f)}
+				return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("entry %d %q is not an integer", j, f)}
 			}
 			if v < 0 {
-				return nil, &MatrixError{line, fmt.Sprintf("entry %d is %d: entries must be non-negative", j, v)}
+				return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("entry %d is %d: entries must be non-negative", j, v)}
 			}
 			if v == 0 {
 				continue
@@ -152,14 +183,14 @@ func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
 			switch kind {
 			case EntryBytes:
 				if v > maxMessageBytes {
-					return nil, &MatrixError{line, fmt.Sprintf("entry %d is %d bytes; one message carries at most %d", j, v, maxMessageBytes)}
+					return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("entry %d is %d bytes; one message carries at most %d", j, v, maxMessageBytes)}
 				}
 				row = append(row, int32(j))
 				sz = append(sz, v)
 				messages++
 			case EntryCount:
 				if v > MaxEntryCount {
-					return nil, &MatrixError{line, fmt.Sprintf("entry %d is %d messages; at most %d per entry", j, v, MaxEntryCount)}
+					return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("entry %d is %d messages; at most %d per entry", j, v, MaxEntryCount)}
 				}
 				messages += int(v)
 				if messages > MaxFileMessages {
@@ -170,7 +201,7 @@ func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
 				}
 			}
 			if messages > MaxFileMessages {
-				return nil, &MatrixError{line, fmt.Sprintf("more than %d messages in the file", MaxFileMessages)}
+				return nil, &MatrixError{Line: line, Msg: fmt.Sprintf("more than %d messages in the file", MaxFileMessages)}
 			}
 		}
 		rows = append(rows, row)
@@ -178,15 +209,15 @@ func ReadMatrix(r io.Reader, kind EntryKind) (*Matrix, error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, &MatrixError{line + 1, fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
+			return nil, &MatrixError{Line: line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
 		}
 		return nil, err
 	}
 	if n <= 0 {
-		return nil, &MatrixError{0, "no rows (want n rows of n non-negative integers)"}
+		return nil, &MatrixError{Line: 0, Msg: "no rows (want n rows of n non-negative integers)"}
 	}
 	if len(rows) != n {
-		return nil, &MatrixError{0, fmt.Sprintf("%d rows of %d entries: the matrix must be square (n rows of n entries)", len(rows), n)}
+		return nil, &MatrixError{Line: 0, Msg: fmt.Sprintf("%d rows of %d entries: the matrix must be square (n rows of n entries)", len(rows), n)}
 	}
 	if kind == EntryCount {
 		return NewMatrix(n, rows)

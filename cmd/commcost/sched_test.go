@@ -67,25 +67,41 @@ func TestSchedCount(t *testing.T) {
 	}
 }
 
-// TestSchedTrace schedules a matrix file written by `sched gen`.
+// TestSchedTrace schedules a matrix file written by `sched gen`, of bytes
+// (samplesort) or of message counts (the other generators), read as its
+// header says without --entries, and with an --entries that agrees.
 func TestSchedTrace(t *testing.T) {
 	dir := t.TempDir()
-	code, mtx, _ := runCLI(t, "sched", "gen", "--gen", "samplesort", "--n", "8", "--keys", "50")
-	if code != 0 {
-		t.Fatal("gen failed")
-	}
-	path := filepath.Join(dir, "trace.txt")
-	if err := os.WriteFile(path, []byte(mtx), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr := runCLI(t, "sched", "count", "--matrix", path, "--matrices", "3", "--quiet")
-	if code != 0 || !strings.Contains(stdout, "trace") {
-		t.Fatalf("count --matrix: exit %d\n%s%s", code, stdout, stderr)
-	}
-	code, stdout, stderr = runCLI(t, "sched", "comm", "--backend", "local", "--np", "8", "--matrix", path,
-		"--warmup", "0", "--min-reps", "2", "--max-reps", "2", "--quiet")
-	if code != 0 || !strings.Contains(stdout, "Alltoallv") {
-		t.Fatalf("comm --matrix: exit %d\n%s%s", code, stdout, stderr)
+	for _, tc := range []struct {
+		name         string
+		gen, entries []string // sched gen's flags; --entries, if given
+	}{
+		{"samplesort, entries bytes", []string{"--gen", "samplesort", "--keys", "50"}, nil},
+		{"fig7, entries count", []string{"--gen", "fig7", "--d", "3"}, nil},
+		{"fig7 with --entries count", []string{"--gen", "fig7", "--d", "2"}, []string{"--entries", "count"}},
+		{"samplesort with --entries bytes", []string{"--gen", "samplesort", "--keys", "20"}, []string{"--entries", "bytes"}},
+		{"uniform, entries count", []string{"--gen", "uniform", "--d", "5"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			entries := tc.entries
+			code, mtx, stderr := runCLI(t, append([]string{"sched", "gen", "--n", "8"}, tc.gen...)...)
+			if code != 0 {
+				t.Fatalf("gen failed: %s", stderr)
+			}
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".txt")
+			if err := os.WriteFile(path, []byte(mtx), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := runCLI(t, append([]string{"sched", "count", "--matrix", path, "--matrices", "3", "--quiet"}, entries...)...)
+			if code != 0 || !strings.Contains(stdout, "trace") {
+				t.Fatalf("count --matrix: exit %d\n%s%s", code, stdout, stderr)
+			}
+			code, stdout, stderr = runCLI(t, append([]string{"sched", "comm", "--backend", "local", "--np", "8", "--matrix", path,
+				"--warmup", "0", "--min-reps", "2", "--max-reps", "2", "--quiet"}, entries...)...)
+			if code != 0 || !strings.Contains(stdout, "Alltoallv") {
+				t.Fatalf("comm --matrix: exit %d\n%s%s", code, stdout, stderr)
+			}
+		})
 	}
 }
 
@@ -161,6 +177,8 @@ func TestSchedBadInput(t *testing.T) {
 	negative := write("negative.txt", "0 -4\n1 0\n")
 	garbage := write("garbage.txt", "0 x\n1 0\n")
 	five := write("five.txt", "0 1 0 0 0\n0 0 1 0 0\n0 0 0 1 0\n0 0 0 0 1\n1 0 0 0 0\n")
+	countHeader := write("count.txt", "# commcost permsched matrix: n = 2, entries = count\n0 1\n1 0\n")
+	bytesHeader := write("bytes.txt", "# commcost permsched matrix: n = 4, entries = bytes\n0 8 0 0\n0 0 8 0\n0 0 0 8\n8 0 0 0\n")
 	good := write("good.jsonl", "")
 	perm1 := `{"schema":1,"bench":"sched.perm1","params":{"bytes":16},"ranks":%d,"unit":"s","n":1,"min":1e-5,"median":1e-5,"mean":1e-5,"max":1e-5,"p90":1e-5,"p99":1e-5,"ci95":[1e-5,1e-5],"stop":"max-reps"}` + "\n"
 	oneRank := write("onerank.jsonl", fmt.Sprintf(perm1, 1))
@@ -219,6 +237,9 @@ func TestSchedBadInput(t *testing.T) {
 		{"breakeven of densities below 2", append([]string{"sched", "breakeven", "--d", "0,1"}, local...), "--d 0,1: breakeven fits CGM's scheduling cost, d n ln d, to densities d >= 2"},
 		{"breakeven of a permutation matrix", append([]string{"sched", "breakeven", "--matrix", five}, local...), "--matrix " + five + ": its degree is 1, but breakeven fits CGM's scheduling cost"},
 		{"breakeven on 2 ranks", []string{"sched", "breakeven", "--backend", "local", "--np", "2", "--warmup", "0", "--min-reps", "2", "--max-reps", "2"}, "breakeven on 2 ranks: the densities of 2 ranks are all below 2"},
+		{"count entries against the header", []string{"sched", "count", "--matrix", countHeader, "--entries", "bytes"}, "--entries bytes and --matrix " + countHeader + " disagree: the file's header (line 1) says entries = count; leave --entries out to read the file as its header says"},
+		{"comm entries against the header", append([]string{"sched", "comm", "--matrix", bytesHeader, "--entries", "count"}, local...), "--entries count and --matrix " + bytesHeader + " disagree: the file's header (line 1) says entries = bytes"},
+		{"header of no kind", []string{"sched", "count", "--matrix", write("nokind.txt", "# commcost permsched matrix: n = 2, entries = words\n0 1\n1 0\n")}, "the header says entries = words; want bytes or count"},
 		{"breakeven in with backend", []string{"sched", "breakeven", "--in", good, "--backend", "local"}, "--in and --backend exclude each other"},
 		{"breakeven in with samples", []string{"sched", "breakeven", "--in", good, "--samples"}, "--in and --samples exclude each other"},
 		{"breakeven in twice", []string{"sched", "breakeven", "--in", good + "," + good}, "is listed twice"},
