@@ -32,6 +32,16 @@ func TestUnmarshalRefusesWhatWouldMislead(t *testing.T) {
 		{"params empty", `"params": [`, `"params": [], "unused": [`, `"params" lacks t_s: when given, it lists each of the model's parameters once (its parameters: t_s, t_w`, 1},
 		{"params lacks t_w", `"params": [`, `"params": [{"name": "t_s", "unit": "s", "value": 0.0000015}], "unused": [`, `"params" lacks t_w`, 1},
 		{"params repeats t_s", `"name": "t_w"`, `"name": "t_s"`, `"params" lists t_s 2 times; the model has it once`, 1},
+		// Predict uses a value as the unit its fit writes: another unit is
+		// refused, not read as that one.
+		{"t_w in ns/B", `"unit": "s/B"`, `"unit": "ns/B"`, `fit.t_w.unit = "ns/B": t_w is read in s/B, and no reader converts units (its value would be used as s/B); accepted: "s/B"`, 0},
+		{"t_w in a time's unit", `"unit": "s/B"`, `"unit": "s"`, `fit.t_w.unit = "s": t_w is read in s/B`, 0},
+		{"t_s per byte", `"unit": "s",`, `"unit": "s/B",`, `fit.t_s.unit = "s/B": t_s is read in s`, 0},
+		{"t_s in microseconds", `"unit": "s",`, `"unit": "us",`, `fit.t_s.unit = "us": t_s is read in s`, 0},
+		{"t_w of 1 s/B", `4e-11`, `1`, "fit.t_w.value = 1 s/B: a time per byte beyond 0.1 s/B (a rate below 10 bytes a second) is no machine's", 0},
+		{"t_w of 1 with its unit left out", `4e-11`, `1, "unit": ""`, "fit.t_w.value = 1 s/B: a time per byte beyond 0.1 s/B", 0},
+		{"t_w of 1 ms/B", `4e-11`, `0.001`, "", 0},
+		{"units left out", `"unit": "s/B",`, ``, "", 0},
 	}
 	checkEdits(t, string(good), tests)
 }
@@ -138,7 +148,7 @@ func pingpongRecord(bytes int, sec float64) results.Record {
 func TestUnmarshalRefusesImpossibleMetadata(t *testing.T) {
 	h := &Hockney{Ts: Param{Name: "t_s", Unit: "s", Value: 1.5e-6, SE: 1e-7, CI95: [2]float64{1.3e-6, 1.7e-6}},
 		Tw:       Param{Name: "t_w", Unit: "s/B", Value: 4e-11, SE: 1e-12, CI95: [2]float64{3.8e-11, 4.2e-11}},
-		MinBytes: 8, MaxBytes: 1 << 20, Fit: Quality{N: 5, DoF: 3, RSE: 0.02, Cond: 1.3}}
+		MinBytes: 8, MaxBytes: 1 << 20, Fit: Quality{N: 5, DoF: 3, RSE: 0.02, RSEUnit: "relative", Cond: 1.3, Weighting: "relative"}}
 	v := &Validation{Scheme: "every:4", NTrain: 4, NTest: 1, MedianRelErr: 0.05, P95RelErr: 0.05, MaxRelErr: 0.05,
 		Points: []HeldOutPoint{{Point: "pingpong bytes=512", Measured: 4e-7, Predicted: 4.2e-7, RelErr: 0.05}}}
 	good, err := Marshal(h, v)
@@ -167,6 +177,8 @@ func TestUnmarshalRefusesImpossibleMetadata(t *testing.T) {
         0.0000017`, `"ci95": [
         1,
         2`, "fit.t_s.ci95 = [1, 2] does not contain fit.t_s.value = 1.5e-06: a 95% interval contains its estimate", 0},
+		{"rse in the unit of another weighting", `"rse_unit": "relative"`, `"rse_unit": "s"`, `fit.quality.rse_unit = "s": a fit of weighting "relative" writes its residual standard error in "relative"; accepted: "relative"`, 0},
+		{"rse of a fit weighted by its intervals", `"weighting": "relative"`, `"weighting": "ci"`, `fit.quality.rse_unit = "relative": a fit of weighting "ci" writes its residual standard error in "standard errors"`, 0},
 		{"validation measured zero", `"measured": 4e-7`, `"measured": 0`, "validation.points[0].measured = 0: a held-out point's measured time is positive", 0},
 	}
 	checkEdits(t, string(good), tests)

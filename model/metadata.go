@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/commcost/commcost/results"
@@ -62,7 +63,86 @@ func checkMetadata(v reflect.Value, name, path string) error {
 		if err != nil {
 			return err
 		}
+		if v.Type() == paramType {
+			if err := checkUnit(v.Interface().(Param), path); err != nil {
+				return err
+			}
+		}
+		if v.Type() == qualityType {
+			if err := checkRSEUnit(v.Interface().(Quality), path); err != nil {
+				return err
+			}
+		}
 		return checkOrder(fields, path)
+	}
+	return nil
+}
+
+// Units. A parameter's value is in the unit its fit writes (Param.Unit),
+// and Predict uses the value as that unit: no reader converts another, so
+// a file whose unit says otherwise would predict off by the conversion
+// without a word. fitUnits are the units fits write ("" for a ratio, and
+// for a unit left out, which the reader takes as the model's own);
+// namedUnits are the units of the parameters whose name fixes the unit in
+// every kind ("t_w[...]" is "t_w"; "b@p", "c@p", a bisection's links
+// crossed at p ranks, are in links).
+var (
+	fitUnits   = []string{"s", "s/B", "B", "links", "units", ""}
+	namedUnits = map[string]string{
+		"t_s": "s", "t_w": "s/B", "t_h": "s", "L": "s",
+		"alpha": "s", "beta": "s/B", "beta_x": "s/B", "gamma": "s/B", "delta": "s",
+		"lambda": "units", "unit": "s",
+	}
+)
+
+// MaxParamSecondsPerByte bounds a time per byte (unit s/B): 0.1 s/B is a
+// rate of 10 bytes a second, no machine's; a larger value is one written
+// in another unit (1 meant as 1 ns/B) or a corrupt file.
+const MaxParamSecondsPerByte = 0.1
+
+// unitOfName is the unit a parameter of this name is in, in every kind.
+func unitOfName(name string) (string, bool) {
+	if b, p, ok := strings.Cut(name, "@"); ok && (b == "b" || b == "c") && p != "" && strings.Trim(p, "0123456789") == "" {
+		return "links", true
+	}
+	if i := strings.IndexByte(name, '['); i > 0 {
+		name = name[:i]
+	}
+	u, ok := namedUnits[name]
+	return u, ok
+}
+
+// checkUnit refuses a parameter at path whose unit is not the one the
+// model reads its value in, and a time per byte beyond
+// MaxParamSecondsPerByte.
+func checkUnit(p Param, path string) error {
+	if want, ok := unitOfName(p.Name); ok && p.Unit != want && p.Unit != "" {
+		return fmt.Errorf("%s.unit = %q: %s is read in %s, and no reader converts units (its value would be used as %s); accepted: %q (convert the value, or refit; a corrupt or hand-edited file)", where(path), p.Unit, p.Name, want, want, want)
+	}
+	if !slices.Contains(fitUnits, p.Unit) {
+		return fmt.Errorf("%s.unit = %q is no unit a fit writes, and no reader converts units (the value would be used as written); accepted: s, s/B, B, links, units (convert the value, or refit; a corrupt or hand-edited file)", where(path), p.Unit)
+	}
+	if (p.Unit == "s/B" || p.Unit == "" && namedUnits[strings.SplitN(p.Name, "[", 2)[0]] == "s/B") && math.Abs(p.Value) > MaxParamSecondsPerByte {
+		return fmt.Errorf("%s.value = %v s/B: a time per byte beyond %g s/B (a rate below 10 bytes a second) is no machine's; a value meant in another unit, e.g. ns/B, is to be converted to s/B (a corrupt or hand-edited file)", where(path), p.Value, MaxParamSecondsPerByte)
+	}
+	return nil
+}
+
+// checkRSEUnit refuses a residual standard error's unit other than the
+// one its weighting gives (relative weighting: relative; ci: standard
+// errors; none: s), which the reports print it in.
+func checkRSEUnit(q Quality, path string) error {
+	want := "s"
+	switch q.Weighting {
+	case "":
+		return nil
+	case "relative":
+		want = "relative"
+	case "ci":
+		want = "standard errors"
+	}
+	if q.RSEUnit != "" && q.RSEUnit != want {
+		return fmt.Errorf("%s.rse_unit = %q: a fit of weighting %q writes its residual standard error in %q; accepted: %q (a corrupt or hand-edited file)", where(path), q.RSEUnit, q.Weighting, want, want)
 	}
 	return nil
 }
