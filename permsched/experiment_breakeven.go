@@ -474,7 +474,8 @@ func (b *Breakeven) Validate() error {
 	}
 	// The fits' needs (FitCostModel), refused before anything is
 	// measured: tau and phi from single-permutation times at three or
-	// more sizes, CGM's scheduling cost d n ln d from a density d >= 2.
+	// more sizes, CGM's scheduling cost d n ln d from two or more
+	// schedules of a density d >= 2 (schedulesAbove1).
 	sizes := b.Sizes
 	if len(sizes) == 0 {
 		sizes = PaperCommSizes
@@ -482,24 +483,42 @@ func (b *Breakeven) Validate() error {
 	if distinct := len(slices.Compact(slices.Sorted(slices.Values(sizes)))); distinct < 3 {
 		return opts.Field("Sizes", &b.Sizes, "breakeven fits tau and phi to one permutation's times at three or more message sizes, and this is %d; accepted: three or more sizes, a list (16,1K,64K) or LO:HI spanning them (16:64K)", distinct)
 	}
-	if len(b.Densities) > 0 && slices.Max(b.Densities) < 2 {
-		return opts.Field("Densities", &b.Densities, "breakeven fits CGM's scheduling cost, d n ln d, to densities d >= 2; accepted: a list with a d >= 2 (and d <= n-1)")
+	if b.MatrixFile != "" || b.Matrix != nil {
+		return opts.Badf("{MatrixFile}: breakeven fits CGM's scheduling cost, d n ln d, to two or more schedules of a density d >= 2, and a matrix file is one schedule; accepted: generated matrices ({Densities}, {Matrices})")
 	}
-	if b.Matrix != nil && b.Matrix.MaxDegree() < 2 {
-		return opts.Field("MatrixFile", b.MatrixFile, "its degree is %d, but breakeven fits CGM's scheduling cost, d n ln d, to densities d >= 2; accepted: a matrix of degree 2 or more", b.Matrix.MaxDegree())
+	if len(b.Densities) > 0 {
+		if k := b.schedulesAbove1(b.Densities); k < 2 {
+			return opts.Field("Densities", &b.Densities, "breakeven fits CGM's scheduling cost, d n ln d, to two or more schedules of a density d >= 2, and these are %d (%d matrices per d); accepted: two or more d >= 2 (e.g. 2,3), or one with {Matrices} 2 or more", k, b.Matrices)
+		}
 	}
 	return nil
 }
 
+// schedulesAbove1 is the number of CGM schedules of a density d >= 2 a
+// measurement of densities ds times: one per matrix (Matrices per d).
+func (b Breakeven) schedulesAbove1(ds []int) int {
+	n := 0
+	for _, d := range slices.Compact(slices.Sorted(slices.Values(ds))) {
+		if d >= 2 {
+			n++
+		}
+	}
+	return n * max(b.Matrices, 1)
+}
+
 // CheckRanks refuses a world of n ranks the configuration does not fit
-// (CommConfig.CheckRanks), and one whose default densities (no --d) are
-// all below the d >= 2 the fit of CGM's scheduling cost needs: 2 ranks.
+// (CommConfig.CheckRanks), and one whose default densities (no --d) give
+// fewer than the two schedules of a d >= 2 the fit of CGM's scheduling
+// cost needs: 2 ranks, and 3 with one matrix per d.
 func (b Breakeven) CheckRanks(n int) error {
 	if err := b.CommConfig.CheckRanks(n); err != nil {
 		return err
 	}
-	if len(b.Densities) == 0 && b.Matrix == nil && n >= 2 && slices.Max(DefaultCommDensities(n)) < 2 {
-		return opts.Badf("breakeven on %d ranks: the densities of %d ranks are all below 2, and the fit of CGM's scheduling cost, d n ln d, needs a d >= 2; run it on 3 or more ranks", n, n)
+	if len(b.Densities) > 0 || b.Matrix != nil || n < 2 {
+		return nil
+	}
+	if ds := DefaultCommDensities(n); b.schedulesAbove1(ds) < 2 {
+		return opts.Badf("breakeven on %d ranks: the densities of %d ranks, d = %v, give %d schedules of a d >= 2 ({Matrices} %d), and the fit of CGM's scheduling cost, d n ln d, needs two or more; run it on 4 or more ranks, or on 3 with {Matrices} 2", n, n, ds, b.schedulesAbove1(ds), b.Matrices)
 	}
 	return nil
 }
