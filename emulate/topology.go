@@ -211,6 +211,10 @@ func (e *RankCountError) Error() string {
 	return fmt.Sprintf("%s %s, got %d", e.Topology, e.Needs(), e.Got)
 }
 
+// Applications is the number of application ranks the topology has: a
+// program run on it runs on that many ranks.
+func (e *RankCountError) Applications() int { return e.Apps }
+
 // Needs is the count the topology takes, for a caller that names what
 // set the number of ranks itself: "needs 2 application + 2 service
 // ranks = 4".

@@ -125,7 +125,8 @@ func (r RepLimits) Check() error {
 		return opts.Field("MinReps", r.MinReps, "must be at most %d, the most repetitions a record holds", MaxCount)
 	}
 	if r.MaxReps < r.MinReps {
-		return opts.Field("MaxReps", r.MaxReps, "must be an integer >= {MinReps} (%d)", r.MinReps)
+		// Either may be the one given (the other at its default): name both.
+		return opts.Conflict("MinReps", "MaxReps", "the fewest repetitions, %d, are more than the most, %d: raise {MaxReps} or lower {MinReps}", r.MinReps, r.MaxReps)
 	}
 	// Every repetition is a sample of the record, and a record read
 	// holds at most results.MaxRecordElements of them.

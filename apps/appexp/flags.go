@@ -180,6 +180,17 @@ func (a *StoreApp) Run(configs []apps.App) StoreRun {
 		Models: a.models, Sources: a.sources, Calibration: a.calibration()}
 }
 
+// ranksFit refuses, naming --store, a network of appRanks application ranks
+// that a program of configs does not run on.
+func ranksFit(name string, appRanks int, configs []apps.App) error {
+	for _, c := range configs {
+		if re := (*apps.RanksError)(nil); errors.As(c.Check(appRanks), &re) {
+			return opts.Field("Store", "", "app %s needs %s; the network has %d application ranks", name, re.Needs(), appRanks)
+		}
+	}
+	return nil
+}
+
 // CheckRanks refuses a world the stores or the programs do not fit;
 // ranks names what set its size (job.RanksText), for a program that
 // refuses the size alone.
@@ -190,8 +201,16 @@ func (a *StoreApp) CheckRanks(name string, world int, ranks string, configs []ap
 			if err := ck.CheckRanks(world); err != nil {
 				// A store that takes a count of ranks says so by Needs:
 				// name what set the count (--np or the launcher's -np).
-				var rn interface{ Needs() string }
+				var rn interface {
+					Needs() string
+					Applications() int
+				}
 				if errors.As(err, &rn) {
+					// A network whose application ranks the program
+					// refuses is refused for that, not for the world.
+					if err := ranksFit(name, rn.Applications(), configs); err != nil {
+						return err
+					}
 					return opts.Field("Store", "", "on %s: the network %s", ranks, rn.Needs())
 				}
 				return opts.Field("Store", "", "%v", err)

@@ -125,7 +125,11 @@ func runStoreApp(p apps.Program, args []string, stdout, stderr io.Writer) error 
 	m := job.Measure{Launch: *launch, Output: *out, Progress: stderr, Label: b.FS.Name(), Demand: demand,
 		Ranks: func(c mpi.Comm) error {
 			err := b.Err(divideErr(xp.CheckRanks(p.Name, c.Size(), job.RanksText(c), configs), b, c))
-			if err != nil && c.Backend() == job.Native && len(xp.Stores()) == 1 && xp.Stores()[0].WorldSize() > 0 {
+			// The launch line of the store's own world, unless the
+			// program refuses that world too (a hint never names a
+			// command that is refused in turn).
+			if err != nil && c.Backend() == job.Native && len(xp.Stores()) == 1 && xp.Stores()[0].WorldSize() > 0 &&
+				xp.CheckRanks(p.Name, xp.Stores()[0].WorldSize(), "", configs) == nil {
 				st := xp.Stores()[0]
 				err = fmt.Errorf("%w (run: %s)", err, job.RunLine(st.WorldSize(), "app", p.Name, "--store", "emulate:"+st.Name()))
 				err = opts.Badf("%v", err)

@@ -58,6 +58,8 @@ var messageCases = []struct {
 	// A record holds at most results.MaxRecordElements samples.
 	{"max-reps beyond a record's samples", []string{"pingpong", "--max-reps", "1048577"}, "--max-reps 1048577: must be at most 1048576, the most repetitions a record holds"},
 	{"min-reps beyond a record's samples, max-reps left at its default", []string{"pingpong", "--min-reps", "2000000"}, "--min-reps 2000000: must be at most 1048576, the most repetitions a record holds"},
+	{"min-reps above the default max-reps", []string{"pingpong", "--min-reps", "2000"}, "--min-reps with --max-reps: the fewest repetitions, 2000, are more than the most, 1000: raise --max-reps or lower --min-reps"},
+	{"max-reps below the default min-reps", []string{"pingpong", "--max-reps", "5"}, "--min-reps with --max-reps: the fewest repetitions, 10, are more than the most, 5: raise --max-reps or lower --min-reps"},
 	{"count beyond a record's samples", []string{"permutations", "--count", "1048577"}, "--count 1048577: count = 1048577: must be an integer from 1 to 1048576"},
 	// Every count of repetitions has the same bound (patterns.MaxCount):
 	// each one is progress, so the watchdog would never end 1e12 of them.

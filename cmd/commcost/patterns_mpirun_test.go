@@ -123,6 +123,17 @@ func TestMPIRunPatternBadInput(t *testing.T) {
 	if r.code != 2 || strings.Count(r.stderr, "commcost: --h 0.2") != 1 {
 		t.Errorf("kaccess h = 0.2 on 4 ranks: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
+	// A network whose application ranks the program refuses: the
+	// message says so, with no launch line (it would be refused in turn);
+	// one the program runs on names the launch that fits it.
+	r = underMPI(t, 2, bin, "app", "bitonic", "--n", "64", "--store", "emulate:mesh(1x3)", "--out", out)
+	if want := "commcost: --store emulate:mesh(1x3): app bitonic needs a power-of-two number of ranks (2, 4, 8, 16, ...); the network has 3 application ranks\n"; r.code != 2 || strings.Count(r.stderr, want) != 1 || strings.Contains(r.stderr, "run:") {
+		t.Errorf("bitonic on mesh(1x3): exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = underMPI(t, 2, bin, "app", "bitonic", "--store", "emulate:mesh(1x4)", "--out", out)
+	if want := "the network needs 4 application + 4 service ranks = 8 (run: mpirun -np 8 commcost app bitonic --store 'emulate:mesh(1x4)'"; r.code != 2 || strings.Count(r.stderr, want) != 1 {
+		t.Errorf("bitonic on mesh(1x4) with 2 ranks: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
 	if recs, _ := results.ReadJSONLFile(out); len(recs) != 0 {
 		t.Errorf("%s was written", out)
 	}
