@@ -56,30 +56,8 @@ declare -A closed=(
 	[barrier]="linear double_ring recursive_doubling bruck two_proc tree"
 )
 
-# sizes_ok LIST: is LIST what commcost's --sizes takes (opts.ParseSizes):
-# LO:HI with LO <= HI, or a comma list of sizes, each once; a size is
-# digits with an optional K, M or G (K = 1024), at most 2G less 1 bytes?
-sizes_ok() {
-	awk -v s="$1" '
-		function size(t,   m, u) {
-			gsub(/^[ \t]+|[ \t]+$/, "", t)
-			m = 1; u = toupper(substr(t, length(t)))
-			if (u == "K") m = 1024; else if (u == "M") m = 1048576; else if (u == "G") m = 1073741824
-			if (m > 1) t = substr(t, 1, length(t) - 1)
-			if (t !~ /^[-+]?[0-9]+$/) return -1
-			t = t * m
-			return (t < 0 || t > 2147483647) ? -1 : t
-		}
-		BEGIN {
-			if (index(s, ":")) {
-				k = split(s, p, ":")
-				exit !(k == 2 && (lo = size(p[1])) >= 0 && (hi = size(p[2])) >= 0 && lo <= hi)
-			}
-			k = split(s, p, ",")
-			if (k == 0) exit 1
-			for (i = 1; i <= k; i++) { v = size(p[i]); if (v < 0 || (v in seen)) exit 1; seen[v] = 1 }
-		}'
-}
+# shellcheck source=batch/sizes.sh
+. "$(dirname "$0")/batch/sizes.sh"
 
 # Every setting is checked before anything is built or launched. Rank
 # counts: 2 at least, at most 16 per core (more only oversubscribe).
@@ -101,7 +79,7 @@ for op in $ops; do
 	[[ " $colls " == *" $op "* && $seen != *" $op "* ]] || bad "--ops '$(printable "$ops")': $op_form"
 	seen+="$op "
 done
-sizes_ok "$sizes" || bad "--sizes '$(printable "$sizes")': want LO:HI (LO doubled up to HI) or a comma list of sizes, each once (e.g. 4,1K,16K), a size at most 2G less 1 bytes"
+cc_sizes_ok "$sizes" || bad "--sizes '$(printable "$sizes")': want LO:HI (LO doubled up to HI) or a comma list of sizes, each once (e.g. 4,1K,16K), a size at most 2G less 1 bytes"
 awk -v t="$maxtime" 'BEGIN{exit !(t ~ /^([0-9]+\.?[0-9]*|\.[0-9]+)$/ && t + 0 > 0 && t + 0 <= 3600)}' || bad "--max-time '$(printable "$maxtime")': want a number of seconds > 0, at most 3600"
 [ -n "$out" ] && { [ ! -e "$out" ] || [ -d "$out" ]; } || bad "--out '$(printable "$out")': want a directory for the records and reports"
 if [ "$(id -u)" = 0 ]; then
