@@ -263,17 +263,12 @@ const maxCountedGrid = 1 << 20
 // iters times their sum over the grid's ranks; iters, the exchanges per
 // repetition, is no parameter, so msgs_sent_max says it.
 func gridShiftCounters(r *results.Record) error {
-	rows, ok1 := paramNumber(r, "rows")
-	cols, ok2 := paramNumber(r, "cols")
-	d, ok3 := paramNumber(r, "d")
-	bytes, ok4 := paramNumber(r, "bytes")
-	along, _ := r.Params["along"].(string)
-	mode, _ := r.Params["mode"].(string)
+	g, ok := gridShiftOf(r)
 	sent, ok5 := r.Counters[CounterMsgsSentMax]
-	if !(ok1 && ok2 && ok3 && ok4 && ok5) || r.Ranks > maxCountedGrid || rows*cols != float64(r.Ranks) {
+	if !ok || !ok5 || r.Ranks > maxCountedGrid || float64(g.Rows)*float64(g.Cols) != float64(r.Ranks) {
 		return nil
 	}
-	g := GridShift{Bytes: int(bytes), Rows: int(rows), Cols: int(cols), Along: along, Mode: mode, D: int(d)}
+	bytes := float64(g.Bytes)
 	alongs, err := g.alongs()
 	if err != nil || g.Check(r.Ranks) != nil {
 		return nil
@@ -291,7 +286,7 @@ func gridShiftCounters(r *results.Record) error {
 	if most == 0 {
 		return nil
 	}
-	grid := fmt.Sprintf("%s's %s exchange on a %sx%s grid", mode, along, show(rows), show(cols))
+	grid := fmt.Sprintf("%s's %s exchange on a %dx%d grid", g.Mode, g.Along, g.Rows, g.Cols)
 	iters, err := wholeIters(CounterMsgsSentMax, sent, sent/float64(most), fmt.Sprintf("its exchanges per repetition msgs_sent_max / %d, the most messages a rank sends in %s,", most, grid))
 	if err != nil {
 		return err

@@ -151,23 +151,29 @@ func collOpNamed(name string, nb bool) (mpi.CollOp, bool) {
 // gridShiftRelation: the grid holds the ranks and the distance fits its
 // lines, as GridShift.Check requires of a run.
 func gridShiftRelation(r *results.Record) error {
+	g, ok := gridShiftOf(r)
+	if !ok {
+		return nil
+	}
+	if float64(g.Rows)*float64(g.Cols) != float64(r.Ranks) {
+		return fmt.Errorf("rows x cols = %d x %d on ranks = %d: the grid holds every rank once", g.Rows, g.Cols, r.Ranks)
+	}
+	if err := g.Check(r.Ranks); err != nil {
+		return fmt.Errorf("%s, a step no run makes", strings.TrimPrefix(err.Error(), "gridshift: "))
+	}
+	return nil
+}
+
+// gridShiftOf is the exchange a gridshift record's params describe, ok
+// false when one of rows, cols, d and bytes is missing or not a number.
+func gridShiftOf(r *results.Record) (GridShift, bool) {
 	rows, ok1 := paramNumber(r, "rows")
 	cols, ok2 := paramNumber(r, "cols")
 	d, ok3 := paramNumber(r, "d")
 	bytes, ok4 := paramNumber(r, "bytes")
 	along, _ := r.Params["along"].(string)
 	mode, _ := r.Params["mode"].(string)
-	if !(ok1 && ok2 && ok3 && ok4) {
-		return nil
-	}
-	if rows*cols != float64(r.Ranks) {
-		return fmt.Errorf("rows x cols = %s x %s on ranks = %d: the grid holds every rank once", show(rows), show(cols), r.Ranks)
-	}
-	g := GridShift{Bytes: int(bytes), Rows: int(rows), Cols: int(cols), Along: along, Mode: mode, D: int(d)}
-	if err := g.Check(r.Ranks); err != nil {
-		return fmt.Errorf("%s, a step no run makes", strings.TrimPrefix(err.Error(), "gridshift: "))
-	}
-	return nil
+	return GridShift{Bytes: int(bytes), Rows: int(rows), Cols: int(cols), Along: along, Mode: mode, D: int(d)}, ok1 && ok2 && ok3 && ok4
 }
 
 // pairsRelation: OSU's multi-pair tests pair rank i with i + pairs, so
