@@ -31,9 +31,21 @@ func TestWriteRunDirTouchesOnlyItsOwn(t *testing.T) {
 			mkfile(t, dir, "plots/mine.txt", "mine")
 		}, "", []file{{"plots/mine.txt", "mine"}, {"plots/a.png", "A"}}, nil},
 		{"plot of the previous report no longer made", func(t *testing.T, dir string) {
-			mkfile(t, dir, "plots/old.png", "old")
+			mkfile(t, dir, "plots/old.png", string(markedPNG(t)))
 			mkfile(t, dir, "plots/"+ManifestFile, "old.png\na.png\n")
 		}, "", []file{{"plots/a.png", "A"}}, []string{"plots/old.png"}},
+		{"user's file saved over a listed plot no longer made", func(t *testing.T, dir string) {
+			mkfile(t, dir, "plots/old.png", "the user's")
+			mkfile(t, dir, "plots/"+ManifestFile, "old.png\na.png\n")
+		}, "", []file{{"plots/a.png", "A"}, {"plots/old.png", "the user's"}}, nil},
+		{"user's file saved over a listed plot", func(t *testing.T, dir string) {
+			mkfile(t, dir, "plots/a.png", "the user's")
+			mkfile(t, dir, "plots/"+ManifestFile, "a.png\nb.png\n")
+		}, "plots/a.png exists and is not a plot commcost wrote", []file{{"plots/a.png", "the user's"}}, []string{"report.md"}},
+		{"listed plots commcost drew", func(t *testing.T, dir string) {
+			mkfile(t, dir, "plots/a.png", string(markedPNG(t)))
+			mkfile(t, dir, "plots/"+ManifestFile, "a.png\nb.png\n")
+		}, "", []file{{"plots/a.png", "A"}}, nil},
 		{"no manifest, a plot commcost drew", func(t *testing.T, dir string) {
 			mkfile(t, dir, "plots/a.png", string(markedPNG(t)))
 			mkfile(t, dir, "plots/other.png", "other")

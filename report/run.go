@@ -279,8 +279,9 @@ func WriteRunDir(dir string, run *Run) error {
 				return opts.Badf("%s is not a regular file: commcost would write its plot %s there (move it away and run again)", path, p.Name)
 			case haveManifest && !previous[p.Name]:
 				return opts.Badf("%s is not a plot commcost wrote (%s does not list it), and this report makes a plot of that name: move the file away and run again", path, filepath.Join(plots, ManifestFile))
-			case !haveManifest:
-				// No manifest: only an image commcost drew is its own.
+			case ownPNGName(p.Name):
+				// Listed or not, only an image commcost drew is its own: a
+				// user may have saved a file of their own over a plot.
 				if err := results.CheckOwn(path, "plot", pngMarkEnd, OwnPNG); err != nil {
 					return err
 				}
@@ -365,6 +366,9 @@ func WriteRunDir(dir string, run *Run) error {
 			continue
 		}
 		path := filepath.Join(plots, name)
+		if ownPNGName(name) && results.CheckOwn(path, "plot", pngMarkEnd, OwnPNG) != nil {
+			continue // a file of the user's saved over an old plot stays
+		}
 		if fst, err := os.Lstat(path); err == nil && fst.Mode().IsRegular() {
 			if err := os.Remove(path); err != nil {
 				return fmt.Errorf("write %s: removing the previous plot %s: %w", plots, name, err)
@@ -373,6 +377,10 @@ func WriteRunDir(dir string, run *Run) error {
 	}
 	return nil
 }
+
+// ownPNGName reports whether a plot of this name is a PNG, which carries
+// commcost's mark (MarkPNG).
+func ownPNGName(name string) bool { return strings.EqualFold(filepath.Ext(name), ".png") }
 
 // safePlotName reports whether name is one file name fit for plots/: a
 // single path element, not hidden and not "." or "..".
