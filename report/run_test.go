@@ -140,7 +140,7 @@ func TestRegenerateRunDir(t *testing.T) {
 		t.Errorf("files %v, regenerated %v", files1, files2)
 	}
 	stale := filepath.Join(dir, results.PlotsDir, "stale.png")
-	os.WriteFile(stale, []byte("x"), 0o644)
+	os.WriteFile(stale, markedPNG(t), 0o644) // a plot commcost drew earlier
 	mf := filepath.Join(dir, results.PlotsDir, ManifestFile)
 	listed, err := os.ReadFile(mf)
 	if err != nil {
