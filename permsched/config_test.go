@@ -96,7 +96,7 @@ func TestConfigValidate(t *testing.T) {
 		{"matrix file with n", count(func(c *permsched.CountConfig) { c.MatrixFile, c.Given = five, opts.Given{"Ns": true} }), "", "MatrixFile and Ns exclude each other"},
 		{"comm generator", comm(func(c *permsched.CommConfig) { c.Gen = "ring" }), "Gen", "accepted generators"},
 		{"comm matrices 0", comm(func(c *permsched.CommConfig) { c.Matrices = 0 }), "Matrices", "positive"},
-		{"comm max below min reps", comm(func(c *permsched.CommConfig) { c.MaxReps = 5 }), "MaxReps", "MinReps"},
+		{"comm max below min reps", comm(func(c *permsched.CommConfig) { c.MaxReps = 5 }), "", "MinReps with MaxReps: the fewest repetitions, 10, are more than the most, 5"},
 		{"comm rel-ci", comm(func(c *permsched.CommConfig) { c.RelCI = 2 }), "RelCI", "(0, 1)"},
 		{"comm negative warm-up", comm(func(c *permsched.CommConfig) { c.Warmup = opts.Int(-1) }), "Warmup", "negative"},
 		{"comm matrix with densities", comm(func(c *permsched.CommConfig) { c.MatrixFile, c.Given = five, opts.Given{"Densities": true} }), "", "exclude each other"},

@@ -264,6 +264,15 @@ func TestOptimizeFitFromKKAccess(t *testing.T) {
 		}
 		return
 	}
+	if code == 1 && strings.Contains(stderr, "not a time: it does not describe these accesses") && strings.Count(stderr, "commcost:") == 1 {
+		// The model has an optimum, but predicts a negative time at a
+		// split the command evaluates around it (goroutine ranks' times
+		// under load): the command says so and writes nothing.
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s written although the model predicts no time", out)
+		}
+		return
+	}
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
 	}
