@@ -232,7 +232,7 @@ func writePlots(dir string, plots []PlotFile) error {
 	// directory, a link, a FIFO or a file that is not a plot commcost drew
 	// is the user's, and refused whole.
 	for _, p := range plots {
-		if err := results.CheckOwn(filepath.Join(dir, p.Name), "plot", pngMarkEnd, OwnPNG); err != nil {
+		if err := CheckOwnPlot(filepath.Join(dir, p.Name)); err != nil {
 			return opts.Badf("--plot %s: %v", dir, err)
 		}
 	}

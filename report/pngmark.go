@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+
+	"github.com/commcost/commcost/results"
 )
 
 // A PNG commcost draws carries a tEXt chunk "Software" = "commcost" right
@@ -37,6 +39,12 @@ func MarkPNG(png []byte) []byte {
 	out = append(out, png[:at]...)
 	out = append(out, chunk.Bytes()...)
 	return append(out, png[at:]...)
+}
+
+// CheckOwnPlot refuses (results.CheckOwn, bad input) to replace path with
+// a plot when it holds something other than a PNG commcost drew.
+func CheckOwnPlot(path string) error {
+	return results.CheckOwn(path, "plot", pngMarkEnd, OwnPNG)
 }
 
 // OwnPNG reports whether head, the first bytes of a file, is a PNG that

@@ -282,7 +282,7 @@ func WriteRunDir(dir string, run *Run) error {
 			case ownPNGName(p.Name):
 				// Listed or not, only an image commcost drew is its own: a
 				// user may have saved a file of their own over a plot.
-				if err := results.CheckOwn(path, "plot", pngMarkEnd, OwnPNG); err != nil {
+				if err := CheckOwnPlot(path); err != nil {
 					return err
 				}
 			}
@@ -366,7 +366,7 @@ func WriteRunDir(dir string, run *Run) error {
 			continue
 		}
 		path := filepath.Join(plots, name)
-		if ownPNGName(name) && results.CheckOwn(path, "plot", pngMarkEnd, OwnPNG) != nil {
+		if ownPNGName(name) && CheckOwnPlot(path) != nil {
 			continue // a file of the user's saved over an old plot stays
 		}
 		if fst, err := os.Lstat(path); err == nil && fst.Mode().IsRegular() {

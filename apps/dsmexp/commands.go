@@ -253,7 +253,10 @@ func (e *MatSquareSweep) Validate() error {
 	if k := divalib.Kernel(e.Kernel); k != divalib.KernelMul && k != divalib.KernelSum {
 		return opts.Field("Kernel", "", "accepted values are %s and %s", divalib.KernelMul, divalib.KernelSum)
 	}
-	return patterns.CheckCount("Reps", e.Reps, 1, "repetitions")
+	if err := patterns.CheckCount("Reps", e.Reps, 1, "repetitions"); err != nil {
+		return err
+	}
+	return e.SweepFlags.checkFigurePoints("Blocks", len(e.Blocks))
 }
 
 // Run squares the matrix on every world of the sweep.
@@ -383,7 +386,10 @@ func (e *BitonicSweep) Validate() error {
 			return err
 		}
 	}
-	return patterns.CheckCount("Reps", e.Reps, 1, "repetitions")
+	if err := patterns.CheckCount("Reps", e.Reps, 1, "repetitions"); err != nil {
+		return err
+	}
+	return e.SweepFlags.checkFigurePoints("Keys", len(e.Keys))
 }
 
 // Run sorts on every world of the sweep.
@@ -477,7 +483,10 @@ func (e *BarnesHutSweep) Validate() error {
 	if err := patterns.CheckCount("Reps", e.Reps, 1, "repetitions"); err != nil {
 		return err
 	}
-	return e.minMemory(bhMinMemory, "one body variable (%d bytes); give at least %d", bhMinMemory, bhMinMemory)
+	if err := e.minMemory(bhMinMemory, "one body variable (%d bytes); give at least %d", bhMinMemory, bhMinMemory); err != nil {
+		return err
+	}
+	return e.SweepFlags.checkFigurePoints("Bodies", len(e.Bodies))
 }
 
 func (e *BarnesHutSweep) config() apps.BarnesHutConfig {

@@ -158,8 +158,22 @@ func checkPlotDir(field, dir string) error {
 		if st, err := os.Stat(filepath.Dir(filepath.Clean(dir))); err != nil || !st.IsDir() {
 			return opts.Field(field, "", "the parent directory must exist (the figures' directory itself is created)")
 		}
+		return nil
+	}
+	if err := CheckFigureFiles(dir); err != nil {
+		return opts.Field(field, "", "%v", err)
 	}
 	return nil
+}
+
+// checkFigurePoints refuses --plot when the run cannot give any figure
+// two points: one value of the swept parameter (field, n values) on one
+// mesh.
+func (w SweepFlags) checkFigurePoints(field string, n int) error {
+	if w.Plot == "" || n >= 2 || len(w.Meshes) >= 2 {
+		return nil
+	}
+	return opts.Conflict("Plot", field, "no figure has two points in a run of one {%s} value on one mesh: give {%s} two or more values (or, on the local backend, {Meshes} two or more meshes)", field, field)
 }
 
 // MaxTimeFlag bounds the time of each strategy's repetitions at each

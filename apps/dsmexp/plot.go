@@ -21,6 +21,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/commcost/commcost/divalib"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/report"
 	"github.com/commcost/commcost/results"
 )
@@ -120,7 +121,7 @@ func WriteFigures(dir string, recs []results.Record) ([]string, error) {
 		written = append(written, path)
 	}
 	if len(written) == 0 {
-		return nil, errors.New("--plot: no figure has two points in this run's records (figures run over the block size, keys or bodies on one mesh, or over at least two meshes)")
+		return nil, opts.Badf("--plot: no figure has two points in these records (figures run over the block size, keys or bodies on one mesh, or over at least two meshes)")
 	}
 	return written, nil
 }
@@ -288,7 +289,19 @@ func (f figSpec) draw(path string, series map[string][]point, slice, backend str
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return err
 	}
-	return report.WriteFile(path, buf.Bytes())
+	return report.WriteFile(path, report.MarkPNG(buf.Bytes()))
+}
+
+// CheckFigureFiles refuses, before anything is measured or written, a
+// figure's file name in dir taken by something other than a figure
+// commcost drew (report.CheckOwnPlot): the user's file stays.
+func CheckFigureFiles(dir string) error {
+	for _, f := range figures {
+		if err := report.CheckOwnPlot(filepath.Join(dir, f.file)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // valueTicks puts a labelled tick at every x value of the data (block

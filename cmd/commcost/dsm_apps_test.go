@@ -32,7 +32,7 @@ func TestDSMAppsBadInput(t *testing.T) {
 		{"keys zero", bit("--keys", "0"), "--keys 0: 0 is not positive; the value must be positive"},
 		{"keys negative", bit("--keys", "-4"), "--keys -4"},
 		{"keys too many", bit("--keys", "1G"), "do not fit one message"},
-		{"ranks not a power of two", bit("--np", "12"), "power-of-two number of ranks"},
+		{"ranks not a power of two", bit("--np", "12", "--keys", "64,128"), "power-of-two number of ranks"},
 		{"sweep mesh not a power of two", bit("--meshes", "4x4,3x3"), "--meshes 4x4,3x3"},
 		{"mesh does not fit", bit("--np", "16", "--mesh", "2x4"), "--mesh 2x4 has 8 processors but --np is 16"},
 		{"unknown strategy", bit("--strategies", "hand,tree-8"), `tree degree "8"`},

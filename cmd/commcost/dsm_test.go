@@ -28,6 +28,19 @@ import (
 func TestDSMBadInput(t *testing.T) {
 	dir, out := badInputDir(t)
 	local := []string{"--backend", "local", "--out", out}
+	users := filepath.Join(dir, "users")
+	mine := filepath.Join(users, "fig3_matsquare_blocks.png")
+	if err := os.MkdirAll(users, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if data, err := os.ReadFile(mine); err != nil || string(data) != "mine" {
+			t.Errorf("the user's %s: %q, %v", mine, data, err)
+		}
+	}()
 	checkBadInputs(t, dir, []badInput{
 		{"no subcommand", []string{"dsm"}, "dsm needs a subcommand: check, matsquare, overhead, bitonic, barneshut or plot"},
 		{"unknown subcommand", []string{"dsm", "sort"}, `dsm "sort": unknown subcommand`},
@@ -56,6 +69,13 @@ func TestDSMBadInput(t *testing.T) {
 		{"barneshut cells beyond the cell references", append([]string{"dsm", "barneshut", "--np", "4", "--cells-per-body", "1e12"}, local...), "--cells-per-body 1e12: barneshut on 4 ranks: N = 2000 bodies with that many cells each do not fit the cell references (int32); want --cells-per-body <= 1073740 for N = 2000 on 4 ranks"},
 		{"barneshut cells beyond memory", append([]string{"dsm", "barneshut", "--np", "4", "--cells-per-body", "1e5"}, local...), "--cells-per-body 1e5 with --np 4: barneshut's 2000 bodies and 200000064 cells"},
 		{"barrier", append([]string{"dsm", "check", "--barrier", "butterfly"}, local...), "--barrier butterfly"},
+		// Figures: a run that cannot give one two points, and a figure's
+		// name taken by the user's file, are refused before measuring.
+		{"plot of one block size", append([]string{"dsm", "matsquare", "--np", "4", "--blocks", "16", "--plot", filepath.Join(dir, "figs")}, local...), "--plot with --blocks: no figure has two points in a run of one --blocks value on one mesh"},
+		{"plot of one key count", append([]string{"dsm", "bitonic", "--np", "4", "--keys", "64", "--plot", filepath.Join(dir, "figs")}, local...), "--plot with --keys: no figure has two points"},
+		{"plot of one body count", append([]string{"dsm", "barneshut", "--np", "4", "--bodies", "100", "--plot", filepath.Join(dir, "figs")}, local...), "--plot with --bodies: no figure has two points"},
+		{"plot over a user's file", append([]string{"dsm", "matsquare", "--np", "4", "--blocks", "16,64", "--plot", users}, local...), filepath.Join(users, "fig3_matsquare_blocks.png") + " exists and is not a plot commcost wrote"},
+		{"dsm plot over a user's file", []string{"dsm", "plot", "--plot", users, out}, filepath.Join(users, "fig3_matsquare_blocks.png") + " exists and is not a plot commcost wrote"},
 		{"backend", []string{"dsm", "check", "--backend", "shm"}, "--backend"},
 	})
 }
