@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/commcost/commcost/apps"
@@ -240,7 +241,41 @@ func (a *StoreApp) CheckRanks(name string, world int, ranks string, configs []ap
 	if len(a.models) == 0 && p < MinCalibrationRanks {
 		return opts.Badf("app %s on %d rank(s): the calibration sweep needs at least %d ranks; give {Models} FILE.json instead", name, p, MinCalibrationRanks)
 	}
+	if len(a.models) == 0 {
+		return a.checkRealisedGrid(r, p)
+	}
 	return nil
+}
+
+// checkRealisedGrid refuses a calibration grid that p application ranks
+// make too small for the trilinear fit: portions r whose r p rounds to
+// the same whole ranks are one level of r (patterns.RealisedPortions),
+// so a grid CheckGrid accepted may have too few cells on few ranks.
+func (a *StoreApp) checkRealisedGrid(r StoreRun, p int) error {
+	rs, err := patterns.RealisedPortions("Cal.R", r.Calibration.R, p, false)
+	if err != nil || len(rs) == len(r.Calibration.R) {
+		return err
+	}
+	asked := r.Calibration.R
+	r.Calibration.R = rs
+	var fe *opts.FieldError
+	if err := a.CheckGrid(r); errors.As(err, &fe) {
+		realised := make([]string, len(rs))
+		for i, v := range rs {
+			realised[i] = strconv.FormatFloat(patterns.RRealised(v, p), 'g', 4, 64)
+		}
+		return opts.Field("Cal.R", floatList(asked), "on %d application ranks these portions realise only r = %s (r p rounds to whole ranks), and then %s", p, strings.Join(realised, ", "), fe.Reason)
+	}
+	return nil
+}
+
+// floatList writes portions as the flag takes them.
+func floatList(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
 }
 
 // MPApp are the settings of a message-passing program.

@@ -307,6 +307,9 @@ func TestAppBadInput(t *testing.T) {
 		{"calibration on one rank", []string{"app", "bitonic", "--n", "64", "--l", "64", "--backend", "local", "--np", "1", "--out", out}, "calibration sweep needs at least 2 ranks"},
 		{"cal-r zero", []string{"app", "bitonic", "--cal-r", "0", "--backend", "local", "--out", out}, "--cal-r 0"},
 		{"cal-r one level", []string{"app", "matmul", "--cal-r", "1", "--backend", "local", "--np", "4", "--out", out}, "--cal-r 1: the trilinear fit of the calibration needs at least 2 levels"},
+		// On 2 ranks r = 0.25 and 0.5 both realise one accessing rank:
+		// the default portions give two levels, too few cells for 2 x 2 k, l.
+		{"cal grid collapsed on 2 ranks", []string{"app", "bitonic", "--n", "64", "--k", "1", "--l", "8", "--cal-k", "1,2", "--cal-l", "8,16", "--backend", "local", "--np", "2", "--out", out}, "--cal-r 0.25,0.5,1: on 2 application ranks these portions realise only r = 0.5, 1 (r p rounds to whole ranks), and then the trilinear fit needs more than 8 cells"},
 		{"matmul n beyond a store variable", []string{"app", "matmul", "--n", "65536", "--backend", "local", "--np", "4", "--out", out}, "--n 65536: the submatrix of n^2/p integers on 4 ranks is 4294967296 bytes, more than one store variable holds (2147483583 bytes); want n <= 46340 on 4 ranks (or more ranks)"},
 		{"samplesort n beyond a store variable", []string{"app", "samplesort", "--n", "300000000", "--backend", "local", "--np", "4", "--out", out}, "--n 300000000: the array A_i of 2n keys"},
 		{"barneshut bodies per rank", []string{"dsm", "barneshut", "--bodies-per-rank", "1000000000", "--backend", "local", "--np", "4", "--out", out}, "--bodies-per-rank 1000000000: barneshut on 4 ranks"},
