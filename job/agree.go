@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -104,12 +105,17 @@ func isUsage(err error) bool {
 	return opts.IsBadInput(err) || errors.Is(err, flag.ErrHelp)
 }
 
+// UsageGrace is how long a rank other than the launcher's rank 0 waits
+// before it reports bad input found before MPI started (ExitCode).
+var UsageGrace = 3 * time.Second
+
 // ExitCode is the exit status of err, printing its message on stderr
 // unless another rank prints it: 0 for nil and for a help request (-h,
 // --help: the usage was printed), 2 for bad input, 1 for any other
-// failure. Bad input found before MPI is started
-// is found the same way by every rank of the launch: only the first says
-// it. printable escapes what a terminal must not see raw.
+// failure. Bad input found before MPI is started is found the same way
+// by every rank of the launch: rank 0 says it at once, the others only
+// when the job outlives UsageGrace. printable escapes what a terminal
+// must not see raw.
 func ExitCode(err error, stderr io.Writer, printable func(string) string) int {
 	if err == nil {
 		return 0
@@ -125,9 +131,15 @@ func ExitCode(err error, stderr io.Writer, printable func(string) string) int {
 		return 1
 	}
 	usage := isUsage(err)
-	if !(usage && !MPIStarted() && LauncherRank() > 0) {
-		fmt.Fprintln(stderr, "commcost:", printable(err.Error()))
+	if usage && !MPIStarted() && LauncherRank() > 0 {
+		// Rank 0 says it; but a rank that exits first makes the launcher
+		// end the job, rank 0 perhaps before it printed. So wait: rank 0's
+		// exit ends this process; past the grace, rank 0 has not failed
+		// (it may not have found the same error: a file on its host) and
+		// this rank says it.
+		time.Sleep(UsageGrace)
 	}
+	fmt.Fprintln(stderr, "commcost:", printable(err.Error()))
 	if usage {
 		return 2
 	}
