@@ -7,12 +7,20 @@
 # too; on a machine shared with other jobs it is the lower one.
 # BENCH_NO_FAIL=1 only reports.
 set -euo pipefail
+[ $# -eq 0 ] || { echo "bench_replay: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set BENCHTIME or BENCH_NO_FAIL in the environment" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 # BENCHTIME is go test's -benchtime: Nx (N runs of each size, 1 to 1000)
-# or a duration (1.5s, 500ms); checked before anything is built.
+# or a duration of one unit from 1ms to 10m (1.5s, 500ms); checked before
+# anything is built.
 benchtime=${BENCHTIME:-3x}
-if ! [[ $benchtime =~ ^[1-9][0-9]{0,3}x$ && ${benchtime%x} -le 1000 ]] && ! [[ $benchtime =~ ^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m))+$ ]]; then
-	echo "bench_replay: BENCHTIME='$(printf '%s' "$benchtime" | LC_ALL=C tr -c '[:print:]' '?')': want Nx (N runs of each size, 1 to 1000) or a duration such as 1.5s or 500ms" >&2
+duration_ok() { # a number and one unit, 1 ms to 10 minutes
+	[[ $1 =~ ^([0-9]+(\.[0-9]+)?)(ns|us|ms|s|m)$ ]] || return 1
+	awk -v v="${BASH_REMATCH[1]}" -v u="${BASH_REMATCH[3]}" 'BEGIN {
+		s = v * (u == "ns" ? 1e-9 : u == "us" ? 1e-6 : u == "ms" ? 1e-3 : u == "m" ? 60 : 1)
+		exit !(s >= 1e-3 && s <= 600) }'
+}
+if ! [[ $benchtime =~ ^[1-9][0-9]{0,3}x$ && ${benchtime%x} -le 1000 ]] && ! duration_ok "$benchtime"; then
+	echo "bench_replay: BENCHTIME='$(printf '%s' "$benchtime" | LC_ALL=C tr -c '[:print:]' '?')': want Nx (N runs of each size, 1 to 1000) or a duration of one unit from 1ms to 10m, such as 1.5s or 500ms" >&2
 	exit 2
 fi
 if ! out=$(GOMAXPROCS=1 go test -run '^$' -bench 'BenchmarkReplay' -benchtime "$benchtime" ./replay/); then

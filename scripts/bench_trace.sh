@@ -15,6 +15,7 @@
 # loops), at most 3% on the wall time. BENCH_NO_FAIL=1 only reports. Set-up: libopenmpi-dev,
 # hpcc (scripts/setup.sh installs them; hpcc is skipped when missing).
 set -euo pipefail
+[ $# -eq 0 ] || { echo "bench_trace: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set REPS or BENCH_NO_FAIL in the environment" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 # shellcheck source=mpi.sh
 . scripts/mpi.sh

@@ -5,6 +5,7 @@
 # outside the repository in code comments; its pending list names the files
 # not yet cleaned). Each failure lists what to fix.
 set -euo pipefail
+[ $# -eq 0 ] || { echo "lint.sh: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): it checks the whole tree" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 status=0
 

@@ -13,6 +13,7 @@
 # prints exactly what to install or load and exits 1. Also checks the Go
 # toolchain against go.mod.
 set -euo pipefail
+[ $# -eq 0 ] || { echo "setup.sh: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set MPI or TAGS in the environment" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/mpi.sh
 . scripts/mpi.sh

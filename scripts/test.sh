@@ -19,6 +19,7 @@
 # Every launcher is named explicitly (mpirun.openmpi, mpiexec.mpich): plain
 # mpirun is whatever update-alternatives chose.
 set -euo pipefail
+[ $# -eq 0 ] || { echo "test.sh: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set TAGS, MPI or OTHER_MPI in the environment" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/mpi.sh
 . scripts/mpi.sh
