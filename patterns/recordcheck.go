@@ -314,8 +314,7 @@ func gridShiftCounters(r *results.Record) error {
 // maximum over ranks of each rank's own time, every one kept (the
 // collectives, the non-blocking collectives and the multi-pair latency
 // take no --sync and trim nothing), when it names another aggregate or
-// dropped samples, or a rank's median time above max: the bounds of
-// belowSlowest hold only for those.
+// dropped samples: the bounds of belowSlowest hold only for those.
 func allRanksMax(r *results.Record) error {
 	if r.Reduction != results.ReductionMaxOverRanks {
 		return fmt.Errorf("aggregate %q: a %s record's samples are always %s, the maximum over ranks of each rank's own time", r.Reduction, r.Bench, results.ReductionMaxOverRanks)
@@ -323,12 +322,7 @@ func allRanksMax(r *results.Record) error {
 	if r.Dropped > 0 {
 		return fmt.Errorf("dropped = %d: a %s record keeps every repetition, none is dropped", r.Dropped, r.Bench)
 	}
-	// Each rank's own time of a repetition is at most the repetition's
-	// sample, so the largest of the ranks' median times is at most max.
-	if r.RankMax > 0 && !within(r.RankMax, r.Max) {
-		return fmt.Errorf("rank_max = %v s is above max %v s: a rank's own time of a repetition is at most its sample, the maximum over ranks, so no rank's median is above the slowest repetition", r.RankMax, r.Max)
-	}
-	return nil
+	return nil // rank_max <= max: results' check of every such record
 }
 
 // belowSlowest refuses a derived value of keys above the record's max,

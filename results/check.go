@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/montanaflynn/stats"
 )
@@ -364,7 +365,28 @@ func (m *Meta) check() error {
 	if !(m.Load1 >= 0 && m.Load1 <= MaxRecordValue) {
 		return fmt.Errorf("meta load1 = %v: a load average is a number from 0 to %g", m.Load1, MaxRecordValue)
 	}
+	// BuildCommit's forms: a git hash or description, "-dirty", "unknown".
+	if len(m.Commit) > maxCommitLen || strings.IndexFunc(m.Commit, func(c rune) bool { return c <= ' ' || c > '~' }) >= 0 {
+		return fmt.Errorf("meta commit \"%s\": a commit is at most %d printable characters without spaces (a git hash or description, as commcost's build stamps it)", Printable(clip(m.Commit, 40)), maxCommitLen)
+	}
+	if m.Date != "" {
+		if _, err := time.Parse(time.RFC3339, m.Date); err != nil {
+			return fmt.Errorf("meta date \"%s\": want the RFC 3339 time commcost writes (e.g. 2026-12-02T14:00:00Z)", Printable(clip(m.Date, 40)))
+		}
+	}
 	return nil
+}
+
+// maxCommitLen bounds meta.commit: git describe's longest forms are a
+// tag, a count, a 40-digit hash and "-dirty".
+const maxCommitLen = 128
+
+// clip is s cut to n bytes with "..." after, for messages.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // valueRange is the range of a statistic in unit, and whether its median

@@ -527,7 +527,7 @@ func writeTemp(t *testing.T, data []byte) string {
 // table, terminal, report or plot title receives a raw escape sequence;
 // clean records read back unchanged.
 func TestReadEscapesStrings(t *testing.T) {
-	line := `{"schema":1,"bench":"pp\u001b]0;PWNED\u0007\u001b[2J","params":{"op\u001b[31m":"r\u001b[0m"},"ranks":2,"unit":"s","n":1,"min":1e-6,"median":1e-6,"max":1e-6,"ci95":[1e-6,1e-6],` +
+	line := `{"schema":1,"bench":"pp","params":{"op\u001b[31m":"r\u001b[0m"},"ranks":2,"unit":"s","n":1,"min":1e-6,"median":1e-6,"max":1e-6,"ci95":[1e-6,1e-6],` +
 		`"derived":{"x\u202e":1},"meta":{"hosts":["h\u001b[31mred"],"command":["a\nb"],"cpu":"c\u0000"}}`
 	recs, err := ReadJSONL(strings.NewReader(line + "\n"))
 	if err != nil {
@@ -535,7 +535,6 @@ func TestReadEscapesStrings(t *testing.T) {
 	}
 	r := recs[0]
 	tests := []struct{ field, got, want string }{
-		{"bench", r.Bench, `pp\x1b]0;PWNED\a\x1b[2J`},
 		{"param value", r.Params[`op\x1b[31m`].(string), `r\x1b[0m`},
 		{"host", r.Meta.Hosts[0], `h\x1b[31mred`},
 		{"command", r.Meta.Command[0], `a\nb`},
@@ -551,6 +550,34 @@ func TestReadEscapesStrings(t *testing.T) {
 	}
 	if got := Printable(Printable("a\x1bb")); got != `a\x1bb` {
 		t.Errorf("Printable is not idempotent: %q", got)
+	}
+}
+
+// TestBenchNames: a bench no writer writes is refused when it is a
+// writer's bench misspelt (case, punctuation) or not of a bench name's
+// form (a path, a control character: escaped in the message); another
+// well-formed name passes, as a newer writer's bench.
+func TestBenchNames(t *testing.T) {
+	for _, tc := range []struct{ bench, want string }{
+		{"PingPong", `bench "PingPong": commcost's writers spell it "pingpong"`},
+		{"sched_comm", `spell it "sched.comm"`},
+		{"dsm.check", `spell it "dsm-check"`},
+		{"../../x", "a bench name is lower-case words"},
+		{`pp\u001b]0;PWNED\u0007`, `bench "pp\x1b]0;PWNED\a": a bench name is lower-case words`},
+		{"", "record has no bench name"},
+		{"futurebench", ""},
+		{"my-bench.v2", ""},
+	} {
+		line := `{"schema":1,"bench":"` + tc.bench + `","ranks":2,"unit":"s","n":1,"min":1e-6,"median":1e-6,"max":1e-6,"ci95":[1e-6,1e-6]}`
+		_, err := ReadJSONL(strings.NewReader(line + "\n"))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("bench %q refused: %v", tc.bench, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("bench %q: error %v, want %q", tc.bench, err, tc.want)
+		case err != nil && strings.ContainsAny(err.Error(), "\x1b\a"):
+			t.Errorf("a raw control character in %q", err)
+		}
 	}
 }
 

@@ -2,8 +2,11 @@ package results
 
 import (
 	"fmt"
+	"maps"
+	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // writerLabel is what the writers of one bench put in a record's
@@ -99,7 +102,10 @@ func WriterLabels(bench string) (aggregates, stops []string, ok bool) {
 func (r *Record) checkWriterLabels() error {
 	l, ok := writerLabels[r.Bench]
 	if !ok {
-		return nil
+		return checkBenchName(r.Bench)
+	}
+	if err := r.checkRankMax(); err != nil {
+		return err
 	}
 	if r.Reduction != "" && !slices.Contains(l.aggregates, r.Reduction) {
 		if len(l.aggregates) == 0 {
@@ -122,4 +128,49 @@ func article(bench string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// benchNameRE is the form of every bench name commcost writes: lower-case
+// words joined by '.', '-' or '_'.
+var benchNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*([._-][a-z0-9]+)*$`)
+
+// checkBenchName refuses a bench no writer writes when it is not of the
+// form bench names have (a path, a control character, capitals), or when
+// it differs from a bench a writer writes only in case or punctuation: a
+// misspelling that compare and fit would take for another bench. Other
+// names pass: a newer writer's bench stays readable.
+func checkBenchName(bench string) error {
+	fold := func(s string) string {
+		return strings.Map(func(c rune) rune {
+			if c == '.' || c == '-' || c == '_' || c == ' ' {
+				return -1
+			}
+			return unicode.ToLower(c)
+		}, s)
+	}
+	for _, known := range slices.Sorted(maps.Keys(writerLabels)) {
+		if fold(bench) == fold(known) {
+			return fmt.Errorf("bench \"%s\": commcost's writers spell it %q", Printable(clip(bench, 40)), known)
+		}
+	}
+	if !benchNameRE.MatchString(bench) {
+		return fmt.Errorf("bench \"%s\": a bench name is lower-case words joined by '.', '-' or '_' (e.g. pingpong, sched.comm, dsm-check)", Printable(clip(bench, 40)))
+	}
+	return nil
+}
+
+// checkRankMax: in a record of seconds whose samples are the slowest
+// rank's time of each repetition (max-over-ranks, or the latest end of a
+// window all ranks start in), with none dropped, every rank's own time of
+// a repetition is at most its sample, so no rank's statistic of its own
+// times (rank_max) is above the slowest repetition.
+func (r *Record) checkRankMax() error {
+	if r.Unit != UnitSeconds || r.Dropped != 0 || r.RankMax == 0 ||
+		(r.Reduction != ReductionMaxOverRanks && r.Reduction != ReductionWindowLatestEnd) {
+		return nil
+	}
+	if r.RankMax > r.Max*(1+1e-9) {
+		return fmt.Errorf("rank_max = %v s is above max = %v s: in a %s record a rank's own time of a repetition is at most its sample", r.RankMax, r.Max, r.Reduction)
+	}
+	return nil
 }
