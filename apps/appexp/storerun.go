@@ -163,7 +163,7 @@ func (r StoreRun) predictors(env apps.Env, st globalvar.Strategy, meta results.M
 			preds, err = report.NewPredictors(ms, srcs, false)
 		}
 		if err != nil {
-			ferr = fmt.Errorf("calibration sweep on %s: %w (its records are in the output; fit them with 'commcost fit')", st.Name(), err)
+			ferr = fmt.Errorf("calibration sweep on %s: %w (its records are in the output)", st.Name(), err)
 		}
 	}
 	return preds, r.agree(env.Comm, ferr)
