@@ -102,6 +102,11 @@ func CheckRecordParams(specs []patterns.ParamSpec, p results.Params) error {
 		if r < 1 || c < 1 {
 			return fmt.Errorf("mesh = %q: must be ROWSxCOLS with ROWS, COLS >= 1", s)
 		}
+		// The writers spell a mesh as Mesh.String does: another spelling
+		// of the same mesh would be taken for another by the tables.
+		if want := (Mesh{Rows: r, Cols: c}).String(); s != want {
+			return fmt.Errorf("mesh = %q: the writers spell this mesh %q", s, want)
+		}
 	}
 	return nil
 }

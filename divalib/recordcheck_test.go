@@ -70,6 +70,8 @@ func TestDSMRecordValuesChecked(t *testing.T) {
 		{"a store barrier of rank 0's time", func() results.Record { return ovhRecs[2] }, func(r *results.Record) { r.Reduction = results.ReductionRank0 },
 			`aggregate "rank0" on op barrier-dissemination: its samples are max-over-ranks`},
 		{"a cached write without its aggregate (an old record)", write, func(r *results.Record) { r.Reduction = "" }, ""},
+		{"a mesh spelt in capitals", matsq, func(r *results.Record) { r.Params["mesh"] = "2X2" }, `mesh = "2X2": the writers spell this mesh "2x2"`},
+		{"a mesh with a leading zero", matsq, func(r *results.Record) { r.Params["mesh"] = "02x2" }, `mesh = "02x2": the writers spell this mesh "2x2"`},
 		{"hit ratio without the counts", matsq, func(r *results.Record) { r.Derived["read_hit_ratio"] = 0.5 },
 			"derived read_hit_ratio = 0.5 without the counters reads and read_hits"},
 	}
