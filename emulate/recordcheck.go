@@ -29,7 +29,17 @@ import (
 // parentheses or not) or its record counts the network's service ranks;
 // any other name is a store's, one globalvar.ParseStrategy reads.
 
-func init() { patterns.RegisterNetworkCheck(checkRecordName) }
+func init() {
+	patterns.RegisterNetworkCheck(checkRecordName)
+	// Fig. 14's accesses of ints integers (bytes = IntBytes x ints) under
+	// a splitting version, on the network the record names.
+	patterns.RegisterBench(BenchSplit,
+		patterns.ParamSpec{Key: "ints", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+		patterns.SpecBytes,
+		patterns.ParamSpec{Key: "version", Kind: patterns.ParamInt, Min: float64(SplitOne), Max: float64(SplitModel)},
+		patterns.SpecOp,
+		patterns.ParamSpec{Key: "network", Kind: patterns.ParamString})
+}
 
 // checkRecordName is the network check of a record as registered: the
 // checks of checkRecordNetwork, then the spelling, which is the one its
@@ -218,6 +228,13 @@ func checkRecordNetwork(network string, r *results.Record, must bool) error {
 	}
 	if err := checkLinkCounters(r); err != nil {
 		return err
+	}
+	if r.Bench == BenchSplit {
+		ints, ok1 := r.Params["ints"].(int)
+		bytes, ok2 := r.Params["bytes"].(int)
+		if ok1 && ok2 && int64(bytes) != int64(ints)*IntBytes {
+			return fmt.Errorf("bytes = %d with ints = %d: an access of ints integers moves %d x ints = %d bytes", bytes, ints, IntBytes, int64(ints)*IntBytes)
+		}
 	}
 	return checkAccessCounters(r)
 }

@@ -198,8 +198,13 @@ func TestAccessCounterRecords(t *testing.T) {
 			if err != nil {
 				return err
 			}
+			sp, err := SplitAccess(s, SplitPoint{Ints: 24, Version: SplitOne, Op: "read"}, bc)
+			if err != nil {
+				return err
+			}
 			if s.Rank() == 0 {
 				recs[net.spec+" kk write"], recs[net.spec+" kk read"], recs[net.spec+" kaccess"] = kk, kr, ka
+				recs[net.spec+" split"] = sp
 			}
 			return nil
 		})
@@ -243,6 +248,14 @@ func TestAccessCounterRecords(t *testing.T) {
 		{"bytes not the links' total", "BF(1) kk read", func(r *results.Record) { r.Counters["bytes"]-- }, "disagrees with the record's link.*.bytes counters: it is the total over every link"},
 		{"queue high-water mark of no link", "SE(2) kk write", func(r *results.Record) { r.Counters["queue_hwm_max"] += 7 }, "counters queue_hwm_max"},
 		{"held buffers of no node", "mesh(1x3) kk write", func(r *results.Record) { r.Counters["held_hwm_max"] += 3 }, "it is the most over the nodes"},
+		// Fig. 14's packet splitting: its parameters and its network's
+		// counters are checked as a k-k-access's are.
+		{"a split of another size", "SE(2) split", func(r *results.Record) { r.Params["bytes"] = 65 }, "bytes = 65 with ints = 24: an access of ints integers moves 4 x ints = 96 bytes"},
+		{"a split version no router has", "BF(1) split", func(r *results.Record) { r.Params["version"] = 9 }, "version = 9"},
+		{"a split of no access kind", "mesh(1x3) split", func(r *results.Record) { r.Params["op"] = "frobnicate" }, `op = "frobnicate"`},
+		{"a split on a network of other ranks", "mesh(1x3) split", func(r *results.Record) { r.Params["network"] = "torus(9x9)" }, "the network serves 81 application ranks"},
+		{"a split's network misspelt", "SE(2) split", func(r *results.Record) { r.Params["network"] = "se(2)" }, `network = "se(2)": the emulation writes this network "SE(2)"`},
+		{"a split's link counters edited", "SE(2) split", func(r *results.Record) { r.Counters["link_bytes_max"]++ }, "counters link_bytes_max"},
 	}
 	for _, tc := range edits {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,6 +266,9 @@ func TestAccessCounterRecords(t *testing.T) {
 			r = cloneRecord(r)
 			tc.edit(&r)
 			err := r.CheckValues()
+			if err == nil {
+				err = r.Validate() // the parameters' checks too, as a read has them
+			}
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("check: %v, want %q", err, tc.want)
 			}
