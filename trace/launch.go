@@ -56,10 +56,33 @@ func (l Launch) Validate() error {
 	return nil
 }
 
+// sharedObject refuses a file the dynamic loader cannot preload: not a
+// regular file, or not an ELF shared object (ET_DYN). ld.so would only
+// warn and run the program untraced to its end.
+func sharedObject(path string) error {
+	f, err := results.OpenRegular(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var h [18]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:4]) != "\x7fELF" {
+		return fmt.Errorf("%s is not an ELF shared library (build it with make build)", path)
+	}
+	order := binary.ByteOrder(binary.LittleEndian)
+	if h[5] == 2 {
+		order = binary.BigEndian
+	}
+	if order.Uint16(h[16:]) != 3 { // ET_DYN
+		return fmt.Errorf("%s is an ELF file but not a shared library (build it with make build)", path)
+	}
+	return nil
+}
+
 // library finds the tracing library.
 func (l Launch) library() (string, error) {
 	if l.Lib != "" {
-		if _, err := os.Stat(l.Lib); err != nil {
+		if err := sharedObject(l.Lib); err != nil {
 			return "", opts.Badf("--lib %s: %v", l.Lib, err)
 		}
 		return filepath.Abs(l.Lib)
@@ -74,6 +97,9 @@ func (l Launch) library() (string, error) {
 	}
 	if p := os.Getenv(LibraryEnv); p != "" {
 		if _, err := os.Stat(p); err == nil {
+			if err := sharedObject(p); err != nil {
+				return "", opts.Badf("$%s: %v", LibraryEnv, err)
+			}
 			return filepath.Abs(p)
 		}
 		tried = append(tried, p+" ($"+LibraryEnv+")")
@@ -93,15 +119,15 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return opts.Badf("%s: no such program (%v)", l.Program, errors.Unwrap(err))
 	}
-	lib, err := l.library()
-	if err != nil {
-		return err
-	}
 	dir, err := filepath.Abs(l.Out)
 	if err != nil {
 		return err
 	}
 	if err := checkOwnTraces(dir); err != nil {
+		return err
+	}
+	lib, err := l.library()
+	if err != nil {
 		return err
 	}
 	if l.SimGrid && l.CheckConvert != nil {

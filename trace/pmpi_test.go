@@ -2,13 +2,17 @@ package trace
 
 import (
 	"context"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/commcost/commcost/mpi/mpirun"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/trace/tracetest"
 )
 
@@ -113,5 +117,33 @@ func TestLibraryRecordsCalls(t *testing.T) {
 		if rk.Header.EagerShmBytes <= 0 && mpirun.OpenMPI() {
 			t.Errorf("rank %d: eager limit %d not read from the MPI", r, rk.Header.EagerShmBytes)
 		}
+	}
+}
+
+// TestLaunchOfNoMPIProgram: a program that never calls MPI_Init under
+// the real library writes no trace, which is said (bad input, exit 2);
+// a --lib that is no shared object is refused before the program runs.
+func TestLaunchOfNoMPIProgram(t *testing.T) {
+	tmp := t.TempDir()
+	lib, _ := tracetest.BuildLibrary(t, tmp, "trace/testdata/calls.c")
+	marker := filepath.Join(tmp, "ran")
+	for _, tc := range []struct {
+		name, lib, want string
+		runs            bool
+	}{
+		{"the library, a program without MPI", lib, "wrote no trace", true},
+		{"a text file as the library", filepath.Join("testdata", "calls.c"), "is not an ELF shared library", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.Remove(marker)
+			l := Launch{Out: filepath.Join(tmp, "out"), Lib: tc.lib, Program: "sh", Args: []string{"-c", "touch " + marker}}
+			err := l.Run(io.Discard, io.Discard)
+			if err == nil || !opts.IsBadInput(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want bad input holding %q", err, tc.want)
+			}
+			if _, serr := os.Stat(marker); (serr == nil) != tc.runs {
+				t.Errorf("the program ran: %v, want %v", serr == nil, tc.runs)
+			}
+		})
 	}
 }
