@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/commcost/commcost/results"
 )
@@ -28,6 +29,9 @@ type Header struct {
 	// OriginRealNS is CLOCK_REALTIME at the origin (after MPI_Init's
 	// barrier), the wall-clock date of time 0.
 	OriginRealNS int64
+	// OriginMonoNS is CLOCK_MONOTONIC at the origin: the ranks of one
+	// host read it within their exit from one barrier.
+	OriginMonoNS int64
 	// InitSec is MPI_Init's duration in seconds.
 	InitSec float64
 	// EagerShmBytes and EagerNetBytes are the MPI's eager limits within and
@@ -177,7 +181,20 @@ func (d *decoder) decode() (*Rank, error) {
 	case hd.Size < 1 || hd.Rank < 0 || hd.Rank >= hd.Size:
 		d.off = 16
 		return nil, d.fail("corrupt", -1, "rank %d of %d ranks", hd.Rank, hd.Size)
+	case originTicks < 0:
+		d.off = 32
+		return nil, d.fail("corrupt", -1, "origin at %d clock units: a clock reads 0 or more", originTicks)
+	case originMono < 0 || hd.Clock == ClockNS && (originMono-originTicks > maxOriginGapNS || originTicks-originMono > maxOriginGapNS):
+		d.off = 40
+		return nil, d.fail("corrupt", -1, "origin at CLOCK_MONOTONIC %d ns, %d ns on the trace's own clock: the library reads both at once", originMono, originTicks)
+	case hd.OriginRealNS < 0:
+		d.off = 48
+		return nil, d.fail("corrupt", -1, "origin at CLOCK_REALTIME %d ns: a date after 1970 (or 0, unknown)", hd.OriginRealNS)
+	case initTicks < 0:
+		d.off = 56
+		return nil, d.fail("corrupt", -1, "MPI_Init took %d clock units: a duration is 0 or more", initTicks)
 	}
+	hd.OriginMonoNS = originMono
 	d.off = HeaderBytes
 	rk := &Rank{Path: d.name, Header: hd}
 	var bh [BlockHeaderBytes]byte
@@ -438,6 +455,11 @@ func ReadDir(dir string) (*Trace, error) {
 			return nil, fmt.Errorf("%s: a world of %d ranks, but %s says %d: files of different runs", rk.Path, rk.Header.Size, t.Ranks[0].Path, size)
 		}
 		size = rk.Header.Size
+		for _, o := range t.Ranks {
+			if err := sameOrigin(o, rk); err != nil {
+				return nil, err
+			}
+		}
 		t.Ranks = append(t.Ranks, rk)
 	}
 	if len(t.Ranks) != size {
@@ -453,6 +475,31 @@ func ReadDir(dir string) (*Trace, error) {
 		return nil, fmt.Errorf("%s: rank files beyond the world of %d ranks", dir, size)
 	}
 	return t, nil
+}
+
+// Bounds on the origins of one run's ranks, taken as each leaves MPI_Init's
+// barrier: the two clocks one rank reads at once, the monotonic clocks of
+// one host's ranks, and the wall clocks of all hosts (which may be set
+// apart by their time service).
+const (
+	maxOriginGapNS     = int64(time.Second)
+	maxHostOriginGapNS = int64(10 * time.Second)
+	maxRealOriginGapNS = int64(time.Hour)
+)
+
+// sameOrigin refuses two ranks whose origins no one run has: the same
+// host's monotonic clocks, or any two wall clocks, far apart.
+func sameOrigin(a, b *Rank) error {
+	gap := func(x, y int64) int64 { return max(x-y, y-x) }
+	if a.Header.Host == b.Header.Host && gap(a.Header.OriginMonoNS, b.Header.OriginMonoNS) > maxHostOriginGapNS {
+		return fmt.Errorf("%s: origin at CLOCK_MONOTONIC %d ns, %s's on the same host %s at %d ns: ranks of one run leave MPI_Init's barrier together (files of different runs, or a corrupt header)",
+			b.Path, b.Header.OriginMonoNS, a.Path, b.Header.Host, a.Header.OriginMonoNS)
+	}
+	if a.Header.OriginRealNS > 0 && b.Header.OriginRealNS > 0 && gap(a.Header.OriginRealNS, b.Header.OriginRealNS) > maxRealOriginGapNS {
+		return fmt.Errorf("%s: origin at %s, %s's at %s: ranks of one run leave MPI_Init's barrier together (files of different runs, or a corrupt header)",
+			b.Path, time.Unix(0, b.Header.OriginRealNS).UTC().Format(time.RFC3339), a.Path, time.Unix(0, a.Header.OriginRealNS).UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 // payloadFault says what of a call's tags and sizes no MPI call can carry

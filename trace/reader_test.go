@@ -148,6 +148,10 @@ func TestRefusals(t *testing.T) {
 		{"version 0", "corrupt", "versions start at 1", mod(func(b []byte) []byte { le.PutUint16(b[8:], 0); return b })},
 		{"event size", "corrupt", "32-byte events", mod(func(b []byte) []byte { le.PutUint16(b[12:], 32); return b })},
 		{"rank beyond size", "corrupt", "rank 5 of 3", mod(func(b []byte) []byte { le.PutUint32(b[16:], 5); return b })},
+		{"negative origin", "corrupt", "origin at -5 clock units", mod(func(b []byte) []byte { le.PutUint64(b[32:], uint64(0xfffffffffffffffb)); return b })},
+		{"monotonic origin apart from the clock's", "corrupt", "the library reads both at once", mod(func(b []byte) []byte { le.PutUint64(b[40:], le.Uint64(b[32:])+5e9); return b })},
+		{"wall-clock origin before 1970", "corrupt", "a date after 1970", mod(func(b []byte) []byte { le.PutUint64(b[48:], uint64(0xffffffffffffff00)); return b })},
+		{"negative MPI_Init", "corrupt", "MPI_Init took -7 clock units", mod(func(b []byte) []byte { le.PutUint64(b[56:], uint64(0xfffffffffffffff9)); return b })},
 		{"checksum", "corrupt", "fails its checksum", mod(func(b []byte) []byte { b[firstEvent+24*EventBytes/8] ^= 1; return b })},
 		{"trailing data", "corrupt", "data follows the end record", append(append([]byte(nil), good...), 0)},
 		{"unknown op", "corrupt", "unknown operation 200", mod(func(b []byte) []byte { b[firstEvent+6*EventBytes] = 200; return resum(b) })},
@@ -244,6 +248,8 @@ func TestReadDir(t *testing.T) {
 		{"rank unfinished", "did not reach MPI_Finalize", map[string][]byte{"rank-0.cct": sample(t, 0), "rank-2.cct": sample(t, 2), ".rank-1.cct.part": sample(t, 1)[:200]}},
 		{"wrong rank", "rank-2.cct: the header says rank 1", map[string][]byte{"rank-0.cct": sample(t, 0), "rank-1.cct": sample(t, 1), "rank-2.cct": sample(t, 1)}},
 		{"no files", "no rank files", map[string][]byte{"notes.txt": []byte("x")}},
+		{"origins of one host far apart", "rank-1.cct: origin at CLOCK_MONOTONIC", map[string][]byte{"rank-0.cct": sample(t, 0), "rank-1.cct": shiftOrigin(sample(t, 1), 60e9, 0), "rank-2.cct": sample(t, 2)}},
+		{"wall clocks far apart", "rank-2.cct: origin at", map[string][]byte{"rank-0.cct": shiftOrigin(sample(t, 0), 0, 1.7e18), "rank-1.cct": shiftOrigin(sample(t, 1), 0, 1.7e18), "rank-2.cct": shiftOrigin(sample(t, 2), 0, 1.7e18+2*3600e9)}},
 		{"torn rank", "rank-1.cct: offset", map[string][]byte{"rank-0.cct": sample(t, 0), "rank-1.cct": sample(t, 1)[:300], "rank-2.cct": sample(t, 2)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -257,6 +263,18 @@ func TestReadDir(t *testing.T) {
 			}
 		})
 	}
+}
+
+// shiftOrigin moves a rank file's origin: its monotonic and trace clock
+// by mono ns, its wall clock to real ns (when not 0).
+func shiftOrigin(b []byte, mono, real int64) []byte {
+	le := binary.LittleEndian
+	le.PutUint64(b[32:], uint64(int64(le.Uint64(b[32:]))+mono))
+	le.PutUint64(b[40:], uint64(int64(le.Uint64(b[40:]))+mono))
+	if real != 0 {
+		le.PutUint64(b[48:], uint64(real))
+	}
+	return b
 }
 
 // TestReadDirRefusesNonRegular: a rank file that is a FIFO or a
