@@ -30,7 +30,7 @@ if [ $# -gt 1 ]; then
 	echo "bench_dsm_vs_c: one argument at most (ROUNDS), got $#; usage: scripts/bench_dsm_vs_c.sh [ROUNDS]" >&2
 	exit 2
 fi
-rounds=${1:-5}
+rounds=${1-5} # an empty argument is refused below, not taken for the default
 reads=${READS:-2000}
 # Arguments are shown with control characters as '?'.
 printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }

@@ -11,7 +11,7 @@ if [ $# -gt 1 ]; then
 	echo "run.sh: one argument at most (NP), got $#; usage: scripts/run.sh [NP]" >&2
 	exit 2
 fi
-np=${1:-2}
+np=${1-2} # an empty argument is refused below, not taken for the default
 # The suite measures between ranks (2 at least); more than 16 ranks per
 # core only oversubscribe this machine (mpirun then spins, and a launch of
 # thousands of processes ignores SIGTERM while it forks). Checked before

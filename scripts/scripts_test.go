@@ -77,6 +77,8 @@ func refuse(t *testing.T, tests []refusal) {
 func TestHelperScriptsRefuseBadCounts(t *testing.T) {
 	refuse(t, []refusal{
 		{"run.sh 0", nil, []string{"scripts/run.sh", "0"}, "run.sh: NP '0'", "want an integer from 2"},
+		{"run.sh empty", nil, []string{"scripts/run.sh", ""}, "run.sh: NP ''", "want an integer from 2"},
+		{"bench_dsm_vs_c.sh empty", nil, []string{"scripts/bench_dsm_vs_c.sh", ""}, "bench_dsm_vs_c: ROUNDS ''", "want an integer from 1"},
 		{"run.sh 1", nil, []string{"scripts/run.sh", "1"}, "run.sh: NP '1'", "the suite measures between ranks"},
 		{"run.sh 100000", nil, []string{"scripts/run.sh", "100000"}, "run.sh: NP '100000'", "ranks per core"},
 		{"run.sh abc", nil, []string{"scripts/run.sh", "abc"}, "run.sh: NP 'abc'", "want an integer"},
