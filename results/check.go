@@ -245,9 +245,9 @@ func (r *Record) checkOrder() error {
 // unit's least value (0 for a time, a size, a bandwidth or a count) and
 // within [min, max], and their min, median, mean and max are the
 // record's, computed as Summarize does (a sorted copy: the order of the
-// samples does not matter) up to sampleTol, and so are the ends of its
-// CI (Summarize's order statistics). A mean of 0 is a field left
-// out, as in checkOrder. A record without samples (the default) passes.
+// samples does not matter) up to sampleTol, and so are its p90, p99 and
+// the ends of its CI (Summarize's order statistics). A mean or a
+// percentile of 0 is a field left out, as in checkOrder. A record without samples (the default) passes.
 func (r *Record) checkSamples(lo float64) error {
 	if len(r.Samples) == 0 {
 		return nil
@@ -280,9 +280,19 @@ func (r *Record) checkSamples(lo float64) error {
 			return fmt.Errorf("samples have %s %v but %s = %v: a record's statistics summarise its samples", s.name, s.samples, s.name, s.field)
 		}
 	}
-	// The CI is the order statistics MedianCIRanks(n) of the samples, as
-	// Summarize, which every writer summarises them with, takes them.
-	if ci := Summarize(x).CI95; !sampleClose(ci[0], r.CI95[0]) || !sampleClose(ci[1], r.CI95[1]) {
+	// The percentiles and the CI (the order statistics MedianCIRanks(n))
+	// are the samples' as Summarize, which every writer summarises them
+	// with, takes them; a percentile of 0 is a field left out.
+	sum := Summarize(x)
+	for _, p := range []struct {
+		name           string
+		samples, field float64
+	}{{"p90", sum.P90, r.P90}, {"p99", sum.P99, r.P99}} {
+		if p.field != 0 && !sampleClose(p.samples, p.field) {
+			return fmt.Errorf("samples have %s %v but %s = %v: a record's statistics summarise its samples", p.name, p.samples, p.name, p.field)
+		}
+	}
+	if ci := sum.CI95; !sampleClose(ci[0], r.CI95[0]) || !sampleClose(ci[1], r.CI95[1]) {
 		lo, hi := MedianCIRanks(len(x))
 		return fmt.Errorf("samples have ci95 [%v, %v] but ci95 = [%v, %v]: a record's CI is its sorted samples number %d and %d of %d (MedianCIRanks)", ci[0], ci[1], r.CI95[0], r.CI95[1], lo, hi, len(x))
 	}

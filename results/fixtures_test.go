@@ -30,7 +30,7 @@ func testRecords() []Record {
 	return []Record{
 		{
 			Schema: SchemaVersion, Bench: "pingpong", Params: Params{"bytes": 8}, Ranks: 2, Unit: UnitSeconds,
-			Summary: Summary{N: 10, Min: 1.48e-6, Median: 1.52e-6, Mean: 1.563e-6, Max: 1.9e-6, P90: 1.6e-6, P99: 1.87e-6,
+			Summary: Summary{N: 10, Min: 1.48e-6, Median: 1.52e-6, Mean: 1.563e-6, Max: 1.9e-6, P90: 1.63e-6, P99: 1.873e-6,
 				CI95: [2]float64{1.48e-6, 1.9e-6}}, // MedianCIRanks(10): the 1st and 10th of the samples
 			Reduction: ReductionRank0, Stop: StopRelCI,
 			Derived: map[string]float64{"latency_s": 0.76e-6},

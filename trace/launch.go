@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -43,6 +44,10 @@ type Launch struct {
 	// the directory's files Convert would replace that are not its own.
 	Convert      func(path string) error
 	CheckConvert func(dir string) error
+	// Rank and Size are this process's place in the launch (the
+	// launcher's environment; Size 0 unknown): rank 0 removes the rank
+	// files of a larger earlier run, which would make the trace unreadable.
+	Rank, Size int
 }
 
 // Validate checks the directory is given.
@@ -130,6 +135,11 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if l.Rank == 0 && l.Size > 0 {
+		if err := removeStale(dir, l.Size); err != nil {
+			return err
+		}
+	}
 	if l.SimGrid && l.CheckConvert != nil {
 		if err := l.CheckConvert(dir); err != nil {
 			return err
@@ -204,6 +214,28 @@ func checkOwnTraces(dir string) error {
 			own := func(h []byte) bool { return string(h) == Magic }
 			if err := results.CheckOwn(filepath.Join(dir, e.Name()), "trace file", len(Magic), own); err != nil {
 				return err
+			}
+		}
+	}
+	return nil
+}
+
+// removeStale removes from dir the rank files of ranks size and above
+// that an earlier, larger run left (checkOwnTraces has found them to be
+// traces): with them the directory reads as no one run's.
+func removeStale(dir string, size int) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range ents {
+		m := rankFileRE.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		if r, err := strconv.Atoi(m[1]); err == nil && r >= size {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !os.IsNotExist(err) {
+				return fmt.Errorf("--out %s: removing the earlier run's %s: %w", dir, e.Name(), err)
 			}
 		}
 	}

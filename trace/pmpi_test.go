@@ -147,3 +147,28 @@ func TestLaunchOfNoMPIProgram(t *testing.T) {
 		})
 	}
 }
+
+// TestLaunchRemovesLargerRunsRanks: rank 0 of a launch of 2 removes the
+// rank files 2 and 3 an earlier run of 4 left in --out, and keeps its own
+// ranks' (each replaces its own at the end).
+func TestLaunchRemovesLargerRunsRanks(t *testing.T) {
+	tmp := t.TempDir()
+	lib, _ := tracetest.BuildLibrary(t, tmp, "trace/testdata/calls.c")
+	out := filepath.Join(tmp, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 4 {
+		if err := os.WriteFile(filepath.Join(out, RankFile(r)), sample(t, r), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := Launch{Out: out, Lib: lib, Program: "true", Rank: 0, Size: 2}
+	_ = l.Run(io.Discard, io.Discard) // true writes no trace: refused, after the clean-up
+	for r := range 4 {
+		_, err := os.Stat(filepath.Join(out, RankFile(r)))
+		if (err == nil) != (r < 2) {
+			t.Errorf("%s: present %v, want %v", RankFile(r), err == nil, r < 2)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/commcost/commcost/cli"
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/job"
 	"github.com/commcost/commcost/simgrid"
 	"github.com/commcost/commcost/trace"
 )
@@ -26,6 +27,7 @@ func runTrace(args []string, stdout, stderr io.Writer) error {
 		l.Program, l.Args = fs.Arg(0), fs.Args()[1:]
 	}
 	l.Convert, l.CheckConvert = simgrid.WriteRankTIT, simgrid.CheckTITTargets
+	l.Rank, l.Size = job.LauncherRank(), job.LauncherSize()
 	return l.Run(stdout, stderr)
 }
 
