@@ -331,7 +331,11 @@ func RunComm(c mpi.Comm, cfg CommConfig, emit func(results.Record) error) error 
 		schedSec := make([]float64, len(scheds))
 		base := results.Params{"d": j.d, "gen": gen, "matrix": j.k}
 		for i, s := range scheds {
+			// A watched step of its own: scheduling a large world takes
+			// long, and a stall names it rather than what came before.
+			end := patterns.Installed().Begin(fmt.Sprintf("scheduling with %s for d = %d on %d ranks (a longer --timeout, fewer ranks or another scheduler if it is only slow)", s.Name(), j.d, n), 0)
 			m, sc, err := TimeScheduling(c, s, row, sizes, seed, cfg.SchedReps)
+			end()
 			if err != nil {
 				return err
 			}
