@@ -266,6 +266,14 @@ func WriteRunDir(dir string, run *Run) error {
 	if err != nil {
 		return err
 	}
+	// A report.md of a commcost before the manifest and the PNG mark
+	// links the plots it wrote: those are its own too.
+	linked := ""
+	if !haveManifest {
+		if md, err := os.ReadFile(filepath.Join(dir, results.ReportFile)); err == nil {
+			linked = string(md)
+		}
+	}
 	names := make(map[string]bool, len(run.Plots))
 	for _, p := range run.Plots {
 		if !safePlotName(p.Name) || p.Name == ManifestFile || names[p.Name] {
@@ -279,6 +287,8 @@ func WriteRunDir(dir string, run *Run) error {
 				return opts.Badf("%s is not a regular file: commcost would write its plot %s there (move it away and run again)", path, p.Name)
 			case haveManifest && !previous[p.Name]:
 				return opts.Badf("%s is not a plot commcost wrote (%s does not list it), and this report makes a plot of that name: move the file away and run again", path, filepath.Join(plots, ManifestFile))
+			case !haveManifest && strings.Contains(linked, "("+results.PlotsDir+"/"+p.Name+")") && isPNG(path):
+				// An older commcost's plot, linked from its report.
 			case ownPNGName(p.Name):
 				// Listed or not, only an image commcost drew is its own: a
 				// user may have saved a file of their own over a plot.
@@ -376,6 +386,18 @@ func WriteRunDir(dir string, run *Run) error {
 		}
 	}
 	return nil
+}
+
+// isPNG reports whether path starts as a PNG does.
+func isPNG(path string) bool {
+	f, err := results.OpenRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(pngSignature))
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == pngSignature
 }
 
 // ownPNGName reports whether a plot of this name is a PNG, which carries

@@ -296,3 +296,22 @@ func TestTrustChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestRegenerateCommittedRunDir: the run directory the repository keeps,
+// written by a commcost before the plots' manifest and mark, regenerates
+// over its own plots (its report.md links them).
+func TestRegenerateCommittedRunDir(t *testing.T) {
+	srcs, err := filepath.Glob(filepath.Join("..", "results", "runs", "*"))
+	if err != nil || len(srcs) == 0 {
+		t.Skipf("no committed run directory: %v", err)
+	}
+	for _, src := range srcs {
+		dir := filepath.Join(t.TempDir(), filepath.Base(src))
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := RegenerateRunDir(dir); err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+}
