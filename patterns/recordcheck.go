@@ -40,8 +40,9 @@ func recordUnits(bench string) []string {
 }
 
 // signedDerived are, by bench, the derived values that may be negative:
-// packetsplit's relative error of its prediction (optsplit).
-var signedDerived = map[string]map[string]bool{"packetsplit": {"pred_error": true}}
+// packetsplit's prediction by the fitted trilinear model (optsplit), which
+// a model fitted away from a size may put below 0, and its relative error.
+var signedDerived = map[string]map[string]bool{"packetsplit": {"pred_error": true, "predicted_s": true}}
 
 // checkValues refuses a record's unit, derived values and counters that
 // no pattern writes (see above).

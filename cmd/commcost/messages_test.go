@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/commcost/commcost/job"
 )
 
 // One message, once, that names the real problem.
@@ -160,19 +163,29 @@ func TestHelpStillPrintsUsage(t *testing.T) {
 
 // TestMessageOncePerLaunch: under a launcher (its rank variables set, as
 // mpirun and srun set them before MPI starts), bad input found before MPI
-// is said by rank 0 only; every rank exits 2.
+// is said by rank 0 at once; another rank says it only after
+// job.UsageGrace, by when rank 0's exit has ended the launch (here no
+// launcher ends it); every rank exits 2.
 func TestMessageOncePerLaunch(t *testing.T) {
+	saved := job.UsageGrace
+	t.Cleanup(func() { job.UsageGrace = saved })
+	job.UsageGrace = 300 * time.Millisecond
 	for _, env := range [][2]string{{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"}, {"SLURM_PROCID", "SLURM_NTASKS"}} {
-		for rank, want := range []int{1, 0, 0, 0} {
+		for rank := range 4 {
 			t.Run(env[0]+"="+string(rune('0'+rank)), func(t *testing.T) {
 				t.Setenv(env[0], string(rune('0'+rank)))
 				t.Setenv(env[1], "4")
+				start := time.Now()
 				code, out, errs := runCLI(t, "pingpong", "--sizes", "8,8")
+				took := time.Since(start)
 				if code != 2 || out != "" {
 					t.Fatalf("exit %d, stdout %q", code, out)
 				}
-				if got := strings.Count(errs, "commcost:"); got != want {
-					t.Errorf("rank %d printed %d messages, want %d: %q", rank, got, want, errs)
+				if got := strings.Count(errs, "commcost:"); got != 1 {
+					t.Errorf("rank %d printed %d messages, want 1: %q", rank, got, errs)
+				}
+				if waited := took >= job.UsageGrace; waited != (rank > 0) {
+					t.Errorf("rank %d said it after %v; want after the grace of %v only on ranks other than 0", rank, took, job.UsageGrace)
 				}
 			})
 		}

@@ -4,8 +4,8 @@ import (
 	"io"
 
 	"github.com/commcost/commcost/cli"
-	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/job"
+	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/simgrid"
 	"github.com/commcost/commcost/trace"
 )
