@@ -59,7 +59,7 @@ func (d Demand) Check(c mpi.Comm, meta results.Meta) error {
 		plan := d.Plan(p)
 		i, dm, err := Largest(plan, p, d.MaxTime)
 		if err != nil {
-			return opts.Badf("%s: %v or raise --max-time", PointName(plan[i], p), err)
+			return opts.Badf("%s: %v", PointName(plan[i], p), err)
 		}
 		if i >= 0 {
 			flag := "--" + dm.MemParam

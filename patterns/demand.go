@@ -3,6 +3,8 @@ package patterns
 import (
 	"fmt"
 	"math"
+
+	"github.com/commcost/commcost/opts"
 )
 
 // What an instance asks of the machine, computed from
@@ -68,14 +70,23 @@ func (d Demand) CheckTime(maxTime float64) error {
 		if d.RepWait != "" {
 			wait = ", and " + d.RepWait
 		}
-		return fmt.Errorf("one repetition needs at least %s (%s and %s per rank at >= %g ns a message and <= %g GB/s%s), more than the time budget of %g s per point; lower %s",
-			secText(f), countText(d.RepMessages, "message"), bytesText(d.RepBytes), minMessageSec*1e9, maxBytesPerSec/1e9, wait, maxTime, d.RepParam)
+		return fmt.Errorf("one repetition needs at least %s (%s and %s per rank at >= %g ns a message and <= %g GB/s%s), more than the time budget of %g s per point; lower %s%s",
+			secText(f), countText(d.RepMessages, "message"), bytesText(d.RepBytes), minMessageSec*1e9, maxBytesPerSec/1e9, wait, maxTime, d.RepParam, raiseMaxTime(f))
 	}
 	if f := d.WarmupFloorSec(); f > maxTime {
-		return fmt.Errorf("the warm-up needs at least %s (%s per rank), more than the time budget of %g s per point; lower %s",
-			secText(f), countText(d.WarmupMessages, "message"), maxTime, d.WarmupParam)
+		return fmt.Errorf("the warm-up needs at least %s (%s per rank), more than the time budget of %g s per point; lower %s%s",
+			secText(f), countText(d.WarmupMessages, "message"), maxTime, d.WarmupParam, raiseMaxTime(f))
 	}
 	return nil
+}
+
+// raiseMaxTime is the remedy of a need of f seconds that --max-time can
+// hold (at most opts.MaxSeconds), "" when no --max-time can.
+func raiseMaxTime(f float64) string {
+	if f <= opts.MaxSeconds {
+		return " or raise --max-time"
+	}
+	return ""
 }
 
 // maxDigits is the largest count the demand messages print in digits;

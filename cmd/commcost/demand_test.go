@@ -52,6 +52,8 @@ func TestAskBeforeAllocating(t *testing.T) {
 		// counts beyond the time budget
 		{"iters", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "pingpong bytes=8 iters=1000000000: one repetition needs at least 40.2 s"},
 		{"iters names the flag", with("pingpong", "--sizes", "8", "--iters", "1000000000"), "lower --iters or raise --max-time"},
+		// A need beyond any --max-time names only what can be lowered.
+		{"delay beyond any budget", with("prtt", "--delay", "1e8", "--max-time", "1e9"), "more than the time budget of 1e+09 s per point; lower --iters, --n or --delay\n"},
 		{"warmup", with("pingpong", "--sizes", "8", "--warmup", "2000000000"), "the warm-up needs at least 80.3 s (4000000000 messages per rank), more than the time budget of 10 s per point; lower --warmup"},
 		{"window", with("bandwidth", "--sizes", "8", "--window", "1048576", "--iters", "100000"), "lower --iters or --window"},
 		{"k", with("kkaccess", "--np", "4", "--k", "100000000", "--l", "8", "--r", "1"), "--k 100000000: must be at most 65535 (the send hot spot k of a run)"},
