@@ -220,7 +220,7 @@ type MatSquareSweep struct {
 	StoreFlags
 	SweepFlags
 	MaxTimeFlag
-	Blocks opts.Ints `flag:"blocks" default:"4096" value:"ints" usage:"block sizes in 4-byte ints (perfect squares), a list (64,256,1024,4096) or range (64:4096)"`
+	Blocks opts.Ints `flag:"blocks" default:"4096" value:"ints" usage:"block sizes in 4-byte ints, perfect squares: a list (64,256,1024,4096); a LO:HI range doubles, so only a list holds more than one square"`
 	Kernel string    `flag:"kernel" default:"mul" usage:"local computation: mul (the real product) or sum (elementwise sum: same communication, O(m) work)"`
 	Reps   int       `flag:"reps" default:"3" usage:"measured repetitions (each squares again)"`
 	Verify bool      `flag:"verify" default:"true" usage:"compare the result with the serial computation on rank 0"`
@@ -241,7 +241,7 @@ func (e *MatSquareSweep) Validate() error {
 	}
 	for _, m := range e.Blocks {
 		if !divalib.PerfectSquare(m) {
-			return opts.Field("Blocks", "", "%d is not a perfect square; accepted are squares such as 64, 256, 1024, 4096", m)
+			return opts.Field("Blocks", "", "%d is not a perfect square; accepted are squares in a list such as 64,256,1024,4096 (a LO:HI range doubles, and every other value is no square)", m)
 		}
 		if m > divalib.MaxBlockInts {
 			return opts.Field("Blocks", "", "a block of %d ints does not fit one message (at most %d)", m, divalib.MaxBlockInts)
