@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -249,5 +251,32 @@ func TestRanksBeforeRanges(t *testing.T) {
 				t.Errorf("message names %s, not the rank count first: %s", tc.not, errs)
 			}
 		})
+	}
+}
+
+// TestRefusesSmallAddressLimit: under an address-space limit the Go
+// runtime and the MPI library cannot start in, the binary refuses it
+// before the runtime starts (one message, exit 2), not with a runtime
+// stack dump; at the advised limit it runs.
+func TestRefusesSmallAddressLimit(t *testing.T) {
+	bin := commcostBinary(t)
+	for _, tc := range []struct {
+		kb   int
+		code int
+	}{{1000000, 2}, {2000000, 2}, {2200000, 0}} {
+		cmd := exec.Command("sh", "-c", fmt.Sprintf("ulimit -v %d && exec %s help", tc.kb, bin))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("commcost: the address-space limit (ulimit -v) of %d kB is below the 2097152 kB the Go runtime and the MPI library need to start", tc.kb)
+		if code != tc.code || (tc.code == 2 && (!strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1)) {
+			t.Errorf("ulimit -v %d: exit %d, stderr %q; want %d and one line %q...", tc.kb, code, stderr.String(), tc.code, want)
+		}
 	}
 }

@@ -69,5 +69,10 @@ func RaiseAddressLimit(need float64) (kb int64, ok bool) {
 	}
 	bytes := float64(mapped) + goArenaBytes + need*goAddressFactor
 	const step = 100000
-	return (int64(bytes/1024)/step + 1) * step, true
+	return max((int64(bytes/1024)/step+1)*step, MinAddressLimitKB), true
 }
+
+// MinAddressLimitKB is the least ulimit -v, in kB, commcost advises: below
+// 2 GiB the binary refuses to start (mpi/native's constructor), since the
+// Go runtime and the MPI library reserve about 1.6 GiB at start.
+const MinAddressLimitKB = 2200000

@@ -138,7 +138,7 @@ func TestAllows(t *testing.T) {
 	if want := fmt.Sprintf(": ulimit -v %d or more would hold it", kb); !strings.HasSuffix(got, want) {
 		t.Errorf("Allows under ulimit -v = %q, want it to end %q", got, want)
 	}
-	if low := (float64(mapped) + goArenaBytes + 3<<30) / 1024; float64(kb) < low || float64(kb) > low+100000 || kb%100000 != 0 {
+	if low := max((float64(mapped)+goArenaBytes+3<<30)/1024, MinAddressLimitKB); float64(kb) < low || float64(kb) > low+100000 || kb%100000 != 0 {
 		t.Errorf("RaiseAddressLimit(2 GiB) = %d kB, want the multiple of 100000 just above %.0f kB", kb, low)
 	}
 }

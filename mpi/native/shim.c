@@ -1,6 +1,9 @@
 /* shim.c: see shim.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "shim.h"
 
@@ -807,4 +810,30 @@ cc_time_result cc_alltoall_pt2pt(MPI_Comm comm, char *send, char *recv, int bloc
     r.seconds = MPI_Wtime() - t0;
     free(reqs);
     return r;
+}
+
+/* Below this address-space limit (ulimit -v) the Go runtime and the MPI
+ * library linked into the process cannot be relied on to start: together
+ * they reserve about 1.6 GiB at start, and past that the runtime dies in
+ * its own allocator or creating a thread, with a stack dump and no word
+ * of the limit. A constructor runs before the Go runtime starts, so the
+ * limit is refused here, once, with the limit that works (exit status 2,
+ * bad input: the job's setting). */
+#define CC_MIN_ADDRESS_SPACE (2ULL << 30)
+#define CC_ADVISED_LIMIT_KB 2200000ULL
+
+__attribute__((constructor)) static void cc_check_address_limit(void)
+{
+    struct rlimit r;
+    if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= CC_MIN_ADDRESS_SPACE)
+        return;
+    char msg[400];
+    int n = snprintf(msg, sizeof msg,
+                     "commcost: the address-space limit (ulimit -v) of %llu kB is below the %llu kB the Go runtime "
+                     "and the MPI library need to start (they reserve about 1.6 GiB at start): run under ulimit -v "
+                     "%llu or more, or unlimited\n",
+                     (unsigned long long)(r.rlim_cur / 1024), CC_MIN_ADDRESS_SPACE / 1024, CC_ADVISED_LIMIT_KB);
+    if (n > 0 && write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1)) < 0)
+        n = 0;
+    _exit(2);
 }
