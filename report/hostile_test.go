@@ -286,3 +286,26 @@ func TestTablesEscapeControlCharacters(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkdownEscapesRecordStrings: the strings a records file carries
+// (hosts, library, CPU, command) reach report.md as text: no HTML a
+// renderer would run, no backtick that ends the command's code span.
+func TestMarkdownEscapesRecordStrings(t *testing.T) {
+	r := results.Record{Schema: results.SchemaVersion, Bench: "pingpong", Ranks: 2, Unit: results.UnitSeconds,
+		Meta: results.Meta{Hosts: []string{"<b>h</b>"}, MPILibrary: "<script>alert(2)</script>", CPU: "<img src=x onerror=alert(1)>",
+			Command: []string{"bin/commcost", "pingpong", "`; rm -rf ~ #"}, Backend: "native"}}
+	var b bytes.Buffer
+	writeLaunch(&b, []results.Record{r})
+	writeRunSummary(&b, []results.Record{r})
+	out := b.String()
+	for _, bad := range []string{"<b>", "<script>", "<img"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("raw %q in the markdown:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"&lt;b&gt;h&lt;/b&gt;", "&lt;script&gt;", "CPU &lt;img src=x onerror=alert(1)&gt;", "Command: `` bin/commcost pingpong `; rm -rf ~ # ``."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the markdown lacks %q:\n%s", want, out)
+		}
+	}
+}

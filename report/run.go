@@ -188,11 +188,11 @@ func BuildRun(recs []results.Record, truncated bool) (*Run, error) {
 func writeRunSummary(w io.Writer, recs []results.Record) {
 	m := recs[0].Meta
 	first, _ := dateRange(recs)
-	fmt.Fprintf(w, "# commcost run on %s, %s\n\n", orUnknown(strings.Join(m.Hosts, ", ")), orUnknown(first))
+	fmt.Fprintf(w, "# commcost run on %s, %s\n\n", results.EscapeMarkdown(orUnknown(strings.Join(m.Hosts, ", "))), results.EscapeMarkdown(orUnknown(first)))
 	var counts []string
 	present := benchesPresent(recs)
 	for _, b := range benchOrder(recs) {
-		counts = append(counts, fmt.Sprintf("%s %d", b, present[b]))
+		counts = append(counts, fmt.Sprintf("%s %d", results.EscapeMarkdown(b), present[b]))
 	}
 	fmt.Fprintf(w, "%d records (%s): %s.\n\n", len(recs), results.RecordsFile, strings.Join(counts, ", "))
 }

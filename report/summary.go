@@ -190,13 +190,14 @@ func writeLaunch(w io.Writer, recs []results.Record) {
 		ranks = max(ranks, r.Ranks)
 	}
 	hosts := strings.Join(m.Hosts, ", ")
-	fmt.Fprintf(w, "Measured on %s: %s, %d ranks (ranks per host %v), %s backend", orUnknown(hosts), orUnknown(shortLibrary(m.MPILibrary)), ranks, m.RanksPerHost, orUnknown(m.Backend))
+	md := func(s string) string { return results.EscapeMarkdown(orUnknown(s)) }
+	fmt.Fprintf(w, "Measured on %s: %s, %d ranks (ranks per host %v), %s backend", md(hosts), md(shortLibrary(m.MPILibrary)), ranks, m.RanksPerHost, md(m.Backend))
 	if m.CPU != "" {
-		fmt.Fprintf(w, ", CPU %s", m.CPU)
+		fmt.Fprintf(w, ", CPU %s", md(m.CPU))
 	}
-	fmt.Fprintf(w, "; rank 0's binding %s, GOMAXPROCS %d. Commit %s; %s to %s.", orUnknown(m.Binding), m.GOMAXPROCS, orUnknown(m.Commit), orUnknown(first), orUnknown(last))
+	fmt.Fprintf(w, "; rank 0's binding %s, GOMAXPROCS %d. Commit %s; %s to %s.", md(m.Binding), m.GOMAXPROCS, md(m.Commit), md(first), md(last))
 	if len(m.Command) > 0 {
-		fmt.Fprintf(w, " Command: `%s`.", strings.Join(m.Command, " "))
+		fmt.Fprintf(w, " Command: %s.", results.MarkdownCode(strings.Join(m.Command, " ")))
 	}
 	fmt.Fprintln(w)
 }

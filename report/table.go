@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -60,7 +59,7 @@ func MarkdownTable(w io.Writer, header []string, rows [][]string) error {
 	esc := func(cells []string) []string {
 		out := make([]string, len(cells))
 		for i, c := range cells {
-			out[i] = markdownEscaper.Replace(results.Printable(c))
+			out[i] = results.EscapeMarkdown(results.Printable(c))
 		}
 		return out
 	}
@@ -81,15 +80,12 @@ func MarkdownTable(w io.Writer, header []string, rows [][]string) error {
 	return t.Render()
 }
 
-// markdownEscaper escapes '|' (splits a cell), '*', '_' and '`' (emphasis,
-// code) and '\'.
-var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`")
 
 // TitledTable writes a title line and a table: bold and a markdown table
 // with markdown, a plain line and a box-drawn table without.
 func TitledTable(w io.Writer, title string, header []string, rows [][]string, markdown bool) error {
 	if markdown {
-		if _, err := fmt.Fprintf(w, "**%s**\n\n", markdownEscaper.Replace(results.Printable(title))); err != nil {
+		if _, err := fmt.Fprintf(w, "**%s**\n\n", results.EscapeMarkdown(results.Printable(title))); err != nil {
 			return err
 		}
 		return MarkdownTable(w, header, rows)
@@ -105,7 +101,7 @@ func writeNotes(w io.Writer, notes []string, markdown bool) error {
 	for _, n := range notes {
 		n = results.Printable(n)
 		if markdown {
-			n = "- " + markdownEscaper.Replace(n)
+			n = "- " + results.EscapeMarkdown(n)
 		}
 		if _, err := fmt.Fprintln(w, n); err != nil {
 			return err

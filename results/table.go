@@ -268,14 +268,34 @@ func mapCells(cells []string, f func(string) string) []string {
 	return out
 }
 
-// escapeMarkdown escapes the characters that would change a markdown table
-// or emphasis: '|' splits cells, '*', '_' and '`' start emphasis or code,
-// '\' escapes.
-func escapeMarkdown(s string) string {
+// escapeMarkdown is EscapeMarkdown.
+func escapeMarkdown(s string) string { return EscapeMarkdown(s) }
+
+// EscapeMarkdown escapes the characters that would change markdown text
+// or a table: '|' splits cells, '*', '_' and '`' start emphasis or code,
+// '\' escapes, and '<', '>' and '&' would be HTML to a renderer (a
+// records file's strings are anyone's: a host named "<script>" stays text).
+func EscapeMarkdown(s string) string {
 	return markdownEscaper.Replace(s)
 }
 
-var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`")
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "&", "&amp;")
+
+// MarkdownCode is s as a markdown code span: fenced by one backtick more
+// than the longest run of them in s, so none of s ends it early.
+func MarkdownCode(s string) string {
+	run, most := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			most = max(most, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", most+1)
+	return fence + " " + s + " " + fence
+}
 
 // scale is a unit to show a value in: the value is divided by div and
 // followed by unit.
