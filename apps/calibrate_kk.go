@@ -78,11 +78,11 @@ func (cal KKCalibration) CheckGrid() error {
 		vals  any
 	}{{"K", nk, cal.K}, {"L", nl, cal.L}, {"R", nr, cal.R}} {
 		if f.n < 2 {
-			return opts.Field(f.field, listText(f.vals), "the trilinear fit of the calibration needs at least 2 levels of each of k, l and r (the applications' own k and l included); this grid has %d x %d x %d", nk, nl, nr)
+			return opts.Field(f.field, ListText(f.vals), "the trilinear fit of the calibration needs at least 2 levels of each of k, l and r (the applications' own k and l included); this grid has %d x %d x %d", nk, nl, nr)
 		}
 	}
 	if nk*nl*nr <= trilinearCoefs {
-		return opts.Field("R", listText(cal.R), "the trilinear fit needs more than %d cells to judge its 8 coefficients; the grid has %d x %d x %d = %d: add a level of k, l or r", trilinearCoefs, nk, nl, nr, nk*nl*nr)
+		return opts.Field("R", ListText(cal.R), "the trilinear fit needs more than %d cells to judge its 8 coefficients; the grid has %d x %d x %d = %d: add a level of k, l or r", trilinearCoefs, nk, nl, nr, nk*nl*nr)
 	}
 	return nil
 }
@@ -96,8 +96,8 @@ func distinct[T int | float64](xs []T) int {
 	return len(seen)
 }
 
-// listText writes a list as a comma list, as the flags take it.
-func listText(v any) string {
+// ListText writes a list as a comma list, as the flags take it.
+func ListText(v any) string {
 	s := fmt.Sprint(v)
 	return strings.ReplaceAll(strings.Trim(s, "[]"), " ", ",")
 }

@@ -80,7 +80,6 @@ func MarkdownTable(w io.Writer, header []string, rows [][]string) error {
 	return t.Render()
 }
 
-
 // TitledTable writes a title line and a table: bold and a markdown table
 // with markdown, a plain line and a box-drawn table without.
 func TitledTable(w io.Writer, title string, header []string, rows [][]string, markdown bool) error {

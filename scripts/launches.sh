@@ -45,6 +45,8 @@ shift
 	usage "N $(printf '%s' "$n" | LC_ALL=C tr -c '[:print:]' '?'): want an integer >= 1 and at most $max_n"
 n=$((10#$n))
 [ $# -ge 1 ] || usage "no command given"
+command -v -- "$1" >/dev/null 2>&1 ||
+	usage "CMD $(printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'): no such command or executable"
 
 prefix=${COMMCOST_LAUNCH_ID:+$COMMCOST_LAUNCH_ID.}
 for ((i = 1; i <= n; i++)); do
@@ -53,7 +55,9 @@ for ((i = 1; i <= n; i++)); do
 	COMMCOST_LAUNCH_ID=$id "$@"
 	status=$?
 	if [ $status -ne 0 ]; then
-		echo "launches.sh: launch $i of $n (COMMCOST_LAUNCH_ID=$id) failed with status $status; launches $((i + 1))..$n not run" >&2
+		rest=""
+		[ "$i" -lt "$n" ] && rest="; launches $((i + 1))..$n not run"
+		echo "launches.sh: launch $i of $n (COMMCOST_LAUNCH_ID=$id) failed with status $status$rest" >&2
 		exit $status
 	fi
 done

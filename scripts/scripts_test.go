@@ -108,6 +108,7 @@ func TestHelperScriptsRefuseBadCounts(t *testing.T) {
 		{"launches.sh N of 20 digits", nil, []string{"scripts/launches.sh", "99999999999999999999", "true"}, "launches.sh: N 99999999999999999999", "want an integer >= 1 and at most 10000"},
 		{"launches.sh N beyond the bound", nil, []string{"scripts/launches.sh", "10001", "true"}, "launches.sh: N 10001", "at most 10000"},
 		{"launches.sh N negative", nil, []string{"scripts/launches.sh", "-3", "true"}, "launches.sh: N -3", "want an integer >= 1"},
+		{"launches.sh of no such command", nil, []string{"scripts/launches.sh", "1", "/nonexistent"}, "launches.sh: CMD /nonexistent", "no such command or executable"},
 		{"launches.sh N of an escape sequence", nil, []string{"scripts/launches.sh", "\x1b[2J", "true"}, "launches.sh: N ?[2J", "want an integer"},
 		{"bench_vs_c.sh --rounds 0", nil, []string{"scripts/bench_vs_c.sh", "--rounds", "0"}, "bench_vs_c: --rounds '0'", "want an integer from 1 to 1000"},
 		{"bench_vs_c.sh --rounds of 20 digits", nil, []string{"scripts/bench_vs_c.sh", "--rounds", "99999999999999999999"}, "bench_vs_c: --rounds", "want an integer from 1 to 1000"},

@@ -264,18 +264,9 @@ func (a *StoreApp) checkRealisedGrid(r StoreRun, p int) error {
 		for i, v := range rs {
 			realised[i] = strconv.FormatFloat(patterns.RRealised(v, p), 'g', 4, 64)
 		}
-		return opts.Field("Cal.R", floatList(asked), "on %d application ranks these portions realise only r = %s (r p rounds to whole ranks), and then %s", p, strings.Join(realised, ", "), fe.Reason)
+		return opts.Field("Cal.R", apps.ListText(asked), "on %d application ranks these portions realise only r = %s (r p rounds to whole ranks), and then %s", p, strings.Join(realised, ", "), fe.Reason)
 	}
 	return nil
-}
-
-// floatList writes portions as the flag takes them.
-func floatList(xs []float64) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	return strings.Join(s, ",")
 }
 
 // MPApp are the settings of a message-passing program.

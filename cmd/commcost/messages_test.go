@@ -264,19 +264,10 @@ func TestRefusesSmallAddressLimit(t *testing.T) {
 		kb   int
 		code int
 	}{{1000000, 2}, {2000000, 2}, {2200000, 0}} {
-		cmd := exec.Command("sh", "-c", fmt.Sprintf("ulimit -v %d && exec %s help", tc.kb, bin))
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		r := runCmd(t, exec.Command("sh", "-c", fmt.Sprintf("ulimit -v %d && exec %s help", tc.kb, bin)))
 		want := fmt.Sprintf("commcost: the address-space limit (ulimit -v) of %d kB is below the 2097152 kB the Go runtime and the MPI library need to start", tc.kb)
-		if code != tc.code || (tc.code == 2 && (!strings.HasPrefix(stderr.String(), want) || strings.Count(stderr.String(), "\n") != 1)) {
-			t.Errorf("ulimit -v %d: exit %d, stderr %q; want %d and one line %q...", tc.kb, code, stderr.String(), tc.code, want)
+		if r.code != tc.code || (tc.code == 2 && (!strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "\n") != 1)) {
+			t.Errorf("ulimit -v %d: exit %d, stderr %q; want %d and one line %q...", tc.kb, r.code, r.stderr, tc.code, want)
 		}
 	}
 }
