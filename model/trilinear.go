@@ -119,7 +119,7 @@ func (t *Trilinear) Predict(in Instance) (float64, error) {
 // selectOp keeps the k-k-access records of opt.Op, or of the only op
 // present.
 func selectOp(recs []results.Record, opt Options) ([]results.Record, string, error) {
-	return selectByParam(recs, "kkaccess", "op", "ops", opt.Op, "Options.Op, --op read|write")
+	return selectByParam(recs, "kkaccess", "op", "ops", opt.Op, "--op read or --op write")
 }
 
 // selectByParam keeps the records whose string parameter key equals want,
@@ -227,7 +227,7 @@ func trilinearCells(recs []results.Record, kind string, opt Options) ([]point, s
 	if err != nil {
 		return nil, "", err
 	}
-	if sel, _, err = selectByParam(sel, "kkaccess", "network", "networks", opt.Network, "Options.Network, --network NAME"); err != nil {
+	if sel, _, err = selectByParam(sel, "kkaccess", "network", "networks", opt.Network, "--network NAME"); err != nil {
 		return nil, "", err
 	}
 	if err := oneAsynchrony(sel); err != nil {

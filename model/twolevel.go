@@ -154,7 +154,7 @@ func (t *TwoLevel) Predict(in Instance) (float64, error) {
 
 // selectImpl keeps the aggregate records of opt.Impl or of the only impl.
 func selectImpl(recs []results.Record, opt Options) ([]results.Record, string, error) {
-	return selectByParam(recs, "aggregate", "impl", "impls", opt.Impl, "Options.Impl, --impl mpi|textbook|mesh1d|mesh2d")
+	return selectByParam(recs, "aggregate", "impl", "impls", opt.Impl, "--impl mpi, textbook, mesh1d or mesh2d")
 }
 
 // FitTwoLevel fits t_s, t_w and t_w p/c to "aggregate" records.

@@ -45,7 +45,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	c.Dir = pos[0]
 	o, err := c.Run()
 	if err != nil {
-		return err
+		return b.Err(err) // a field's error names its flag (--scale)
 	}
 	for _, why := range o.Skipped {
 		fmt.Fprintf(stderr, "commcost: replay: --calibration %s: left out %s\n", c.Calibration, results.Printable(why))

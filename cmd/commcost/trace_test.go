@@ -128,7 +128,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay no point-to-point", []string{"replay", good, "--model", tri}, "prices no point-to-point message"},
 		{"replay negative model", []string{"replay", good, "--model", neg}, "negative time"},
 		{"replay bad scale", []string{"replay", good, "--model", hock, "--scale", "bandwidth"}, "--scale bandwidth"},
-		{"replay unknown scale", []string{"replay", good, "--model", hock, "--scale", "G=2"}, "no parameter \"G\""},
+		{"replay unknown scale", []string{"replay", good, "--model", hock, "--scale", "G=2"}, "--scale G=2: G: the hockney model has no parameter \"G\""},
 		{"replay bad eager", []string{"replay", good, "--model", hock, "--eager", "lots"}, "--eager lots"},
 		{"replay unmatched", []string{"replay", unmatched, "--model", hock}, "DIR " + unmatched + ": " + unmatched + "/rank-0.cct: rank 0, event 5: Send of 64 bytes to rank 1 (tag 4, point-to-point) has no matching receive"},
 		{"replay receive smaller than its send", []string{"replay", small, "--model", hock}, truncate},
