@@ -189,7 +189,7 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 		// A rank that died before MPI_Finalize leaves its unfinished file
 		// hidden beside the others: say where, and that it is no trace.
 		if parts, _ := filepath.Glob(filepath.Join(dir, ".rank-*.cct.part")); len(parts) > 0 {
-			return fmt.Errorf("%s: %v (the unfinished rank files, %s, are no trace: the ranks did not reach MPI_Finalize)", prog, werr, strings.Join(parts, ", "))
+			return fmt.Errorf("%s: %v (%d unfinished rank files such as %s are no trace: those ranks did not reach MPI_Finalize)", prog, werr, len(parts), parts[0])
 		}
 		return fmt.Errorf("%s: %v", prog, werr)
 	}
