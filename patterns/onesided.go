@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -538,8 +539,9 @@ type OneSidedSweep struct {
 	OSU    bool          `flag:"osu" usage:"OSU 6.1's methodology, for a figure to put next to OSU's: one pass of its loop (lat: 10000 iterations after 100 up to 8K, 1000 after 10 above; bw: 100 after 10, 20 after 2) per point instead of repetitions and their median"`
 	Set    opts.Given
 	// left are the calls CheckWorld leaves out of the default --ops: the
-	// MPI library crashes in them on this world.
-	left []mpi.RMAOp
+	// MPI library crashes in them on this world. Atomic: goroutine ranks
+	// share the sweep, and each stores the same list.
+	left atomic.Pointer[[]mpi.RMAOp]
 }
 
 func init() {
@@ -600,16 +602,18 @@ func (s *OneSidedSweep) CheckWorld(c mpi.Comm) (string, error) {
 		return "", err
 	}
 	var notes []string
+	var left []mpi.RMAOp
 	for i, op := range s.Ops {
 		switch {
 		case faults[i] == nil:
 		case s.Set.Has("Ops"):
 			return "", opts.Item("Ops", op, "%v (--type int)", faults[i])
 		default:
-			s.left = append(s.left, op)
+			left = append(left, op)
 			notes = append(notes, fmt.Sprintf("%v is left out of the default --ops: %v (--type int)", op, faults[i]))
 		}
 	}
+	s.left.Store(&left)
 	return strings.Join(notes, "; "), nil
 }
 
@@ -619,8 +623,12 @@ func (s *OneSidedSweep) Plan(p int) ([]Pattern, error) {
 		return nil, opts.Badf("onesided needs exactly 2 ranks, got %d", p)
 	}
 	var out []Pattern
+	var left []mpi.RMAOp
+	if l := s.left.Load(); l != nil {
+		left = *l
+	}
 	for _, op := range s.Ops {
-		if slices.Contains(s.left, op) {
+		if slices.Contains(left, op) {
 			continue
 		}
 		dt := s.typeOf(op)
