@@ -149,16 +149,7 @@ var derivedChecks = map[string]func(*results.Record) error{
 		// one in every permutation (a derangement: none to itself), iters
 		// permutations a repetition; iters is no parameter, so
 		// msgs_sent_max says it.
-		bytes, ok1 := paramNumber(r, "bytes")
-		sent, ok2 := r.Counters[CounterMsgsSentMax]
-		if !ok1 || !ok2 {
-			return nil
-		}
-		iters, err := wholeIters(CounterMsgsSentMax, sent, sent, "its permutations per repetition, one message each,")
-		if err != nil {
-			return err
-		}
-		return trafficCounters(r, bytes, iters, "permutations a repetition", results.FormatCount(iters))
+		return countedTraffic(r, CounterMsgsSentMax, "its permutations per repetition, one message each,", "permutations a repetition")
 	},
 	// OSU's figure: the average over ranks between its extremes.
 	BenchCollective: func(r *results.Record) error {
@@ -453,16 +444,23 @@ func allToAllCounters(r *results.Record) error {
 // setting (--iters, or the OSU count capped by the time budget), not a
 // function of the parameters.
 func pingPongCounters(r *results.Record) error {
-	bytes, ok := paramNumber(r, "bytes")
-	iters, ok2 := r.Counters[CounterIters]
-	if !ok || !ok2 {
+	return countedTraffic(r, CounterIters, "the round trips per repetition", "counters iters")
+}
+
+// countedTraffic ties the traffic counters to the record's bytes and the
+// exchanges per repetition that counter key counts (a whole number, what
+// how says it is); names says what the exchanges are in the messages.
+func countedTraffic(r *results.Record, key, how, names string) error {
+	bytes, ok1 := paramNumber(r, "bytes")
+	n, ok2 := r.Counters[key]
+	if !ok1 || !ok2 {
 		return nil
 	}
-	iters, err := wholeIters(CounterIters, iters, iters, "the round trips per repetition")
+	iters, err := wholeIters(key, n, n, how)
 	if err != nil {
 		return err
 	}
-	return trafficCounters(r, bytes, iters, "counters iters", results.FormatCount(iters))
+	return trafficCounters(r, bytes, iters, names, results.FormatCount(iters))
 }
 
 // prttCounters: per exchange the client sends n messages and receives

@@ -388,16 +388,10 @@ func WriteRunDir(dir string, run *Run) error {
 	return nil
 }
 
-// isPNG reports whether path starts as a PNG does.
+// isPNG reports whether path is a regular file that starts as a PNG does
+// (or is empty).
 func isPNG(path string) bool {
-	f, err := results.OpenRegular(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, len(pngSignature))
-	_, err = io.ReadFull(f, head)
-	return err == nil && string(head) == pngSignature
+	return results.CheckOwn(path, "plot", len(pngSignature), func(h []byte) bool { return string(h) == pngSignature }) == nil
 }
 
 // ownPNGName reports whether a plot of this name is a PNG, which carries
