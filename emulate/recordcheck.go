@@ -62,7 +62,7 @@ func checkRecordName(network string, r *results.Record, must bool) error {
 	if want := canonicalName(network); want != network {
 		return fmt.Errorf("network = %q: the emulation writes this network %q (the family's name as in %s, sizes without spaces or leading zeros)", network, want, NetworkForms())
 	}
-	return nil
+	return checkCountersPresent(r)
 }
 
 // canonicalName is the name Topology.Name gives the network spec parses
@@ -410,6 +410,31 @@ func checkAccessCounters(r *results.Record) error {
 		if q := total / per; q != math.Trunc(q) || q < float64(r.N) {
 			return fmt.Errorf("counters reads + writes = %v with %s = %v accesses a repetition and n = %d: the repetitions that ran make a whole number of at least n times those", total, how, per, r.N)
 		}
+	}
+	return nil
+}
+
+// accessCounters are the counters measure writes on every access record
+// of an emulated network: without them a record's time has nothing to
+// tie it to its network, so a record missing one is not the emulation's.
+var accessCounters = []string{"service_ranks", "reps_counted", "reads", "writes", "packets", "bytes"}
+
+// checkCountersPresent refuses an emulated access record (k-k-access,
+// k-access, packet splitting) that lacks one of accessCounters.
+func checkCountersPresent(r *results.Record) error {
+	switch r.Bench {
+	case BenchKKAccess, BenchKAccess, BenchSplit:
+	default:
+		return nil
+	}
+	var missing []string
+	for _, k := range accessCounters {
+		if _, ok := r.Counters[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("counters %s missing: an emulated %s record carries %s, the network counters of its repetitions", strings.Join(missing, ", "), r.Bench, strings.Join(accessCounters, ", "))
 	}
 	return nil
 }

@@ -18,7 +18,8 @@ func TestRecordNetwork(t *testing.T) {
 		return results.Record{Bench: BenchKKAccess, Ranks: ranks, Unit: results.UnitSeconds,
 			Params:  results.Params{"k": 1, "l": 64, "r": 0.5, "op": "read", "network": network},
 			Summary: results.Summarize([]float64{3e-6, 9e-6, 3e-5}),
-			Derived: map[string]float64{"hops_mean": hops}, Counters: map[string]float64{"service_ranks": service, "r_asked": 0.5}}
+			Derived: map[string]float64{"hops_mean": hops}, Counters: map[string]float64{"service_ranks": service, "r_asked": 0.5,
+				"reps_counted": 3, "reads": float64(3 * patterns.AccessingRanks(0.5, ranks)), "writes": 0, "packets": 0, "bytes": 0}}
 	}
 	// A calibration of an application's store names the store.
 	store := func(name string) results.Record {
@@ -55,6 +56,7 @@ func TestRecordNetwork(t *testing.T) {
 		{"a network without parentheses", rec("bf1", 2, 2, 4), `network = "bf1": the emulation writes this network "BF(1)"`},
 		{"a square mesh by one side", rec("mesh(2)", 4, 1.5, 4), `writes this network "mesh(2x2)"`},
 		{"SE(2) as measured", rec("SE(2)", 4, 1.5, 4), ""},
+		{"an emulated record without its counters", func() results.Record { r := rec("SE(2)", 4, 1.5, 4); r.Counters = nil; return r }(), "counters service_ranks, reps_counted, reads, writes, packets, bytes missing"},
 		{"a store of the emulation's prefix", store("emulate:bf1"), `network = "emulate:bf1": a calibration of this store writes it "BF(1)"`},
 	}
 	for _, tc := range tests {
@@ -150,7 +152,7 @@ func TestRecordNetworkSpellings(t *testing.T) {
 		r := results.Record{Bench: BenchKKAccess, Ranks: s.apps, Unit: results.UnitSeconds,
 			Params:  results.Params{"k": 1, "l": 64, "r": 0.5, "op": "read", "network": spec},
 			Summary: results.Summarize([]float64{3e-6, 9e-6, 3e-5}),
-			Derived: map[string]float64{"hops_mean": float64(s.minHops+s.maxHops) / 2}, Counters: map[string]float64{"service_ranks": float64(s.nodes), "r_asked": 0.5}}
+			Derived: map[string]float64{"hops_mean": float64(s.minHops+s.maxHops) / 2}, Counters: map[string]float64{"service_ranks": float64(s.nodes), "r_asked": 0.5, "reps_counted": 3, "reads": float64(3 * patterns.AccessingRanks(0.5, s.apps)), "writes": 0, "packets": 0, "bytes": 0}}
 		if err := checkRecordNetwork(spec, &r, false); err != nil {
 			t.Errorf("%s: %v", spec, err)
 		}
@@ -248,6 +250,9 @@ func TestAccessCounterRecords(t *testing.T) {
 		{"bytes not the links' total", "BF(1) kk read", func(r *results.Record) { r.Counters["bytes"]-- }, "disagrees with the record's link.*.bytes counters: it is the total over every link"},
 		{"queue high-water mark of no link", "SE(2) kk write", func(r *results.Record) { r.Counters["queue_hwm_max"] += 7 }, "counters queue_hwm_max"},
 		{"held buffers of no node", "mesh(1x3) kk write", func(r *results.Record) { r.Counters["held_hwm_max"] += 3 }, "it is the most over the nodes"},
+		{"no counters", "SE(2) kk read", func(r *results.Record) { r.Counters = map[string]float64{} }, "counters service_ranks, reps_counted, reads, writes, packets, bytes missing: an emulated kkaccess record carries"},
+		{"a k-access without its repetition count", "BF(1) kaccess", func(r *results.Record) { delete(r.Counters, "reps_counted") }, "counters reps_counted missing"},
+		{"a split without its module counters", "mesh(1x3) split", func(r *results.Record) { delete(r.Counters, "reads"); delete(r.Counters, "writes") }, "counters reads, writes missing"},
 		// Fig. 14's packet splitting: its parameters and its network's
 		// counters are checked as a k-k-access's are.
 		{"a split of another size", "SE(2) split", func(r *results.Record) { r.Params["bytes"] = 65 }, "bytes = 65 with ints = 24: an access of ints integers moves 4 x ints = 96 bytes"},
