@@ -87,6 +87,11 @@ func checkPredictions(r *results.Record) error {
 	}
 	keys := slices.Sorted(maps.Keys(r.Derived))
 	for _, k := range keys {
+		if err := checkPredKey(k); err != nil {
+			return err
+		}
+	}
+	for _, k := range keys {
 		v := r.Derived[k]
 		m, ok := strings.CutPrefix(k, "pred_")
 		if ok && !strings.HasPrefix(m, "err_") && strings.HasSuffix(m, "_s") && !(v >= results.MinRecordSeconds) {
@@ -109,6 +114,29 @@ func checkPredictions(r *results.Record) error {
 		if want := (pred - meas) / meas; math.Abs(v-want) > 1e-9*math.Max(1, math.Abs(want)) {
 			return fmt.Errorf("derived %s = %v disagrees with (pred_%s_s - %s) / %s = %.6g", k, v, name, measName, measName, want)
 		}
+	}
+	return nil
+}
+
+// checkPredKey refuses a derived key of the predictions' prefix that is
+// neither pred_NAME_s (a prediction) nor pred_err_NAME (its error), NAME
+// a model's name as Annotate and report.AnnotateApps write it (letters,
+// digits, '-' and '_'): a table reads only those two forms and would drop
+// any other key silently.
+func checkPredKey(k string) error {
+	m, ok := strings.CutPrefix(k, "pred_")
+	if !ok {
+		return nil
+	}
+	name, isErr := strings.CutPrefix(m, "err_")
+	if !isErr {
+		var isPred bool
+		if name, isPred = strings.CutSuffix(m, "_s"); !isPred {
+			name = ""
+		}
+	}
+	if name == "" || derivedName(name) != name {
+		return fmt.Errorf("derived %s: a prediction's key is pred_NAME_s (seconds) or pred_err_NAME (its relative error), NAME a model's name of letters, digits, '-' and '_'", results.Printable(k))
 	}
 	return nil
 }

@@ -33,6 +33,12 @@ func TestPredictionsCheckedOnRead(t *testing.T) {
 		{"measured_s of -1 s", func(d map[string]float64) { d["measured_s"] = -1 }, "derived measured_s = -1: a time is 0 or at least 1e-12 s"},
 		{"envelope of 1e-300 s", func(d map[string]float64) { d[results.DerivedEnvelope] = 1e-300 }, "derived envelope_s = 1e-300: a time is 0 or at least 1e-12 s"},
 		{"envelope of 0 s (a phase that moved nothing)", func(d map[string]float64) { d[results.DerivedEnvelope] = 0 }, ""},
+		{"a prediction of a numbered model", func(d map[string]float64) { d["pred_hockney-2_s"] = 3e-4 }, ""},
+		{"a prediction key without its unit", func(d map[string]float64) { d["pred_zzz"] = 3 }, "derived pred_zzz: a prediction's key is pred_NAME_s (seconds) or pred_err_NAME (its relative error)"},
+		{"a prediction of a name no model has", func(d map[string]float64) { d["pred_bogus!!_s"] = 3e-4 }, "derived pred_bogus!!_s: a prediction's key is"},
+		{"a prediction of no name", func(d map[string]float64) { d["pred__s"] = 3e-4 }, "derived pred__s: a prediction's key is"},
+		{"an error of no name", func(d map[string]float64) { d["pred_err_"] = 0 }, "derived pred_err_: a prediction's key is"},
+		{"a prediction key with an escape", func(d map[string]float64) { d["pred_\x1b[2J_s"] = 3e-4 }, `derived pred_\x1b[2J_s: a prediction's key is`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
