@@ -94,12 +94,21 @@ func Parse(fs *flag.FlagSet, args []string, allowArgs bool) error {
 			_, _ = out.Write(buf.Bytes())
 			return err
 		}
-		return opts.Badf("%s (run '%s -h' for the flags)", flagMessage(fs, err), fs.Name())
+		return opts.Badf("%s (run '%s %s' for the flags)", flagMessage(fs, err), fs.Name(), HelpFlag(fs))
 	}
 	if !allowArgs && fs.NArg() > 0 {
-		return opts.Badf("unexpected argument %q (flags only: %s -h lists them)", fs.Arg(0), fs.Name())
+		return opts.Badf("unexpected argument %q (flags only: %s %s lists them)", fs.Arg(0), fs.Name(), HelpFlag(fs))
 	}
 	return nil
+}
+
+// HelpFlag is the flag that prints fs's usage: -h, or --help where a
+// flag of fs is named h (kaccess's hot-spot fraction), which -h then sets.
+func HelpFlag(fs *flag.FlagSet) string {
+	if fs.Lookup("h") != nil {
+		return "--help"
+	}
+	return "-h"
 }
 
 // ParseInterspersed parses flags that may come before, between or after

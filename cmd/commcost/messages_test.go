@@ -30,6 +30,10 @@ var messageCases = []struct {
 	{"bool flag", []string{"pingpong", "--validate=maybe"}, "--validate maybe: want true or false"},
 	{"integer out of range", []string{"pingpong", "--iters", "99999999999999999999"}, "out of range"},
 	{"unknown flag of a group's subcommand", []string{"emulate", "kk", "--nett", "SE(2)"}, "--nett: no such flag (run 'commcost emulate kk -h'"},
+	// kaccess's -h is its hot-spot fraction: its messages point to --help.
+	{"unknown flag where -h is a flag", []string{"kaccess", "--bogus"}, "--bogus: no such flag (run 'commcost kaccess --help' for the flags)"},
+	{"-h without its value where -h is a flag", []string{"emulate", "kaccess", "-h"}, "--h: needs a value (run 'commcost emulate kaccess --help' for the flags)"},
+	{"an argument where -h is a flag", []string{"kaccess", "extra"}, "unexpected argument \"extra\" (flags only: commcost kaccess --help lists them)"},
 	// Duplicates are refused the same way in every list flag.
 	{"sizes repeated", []string{"pingpong", "--sizes", "1K,1024"}, "--sizes 1K,1024: 1024 is listed twice"},
 	{"k repeated", []string{"kkaccess", "--k", "1,2,2"}, "--k 1,2,2: 2 is listed twice"},
