@@ -88,6 +88,15 @@ type Setupper interface {
 	Setup(env Env) (any, error)
 }
 
+// MinRunner is an App that knows a lower bound on one run's time on p
+// ranks, the first run's serial oracle included, in seconds. A run is
+// never cut short (its phases are the record), so one whose bound
+// exceeds the timed runs' budget plus --timeout is refused before
+// anything runs rather than run for hours past both.
+type MinRunner interface {
+	MinRunSec(p int) float64
+}
+
 // App is one configured application.
 type App interface {
 	// Name is the application's name, e.g. "matmul" (record param "app").

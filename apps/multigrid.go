@@ -123,6 +123,18 @@ func (m *Multigrid) Check(p int) error {
 	return nil
 }
 
+// minPointCycleSec bounds from below the time of one grid point in one
+// V-cycle: the finest level's smoothing alone updates every point (a
+// few flops and loads each), which takes longer than 1 ns on any core.
+const minPointCycleSec = 1e-9
+
+// MinRunSec implements MinRunner: the first run computes the serial
+// oracle, p planes each iterated Iters times by cycles V-cycles of N^2
+// points on one core, besides its own plane.
+func (m *Multigrid) MinRunSec(p int) float64 {
+	return float64(p+1) * float64(m.Iters) * float64(m.cycles()) * float64(m.N) * float64(m.N) * minPointCycleSec
+}
+
 // Workload returns the phases' communication on p ranks.
 func (m *Multigrid) Workload(p int) map[string][]results.WorkItem {
 	var w workload

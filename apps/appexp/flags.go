@@ -374,6 +374,26 @@ func (a *MPApp) Run(progs []apps.App) MPRun {
 		Kinds: a.Kinds, Reps: reps, Stat: a.Stat, Seed: a.Seed, Validate: a.Verify}
 }
 
+// CheckRunTime refuses programs whose one run on p ranks takes longer, at
+// the least (apps.MinRunner), than the timed runs' --max-time plus
+// timeout (--timeout, s): a run is never cut short, so it would outlast
+// both with no word. flag gives the parameters that set the run's length
+// with their values, names the same flags without them.
+func (a *MPApp) CheckRunTime(p int, progs []apps.App, timeout float64, flag, names string) error {
+	limit := a.RepFlags.Reps().MaxTime + timeout
+	for _, prog := range progs {
+		mr, ok := prog.(apps.MinRunner)
+		if !ok {
+			continue
+		}
+		if t := mr.MinRunSec(p); t > limit {
+			return opts.Badf("%s: one run of %s on %d ranks takes at least %.3g s (its first run computes the serial oracle), more than --max-time %g s plus --timeout %g s; lower %s, or raise --timeout",
+				flag, prog.Name(), p, t, a.RepFlags.Reps().MaxTime, timeout, names)
+		}
+	}
+	return nil
+}
+
 // CheckRanks refuses a world the programs do not fit, and models that
 // predict none of their phases; ranks names what set the world's size
 // (job.RanksText).

@@ -213,6 +213,10 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 		if err := job.Agree(c, err); err != nil {
 			return err
 		}
+		given, names := runLengthFlags(b)
+		if err := job.Agree(c, xp.CheckRunTime(c.Size(), progs, launch.Timeout, given, names)); err != nil {
+			return err
+		}
 		if err := job.Agree(c, run.CheckCalibration(c.Size())); err != nil {
 			return err
 		}
@@ -245,6 +249,24 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	})
+}
+
+// runLengthFlags are the program's flags that set one run's length, among
+// --n, --iterations and --cycles: with their values as given ("--n 63
+// --cycles 1000000") and by name ("--cycles, --iterations or --n").
+func runLengthFlags(b *cli.Bound) (given, names string) {
+	var parts, flags []string
+	for _, f := range []string{"cycles", "iterations", "n"} {
+		if fl := b.FS.Lookup(f); fl != nil {
+			parts = append(parts, "--"+f+" "+fl.Value.String())
+			flags = append(flags, "--"+f)
+		}
+	}
+	if len(flags) > 1 {
+		flags[len(flags)-2] += " or " + flags[len(flags)-1]
+		flags = flags[:len(flags)-1]
+	}
+	return strings.Join(parts, " "), strings.Join(flags, ", ")
 }
 
 // plotMP draws a program's plot (--plot; with several variants one file

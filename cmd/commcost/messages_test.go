@@ -30,6 +30,12 @@ var messageCases = []struct {
 	{"bool flag", []string{"pingpong", "--validate=maybe"}, "--validate maybe: want true or false"},
 	{"integer out of range", []string{"pingpong", "--iters", "99999999999999999999"}, "out of range"},
 	{"unknown flag of a group's subcommand", []string{"emulate", "kk", "--nett", "SE(2)"}, "--nett: no such flag (run 'commcost emulate kk -h'"},
+	// A run is never cut short: one longer than --max-time plus --timeout
+	// at the least is refused before the calibration.
+	{"a multigrid run past its budget", []string{"app", "multigrid", "--backend", "local", "--np", "2", "--n", "63", "--cycles", "1000000", "--max-time", "0.1", "--timeout", "5"},
+		"--cycles 1000000 --iterations 10 --n 63: one run of multigrid on 2 ranks takes at least 119 s (its first run computes the serial oracle), more than --max-time 0.1 s plus --timeout 5 s; lower --cycles, --iterations or --n, or raise --timeout"},
+	{"a multigrid run past its budget through --iterations", []string{"app", "multigrid", "--backend", "local", "--np", "3", "--n", "255", "--iterations", "1000000", "--timeout", "30"},
+		"--cycles 1 --iterations 1000000 --n 255: one run of multigrid on 3 ranks takes at least 260 s"},
 	// kaccess's -h is its hot-spot fraction: its messages point to --help.
 	{"unknown flag where -h is a flag", []string{"kaccess", "--bogus"}, "--bogus: no such flag (run 'commcost kaccess --help' for the flags)"},
 	{"-h without its value where -h is a flag", []string{"emulate", "kaccess", "-h"}, "--h: needs a value (run 'commcost emulate kaccess --help' for the flags)"},
