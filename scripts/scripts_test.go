@@ -298,6 +298,8 @@ func TestBatchJobsNeverDieSilently(t *testing.T) {
 		{"sizes beyond one call", with(slurm, "COMMCOST="+wrapper, "COMMCOST_SIZES=8,4G"), "cc_init slurm", 2, "a size at most 2G less 1 bytes"},
 		{"sizes that are a word", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_SIZES=all"), "cc_init pbs", 2, "COMMCOST_SIZES='all': want"},
 		{"sizes of commcost's forms", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_SIZES= 8, 1k,64K"), "cc_init pbs", 0, ""},
+		{"an array job without its task", with(slurm, "COMMCOST="+wrapper, "SLURM_ARRAY_JOB_ID=7", "SLURM_ARRAY_TASK_ID="), "cc_init slurm", 2, "SLURM_ARRAY_JOB_ID=7 is set but SLURM_ARRAY_TASK_ID is not"},
+		{"a PBS job id of only a server", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "PBS_JOBID=.server"), "cc_init pbs", 2, "is empty without its server suffix"},
 		{"a sizes range", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_SIZES=0:4M", "COMMCOST_QUICK=1"), "cc_init pbs", 0, ""},
 	}
 	for _, tc := range tests {

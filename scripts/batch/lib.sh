@@ -78,6 +78,10 @@ cc_init() {
 		[ -n "${SLURM_JOB_ID:-}" ] || cc_die 1 "not inside a Slurm job (no SLURM_JOB_ID): submit with sbatch"
 		CC_JOBID=$SLURM_JOB_ID
 		if [ -n "${SLURM_ARRAY_JOB_ID:-}" ]; then
+			# An array job's id needs its task's index: without it the
+			# run directory would not name the task.
+			[ -n "${SLURM_ARRAY_TASK_ID:-}" ] ||
+				cc_die 2 "SLURM_ARRAY_JOB_ID=$SLURM_ARRAY_JOB_ID is set but SLURM_ARRAY_TASK_ID is not: give both (an array job's task) or neither"
 			CC_JOBID="${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
 		fi
 		CC_NTASKS=${SLURM_NTASKS:-${SLURM_NPROCS:-0}}
@@ -90,6 +94,10 @@ cc_init() {
 		CC_JOBID=${PBS_JOBID:-${SLURM_JOB_ID:-}}
 		[ -n "$CC_JOBID" ] || cc_die 1 "not inside a PBS job (no PBS_JOBID): submit with qsub"
 		CC_JOBID=${CC_JOBID%%.*}
+		# An id such as ".server" is empty once the server is stripped:
+		# every such job would share the run directory "pbs-".
+		[ -n "$CC_JOBID" ] ||
+			cc_die 2 "the job id '${PBS_JOBID:-${SLURM_JOB_ID:-}}' is empty without its server suffix: want NUMBER.SERVER (e.g. 42.server)"
 		if [ -n "${PBS_NODEFILE:-}" ] && [ -r "$PBS_NODEFILE" ]; then
 			# grep -c counts 0 lines with status 1: not a failure here.
 			CC_NTASKS=$(grep -c . "$PBS_NODEFILE" || true)
@@ -217,8 +225,10 @@ cc_launch() {
 				place=(--oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
 			fi
 		fi
-		# shellcheck disable=SC2086
-		mpirun -np "$n" "${hostfile[@]}" "${place[@]}" ${COMMCOST_MPIRUN_FLAGS:-} "$CC_BIN" "$@"
+		# The extra flags are split into words without pathname expansion.
+		local extra=()
+		read -r -a extra <<<"${COMMCOST_MPIRUN_FLAGS:-}"
+		mpirun -np "$n" "${hostfile[@]}" "${place[@]}" "${extra[@]}" "$CC_BIN" "$@"
 		;;
 	esac
 }
@@ -256,14 +266,15 @@ cc_steps_p2p() {
 # cc_steps_all: every rank of the job.
 cc_steps_all() {
 	local quick=() kk=() sizes=(--sizes 0,1K,64K)
-	# shellcheck disable=SC2206
-	kk=(${COMMCOST_KK_ARGS:---k 1,2,4,8 --l 64:64K --r 0.25,0.5,1})
+	# The flags are split into words without pathname expansion: a '*'
+	# in them must reach commcost, not become the directory's file names.
+	local def='--k 1,2,4,8 --l 64:64K --r 0.25,0.5,1'
 	if [ "${COMMCOST_QUICK:-0}" = 1 ]; then
 		quick=(--max-time 0.3)
 		sizes=(--sizes 8,64K)
-		# shellcheck disable=SC2206
-		kk=(${COMMCOST_KK_ARGS:---k 1,2 --l 64,1K,16K --r 0.5,1})
+		def='--k 1,2 --l 64,1K,16K --r 0.5,1'
 	fi
+	read -r -a kk <<<"${COMMCOST_KK_ARGS:-$def}"
 	cc_launch 0 info | tee "$CC_RUNDIR/info.txt"
 	cc_launch 0 kkaccess "${kk[@]}" "${quick[@]}" --out "$CC_OUT"
 	cc_launch 0 alltoall "${sizes[@]}" "${quick[@]}" --out "$CC_OUT"
