@@ -161,6 +161,12 @@ for cell in "${cells[@]}"; do
 	[ -n "$filter" ] && [[ "$name" =~ $filter ]] && selected+=("$cell")
 done
 [ ${#selected[@]} -gt 0 ] || { echo "bench_vs_c: --cells '$(printable "$filter")': want a regular expression matching some cells' names, such as 'pingpong 8B', 'collective bcast 1MiB' or 'kkaccess k=8 l=64' (e.g. 'pingpong|collective bcast')" >&2; exit 2; }
+# TAGS goes to go build as words: only the form make takes is accepted,
+# so a typo stops here, not in go build's errors.
+case ${TAGS:-} in
+"" | "-tags mpich") ;;
+*) echo "bench_vs_c: TAGS='$(printable "$TAGS")': want \"-tags mpich\" or empty" >&2; exit 2 ;;
+esac
 mkdir -p bin "$(dirname "$tsv")"
 # Always (re)build: go build is incremental, and a binary left from another
 # commit would be recorded under this one.

@@ -48,6 +48,12 @@ n=$((10#$n))
 command -v -- "$1" >/dev/null 2>&1 ||
 	usage "CMD $(printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'): no such command or executable"
 
+# An inherited id is checked as commcost checks it (no control
+# characters, at most 256 bytes with ".N"), so a bad one stops the series
+# before its first launch and is never written raw to the terminal.
+if [[ ${COMMCOST_LAUNCH_ID:-} == *[[:cntrl:]]* ]] || [ "${#COMMCOST_LAUNCH_ID}" -gt 250 ]; then
+	usage "COMMCOST_LAUNCH_ID '$(printf '%s' "${COMMCOST_LAUNCH_ID:0:64}" | LC_ALL=C tr -c '[:print:]' '?')': want plain text of at most 250 bytes (the launch ids become ID.1 .. ID.N)"
+fi
 prefix=${COMMCOST_LAUNCH_ID:+$COMMCOST_LAUNCH_ID.}
 for ((i = 1; i <= n; i++)); do
 	id=$prefix$i
