@@ -14,7 +14,12 @@ out=${1:-bin/libcommcost-trace.so}
 case $out in
 --cc) ;;
 -*) usage "unknown option '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')'" ;;
-*) [ ! -d "$out" ] || usage "OUT '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')' is a directory: name the library's file in it" ;;
+*) [ ! -d "$out" ] || usage "OUT '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')' is a directory: name the library's file in it"
+	# OUT's directory is checked before compiling, so a bad one costs no
+	# build and leaves no half-written library.
+	d=$(dirname -- "$out")
+	[ -d "$d" ] && [ -w "$d" ] || usage "OUT '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')': its directory is missing, not a directory or not writable: want a file in a writable directory"
+	;;
 esac
 impl=$(mpi_impl) || exit 2
 mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }

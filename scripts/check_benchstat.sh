@@ -31,6 +31,9 @@ printable() { printf '%s' "$1" | LC_ALL=C tr -c '[:print:]' '?'; }
 	{ echo "check_benchstat: BENCHSTAT_VERSION='$(printable "$version")': want a module version of golang.org/x/perf (v0.0.0-DATE-COMMIT, a commit or latest)" >&2; exit 2; }
 for f in "$@"; do
 	[ -f "$f" ] && [ -s "$f" ] || { echo "check_benchstat: '$(printable "$f")' is missing, empty or not a file: want files of Go benchmark output" >&2; exit 2; }
+	# A file with no benchmark line gives benchstat nothing to compare:
+	# refused here, before benchstat is installed.
+	grep -q '^Benchmark' "$f" || { echo "check_benchstat: '$(printable "$f")' holds no Benchmark line: want files of Go benchmark output (go test -bench)" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
