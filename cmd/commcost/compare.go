@@ -40,8 +40,9 @@ on the records of RECORDS: each model's prediction and relative error per
 point and bench, the closest marked.
 
 Bad input (inputs with no bench in common, a file that is not JSON Lines
-records, records of different schema versions, a label used twice, an
-unknown --by key) exits with status 2 and writes nothing.
+records, records of different schema versions, one file given twice under
+any name, a label used twice, an unknown --by key) exits with status 2 and
+writes nothing.
 
 flags:
 `

@@ -212,6 +212,13 @@ func TestCompareBadInput(t *testing.T) {
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, nil, 0o644)
 	notDir := filepath.Join(dir, "file")
+	link := filepath.Join(dir, "link.jsonl")
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	runDir := filepath.Join(dir, "run")
+	os.Mkdir(runDir, 0o755)
+	writeJSONL(t, filepath.Join(runDir, "records.jsonl"), compareRecords(1, 1, []int{8}, "Open MPI", ""))
 	os.WriteFile(notDir, nil, 0o644)
 	model := filepath.Join(dir, "model.json")
 	os.WriteFile(model, []byte(`{"model":"nonsense"}`), 0o644)
@@ -226,7 +233,14 @@ func TestCompareBadInput(t *testing.T) {
 		{"newer schema", []string{"compare", good, newer}, "upgrade commcost"},
 		{"no records", []string{"compare", good, empty}, "holds no records"},
 		{"missing file", []string{"compare", good, filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
-		{"label twice", []string{"compare", "x=" + good, "x=" + good}, `label "x" used twice`},
+		{"label twice", []string{"compare", "x=" + good, "x=" + other}, `label "x" used twice`},
+		// One file under two names is compared with itself: refused
+		// however it is spelt.
+		{"same file twice", []string{"compare", good, good}, good + " is given twice: its records would count as two runs"},
+		{"same file under two labels", []string{"compare", "a=" + good, "b=" + good}, good + " is given twice"},
+		{"same file through a link", []string{"compare", good, link}, good + " and " + link + " are the same file"},
+		{"run directory and its records", []string{"compare", runDir, filepath.Join(runDir, "records.jsonl")}, "records.jsonl is given twice"},
+		{"same file with by", []string{"compare", "--by", "mpi_library", good, link}, "are the same file"},
 		{"empty label", []string{"compare", good, "=" + good}, "empty name"},
 		{"unknown by", []string{"compare", "--by", "colour", good}, "--by colour: unknown key"},
 		{"by one group", []string{"compare", "--by", "mpi_library", good}, "every record has mpi_library Open MPI"},
