@@ -103,6 +103,9 @@ func ParseScale(items []string) (Scale, error) {
 		if !ok || k == "" || err != nil || !(f > 0) || math.IsInf(f, 0) {
 			return nil, &opts.FieldError{Field: "Scale", Value: it, Reason: "want PARAM=FACTOR with a factor > 0, e.g. bandwidth=2 or latency=0.5"}
 		}
+		if _, dup := s[k]; dup {
+			return nil, &opts.FieldError{Field: "Scale", Value: it, Reason: fmt.Sprintf("%s is scaled twice; give each parameter once", k)}
+		}
 		s[k] = f
 	}
 	return s, nil

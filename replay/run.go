@@ -45,6 +45,15 @@ func (c Config) Validate() error {
 	if len(c.Models) == 0 && c.Calibration == "" {
 		return opts.Badf("no model: give --model FILE (once per model) or --calibration DIR")
 	}
+	// One model file twice would be replayed twice and listed as two
+	// models that agree.
+	if a, b, dup := results.SameFileTwice(c.Models); dup {
+		why := "is given twice"
+		if a != b {
+			why = "is the same file as " + opts.Echo(a)
+		}
+		return &opts.FieldError{Field: "Models", Value: b, Reason: why + "; give each model once"}
+	}
 	if _, err := ParseScale(c.Scale); err != nil {
 		return err
 	}

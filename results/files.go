@@ -89,8 +89,23 @@ func byteCount(n int64) string {
 
 // DistinctFiles refuses a list of input files that names one file twice,
 // however it is spelt (a second path, a symbolic link, a hard link:
-// os.SameFile): its records would count twice, as if measured twice. Paths that cannot be stat'ed are left to the reader's error.
+// os.SameFile): its records would count twice, as if measured twice. Paths
+// that cannot be stat'ed are left to the reader's error.
 func DistinctFiles(paths []string) error {
+	a, b, ok := SameFileTwice(paths)
+	switch {
+	case !ok:
+		return nil
+	case a == b:
+		return fmt.Errorf("%s is given twice: its records would count as two runs", a)
+	}
+	return fmt.Errorf("%s and %s are the same file: its records would count as two runs", a, b)
+}
+
+// SameFileTwice returns the first two paths of the list that name one
+// file (os.SameFile), and whether there are any. Paths that cannot be
+// stat'ed are skipped: their reader says why.
+func SameFileTwice(paths []string) (first, second string, ok bool) {
 	type seen struct {
 		path string
 		info fs.FileInfo
@@ -103,13 +118,10 @@ func DistinctFiles(paths []string) error {
 		}
 		for _, s := range got {
 			if os.SameFile(s.info, st) {
-				if s.path == p {
-					return fmt.Errorf("%s is given twice: its records would count as two runs", p)
-				}
-				return fmt.Errorf("%s and %s are the same file: its records would count as two runs", s.path, p)
+				return s.path, p, true
 			}
 		}
 		got = append(got, seen{p, st})
 	}
-	return nil
+	return "", "", false
 }

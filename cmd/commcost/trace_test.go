@@ -100,6 +100,10 @@ func TestTraceReplayBadInput(t *testing.T) {
 	os.WriteFile(filepath.Join(newer, trace.RankFile(0)), data, 0o644)
 	hock := filepath.Join(dir, "hockney.json")
 	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	hockLink := filepath.Join(dir, "hockney-link.json")
+	if err := os.Symlink(hock, hockLink); err != nil {
+		t.Fatal(err)
+	}
 	neg := filepath.Join(dir, "negative.json")
 	writeModelJSON(t, neg, &model.Hockney{Ts: model.Param{Name: "t_s", Value: -1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
 	tri := filepath.Join(dir, "trilinear.json")
@@ -128,6 +132,11 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay no point-to-point", []string{"replay", good, "--model", tri}, "prices no point-to-point message"},
 		{"replay negative model", []string{"replay", good, "--model", neg}, "negative time"},
 		{"replay bad scale", []string{"replay", good, "--model", hock, "--scale", "bandwidth"}, "--scale bandwidth"},
+		// A model or a what-if given twice would be priced twice (or the
+		// second factor would silently win).
+		{"replay model twice", []string{"replay", good, "--model", hock, "--model", hock}, "--model " + hock + ": is given twice; give each model once"},
+		{"replay model through a link", []string{"replay", good, "--model", hock, "--model", hockLink}, "--model " + hockLink + ": is the same file as " + hock + "; give each model once"},
+		{"replay scale twice", []string{"replay", good, "--model", hock, "--scale", "t_s=2", "--scale", "t_s=3"}, "--scale t_s=3: t_s is scaled twice; give each parameter once"},
 		{"replay unknown scale", []string{"replay", good, "--model", hock, "--scale", "G=2"}, "--scale G=2: G: the hockney model has no parameter \"G\""},
 		{"replay bad eager", []string{"replay", good, "--model", hock, "--eager", "lots"}, "--eager lots"},
 		{"replay unmatched", []string{"replay", unmatched, "--model", hock}, "DIR " + unmatched + ": " + unmatched + "/rank-0.cct: rank 0, event 5: Send of 64 bytes to rank 1 (tag 4, point-to-point) has no matching receive"},
