@@ -354,7 +354,7 @@ func (r *Record) checkLaunch() error {
 
 // check refuses metadata no launch has: a host with fewer than one rank
 // or more than MaxRecordRanks, ranks per host that are not parallel to
-// the hosts, a negative core count, GOMAXPROCS or load average.
+// the hosts, a host name longer than any system allows, a negative core count, GOMAXPROCS or load average.
 func (m *Meta) check() error {
 	for i, n := range m.RanksPerHost {
 		if n < 1 || n > MaxRecordRanks {
@@ -363,6 +363,11 @@ func (m *Meta) check() error {
 	}
 	if len(m.Hosts) > 0 && len(m.RanksPerHost) > 0 && len(m.Hosts) != len(m.RanksPerHost) {
 		return fmt.Errorf("meta has %d hosts but %d ranks_per_host entries: ranks_per_host has one entry per host", len(m.Hosts), len(m.RanksPerHost))
+	}
+	for i, h := range m.Hosts {
+		if len(h) > maxHostLen {
+			return fmt.Errorf("meta hosts[%d] \"%s\" is %d bytes: a host name is at most %d (a DNS name's limit)", i, Printable(clip(h, 40)), len(h), maxHostLen)
+		}
 	}
 	for _, f := range []struct {
 		name string
@@ -390,6 +395,10 @@ func (m *Meta) check() error {
 // maxCommitLen bounds meta.commit: git describe's longest forms are a
 // tag, a count, a 40-digit hash and "-dirty".
 const maxCommitLen = 128
+
+// maxHostLen bounds a host name in meta.hosts: a DNS name is at most 253
+// characters (RFC 1035 section 2.3.4), gethostname's at most 255 bytes.
+const maxHostLen = 255
 
 // clip is s cut to n bytes with "..." after, for messages.
 func clip(s string, n int) string {

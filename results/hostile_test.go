@@ -199,6 +199,8 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"ranks per host -2", `"meta":{}`, `"meta":{"hosts":["h"],"ranks_per_host":[-2]}`, "line 2: record pingpong bytes=8: meta ranks_per_host[0] = -2: a host runs 1 to 16777216 ranks"},
 		{"ranks per host 0", `"meta":{}`, `"meta":{"hosts":["h","g"],"ranks_per_host":[1,0]}`, "meta ranks_per_host[1] = 0"},
 		{"ranks per host not parallel to hosts", `"meta":{}`, `"meta":{"hosts":["h","g"],"ranks_per_host":[2]}`, "meta has 2 hosts but 1 ranks_per_host entries"},
+		{"host name of 256 bytes", `"meta":{}`, `"meta":{"hosts":["` + strings.Repeat("h", 256) + `"],"ranks_per_host":[2]}`, `line 2: record pingpong bytes=8: meta hosts[0] "hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh..." is 256 bytes: a host name is at most 255`},
+		{"host name of 255 bytes", `"meta":{}`, `"meta":{"hosts":["` + strings.Repeat("h", 255) + `"],"ranks_per_host":[2]}`, ""},
 		{"cores -1", `"meta":{}`, `"meta":{"cores":-1}`, "line 2: record pingpong bytes=8: meta cores = -1: want 0 (unknown) to 16777216"},
 		{"gomaxprocs -3", `"meta":{}`, `"meta":{"gomaxprocs":-3}`, "meta gomaxprocs = -3"},
 		{"load average -1", `"meta":{}`, `"meta":{"load1":-1}`, "meta load1 = -1: a load average is a number from 0 to 1e+18"},
