@@ -354,7 +354,8 @@ func (r *Record) checkLaunch() error {
 
 // check refuses metadata no launch has: a host with fewer than one rank
 // or more than MaxRecordRanks, ranks per host that are not parallel to
-// the hosts, a host name longer than any system allows, a negative core count, GOMAXPROCS or load average.
+// the hosts, a host name longer than any system allows, a negative core
+// count, GOMAXPROCS or load average.
 func (m *Meta) check() error {
 	for i, n := range m.RanksPerHost {
 		if n < 1 || n > MaxRecordRanks {
@@ -366,7 +367,7 @@ func (m *Meta) check() error {
 	}
 	for i, h := range m.Hosts {
 		if len(h) > maxHostLen {
-			return fmt.Errorf("meta hosts[%d] \"%s\" is %d bytes: a host name is at most %d (a DNS name's limit)", i, Printable(clip(h, 40)), len(h), maxHostLen)
+			return fmt.Errorf("meta hosts[%d] \"%s\" is %d bytes: a host name is at most %d (the system's limit)", i, Printable(clip(h, 40)), len(h), maxHostLen)
 		}
 	}
 	for _, f := range []struct {
