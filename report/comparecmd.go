@@ -111,7 +111,7 @@ func readInputs(args []string) ([]Input, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("the last line of %s is an incomplete record; it is left out", in.Path))
 		}
 		inputs = append(inputs, in)
-		files = append(files, recordsFile(in.Path))
+		files = append(files, in.File)
 	}
 	// One file under two names would be compared with itself: every
 	// ratio 1, "~" everywhere: agreement that was never measured.
@@ -119,15 +119,6 @@ func readInputs(args []string) ([]Input, []string, error) {
 		return nil, nil, opts.Badf("%v", err)
 	}
 	return inputs, warnings, nil
-}
-
-// recordsFile is the file an input's records come from: a run
-// directory's records.jsonl, or the file itself.
-func recordsFile(path string) string {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return filepath.Join(path, results.RecordsFile)
-	}
-	return path
 }
 
 func compareRuns(out *bytes.Buffer, args []string, by string, f OutputFormat, alpha float64, plot bool) ([]PlotFile, []string, error) {

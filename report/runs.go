@@ -27,7 +27,9 @@ type Input struct {
 	// the path.
 	Named bool
 	// Path is where the records came from, for messages.
-	Path    string
+	Path string
+	// File is the file read: Path, or a run directory's records.jsonl.
+	File    string
 	Records []results.Record
 }
 
@@ -599,7 +601,7 @@ func ReadInput(arg string) (in Input, truncated bool, err error) {
 	if !named {
 		label = defaultLabel(path, st.IsDir())
 	}
-	return Input{Label: label, Named: named, Path: path, Records: recs}, torn != nil, nil
+	return Input{Label: label, Named: named, Path: path, File: file, Records: recs}, torn != nil, nil
 }
 
 // DisambiguateLabels relabels inputs whose default labels (not given as
