@@ -52,11 +52,11 @@ func TestWriteRunDirTouchesOnlyItsOwn(t *testing.T) {
 		}, "", []file{{"plots/a.png", "A"}, {"plots/other.png", "other"}}, nil},
 		{"no manifest, an older commcost's plot its report links", func(t *testing.T, dir string) {
 			mkfile(t, dir, "plots/a.png", string(plainPNG(t)))
-			mkfile(t, dir, "report.md", "# report\n![a](plots/a.png)\n")
+			mkfile(t, dir, "report.md", "# commcost run old\n![a](plots/a.png)\n")
 		}, "", []file{{"plots/a.png", "A"}}, nil},
 		{"no manifest, a linked name holding a user's text", func(t *testing.T, dir string) {
 			mkfile(t, dir, "plots/a.png", "the user's")
-			mkfile(t, dir, "report.md", "# report\n![a](plots/a.png)\n")
+			mkfile(t, dir, "report.md", "# commcost run old\n![a](plots/a.png)\n")
 		}, "plots/a.png exists and is not a plot commcost wrote", []file{{"plots/a.png", "the user's"}}, nil},
 		{"no manifest, a user's file with a plot's name", func(t *testing.T, dir string) {
 			mkfile(t, dir, "plots/a.png", "the user's")
@@ -85,6 +85,22 @@ func TestWriteRunDirTouchesOnlyItsOwn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "a.png is not a regular file", nil, []string{"report.md"}},
+		{"manifest naming a file not a plot", func(t *testing.T, dir string) {
+			mkfile(t, dir, "plots/notes.txt", "mine")
+			mkfile(t, dir, "plots/"+ManifestFile, "a.png\nnotes.txt\n")
+		}, `"notes.txt" is not a file name in`, []file{{"plots/notes.txt", "mine"}}, []string{"report.md", "plots/a.png"}},
+		{"report.md a user wrote", func(t *testing.T, dir string) {
+			mkfile(t, dir, "report.md", "# my notes on this run\n")
+		}, "report.md exists and is not a report commcost wrote", []file{{"report.md", "# my notes on this run\n"}}, []string{"plots"}},
+		{"report.md a link", func(t *testing.T, dir string) {
+			mkfile(t, dir, "elsewhere.md", "# commcost run x\n")
+			if err := os.Symlink(filepath.Join(dir, "elsewhere.md"), filepath.Join(dir, "report.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, "report.md is a symbolic link", []file{{"elsewhere.md", "# commcost run x\n"}}, []string{"plots"}},
+		{"report.md of an earlier commcost", func(t *testing.T, dir string) {
+			mkfile(t, dir, "report.md", "# commcost run suite-1\n")
+		}, "", []file{{"report.md", "# report\n"}, {"plots/a.png", "A"}}, nil},
 		{"manifest naming a file outside plots", func(t *testing.T, dir string) {
 			mkfile(t, dir, "victim", "precious")
 			mkfile(t, dir, "plots/"+ManifestFile, "../victim\n")

@@ -240,11 +240,13 @@ const ManifestFile = ".commcost-plots"
 // that this run no longer makes are removed. Nothing else under plots/ is
 // touched. Errors name the file.
 //
-// Bad input (an *opts.BadInput): a report.md that is a directory; a
+// Bad input (an *opts.BadInput): a report.md that is a directory, a
+// link or a file commcost did not write (its first line is not
+// reportHeading's); a
 // plots/ that is a symbolic link or a file, not a directory of this
 // run's; a file in plots/ with a plot's name that the manifest does not
 // list (the user's, not a plot of commcost's) or that is not a regular
-// file; a manifest naming a path outside plots/.
+// file; a manifest naming a path outside plots/ or a file not a PNG.
 func WriteRunDir(dir string, run *Run) error {
 	plots := filepath.Join(dir, results.PlotsDir)
 	st, err := os.Lstat(plots)
@@ -261,6 +263,9 @@ func WriteRunDir(dir string, run *Run) error {
 	// after the plots are staged: refuse it first
 	if rst, err := os.Lstat(filepath.Join(dir, results.ReportFile)); err == nil && rst.IsDir() {
 		return opts.Badf("%s is a directory, not a regular file: commcost writes its report there (move it away and run again)", filepath.Join(dir, results.ReportFile))
+	}
+	if err := results.CheckOwn(filepath.Join(dir, results.ReportFile), "report", len(reportHeading), ownReport); err != nil {
+		return err
 	}
 	previous, haveManifest, err := readManifest(plots)
 	if err != nil {
@@ -376,7 +381,7 @@ func WriteRunDir(dir string, run *Run) error {
 			continue
 		}
 		path := filepath.Join(plots, name)
-		if ownPNGName(name) && CheckOwnPlot(path) != nil {
+		if CheckOwnPlot(path) != nil {
 			continue // a file of the user's saved over an old plot stays
 		}
 		if fst, err := os.Lstat(path); err == nil && fst.Mode().IsRegular() {
@@ -387,6 +392,14 @@ func WriteRunDir(dir string, run *Run) error {
 	}
 	return nil
 }
+
+// reportHeading starts every report.md commcost writes (writeRunSummary's
+// heading; before it, suite's "# commcost run DIR").
+const reportHeading = "# commcost run "
+
+// ownReport reports whether a report.md starting with head is one commcost
+// wrote: only those are replaced.
+func ownReport(head []byte) bool { return string(head) == reportHeading }
 
 // isPNG reports whether path is a regular file that starts as a PNG does
 // (or is empty).
@@ -418,9 +431,9 @@ func manifest(plots []PlotFile) []byte {
 // readManifest reads plots/ManifestFile: the names it lists, and whether
 // it exists. A plots/ without one (a run directory of an older commcost,
 // or one made by results.NewRunDir) has no plot to remove. A name that is
-// not one file of plots/ is refused: the manifest is a file in the run
-// directory like any other, and removing what it names must not reach
-// outside plots/.
+// not one PNG file of plots/ is refused: the manifest is a file in the
+// run directory like any other, and removing what it names must not reach
+// outside plots/ nor a file of another kind (commcost draws only PNGs).
 func readManifest(plots string) (map[string]bool, bool, error) {
 	path := filepath.Join(plots, ManifestFile)
 	data, err := results.ReadRegularFile(path, 1<<20)
@@ -436,7 +449,7 @@ func readManifest(plots string) (map[string]bool, bool, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if !safePlotName(line) || line == ManifestFile {
+		if !safePlotName(line) || line == ManifestFile || !ownPNGName(line) {
 			return nil, false, opts.Badf("%s line %d: %q is not a file name in %s (remove the manifest and run again)", path, i+1, results.Printable(line), plots)
 		}
 		names[line] = true
