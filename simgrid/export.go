@@ -23,11 +23,14 @@ type Export struct {
 	Out   string     `flag:"out" default:"simgrid" usage:"the dir to write platform.xml, hostfile and smpi.cfg into" value:"dir"`
 	Hosts int        `flag:"hosts" default:"4" usage:"hosts of the platform (one rank each)"`
 	Eager opts.Bytes `flag:"eager" default:"64K" value:"bytes" usage:"SMPI's detached-send threshold in bytes (smpi/send-is-detached-thresh; K, M, G = 2^10, 2^20, 2^30): the MPI's eager limit"`
-	Trace string     `flag:"trace" usage:"take the eager limit from this trace dir (the MPI's own, as commcost replay does) instead of --eager" value:"dir"`
+	Trace string     `flag:"trace" usage:"take the eager limit from this trace dir (the MPI's own, as commcost replay does) unless --eager is given" value:"dir"`
 	// Defaults writes SimGrid's own SMPI factors and overheads instead of
 	// the model's (the platform's links still come from the model).
 	Defaults bool `flag:"defaults" usage:"keep SMPI's default factors and overheads: only the links' nominal latency and bandwidth come from the model"`
 	Model    string
+	// Given holds the flags given on the command line: an --eager given
+	// wins over the trace's limit, as in commcost replay.
+	Given opts.Given
 }
 
 // MaxHosts bounds the platform's hosts: the file lists every host and
@@ -144,7 +147,7 @@ func (e Export) Run() error {
 		if err != nil {
 			return opts.Badf("--trace %s: %v", e.Trace, err)
 		}
-		if limit, _ := replay.TraceEager(t); limit > 0 {
+		if limit, _ := replay.TraceEager(t); limit > 0 && !e.Given.Has("Eager") {
 			e.Eager = opts.Bytes(limit)
 		}
 	}

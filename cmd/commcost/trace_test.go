@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -291,5 +292,46 @@ func TestReplayRefusesImpossibleTimes(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("%s written", out)
+	}
+}
+
+// TestExportEager: smpi.cfg's detached-send threshold is --eager, or with
+// --trace the MPI's limit the trace recorded (4096 B here) unless --eager
+// is given, as in commcost replay.
+func TestExportEager(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "tr")
+	writeTrace(t, tr, 2, false)
+	hock := filepath.Join(dir, "hockney.json")
+	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"default", nil, 65536},
+		{"eager", []string{"--eager", "1K"}, 1024},
+		{"trace", []string{"--trace", tr}, 4096},
+		{"trace and eager", []string{"--trace", tr, "--eager", "1K"}, 1024},
+		{"eager before trace", []string{"--eager", "256", "--trace", tr}, 256},
+		{"trace and eager 0", []string{"--trace", tr, "--eager", "0"}, 0},
+		{"trace and the default given", []string{"--trace", tr, "--eager", "64K"}, 65536},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "sg")
+			args := append([]string{"export", "simgrid", hock, "--out", out}, tc.args...)
+			if code, _, errs := runCLI(t, args...); code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			cfg, err := os.ReadFile(filepath.Join(out, "smpi.cfg"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range []string{"smpi/send-is-detached-thresh", "smpi/async-small-thresh"} {
+				if want := fmt.Sprintf("--cfg=%s:%d\n", key, tc.want); !strings.Contains(string(cfg), want) {
+					t.Errorf("smpi.cfg lacks %q:\n%s", want, cfg)
+				}
+			}
+		})
 	}
 }
