@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/results"
@@ -26,6 +28,10 @@ const LibraryEnv = "COMMCOST_TRACE_LIB"
 
 // DirEnv is the library's trace directory variable.
 const DirEnv = "COMMCOST_TRACE_DIR"
+
+// StatusFDEnv names the descriptor of the pipe on which the library reports
+// a trace it could not create or write: one line "ERRNO\tOP\tPATH".
+const StatusFDEnv = "COMMCOST_TRACE_STATUS_FD"
 
 // Launch runs one rank's program under the tracing library: `commcost
 // trace [--out DIR] -- PROGRAM ARGS...`, itself started by mpirun or srun
@@ -164,11 +170,25 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 	if old := os.Getenv("LD_PRELOAD"); old != "" {
 		preload += ":" + old
 	}
-	env = append(env, "LD_PRELOAD="+preload, DirEnv+"="+dir)
+	status, statusW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer status.Close()
+	// ExtraFiles[0] is the child's fd 3
+	cmd.ExtraFiles = []*os.File{statusW}
+	env = append(env, "LD_PRELOAD="+preload, DirEnv+"="+dir, StatusFDEnv+"=3")
 	cmd.Env = env
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	statusW.Close()
+	if err != nil {
 		return opts.Badf("%s: %v", prog, err)
 	}
+	report := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(status, 1<<16))
+		report <- b
+	}()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -185,6 +205,13 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 	werr := cmd.Wait()
 	signal.Stop(sigs)
 	close(done)
+	// The library has written its report before the program exited; a
+	// process the program left running may hold the pipe open, so the
+	// read waits only a moment for the end.
+	status.SetReadDeadline(time.Now().Add(time.Second))
+	if err := libraryFailure(<-report, dir, prog, werr); err != nil {
+		return err
+	}
 	if werr != nil {
 		// A rank that died before MPI_Finalize leaves its unfinished file
 		// hidden beside the others: say where, and that it is no trace.
@@ -205,6 +232,33 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// libraryFailure is the runtime failure the library reported (a trace
+// file it could not create or write, a full disk), nil for none: the file
+// and the error, and the program's own failure too. The library removed
+// its unfinished file; it is removed here too when it is still there.
+func libraryFailure(report []byte, dir, prog string, werr error) error {
+	f := strings.SplitN(string(report), "\t", 3)
+	if len(f) != 3 {
+		return nil
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return nil
+	}
+	path := f[2]
+	if filepath.Dir(path) == dir && partFileRE.MatchString(filepath.Base(path)) {
+		_ = os.Remove(path)
+	}
+	msg := fmt.Sprintf("cannot %s the trace file %s: %v; %s ran on untraced and its unfinished file is removed", f[1], path, syscall.Errno(n), prog)
+	if werr != nil {
+		msg += fmt.Sprintf(", and the program failed too (%v)", werr)
+	}
+	return errors.New(msg)
+}
+
+// partFileRE matches the name of a rank file the library is writing.
+var partFileRE = regexp.MustCompile(`^\.rank-\d+\.cct\.part$`)
 
 // checkOwnTraces refuses, before the run, a rank file name of dir taken by
 // something other than a commcost trace (the library renames each rank's

@@ -12,8 +12,11 @@
  * that looks complete. The time of each block write is itself an event
  * (CCT_FLUSH) so that it is not mistaken for the program's compute.
  *
- * If the trace file cannot be created the program runs untraced, with one
- * message on stderr: the library never changes what the program does.
+ * If the trace file cannot be created or written (a full disk) the program
+ * runs on untraced and the unfinished file is removed: the library never
+ * changes what the program does. The failure (errno, the operation, the
+ * file) goes to the launcher's pipe, fd COMMCOST_TRACE_STATUS_FD, which
+ * commcost trace reads after the program exits, else one message to stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -68,6 +71,7 @@ static cct_event buf[CCT_BLOCK_EVENTS];
 static int nbuf;
 static int64_t nevents;
 static char path_part[4096], path_final[4096];
+static int status_fd = -1; /* the launcher's pipe for a failure, -1 none */
 static comm_info *comms;
 static int ncomms, capcomms;
 static int last_comm = -1;
@@ -98,14 +102,48 @@ static int write_all(const void *p, size_t n)
 	return 0;
 }
 
+/* fail stops tracing after the operation what ("create", "write", "close",
+ * "rename") failed with errno, and removes the unfinished file: a file
+ * under the .part name is no trace, and on a full disk it holds space. The
+ * launcher's pipe gets one line "ERRNO\tWHAT\tPATH". */
 static void fail(const char *what)
 {
-	fprintf(stderr, "commcost-trace: rank %d: %s %s: %s; the rest of the run is not traced\n",
-		world_rank, what, path_part, strerror(errno));
+	int err = errno;
 	on = 0;
 	if (fd >= 0)
 		close(fd);
 	fd = -1;
+	unlink(path_part);
+	if (status_fd >= 0) {
+		char line[sizeof path_part + 64];
+		int n = snprintf(line, sizeof line, "%d\t%s\t%s", err, what, path_part);
+		if (n > 0 && write(status_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) == n) {
+			close(status_fd);
+			status_fd = -1;
+			return;
+		}
+		close(status_fd);
+		status_fd = -1;
+	}
+	fprintf(stderr, "commcost-trace: rank %d: cannot %s %s: %s; the rest of the run is not traced\n",
+		world_rank, what, path_part, strerror(err));
+}
+
+/* status_pipe takes the launcher's pipe from COMMCOST_TRACE_STATUS_FD when
+ * that names an open FIFO (not a file the program opened), close-on-exec
+ * so that programs the rank starts do not hold it. */
+static void status_pipe(void)
+{
+	const char *s = getenv("COMMCOST_TRACE_STATUS_FD");
+	if (s == NULL || *s == 0)
+		return;
+	char *end;
+	long v = strtol(s, &end, 10);
+	struct stat st;
+	if (*end != 0 || v < 3 || v > 1 << 20 || fstat((int)v, &st) < 0 || !S_ISFIFO(st.st_mode))
+		return;
+	status_fd = (int)v;
+	fcntl(status_fd, F_SETFD, FD_CLOEXEC);
 }
 
 static void write_block(void)
@@ -117,7 +155,7 @@ static void write_block(void)
 		h = ((h << 1) | (h >> 63)) ^ w[i];
 	bh.checksum = h;
 	if (write_all(&bh, sizeof bh) < 0 || write_all(buf, (size_t)nbuf * CCT_EVENT_BYTES) < 0)
-		fail("cannot write");
+		fail("write");
 	nbuf = 0;
 }
 
@@ -392,6 +430,7 @@ static void start(int64_t init_t0)
 	if (dir == NULL || *dir == 0)
 		dir = "commcost-trace";
 	mkdir(dir, 0777);
+	status_pipe();
 	snprintf(path_part, sizeof path_part, "%s/.rank-%d.cct.part", dir, world_rank);
 	snprintf(path_final, sizeof path_final, "%s/rank-%d.cct", dir, world_rank);
 	int prov;
@@ -408,7 +447,7 @@ static void start(int64_t init_t0)
 	}
 	fd = open(path_part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
-		fail("cannot create");
+		fail("create");
 		return;
 	}
 	PMPI_Barrier(MPI_COMM_WORLD);
@@ -432,7 +471,7 @@ static void start(int64_t init_t0)
 	gethostname(hd.host, sizeof hd.host - 1);
 	on = 1;
 	if (write_all(&hd, sizeof hd) < 0) {
-		fail("cannot write");
+		fail("write");
 		return;
 	}
 	comm_add(MPI_COMM_WORLD, 0);
@@ -473,11 +512,12 @@ int MPI_Finalize(void)
 	write_block();
 	on = 0;
 	if (fd >= 0) {
-		if (close(fd) < 0)
-			fail("cannot close");
+		int c = close(fd);
+		fd = -1; /* closed even when close fails */
+		if (c < 0)
+			fail("close");
 		else if (rename(path_part, path_final) < 0)
-			fail("cannot rename");
-		fd = -1;
+			fail("rename");
 	}
 	return PMPI_Finalize();
 }
