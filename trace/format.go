@@ -4,7 +4,7 @@
 // summary of a trace (time in MPI against compute, calls by type, message
 // sizes, the communication matrix).
 //
-// # Format, version 1
+// # Format, version 2
 //
 // A trace is a directory holding one file per rank, rank-N.cct for world
 // rank N (the library writes .rank-N.cct.part and renames it at
@@ -18,14 +18,14 @@
 //
 //	off  size  field
 //	0    8     magic "CCTRACE\x00"
-//	8    2     version (1)
+//	8    2     version (2)
 //	10   2     header bytes (128)
 //	12   2     event bytes (64)
 //	14   2     clock: 0 CLOCK_MONOTONIC ns, 1 x86 time-stamp counter ticks
 //	16   4     world rank
 //	20   4     world size
 //	24   4     pid of the rank's process
-//	28   4     reserved
+//	28   4     header checksum (HeaderSum), version 1: reserved, 0
 //	32   8     origin ticks: the clock right after MPI_Init's barrier
 //	40   8     origin CLOCK_MONOTONIC ns
 //	48   8     origin CLOCK_REALTIME ns
@@ -33,6 +33,15 @@
 //	64   8     eager limit within a host in bytes (the MPI's control variable), -1 unknown
 //	72   8     eager limit between hosts, -1 unknown
 //	80   48    host name, NUL padded
+//
+// The header checksum is CRC-32C (Castagnoli: reflected polynomial
+// 0x82F63B78, initial value and final xor 0xFFFFFFFF, as iSCSI and ext4)
+// of the 128 header bytes with its own 4 bytes taken as 0. It detects every
+// change of up to 32 adjacent bits: a header with a field altered (a rank,
+// a world size, a clock kind or anchor) is refused, not read as another
+// run's. Version 1 files, written before the checksum, are still read:
+// their field 28 must be 0, and nothing else of their header is checked
+// beyond the bounds of its fields.
 //
 // A block header is the magic "CCBK" (uint32 0x4b424343), the event count
 // (uint32, 1 to BlockEvents) and a checksum (uint64) of the events: h = 0,
@@ -81,7 +90,11 @@
 // origin they give the clock's rate.
 package trace
 
-import "strconv"
+import (
+	"encoding/binary"
+	"hash/crc32"
+	"strconv"
+)
 
 // The format's constants; trace/pmpi/cctrace.h defines the same (checked by
 // TestCHeaderAgrees).
@@ -93,8 +106,9 @@ const MaxTraceNs = 1e17
 
 const (
 	Magic            = "CCTRACE"
-	Version          = 1
+	Version          = 2
 	HeaderBytes      = 128
+	HeaderSumOffset  = 28
 	EventBytes       = 64
 	BlockMagic       = 0x4b424343
 	BlockHeaderBytes = 16
@@ -114,6 +128,18 @@ const (
 	FlagLocalPeer = 0x08
 	FlagTrue      = 0x10
 )
+
+// castagnoli is CRC-32C's table.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// HeaderSum is the checksum of a header (HeaderBytes long): CRC-32C of its
+// bytes with the checksum field's 4 taken as 0 (cctrace.h's cct_header_sum).
+func HeaderSum(h []byte) uint32 {
+	var b [HeaderBytes]byte
+	copy(b[:], h[:HeaderBytes])
+	binary.LittleEndian.PutUint32(b[HeaderSumOffset:], 0)
+	return crc32.Checksum(b[:], castagnoli)
+}
 
 // Limits of what the library can record, which the reader holds traces to.
 const (

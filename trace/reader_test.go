@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"hash/crc32"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -34,7 +37,7 @@ func TestCHeaderAgrees(t *testing.T) {
 		c[m[1]] = v
 	}
 	want := map[string]int64{
-		"CCT_VERSION": Version, "CCT_HEADER_BYTES": HeaderBytes, "CCT_EVENT_BYTES": EventBytes,
+		"CCT_VERSION": Version, "CCT_HEADER_BYTES": HeaderBytes, "CCT_HEADER_SUM_OFFSET": HeaderSumOffset, "CCT_EVENT_BYTES": EventBytes,
 		"CCT_BLOCK_MAGIC": BlockMagic, "CCT_BLOCK_HEADER_BYTES": BlockHeaderBytes, "CCT_BLOCK_EVENTS": BlockEvents,
 		"CCT_HOST_BYTES": HostBytes, "CCT_CLOCK_NS": ClockNS, "CCT_CLOCK_TSC": ClockTSC,
 		"CCT_PEER_NONE": PeerNone, "CCT_PEER_ANY": PeerAny, "CCT_PEER_NULL": PeerNull,
@@ -133,6 +136,11 @@ func TestRefusals(t *testing.T) {
 		return b
 	}
 	events := (len(good) - HeaderBytes - BlockHeaderBytes) / EventBytes
+	// flip alters one bit of the header, leaving its checksum as written
+	flip := func(off int, bit uint) []byte {
+		return mod(func(b []byte) []byte { b[off] ^= 1 << bit; return b })
+	}
+	const altered = "offset 0: the 128-byte header fails its checksum"
 	for _, tc := range []struct {
 		name, kind, want string
 		data             []byte
@@ -144,14 +152,33 @@ func TestRefusals(t *testing.T) {
 		{"header only", "torn", "without its end record", good[:HeaderBytes]},
 		{"cut block header", "torn", "inside a block header", good[:HeaderBytes+7]},
 		{"cut events", "torn", "the file ends after 3 of them", good[:firstEvent+3*EventBytes+10]},
-		{"newer version", "newer", "version 2 is newer", mod(func(b []byte) []byte { le.PutUint16(b[8:], 2); return b })},
+		{"newer version", "newer", "version 3 is newer", mod(func(b []byte) []byte { le.PutUint16(b[8:], Version+1); return b })},
 		{"version 0", "corrupt", "versions start at 1", mod(func(b []byte) []byte { le.PutUint16(b[8:], 0); return b })},
-		{"event size", "corrupt", "32-byte events", mod(func(b []byte) []byte { le.PutUint16(b[12:], 32); return b })},
-		{"rank beyond size", "corrupt", "rank 5 of 3", mod(func(b []byte) []byte { le.PutUint32(b[16:], 5); return b })},
-		{"negative origin", "corrupt", "origin at -5 clock units", mod(func(b []byte) []byte { le.PutUint64(b[32:], uint64(0xfffffffffffffffb)); return b })},
-		{"monotonic origin apart from the clock's", "corrupt", "the library reads both at once", mod(func(b []byte) []byte { le.PutUint64(b[40:], le.Uint64(b[32:])+5e9); return b })},
-		{"wall-clock origin before 1970", "corrupt", "a date after 1970", mod(func(b []byte) []byte { le.PutUint64(b[48:], uint64(0xffffffffffffff00)); return b })},
-		{"negative MPI_Init", "corrupt", "MPI_Init took -7 clock units", mod(func(b []byte) []byte { le.PutUint64(b[56:], uint64(0xfffffffffffffff9)); return b })},
+		// Each field of the header altered by one bit fails its checksum.
+		{"altered header bytes", "corrupt", altered, flip(10, 0)},
+		{"altered event bytes", "corrupt", altered, flip(12, 1)},
+		{"altered clock", "corrupt", altered, flip(14, 0)},
+		{"altered rank", "corrupt", altered, flip(16, 0)},
+		{"altered world size", "corrupt", altered, flip(20, 2)},
+		{"altered world size's sign", "corrupt", altered, flip(23, 7)},
+		{"altered pid", "corrupt", altered, flip(24, 0)},
+		{"altered checksum", "corrupt", altered, flip(HeaderSumOffset, 0)},
+		{"altered origin", "corrupt", altered, flip(32, 0)},
+		{"altered monotonic origin", "corrupt", altered, flip(40, 3)},
+		{"altered wall-clock origin", "corrupt", altered, flip(48, 0)},
+		{"altered MPI_Init", "corrupt", altered, flip(56, 4)},
+		{"altered eager limit", "corrupt", altered, flip(65, 0)},
+		{"altered eager limit between hosts", "corrupt", altered, flip(72, 0)},
+		{"altered host", "corrupt", altered, flip(80, 0)},
+		{"altered host padding", "corrupt", altered, flip(127, 0)},
+		{"version altered to 1", "corrupt", "offset 28: a version 1 header with 0x", mod(func(b []byte) []byte { le.PutUint16(b[8:], 1); return b })},
+		// With the checksum recomputed, the fields' bounds still hold.
+		{"event size", "corrupt", "32-byte events", mod(func(b []byte) []byte { le.PutUint16(b[12:], 32); return resumHeader(b) })},
+		{"rank beyond size", "corrupt", "rank 5 of 3", mod(func(b []byte) []byte { le.PutUint32(b[16:], 5); return resumHeader(b) })},
+		{"negative origin", "corrupt", "origin at -5 clock units", mod(func(b []byte) []byte { le.PutUint64(b[32:], uint64(0xfffffffffffffffb)); return resumHeader(b) })},
+		{"monotonic origin apart from the clock's", "corrupt", "the library reads both at once", mod(func(b []byte) []byte { le.PutUint64(b[40:], le.Uint64(b[32:])+5e9); return resumHeader(b) })},
+		{"wall-clock origin before 1970", "corrupt", "a date after 1970", mod(func(b []byte) []byte { le.PutUint64(b[48:], uint64(0xffffffffffffff00)); return resumHeader(b) })},
+		{"negative MPI_Init", "corrupt", "MPI_Init took -7 clock units", mod(func(b []byte) []byte { le.PutUint64(b[56:], uint64(0xfffffffffffffff9)); return resumHeader(b) })},
 		{"checksum", "corrupt", "fails its checksum", mod(func(b []byte) []byte { b[firstEvent+24*EventBytes/8] ^= 1; return b })},
 		{"trailing data", "corrupt", "data follows the end record", append(append([]byte(nil), good...), 0)},
 		{"unknown op", "corrupt", "unknown operation 200", mod(func(b []byte) []byte { b[firstEvent+6*EventBytes] = 200; return resum(b) })},
@@ -163,7 +190,7 @@ func TestRefusals(t *testing.T) {
 			// A world of 2^31-1 whose definition would allocate them all.
 			le.PutUint32(b[20:], 1<<31-1)
 			le.PutUint32(b[firstEvent+8:], 1<<31-1)
-			return resum(b)
+			return resum(resumHeader(b))
 		})},
 		{"end count", "corrupt", "counts 99 events", mod(func(b []byte) []byte {
 			le.PutUint64(b[firstEvent+(events-1)*EventBytes+24:], 99)
@@ -274,7 +301,115 @@ func shiftOrigin(b []byte, mono, real int64) []byte {
 	if real != 0 {
 		le.PutUint64(b[48:], uint64(real))
 	}
+	return resumHeader(b)
+}
+
+// resumHeader recomputes a rank file's header checksum after a test
+// altered its header, as the library would have written it.
+func resumHeader(b []byte) []byte {
+	binary.LittleEndian.PutUint32(b[HeaderSumOffset:], HeaderSum(b))
 	return b
+}
+
+// TestHeaderBitFlips: a header with any one of its 1024 bits flipped is
+// refused with the file's name and an offset.
+func TestHeaderBitFlips(t *testing.T) {
+	good := sample(t, 1)
+	for bit := range HeaderBytes * 8 {
+		b := append([]byte(nil), good...)
+		b[bit/8] ^= 1 << (bit % 8)
+		_, err := Decode(bytes.NewReader(b), "dir/rank-1.cct")
+		var fe *FormatError
+		if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), "dir/rank-1.cct: offset ") {
+			t.Errorf("byte %d, bit %d flipped: err = %v, want a refusal", bit/8, bit%8, err)
+		}
+	}
+}
+
+// TestReadsVersion1: a file of version 1, written before the header
+// checksum (0 in its reserved field), is still read.
+func TestReadsVersion1(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b, Header{Version: 1, Rank: 0, Size: 2, Host: "h", EagerShmBytes: 4096, EagerNetBytes: -1})
+	w.Write(Event{Op: OpFinalize, Peer: PeerNone, Peer2: PeerNone, T0: 1000, T1: 1000})
+	if err := w.Close(1000); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(b.Bytes()[HeaderSumOffset:]); got != 0 {
+		t.Fatalf("version 1 header has %#x at offset %d, want 0", got, HeaderSumOffset)
+	}
+	rk, err := Decode(bytes.NewReader(b.Bytes()), "r0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rk.Header.Version != 1 || rk.Header.Size != 2 || rk.Header.EagerShmBytes != 4096 {
+		t.Errorf("header %+v", rk.Header)
+	}
+}
+
+// TestCHeaderSumAgrees compiles cctrace.h's cct_header_sum and checks that
+// it gives HeaderSum's value for headers the Go writer made and for
+// arbitrary bytes.
+func TestCHeaderSumAgrees(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skipf("no C compiler: %v", err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "sum.c")
+	prog := `#include <stdio.h>
+#include "cctrace.h"
+int main(void)
+{
+	cct_header h;
+	while (fread(&h, sizeof h, 1, stdin) == 1)
+		printf("%08x\n", cct_header_sum(&h));
+	return 0;
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pmpi, err := filepath.Abs("pmpi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sum")
+	if out, err := exec.Command(cc, "-std=c11", "-Wall", "-I", pmpi, "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	var in bytes.Buffer
+	var want []string
+	add := func(h []byte) {
+		in.Write(h[:HeaderBytes])
+		want = append(want, fmt.Sprintf("%08x", HeaderSum(h)))
+	}
+	for r := range 3 {
+		add(sample(t, r))
+	}
+	var h [HeaderBytes]byte
+	add(h[:])
+	for i := range h {
+		h[i] = byte(i*37 + 11)
+	}
+	add(h[:])
+	for i := range h {
+		h[i] = 0xff
+	}
+	add(h[:])
+	cmd := exec.Command(bin)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(out)); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("cct_header_sum gives %v, HeaderSum %v", got, want)
+	}
+	// CRC-32C's check value: "123456789" gives 0xe3069283.
+	if got := crc32.Checksum([]byte("123456789"), castagnoli); got != 0xe3069283 {
+		t.Errorf("CRC-32C check value %#08x, want 0xe3069283", got)
+	}
 }
 
 // TestReadDirRefusesNonRegular: a rank file that is a FIFO or a

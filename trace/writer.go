@@ -19,7 +19,7 @@ type Writer struct {
 }
 
 // NewWriter writes h (rank, size, host, eager limits; the clock is
-// ClockNS) and the definitions of MPI_COMM_WORLD (local 0) and
+// ClockNS; h.Version 0 is Version, 1 a file without the header checksum) and the definitions of MPI_COMM_WORLD (local 0) and
 // MPI_COMM_SELF (local 1), as the library does at MPI_Init.
 func NewWriter(w io.Writer, h Header) *Writer {
 	tw := &Writer{w: bufio.NewWriterSize(w, 1<<16), buf: make([]byte, 0, BlockEvents*EventBytes)}
@@ -42,6 +42,9 @@ func NewWriter(w io.Writer, h Header) *Writer {
 	le.PutUint64(b[64:], uint64(h.EagerShmBytes))
 	le.PutUint64(b[72:], uint64(h.EagerNetBytes))
 	copy(b[80:80+HostBytes-1], h.Host)
+	if version >= 2 {
+		le.PutUint32(b[HeaderSumOffset:], HeaderSum(b[:]))
+	}
 	_, tw.err = tw.w.Write(b[:])
 	world := make([]int32, h.Size)
 	for i := range world {

@@ -126,7 +126,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"summary no dir", []string{"trace", "summary", filepath.Join(dir, "none")}, "none"},
 		{"summary rank missing", []string{"trace", "summary", missing}, "rank-1.cct: rank 1 of 3 is missing"},
 		{"summary torn", []string{"trace", "summary", torn}, "rank-1.cct: offset"},
-		{"summary newer", []string{"trace", "summary", newer}, "version 2 is newer"},
+		{"summary newer", []string{"trace", "summary", newer}, fmt.Sprintf("version %d is newer", trace.Version+1)},
 		{"summary bad heatmap", []string{"trace", "summary", good, "--heatmap", filepath.Join(dir, "h.txt")}, "--heatmap"},
 		{"replay no model", []string{"replay", good}, "no model"},
 		{"replay model missing", []string{"replay", good, "--model", filepath.Join(dir, "nomodel.json")}, "nomodel.json"},

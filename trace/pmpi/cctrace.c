@@ -4,7 +4,7 @@
  * each rank (operation, communicator, peers and roots as world ranks, tag,
  * bytes, requests, the actual source of wildcard receives, entry and exit
  * times) into DIR/rank-N.cct, DIR from COMMCOST_TRACE_DIR. The format is
- * cctrace.h's (version 1), read by package trace.
+ * cctrace.h's (version 2), read by package trace.
  *
  * Memory is bounded: a rank buffers CCT_BLOCK_EVENTS events and writes a
  * block when the buffer fills; the file is written as .rank-N.cct.part and
@@ -469,6 +469,7 @@ static void start(int64_t init_t0)
 	hd.eager_shm = eshm;
 	hd.eager_net = enet;
 	gethostname(hd.host, sizeof hd.host - 1);
+	hd.checksum = cct_header_sum(&hd);
 	on = 1;
 	if (write_all(&hd, sizeof hd) < 0) {
 		fail("write");

@@ -1,12 +1,13 @@
 /*
- * The commcost trace format, version 1: the C side's layout. Go's
+ * The commcost trace format, version 2: the C side's layout. Go's
  * trace/format.go documents the same layout and a test there checks that
  * every constant below has the same value in Go.
  *
  * A rank's file is a 128-byte header, then blocks. A block is a 16-byte
  * block header (magic, event count, checksum of the events) followed by
  * that many 64-byte events. The last block ends with a CCT_END event; a
- * file without it is torn. All integers are little endian.
+ * file without it is torn. All integers are little endian. The header's
+ * checksum (version 2; version 1 has 0 there) is cct_header_sum's.
  */
 #ifndef COMMCOST_CCTRACE_H
 #define COMMCOST_CCTRACE_H
@@ -14,8 +15,9 @@
 #include <stdint.h>
 
 #define CCT_MAGIC "CCTRACE"      /* 7 characters and a NUL: 8 bytes */
-#define CCT_VERSION 1
+#define CCT_VERSION 2
 #define CCT_HEADER_BYTES 128
+#define CCT_HEADER_SUM_OFFSET 28 /* offsetof(cct_header, checksum) */
 #define CCT_EVENT_BYTES 64
 #define CCT_BLOCK_MAGIC 0x4b424343u /* "CCBK" little endian */
 #define CCT_BLOCK_HEADER_BYTES 16
@@ -137,7 +139,7 @@ typedef struct {
 	int32_t rank;
 	int32_t size;
 	int32_t pid;
-	int32_t reserved;
+	uint32_t checksum;      /* cct_header_sum of the header */
 	int64_t origin_ticks;   /* the clock at the origin (after MPI_Init's barrier) */
 	int64_t origin_mono_ns; /* CLOCK_MONOTONIC at the origin */
 	int64_t origin_real_ns; /* CLOCK_REALTIME at the origin */
@@ -153,8 +155,26 @@ typedef struct {
 	uint64_t checksum; /* rotate-xor of the events' 64-bit words */
 } cct_block_header;
 
+/* cct_header_sum is the header's checksum: CRC-32C (reflected polynomial
+ * 0x82F63B78, initial value and final xor 0xFFFFFFFF) of its
+ * CCT_HEADER_BYTES bytes with the checksum field taken as 0. Go's
+ * trace.HeaderSum computes the same (TestCHeaderSumAgrees). */
+static inline uint32_t cct_header_sum(const cct_header *h)
+{
+	const unsigned char *p = (const unsigned char *)h;
+	uint32_t crc = 0xffffffffu;
+	for (int i = 0; i < CCT_HEADER_BYTES; i++) {
+		unsigned char b = i >= CCT_HEADER_SUM_OFFSET && i < CCT_HEADER_SUM_OFFSET + 4 ? 0 : p[i];
+		crc ^= b;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
+	}
+	return crc ^ 0xffffffffu;
+}
+
 _Static_assert(sizeof(cct_event) == CCT_EVENT_BYTES, "event size");
 _Static_assert(sizeof(cct_header) == CCT_HEADER_BYTES, "header size");
 _Static_assert(sizeof(cct_block_header) == CCT_BLOCK_HEADER_BYTES, "block header size");
+_Static_assert(__builtin_offsetof(cct_header, checksum) == CCT_HEADER_SUM_OFFSET, "header checksum offset");
 
 #endif
