@@ -383,13 +383,24 @@ func (b *BitonicStore) Run(env Env) (Outcome, error) {
 	if err := bitonicVerify(c, b.BitonicConfig, env.Seed, mine.keys, own); err != nil {
 		return out, err
 	}
-	out.Workload = map[string][]results.WorkItem{
-		// Per step every rank reads one remote block of 4m bytes (a
-		// 1-1-access; the pairs form a permutation); the write goes to the
-		// rank's own variable, whose data does not travel.
-		BitonicExchange: {{Count: float64(len(steps)), Bench: "kkaccess", Params: results.Params{"k": 1, "l": 4 * m, "r": 1, "op": "read"}, Ranks: p}},
-	}
+	out.Workload = b.Workload(p)
 	return out, nil
+}
+
+// Workload returns the phases' communication on p ranks: per step every
+// rank reads one remote block of 4m bytes (a 1-1-access; the pairs form a
+// permutation); the write goes to the rank's own variable, whose data does
+// not travel.
+func (b *BitonicStore) Workload(p int) map[string][]results.WorkItem {
+	return b.exchange(p, "read")
+}
+
+// exchange is the exchange phase of op: one 1-1-access of a block of 4m
+// bytes per merge&split step.
+func (c BitonicConfig) exchange(p int, op string) map[string][]results.WorkItem {
+	return map[string][]results.WorkItem{
+		BitonicExchange: {{Count: float64(len(BitonicSteps(p))), Bench: "kkaccess", Params: results.Params{"k": 1, "l": 4 * c.Keys, "r": 1, "op": op}, Ranks: p}},
+	}
 }
 
 // bitonicTag is the tag of the hand-optimised version's messages (on its
@@ -471,10 +482,13 @@ func (b *BitonicHand) Run(env Env) (Outcome, error) {
 	if err := bitonicVerify(c, b.BitonicConfig, env.Seed, mine.keys, nil); err != nil {
 		return out, err
 	}
-	out.Workload = map[string][]results.WorkItem{
-		// Per step every rank sends its 4m bytes to its partner (the pairs
-		// form a permutation) and receives the partner's.
-		BitonicExchange: {{Count: float64(len(steps)), Bench: "kkaccess", Params: results.Params{"k": 1, "l": 4 * m, "r": 1, "op": "write"}, Ranks: p}},
-	}
+	out.Workload = b.Workload(p)
 	return out, nil
+}
+
+// Workload returns the phases' communication on p ranks: per step every
+// rank sends its 4m bytes to its partner (the pairs form a permutation)
+// and receives the partner's.
+func (b *BitonicHand) Workload(p int) map[string][]results.WorkItem {
+	return b.exchange(p, "write")
 }

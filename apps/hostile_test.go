@@ -164,7 +164,7 @@ func TestStoreSizeCheckedUpFront(t *testing.T) {
 // <nil>.
 func TestAppRecordParamsChecked(t *testing.T) {
 	line := func(params string) string {
-		return `{"schema":1,"bench":"app","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
+		return withWorkload(`{"schema":1,"bench":"app","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n")
 	}
 	tests := []struct{ name, params, want string }{
 		{"whole", `{"app":"matmul","phase":"mm","kind":"comm","n":64,"k":4,"l":64,"sync":false}`, ""},
@@ -226,7 +226,7 @@ func TestAppRecordParamsChecked(t *testing.T) {
 	// chain shift, of a known bench.
 	mg := line(`{"app":"multigrid","phase":"exchange","kind":"comm","n":7,"iters":2,"variant":"async","cycles":1,"plane_bytes":392}`)
 	for _, tc := range []struct{ name, item, want string }{
-		{"a chain shift", `{"count":2,"bench":"chainshift","params":{"bytes":72},"ranks":4}`, ""},
+		{"the chain shift and messages a run writes", `{"count":2,"bench":"chainshift","params":{"bytes":392},"ranks":4,"view":"contention"},{"count":2,"bench":"pingpong","params":{"bytes":392},"view":"p2p"}`, ""},
 		{"wl_bench_unk", `{"count":2,"bench":"nosuch","params":{"bytes":72},"ranks":4}`, `workload item 1: bench "nosuch" is no pattern or workload point of this commcost`},
 		{"cs_bneg", `{"count":2,"bench":"chainshift","params":{"bytes":-5},"ranks":4}`, "impossible parameter bytes = -5"},
 		{"cs_ranks99", `{"count":2,"bench":"chainshift","params":{"bytes":72},"ranks":99}`, "chainshift on ranks = 99, more than the record's 4"},

@@ -53,7 +53,8 @@ const maxRunPhases = 1000
 // (results.DerivedRunPhases) is a whole number up to maxRunPhases. The
 // programs' counters count (keys, a bucket's expansion) or measure a
 // residual, so none is negative (Barnes-Hut's energies, which are, are
-// counters of dsm-barneshut records, not of these).
+// counters of dsm-barneshut records, not of these). The workload is the
+// one a run of the parameters writes (checkWorkload).
 func checkPredictions(r *results.Record) error {
 	if err := checkAppParams(r); err != nil {
 		return err
@@ -115,7 +116,7 @@ func checkPredictions(r *results.Record) error {
 			return fmt.Errorf("derived %s = %v disagrees with (pred_%s_s - %s) / %s = %.6g", k, v, name, measName, measName, want)
 		}
 	}
-	return nil
+	return checkWorkload(r)
 }
 
 // checkPredKey refuses a derived key of the predictions' prefix that is

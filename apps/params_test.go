@@ -46,6 +46,7 @@ func TestPredictionsCheckedOnRead(t *testing.T) {
 				Params:  results.Params{"app": "gauss", "n": 64, "matrix": "dd", "variant": "async", "phase": "xbcast", "kind": results.PhaseKindComm},
 				Summary: results.Summary{N: 1, Min: meas, Median: meas, Mean: meas, Max: meas, P90: meas, P99: meas, CI95: [2]float64{meas, meas}},
 				Derived: map[string]float64{"measured_s": meas, "pred_hockney_s": 2e-4, "pred_err_hockney": -0.5}}
+			r.Workload = writtenWorkload(r.Params, r.Ranks)
 			tc.edit(r.Derived)
 			line, err := json.Marshal(r)
 			if err != nil {
@@ -81,6 +82,7 @@ func TestPhaseRecordUnitAndCounters(t *testing.T) {
 				Params:   results.Params{"app": "samplesort", "n": 128, "k": 4, "l": 64, "phase": "distribution", "kind": results.PhaseKindComm},
 				Summary:  results.Summarize([]float64{4e-4, 5e-4}),
 				Counters: map[string]float64{CounterExpansion: 1.25, CounterSample: 2}}
+			r.Workload = writtenWorkload(r.Params, r.Ranks)
 			tc.edit(&r)
 			err := r.CheckValues()
 			switch {

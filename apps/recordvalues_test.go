@@ -20,7 +20,7 @@ func TestAppRecordValuesChecked(t *testing.T) {
 	ss := `"params":{"app":"samplesort","phase":"splitter","kind":"comm","n":128,"k":1,"l":8,"store":"direct"}`
 	mg := `"params":{"app":"multigrid","phase":"exchange","kind":"comm","n":7,"iters":1,"variant":"async","cycles":1,"plane_bytes":392}`
 	line := func(params, rest string) string {
-		return `{"schema":1,"bench":"app",` + params + `,"ranks":4,"unit":"s","n":3,"min":2e-4,"median":3e-4,"mean":3e-4,"max":4e-4,"ci95":[2e-4,4e-4],"meta":{}` + rest + "}\n"
+		return withWorkload(`{"schema":1,"bench":"app",` + params + `,"ranks":4,"unit":"s","n":3,"min":2e-4,"median":3e-4,"mean":3e-4,"max":4e-4,"ci95":[2e-4,4e-4],"meta":{}` + rest + "}\n")
 	}
 	gaussDerived := func(d string) string { return line(gauss, `,"derived":{"run_phases":4,"envelope_s":2.5e-4`+d+`}`) }
 	tests := []struct{ name, line, want string }{

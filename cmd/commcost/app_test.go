@@ -336,7 +336,7 @@ func TestAppBadInput(t *testing.T) {
 func TestAppTableNamesMissingPhases(t *testing.T) {
 	rec := func(phase, kind string) string {
 		return `{"schema":1,"bench":"app","params":{"app":"gauss","phase":"` + phase + `","kind":"` + kind + `","matrix":"dd","n":64,"variant":"async"},"ranks":2,"unit":"s","n":1,` +
-			`"min":4e-4,"median":4e-4,"max":4e-4,"ci95":[4e-4,4e-4],"derived":{"measured_s":4e-4,"run_phases":4},"meta":{}}`
+			`"min":4e-4,"median":4e-4,"max":4e-4,"ci95":[4e-4,4e-4],"derived":{"measured_s":4e-4,"run_phases":4},` + workloadJSON(t, &apps.Gauss{N: 64, Matrix: "dd"}, 2, phase) + `"meta":{}}`
 	}
 	path := filepath.Join(t.TempDir(), "noxb.jsonl")
 	lines := rec("pivotbcast", "comm") + "\n" + rec("eliminate", "comp") + "\n" + rec("backsolve", "comp") + "\n"

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"testing"
+
+	"github.com/commcost/commcost/apps"
 )
 
 // badInputDir is the set-up of the bad-input tests: a temporary directory
@@ -31,4 +34,20 @@ func checkBadInputs(t *testing.T, dir string, tests []badInput) {
 			checkUsageError(t, dir, tt.args, tt.want)
 		})
 	}
+}
+
+// workloadJSON is the workload field, `"workload":[...],`, of the record a
+// run of app on p ranks writes for phase: what the record check requires
+// of a hand-made application record (nothing for a phase without one).
+func workloadJSON(t *testing.T, app apps.Workloader, p int, phase string) string {
+	t.Helper()
+	w := app.Workload(p)[phase]
+	if len(w) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `"workload":` + string(b) + `,`
 }

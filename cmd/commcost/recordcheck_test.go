@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commcost/commcost/apps"
 	"github.com/commcost/commcost/results"
 )
 
@@ -24,9 +25,10 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 		return `{"schema":1,"bench":"dsm-bitonic","params":{"keys":4096,"mesh":"` + mesh + `","strategy":"` + strategy + `"},"ranks":` + ranks +
 			`,"unit":"s","n":1,"min":0.002,"median":0.002,"max":0.002,"ci95":[0.002,0.002],"derived":{"time_ratio":` + ratio + `},"meta":{}}`
 	}
+	xbcast := workloadJSON(t, &apps.Gauss{N: 64, Matrix: "dd"}, 2, "xbcast")
 	app := func(pred, perr string) string {
 		return `{"schema":1,"bench":"app","params":{"app":"gauss","phase":"xbcast","kind":"comm","matrix":"dd","n":64,"variant":"async"},"ranks":2,"unit":"s","n":1,` +
-			`"min":4e-4,"median":4e-4,"max":4e-4,"ci95":[4e-4,4e-4],"derived":{"measured_s":4e-4,"pred_hockney_s":` + pred + `,"pred_err_hockney":` + perr + `},"meta":{}}`
+			`"min":4e-4,"median":4e-4,"max":4e-4,"ci95":[4e-4,4e-4],"derived":{"measured_s":4e-4,"pred_hockney_s":` + pred + `,"pred_err_hockney":` + perr + `},` + xbcast + `"meta":{}}`
 	}
 	file := func(name string, lines ...string) string {
 		p := filepath.Join(dir, name)
@@ -83,6 +85,10 @@ func TestImpossibleRecordsRefused(t *testing.T) {
 		{"fit of 1e15 ranks", []string{"fit", "hockney", file("ranksbig.jsonl", pp("1000000000000000", "3", "1e-6"))}, "ranks = 1000000000000000 is beyond 16777216"},
 		{"compare of 0 s", []string{"compare", file("zero.jsonl", pp("2", "3", "0")), good}, "zero.jsonl: line 1: record pingpong bytes=8 iters=10: median 0 s is not positive"},
 		{"app table of a negative prediction", []string{"app", "table", file("predneg.jsonl", app("-5", "-12501"))}, "line 1: record app app=gauss kind=comm matrix=dd n=64 phase=xbcast variant=async: derived pred_hockney_s = -5: a prediction is a positive time"},
+		{"app table of a communication phase with an empty workload", []string{"app", "table", file("app_nowork.jsonl", edit(app("2e-4", "-0.5"), xbcast, `"workload":[],`))},
+			"app_nowork.jsonl: line 1: record app app=gauss kind=comm matrix=dd n=64 phase=xbcast variant=async: gauss: phase xbcast has a workload of 0 items, but a run of these parameters on 2 ranks states 2"},
+		{"app table of a broadcast count the order contradicts", []string{"app", "table", file("app_count.jsonl", edit(app("2e-4", "-0.5"), `"count":2,`, `"count":7,`))},
+			"has count 7, but a run of these parameters on 2 ranks counts 2"},
 		{"app table of an error of 1e300", []string{"app", "table", file("prederr.jsonl", app("2e-4", "1e300"))}, "derived pred_err_hockney = 1e+300 disagrees"},
 		{"dsm plot of a 3x3 mesh on 4 ranks", []string{"dsm", "plot", file("meshbad.jsonl", bitonic("3x3", "4", "hand", "1"))}, `meshbad.jsonl: line 1: record dsm-bitonic keys=4096 mesh=3x3 strategy=hand: mesh = "3x3" has 9 processors but ranks = 4`},
 		{"dsm plot of a forbidden strategy", []string{"dsm", "plot", file("strat.jsonl", bitonic("2x2", "4", "tree-3-1", "1"))}, `strategy = "tree-3-1": accepted are`},

@@ -1,0 +1,115 @@
+package apps
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/commcost/commcost/results"
+)
+
+// storeWorkloads are the programs over global variables whose runs count
+// the accesses that cross the network (so their workload is no function
+// of the parameters alone) and state every communication phase by at
+// least one k-k-access item, of a count of 0 where none crosses
+// (Access.items, kkItem).
+var storeWorkloads = map[string]bool{"matmul": true, "samplesort": true, "bitonic": true, "concomp": true}
+
+// checkWorkload ties an application record's workload to what a run of
+// its parameters on its ranks writes (Measure records the Outcome's
+// workload of the record's phase, nothing for any other):
+//
+//   - a program that states its workload before running (Workloader:
+//     cannon, checkerboard, gauss, multigrid, bitonic-ms) writes exactly
+//     its Workload(ranks) of the phase, item by item: a count, a size or a
+//     rank count other than those, or an empty workload where the phase
+//     moves data, contradicts the parameters;
+//   - a program over global variables (storeWorkloads) writes at least one
+//     item for each communication phase, each on the record's ranks;
+//   - Barnes-Hut and every phase that is not a communication phase write
+//     none.
+//
+// A table reads only communication phases with a workload, so a record
+// that contradicts its parameters here would be printed or dropped.
+func checkWorkload(r *results.Record) error {
+	name, _ := r.Params["app"].(string)
+	phase, _ := r.Params["phase"].(string)
+	kind, _ := r.Params["kind"].(string)
+	app := appRecords[name].build(r.Params) // checkAppParams accepted name and the params
+	if wl, ok := app.(Workloader); ok {
+		if err := checkWorkloadSize(app, r.Ranks); err != nil {
+			return err
+		}
+		return sameWorkload(name, phase, r.Ranks, r.Workload, wl.Workload(r.Ranks)[phase])
+	}
+	switch {
+	case kind != KindComm || !storeWorkloads[name]:
+		if len(r.Workload) > 0 {
+			return fmt.Errorf("%s: phase %s has a workload of %d items, but a run writes a workload only for the communication phases of %s", name, phase, len(r.Workload), "matmul, samplesort, bitonic and concomp, and those stated by cannon, checkerboard, gauss, multigrid and bitonic-ms")
+		}
+	case len(r.Workload) == 0:
+		return fmt.Errorf("%s: communication phase %s has no workload: a run states every communication phase of %s by its k-k-accesses, so no model could predict this record", name, phase, name)
+	default:
+		for i, it := range r.Workload {
+			if it.Ranks != r.Ranks {
+				return fmt.Errorf("%s: workload item %d (%s) has ranks = %d, but a run on %d ranks states its accesses on %d ranks", name, i+1, it.Bench, it.Ranks, r.Ranks, r.Ranks)
+			}
+		}
+	}
+	return nil
+}
+
+// checkWorkloadSize refuses a gauss whose workload no record could hold
+// before it is built: a run states a scatter and an allgather of each
+// piece size, and the pieces of the n-1 steps take about (n-1)/p sizes.
+func checkWorkloadSize(app App, p int) error {
+	g, ok := app.(*Gauss)
+	if !ok || p < 2 {
+		return nil
+	}
+	if items := 2 * ((g.N - 1) / p); items > results.MaxRecordElements {
+		return fmt.Errorf("gauss: n = %d on %d ranks: a run states about %d workload items, more than the %d a record holds", g.N, p, items, results.MaxRecordElements)
+	}
+	return nil
+}
+
+// sameWorkload reports the first item of got (a record's workload) that
+// is not the item of want (what a run writes) at its place.
+func sameWorkload(name, phase string, p int, got, want []results.WorkItem) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%s: phase %s has a workload of %d items, but a run of these parameters on %d ranks states %d", name, phase, len(got), p, len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		same := g.Bench == w.Bench && g.View == w.View && g.Ranks == w.Ranks && len(g.Params) == len(w.Params)
+		for _, k := range slices.Sorted(maps.Keys(w.Params)) {
+			v, ok := g.Params[k]
+			same = same && ok && sameParam(v, w.Params[k])
+		}
+		if !same {
+			return fmt.Errorf("%s: phase %s: workload item %d is %s %s on %d ranks (view %q), but a run of these parameters on %d ranks states %s %s on %d ranks (view %q) there",
+				name, phase, i+1, g.Bench, itemParams(g.Params), g.Ranks, g.View, p, w.Bench, itemParams(w.Params), w.Ranks, w.View)
+		}
+		if !sameValue(g.Count, w.Count) {
+			return fmt.Errorf("%s: phase %s: workload item %d (%s %s) has count %v, but a run of these parameters on %d ranks counts %v", name, phase, i+1, w.Bench, itemParams(w.Params), g.Count, p, w.Count)
+		}
+	}
+	return nil
+}
+
+// itemParams prints an item's parameters in key order, strings through
+// results.Printable (a record's are echoed in the message).
+func itemParams(p results.Params) string {
+	s := "{"
+	for i, k := range slices.Sorted(maps.Keys(p)) {
+		if i > 0 {
+			s += " "
+		}
+		v := fmt.Sprint(p[k])
+		if str, ok := p[k].(string); ok {
+			v = fmt.Sprintf("%q", results.Printable(str))
+		}
+		s += results.Printable(k) + "=" + v
+	}
+	return s + "}"
+}
