@@ -90,6 +90,9 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 	}
 	cm.Fits["perm1"] = f
 	cm.Tau, cm.Phi, cm.TauSE, cm.PhiSE = f.Coef[0], f.Coef[1], f.SE[0], f.SE[1]
+	if err := fittedPositive("the "+BenchPerm1+" records", f, "tau", "phi"); err != nil {
+		return nil, err
+	}
 	for _, r := range recs {
 		d, _ := paramInt(r, "d")
 		b, _ := paramInt(r, "bytes")
@@ -124,11 +127,17 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 	}
 	cm.Fits["LP"] = f
 	cm.Alpha, cm.C1, cm.AlphaSE, cm.C1SE = f.Coef[0], f.Coef[1], f.SE[0], f.SE[1]
+	if err := fittedPositive("the "+BenchComm+" records of LP", f, "A", "C1"); err != nil {
+		return nil, err
+	}
 	if f, err = fitRelative([]string{"C3"}, cRows, cY); err != nil {
 		return nil, fmt.Errorf("break-even: CGM communication (sched.comm records of CGM): %w", err)
 	}
 	cm.Fits["CGM"] = f
 	cm.C3, cm.C3SE = f.Coef[0], f.SE[0]
+	if err := fittedPositive("the "+BenchComm+" records of CGM", f, "C3"); err != nil {
+		return nil, err
+	}
 	if f, err = fitRelative([]string{"G_s", "C2_s"}, sRows, sY); err == nil {
 		cm.G, cm.GSE, cm.C2, cm.C2SE = f.Coef[0], f.SE[0], f.Coef[1], f.SE[1]
 	} else {
@@ -143,6 +152,42 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 	}
 	cm.Fits["CGM sched"] = f
 	return cm, nil
+}
+
+// NotPositiveError is a constant of the cost model that its records fit
+// at 0 or below: tau (s), phi (s/B, the inverse of a bandwidth), A (s), C1
+// and C3 are each the cost of an operation the records time, or the factor
+// of one, so a fit of one <= 0 (a negative bandwidth, a time that falls as
+// the bytes grow) describes no machine, and eq. 5, eq. 6 and the full
+// inequality built from it would be printed as if it did. G and C2 are
+// left out: at few ranks the scheduling cost hides in the noise of the
+// concatenation, and WriteBreakeven notes an unresolved C2 instead.
+type NotPositiveError struct {
+	Name    string  // tau, phi, A, C1 or C3
+	Records string  // the records fitted, e.g. "the sched.perm1 records"
+	Value   float64 // as fitted
+	SE      float64
+}
+
+func (e *NotPositiveError) Error() string {
+	unit := map[string]string{"tau": " s", "phi": " s/B", "A": " s"}[e.Name]
+	bw := ""
+	if e.Name == "phi" && e.Value != 0 {
+		bw = fmt.Sprintf(" (a bandwidth of %.3g B/s)", 1/e.Value)
+	}
+	return fmt.Sprintf("break-even: %s fit %s = %.4g%s ± %.2g%s, which is not positive: these records do not determine a cost model (tau, phi, A, C1 and C3 are costs of what the records time, each above 0)",
+		e.Records, e.Name, e.Value, unit, e.SE, bw)
+}
+
+// fittedPositive refuses the first of f's coefficients, named names in order,
+// that is not above 0 (NotPositiveError).
+func fittedPositive(records string, f *Fit, names ...string) error {
+	for i, name := range names {
+		if !(f.Coef[i] > 0) {
+			return &NotPositiveError{Name: name, Records: records, Value: f.Coef[i], SE: f.SE[i]}
+		}
+	}
+	return nil
 }
 
 // FitRecordError is a record the fit cannot use: the Index-th of the
@@ -560,6 +605,12 @@ func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error)
 	}
 	if errors.Is(err, model.ErrNoRecords) {
 		return nil, nil, &opts.FieldError{Field: "In", Reason: err.Error()}
+	}
+	// A constant the records fit at 0 or below is theirs, not the
+	// machine's: bad input naming the files.
+	var np *NotPositiveError
+	if errors.As(err, &np) {
+		return nil, nil, opts.Field("In", strings.Join(b.In, ","), "%v", err)
 	}
 	if err != nil {
 		// The records are there but determine no model: a failure of the

@@ -185,7 +185,8 @@ func fitRecords(n int) []results.Record {
 // TestBreakevenFitRefusesRecords: the fit refuses records no run of
 // experiment 2 writes, naming the file, the line and the field, before
 // its scans over 1..n-1 run: a rank count outside 2..MaxRanks, records of
-// two rank counts, a generated matrix's density beyond n-1.
+// two rank counts, a generated matrix's density beyond n-1; and records
+// that fit a constant of the model at or below 0 (NotPositiveError).
 func TestBreakevenFitRefusesRecords(t *testing.T) {
 	dir := t.TempDir()
 	write := func(t *testing.T, name string, recs []results.Record, blank int) string {
@@ -210,6 +211,22 @@ func TestBreakevenFitRefusesRecords(t *testing.T) {
 		return recs
 	}
 	comm := 4 // the first sched.comm record (line 5)
+	// retime is a run's records with those of bench (and scheduler, for
+	// sched.comm) taking the median v(d, bytes), a single repetition.
+	retime := func(bench, scheduler string, v func(d, b float64) float64) []results.Record {
+		recs := fitRecords(8)
+		for i := range recs {
+			r := &recs[i]
+			if r.Bench != bench || scheduler != "" && r.Params["scheduler"] != scheduler {
+				continue
+			}
+			d, _ := r.Params["d"].(int)
+			b, _ := r.Params["bytes"].(int)
+			m := v(float64(d), float64(b))
+			r.Min, r.Median, r.Mean, r.Max, r.P90, r.P99, r.CI95 = m, m, m, m, m, m, [2]float64{m, m}
+		}
+		return recs
+	}
 	tests := []struct {
 		name  string
 		files [][]results.Record
@@ -229,6 +246,15 @@ func TestBreakevenFitRefusesRecords(t *testing.T) {
 			"line 4: record sched.schedule d=200 gen=fig7 matrix=0 scheduler=CGM: d = 200 at ranks = 8: want 0 <= d <= n-1 = 7"},
 		{"d = n-1", [][]results.Record{edit(comm, func(r *results.Record) { r.Params["d"] = 7 })}, 0, ""},
 		{"a trace's degree beyond n-1", [][]results.Record{edit(comm, func(r *results.Record) { r.Params["d"], r.Params["gen"] = 12, "trace" })}, 0, ""},
+		// Records whose fit gives a constant of the model at or below 0.
+		{"a permutation's time falling with its bytes", [][]results.Record{retime(permsched.BenchPerm1, "", func(_, b float64) float64 { return 3e-5 - 2.5e-9*b })}, 0,
+			"break-even: the sched.perm1 records fit phi = -2.5e-09 s/B ± "},
+		{"a permutation of negative latency", [][]results.Record{retime(permsched.BenchPerm1, "", func(_, b float64) float64 { return 1e-9*b - 1e-8 })}, 0,
+			"break-even: the sched.perm1 records fit tau = -1e-08 s ± "},
+		{"an LP falling with d M phi", [][]results.Record{retime(permsched.BenchComm, "LP", func(d, b float64) float64 { return 5e-5 - 1e-9*d*b })}, 0,
+			"the sched.comm records of LP fit C1 = -1"},
+		{"an LP of negative fixed cost", [][]results.Record{retime(permsched.BenchComm, "LP", func(d, b float64) float64 { return 1.2e-9*d*b - 3e-8 })}, 0,
+			"the sched.comm records of LP fit A = -3e-08 s ± "},
 		{"another bench's rank count is not read", [][]results.Record{edit(comm, func(r *results.Record) { r.Bench, r.Ranks = "pt2pt.latency", 1e6 })}, 0, ""},
 	}
 	for i, tt := range tests {

@@ -183,6 +183,11 @@ func TestSchedBadInput(t *testing.T) {
 	perm1 := `{"schema":1,"bench":"sched.perm1","params":{"bytes":16},"ranks":%d,"unit":"s","n":1,"min":1e-5,"median":1e-5,"mean":1e-5,"max":1e-5,"p90":1e-5,"p99":1e-5,"ci95":[1e-5,1e-5],"stop":"max-reps"}` + "\n"
 	oneRank := write("onerank.jsonl", fmt.Sprintf(perm1, 1))
 	manyRanks := write("manyranks.jsonl", fmt.Sprintf(perm1, 8)+fmt.Sprintf(perm1, 1000000))
+	// A permutation's times falling as its bytes grow: phi fits negative.
+	perm1At := func(b int, v float64) string {
+		return fmt.Sprintf(`{"schema":1,"bench":"sched.perm1","params":{"bytes":%d},"ranks":8,"unit":"s","n":1,"min":%g,"median":%g,"mean":%g,"max":%g,"p90":%g,"p99":%g,"ci95":[%g,%g],"stop":"max-reps"}`+"\n", b, v, v, v, v, v, v, v, v)
+	}
+	negPhi := write("negphi.jsonl", perm1At(16, 3e-5)+perm1At(1024, 2.5e-5)+perm1At(8192, 1e-5))
 	local := []string{"--backend", "local", "--np", "4", "--warmup", "0", "--min-reps", "2", "--max-reps", "2"}
 	tests := []struct {
 		name string
@@ -221,6 +226,8 @@ func TestSchedBadInput(t *testing.T) {
 		{"breakeven in of one rank", []string{"sched", "breakeven", "--in", oneRank}, "--in " + oneRank + ": line 1: sched.perm1 has ranks = 1; want 2..65536"},
 		{"breakeven in of 1e6 ranks", []string{"sched", "breakeven", "--in", manyRanks}, "--in " + manyRanks + ": line 2: sched.perm1 has ranks = 1000000; want 2..65536"},
 		{"breakeven reuse", []string{"sched", "breakeven", "--reuse", "0.5"}, "--reuse"},
+		{"breakeven in of a negative bandwidth", []string{"sched", "breakeven", "--in", negPhi},
+			"--in " + negPhi + ": break-even: the sched.perm1 records fit phi = -2.264e-09 s/B ± 2e-10 (a bandwidth of -4.42e+08 B/s), which is not positive: these records do not determine a cost model"},
 		{"gen d > n-1", []string{"sched", "gen", "--n", "8", "--d", "8"}, "--d 8"},
 		{"gen unknown", []string{"sched", "gen", "--gen", "ring"}, "--gen ring"},
 		{"positional", []string{"sched", "count", "extra"}, "unexpected argument"},
