@@ -602,7 +602,8 @@ func FitCollAlg(recs []results.Record, opt Options) (*CollAlg, error) {
 
 // fitBetaX is beta_x from the bidirectional bandwidth records within opt's
 // size range: the median over sizes of 2 / rate (each direction moves half
-// the bytes counted), its CI95 the range over sizes. With no such records
+// the bytes counted), its CI95 the range over sizes (and its SE the one
+// that range implies as a 95% interval). With no such records
 // it returns a note instead (an exchange is then priced at beta).
 func fitBetaX(recs []results.Record, opt Options) (Param, string, error) {
 	var per []float64
@@ -633,5 +634,7 @@ func fitBetaX(recs []results.Record, opt Options) (Param, string, error) {
 	if len(per)%2 == 0 {
 		med = (per[len(per)/2-1] + med) / 2
 	}
-	return Param{Name: "beta_x", Unit: "s/B", Value: med, CI95: [2]float64{per[0], per[len(per)-1]}}, "", nil
+	// The SE is the one the range implies as a 95% interval (checkInterval).
+	lo, hi := per[0], per[len(per)-1]
+	return Param{Name: "beta_x", Unit: "s/B", Value: med, SE: (hi - lo) / (2 * MinTQuantile), CI95: [2]float64{lo, hi}}, "", nil
 }

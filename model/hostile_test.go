@@ -39,7 +39,7 @@ func TestUnmarshalRefusesWhatWouldMislead(t *testing.T) {
 		{"t_s per byte", `"unit": "s",`, `"unit": "s/B",`, `fit.t_s.unit = "s/B": t_s is read in s`, 0},
 		{"t_s in microseconds", `"unit": "s",`, `"unit": "us",`, `fit.t_s.unit = "us": t_s is read in s`, 0},
 		{"t_w of 1 s/B", `4e-11`, `1`, "fit.t_w.value = 1 s/B: a time per byte beyond 0.1 s/B (a rate below 10 bytes a second) is no machine's", 0},
-		{"t_w of 1 with its unit left out", `4e-11`, `1, "unit": ""`, "fit.t_w.value = 1 s/B: a time per byte beyond 0.1 s/B", 0},
+		{"t_w of 1 with its unit left out", `"value": 4e-11`, `"value": 1, "unit": ""`, "fit.t_w.value = 1 s/B: a time per byte beyond 0.1 s/B", 0},
 		{"t_w of 1 ms/B", `4e-11`, `0.001`, "", 0},
 		{"units left out", `"unit": "s/B",`, ``, "", 0},
 	}
@@ -182,4 +182,105 @@ func TestUnmarshalRefusesImpossibleMetadata(t *testing.T) {
 		{"validation measured zero", `"measured": 4e-7`, `"measured": 0`, "validation.points[0].measured = 0: a held-out point's measured time is positive", 0},
 	}
 	checkEdits(t, string(good), tests)
+}
+
+// TestUnmarshalRefusesInconsistentIntervals: a parameter's 95% interval
+// is value ± t se with t between the normal quantile and t at one degree
+// of freedom, or [value, value] without an SE; one that contradicts its
+// SE, or a ci95 of [0, 0] that leaves out its value, is refused.
+func TestUnmarshalRefusesInconsistentIntervals(t *testing.T) {
+	tw := Param{Name: "t_w", Unit: "s/B", Value: 4e-11, SE: 1e-12, CI95: [2]float64{3.8e-11, 4.2e-11}}
+	tests := []struct {
+		name string
+		ts   Param
+		want string // "" accepted
+	}{
+		{"value ± 2 se", Param{Value: 1.5e-6, SE: 1e-7, CI95: [2]float64{1.3e-6, 1.7e-6}}, ""},
+		{"value ± t(1) se", Param{Value: 1.5e-6, SE: 1e-7, CI95: [2]float64{1.5e-6 - 12.706e-7, 1.5e-6 + 12.706e-7}}, ""},
+		{"without an uncertainty", Param{Value: 1.5e-6, CI95: [2]float64{1.5e-6, 1.5e-6}}, ""},
+		{"built without an interval", Param{Value: 1.5e-6}, ""}, // written as [value, value]
+		{"an SE lost in the rounding of its interval", Param{Value: 1.5e-6, SE: 1e-20, CI95: [2]float64{1.5e-6, 1.5e-6}}, ""},
+		{"ci_zero_width_se", Param{Value: 1.5e-6, SE: 1e-7, CI95: [2]float64{1.5e-6, 1.5e-6}},
+			"fit.t_s: ci95 = [1.5e-06, 1.5e-06] has half width 0, but se = 1e-07: a 95% interval is value ± t se with t >= 1.95"},
+		{"ci_width_no_se", Param{Value: 1.5e-6, CI95: [2]float64{1.3e-6, 1.7e-6}},
+			"fit.t_s: ci95 = [1.3e-06, 1.7e-06] has width 4e-07, but se = 0: an interval of a parameter without a standard error is [value, value]"},
+		{"ci_too_narrow", Param{Value: 1.5e-6, SE: 1e-7, CI95: [2]float64{1.45e-6, 1.55e-6}}, "with t >= 1.95, at least 3.9e-07 wide"},
+		{"ci_too_wide", Param{Value: 1.5e-6, SE: 1e-9, CI95: [2]float64{1.3e-6, 1.7e-6}}, "with t <= 12.71, at most 2.54e-08 wide"},
+		{"ci_zero_se", Param{Value: 1.5e-6, SE: 1e-7, CI95: [2]float64{0, 0}}, "fit.t_s.ci95 = [0, 0] does not contain fit.t_s.value = 1.5e-06"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := tc.ts
+			ts.Name, ts.Unit = "t_s", "s"
+			data, err := Marshal(&Hockney{Ts: ts, Tw: tw, MinBytes: 8, MaxBytes: 1 << 20}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = Unmarshal(data)
+			if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// A ci95 of [0, 0] written for another value, with or without an SE.
+	good, err := Marshal(&Hockney{Ts: Param{Name: "t_s", Unit: "s", Value: 1.5e-6}, Tw: tw, MinBytes: 8, MaxBytes: 1 << 20}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEdits(t, string(good), []modelEdit{
+		{"ci95 left out", `"ci95": [
+        0.0000015,
+        0.0000015
+      ]`, `"unused": 0`, "", 0},
+		{"ci_zero_value", `"ci95": [
+        0.0000015,
+        0.0000015
+      ]`, `"ci95": [0, 0]`, "fit.t_s.ci95 = [0, 0] does not contain fit.t_s.value = 1.5e-06: a 95% interval contains its estimate", 0},
+	})
+}
+
+// TestUnmarshalRefusesImplausibleLinks: a link's per-byte time (t_w, G,
+// beta, beta_x) resolved below 1e-13 s/B, a bandwidth above 10 TB/s, or
+// its latency (t_s, L, alpha) resolved below 1e-10 s is no machine's and
+// is refused (export simgrid would write a link of 1e30 B/s); a value of
+// 0 or below, or one whose interval reaches the bound, is not resolved
+// so and is left to the commands.
+func TestUnmarshalRefusesImplausibleLinks(t *testing.T) {
+	p := func(name, unit string, v, se float64) Param {
+		return Param{Name: name, Unit: unit, Value: v, SE: se, CI95: [2]float64{v - 2*se, v + 2*se}}
+	}
+	ts, tw := p("t_s", "s", 1.5e-6, 1e-7), p("t_w", "s/B", 4e-11, 1e-12)
+	hockney := func(ts, tw Param) Model { return &Hockney{Ts: ts, Tw: tw, MinBytes: 8, MaxBytes: 1 << 20} }
+	tests := []struct {
+		name string
+		m    Model
+		want string // "" accepted
+	}{
+		{"a fit of 25 GB/s", hockney(ts, tw), ""},
+		{"10 TB/s", hockney(ts, p("t_w", "s/B", 1e-13, 0)), ""},
+		{"t_w of 0", hockney(ts, p("t_w", "s/B", 0, 0)), ""},
+		{"t_w unresolved near 0", hockney(ts, p("t_w", "s/B", 1e-15, 1e-12)), ""},
+		{"a latency of 0.1 ns", hockney(p("t_s", "s", 1e-10, 0), tw), ""},
+		{"a negative latency", hockney(p("t_s", "s", -1e-7, 1e-8), tw), ""},
+		{"tw_1e-30", hockney(ts, p("t_w", "s/B", 1e-30, 1e-32)),
+			"model JSON: hockney: fit.t_w: t_w = 1e-30 s/B (a bandwidth of 1e+30 B/s): a link's time per byte is at least 1e-13 s/B (10 TB/s, above any link); accepted: 1e-13 to 0.1 s/B"},
+		{"tw_1e-30_fixed", hockney(ts, p("t_w", "s/B", 1e-30, 0)), "fit.t_w: t_w = 1e-30 s/B"},
+		{"ts_1e-20", hockney(p("t_s", "s", 1e-20, 1e-22), tw),
+			"fit.t_s: t_s = 1e-20 s: a link's latency is at least 1e-10 s (a tenth of a nanosecond); accepted: 1e-10 to 1e+09 s"},
+		{"pw_segment_tw", &Piecewise{Segments: []Segment{{FromBytes: 8, ToBytes: 1024, Ts: ts, Tw: tw},
+			{FromBytes: 1024, ToBytes: 1 << 20, Ts: ts, Tw: p("t_w", "s/B", 2e-16, 1e-18)}}, Breakpoints: []float64{1024}},
+			"fit.segments[1].t_w: t_w = 2e-16 s/B (a bandwidth of 5e+15 B/s)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := Marshal(tc.m, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = Unmarshal(data)
+			if (tc.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
 }

@@ -268,9 +268,14 @@ func networkEstimate(pattern string, n int, an, bn, a Param) (ac Param, acLimit 
 	}
 	v := (an.Value - kaa*a.Value) / ka
 	se := math.Sqrt(sq(an.SE)+sq(kaa*a.SE)) / ka
+	// t is the quantile of the intervals a_c is derived from: a_n's, or
+	// a's where a_n has none (an SE of a_c without an interval is none a
+	// fit writes; checkInterval).
 	t := 0.0
 	if an.SE > 0 {
 		t = (an.CI95[1] - an.Value) / an.SE
+	} else if a.SE > 0 {
+		t = (a.CI95[1] - a.Value) / a.SE
 	}
 	ac = Param{Name: "a_c", Unit: "s", Value: v, SE: se, CI95: [2]float64{v - t*se, v + t*se}}
 	return ac, an.Value / limDiv, bc, true

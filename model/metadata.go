@@ -26,6 +26,9 @@ import (
 //   - ranges are in order: min_bytes <= max_bytes, from_bytes <= to_bytes,
 //     a 95% interval's ends, dof <= n, the validation's median <= p95 <=
 //     max error, and it lists n_test held-out points;
+//   - a parameter's 95% interval agrees with its standard error
+//     (checkInterval), and a link's per-byte time or latency is within
+//     plausible bounds (checkPlausible);
 //   - a 95% interval contains its value, and trimmed counts the points
 //     trimmed_points names (trimming drops points before n is counted, so
 //     trimmed is not bounded by n).
@@ -73,7 +76,16 @@ func checkMetadata(v reflect.Value, name, path string) error {
 				return err
 			}
 		}
-		return checkOrder(fields, path)
+		if err := checkOrder(fields, path); err != nil {
+			return err
+		}
+		if v.Type() == paramType {
+			p := v.Interface().(Param)
+			if err := checkInterval(p, path); err != nil {
+				return err
+			}
+			return checkPlausible(p, path)
+		}
 	}
 	return nil
 }

@@ -438,6 +438,9 @@ func Unmarshal(data []byte) (Model, *Validation, error) {
 		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
 	if err := checkPresent(reflect.TypeOf(m), env.Fit, ""); err != nil {
+		if errors.As(err, new(intervalError)) {
+			return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+		}
 		return nil, nil, fmt.Errorf("model JSON: %s: %w (a parameter left out would predict as if it were 0; use the output of commcost fit --format json)", env.Model, err)
 	}
 	if err := checkMagnitudes(m.Params()); err != nil {
@@ -591,7 +594,7 @@ func checkPresent(t reflect.Type, data json.RawMessage, path string) error {
 			if _, ok := obj["value"]; !ok {
 				return fmt.Errorf("parameter %s has no value", where())
 			}
-			return nil
+			return checkLeftOut(obj, "fit."+path)
 		}
 		return eachJSONField(t, path, func(f reflect.StructField, name, opts, sub string) error {
 			raw, ok := obj[name]
@@ -619,6 +622,31 @@ func checkPresent(t reflect.Type, data json.RawMessage, path string) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// intervalError is a parameter's interval that checkPresent refuses: no
+// field is missing, so Unmarshal does not say one is.
+type intervalError struct{ error }
+
+// checkLeftOut refuses the ci95 [0, 0] of a parameter (obj, its JSON) of
+// another value: a parameter without an interval leaves ci95 out or
+// writes [value, value] (Param.MarshalJSON), so [0, 0] is an interval
+// that does not contain its value. A ci95 left out decodes to [0, 0],
+// which checkInterval takes as no interval.
+func checkLeftOut(obj map[string]json.RawMessage, path string) error {
+	raw, ok := obj["ci95"]
+	if !ok {
+		return nil
+	}
+	var ci [2]float64
+	var v float64
+	if json.Unmarshal(raw, &ci) != nil || json.Unmarshal(obj["value"], &v) != nil {
+		return nil // the decoder has refused it already
+	}
+	if ci == [2]float64{} && v != 0 {
+		return intervalError{fmt.Errorf("%s.ci95 = [0, 0] does not contain %s.value = %v: a 95%% interval contains its estimate; a parameter without one has ci95 [value, value] or leaves it out (a corrupt or hand-edited file)", path, path, v)}
 	}
 	return nil
 }

@@ -137,6 +137,19 @@ func fittedModels(t *testing.T) []Model {
 	for kind, truth := range superstepTruths() {
 		add(Fit(kind, synth(t, truth), Options{}))
 	}
+	// collalg with beta_x from bidirectional rates: an interval of the
+	// range over sizes.
+	var coll []results.Record
+	for _, m := range sizes(0, 20) {
+		coll = append(coll, rec("pingpong", results.Params{"bytes": m}, 2, synAlpha+synBeta*m))
+	}
+	for _, m := range sizes(2, 20) {
+		coll = append(coll, rec("reducelocal", results.Params{"bytes": m, "type": "float", "reduction": "sum", "iters": 100}, 2, 3e-8+synGamma*m))
+	}
+	for i, rate := range []float64{40e6, 45e6, 50e6} {
+		coll = append(coll, rec("bibw", results.Params{"bytes": float64(int(64<<10) << i)}, 2, rate))
+	}
+	add(FitCollAlg(coll, Options{}))
 	return ms
 }
 

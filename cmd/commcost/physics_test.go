@@ -56,8 +56,21 @@ func TestPhysicalSense(t *testing.T) {
 	negative := editModel(t, hj, filepath.Join(dir, "neg.json"), func(f map[string]any) {
 		// the interval moved with the value, as a fit would write it
 		ts := f["t_s"].(map[string]any)
-		ts["value"], ts["ci95"] = -1e-3, []float64{-1.1e-3, -0.9e-3}
+		ts["value"], ts["se"], ts["ci95"] = -1e-3, 5e-5, []float64{-1.1e-3, -0.9e-3}
 	})
+	// Intervals no fit writes for their standard errors, and a link's
+	// costs beyond any machine's.
+	param := func(name, key string, value, se float64, ci []float64) string {
+		return editModel(t, hj, filepath.Join(dir, name), func(f map[string]any) {
+			p := f[key].(map[string]any)
+			p["value"], p["se"], p["ci95"] = value, se, ci
+		})
+	}
+	ciZero := param("cizero.json", "t_s", 2e-6, 1e-7, []float64{0, 0})
+	ciPoint := param("cipoint.json", "t_s", 2e-6, 1e-7, []float64{2e-6, 2e-6})
+	ciNoSE := param("cinose.json", "t_s", 2e-6, 0, []float64{1.8e-6, 2.2e-6})
+	tw30 := param("tw30.json", "t_w", 1e-30, 0, []float64{1e-30, 1e-30})
+	ts20 := param("ts20.json", "t_s", 1e-20, 1e-21, []float64{0.8e-20, 1.2e-20})
 	huge := editModel(t, hj, filepath.Join(dir, "huge.json"), func(f map[string]any) { f["t_w"].(map[string]any)["value"] = 1e308 })
 	// Fit metadata no fit writes, refused by the reader every command uses.
 	seNeg := editModel(t, hj, filepath.Join(dir, "seneg.json"), func(f map[string]any) { f["t_s"].(map[string]any)["se"] = -5 })
@@ -150,6 +163,16 @@ func TestPhysicalSense(t *testing.T) {
 		{"negative standard error exported", []string{"export", "simgrid", seNeg, "--out", filepath.Join(dir, "sg")}, "MODEL.json " + seNeg + ": model JSON: hockney: fit.t_s.se = -5"},
 		{"negative standard error in an app", []string{"app", "gauss", "--backend", "local", "--np", "2", "--n", "64", "--model", seNeg}, "--model " + seNeg + ": model JSON: hockney: fit.t_s.se = -5"},
 		{"negative rse", []string{"predict", rseNeg, "pingpong", "bytes=8"}, "fit.quality.rse = -1: a residual standard error is >= 0"},
+		{"an interval of [0, 0]", []string{"predict", ciZero, "pingpong", "bytes=8"},
+			"MODEL.json " + ciZero + ": model JSON: hockney: fit.t_s.ci95 = [0, 0] does not contain fit.t_s.value = 2e-06: a 95% interval contains its estimate"},
+		{"an interval of no width with a standard error", []string{"predict", ciPoint, "pingpong", "bytes=8"},
+			"fit.t_s: ci95 = [2e-06, 2e-06] has half width 0, but se = 1e-07: a 95% interval is value ± t se with t >= 1.95, at least 3.9e-07 wide"},
+		{"an interval without a standard error", []string{"predict", ciNoSE, "pingpong", "bytes=8"},
+			"fit.t_s: ci95 = [1.8e-06, 2.2e-06] has width 4e-07, but se = 0: an interval of a parameter without a standard error is [value, value]"},
+		{"a link of 1e30 B/s exported", []string{"export", "simgrid", tw30, "--out", filepath.Join(dir, "sg30")},
+			"MODEL.json " + tw30 + ": model JSON: hockney: fit.t_w: t_w = 1e-30 s/B (a bandwidth of 1e+30 B/s): a link's time per byte is at least 1e-13 s/B (10 TB/s, above any link); accepted: 1e-13 to 0.1 s/B"},
+		{"a latency of 1e-20 s", []string{"predict", ts20, "pingpong", "bytes=8"},
+			"fit.t_s: t_s = 1e-20 s: a link's latency is at least 1e-10 s (a tenth of a nanosecond); accepted: 1e-10 to 1e+09 s"},
 		{"fitted sizes reversed", []string{"predict", minMax, "pingpong", "bytes=8"}, "fit.min_bytes = 1e+06 is above fit.max_bytes = 8"},
 		{"fitted size beyond a record's", []string{"predict", maxB, "pingpong", "bytes=8"}, "fit.max_bytes = 1e+30: a size is 0 to 1e+19 bytes"},
 		{"parameter of the wrong type", []string{"predict", tsStr, "pingpong", "bytes=8"}, "MODEL.json " + tsStr + ": model JSON: hockney body: field t_s.value: the string is not a number"},
