@@ -512,7 +512,11 @@ func WriteAppsReport(w io.Writer, recs []results.Record, notes []string, markdow
 
 // Repredict replaces the predictions application records carry (every
 // derived value "pred_...") by those of preds (AnnotateApps) and returns
-// AnnotateApps' notes. Other derived values stay.
+// AnnotateApps' notes, then one for each communication phase without a
+// workload, which no model predicts and the tables leave out: the record
+// check admits one only where a run states none (a grid row of one rank
+// moves nothing; Barnes-Hut states no workload). Other derived values
+// stay.
 func Repredict(recs []results.Record, preds []Predictor) []string {
 	for i := range recs {
 		for k := range recs[i].Derived {
@@ -521,7 +525,13 @@ func Repredict(recs []results.Record, preds []Predictor) []string {
 			}
 		}
 	}
-	return AnnotateApps(recs, preds)
+	notes := AnnotateApps(recs, preds)
+	for _, r := range recs {
+		if r.Bench == results.BenchApp && r.Params["kind"] == results.PhaseKindComm && len(r.Workload) == 0 {
+			notes = append(notes, fmt.Sprintf("%s on %d ranks: no workload (the run states no communication for this phase), so no model predicts it and the tables leave it out", appLabel(r), r.Ranks))
+		}
+	}
+	return notes
 }
 
 // predSeries is one model's points of a predicted-against-measured plot:

@@ -52,16 +52,20 @@ func TestRepredict(t *testing.T) {
 	for _, r := range []*results.Record{&read, &write} {
 		r.Derived = map[string]float64{"pred_old_s": 5, "pred_err_old": 4, "measured_s": 1e-3}
 	}
-	recs := []results.Record{read, write}
+	// A communication phase without a workload is noted, not dropped in
+	// silence.
+	none := phaseRecord("direct", false, 2, 1e-3, nil)
+	recs := []results.Record{read, write, none}
 	prs, err := NewPredictors([]model.Model{tri("read", 2e-4, 0)}, []string{"r.json"}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	notes := Repredict(recs, prs)
-	if len(notes) != 1 || !strings.Contains(notes[0], "trilinear") {
-		t.Errorf("notes %q, want one on the write phase", notes)
+	if len(notes) != 2 || !strings.Contains(notes[0], "trilinear") ||
+		!strings.Contains(notes[1], "on 4 ranks: no workload (the run states no communication for this phase), so no model predicts it and the tables leave it out") {
+		t.Errorf("notes %q, want one on the write phase and one on the phase without a workload", notes)
 	}
-	for i, r := range recs {
+	for i, r := range recs[:2] {
 		if _, ok := r.Derived["pred_old_s"]; ok {
 			t.Errorf("record %d keeps the old prediction: %v", i, r.Derived)
 		}
