@@ -50,10 +50,10 @@ func TestWriteRunDirTouchesOnlyItsOwn(t *testing.T) {
 			mkfile(t, dir, "plots/a.png", string(markedPNG(t)))
 			mkfile(t, dir, "plots/other.png", "other")
 		}, "", []file{{"plots/a.png", "A"}, {"plots/other.png", "other"}}, nil},
-		{"no manifest, an older commcost's plot its report links", func(t *testing.T, dir string) {
+		{"no manifest, an unmarked PNG its report links", func(t *testing.T, dir string) {
 			mkfile(t, dir, "plots/a.png", string(plainPNG(t)))
 			mkfile(t, dir, "report.md", "# commcost run old\n![a](plots/a.png)\n")
-		}, "", []file{{"plots/a.png", "A"}}, nil},
+		}, "plots/a.png exists and is not a plot commcost wrote", []file{{"plots/a.png", string(plainPNG(t))}}, nil},
 		{"no manifest, a linked name holding a user's text", func(t *testing.T, dir string) {
 			mkfile(t, dir, "plots/a.png", "the user's")
 			mkfile(t, dir, "report.md", "# commcost run old\n![a](plots/a.png)\n")

@@ -271,14 +271,6 @@ func WriteRunDir(dir string, run *Run) error {
 	if err != nil {
 		return err
 	}
-	// A report.md of a commcost before the manifest and the PNG mark
-	// links the plots it wrote: those are its own too.
-	linked := ""
-	if !haveManifest {
-		if md, err := os.ReadFile(filepath.Join(dir, results.ReportFile)); err == nil {
-			linked = string(md)
-		}
-	}
 	names := make(map[string]bool, len(run.Plots))
 	for _, p := range run.Plots {
 		if !safePlotName(p.Name) || p.Name == ManifestFile || names[p.Name] {
@@ -292,11 +284,11 @@ func WriteRunDir(dir string, run *Run) error {
 				return opts.Badf("%s is not a regular file: commcost would write its plot %s there (move it away and run again)", path, p.Name)
 			case haveManifest && !previous[p.Name]:
 				return opts.Badf("%s is not a plot commcost wrote (%s does not list it), and this report makes a plot of that name: move the file away and run again", path, filepath.Join(plots, ManifestFile))
-			case !haveManifest && strings.Contains(linked, "("+results.PlotsDir+"/"+p.Name+")") && isPNG(path):
-				// An older commcost's plot, linked from its report.
 			case ownPNGName(p.Name):
-				// Listed or not, only an image commcost drew is its own: a
-				// user may have saved a file of their own over a plot.
+				// Listed or not, only an image commcost marked is its own:
+				// a user may have saved a file of their own over a plot
+				// (an unmarked PNG, even one a report links, may be
+				// theirs).
 				if err := CheckOwnPlot(path); err != nil {
 					return err
 				}
@@ -400,12 +392,6 @@ const reportHeading = "# commcost run "
 // ownReport reports whether a report.md starting with head is one commcost
 // wrote: only those are replaced.
 func ownReport(head []byte) bool { return string(head) == reportHeading }
-
-// isPNG reports whether path is a regular file that starts as a PNG does
-// (or is empty).
-func isPNG(path string) bool {
-	return results.CheckOwn(path, "plot", len(pngSignature), func(h []byte) bool { return string(h) == pngSignature }) == nil
-}
 
 // ownPNGName reports whether a plot of this name is a PNG, which carries
 // commcost's mark (MarkPNG).
