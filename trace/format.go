@@ -98,6 +98,13 @@ import (
 
 // The format's constants; trace/pmpi/cctrace.h defines the same (checked by
 // TestCHeaderAgrees).
+// MaxEagerBytes bounds an eager limit in a header: 4 GiB. An eager send
+// is buffered whole at the receiver before it is matched; no MPI's
+// default or any sensible setting buffers a message of that size, so a
+// larger limit is a corrupt field, which would make every send of a
+// replay eager.
+const MaxEagerBytes = 1 << 32
+
 // MaxTraceNs bounds the times of a trace's events after its origin: 1e8
 // s, about 3 years, longer than any batch job, and a tenth of the longest
 // time a record holds (results.MaxRecordSeconds), so that a replay's

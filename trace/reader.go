@@ -202,6 +202,12 @@ func (d *decoder) decode() (*Rank, error) {
 	case initTicks < 0:
 		d.off = 56
 		return nil, d.fail("corrupt", -1, "MPI_Init took %d clock units: a duration is 0 or more", initTicks)
+	case !eagerLimitOK(hd.EagerShmBytes):
+		d.off = 64
+		return nil, d.fail("corrupt", -1, "eager limit within a host %d bytes: want -1 (unknown) or 0 to %d", hd.EagerShmBytes, int64(MaxEagerBytes))
+	case !eagerLimitOK(hd.EagerNetBytes):
+		d.off = 72
+		return nil, d.fail("corrupt", -1, "eager limit between hosts %d bytes: want -1 (unknown) or 0 to %d", hd.EagerNetBytes, int64(MaxEagerBytes))
 	}
 	hd.OriginMonoNS = originMono
 	d.off = HeaderBytes
@@ -284,6 +290,10 @@ func (d *decoder) decode() (*Rank, error) {
 			return nil, d.fail("corrupt", len(rk.Events)-1, "the end record's clock anchors (%d ticks, %d ns after the origin) give no clock rate", dt, dm)
 		}
 		rk.Header.NSPerTick = float64(dm) / float64(dt)
+	}
+	if ns := float64(initTicks) * rk.Header.NSPerTick; ns > MaxTraceNs {
+		d.off = 56
+		return nil, d.fail("corrupt", -1, "MPI_Init took %.4g ns: a trace spans at most %g ns (about 3 years)", ns, float64(MaxTraceNs))
 	}
 	rk.Header.InitSec = float64(initTicks) * rk.Header.NSPerTick * 1e-9
 	if err := rk.check(d); err != nil {
@@ -546,3 +556,7 @@ func (e *Event) payloadFault() string {
 	}
 	return ""
 }
+
+// eagerLimitOK reports whether a header's eager limit is -1 (unknown) or
+// a size in [0, MaxEagerBytes].
+func eagerLimitOK(b int64) bool { return b == -1 || b >= 0 && b <= MaxEagerBytes }
