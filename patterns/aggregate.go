@@ -693,6 +693,7 @@ type AggregateSweep struct {
 	Root  int        `flag:"root" usage:"root rank of bcast and scatter"`
 	Q     opts.Ints  `flag:"q" default:"1" usage:"shifts q of qshift, each 1 <= q < ranks: a list"`
 	Grid  Torus      `flag:"grid" usage:"NEWS torus as ROWSxCOLS with ROWS*COLS = ranks (default: the most nearly square; mesh1d shifts on the ring 1 x ranks)"`
+	Set   opts.Given
 }
 
 func init() {
@@ -700,10 +701,19 @@ func init() {
 		New: func() Sweep { return new(AggregateSweep) }, Defaults: map[string]string{"max-time": "0.5"}})
 }
 
+// aggReads are the flags of 'commcost aggregate' that only some operations
+// read: given with none of them in --ops, they are refused.
+var aggReads = OpReads[AggKind]{
+	"Root": func(k AggKind) bool { return k == AggBcast || k == AggScatter },
+	"Q":    func(k AggKind) bool { return k == AggQShift },
+	"Grid": func(k AggKind) bool { return k == AggNEWS },
+}
+
 // Validate checks the sweep's settings.
 func (s *AggregateSweep) Validate() error {
 	return Checks(s.RepFlags.Check, s.Iters.Check, s.RepWarmup.Check, s.SyncFlags.Check,
 		func() error { return CheckValues("Sizes", BenchAggregate, "bytes", s.Sizes) },
+		func() error { return aggReads.Check(s.Set, "Ops", "ops", s.Ops, AggKinds) },
 		func() error {
 			if s.Root < 0 {
 				return opts.Field("Root", s.Root, "must be a rank >= 0")

@@ -562,6 +562,17 @@ func init() {
 		Usage: map[string]string{"iters": "calls back to back per timed repetition (default 1: a barrier before every call, as OSU)"}})
 }
 
+// collReads are the flags of 'commcost collective' and 'commcost
+// nonblocking' that only some collectives read: given with none of them in
+// --ops, they are refused. (--sizes is not among them: barrier runs once,
+// at 0 bytes, as its help says, so a list of sizes shared by every op of
+// a script's loop stays accepted.)
+var collReads = OpReads[mpi.CollOp]{
+	"Type":      mpi.CollOp.Reduces,
+	"Reduction": mpi.CollOp.Reduces,
+	"Root":      mpi.CollOp.Rooted,
+}
+
 // osuCollFixed are the fields OSU's counts fix.
 var osuCollFixed = []string{"Iters", "Warmup", "MinReps", "MaxReps", "MaxTime", "RelCI"}
 
@@ -582,6 +593,7 @@ func checkOSUColl(osu bool, set opts.Given) error {
 func (s *CollectiveSweep) Validate() error {
 	return Checks(s.RepFlags.Check, s.Iters.Check, s.RepWarmup.Check, func() error { return checkOSUColl(s.OSU, s.Set) },
 		func() error { return CheckValues("Sizes", BenchCollective, "bytes", s.Sizes) },
+		func() error { return collReads.Check(s.Set, "Ops", "ops", s.Ops, mpi.CollOps()) },
 		func() error { return checkCollSweep(s.Ops, s.Sizes, s.Type, s.Root) })
 }
 

@@ -3,6 +3,7 @@ package patterns
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/commcost/commcost/mpi"
 	"github.com/commcost/commcost/opts"
@@ -344,6 +345,9 @@ func init() {
 		New: func() Sweep { return new(NonBlockingSweep) }, Defaults: map[string]string{"max-time": "1"}})
 }
 
+// The flags only some of the non-blocking collectives read are those of
+// the blocking ones (collReads), checked against the non-blocking forms.
+
 // Validate checks the sweep's settings.
 func (s *NonBlockingSweep) Validate() error {
 	return Checks(s.RepFlags.Check, s.RepWarmup.Check, func() error { return checkOSUColl(s.OSU, s.Set) },
@@ -357,8 +361,16 @@ func (s *NonBlockingSweep) Validate() error {
 			if err := CheckCount("Probes", s.Probes, 0, "MPI_Test calls in each call's compute"); err != nil {
 				return err
 			}
+			if err := collReads.Check(s.Set, "Ops", "ops", s.Ops, nbOps()); err != nil {
+				return err
+			}
 			return checkCollSweep(s.Ops, s.Sizes, s.Type, s.Root)
 		})
+}
+
+// nbOps are the collectives with a non-blocking form.
+func nbOps() []mpi.CollOp {
+	return slices.DeleteFunc(mpi.CollOps(), func(o mpi.CollOp) bool { return !o.NonBlocking() })
 }
 
 // Plan lists the instances, op by op and size by size (ibarrier once).

@@ -549,6 +549,18 @@ func init() {
 		New: func() Sweep { return new(OneSidedSweep) }})
 }
 
+// oneSidedReads are the flags of 'commcost onesided' that only some calls
+// read, and oneSidedModeReads those only some loops read: given with none
+// of them in --ops (--modes), they are refused.
+var (
+	oneSidedReads = OpReads[mpi.RMAOp]{
+		"Type": mpi.RMAOp.Typed,
+	}
+	oneSidedModeReads = OpReads[mpi.RMAMode]{
+		"Window": func(m mpi.RMAMode) bool { return m != mpi.RMALatency },
+	}
+)
+
 // syncOf is the synchronisation of mode: --sync, or OSU's default.
 func (s *OneSidedSweep) syncOf(mode mpi.RMAMode) mpi.RMASync {
 	if s.Sync == 0 {
@@ -568,6 +580,10 @@ func (s *OneSidedSweep) typeOf(op mpi.RMAOp) mpi.Datatype {
 // Validate checks the sweep's settings.
 func (s *OneSidedSweep) Validate() error {
 	return Checks(s.RepFlags.Check, s.Loop.Check, func() error { return checkOSUAs(s.OSU, s.Set, "OSU 6.1") },
+		func() error { return oneSidedReads.Check(s.Set, "Ops", "ops", s.Ops, mpi.RMAOps()) },
+		func() error {
+			return oneSidedModeReads.Check(s.Set, "Modes", "modes", s.Modes, []mpi.RMAMode{mpi.RMALatency, mpi.RMABandwidth, mpi.RMABibw})
+		},
 		func() error { return CheckValues("Sizes", BenchOneSided, "bytes", s.Sizes) },
 		func() error {
 			// A bandwidth loop of put or get at 0 bytes has no rate (the

@@ -127,6 +127,23 @@ var messageCases = []struct {
 	// Binary input is escaped.
 	{"binary net", []string{"emulate", "info", "--net", "B\x01F\xff(2)"}, `--net B\x01F\xff(2)`},
 	{"binary flag value", []string{"pingpong", "--iters", "\x1b[2J"}, `--iters \x1b[2J: want an integer`},
+	// A flag given that none of the selected operations reads is refused,
+	// naming the ops selected and those that read it, not ignored.
+	{"collective root without a rooted op", []string{"collective", "--ops", "allreduce", "--root", "7"},
+		"--root with --ops: none of the ops selected (allreduce) reads it; it is read by bcast, reduce, gather, gatherv, scatter and scatterv only"},
+	{"collective type without a reduction", []string{"collective", "--ops", "bcast,alltoall", "--type", "double"},
+		"--type with --ops: none of the ops selected (bcast,alltoall) reads it; it is read by reduce, allreduce, reduce_scatter_block and reduce_scatter only"},
+	{"collective reduction without a reduction", []string{"collective", "--ops", "barrier", "--reduction", "max"}, "--reduction with --ops: none of the ops selected (barrier) reads it"},
+	{"nonblocking reduction without a reduction", []string{"nonblocking", "--ops", "bcast", "--reduction", "sum"},
+		"--reduction with --ops: none of the ops selected (bcast) reads it; it is read by reduce and allreduce only"},
+	{"nonblocking root without a rooted op", []string{"nonblocking", "--ops", "alltoall", "--root", "0"}, "--root with --ops: none of the ops selected (alltoall) reads it"},
+	{"onesided type without a typed call", []string{"onesided", "--ops", "put", "--type", "double"},
+		"--type with --ops: none of the ops selected (put) reads it; it is read by acc, get_acc, fop and cas only"},
+	{"onesided window without a window loop", []string{"onesided", "--ops", "put", "--modes", "lat", "--window", "8"},
+		"--window with --modes: none of the modes selected (lat) reads it; it is read by bw and bibw only"},
+	{"aggregate q without qshift", []string{"aggregate", "--ops", "bcast", "--q", "2"}, "--q with --ops: none of the ops selected (bcast) reads it; it is read by qshift only"},
+	{"aggregate root without a rooted op", []string{"aggregate", "--ops", "alltoall", "--root", "1"}, "--root with --ops: none of the ops selected (alltoall) reads it; it is read by bcast and scatter only"},
+	{"aggregate grid without news", []string{"aggregate", "--ops", "qshift", "--grid", "2x2"}, "--grid with --ops: none of the ops selected (qshift) reads it; it is read by news only"},
 }
 
 func TestOneMessage(t *testing.T) {
