@@ -59,12 +59,13 @@ func formatValue(f float64) string {
 }
 
 // ParamList renders parameters as "k=v k=v" in key order, as messages and
-// point names print an instance.
+// point names print an instance; a whole number read from JSON prints in
+// digits (bytes=1000000, not 1e+06).
 func ParamList(p Params) string {
 	keys := sortedKeys(p)
 	s := make([]string, len(keys))
 	for i, k := range keys {
-		s[i] = fmt.Sprintf("%s=%v", k, p[k])
+		s[i] = k + "=" + formatParam(p[k])
 	}
 	return strings.Join(s, " ")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -126,10 +127,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		out.Write(b)
 		out.WriteByte('\n')
 	} else {
-		val, u := report.Value(v, unit)
-		if unit == "B/s" {
-			u += " (10^6 B)"
-		}
+		val, u := predictedText(v, unit)
 		rk := "-"
 		if ranks > 0 {
 			rk = strconv.Itoa(ranks)
@@ -187,4 +185,45 @@ func checkInstance(pattern string, params results.Params, args []string) error {
 		}
 	}
 	return err
+}
+
+// yearSeconds is a Julian year.
+const yearSeconds = 365.25 * 24 * 3600
+
+// predictedText is a prediction and its unit as commcost's tables show
+// them: a time in ns, us, ms or s with three significant digits
+// (results.FormatSeconds), one of 1000 s or more in digits of s with its
+// years beside it, however implausible; a bandwidth in MB/s.
+func predictedText(v float64, unit string) (string, string) {
+	switch unit {
+	case "s":
+		if math.Abs(v) < 1000 || math.IsNaN(v) {
+			val, u, _ := strings.Cut(results.FormatSeconds(v), " ")
+			return val, u
+		}
+		if y := math.Abs(v) / yearSeconds; y >= 1 {
+			return fixed3(v), "s (about " + fixed3(y) + " years)"
+		}
+		return fixed3(v), "s"
+	case "B/s":
+		return fixed3(v / 1e6), "MB/s (10^6 B)"
+	}
+	return fixed3(v), unit
+}
+
+// fixed3 prints x with three significant digits and no exponent: 0.502,
+// 13.6, 201, 1230000.
+func fixed3(x float64) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	e := int(math.Floor(math.Log10(math.Abs(x))))
+	if e < 2 {
+		return strconv.FormatFloat(x, 'f', 2-e, 64)
+	}
+	// The digits of the rounded mantissa and zeros: exact in text where
+	// the product of a float and a power of ten is not.
+	m, exp, _ := strings.Cut(strconv.FormatFloat(x, 'e', 2, 64), "e")
+	n, _ := strconv.Atoi(exp)
+	return strings.Replace(m, ".", "", 1) + strings.Repeat("0", n-2)
 }
