@@ -25,7 +25,15 @@ type Command struct {
 	// More is printed in a group's usage after its list of subcommands:
 	// what the children share, examples.
 	More string
+	// Check, when set, parses and validates the arguments exactly as Run
+	// does before it measures, and returns: 'commcost --check-flags NAME
+	// ARGS...' calls it, so a script checks flags it was handed before it
+	// spends a job's time on the steps ahead of them.
+	Check func(args []string, stderr io.Writer) error
 }
+
+// CheckFlags is the hidden global flag of the check-only mode (Check).
+const CheckFlags = "--check-flags"
 
 // Node is a command in the tree.
 type Node struct {
@@ -125,6 +133,10 @@ func (n *Node) Dispatch(args []string, stdout, stderr io.Writer) error {
 		return opts.Badf("%s needs a subcommand: %s", n.Name, orList(n.Names()))
 	}
 	switch args[0] {
+	case CheckFlags:
+		if n.Name == "" {
+			return n.checkOnly(args[1:], stderr)
+		}
 	case "help":
 		return n.Help(args[1:], stdout)
 	case "-h", "--help":
@@ -139,6 +151,34 @@ func (n *Node) Dispatch(args []string, stdout, stderr io.Writer) error {
 		return opts.Badf("%s %q: unknown subcommand; accepted: %s", n.Name, args[0], strings.Join(n.Names(), ", "))
 	}
 	return c.Dispatch(args[1:], stdout, stderr)
+}
+
+// checkOnly runs the Check of the command that args name below n with
+// the arguments after its path: exit status 0 for flags a run accepts, 2
+// for bad input, and nothing measured.
+func (n *Node) checkOnly(args []string, stderr io.Writer) error {
+	top := n
+	var path []string
+	for len(args) > 0 && n.children[args[0]] != nil {
+		n = n.children[args[0]]
+		path = append(path, args[0])
+		args = args[1:]
+	}
+	var checkable []string
+	top.Walk(func(c *Node) {
+		if c.Check != nil {
+			checkable = append(checkable, c.Name)
+		}
+	})
+	switch {
+	case len(path) == 0 && len(args) == 0:
+		return opts.Badf("%s needs a subcommand and its flags (commcost %s kkaccess --k 1,2); accepted: %s", CheckFlags, CheckFlags, strings.Join(checkable, ", "))
+	case len(path) == 0:
+		return opts.Badf("%s %s: unknown subcommand (run 'commcost help' for the list)", CheckFlags, opts.Echo(args[0]))
+	case n.Check == nil:
+		return opts.Badf("%s %s: %s has no check-only mode; accepted: %s", CheckFlags, n.Name, n.Name, strings.Join(checkable, ", "))
+	}
+	return n.Check(args, stderr)
 }
 
 // Help prints the usage of the command that path names below n on stdout:

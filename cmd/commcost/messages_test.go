@@ -143,6 +143,12 @@ var messageCases = []struct {
 		"--window with --modes: none of the modes selected (lat) reads it; it is read by bw and bibw only"},
 	{"aggregate q without qshift", []string{"aggregate", "--ops", "bcast", "--q", "2"}, "--q with --ops: none of the ops selected (bcast) reads it; it is read by qshift only"},
 	{"aggregate root without a rooted op", []string{"aggregate", "--ops", "alltoall", "--root", "1"}, "--root with --ops: none of the ops selected (alltoall) reads it; it is read by bcast and scatter only"},
+	// The check-only mode refuses as a run would, before measuring.
+	{"check-flags of a bad kkaccess flag", []string{"--check-flags", "kkaccess", "--k", "0"}, "--k 0: k = 0: must be positive"},
+	{"check-flags of an unknown kkaccess flag", []string{"--check-flags", "kkaccess", "--sizes", "8"}, "--sizes: no such flag (run 'commcost kkaccess -h' for the flags)"},
+	{"check-flags of a command without the mode", []string{"--check-flags", "predict", "m.json"}, "--check-flags predict: predict has no check-only mode; accepted: aggregate, "},
+	{"check-flags without a command", []string{"--check-flags"}, "--check-flags needs a subcommand and its flags"},
+	{"check-flags of an unknown command", []string{"--check-flags", "nope"}, "--check-flags nope: unknown subcommand"},
 	{"aggregate grid without news", []string{"aggregate", "--ops", "qshift", "--grid", "2x2"}, "--grid with --ops: none of the ops selected (qshift) reads it; it is read by news only"},
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
@@ -19,6 +20,9 @@ func init() {
 	for _, d := range patterns.Defs() {
 		cli.Register(cli.Command{Name: d.Name, Summary: d.Summary, Run: func(args []string, stdout, stderr io.Writer) error {
 			return runSweep(d, args, stdout, stderr)
+		}, Check: func(args []string, stderr io.Writer) error {
+			_, err := parseSweep(d, args, stderr)
+			return err
 		}})
 	}
 }
@@ -34,17 +38,35 @@ func bindSweep(d patterns.Def, fs *cli.Bound) {
 	}
 }
 
+// parsedSweep is a sweep's subcommand with its flags parsed and checked.
+type parsedSweep struct {
+	sw     patterns.Sweep
+	launch job.Launch
+	out    job.Output
+	fs     *flag.FlagSet
+	b      *cli.Bound
+}
+
+// parseSweep parses and checks the flags of sweep d's subcommand: all a
+// run checks before it starts the world (the check-only mode's Check).
+func parseSweep(d patterns.Def, args []string, stderr io.Writer) (*parsedSweep, error) {
+	p := &parsedSweep{sw: d.New()}
+	p.fs = cli.NewFlagSet(d.Name, stderr)
+	p.b = cli.Bind(p.fs, p.sw, &p.launch, &p.out)
+	bindSweep(d, p.b)
+	if err := p.b.Check(args, false); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // runSweep runs the subcommand of sweep d.
 func runSweep(d patterns.Def, args []string, stdout, stderr io.Writer) error {
-	sw := d.New()
-	var launch job.Launch
-	var out job.Output
-	fs := cli.NewFlagSet(d.Name, stderr)
-	b := cli.Bind(fs, sw, &launch, &out)
-	bindSweep(d, b)
-	if err := b.Check(args, false); err != nil {
+	p, err := parseSweep(d, args, stderr)
+	if err != nil {
 		return err
 	}
+	sw, launch, out, fs, b := p.sw, p.launch, p.out, p.fs, p.b
 	plan := func(p int) []patterns.Pattern {
 		pts, _ := sw.Plan(p) // refused before (Ranks) when it errs
 		return pts

@@ -139,6 +139,19 @@ cc_init() {
 	fi
 	[ -z "$missing" ] ||
 		cc_die 1 "$CC_BIN cannot start: the library ${missing% } is not found; load the MPI module it was built with (module load openmpi, or mpich) or set LD_LIBRARY_PATH"
+	# The kkaccess flags handed over in COMMCOST_KK_ARGS are checked by
+	# commcost itself now (its check-only mode measures nothing), not when
+	# their step comes after minutes of others.
+	if [ -n "${COMMCOST_KK_ARGS:-}" ]; then
+		local kk=() why status=0
+		cc_kk_args kk
+		why=$("$CC_BIN" --check-flags kkaccess "${kk[@]}" 2>&1) || status=$?
+		case $status in
+		0) ;;
+		2) cc_die 2 "COMMCOST_KK_ARGS='$COMMCOST_KK_ARGS': commcost kkaccess refuses it: ${why#commcost: }" ;;
+		*) cc_die 1 "COMMCOST_KK_ARGS: $CC_BIN --check-flags kkaccess failed with status $status: $why" ;;
+		esac
+	fi
 	case $CC_LAUNCHER in
 	srun)
 		command -v srun >/dev/null || cc_die 1 "srun not found: load the Slurm module, or set COMMCOST_LAUNCHER=mpirun"
@@ -263,20 +276,31 @@ cc_steps_p2p() {
 	cc_launch 2 prtt "${prtt[@]}" "${quick[@]}" --out "$CC_OUT"
 }
 
+# cc_kk_args ARRAY: the kkaccess step's flags into the array named ARRAY:
+# COMMCOST_KK_ARGS or the default sweep, and the quick run's time limit.
+# The flags are split into words without pathname expansion: a '*' in
+# them must reach commcost, not become the directory's file names.
+cc_kk_args() {
+	local -n into=$1
+	local def='--k 1,2,4,8 --l 64:64K --r 0.25,0.5,1' quick=()
+	if [ "${COMMCOST_QUICK:-0}" = 1 ]; then
+		def='--k 1,2 --l 64,1K,16K --r 0.5,1'
+		quick=(--max-time 0.3)
+	fi
+	read -r -a into <<<"${COMMCOST_KK_ARGS:-$def}"
+	into+=("${quick[@]}")
+}
+
 # cc_steps_all: every rank of the job.
 cc_steps_all() {
 	local quick=() kk=() sizes=(--sizes 0,1K,64K)
-	# The flags are split into words without pathname expansion: a '*'
-	# in them must reach commcost, not become the directory's file names.
-	local def='--k 1,2,4,8 --l 64:64K --r 0.25,0.5,1'
 	if [ "${COMMCOST_QUICK:-0}" = 1 ]; then
 		quick=(--max-time 0.3)
 		sizes=(--sizes 8,64K)
-		def='--k 1,2 --l 64,1K,16K --r 0.5,1'
 	fi
-	read -r -a kk <<<"${COMMCOST_KK_ARGS:-$def}"
+	cc_kk_args kk
 	cc_launch 0 info | tee "$CC_RUNDIR/info.txt"
-	cc_launch 0 kkaccess "${kk[@]}" "${quick[@]}" --out "$CC_OUT"
+	cc_launch 0 kkaccess "${kk[@]}" --out "$CC_OUT"
 	cc_launch 0 alltoall "${sizes[@]}" "${quick[@]}" --out "$CC_OUT"
 	cc_launch 0 aggregate "${sizes[@]}" "${quick[@]}" --out "$CC_OUT"
 }
