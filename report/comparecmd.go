@@ -25,6 +25,7 @@ type CompareCommand struct {
 	Format  string  `flag:"format" default:"table" value:"format"`
 	PlotDir string  `flag:"plot" value:"DIR" usage:"write one PNG per bench of the ratios to the first input into DIR (compare-BENCH.png)"`
 	Alpha   float64 `flag:"alpha" usage:"significance level of the U test"`
+	Set     opts.Given
 
 	// Inputs are the positional arguments.
 	Inputs []string
@@ -64,6 +65,9 @@ func (c *CompareCommand) Validate() error {
 	}
 	if c.Models && c.By != "" {
 		return opts.Badf("{By} groups runs; it does not go with {Models}")
+	}
+	if c.Models && c.Set.Has("Alpha") {
+		return opts.Badf("{Alpha} is the level of the U test between runs, which {Models} does not run; it does not go with {Models}")
 	}
 	return nil
 }

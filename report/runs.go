@@ -577,8 +577,14 @@ func ReadInput(arg string) (in Input, truncated bool, err error) {
 			if l == "" {
 				return Input{}, false, fmt.Errorf("%s: empty name before '='; want name=path", arg)
 			}
+			if p == "" {
+				return Input{}, false, fmt.Errorf("%s: empty path after '='; want name=path, the path a run directory or a records file", arg)
+			}
 			label, path = l, p
 		}
+	}
+	if path == "" {
+		return Input{}, false, fmt.Errorf("an empty argument; want a run directory, a records file or name=path")
 	}
 	st, err := os.Stat(path)
 	if err != nil {

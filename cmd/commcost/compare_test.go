@@ -242,6 +242,8 @@ func TestCompareBadInput(t *testing.T) {
 		{"run directory and its records", []string{"compare", runDir, filepath.Join(runDir, "records.jsonl")}, "records.jsonl is given twice"},
 		{"same file with by", []string{"compare", "--by", "mpi_library", good, link}, "are the same file"},
 		{"empty label", []string{"compare", good, "=" + good}, "empty name"},
+		{"empty path", []string{"compare", good, "a="}, "a=: empty path after '='; want name=path, the path a run directory or a records file"},
+		{"empty argument", []string{"compare", good, ""}, "an empty argument; want a run directory, a records file or name=path"},
 		{"unknown by", []string{"compare", "--by", "colour", good}, "--by colour: unknown key"},
 		{"by one group", []string{"compare", "--by", "mpi_library", good}, "every record has mpi_library Open MPI"},
 		{"format", []string{"compare", "--format", "gobench", good, good}, "--format gobench"},
@@ -252,6 +254,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"models bad json", []string{"compare", "--models", model, good}, "MODEL.json " + model},
 		{"models with by", []string{"compare", "--models", "--by", "launch", model, good}, "--by"},
 		{"models with plot", []string{"compare", "--models", "--plot", dir, model, good}, "--plot"},
+		{"models with alpha", []string{"compare", "--models", "--alpha", "0.1", model, good}, "--alpha is the level of the U test between runs, which --models does not run"},
 		{"unknown flag", []string{"compare", "--bogus", good, good}, "bogus"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })
