@@ -94,6 +94,26 @@ var scaleParams = map[string][]string{
 	"hyperbolic": {"a", "b"},
 }
 
+// underGeneric names, per kind, the parameters a generic what-if already
+// scales (NewPricer): latency the per-message terms, bandwidth the
+// per-byte ones. Given with the generic factor, such a parameter would be
+// scaled by both, their product, which no one asks for: refused.
+var underGeneric = map[string]map[string][]string{
+	"loggp":      {ScaleLatency: {"L", "o_s", "o_r", "g"}, ScaleBandwidth: {"G", "O_s", "O_r"}},
+	"hockney":    {ScaleLatency: {"t_s"}, ScaleBandwidth: {"t_w"}},
+	"piecewise":  {ScaleLatency: {"t_s"}, ScaleBandwidth: {"t_w"}},
+	"hyperbolic": {ScaleLatency: {"a"}, ScaleBandwidth: {"b"}},
+}
+
+// A what-if factor outside [MinScale, MaxScale] is no network a
+// prediction can speak for (a millionfold change moves every message
+// time out of the range the model was fitted on), and 1e-308 priced
+// times beyond any record's bound.
+const (
+	MinScale = 1e-6
+	MaxScale = 1e6
+)
+
 // ParseScale reads "PARAM=FACTOR" items (a flag given several times).
 func ParseScale(items []string) (Scale, error) {
 	s := Scale{}
@@ -102,6 +122,9 @@ func ParseScale(items []string) (Scale, error) {
 		f, err := strconv.ParseFloat(v, 64)
 		if !ok || k == "" || err != nil || !(f > 0) || math.IsInf(f, 0) {
 			return nil, &opts.FieldError{Field: "Scale", Value: it, Reason: "want PARAM=FACTOR with a factor > 0, e.g. bandwidth=2 or latency=0.5"}
+		}
+		if f < MinScale || f > MaxScale {
+			return nil, &opts.FieldError{Field: "Scale", Value: it, Reason: fmt.Sprintf("a factor of %g: want %g to %g (a millionfold change is beyond what a fitted model predicts)", f, MinScale, MaxScale)}
 		}
 		if _, dup := s[k]; dup {
 			return nil, &opts.FieldError{Field: "Scale", Value: it, Reason: fmt.Sprintf("%s is scaled twice; give each parameter once", k)}
@@ -132,6 +155,16 @@ func (s Scale) check(kind string) error {
 		}
 	}
 	if len(bad) == 0 {
+		for _, g := range []string{ScaleLatency, ScaleBandwidth} {
+			if _, ok := s[g]; !ok {
+				continue
+			}
+			for _, n := range underGeneric[kind][g] {
+				if _, ok := s[n]; ok {
+					return &opts.FieldError{Field: "Scale", Value: fmt.Sprintf("%s=%g", n, s[n]), Reason: fmt.Sprintf("%s already scales the %s model's %s; give %s=FACTOR or %s=FACTOR, not both", g, kind, n, g, n)}
+				}
+			}
+		}
 		return nil
 	}
 	sort.Strings(bad)

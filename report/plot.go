@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/commcost/commcost/internal/fskind"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/results"
 )
@@ -76,7 +77,8 @@ func PlotFormat(path string) (string, error) {
 }
 
 // CheckPlotPath refuses a plot file SavePlot cannot write (an unknown
-// extension, a missing directory, a directory in its place), before
+// extension, a missing directory, a directory, FIFO, device or link in
+// its place), before
 // anything is measured or fitted; the error is the reason alone.
 func CheckPlotPath(path string) error {
 	if _, err := PlotFormat(path); err != nil {
@@ -86,8 +88,10 @@ func CheckPlotPath(path string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("directory %s does not exist", dir)
 	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return errors.New("is a directory")
+	// The plot is renamed over path: a FIFO, device, socket or link
+	// there would be replaced by a regular file, not written into.
+	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("is %s, not a regular file: commcost writes its plot as a new file there (move it away, or name another file)", fskind.Name(st.Mode()))
 	}
 	return nil
 }

@@ -235,8 +235,8 @@ type SummaryConfig struct {
 // Validate checks the heatmap's format.
 func (c SummaryConfig) Validate() error {
 	if c.Heatmap != "" {
-		if _, err := report.PlotFormat(c.Heatmap); err != nil {
-			return &opts.FieldError{Field: "Heatmap", Value: c.Heatmap, Reason: "want a file name ending in .png, .svg or .pdf"}
+		if err := report.CheckPlotPath(c.Heatmap); err != nil {
+			return &opts.FieldError{Field: "Heatmap", Value: c.Heatmap, Reason: err.Error()}
 		}
 	}
 	return nil

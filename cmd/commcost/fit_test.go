@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"gonum.org/v1/gonum/floats/scalar"
@@ -253,6 +254,10 @@ func TestFitBadInput(t *testing.T) {
 	_, out, _ := runCLI(t, "fit", "hockney", pp, "--format", "json")
 	os.WriteFile(mjson, []byte(out), 0o644)
 	plot := filepath.Join(dir, "never.png")
+	fifoPNG := filepath.Join(dir, "fifo.png")
+	if err := syscall.Mkfifo(fifoPNG, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -281,6 +286,7 @@ func TestFitBadInput(t *testing.T) {
 		{"split zero", []string{"fit", "trilinear", kk, "--split", "0"}, "--split 0"},
 		{"plot extension", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "x.txt")}, "--plot"},
 		{"plot dir missing", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "no", "x.png")}, "does not exist"},
+		{"plot a FIFO", []string{"fit", "hockney", pp, "--plot", fifoPNG}, "--plot " + fifoPNG + ": is a named pipe (FIFO), not a regular file"},
 		{"extra argument", []string{"fit", "hockney", pp, "more"}, "got 3 argument(s)"},
 		{"max-segments", []string{"fit", "piecewise", pp, "--max-segments", "0"}, "--max-segments 0"},
 		{"predict no args", []string{"predict", mjson}, "predict wants MODEL.json and PATTERN"},

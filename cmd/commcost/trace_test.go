@@ -112,6 +112,10 @@ func TestTraceReplayBadInput(t *testing.T) {
 	notLib := filepath.Join(dir, "notalib.so")
 	os.WriteFile(notLib, []byte("not a shared object"), 0o644)
 	out := filepath.Join(dir, "out")
+	fifoPNG := filepath.Join(dir, "heat.png")
+	if err := syscall.Mkfifo(fifoPNG, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, tc := range []struct {
 		name string
@@ -138,6 +142,10 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay model twice", []string{"replay", good, "--model", hock, "--model", hock}, "--model " + hock + ": is given twice; give each model once"},
 		{"replay model through a link", []string{"replay", good, "--model", hock, "--model", hockLink}, "--model " + hockLink + ": is the same file as " + hock + "; give each model once"},
 		{"replay scale twice", []string{"replay", good, "--model", hock, "--scale", "t_s=2", "--scale", "t_s=3"}, "--scale t_s=3: t_s is scaled twice; give each parameter once"},
+		{"replay scale by latency and t_s", []string{"replay", good, "--model", hock, "--scale", "latency=2", "--scale", "t_s=2"}, "--scale t_s=2: latency already scales the hockney model's t_s; give latency=FACTOR or t_s=FACTOR, not both"},
+		{"replay scale by bandwidth and t_w", []string{"replay", good, "--model", hock, "--scale", "t_w=0.5", "--scale", "bandwidth=2"}, "t_w=0.5: bandwidth already scales the hockney model's t_w; give bandwidth=FACTOR or t_w=FACTOR, not both"},
+		{"replay scale beyond a millionfold", []string{"replay", good, "--model", hock, "--scale", "bandwidth=1e-308"}, "--scale bandwidth=1e-308: a factor of 1e-308: want 1e-06 to 1e+06"},
+		{"summary heatmap a FIFO", []string{"trace", "summary", good, "--heatmap", fifoPNG}, "--heatmap " + fifoPNG + ": is a named pipe (FIFO), not a regular file"},
 		{"replay unknown scale", []string{"replay", good, "--model", hock, "--scale", "G=2"}, "--scale G=2: G: the hockney model has no parameter \"G\""},
 		{"replay bad eager", []string{"replay", good, "--model", hock, "--eager", "lots"}, "--eager lots"},
 		{"replay unmatched", []string{"replay", unmatched, "--model", hock}, "DIR " + unmatched + ": " + unmatched + "/rank-0.cct: rank 0, event 5: Send of 64 bytes to rank 1 (tag 4, point-to-point) has no matching receive"},
