@@ -29,6 +29,8 @@
 # ids become ID.1 .. ID.N. The script stops at the first launch that fails
 # and exits with its status, naming it; bad arguments exit with status 2.
 set -uo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 
 usage() {
 	echo "launches.sh: $1; usage: scripts/launches.sh N CMD [ARG...] (N launches, N an integer from 1 to $max_n)" >&2
@@ -51,10 +53,11 @@ command -v -- "$1" >/dev/null 2>&1 ||
 # An inherited id is checked as commcost checks it (no control
 # characters, at most 256 bytes with ".N"), so a bad one stops the series
 # before its first launch and is never written raw to the terminal.
-if [[ ${COMMCOST_LAUNCH_ID:-} == *[[:cntrl:]]* ]] || [ "${#COMMCOST_LAUNCH_ID}" -gt 250 ]; then
-	usage "COMMCOST_LAUNCH_ID '$(printf '%s' "${COMMCOST_LAUNCH_ID:0:64}" | LC_ALL=C tr -c '[:print:]' '?')': want plain text of at most 250 bytes (the launch ids become ID.1 .. ID.N)"
+inherited=${COMMCOST_LAUNCH_ID:-}
+if [[ $inherited == *[[:cntrl:]]* ]] || [ "${#inherited}" -gt 250 ]; then
+	usage "COMMCOST_LAUNCH_ID '$(printf '%s' "${inherited:0:64}" | LC_ALL=C tr -c '[:print:]' '?')': want plain text of at most 250 bytes (the launch ids become ID.1 .. ID.N)"
 fi
-prefix=${COMMCOST_LAUNCH_ID:+$COMMCOST_LAUNCH_ID.}
+prefix=${inherited:+$inherited.}
 for ((i = 1; i <= n; i++)); do
 	id=$prefix$i
 	echo "launches.sh: launch $i of $n (COMMCOST_LAUNCH_ID=$id): $*" >&2

@@ -295,6 +295,22 @@ func TestLaunchesScript(t *testing.T) {
 		t.Errorf("compare --by launch: exit %d %s\n%s", code, errs, stdout)
 	}
 
+	// With no COMMCOST_LAUNCH_ID at all (the ordinary call), the ids are
+	// 1..N: the script runs under set -u.
+	unsetMarker := filepath.Join(dir, "ids-unset")
+	cmd = exec.Command(script, "2", "sh", "-c", `echo "$COMMCOST_LAUNCH_ID" >> "$0"`, unsetMarker)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "COMMCOST_LAUNCH_ID=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if r := runCmd(t, cmd); r.code != 0 {
+		t.Fatalf("COMMCOST_LAUNCH_ID unset: exit %d: %s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(unsetMarker); string(b) != "1\n2\n" {
+		t.Errorf("ids with COMMCOST_LAUNCH_ID unset %q, want 1 2", b)
+	}
+
 	// Inside a batch array task the ids are prefixed with the task's.
 	marker := filepath.Join(dir, "ids")
 	cmd = exec.Command(script, "2", "sh", "-c", `echo "$COMMCOST_LAUNCH_ID" >> "$0"`, marker)
