@@ -25,6 +25,8 @@
 # (BENCH_NO_FAIL=1 only reports). Needs mpicc and mpirun; as root, export
 # OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 first.
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 if [ $# -gt 1 ]; then
 	echo "bench_dsm_vs_c: one argument at most (ROUNDS), got $#; usage: scripts/bench_dsm_vs_c.sh [ROUNDS]" >&2

@@ -7,6 +7,8 @@
 # too; on a machine shared with other jobs it is the lower one.
 # BENCH_NO_FAIL=1 only reports.
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ $# -eq 0 ] || { echo "bench_replay: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set BENCHTIME or BENCH_NO_FAIL in the environment" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 # BENCHTIME is go test's -benchtime: Nx (N runs of each size, 1 to 1000)

@@ -18,6 +18,8 @@
 # ..." (the whole launch prefix, -np excluded) and NP=4 run every step
 # there; WORK=DIR keeps the files.
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ $# -eq 0 ] || { echo "bench_simgrid: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set NP, LAUNCHER, OSU_SRC or WORK in the environment" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 # shellcheck source=mpi.sh

@@ -15,6 +15,8 @@
 # loops), at most 3% on the wall time. BENCH_NO_FAIL=1 only reports. Set-up: libopenmpi-dev,
 # hpcc (scripts/setup.sh installs them; hpcc is skipped when missing).
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ $# -eq 0 ] || { echo "bench_trace: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set REPS or BENCH_NO_FAIL in the environment" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 # shellcheck source=mpi.sh

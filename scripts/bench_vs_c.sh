@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
 	--np) np=$2; shift 2 ;;
 	--cells) filter=$2; shift 2 ;;
 	--tsv) tsv=$2; shift 2 ;;
-	-h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) usage "unknown option '$(printable "$1")'" ;;
 	esac
 done

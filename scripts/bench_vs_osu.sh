@@ -67,7 +67,7 @@ while [ $# -gt 0 ]; do
 	--np) nps=$2; shift 2 ;;
 	--benches) benches=$2; shift 2 ;;
 	--tsv6) tsv6=$2; shift 2 ;;
-	-h | --help) sed -n '2,47p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) usage "unknown option '$(printable "$1")'" ;;
 	esac
 done

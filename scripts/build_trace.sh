@@ -5,6 +5,8 @@
 # build_trace.sh --cc prints that mpicc (the tests build their programs
 # with it).
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 # shellcheck source=mpi.sh
 . scripts/mpi.sh

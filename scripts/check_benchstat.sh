@@ -20,6 +20,8 @@
 # golang.org/x/image, x/sys and x/text, which plot and the terminal code
 # link into commcost. BENCHSTAT_VERSION=latest tries the newest one.
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # golang.org/x/perf at 2026-09-08 (x/perf has no tagged releases).

@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--sizes) sizes=$2; shift 2 ;;
 	--max-time) maxtime=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) usage "unknown option '$(printable "$1")'" ;;
 	esac
 done

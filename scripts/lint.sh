@@ -5,6 +5,8 @@
 # outside the repository in code comments; its pending list names the files
 # not yet cleaned). Each failure lists what to fix.
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ $# -eq 0 ] || { echo "lint.sh: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): it checks the whole tree" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 status=0

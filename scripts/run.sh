@@ -4,6 +4,8 @@
 # ($TAGS/$MPI, scripts/mpi.sh), which measures, prints the tables and writes
 # a run directory under results/runs/.
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/mpi.sh
 . scripts/mpi.sh

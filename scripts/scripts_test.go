@@ -327,3 +327,26 @@ func TestBatchJobsNeverDieSilently(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptsHelp: every script a user runs prints its usage (the comment
+// it opens with) for --help and -h and exits 0, as commcost SUB --help
+// does, starting nothing.
+func TestScriptsHelp(t *testing.T) {
+	for _, name := range []string{"bench_dsm_vs_c", "bench_replay", "bench_simgrid", "bench_trace", "build_trace", "check_benchstat",
+		"launches", "lint", "run", "setup", "test", "test_batch", "bench_vs_c", "bench_vs_osu", "forced_alg"} {
+		path := filepath.Join("scripts", name+".sh")
+		if _, err := os.Stat(filepath.Join("..", path)); err != nil {
+			continue
+		}
+		for _, flag := range []string{"--help", "-h"} {
+			t.Run(name+flag, func(t *testing.T) {
+				cmd := exec.Command("bash", path, flag)
+				cmd.Dir = ".."
+				out, err := cmd.CombinedOutput()
+				if err != nil || !strings.HasPrefix(string(out), name+".sh") {
+					t.Errorf("%s %s: %v\n%s", path, flag, err, out)
+				}
+			})
+		}
+	}
+}

@@ -13,6 +13,8 @@
 # prints exactly what to install or load and exits 1. Also checks the Go
 # toolchain against go.mod.
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ $# -eq 0 ] || { echo "setup.sh: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set MPI or TAGS in the environment" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/mpi.sh

@@ -19,6 +19,8 @@
 # Every launcher is named explicitly (mpirun.openmpi, mpiexec.mpich): plain
 # mpirun is whatever update-alternatives chose.
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ $# -eq 0 ] || { echo "test.sh: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set TAGS, MPI or OTHER_MPI in the environment" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/mpi.sh

@@ -16,6 +16,8 @@
 # --nodes=1 on the command line (sbatch and qsub options beat #SBATCH/#PBS
 # directives), which the job notes in its log.
 set -euo pipefail
+# --help prints the comment above (the script's usage) and exits 0.
+case "${1:-}" in -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 say() { printf 'test_batch: %s\n' "$*" >&2; }
 
