@@ -307,6 +307,14 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 			return opts.Badf("--plot %s: %v", *plot, err)
 		}
 	}
+	// One model file twice would be two columns that agree.
+	if a, b, dup := results.SameFileTwice(models); dup {
+		why := "is given twice"
+		if a != b {
+			why = "is the same file as " + opts.Echo(a)
+		}
+		return opts.Badf("--model %s: %s; give each model once", opts.Echo(b), why)
+	}
 	var ms []model.Model
 	var srcs []string
 	for _, path := range models {

@@ -265,6 +265,10 @@ func TestAppBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeModel(t, hock, hm)
+	hockLink := filepath.Join(dir, "hockney-link.json")
+	if err := os.Symlink(hock, hockLink); err != nil {
+		t.Fatal(err)
+	}
 	notJSON := filepath.Join(dir, "model.txt")
 	if err := os.WriteFile(notJSON, []byte("not a model"), 0o644); err != nil {
 		t.Fatal(err)
@@ -323,6 +327,8 @@ func TestAppBadInput(t *testing.T) {
 		{"list with arguments", []string{"app", "list", "x"}, `unexpected argument "x"`},
 		{"table without files", []string{"app", "table"}, "app table needs one or more FILE.jsonl"},
 		{"table of no records", []string{"app", "table", notJSON}, "FILE " + notJSON},
+		{"table with a model twice", []string{"app", "table", notJSON, "--model", hock, "--model", hock}, "--model " + hock + ": is given twice; give each model once"},
+		{"table with a model through a link", []string{"app", "table", notJSON, "--model", hock, "--model", hockLink}, "--model " + hockLink + ": is the same file as " + hock + "; give each model once"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
