@@ -1,6 +1,7 @@
 package dsmexp
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -563,6 +564,10 @@ func (p *Plot) Validate() error {
 	if p.Format != results.FormatTable && p.Format != results.FormatMarkdown {
 		return opts.Field("Format", "", "dsm plot prints tables: accepted are table and markdown")
 	}
+	// One file twice would count its runs twice in every ratio.
+	if err := results.DistinctFiles(p.Files); err != nil {
+		return opts.Badf("dsm plot: %v", err)
+	}
 	return checkPlotDir("Dir", p.Dir)
 }
 
@@ -580,7 +585,16 @@ func (p *Plot) Run(io IO) error {
 		}
 		recs = append(recs, rs...)
 	}
-	paths, err := Redraw(io.Stdout, recs, p.Format == results.FormatMarkdown, p.Dir)
+	// The tables are printed once the figures are drawn: records that
+	// draw none are bad input, refused with nothing on stdout.
+	var tables bytes.Buffer
+	paths, err := Redraw(&tables, recs, p.Format == results.FormatMarkdown, p.Dir)
+	if err != nil && opts.IsBadInput(err) {
+		return err
+	}
+	if _, werr := io.Stdout.Write(tables.Bytes()); werr != nil && err == nil {
+		err = werr
+	}
 	for _, path := range paths {
 		fmt.Fprintln(io.Stderr, "commcost: wrote", path)
 	}

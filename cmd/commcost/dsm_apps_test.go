@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -145,6 +146,21 @@ func TestDSMAppsLocal(t *testing.T) {
 		t.Fatalf("dsm plot: exit %d\n%s%s", code, stdout, errs)
 	}
 	checkFigures(t, again, "fig6_bitonic_keys.png", "fig7_bitonic_meshes.png", "fig8_barneshut_bodies.png", "fig9_barneshut_treebuild.png", "fig10_barneshut_force.png")
+
+	// Refused with nothing on stdout: one file given twice (every ratio
+	// counted twice), and records of one mesh and one size, which draw no
+	// figure (the tables were printed before the refusal).
+	bad := t.TempDir()
+	var one []results.Record
+	for _, r := range recs {
+		if r.Bench == dsmexp.BenchBitonic && r.Ranks == 4 && fmt.Sprint(r.Params["keys"]) == "16" {
+			one = append(one, r)
+		}
+	}
+	oneMesh := filepath.Join(bad, "onemesh.jsonl")
+	writeJSONL(t, oneMesh, one)
+	checkUsageError(t, bad, []string{"dsm", "plot", oneMesh, oneMesh}, oneMesh+" is given twice")
+	checkUsageError(t, bad, []string{"dsm", "plot", oneMesh, "--plot", filepath.Join(bad, "figs")}, "--plot: no figure has two points in these records")
 }
 
 // checkAppRecords checks the experiment records: every one verified,
