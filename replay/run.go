@@ -174,7 +174,7 @@ func (c Config) Run() (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := trace.ReadDir(c.Dir)
+	t, err := trace.ReadDirDemand(c.Dir, trace.ReplayFactor)
 	if err != nil {
 		return nil, opts.Badf("DIR %s: %v", c.Dir, err)
 	}

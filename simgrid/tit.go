@@ -60,7 +60,7 @@ func WriteRankTIT(path string) error {
 // cannot be read as a trace, or whose messages do not match, is bad input
 // (opts.Badf); a failed write is not.
 func WriteDirTIT(dir string) error {
-	t, err := trace.ReadDir(dir)
+	t, err := trace.ReadDirDemand(dir, trace.TITFactor)
 	if err != nil {
 		return opts.Badf("DIR %s: %v", dir, err)
 	}

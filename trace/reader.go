@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/results"
 )
 
@@ -111,7 +112,19 @@ func ReadFile(path string) (*Rank, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Decode(f, path)
+	d := &decoder{r: bufio.NewReaderSize(f, 1<<16), name: path}
+	if st, err := f.Stat(); err == nil {
+		d.events = eventsIn(st.Size())
+	}
+	return d.decode()
+}
+
+// eventsIn is the number of events a rank file of size bytes holds at
+// most (its blocks full): the capacity read into at once, so that the
+// events are not copied as a slice grows (twice their size at a peak).
+func eventsIn(size int64) int {
+	n := (size - HeaderBytes) / EventBytes
+	return int(min(max(n, 0), 1<<31))
 }
 
 // Decode reads one rank file from r; name is what errors call it.
@@ -121,9 +134,10 @@ func Decode(r io.Reader, name string) (*Rank, error) {
 }
 
 type decoder struct {
-	r    *bufio.Reader
-	name string
-	off  int64
+	r      *bufio.Reader
+	name   string
+	events int // capacity of the events slice, 0 unknown
+	off    int64
 }
 
 func (d *decoder) fail(kind string, event int, format string, args ...any) error {
@@ -211,7 +225,7 @@ func (d *decoder) decode() (*Rank, error) {
 	}
 	hd.OriginMonoNS = originMono
 	d.off = HeaderBytes
-	rk := &Rank{Path: d.name, Header: hd}
+	rk := &Rank{Path: d.name, Header: hd, Events: make([]Event, 0, d.events)}
 	var bh [BlockHeaderBytes]byte
 	payload := make([]byte, BlockEvents*EventBytes)
 	ended := false
@@ -434,7 +448,29 @@ func RankFile(r int) string { return "rank-" + strconv.Itoa(r) + ".cct" }
 // each file's header must agree on the world size and name its own rank.
 // A path that is not a directory says what a trace directory is, not the
 // bare "open: not a directory".
-func ReadDir(dir string) (*Trace, error) {
+func ReadDir(dir string) (*Trace, error) { return ReadDirDemand(dir, ReadFactor) }
+
+// Peak memory per byte of a trace's rank files, measured (maximum resident
+// size over the files' total, on a trace of 126 MB of ping-pong events),
+// with room for the Go runtime's reservations under ulimit -v: reading
+// (2.1: the events, as many bytes as on disk, and their communicators),
+// replay (6.3: its lowered program and event queue besides the trace),
+// the time-independent export (7.6: every rank's text too).
+const (
+	ReadFactor   = 3
+	ReplayFactor = 9
+	TITFactor    = 10
+)
+
+// availableMemory is what this process may still allocate (a variable for
+// tests).
+var availableMemory = sysmem.Available
+
+// ReadDirDemand is ReadDir for a command whose peak memory is factor times
+// the rank files' total (at least ReadFactor): a trace beyond what this
+// process may take is refused before it is read, with what it needs and
+// what the limit allows, not ended by the runtime's out-of-memory crash.
+func ReadDirDemand(dir string, factor float64) (*Trace, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory (want a trace directory written by commcost trace)", dir)
 	}
@@ -454,6 +490,18 @@ func ReadDir(dir string) (*Trace, error) {
 	}
 	if len(byRank) == 0 {
 		return nil, fmt.Errorf("%s: no rank files (rank-N.cct): not a trace directory of commcost trace", dir)
+	}
+	var total int64
+	for _, path := range byRank {
+		if st, err := os.Stat(path); err == nil {
+			total += st.Size()
+		}
+	}
+	factor = max(factor, ReadFactor)
+	if avail, src, ok := availableMemory(); ok && float64(total)*factor > float64(avail) {
+		need := float64(total) * factor
+		return nil, fmt.Errorf("%s: %w: its %d rank files of %s need about %s to read and use (%g times the files), more than this process may take (%s)",
+			dir, results.ErrTooLarge, len(byRank), sysmem.Format(float64(total)), sysmem.Format(need), factor, sysmem.Allows(need, avail, src))
 	}
 	ranks := make([]int, 0, len(byRank))
 	for r := range byRank {

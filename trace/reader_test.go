@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/commcost/commcost/results"
 )
 
 // TestCHeaderAgrees checks that cctrace.h, which the library is compiled
@@ -470,4 +472,29 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("accepted a file without its end record")
 		}
 	})
+}
+
+// TestReadDirDemand: a trace whose rank files, times the command's factor,
+// are more than the process may take is refused before it is read, naming
+// the need and the limit; one within it is read.
+func TestReadDirDemand(t *testing.T) {
+	dir := t.TempDir()
+	var total int
+	for r := range 3 {
+		data := sample(t, r)
+		total += len(data)
+		if err := os.WriteFile(filepath.Join(dir, RankFile(r)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+	limit := int64(total) * ReplayFactor / 2 // between the reading factor and replay's
+	availableMemory = func() (int64, string, bool) { return limit, "a test's limit", true }
+	if _, err := ReadDirDemand(dir, ReplayFactor); !errors.Is(err, results.ErrTooLarge) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("(%d times the files), more than this process may take (available:", ReplayFactor)) {
+		t.Errorf("replay's demand: %v, want too large with the factor and the limit", err)
+	}
+	if _, err := ReadDir(dir); err != nil {
+		t.Errorf("reading within the limit: %v", err)
+	}
 }
