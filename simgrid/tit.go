@@ -34,8 +34,13 @@ func TITFile(r int) string { return "rank-" + strconv.Itoa(r) + ".tit" }
 // ListFile is the file smpirun -replay reads: one rank's trace per line.
 const ListFile = "simgrid.txt"
 
-// WriteRankTIT converts one rank file into DIR/rank-N.tit beside it; rank
-// 0 also writes DIR/simgrid.txt, naming every rank's file.
+// WriteRankTIT converts one rank file into DIR/rank-N.tit beside it. Each
+// rank runs it by itself, after its own MPI_Finalize; DIR/simgrid.txt,
+// naming every rank's file, is written by whichever rank finds every
+// rank's file converted (each newer than its rank file) once its own is:
+// the last to finish. A rank that fails removes simgrid.txt, so that no
+// list names a file that is not there or is an earlier run's (smpirun
+// -replay would take it for a whole trace).
 func WriteRankTIT(path string) error {
 	rk, err := trace.ReadFile(path)
 	if err != nil {
@@ -43,10 +48,15 @@ func WriteRankTIT(path string) error {
 	}
 	dir := filepath.Dir(path)
 	if err := writeFile(filepath.Join(dir, TITFile(rk.Header.Rank)), func(w *bufio.Writer) error { return WriteTIT(w, rk) }); err != nil {
+		os.Remove(filepath.Join(dir, ListFile))
 		return err
 	}
-	if rk.Header.Rank != 0 {
-		return nil
+	for r := 0; r < rk.Header.Size; r++ {
+		cct, err1 := os.Stat(filepath.Join(dir, trace.RankFile(r)))
+		tit, err2 := os.Stat(filepath.Join(dir, TITFile(r)))
+		if err1 != nil || err2 != nil || tit.ModTime().Before(cct.ModTime()) {
+			return nil // a rank still converting writes the list
+		}
 	}
 	return writeFile(filepath.Join(dir, ListFile), func(w *bufio.Writer) error {
 		for r := 0; r < rk.Header.Size; r++ {
