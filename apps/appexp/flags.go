@@ -317,6 +317,13 @@ func (a *MPApp) Validate() error {
 		if !slices.Contains(model.Kinds(), k) {
 			return opts.Item("Kinds", k, "%q is not a model kind; accepted form: a list of %s", k, strings.Join(model.Kinds(), ", "))
 		}
+		// A kind no program's calibration is fitted to (model.Kind's
+		// ProgramOptions unset) would be measured for and then price no
+		// phase.
+		if !slices.Contains(apps.FitKinds(), k) {
+			return opts.Item("Kinds", k, "%s is not fitted to a message-passing program's calibration, so it would price none of its phases; accepted: a list of %s",
+				k, strings.Join(apps.FitKinds(), ", "))
+		}
 	}
 	if a.Set.Has("Kinds") && len(a.Models) > 0 {
 		return opts.Badf("{Kinds} chooses what to fit to a calibration; with {Models} nothing is fitted")

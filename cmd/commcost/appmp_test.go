@@ -42,6 +42,8 @@ func TestAppMPBadInput(t *testing.T) {
 		{"multigrid variant", local("4", "multigrid", "--variant", "fast"), "--variant"},
 		{"cannon variant", local("4", "cannon", "--variant", "sync,fast"), "--variant"},
 		{"model predicts no phase", local("4", "cannon", "--n", "16", "--model", tri), "--model"},
+		{"kind prices no phase", local("4", "cannon", "--n", "16", "--kinds", "trilinear"), "--kinds trilinear: trilinear is not fitted to a message-passing program's calibration, so it would price none of its phases; accepted: a list of bsp, "},
+		{"kinds with one pricing no phase", local("4", "gauss", "--n", "16", "--kinds", "hockney,c3"), "--kinds c3: c3 is not fitted to a message-passing program's calibration"},
 		{"model file missing", local("4", "cannon", "--model", filepath.Join(dir, "none.json")), "--model"},
 		{"calibration and model", local("4", "cannon", "--model", hock, "--calibration", hock), "--calibration and --model"},
 		{"stat", local("4", "cannon", "--stat", "mean"), "--stat mean"},
