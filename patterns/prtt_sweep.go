@@ -3,6 +3,7 @@ package patterns
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -176,7 +177,31 @@ func (s *PRTTConfig) Validate() error {
 				return opts.Field("Peer", s.Peer, "the server must be a rank >= 1 (rank 0 is the client)")
 			}
 			return nil
+		},
+		func() error {
+			// Delays other than 0 and the server's side are of exchanges
+			// of n > 1 messages: given with none, no point reads them
+			// (--delay 0 says what n = 1 is).
+			if slices.ContainsFunc(s.N, func(n int) bool { return n > 1 }) {
+				return nil
+			}
+			delayed := slices.ContainsFunc(s.Delay, func(d PRTTDelay) bool { return d.Auto || d.Sec != 0 })
+			for _, f := range []string{"Delay", "Server"} {
+				if s.Set.Has(f) && (f != "Delay" || delayed) {
+					return opts.Badf("{%s} with {N}: it is read only by exchanges of n > 1 messages, and none of n = %s is", f, joinInts(s.N))
+				}
+			}
+			return nil
 		})
+}
+
+// joinInts is the list as a comma list.
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ",")
 }
 
 // Sweep is the PRTTSweep the settings describe.
