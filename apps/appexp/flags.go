@@ -328,6 +328,13 @@ func (a *MPApp) Validate() error {
 	if a.Set.Has("Kinds") && len(a.Models) > 0 {
 		return opts.Badf("{Kinds} chooses what to fit to a calibration; with {Models} nothing is fitted")
 	}
+	if a.Set.Has("CalMaxTime") && (len(a.Models) > 0 || a.Calibration != "") {
+		with := "{Models}"
+		if a.Calibration != "" {
+			with = "{Calibration}"
+		}
+		return opts.Badf("{CalMaxTime} times the calibration measured now; with %s none is measured", with)
+	}
 	if a.Calibration != "" && len(a.Models) > 0 {
 		return opts.Badf("{Calibration} and {Models}: give fitted models or the records to fit them to, not both")
 	}

@@ -46,6 +46,8 @@ func TestAppMPBadInput(t *testing.T) {
 		{"kinds with one pricing no phase", local("4", "gauss", "--n", "16", "--kinds", "hockney,c3"), "--kinds c3: c3 is not fitted to a message-passing program's calibration"},
 		{"model file missing", local("4", "cannon", "--model", filepath.Join(dir, "none.json")), "--model"},
 		{"calibration and model", local("4", "cannon", "--model", hock, "--calibration", hock), "--calibration and --model"},
+		{"calibration time with model", local("4", "gauss", "--n", "16", "--model", hock, "--cal-max-time", "1"), "--cal-max-time times the calibration measured now; with --model none is measured"},
+		{"calibration time with calibration records", local("4", "gauss", "--n", "16", "--calibration", hock, "--cal-max-time", "1"), "--cal-max-time times the calibration measured now; with --calibration none is measured"},
 		{"stat", local("4", "cannon", "--stat", "mean"), "--stat mean"},
 		{"format", local("4", "cannon", "--format", "csv"), "--format"},
 		{"out directory missing", []string{"app", "cannon", "--n", "16", "--backend", "local", "--np", "4", "--model", hock, "--out", filepath.Join(dir, "no", "x.jsonl")}, "--out"},
