@@ -39,9 +39,8 @@
 // of the 128 header bytes with its own 4 bytes taken as 0. It detects every
 // change of up to 32 adjacent bits: a header with a field altered (a rank,
 // a world size, a clock kind or anchor) is refused, not read as another
-// run's. Version 1 files, written before the checksum, are still read:
-// their field 28 must be 0, and nothing else of their header is checked
-// beyond the bounds of its fields.
+// run's. Version 1 files, written before the checksum, are refused: a
+// version 2 header relabelled 1 would pass with any field altered.
 //
 // A block header is the magic "CCBK" (uint32 0x4b424343), the event count
 // (uint32, 1 to BlockEvents) and a checksum (uint64) of the events: h = 0,

@@ -86,7 +86,8 @@ type FormatError struct {
 	Offset int64
 	Event  int // index of the event, -1 when not at an event
 	Reason string
-	// Kind classifies the refusal: "foreign", "torn", "newer", "corrupt".
+	// Kind classifies the refusal: "foreign", "torn", "newer", "older",
+	// "corrupt".
 	Kind string
 }
 
@@ -186,14 +187,14 @@ func (d *decoder) decode() (*Rank, error) {
 	case hd.Version < 1:
 		d.off = 8
 		return nil, d.fail("corrupt", -1, "trace format version %d: versions start at 1", hd.Version)
-	case hd.Version >= 2 && le.Uint32(h[HeaderSumOffset:]) != HeaderSum(h[:]):
+	case hd.Version == 1:
+		// Version 1 carries no checksum: a version 2 header relabelled 1
+		// could have any field altered unseen, so neither is read.
+		d.off = 8
+		return nil, d.fail("older", -1, "trace format version 1 has no header checksum, so an altered field cannot be told; this commcost reads version %d: trace the program again", Version)
+	case le.Uint32(h[HeaderSumOffset:]) != HeaderSum(h[:]):
 		return nil, d.fail("corrupt", -1, "the %d-byte header fails its checksum (CRC-32C %#08x, recorded %#08x at offset %d): a field of it was altered",
 			HeaderBytes, HeaderSum(h[:]), le.Uint32(h[HeaderSumOffset:]), HeaderSumOffset)
-	case hd.Version == 1 && le.Uint32(h[HeaderSumOffset:]) != 0:
-		// version 1 wrote 0 there; a version 2 header whose version was
-		// altered to 1 has its checksum there
-		d.off = HeaderSumOffset
-		return nil, d.fail("corrupt", -1, "a version 1 header with %#08x in its reserved field (0 in version 1): a later header whose version was altered, or corrupt", le.Uint32(h[HeaderSumOffset:]))
 	case le.Uint16(h[10:]) != HeaderBytes || le.Uint16(h[12:]) != EventBytes:
 		d.off = 10
 		return nil, d.fail("corrupt", -1, "header says %d-byte header and %d-byte events; version %d has %d and %d",
