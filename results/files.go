@@ -30,7 +30,8 @@ func (e *NotRegularError) Error() string {
 }
 
 // OpenRegular opens path for reading and fails unless it is a regular file
-// (symbolic links are followed). The open does not block on a FIFO that has
+// (symbolic links are followed) outside the kernel's interface
+// filesystems (/proc, /sys). The open does not block on a FIFO that has
 // no writer (O_NONBLOCK), and the type is checked on the opened file, so a
 // path swapped between the check and the read cannot slip through.
 func OpenRegular(path string) (*os.File, error) {
@@ -46,6 +47,10 @@ func OpenRegular(path string) (*os.File, error) {
 	if !st.Mode().IsRegular() {
 		f.Close()
 		return nil, &NotRegularError{Path: path, Mode: st.Mode()}
+	}
+	if fs := kernelFS(f.Fd()); fs != "" {
+		f.Close()
+		return nil, fmt.Errorf("%s is a file of the kernel's %s filesystem, not data a program wrote (a read of some waits forever)", path, fs)
 	}
 	return f, nil
 }

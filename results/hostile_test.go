@@ -277,6 +277,9 @@ func TestReadersRefuseNonRegularFiles(t *testing.T) {
 		{"FIFO with no writer", fifo, "is a named pipe (FIFO), not a regular file"},
 		{"character device", "/dev/zero", "is a character device, not a regular file"},
 		{"directory", dir, "is a directory, not a regular file"},
+		// /proc's files stat as regular (some of size 0) and some block
+		// a read forever (/proc/kmsg); none is data.
+		{"a file of /proc", "/proc/self/status", "of the kernel's proc filesystem"},
 	}
 	readers := []struct {
 		name string
@@ -296,6 +299,9 @@ func TestReadersRefuseNonRegularFiles(t *testing.T) {
 		for _, tc := range tests {
 			if rd.name == "AppendJSONL" && tc.path == "/dev/zero" {
 				tc.path = "/dev/full" // a device that takes writes, and fails them
+			}
+			if rd.name == "AppendJSONL" && tc.path == "/proc/self/status" {
+				tc.path = "/proc/self/comm" // writable by its owner; refused before any write
 			}
 			t.Run(rd.name+"/"+tc.name, func(t *testing.T) {
 				done := make(chan error, 1)

@@ -320,6 +320,10 @@ func openAppend(path string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("results: cannot write %s: %w", path, err)
 	}
+	if fs := kernelFS(f.Fd()); fs != "" {
+		f.Close()
+		return nil, fmt.Errorf("results: cannot write %s: a file of the kernel's %s filesystem, not a records file (a write there sets a kernel parameter)", path, fs)
+	}
 	return f, nil
 }
 
