@@ -215,6 +215,15 @@ func NewPricer(name string, m model.Model, s Scale) (*Pricer, error) {
 		b = model.Block{A: b.A * lat * s.get("a"), B: b.B * inv * s.get("b")}
 		p.one = b.Time
 	default:
+		// A kind priced through its pingpong prediction (LogP, postal)
+		// whose latency or overheads fitted negative prices each message
+		// in part in negative time, hidden in the sum: refused as the
+		// LogGP model of the same fit is.
+		for _, prm := range m.Params() {
+			if prm.Unit == "s" && prm.Value < 0 {
+				return nil, opts.Badf("%s: the %s model's %s is %.3g s: %s cannot be replayed", name, m.Kind(), prm.Name, prm.Value, model.NegativeTimeFit)
+			}
+		}
 		if !describes(m, "pingpong") {
 			return nil, opts.Badf("%s: the %s model prices no point-to-point message (it predicts %s, not pingpong): replay needs a model of one message's time",
 				name, m.Kind(), strings.Join(m.Patterns(), ", "))

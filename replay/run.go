@@ -111,13 +111,20 @@ type Outcome struct {
 // returns the kinds of the calibration left out, and why.
 func (c Config) loadModels(s Scale) ([]*Pricer, []string, error) {
 	var out []*Pricer
+	used := map[string]int{}
 	for _, f := range c.Models {
 		// model.ReadFile refuses a FIFO or a directory before reading
 		m, _, err := model.ReadFile(f)
 		if err != nil {
 			return nil, nil, opts.Badf("--model %s: %v", f, err)
 		}
-		p, err := NewPricer(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), m, s)
+		// Two files of one name (a/hockney.json, b/hockney.json) are two
+		// rows: the second is hockney-2, as app table labels them.
+		label := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
+		if used[label]++; used[label] > 1 {
+			label = fmt.Sprintf("%s-%d", label, used[label])
+		}
+		p, err := NewPricer(label, m, s)
 		if err != nil {
 			var fe *opts.FieldError
 			if errors.As(err, &fe) {

@@ -109,6 +109,8 @@ func TestTraceReplayBadInput(t *testing.T) {
 	writeModelJSON(t, neg, &model.Hockney{Ts: model.Param{Name: "t_s", Value: -1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
 	tri := filepath.Join(dir, "trilinear.json")
 	writeModelJSON(t, tri, &model.Trilinear{})
+	logpNeg := filepath.Join(dir, "logp.json")
+	writeModelJSON(t, logpNeg, &model.LogP{L: model.Param{Name: "L", Unit: "s", Value: -1.5e-5}, O: model.Param{Name: "o", Unit: "s", Value: 2e-5}, G: model.Param{Name: "g", Unit: "s", Value: 1e-6}, PacketBytes: 4096})
 	notLib := filepath.Join(dir, "notalib.so")
 	os.WriteFile(notLib, []byte("not a shared object"), 0o644)
 	out := filepath.Join(dir, "out")
@@ -136,6 +138,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay model missing", []string{"replay", good, "--model", filepath.Join(dir, "nomodel.json")}, "nomodel.json"},
 		{"replay no point-to-point", []string{"replay", good, "--model", tri}, "prices no point-to-point message"},
 		{"replay negative model", []string{"replay", good, "--model", neg}, "negative time"},
+		{"replay logp of a negative latency", []string{"replay", good, "--model", logpNeg}, "the logp model's L is -1.5e-05 s: a fit that prices messages in negative time cannot be replayed"},
 		{"replay bad scale", []string{"replay", good, "--model", hock, "--scale", "bandwidth"}, "--scale bandwidth"},
 		// A model or a what-if given twice would be priced twice (or the
 		// second factor would silently win).
@@ -281,6 +284,15 @@ func TestReplayRuns(t *testing.T) {
 	data, err := os.ReadFile(recs)
 	if err != nil || bytes.Count(data, []byte("\n")) != 1 || !bytes.Contains(data, []byte(`"bench":"replay"`)) {
 		t.Errorf("records %q, %v", data, err)
+	}
+
+	// Two model files of one name are two rows told apart.
+	other := filepath.Join(dir, "b", "hockney.json")
+	os.Mkdir(filepath.Dir(other), 0o755)
+	writeModelJSON(t, other, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 2e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	code, stdout, stderr = runCLI(t, "replay", good, "--model", hock, "--model", other)
+	if code != 0 || !strings.Contains(stdout, "hockney-2") {
+		t.Errorf("two hockney.json: exit %d, no row hockney-2:\n%s%s", code, stdout, stderr)
 	}
 }
 
