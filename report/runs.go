@@ -607,6 +607,9 @@ func ReadInput(arg string) (in Input, truncated bool, err error) {
 	if !named {
 		label = defaultLabel(path, st.IsDir())
 	}
+	// A label reaches every output, the CSV header among them, whose
+	// writer escapes nothing: control characters are escaped here.
+	label = results.Printable(label)
 	return Input{Label: label, Named: named, Path: path, File: file, Records: recs}, torn != nil, nil
 }
 

@@ -63,6 +63,11 @@ func TestCompare(t *testing.T) {
 	if code != 0 || err != nil || len(rows) != 6 || rows[0][0] != "bench" {
 		t.Errorf("csv: exit %d, %v, %d rows:\n%s", code, err, len(rows), out)
 	}
+	// A label of the command line reaches the CSV header escaped.
+	code, out, _ = runCLI(t, "compare", "--format", "csv", "a\x1b[31m="+runA, fileB)
+	if code != 0 || strings.Contains(out, "\x1b") || !strings.Contains(out, `a\x1b[31m_median`) {
+		t.Errorf("csv with a label holding ESC: exit %d:\n%q", code, out)
+	}
 	code, out, _ = runCLI(t, "compare", "--format", "jsonl", runA, fileB)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if code != 0 || len(lines) != 5 {
