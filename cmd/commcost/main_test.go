@@ -132,6 +132,7 @@ func TestBadInput(t *testing.T) {
 		{"pingpong 3 ranks", []string{"pingpong", "--backend", "local", "--np", "3", "--sizes", "8", "--out", filepath.Join(dir, "three.jsonl")}, "exactly 2 ranks, got 3", false},
 		{"bandwidth 3 ranks", []string{"bandwidth", "--backend", "local", "--np", "3", "--sizes", "8"}, "exactly 2 ranks, got 3", false},
 		{"suite with out", []string{"suite", "--backend", "local", "--out", filepath.Join(dir, "s.jsonl")}, "--out", false},
+		{"suite rundir under a missing parent", []string{"suite", "--backend", "local", "--rundir", filepath.Join(dir, "typo", "runs")}, "--rundir " + filepath.Join(dir, "typo", "runs") + ": its parent directory " + filepath.Join(dir, "typo") + " does not exist", false},
 		{"suite rundir a file", []string{"suite", "--backend", "local", "--rundir", readOnly}, "--rundir " + readOnly + ": " + readOnly + " is a regular file; --rundir names a directory (new or existing) for the run directories", false},
 	}
 	for _, tt := range tests {

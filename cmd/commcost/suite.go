@@ -41,6 +41,15 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 	if what := opts.NotDir(s.RunDir); what != "" {
 		return opts.Badf("--rundir %s: %s is %s; --rundir names a directory (new or existing) for the run directories", opts.Echo(s.RunDir), opts.Echo(s.RunDir), what)
 	}
+	// A --rundir given is created only as its last element, as --out's
+	// file is: a mistyped path does not plant a tree of directories.
+	if cli.Given(fs)["rundir"] {
+		if _, err := os.Stat(s.RunDir); err != nil {
+			if parent := filepath.Dir(filepath.Clean(s.RunDir)); !isDir(parent) {
+				return opts.Badf("--rundir %s: its parent directory %s does not exist (commcost creates the last directory of the path only)", opts.Echo(s.RunDir), opts.Echo(parent))
+			}
+		}
+	}
 	// A run directory is the archive later runs are compared with
 	// (commcost compare tests the raw repetitions), so it keeps them.
 	out.Samples = true
@@ -182,4 +191,10 @@ func records(n int) string {
 		return "1 record"
 	}
 	return fmt.Sprintf("%d records", n)
+}
+
+// isDir reports whether path is a directory (links followed).
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
 }
