@@ -17,6 +17,7 @@ usage: scripts/paper003_mesh.py RECORDS.jsonl [--markdown]
 """
 import json
 import math
+import os
 import sys
 
 COLUMN = {"textbook": "hypercube", "mesh1d": "mesh1d", "mesh2d": "mesh2d"}
@@ -65,12 +66,53 @@ def fit(points):
     return ts, tw, rse
 
 
+def refuse(msg):
+    """Bad input: one line on stderr, exit status 2."""
+    print(f"paper003_mesh.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_records(path):
+    """The aggregate records of a JSON Lines file; a file that is not a
+    regular file (a FIFO would block), a line that is not a record, or a
+    median or CI that is not a positive finite time is refused, naming the
+    line."""
+    if not os.path.isfile(path):
+        what = "missing" if not os.path.exists(path) else "not a regular file"
+        refuse(f"RECORDS.jsonl {path!r}: {what} (want a JSON Lines file of commcost aggregate records)")
+    recs = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+                if r.get("bench") != "aggregate":
+                    continue
+                y, lo, hi = float(r["median"]), float(r["ci95"][0]), float(r["ci95"][1])
+                r["params"]["op"], r["params"]["bytes"], int(r["ranks"])
+            except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+                why = e.msg if isinstance(e, json.JSONDecodeError) else f"{type(e).__name__} {e}"
+                refuse(f"{path} line {n}: not a commcost aggregate record ({why})")
+            if not all(math.isfinite(v) and v > 0 for v in (y, lo, hi)) or not lo <= y <= hi:
+                refuse(f"{path} line {n}: median {y} with ci95 [{lo}, {hi}]: want positive finite times with the median inside its CI")
+            recs.append(r)
+    if not recs:
+        refuse(f"{path}: no aggregate records (run 'commcost aggregate --impl textbook,mesh1d,mesh2d --out FILE')")
+    return recs
+
+
 def main():
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    md = "--markdown" in sys.argv[2:]
-    recs = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
-    recs = [r for r in recs if r.get("bench") == "aggregate"]
+    args = sys.argv[1:]
+    if args[:1] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return
+    files = [a for a in args if a != "--markdown"]
+    if len(files) != 1 or any(a.startswith("-") and a != "--markdown" for a in args):
+        refuse("usage: scripts/paper003_mesh.py RECORDS.jsonl [--markdown]")
+    md = "--markdown" in args
+    recs = read_records(files[0])
+    printed = False
     for impl in ("textbook", "mesh1d", "mesh2d"):
         sel = []
         for r in recs:
@@ -83,6 +125,7 @@ def main():
             sel.append(r)
         if not sel:
             continue
+        printed = True
         pts = []
         for r in sel:
             a, b = cost(r["params"]["op"], COLUMN[impl], r["ranks"], r["params"]["bytes"])
@@ -112,6 +155,8 @@ def main():
                 v = a * ts + b * tw
                 cells.append(f"{v * 1e6:.1f} ({(v - y) / y * 100:+.0f}%)")
             print(("| " + " | ".join(cells) + " |") if md else "  ".join(cells))
+    if not printed:
+        refuse(f"{files[0]}: no records of the table's operations (bcast, allgather, scatter, alltoall, qshift) with --impl textbook, mesh1d or mesh2d")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // script runs bash with args in the repository root (this directory's
@@ -348,5 +349,66 @@ func TestScriptsHelp(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPaper003MeshRefuses: the table script refuses what it cannot read
+// with one line and exit 2 (no Python traceback, no blocking on a FIFO, no
+// silent empty output), and prints its usage for --help.
+func TestPaper003MeshRefuses(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.jsonl")
+	if err := exec.Command("mkfifo", fifo).Run(); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	agg := `{"bench":"aggregate","ranks":4,"params":{"op":"bcast","bytes":8,"impl":"textbook"},`
+	for _, tc := range []struct{ name, arg, want string }{
+		{"no file", "", "usage: scripts/paper003_mesh.py RECORDS.jsonl"},
+		{"missing", filepath.Join(dir, "none.jsonl"), "none.jsonl': missing"},
+		{"FIFO", fifo, "fifo.jsonl': not a regular file"},
+		{"not JSON", write("junk.jsonl", "junk\n"), "junk.jsonl line 1: not a commcost aggregate record"},
+		{"NaN median", write("nan.jsonl", agg+`"median":NaN,"ci95":[1e-6,2e-6]}`+"\n"), "nan.jsonl line 1: median nan"},
+		{"no aggregate records", write("pp.jsonl", `{"bench":"pingpong"}`+"\n"), "pp.jsonl: no aggregate records"},
+		{"no table operation", write("reduce.jsonl", strings.Replace(agg, "bcast", "reduce", 1)+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "no records of the table's operations"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"scripts/paper003_mesh.py"}
+			if tc.arg != "" {
+				args = append(args, tc.arg)
+			}
+			cmd := exec.Command("python3", args...)
+			cmd.Dir = ".."
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			done := make(chan error, 1)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("blocked")
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			oneMessage(t, stderr.String(), "paper003_mesh.py: ", tc.want)
+		})
+	}
+	out, err := exec.Command("python3", "../scripts/paper003_mesh.py", "--help").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "paper003_mesh.py:") {
+		t.Errorf("--help: %v\n%s", err, out)
 	}
 }
