@@ -280,6 +280,8 @@ func TestBatchJobsNeverDieSilently(t *testing.T) {
 		{"COMMCOST not executable", with(pbs, "COMMCOST="+plain, "PBS_NODEFILE="+two), "cc_init pbs", 2, "is not executable"},
 		{"COMMCOST missing", with(pbs, "COMMCOST="+filepath.Join(dir, "nope"), "PBS_NODEFILE="+two), "cc_init pbs", 2, "no commcost binary at"},
 		{"empty PBS node file", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+empty), "cc_init pbs", 2, "lists no host"},
+		{"srun asked for under PBS", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_LAUNCHER=srun"), "cc_init pbs", 2, "COMMCOST_LAUNCHER=srun: a PBS job launches with mpirun only"},
+		{"mpirun asked for under PBS", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two, "COMMCOST_LAUNCHER=mpirun"), "cc_init pbs", 0, ""},
 		{"blank PBS node file", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+blank), "cc_init pbs", 2, "lists no host"},
 		{"not in a Slurm job", []string{"SLURM_JOB_ID=", "COMMCOST=" + wrapper}, "cc_init slurm", 1, "not inside a Slurm job"},
 		{"a step fails unexpectedly", with(pbs, "COMMCOST="+wrapper, "PBS_NODEFILE="+two), "cc_init pbs 2>/dev/null; false | cat", 1, "stopped with status 1 at the job script line 3, in: cat"},

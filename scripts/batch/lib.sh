@@ -106,6 +106,10 @@ cc_init() {
 		else
 			CC_NTASKS=${PBS_NP:-${SLURM_NTASKS:-0}}
 		fi
+		# mpirun is the only launcher under PBS: another one asked for is
+		# refused, not replaced without a word.
+		[ "${COMMCOST_LAUNCHER:-mpirun}" = mpirun ] ||
+			cc_die 2 "COMMCOST_LAUNCHER=$COMMCOST_LAUNCHER: a PBS job launches with mpirun only (unset it, or set it to mpirun)"
 		CC_LAUNCHER=mpirun
 		;;
 	*) cc_die 2 "cc_init: scheduler must be slurm or pbs, not '$CC_SCHED'" ;;
