@@ -289,6 +289,7 @@ type GenConfig struct {
 	D    int    `flag:"d" default:"4" usage:"messages per rank, 0 <= d <= n-1 (not for samplesort)"`
 	Keys int    `flag:"keys" default:"1000" usage:"keys per rank (samplesort)"`
 	Seed int64  `flag:"seed" default:"1" usage:"seed"`
+	Set  opts.Given
 }
 
 // Texts is the help of --gen, from MatrixKinds.
@@ -302,10 +303,16 @@ func (g *GenConfig) Validate() error {
 		return opts.Field("N", g.N, "must be an integer in 1..%d", MaxRanks)
 	}
 	if g.Gen == GenSampleSort {
+		if g.Set.Has("D") {
+			return opts.Badf("{D} with {Gen} %s: the sample sort's messages follow from its keys ({Keys}), not from d", GenSampleSort)
+		}
 		return positive("Keys", g.Keys)
 	}
 	if err := checkGen("Gen", g.Gen, MatrixKinds()); err != nil {
 		return err
+	}
+	if g.Set.Has("Keys") {
+		return opts.Badf("{Keys} with {Gen} %s: only the %s generator reads it", g.Gen, GenSampleSort)
 	}
 	if g.D < 0 || g.D > g.N-1 {
 		return opts.Field("D", g.D, "every rank sends to d distinct ranks, so 0 <= d <= n-1 = %d", g.N-1)

@@ -36,7 +36,7 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	var gen permsched.GenConfig
 	opts.FillDefaults(&gen)
-	if gen != (permsched.GenConfig{Gen: permsched.GenFig7, N: 16, D: 4, Keys: 1000, Seed: 1}) {
+	if gen.Gen != permsched.GenFig7 || gen.N != 16 || gen.D != 4 || gen.Keys != 1000 || gen.Seed != 1 || len(gen.Set) != 0 {
 		t.Errorf("sched gen's defaults: %+v", gen)
 	}
 	for name, v := range map[string]opts.Validator{"count": &count, "comm": &comm, "breakeven": &be, "gen": &gen} {

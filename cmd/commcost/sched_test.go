@@ -230,6 +230,8 @@ func TestSchedBadInput(t *testing.T) {
 			"--in " + negPhi + ": break-even: the sched.perm1 records fit phi = -2.264e-09 s/B ± 2e-10 (a bandwidth of -4.42e+08 B/s), which is not positive: these records do not determine a cost model"},
 		{"gen d > n-1", []string{"sched", "gen", "--n", "8", "--d", "8"}, "--d 8"},
 		{"gen unknown", []string{"sched", "gen", "--gen", "ring"}, "--gen ring"},
+		{"gen samplesort with d", []string{"sched", "gen", "--gen", "samplesort", "--d", "2"}, "--d with --gen samplesort: the sample sort's messages follow from its keys (--keys), not from d"},
+		{"gen keys without samplesort", []string{"sched", "gen", "--gen", "fig7", "--keys", "5"}, "--keys with --gen fig7: only the samplesort generator reads it"},
 		{"positional", []string{"sched", "count", "extra"}, "unexpected argument"},
 		{"n beyond the ranks a matrix holds", []string{"sched", "count", "--n", "16,70000"}, "--n 16,70000: n = 70000: must be an integer from 1 to 65536"},
 		{"min-matrices 0", []string{"sched", "count", "--min-matrices", "0"}, "--min-matrices 0: must be positive"},
