@@ -188,20 +188,11 @@ func (s *PRTTConfig) Validate() error {
 			delayed := slices.ContainsFunc(s.Delay, func(d PRTTDelay) bool { return d.Auto || d.Sec != 0 })
 			for _, f := range []string{"Delay", "Server"} {
 				if s.Set.Has(f) && (f != "Delay" || delayed) {
-					return opts.Badf("{%s} with {N}: it is read only by exchanges of n > 1 messages, and none of n = %s is", f, joinInts(s.N))
+					return opts.Badf("{%s} with {N}: it is read only by exchanges of n > 1 messages, and {N} gives only n = 1", f)
 				}
 			}
 			return nil
 		})
-}
-
-// joinInts is the list as a comma list.
-func joinInts(xs []int) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = strconv.Itoa(x)
-	}
-	return strings.Join(parts, ",")
 }
 
 // Sweep is the PRTTSweep the settings describe.

@@ -49,7 +49,7 @@ var messageCases = []struct {
 	{"block with distinct", []string{"kkaccess", "--block", "--distinct"}, "--block and --distinct exclude each other"},
 	{"h repeated", []string{"kaccess", "--h", "0.5,.5"}, "0.5 is listed twice"},
 	{"delay repeated", []string{"prtt", "--delay", "auto,auto"}, "auto is listed twice"},
-	{"delay with n 1 only", []string{"prtt", "--n", "1", "--delay", "0.001"}, "--delay with --n: it is read only by exchanges of n > 1 messages, and none of n = 1 is"},
+	{"delay with n 1 only", []string{"prtt", "--n", "1", "--delay", "0.001"}, "--delay with --n: it is read only by exchanges of n > 1 messages, and --n gives only n = 1"},
 	{"server with n 1 only", []string{"prtt", "--n", "1", "--server=false"}, "--server with --n: it is read only by exchanges of n > 1 messages"},
 	{"ops repeated", []string{"aggregate", "--ops", "bcast,bcast"}, "bcast is listed twice"},
 	{"n repeated", []string{"sched", "count", "--n", "4,4"}, "--n 4,4: 4 is listed twice"},
