@@ -197,7 +197,7 @@ func measureClusterAppsMP(t *testing.T, bin string, opts []string) (appsMPRun, b
 	const reps = stat + " --cal-max-time 0.4"
 	_, load := runClusterLoad(t, 240*time.Second, opts, strings.Join([]string{
 		fmt.Sprintf("$CC_MPIRUN %s %s app cannon --n 256 --variant async,sync %s --out %s", clusterEagerTCP, bin, reps, cal),
-		fmt.Sprintf("$CC_MPIRUN %s %s app checkerboard --n 256 --variant async,sync %s --calibration %s --out %s", clusterEagerTCP, bin, reps, cal, mm),
+		fmt.Sprintf("$CC_MPIRUN %s %s app checkerboard --n 256 --variant async,sync %s --calibration %s --out %s", clusterEagerTCP, bin, stat, cal, mm),
 		fmt.Sprintf("$CC_MPIRUN %s app multigrid --n 127 --iterations 10 --variant async,sync --kinds hockney,piecewise,hyperbolic,bsp %s --cal-max-time %g --out %s", bin, stat, clusterMultigridCalib, mg),
 	}, " && "))
 	quiet := !load.Busy()
