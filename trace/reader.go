@@ -205,6 +205,9 @@ func (d *decoder) decode() (*Rank, error) {
 	case hd.Size < 1 || hd.Rank < 0 || hd.Rank >= hd.Size:
 		d.off = 16
 		return nil, d.fail("corrupt", -1, "rank %d of %d ranks", hd.Rank, hd.Size)
+	case hd.PID <= 0:
+		d.off = 24
+		return nil, d.fail("corrupt", -1, "pid %d: a process id is positive", hd.PID)
 	case originTicks < 0:
 		d.off = 32
 		return nil, d.fail("corrupt", -1, "origin at %d clock units: a clock reads 0 or more", originTicks)

@@ -177,6 +177,8 @@ func TestRefusals(t *testing.T) {
 		// With the checksum recomputed, the fields' bounds still hold.
 		{"event size", "corrupt", "32-byte events", mod(func(b []byte) []byte { le.PutUint16(b[12:], 32); return resumHeader(b) })},
 		{"rank beyond size", "corrupt", "rank 5 of 3", mod(func(b []byte) []byte { le.PutUint32(b[16:], 5); return resumHeader(b) })},
+		{"pid 0", "corrupt", "offset 24: pid 0: a process id is positive", mod(func(b []byte) []byte { le.PutUint32(b[24:], 0); return resumHeader(b) })},
+		{"negative pid", "corrupt", "offset 24: pid -3: a process id is positive", mod(func(b []byte) []byte { le.PutUint32(b[24:], uint32(0xfffffffd)); return resumHeader(b) })},
 		{"negative origin", "corrupt", "origin at -5 clock units", mod(func(b []byte) []byte { le.PutUint64(b[32:], uint64(0xfffffffffffffffb)); return resumHeader(b) })},
 		{"monotonic origin apart from the clock's", "corrupt", "the library reads both at once", mod(func(b []byte) []byte { le.PutUint64(b[40:], le.Uint64(b[32:])+5e9); return resumHeader(b) })},
 		{"wall-clock origin before 1970", "corrupt", "a date after 1970", mod(func(b []byte) []byte { le.PutUint64(b[48:], uint64(0xffffffffffffff00)); return resumHeader(b) })},

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math/bits"
+	"os"
 )
 
 // Writer writes a rank file in the library's format with the ns clock
@@ -19,7 +20,8 @@ type Writer struct {
 }
 
 // NewWriter writes h (rank, size, host, eager limits; the clock is
-// ClockNS; h.Version 0 is Version, 1 a file without the header checksum) and the definitions of MPI_COMM_WORLD (local 0) and
+// ClockNS; h.Version 0 is Version, 1 a file without the header checksum;
+// h.PID 0 is this process's) and the definitions of MPI_COMM_WORLD (local 0) and
 // MPI_COMM_SELF (local 1), as the library does at MPI_Init.
 func NewWriter(w io.Writer, h Header) *Writer {
 	tw := &Writer{w: bufio.NewWriterSize(w, 1<<16), buf: make([]byte, 0, BlockEvents*EventBytes)}
@@ -36,7 +38,11 @@ func NewWriter(w io.Writer, h Header) *Writer {
 	le.PutUint16(b[14:], ClockNS)
 	le.PutUint32(b[16:], uint32(h.Rank))
 	le.PutUint32(b[20:], uint32(h.Size))
-	le.PutUint32(b[24:], uint32(h.PID))
+	pid := h.PID
+	if pid == 0 {
+		pid = os.Getpid() // as the library writes getpid()
+	}
+	le.PutUint32(b[24:], uint32(pid))
 	le.PutUint64(b[48:], uint64(h.OriginRealNS))
 	le.PutUint64(b[56:], uint64(h.InitSec*1e9))
 	le.PutUint64(b[64:], uint64(h.EagerShmBytes))
