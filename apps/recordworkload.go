@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/commcost/commcost/results"
 )
@@ -45,7 +46,7 @@ func checkWorkload(r *results.Record) error {
 	switch {
 	case kind != KindComm || !storeWorkloads[name]:
 		if len(r.Workload) > 0 {
-			return fmt.Errorf("%s: phase %s has a workload of %d items, but a run writes a workload only for the communication phases of %s", name, phase, len(r.Workload), "matmul, samplesort, bitonic and concomp, and those stated by cannon, checkerboard, gauss, multigrid and bitonic-ms")
+			return fmt.Errorf("%s: phase %s has a workload of %d items, but a run writes one only for a communication phase of a program over global variables (%s) or of a program that states its workload", name, phase, len(r.Workload), strings.Join(slices.Sorted(maps.Keys(storeWorkloads)), ", "))
 		}
 	case len(r.Workload) == 0:
 		return fmt.Errorf("%s: communication phase %s has no workload: a run states every communication phase of %s by its k-k-accesses, so no model could predict this record", name, phase, name)
@@ -87,29 +88,12 @@ func sameWorkload(name, phase string, p int, got, want []results.WorkItem) error
 			same = same && ok && sameParam(v, w.Params[k])
 		}
 		if !same {
-			return fmt.Errorf("%s: phase %s: workload item %d is %s %s on %d ranks (view %q), but a run of these parameters on %d ranks states %s %s on %d ranks (view %q) there",
-				name, phase, i+1, g.Bench, itemParams(g.Params), g.Ranks, g.View, p, w.Bench, itemParams(w.Params), w.Ranks, w.View)
+			return fmt.Errorf("%s: phase %s: workload item %d is %s {%s} on %d ranks (view %q), but a run of these parameters on %d ranks states %s {%s} on %d ranks (view %q) there",
+				name, phase, i+1, g.Bench, results.ParamList(g.Params), g.Ranks, g.View, p, w.Bench, results.ParamList(w.Params), w.Ranks, w.View)
 		}
 		if !sameValue(g.Count, w.Count) {
-			return fmt.Errorf("%s: phase %s: workload item %d (%s %s) has count %v, but a run of these parameters on %d ranks counts %v", name, phase, i+1, w.Bench, itemParams(w.Params), g.Count, p, w.Count)
+			return fmt.Errorf("%s: phase %s: workload item %d (%s {%s}) has count %v, but a run of these parameters on %d ranks counts %v", name, phase, i+1, w.Bench, results.ParamList(w.Params), g.Count, p, w.Count)
 		}
 	}
 	return nil
-}
-
-// itemParams prints an item's parameters in key order, strings through
-// results.Printable (a record's are echoed in the message).
-func itemParams(p results.Params) string {
-	s := "{"
-	for i, k := range slices.Sorted(maps.Keys(p)) {
-		if i > 0 {
-			s += " "
-		}
-		v := fmt.Sprint(p[k])
-		if str, ok := p[k].(string); ok {
-			v = fmt.Sprintf("%q", results.Printable(str))
-		}
-		s += results.Printable(k) + "=" + v
-	}
-	return s + "}"
 }
