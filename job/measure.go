@@ -66,6 +66,13 @@ func (m Measure) Run(stdout io.Writer, body func(c mpi.Comm, meta results.Meta, 
 			}
 			meter = NewMeter(m.Progress, m.Output.Quiet, m.Label, points)
 		}
+		// A run stopped by SIGTERM or SIGINT exits 1 once the record
+		// being written is whole, saying where the finished ones are.
+		label := m.Label
+		if label == "" {
+			label = "run"
+		}
+		s.StopOnSignal(c, StopNote{Label: label, Stderr: m.Progress, Before: meter.Finish})
 		err = body(c, meta, func(rec results.Record) error {
 			if c.Rank() != 0 {
 				return nil

@@ -51,23 +51,24 @@ func OpenOut(path string) (*results.JSONLWriter, error) {
 // Sink is where rank 0 sends records: the --out file and stdout in the
 // chosen format. Other ranks get a sink that drops everything.
 type Sink struct {
-	writers []results.RecordWriter
-	closers []func() error
-	keep    bool // keep raw samples
-	recs    []results.Record
+	guard  *Guard
+	out    string // the --out file, "" for none
+	stdout bool   // the records print on stdout
+	keep   bool   // keep raw samples
+	recs   []results.Record
 }
 
 // OpenSink opens the outputs on rank 0; the result on every rank is
 // agreed, so a bad --out fails everywhere before anything is measured.
 func OpenSink(c mpi.Comm, out Output, stdout io.Writer) (*Sink, error) {
-	s := &Sink{keep: out.Samples}
+	s := &Sink{keep: out.Samples, out: out.Out}
+	var ws []results.RecordWriter
 	var err error
 	if c.Rank() == 0 {
 		if out.Out != "" {
 			var jw *results.JSONLWriter
 			if jw, err = OpenOut(out.Out); err == nil {
-				s.writers = append(s.writers, jw)
-				s.closers = append(s.closers, jw.Close)
+				ws = append(ws, jw)
 			}
 		}
 		if err == nil && stdout != nil {
@@ -75,10 +76,11 @@ func OpenSink(c mpi.Comm, out Output, stdout io.Writer) (*Sink, error) {
 			if out.Mixed && out.Format == results.FormatCSV {
 				w = &mixedCSV{w: stdout}
 			}
-			s.writers = append(s.writers, w)
-			s.closers = append(s.closers, w.Close)
+			ws = append(ws, w)
 		}
 	}
+	s.guard = NewGuard(ws...)
+	s.stdout = stdout != nil
 	if err := Agree(c, err); err != nil {
 		s.Close()
 		return nil, err
@@ -92,11 +94,19 @@ func (s *Sink) Write(rec results.Record) error {
 		rec.Samples = nil
 	}
 	s.recs = append(s.recs, rec)
-	var errs []error
-	for _, w := range s.writers {
-		errs = append(errs, w.Write(rec))
+	return s.guard.Write(rec)
+}
+
+// StopOnSignal arms the sink's guard on rank 0 (Guard.Arm): a SIGTERM or
+// SIGINT then ends the run with exit 1 once the record being written is
+// whole, saying where its finished records are. st.Out and st.Stdout are
+// the sink's.
+func (s *Sink) StopOnSignal(c mpi.Comm, st StopNote) {
+	if c.Rank() != 0 {
+		return
 	}
-	return errors.Join(errs...)
+	st.Out, st.Stdout = s.out, s.stdout
+	s.guard.Arm(st)
 }
 
 // mixedCSV writes the records of several benches as one CSV table at
@@ -120,14 +130,7 @@ func (m *mixedCSV) Close() error {
 func (s *Sink) Records() []results.Record { return s.recs }
 
 // Close closes every output; calls after the first do nothing.
-func (s *Sink) Close() error {
-	var errs []error
-	for _, c := range s.closers {
-		errs = append(errs, c())
-	}
-	s.closers = nil
-	return errors.Join(errs...)
-}
+func (s *Sink) Close() error { return s.guard.Close() }
 
 // IsTerminal decides whether a progress line belongs on w; a variable so
 // tests can pretend.

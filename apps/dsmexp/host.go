@@ -65,10 +65,15 @@ func (h *jobHost) Open() ([]results.RecordWriter, error) {
 	if jw != nil {
 		ws = append(ws, jw)
 	}
-	if m := job.NewMeter(h.run.io.Stderr, h.run.out.Quiet, h.run.label, h.total); m != nil {
+	m := job.NewMeter(h.run.io.Stderr, h.run.out.Quiet, h.run.label, h.total)
+	if m != nil {
 		ws = append(ws, meterWriter{m})
 	}
-	return ws, nil
+	// A sweep stopped by SIGTERM or SIGINT exits 1 once the record being
+	// written is whole, saying where the finished ones are.
+	g := job.NewGuard(ws...)
+	g.Arm(job.StopNote{Label: h.run.label, Out: h.run.out.Out, Stderr: h.run.io.Stderr, Before: m.Finish, Note: "no tables or figures were written"})
+	return []results.RecordWriter{g}, nil
 }
 
 // Preflight refuses a world of the local backend before any output: a

@@ -228,6 +228,7 @@ func runMPApp(p apps.Program, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		sink.StopOnSignal(c, job.StopNote{Label: b.FS.Name(), Stderr: stderr})
 		first := true
 		err = run.Run(c, meta, sink.Write, func(note string) { fmt.Fprintln(stdout, "calibration:", note) }, func(res appexp.MPResult) error {
 			if !first {

@@ -132,7 +132,7 @@ func measure(b *cli.Bound, cfg *permsched.CommConfig, checkRanks func(int) error
 		n := permsched.CommDemand(p, *cfg)
 		return job.MemNeedOf(flagText(b, n.Field), n)
 	}
-	return job.Measure{Launch: launch, Output: out.Output, Ranks: ranks, Demand: job.Demand{Need: need}}.Run(nil, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
+	return job.Measure{Launch: launch, Output: out.Output, Ranks: ranks, Demand: job.Demand{Need: need}, Label: b.FS.Name()}.Run(nil, func(c mpi.Comm, meta results.Meta, emit func(results.Record) error) error {
 		return run(c, meta, emit, stdout, out.Format == results.FormatMarkdown)
 	})
 }

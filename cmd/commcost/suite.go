@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/commcost/commcost/apps/appexp"
@@ -87,28 +84,12 @@ func runSuite(args []string, stdout, stderr io.Writer) error {
 		// A suite stopped by SIGTERM or SIGINT says on rank 0 where it was
 		// and where its finished records are, after the record being
 		// written is whole, and exits 1; the other ranks die of the signal.
-		var mu sync.Mutex
-		var written int
-		var last string
+		sink.StopOnSignal(c, job.StopNote{Label: "suite", Stderr: stderr, Before: m.Finish, Note: "no report was written"})
 		write := func(rec results.Record) error {
 			if c.Rank() != 0 {
 				return nil
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			written++
-			last = rec.Bench
 			return sink.Write(rec)
-		}
-		if c.Rank() == 0 {
-			stop := onStopSignal(func(sig os.Signal) {
-				mu.Lock() // held until the exit: no record is cut in half
-				m.Finish()
-				cerr := sink.Close()
-				fmt.Fprintf(stderr, "commcost: suite: stopped by %v %s; %s\n", sigName(sig), suiteWhere(written, last), suiteKept(written, out.Out, cerr))
-				os.Exit(1)
-			})
-			defer stop()
 		}
 		err = s.Run(c, meta, write, func() { m.Step() }, stderr)
 		m.Finish() // the progress line ends before the report prints
@@ -135,62 +116,6 @@ func writeReport(dir string, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "\nrun directory: %s (records.jsonl, report.md, plots/)\n", dir)
 	return err
-}
-
-// onStopSignal calls stop (in its own goroutine) on the first SIGTERM or
-// SIGINT until the function it returns is called.
-func onStopSignal(stop func(os.Signal)) func() {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case sig := <-sigs:
-			stop(sig)
-		case <-done:
-		}
-	}()
-	return func() { signal.Stop(sigs); close(done) }
-}
-
-// sigName is SIGTERM, SIGINT.
-func sigName(sig os.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	}
-	return sig.String()
-}
-
-// suiteWhere says which benchmark a stopped suite was in: the first, or
-// the one after the last record written (it may be the same bench's next
-// point).
-func suiteWhere(written int, last string) string {
-	if written == 0 {
-		return "in its first benchmark, before any record"
-	}
-	return fmt.Sprintf("after %s, in or after %s (the bench of the last)", records(written), last)
-}
-
-// suiteKept says where a stopped suite's finished records are.
-func suiteKept(written int, path string, closeErr error) string {
-	switch {
-	case closeErr != nil:
-		return fmt.Sprintf("closing %s failed: %v", path, closeErr)
-	case written == 0:
-		return fmt.Sprintf("no records were finished (%s is empty)", path)
-	}
-	return fmt.Sprintf("the finished %s whole in %s (no report was written)", map[bool]string{true: "record is", false: "records are"}[written == 1], path)
-}
-
-// records is "1 record", "n records".
-func records(n int) string {
-	if n == 1 {
-		return "1 record"
-	}
-	return fmt.Sprintf("%d records", n)
 }
 
 // isDir reports whether path is a directory (links followed).
