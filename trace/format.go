@@ -32,7 +32,7 @@
 //	56   8     MPI_Init's duration in clock units
 //	64   8     eager limit within a host in bytes (the MPI's control variable), -1 unknown
 //	72   8     eager limit between hosts, -1 unknown
-//	80   48    host name, NUL padded
+//	80   48    host name (1 to 47 bytes), NUL padded
 //
 // The header checksum is CRC-32C (Castagnoli: reflected polynomial
 // 0x82F63B78, initial value and final xor 0xFFFFFFFF, as iSCSI and ext4)

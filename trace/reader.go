@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/commcost/commcost/internal/sysmem"
@@ -226,6 +227,11 @@ func (d *decoder) decode() (*Rank, error) {
 	case !eagerLimitOK(hd.EagerNetBytes):
 		d.off = 72
 		return nil, d.fail("corrupt", -1, "eager limit between hosts %d bytes: want -1 (unknown) or 0 to %d", hd.EagerNetBytes, int64(MaxEagerBytes))
+	case hd.Host == "" || len(hd.Host) >= HostBytes || strings.IndexByte(hd.Host, 0) >= 0:
+		// Ranks are placed on hosts by this name (the eager limit within
+		// a host against between hosts): the library writes gethostname's.
+		d.off = 80
+		return nil, d.fail("corrupt", -1, "host name %q: a host name is 1 to %d bytes, NUL-padded, without a NUL inside", hd.Host, HostBytes-1)
 	}
 	hd.OriginMonoNS = originMono
 	d.off = HeaderBytes
