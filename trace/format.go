@@ -112,7 +112,7 @@ const MaxTraceNs = 1e17
 
 const (
 	Magic            = "CCTRACE"
-	Version          = 2
+	Version          = 3
 	HeaderBytes      = 128
 	HeaderSumOffset  = 28
 	EventBytes       = 64
@@ -146,6 +146,11 @@ func HeaderSum(h []byte) uint32 {
 	binary.LittleEndian.PutUint32(b[HeaderSumOffset:], 0)
 	return crc32.Checksum(b[:], castagnoli)
 }
+
+// BlockSum is a block's checksum: CRC-32C of its events' bytes (cctrace.h's
+// cct_block_sum), stored in the low 32 bits of the block header's checksum
+// field, whose high 32 bits are 0.
+func BlockSum(events []byte) uint32 { return crc32.Checksum(events, castagnoli) }
 
 // Limits of what the library can record, which the reader holds traces to.
 const (

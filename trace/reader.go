@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/bits"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -189,10 +188,16 @@ func (d *decoder) decode() (*Rank, error) {
 		d.off = 8
 		return nil, d.fail("corrupt", -1, "trace format version %d: versions start at 1", hd.Version)
 	case hd.Version == 1:
-		// Version 1 carries no checksum: a version 2 header relabelled 1
+		// Version 1 carries no checksum: a later header relabelled 1
 		// could have any field altered unseen, so neither is read.
 		d.off = 8
 		return nil, d.fail("older", -1, "trace format version 1 has no header checksum, so an altered field cannot be told; this commcost reads version %d: trace the program again", Version)
+	case hd.Version == 2:
+		// Version 2's block checksum (rotate-xor of 64-bit words) cancels
+		// on two equal bit flips 64 words apart, so its events cannot be
+		// trusted.
+		d.off = 8
+		return nil, d.fail("older", -1, "trace format version 2 has a block checksum that two equal bit flips 8 events apart cancel, so an altered event cannot be told; this commcost reads version %d: trace the program again", Version)
 	case le.Uint32(h[HeaderSumOffset:]) != HeaderSum(h[:]):
 		return nil, d.fail("corrupt", -1, "the %d-byte header fails its checksum (CRC-32C %#08x, recorded %#08x at offset %d): a field of it was altered",
 			HeaderBytes, HeaderSum(h[:]), le.Uint32(h[HeaderSumOffset:]), HeaderSumOffset)
@@ -268,13 +273,13 @@ func (d *decoder) decode() (*Rank, error) {
 			d.off += int64(n)
 			return nil, d.fail("torn", len(rk.Events)+n/EventBytes, "torn: the block at offset %d holds %d events but the file ends after %d of them", start, count, n/EventBytes)
 		}
-		var sum uint64
-		for i := 0; i < len(p); i += 8 {
-			sum = bits.RotateLeft64(sum, 1) ^ le.Uint64(p[i:])
+		if hi := le.Uint32(bh[12:]); hi != 0 {
+			d.off = start + 12
+			return nil, d.fail("corrupt", -1, "the block at offset %d has %#08x in its checksum's high 32 bits, which are 0 (the checksum is a CRC-32C)", start, hi)
 		}
-		if sum != le.Uint64(bh[8:]) {
+		if sum, rec := BlockSum(p), le.Uint32(bh[8:]); sum != rec {
 			d.off = start
-			return nil, d.fail("corrupt", -1, "the block at offset %d fails its checksum", start)
+			return nil, d.fail("corrupt", -1, "the block at offset %d fails its checksum (CRC-32C %#08x, recorded %#08x): an event of it was altered", start, sum, rec)
 		}
 		for i := 0; i < count; i++ {
 			b := p[i*EventBytes:]
@@ -618,3 +623,4 @@ func (e *Event) payloadFault() string {
 // eagerLimitOK reports whether a header's eager limit is -1 (unknown) or
 // a size in [0, MaxEagerBytes].
 func eagerLimitOK(b int64) bool { return b == -1 || b >= 0 && b <= MaxEagerBytes }
+

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,16 +128,7 @@ func TestRefusals(t *testing.T) {
 	mod := func(f func(b []byte) []byte) []byte { return f(append([]byte(nil), good...)) }
 	// offsets of the first block's events: the header, the block header
 	firstEvent := HeaderBytes + BlockHeaderBytes
-	resum := func(b []byte) []byte { // recompute the first block's checksum
-		n := int(le.Uint32(b[HeaderBytes+4:]))
-		var s uint64
-		for i := firstEvent; i < firstEvent+n*EventBytes; i += 8 {
-			s = s<<1 | s>>63
-			s ^= le.Uint64(b[i:])
-		}
-		le.PutUint64(b[HeaderBytes+8:], s)
-		return b
-	}
+	resum := resumBlock
 	events := (len(good) - HeaderBytes - BlockHeaderBytes) / EventBytes
 	// flip alters one bit of the header, leaving its checksum as written
 	flip := func(off int, bit uint) []byte {
@@ -154,7 +146,7 @@ func TestRefusals(t *testing.T) {
 		{"header only", "torn", "without its end record", good[:HeaderBytes]},
 		{"cut block header", "torn", "inside a block header", good[:HeaderBytes+7]},
 		{"cut events", "torn", "the file ends after 3 of them", good[:firstEvent+3*EventBytes+10]},
-		{"newer version", "newer", "version 3 is newer", mod(func(b []byte) []byte { le.PutUint16(b[8:], Version+1); return b })},
+		{"newer version", "newer", "version 4 is newer", mod(func(b []byte) []byte { le.PutUint16(b[8:], Version+1); return b })},
 		{"version 0", "corrupt", "versions start at 1", mod(func(b []byte) []byte { le.PutUint16(b[8:], 0); return b })},
 		// Each field of the header altered by one bit fails its checksum.
 		{"altered header bytes", "corrupt", altered, flip(10, 0)},
@@ -190,7 +182,10 @@ func TestRefusals(t *testing.T) {
 		{"host name without its NUL", "corrupt", "offset 80: host name", mod(func(b []byte) []byte { copy(b[80:128], strings.Repeat("h", 48)); return resumHeader(b) })},
 		{"NUL inside the host name", "corrupt", `offset 80: host name "a\x00b"`, mod(func(b []byte) []byte { clear(b[80:128]); copy(b[80:], "a\x00b"); return resumHeader(b) })},
 		{"eager limit between hosts beyond any MPI's", "corrupt", "offset 72: eager limit between hosts 4294967297 bytes", mod(func(b []byte) []byte { le.PutUint64(b[72:], 1<<32+1); return resumHeader(b) })},
-		{"checksum", "corrupt", "fails its checksum", mod(func(b []byte) []byte { b[firstEvent+24*EventBytes/8] ^= 1; return b })},
+		{"version altered to 2", "older", "offset 8: trace format version 2 has a block checksum that two equal bit flips 8 events apart cancel", mod(func(b []byte) []byte { le.PutUint16(b[8:], 2); return resumHeader(b) })},
+		{"checksum", "corrupt", "offset 128: the block at offset 128 fails its checksum", mod(func(b []byte) []byte { b[firstEvent+24*EventBytes/8] ^= 1; return b })},
+		{"checksum's high bits", "corrupt", "offset 140: the block at offset 128 has 0x00000100 in its checksum's high 32 bits", mod(func(b []byte) []byte { b[HeaderBytes+13] ^= 1; return b })},
+		{"block checksum altered", "corrupt", "offset 128: the block at offset 128 fails its checksum", mod(func(b []byte) []byte { b[HeaderBytes+8] ^= 0x80; return b })},
 		{"trailing data", "corrupt", "data follows the end record", append(append([]byte(nil), good...), 0)},
 		{"unknown op", "corrupt", "unknown operation 200", mod(func(b []byte) []byte { b[firstEvent+6*EventBytes] = 200; return resum(b) })},
 		{"peer beyond world", "corrupt", "peer 9 in a world of 3", mod(func(b []byte) []byte {
@@ -243,6 +238,99 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("got %q (kind %s), want kind %s and %q after the name and offset", err, fe.Kind, tc.kind, tc.want)
 			}
 		})
+	}
+}
+
+// resumBlock recomputes the first block's checksum after a test altered
+// an event, so that the reader's checks of the event itself are reached.
+func resumBlock(b []byte) []byte {
+	le := binary.LittleEndian
+	n := int(le.Uint32(b[HeaderBytes+4:]))
+	first := HeaderBytes + BlockHeaderBytes
+	le.PutUint64(b[HeaderBytes+8:], uint64(BlockSum(b[first:first+n*EventBytes])))
+	return b
+}
+
+// TestBlockFlips: the block checksum (CRC-32C) refuses the reviewer's
+// case that version 2's rotate-xor let through (the same bit flipped in
+// the bytes sent of events 100 and 108 of a block, 64 words apart: a
+// Recv then read as sending 1 MiB), random bursts of 1 to 32 adjacent
+// flipped bits, and random pairs of flips anywhere in the block.
+func TestBlockFlips(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b, Header{Rank: 0, Size: 2, Host: "h", EagerShmBytes: -1, EagerNetBytes: -1})
+	tm := int64(0)
+	for i := 0; i < 1100; i++ { // the first block full
+		tm += 10
+		e := Event{Op: OpSend, Peer: 1, Peer2: PeerNone, Tag: 3, Bytes: 800, T0: tm, T1: tm + 5}
+		if i%2 == 1 {
+			e = Event{Op: OpRecv, Peer: 1, Peer2: PeerNone, Tag: 3, Bytes: 800, Bytes2: 800, T0: tm, T1: tm + 5}
+		}
+		w.Write(e)
+	}
+	w.Write(Event{Op: OpFinalize, Peer: PeerNone, Peer2: PeerNone, T0: tm + 10, T1: tm + 10})
+	if err := w.Close(tm + 10); err != nil {
+		t.Fatal(err)
+	}
+	good := b.Bytes()
+	if _, err := Decode(bytes.NewReader(good), "r0"); err != nil {
+		t.Fatal(err)
+	}
+	first := HeaderBytes + BlockHeaderBytes
+	nbits := BlockEvents * EventBytes * 8 // the first block's
+	refused := func(name string, b []byte) {
+		t.Helper()
+		_, err := Decode(bytes.NewReader(b), "dir/rank-0.cct")
+		var fe *FormatError
+		if !errors.As(err, &fe) || fe.Kind != "corrupt" || !strings.HasPrefix(err.Error(), "dir/rank-0.cct: offset 128: the block at offset 128 fails its checksum") {
+			t.Errorf("%s: err = %v, want the block at offset 128 refused", name, err)
+		}
+	}
+	// the reviewer's case: 0x10 into byte 26 (bytes sent) of events 100 and 108
+	c := append([]byte(nil), good...)
+	for _, ev := range []int{100, 108} {
+		c[first+ev*EventBytes+26] ^= 0x10
+	}
+	refused("equal flips in events 100 and 108", c)
+	// version 2's sum let exactly this through
+	var rx uint64
+	le := binary.LittleEndian
+	for i := first; i < first+1024*EventBytes; i += 8 {
+		rx = rx<<1 | rx>>63
+		rx ^= le.Uint64(good[i:]) ^ le.Uint64(c[i:])
+	}
+	if rx != 0 {
+		t.Errorf("the reviewer's flips change the rotate-xor (%#x): the case is not the one it cancels on", rx)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	flipBit := func(b []byte, bit int) { b[first+bit/8] ^= 1 << (bit % 8) }
+	for k := 0; k < 2000; k++ {
+		c := append([]byte(nil), good...)
+		n := 1 + rng.IntN(32)
+		at := rng.IntN(nbits - n)
+		for j := 0; j < n; j++ {
+			flipBit(c, at+j)
+		}
+		refused(fmt.Sprintf("burst of %d bits at bit %d", n, at), c)
+	}
+	for k := 0; k < 2000; k++ {
+		c := append([]byte(nil), good...)
+		x := rng.IntN(nbits)
+		y := rng.IntN(nbits - 1)
+		if y >= x {
+			y++
+		}
+		if k%2 == 0 { // the same bit of two events
+			bit := rng.IntN(EventBytes * 8)
+			e1, e2 := rng.IntN(1024), rng.IntN(1023)
+			if e2 >= e1 {
+				e2++
+			}
+			x, y = e1*EventBytes*8+bit, e2*EventBytes*8+bit
+		}
+		flipBit(c, x)
+		flipBit(c, y)
+		refused(fmt.Sprintf("bits %d and %d", x, y), c)
 	}
 }
 
@@ -416,6 +504,62 @@ int main(void)
 	// CRC-32C's check value: "123456789" gives 0xe3069283.
 	if got := crc32.Checksum([]byte("123456789"), castagnoli); got != 0xe3069283 {
 		t.Errorf("CRC-32C check value %#08x, want 0xe3069283", got)
+	}
+}
+
+// TestCBlockSumAgrees compiles testdata/crc.c with the library's CRC-32C
+// (pmpi/cccrc.h) and checks that its table and hardware paths give
+// BlockSum's value on the blocks the Go writer made and on arbitrary
+// bytes of lengths around the hardware path's three lanes.
+func TestCBlockSumAgrees(t *testing.T) {
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skipf("no C compiler: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "crc")
+	if out, err := exec.Command(cc, "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I", "pmpi", "-o", bin, "testdata/crc.c").CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	var in bytes.Buffer
+	var want []string
+	add := func(b []byte) {
+		var n [4]byte
+		binary.LittleEndian.PutUint32(n[:], uint32(len(b)))
+		in.Write(n[:])
+		in.Write(b)
+		s := fmt.Sprintf("%08x", BlockSum(b))
+		want = append(want, s+" "+s)
+	}
+	for r := range 3 {
+		f := sample(t, r)
+		add(f[HeaderBytes+BlockHeaderBytes:])
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 255, 767, 768, 769, 775, 1000, 4096, BlockEvents * EventBytes, BlockEvents*EventBytes - 8, 3*EventBytes + 5} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		add(b)
+		for i := range b {
+			b[i] = 0xff
+		}
+		add(b)
+	}
+	cmd := exec.Command(bin)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	t.Logf("%s (1: the CPU's CRC instruction is compared too)", lines[0])
+	if got := lines[1:]; strings.Join(got, "|") != strings.Join(want, "|") {
+		for i := range want {
+			if i >= len(got) || got[i] != want[i] {
+				t.Errorf("input %d: C table and hardware %q, Go %q", i, got[min(i, len(got)-1)], want[i])
+			}
+		}
 	}
 }
 

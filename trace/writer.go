@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"io"
-	"math/bits"
 	"os"
 )
 
@@ -20,7 +19,9 @@ type Writer struct {
 }
 
 // NewWriter writes h (rank, size, host, eager limits; the clock is
-// ClockNS; h.Version 0 is Version, 1 a file without the header checksum;
+// ClockNS; h.Version 0 is Version, another the version field of a file
+// that is refused (1 without the header checksum; the blocks always carry
+// version 3's CRC-32C);
 // h.PID 0 is this process's) and the definitions of MPI_COMM_WORLD (local 0) and
 // MPI_COMM_SELF (local 1), as the library does at MPI_Init.
 func NewWriter(w io.Writer, h Header) *Writer {
@@ -104,13 +105,9 @@ func (w *Writer) flush() {
 	}
 	le := binary.LittleEndian
 	var h [BlockHeaderBytes]byte
-	var sum uint64
-	for i := 0; i < len(w.buf); i += 8 {
-		sum = bits.RotateLeft64(sum, 1) ^ le.Uint64(w.buf[i:])
-	}
 	le.PutUint32(h[0:], BlockMagic)
 	le.PutUint32(h[4:], uint32(w.n))
-	le.PutUint64(h[8:], sum)
+	le.PutUint64(h[8:], uint64(BlockSum(w.buf)))
 	if _, err := w.w.Write(h[:]); err != nil {
 		w.err = err
 		return

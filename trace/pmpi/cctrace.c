@@ -4,7 +4,7 @@
  * each rank (operation, communicator, peers and roots as world ranks, tag,
  * bytes, requests, the actual source of wildcard receives, entry and exit
  * times) into DIR/rank-N.cct, DIR from COMMCOST_TRACE_DIR. The format is
- * cctrace.h's (version 2), read by package trace.
+ * cctrace.h's (version 3), read by package trace.
  *
  * Memory is bounded: a rank buffers CCT_BLOCK_EVENTS events and writes a
  * block when the buffer fills; the file is written as .rank-N.cct.part and
@@ -148,12 +148,7 @@ static void status_pipe(void)
 
 static void write_block(void)
 {
-	cct_block_header bh = {CCT_BLOCK_MAGIC, (uint32_t)nbuf, 0};
-	const uint64_t *w = (const uint64_t *)buf;
-	uint64_t h = 0;
-	for (size_t i = 0; i < (size_t)nbuf * CCT_EVENT_BYTES / 8; i++)
-		h = ((h << 1) | (h >> 63)) ^ w[i];
-	bh.checksum = h;
+	cct_block_header bh = {CCT_BLOCK_MAGIC, (uint32_t)nbuf, cct_block_sum(buf, nbuf)};
 	if (write_all(&bh, sizeof bh) < 0 || write_all(buf, (size_t)nbuf * CCT_EVENT_BYTES) < 0)
 		fail("write");
 	nbuf = 0;
@@ -424,6 +419,7 @@ static void start(int64_t init_t0)
 {
 	MPI_Request nr = MPI_REQUEST_NULL;
 	null_req = HANDLE(nr);
+	cct_crc32c_init(0);
 	PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
 	const char *dir = getenv("COMMCOST_TRACE_DIR");

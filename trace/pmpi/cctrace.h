@@ -1,21 +1,25 @@
 /*
- * The commcost trace format, version 2: the C side's layout. Go's
+ * The commcost trace format, version 3: the C side's layout. Go's
  * trace/format.go documents the same layout and a test there checks that
  * every constant below has the same value in Go.
  *
  * A rank's file is a 128-byte header, then blocks. A block is a 16-byte
- * block header (magic, event count, checksum of the events) followed by
+ * block header (magic, event count, CRC-32C of the events) followed by
  * that many 64-byte events. The last block ends with a CCT_END event; a
  * file without it is torn. All integers are little endian. The header's
- * checksum (version 2; version 1 has 0 there) is cct_header_sum's.
+ * checksum (since version 2; version 1 has 0 there) is cct_header_sum's;
+ * the block's (version 3; version 2 had a rotate-xor that two equal bit
+ * flips 64 words apart cancel) is cct_block_sum's.
  */
 #ifndef COMMCOST_CCTRACE_H
 #define COMMCOST_CCTRACE_H
 
 #include <stdint.h>
 
+#include "cccrc.h"
+
 #define CCT_MAGIC "CCTRACE"      /* 7 characters and a NUL: 8 bytes */
-#define CCT_VERSION 2
+#define CCT_VERSION 3
 #define CCT_HEADER_BYTES 128
 #define CCT_HEADER_SUM_OFFSET 28 /* offsetof(cct_header, checksum) */
 #define CCT_EVENT_BYTES 64
@@ -152,24 +156,31 @@ typedef struct {
 typedef struct {
 	uint32_t magic;
 	uint32_t count;
-	uint64_t checksum; /* rotate-xor of the events' 64-bit words */
+	uint64_t checksum; /* cct_block_sum of the events; the high 32 bits are 0 */
 } cct_block_header;
 
 /* cct_header_sum is the header's checksum: CRC-32C (reflected polynomial
  * 0x82F63B78, initial value and final xor 0xFFFFFFFF) of its
  * CCT_HEADER_BYTES bytes with the checksum field taken as 0. Go's
- * trace.HeaderSum computes the same (TestCHeaderSumAgrees). */
+ * trace.HeaderSum computes the same (TestCHeaderSumAgrees). Once per file,
+ * so the table is fast enough. */
 static inline uint32_t cct_header_sum(const cct_header *h)
 {
+	static const unsigned char zero[4];
 	const unsigned char *p = (const unsigned char *)h;
-	uint32_t crc = 0xffffffffu;
-	for (int i = 0; i < CCT_HEADER_BYTES; i++) {
-		unsigned char b = i >= CCT_HEADER_SUM_OFFSET && i < CCT_HEADER_SUM_OFFSET + 4 ? 0 : p[i];
-		crc ^= b;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
-	}
-	return crc ^ 0xffffffffu;
+	uint32_t crc = cct_crc32c_table(0, p, CCT_HEADER_SUM_OFFSET);
+	crc = cct_crc32c_table(crc, zero, sizeof zero);
+	return cct_crc32c_table(crc, p + CCT_HEADER_SUM_OFFSET + 4, CCT_HEADER_BYTES - CCT_HEADER_SUM_OFFSET - 4);
+}
+
+/* cct_block_sum is a block's checksum: CRC-32C of its n events' bytes,
+ * stored in the low 32 bits of cct_block_header.checksum. CRC-32C detects
+ * every burst of up to 32 flipped bits and every change of 2 bits in a
+ * block of 1024 events. Hardware CRC where the CPU has it
+ * (cct_crc32c_init). */
+static inline uint32_t cct_block_sum(const cct_event *e, int n)
+{
+	return cct_crc32c(0, e, (size_t)n * CCT_EVENT_BYTES);
 }
 
 _Static_assert(sizeof(cct_event) == CCT_EVENT_BYTES, "event size");
