@@ -357,6 +357,12 @@ func (rk *Rank) check(d *decoder) error {
 		if !e.Op.Known() {
 			return bad(i, "unknown operation %d (this commcost reads format version %d)", e.Op, Version)
 		}
+		if !e.Op.Call() || e.Op == OpPollRun {
+			// the records skip the call checks below
+			if why := e.fieldFault(); why != "" {
+				return bad(i, "%s", why)
+			}
+		}
 		// A time beyond MaxTraceNs after the origin is no run (and would
 		// overflow int64 when scaled, or a replay's seconds).
 		if t0, t1 := float64(e.T0)*scale, float64(e.T1)*scale; !(math.Abs(t0) <= MaxTraceNs && math.Abs(t1) <= MaxTraceNs) {
@@ -439,6 +445,9 @@ func (rk *Rank) check(d *decoder) error {
 			return bad(i, "%s of %d bytes sent, %d received", e.Op, e.Bytes, e.Bytes2)
 		}
 		if why := e.payloadFault(); why != "" {
+			return bad(i, "%s", why)
+		}
+		if why := e.fieldFault(); why != "" {
 			return bad(i, "%s", why)
 		}
 	}
@@ -624,3 +633,76 @@ func (e *Event) payloadFault() string {
 // a size in [0, MaxEagerBytes].
 func eagerLimitOK(b int64) bool { return b == -1 || b >= 0 && b <= MaxEagerBytes }
 
+// fieldFault says which byte count of an event contradicts its op, as the
+// library writes each op (cctrace.c), or "" when none does. Bytes is
+// offset 24 (bytes sent; a receive's posted buffer), Bytes2 offset 32
+// (bytes received):
+//
+//	sends, their persistent inits          Bytes2 = 0
+//	Recv, Sendrecv_replace                  Bytes2 <= Bytes (a status counts at most the buffer), or -1
+//	Irecv, Recv_init                        Bytes2 = 0 (the size is the completion's)
+//	Probe, (complete)                       Bytes = 0
+//	Iprobe, Test*                           Bytes = 1 without FlagTrue (one poll), else 0; Test* Bytes2 = 0,
+//	                                        Iprobe's 0 without FlagTrue
+//	Bcast, Reduce, Allreduce, Scan, Exscan  Bytes = Bytes2 (one buffer's size), the I-forms too
+//	Wait*, Start, Cancel, Request_free,     Bytes = Bytes2 = 0
+//	Barrier, Ibarrier, communicator calls,
+//	Finalize, definitions, flushes
+//	(polls that found nothing)              Bytes >= 1 (the calls), Bytes2 = 0
+//	(end)                                   Bytes2 = 0
+//
+// A bit flipped in a count that the op leaves 0 is refused here even
+// where no bound on the count's size would catch it.
+func (e *Event) fieldFault() string {
+	o := e.Op
+	polled := e.Flags&FlagTrue == 0
+	switch o {
+	case OpSend, OpSsend, OpBsend, OpRsend, OpIsend, OpIssend, OpIbsend, OpIrsend, OpSendInit, OpSsendInit:
+		if e.Bytes2 != 0 {
+			return fmt.Sprintf("%s with %d bytes received: a send receives nothing (the library records 0)", o, e.Bytes2)
+		}
+	case OpRecv, OpSendrecvReplace:
+		if e.Bytes2 > e.Bytes {
+			return fmt.Sprintf("%s received %d bytes into a buffer of %d: a receive's status counts at most its buffer", o, e.Bytes2, e.Bytes)
+		}
+	case OpIrecv, OpRecvInit:
+		if e.Bytes2 != 0 {
+			return fmt.Sprintf("%s with %d bytes received: a posted receive's size is its completion's (the library records 0 here)", o, e.Bytes2)
+		}
+	case OpProbe, OpComplete:
+		if e.Bytes != 0 {
+			return fmt.Sprintf("%s with %d bytes sent: it sends nothing (the library records 0)", o, e.Bytes)
+		}
+	case OpIprobe, OpTest, OpTestall, OpTestany, OpTestsome:
+		want := int64(0)
+		if polled {
+			want = 1
+		}
+		if e.Bytes != want {
+			return fmt.Sprintf("%s with %d bytes sent: the library records %d there (1 for a poll that found nothing, 0 when it found something)", o, e.Bytes, want)
+		}
+		if e.Bytes2 != 0 && (o != OpIprobe || polled) {
+			return fmt.Sprintf("%s with %d bytes received: only a probe that found a message reports its size", o, e.Bytes2)
+		}
+	case OpBcast, OpReduce, OpAllreduce, OpScan, OpExscan, OpIbcast, OpIreduce, OpIallreduce:
+		if e.Bytes != e.Bytes2 {
+			return fmt.Sprintf("%s of %d bytes sent, %d received: its one buffer's size is both (the library records it twice)", o, e.Bytes, e.Bytes2)
+		}
+	case OpPollRun:
+		if e.Bytes < 1 || e.Bytes2 != 0 {
+			return fmt.Sprintf("%s with %d calls and %d bytes received: a run counts at least 1 call and receives nothing", o, e.Bytes, e.Bytes2)
+		}
+	case OpEnd:
+		if e.Bytes2 != 0 {
+			return fmt.Sprintf("%s with %d bytes received: the library records 0", o, e.Bytes2)
+		}
+	case OpSendrecv, OpGather, OpGatherv, OpScatter, OpScatterv, OpAllgather, OpAllgatherv,
+		OpAlltoall, OpAlltoallv, OpReduceScatter, OpReduceScatterBlock, OpIallgather, OpIalltoall:
+		// both counts are the call's own
+	default:
+		if e.Bytes != 0 || e.Bytes2 != 0 {
+			return fmt.Sprintf("%s with %d bytes sent, %d received: it moves no data (the library records 0 and 0)", o, e.Bytes, e.Bytes2)
+		}
+	}
+	return ""
+}

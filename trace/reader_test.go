@@ -218,6 +218,36 @@ func TestRefusals(t *testing.T) {
 			le.PutUint64(b[firstEvent+9*EventBytes+32:], 1e18)
 			return resum(b)
 		})},
+		// Byte counts the op contradicts (fieldFault), each as the
+		// library never writes it.
+		{"send that receives", "corrupt", "offset 528 (event 6): Send with 16 bytes received: a send receives nothing", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+6*EventBytes+32:], 16)
+			return resum(b)
+		})},
+		{"posted receive that received", "corrupt", "offset 592 (event 7): Irecv with 1048576 bytes received: a posted receive's size is its completion's", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+7*EventBytes+32:], 1<<20)
+			return resum(b)
+		})},
+		{"wait that sends", "corrupt", "(event 8): Wait with 1048576 bytes sent, 0 received: it moves no data", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+8*EventBytes+24:], 1<<20)
+			return resum(b)
+		})},
+		{"completion that sends", "corrupt", "(event 9): (complete) with 1048576 bytes sent: it sends nothing", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+9*EventBytes+24:], 1<<20)
+			return resum(b)
+		})},
+		{"finalize that receives", "corrupt", "(event 10): Finalize with 0 bytes sent, 8 received: it moves no data", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+10*EventBytes+32:], 8)
+			return resum(b)
+		})},
+		{"end that receives", "corrupt", "(event 11): (end) with 4 bytes received", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+11*EventBytes+32:], 4)
+			return resum(b)
+		})},
+		{"definition that sends", "corrupt", "(event 0): (comm def) with 2 bytes sent, 0 received: it moves no data", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+24:], 2)
+			return resum(b)
+		})},
 		{"call beyond years", "corrupt", "ns after the start: a trace spans at most 1e+17 ns (about 3 years)", mod(func(b []byte) []byte {
 			le.PutUint64(b[firstEvent+6*EventBytes+56:], 1e18)
 			return resum(b)
@@ -249,6 +279,96 @@ func resumBlock(b []byte) []byte {
 	first := HeaderBytes + BlockHeaderBytes
 	le.PutUint64(b[HeaderBytes+8:], uint64(BlockSum(b[first:first+n*EventBytes])))
 	return b
+}
+
+// TestFieldRules: for every op, an event as the library writes it is
+// read, and each byte count the op contradicts is refused with the file,
+// the event's offset and the rule (fieldFault).
+func TestFieldRules(t *testing.T) {
+	const (
+		t0 = 100
+		t1 = 200
+	)
+	for _, tc := range []struct {
+		name string
+		ev   Event
+		want string // "" when the event is read
+	}{
+		{"Send as written", Event{Op: OpSend, Peer: 1, Bytes: 800}, ""},
+		{"Send that receives", Event{Op: OpSend, Peer: 1, Bytes: 800, Bytes2: 8}, "Send with 8 bytes received: a send receives nothing"},
+		{"Isend that receives", Event{Op: OpIsend, Peer: 1, Bytes: 800, Bytes2: 1 << 20, Req: 5}, "Isend with 1048576 bytes received"},
+		{"Ssend that receives", Event{Op: OpSsend, Peer: 1, Bytes2: 1}, "Ssend with 1 bytes received"},
+		{"Bsend that receives", Event{Op: OpBsend, Peer: 1, Bytes2: 1}, "Bsend with 1 bytes received"},
+		{"Rsend that receives", Event{Op: OpRsend, Peer: 1, Bytes2: 1}, "Rsend with 1 bytes received"},
+		{"Issend that receives", Event{Op: OpIssend, Peer: 1, Bytes2: 1}, "Issend with 1 bytes received"},
+		{"Ibsend that receives", Event{Op: OpIbsend, Peer: 1, Bytes2: 1}, "Ibsend with 1 bytes received"},
+		{"Irsend that receives", Event{Op: OpIrsend, Peer: 1, Bytes2: 1}, "Irsend with 1 bytes received"},
+		{"Send_init that receives", Event{Op: OpSendInit, Peer: 1, Bytes2: 1}, "Send_init with 1 bytes received"},
+		{"Ssend_init that receives", Event{Op: OpSsendInit, Peer: 1, Bytes2: 1}, "Ssend_init with 1 bytes received"},
+		{"Recv as written", Event{Op: OpRecv, Peer: 1, Bytes: 1024, Bytes2: 800}, ""},
+		{"Recv of an undefined count", Event{Op: OpRecv, Peer: 1, Bytes: 1024, Bytes2: -1}, ""},
+		{"Recv beyond its buffer", Event{Op: OpRecv, Peer: 1, Bytes: 800, Bytes2: 800 + 1<<20}, "Recv received 1049376 bytes into a buffer of 800"},
+		{"Sendrecv_replace beyond its buffer", Event{Op: OpSendrecvReplace, Peer: 1, Peer2: 1, Bytes: 8, Bytes2: 16}, "Sendrecv_replace received 16 bytes into a buffer of 8"},
+		{"Sendrecv as written", Event{Op: OpSendrecv, Peer: 1, Peer2: 1, Bytes: 8, Bytes2: 16}, ""},
+		{"Irecv as written", Event{Op: OpIrecv, Peer: 1, Bytes: 1024, Req: 7}, ""},
+		{"Irecv that received", Event{Op: OpIrecv, Peer: 1, Bytes: 1024, Bytes2: 4, Req: 7}, "Irecv with 4 bytes received: a posted receive's size is its completion's"},
+		{"Recv_init that received", Event{Op: OpRecvInit, Peer: 1, Bytes: 1024, Bytes2: 4, Req: 7}, "Recv_init with 4 bytes received"},
+		{"Probe as written", Event{Op: OpProbe, Peer: 1, Flags: FlagTrue, Bytes2: 64}, ""},
+		{"Probe that sends", Event{Op: OpProbe, Peer: 1, Flags: FlagTrue, Bytes: 1 << 20, Bytes2: 64}, "Probe with 1048576 bytes sent: it sends nothing"},
+		{"Iprobe that found", Event{Op: OpIprobe, Peer: 1, Flags: FlagTrue, Bytes2: 64}, ""},
+		{"Iprobe that found nothing", Event{Op: OpIprobe, Peer: 1, Bytes: 1}, ""},
+		{"Iprobe that found and sends", Event{Op: OpIprobe, Peer: 1, Flags: FlagTrue, Bytes: 1, Bytes2: 64}, "Iprobe with 1 bytes sent: the library records 0 there"},
+		{"Iprobe that found nothing but a size", Event{Op: OpIprobe, Peer: 1, Bytes: 1, Bytes2: 64}, "Iprobe with 64 bytes received: only a probe that found a message"},
+		{"Test that found", Event{Op: OpTest, Comm: -1, Tag: 1, Flags: FlagTrue, Req: 1}, ""},
+		{"Test that found nothing", Event{Op: OpTest, Comm: -1, Tag: 1, Bytes: 1}, ""},
+		{"Test that found nothing, 0 polls", Event{Op: OpTest, Comm: -1, Tag: 1}, "Test with 0 bytes sent: the library records 1 there"},
+		{"Testall that receives", Event{Op: OpTestall, Comm: -1, Tag: 2, Flags: FlagTrue, Bytes2: 8}, "Testall with 8 bytes received"},
+		{"Testany that sends", Event{Op: OpTestany, Comm: -1, Tag: 2, Flags: FlagTrue, Bytes: 8}, "Testany with 8 bytes sent"},
+		{"Testsome that sends", Event{Op: OpTestsome, Comm: -1, Tag: 2, Flags: FlagTrue, Bytes: 8}, "Testsome with 8 bytes sent"},
+		{"Wait that receives", Event{Op: OpWait, Bytes2: 8}, "Wait with 0 bytes sent, 8 received: it moves no data"},
+		{"Waitall that sends", Event{Op: OpWaitall, Comm: -1, Bytes: 8}, "Waitall with 8 bytes sent, 0 received"},
+		{"Start that sends", Event{Op: OpStart, Bytes: 8, Req: 3}, "Start with 8 bytes sent, 0 received"},
+		{"Barrier that sends", Event{Op: OpBarrier, Bytes: 8}, "Barrier with 8 bytes sent, 0 received"},
+		{"Comm_dup that receives", Event{Op: OpCommDup, Peer2: PeerNone, Bytes2: 8}, "Comm_dup with 0 bytes sent, 8 received"},
+		{"Bcast as written", Event{Op: OpBcast, Peer: 0, Bytes: 12, Bytes2: 12}, ""},
+		{"Bcast of two sizes", Event{Op: OpBcast, Peer: 0, Bytes: 12, Bytes2: 12 + 1<<20}, "Bcast of 12 bytes sent, 1048588 received: its one buffer's size is both"},
+		{"Allreduce of two sizes", Event{Op: OpAllreduce, Bytes: 1<<20 + 8, Bytes2: 8}, "Allreduce of 1048584 bytes sent, 8 received"},
+		{"Gather as written", Event{Op: OpGather, Peer: 0, Bytes: 8, Bytes2: 16}, ""},
+		{"poll run as written", Event{Op: OpPollRun, Comm: -1, Bytes: 3, Peer: 3}, ""},
+		{"poll run of no calls", Event{Op: OpPollRun, Comm: -1, Peer: 3}, "(polls that found nothing) with 0 calls and 0 bytes received"},
+		{"flush that receives", Event{Op: OpFlush, Bytes2: 1}, "(trace flush) with 0 bytes sent, 1 received"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			w := NewWriter(&b, Header{Rank: 0, Size: 2, Host: "h", EagerShmBytes: -1, EagerNetBytes: -1})
+			e := tc.ev
+			if e.Peer == 0 && e.Op != OpBcast && e.Op != OpGather {
+				e.Peer = PeerNone
+			}
+			if e.Peer2 == 0 {
+				e.Peer2 = PeerNone
+			}
+			e.T0, e.T1 = t0, t1
+			w.Write(e)
+			w.Write(Event{Op: OpFinalize, Peer: PeerNone, Peer2: PeerNone, T0: 1000, T1: 1000})
+			if err := w.Close(1000); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Decode(bytes.NewReader(b.Bytes()), "dir/rank-0.cct")
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			// the event follows the 5 definitions of a world of 2 and self
+			at := fmt.Sprintf("dir/rank-0.cct: offset %d (event 5): ", EventOffset(5))
+			var fe *FormatError
+			if !errors.As(err, &fe) || fe.Kind != "corrupt" || !strings.HasPrefix(err.Error(), at) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want %q after %q", err, tc.want, at)
+			}
+		})
+	}
 }
 
 // TestBlockFlips: the block checksum (CRC-32C) refuses the reviewer's

@@ -43,7 +43,7 @@ func writeTraceRecv(t *testing.T, dir string, p int, recv int64, skip ...int) {
 		case r == 0:
 			w.Write(trace.Event{Op: trace.OpSend, Peer: 1, Tag: 4, Peer2: trace.PeerNone, Bytes: 64, T0: 1000, T1: 2000})
 		case r == 1 && recv > 0:
-			w.Write(trace.Event{Op: trace.OpRecv, Peer: 0, Tag: 4, Peer2: trace.PeerNone, Bytes2: recv, T0: 1000, T1: 3000})
+			w.Write(trace.Event{Op: trace.OpRecv, Peer: 0, Tag: 4, Peer2: trace.PeerNone, Bytes: recv, Bytes2: recv, T0: 1000, T1: 3000}) // a buffer of the size received
 		}
 		w.Write(trace.Event{Op: trace.OpFinalize, Peer: trace.PeerNone, Peer2: trace.PeerNone, T0: 5000, T1: 5000})
 		if err := w.Close(5000); err != nil {
