@@ -310,3 +310,8 @@ func (o Op) Sends() bool {
 	}
 	return false
 }
+
+// PostsReceive reports whether o is a point-to-point receive whose Bytes
+// is its posted buffer (count x type size), not bytes sent: Recv, Irecv,
+// Recv_init.
+func (o Op) PostsReceive() bool { return o == OpRecv || o == OpIrecv || o == OpRecvInit }

@@ -23,7 +23,9 @@ type RankSummary struct {
 }
 
 // CallStat is one MPI call's totals over the ranks: calls, bytes sent and
-// received (count x type size as the call gave them), seconds in it.
+// received (count x type size as the call gave them; a receive sends
+// nothing, its record's bytes-sent field holds its posted buffer), seconds
+// in it.
 type CallStat struct {
 	Op            Op
 	Calls         int64
@@ -117,7 +119,9 @@ func Summarize(t *Trace) *Summary {
 			c.Sec += d
 			callers[e.Op][i] = true
 			if e.Op != OpPollRun {
-				c.BytesSent += e.Bytes
+				if !e.Op.PostsReceive() {
+					c.BytesSent += e.Bytes
+				}
 				c.BytesReceived += max(e.Bytes2, 0)
 			}
 			switch {

@@ -29,6 +29,11 @@ func TestSummarize(t *testing.T) {
 	if len(s.Sizes) != 1 || s.Sizes[0].FromBytes != 512 || s.Sizes[0].ToBytes != 1024 || s.Sizes[0].Messages != 3 {
 		t.Errorf("sizes %+v", s.Sizes)
 	}
+	for _, c := range s.Calls {
+		if c.Op == OpIrecv && (c.BytesSent != 0 || c.BytesReceived != 0) {
+			t.Errorf("Irecv sends %d bytes, receives %d: a receive sends nothing, its buffer is not bytes received", c.BytesSent, c.BytesReceived)
+		}
+	}
 	var b bytes.Buffer
 	if err := s.Write(&b); err != nil {
 		t.Fatal(err)
