@@ -4,7 +4,7 @@
 // summary of a trace (time in MPI against compute, calls by type, message
 // sizes, the communication matrix).
 //
-// # Format, version 2
+// # Format, version 3
 //
 // A trace is a directory holding one file per rank, rank-N.cct for world
 // rank N (the library writes .rank-N.cct.part and renames it at
@@ -18,7 +18,7 @@
 //
 //	off  size  field
 //	0    8     magic "CCTRACE\x00"
-//	8    2     version (2)
+//	8    2     version (3)
 //	10   2     header bytes (128)
 //	12   2     event bytes (64)
 //	14   2     clock: 0 CLOCK_MONOTONIC ns, 1 x86 time-stamp counter ticks
@@ -40,12 +40,15 @@
 // change of up to 32 adjacent bits: a header with a field altered (a rank,
 // a world size, a clock kind or anchor) is refused, not read as another
 // run's. Version 1 files, written before the checksum, are refused: a
-// version 2 header relabelled 1 would pass with any field altered.
+// later header relabelled 1 would pass with any field altered.
 //
 // A block header is the magic "CCBK" (uint32 0x4b424343), the event count
-// (uint32, 1 to BlockEvents) and a checksum (uint64) of the events: h = 0,
-// then h = rotl(h, 1) xor w for each 64-bit word w. The last event of the
-// last block is EndOp; nothing may follow it.
+// (uint32, 1 to BlockEvents) and a checksum (uint64) of the events: their
+// CRC-32C (BlockSum) in the low 32 bits, 0 in the high 32. It detects every
+// burst of up to 32 flipped bits and every change of 2 bits in a block.
+// Version 2 files are refused: their block sum (h = rotl(h, 1) xor w over
+// 64-bit words) cancels on two equal bit flips 64 words (8 events) apart.
+// The last event of the last block is EndOp; nothing may follow it.
 //
 // An event:
 //
@@ -58,7 +61,8 @@
 //	12   4     tag
 //	16   4     peer2: Sendrecv's actual source; a creating call's new local comm
 //	20   4     tag2: Sendrecv's actual receive tag
-//	24   8     bytes sent: count x MPI_Type_size (collectives: this rank's total)
+//	24   8     bytes sent: count x MPI_Type_size (collectives: this rank's total;
+//	           Recv, Irecv, Recv_init: the posted buffer)
 //	32   8     bytes received (a receive's actual count, -1 undefined)
 //	40   8     req: the request handle (non-blocking calls, Start, Complete), or a count
 //	48   8     t0: entry, clock units since the origin
@@ -87,6 +91,18 @@
 // and EndOp (bytes: events in the file, req: CLOCK_MONOTONIC ns at the
 // end, t1: the raw clock at the end) closes the file; with the header's
 // origin they give the clock's rate.
+//
+// The byte counts each op carries (the reader refuses others, as no
+// library writes them): a send's bytes received are 0; a Recv's or
+// Sendrecv_replace's are at most its buffer (or -1); Irecv's and
+// Recv_init's are 0 (the size is the completion's); Probe and a
+// completion send 0; Iprobe and Test* have bytes 1 for a poll that found
+// nothing and 0 when one found something, bytes received 0 (an Iprobe
+// that found a message: its size); Bcast and the reductions carry their
+// buffer's size in both; Wait*, Start, Cancel, Request_free, Barrier,
+// Ibarrier, the communicator calls, Finalize, definitions and flushes
+// carry 0 in both; a poll run counts at least 1 call and receives 0; the
+// end receives 0.
 package trace
 
 import (

@@ -546,7 +546,7 @@ func TestHeaderBitFlips(t *testing.T) {
 }
 
 // TestRefusesVersion1: a version 1 file, which has no header checksum, is
-// refused as older, whatever its reserved field holds (a version 2 header
+// refused as older, whatever its reserved field holds (a later header
 // relabelled 1 would otherwise be read with any field altered).
 func TestRefusesVersion1(t *testing.T) {
 	var b bytes.Buffer
