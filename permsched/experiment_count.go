@@ -120,6 +120,10 @@ func (c *CountConfig) Validate() error {
 	if err := patterns.CheckCount("MinMatrices", c.MinMatrices, 1, "matrices per cell"); err != nil {
 		return err
 	}
+	if c.Given.Has("MinMatrices") && c.Matrices > 0 && c.MinMatrices > c.Matrices {
+		// A floor above the cell's count could never be reached.
+		return opts.Conflict("MinMatrices", "Matrices", "{MinMatrices} %d is more than the %d matrices {Matrices} gives each cell: give at most %d", c.MinMatrices, c.Matrices, c.Matrices)
+	}
 	if c.MatrixFile != "" && c.Matrix == nil {
 		var err error
 		c.Matrix, err = readMatrixFile(c.MatrixFile, c.Entries, c.Given)

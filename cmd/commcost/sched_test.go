@@ -235,6 +235,7 @@ func TestSchedBadInput(t *testing.T) {
 		{"positional", []string{"sched", "count", "extra"}, "unexpected argument"},
 		{"n beyond the ranks a matrix holds", []string{"sched", "count", "--n", "16,70000"}, "--n 16,70000: n = 70000: must be an integer from 1 to 65536"},
 		{"min-matrices 0", []string{"sched", "count", "--min-matrices", "0"}, "--min-matrices 0: must be positive"},
+		{"min-matrices above matrices", []string{"sched", "count", "--min-matrices", "500", "--matrices", "10"}, "--min-matrices with --matrices: --min-matrices 500 is more than the 10 matrices --matrices gives each cell: give at most 10"},
 		{"count format csv", []string{"sched", "count", "--format", "csv"}, "--format csv: accepted: table or markdown"},
 		{"comm format jsonl", []string{"sched", "comm", "--format", "jsonl"}, "--format jsonl: accepted: table or markdown"},
 		{"comm timeout 0", []string{"sched", "comm", "--timeout", "0"}, "--timeout 0: must be a positive number of seconds"},
