@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -23,7 +24,15 @@ const NegativeTimeFit = "a fit that prices messages in negative time"
 // not finite with an error wrapping ErrUnphysical, naming the model, the
 // instance and the model's parameters. Every caller that shows or sums
 // predictions (commcost predict, PredictSum) uses it.
+//
+// A pattern outside m.Patterns() is refused first, as not described by
+// the model kind (naming the ones it describes): asked of hockney,
+// kkaccess would otherwise fail on the parameter hockney reads (bytes),
+// as if the instance lacked it.
 func PredictChecked(m Model, in Instance) (float64, error) {
+	if !slices.Contains(m.Patterns(), in.Pattern) {
+		return 0, unsupported(m.Kind(), in.Pattern, m.Patterns())
+	}
 	v, err := m.Predict(in)
 	if err != nil {
 		return 0, err

@@ -152,6 +152,10 @@ func TestPhysicalSense(t *testing.T) {
 		{"k zero", []string{"predict", hj, "kkaccess", "k=0", "l=64", "r=1", "op=read"}, "k = 0: must be positive"},
 		{"r five", []string{"predict", hj, "kkaccess", "k=1", "l=64", "r=5", "op=read"}, "r = 5: must be in (0, 1]"},
 		{"op unknown", []string{"predict", hj, "kkaccess", "k=1", "l=64", "r=1", "op=rmw"}, `op = "rmw": must be one of read, write`},
+		// A pattern the model kind does not describe is said so, with the
+		// ones it does, not as a parameter the instance lacks.
+		{"pattern hockney does not describe", []string{"predict", hj, "kkaccess", "k=4", "l=1024", "r=1", "op=read"},
+			`PATTERN kkaccess k=4 l=1024 r=1 op=read: pattern not described by this model: hockney predicts pingpong, roundtrip, not "kkaccess"`},
 		{"unknown key", []string{"predict", hj, "pingpong", "bytes=8", "foo=3"}, `pingpong has no parameter "foo"`},
 		{"misspelt key", []string{"predict", hj, "pingpong", "byte=8"}, `pingpong has no parameter "byte"`},
 		{"model without parameters", []string{"predict", empty, "pingpong", "bytes=8"}, "t_s is missing"},
