@@ -464,8 +464,13 @@ func ReadReportDir(dir string) (recs []results.Record, truncated bool, err error
 	return readRunDir(dir, ReportReadFactor)
 }
 
-// readRunDir is ReadRunDir with the read demand's factor.
+// readRunDir is ReadRunDir with the read demand's factor. A dir that is
+// a file is refused as not a run directory, not as the bare "open
+// FILE/records.jsonl: not a directory".
 func readRunDir(dir string, factor float64) (recs []results.Record, truncated bool, err error) {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, false, fmt.Errorf("%s is not a directory (want a run directory holding %s)", dir, results.RecordsFile)
+	}
 	path := filepath.Join(dir, results.RecordsFile)
 	recs, torn, err := results.ReadRecordsFileDemand(path, factor)
 	if err != nil {

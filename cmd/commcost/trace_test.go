@@ -140,6 +140,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay negative model", []string{"replay", good, "--model", neg}, "negative time"},
 		{"replay logp of a negative latency", []string{"replay", good, "--model", logpNeg}, "the logp model's L is -1.5e-05 s: a fit that prices messages in negative time cannot be replayed"},
 		{"replay bad scale", []string{"replay", good, "--model", hock, "--scale", "bandwidth"}, "--scale bandwidth"},
+		{"replay calibration a file", []string{"replay", good, "--calibration", hock}, "--calibration " + hock + ": " + hock + " is not a directory (want a run directory holding records.jsonl)"},
 		// A model or a what-if given twice would be priced twice (or the
 		// second factor would silently win).
 		{"replay model twice", []string{"replay", good, "--model", hock, "--model", hock}, "--model " + hock + ": is given twice; give each model once"},
