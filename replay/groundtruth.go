@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -159,13 +160,75 @@ func (c AssessConfig) Validate() error {
 	return nil
 }
 
+// assessProgram is one line of the programs file.
+type assessProgram struct {
+	line    int
+	name    string // as the file has it
+	dir     string
+	simgrid [2]float64 // calibrated, default; NaN when not run (-)
+}
+
+// readPrograms reads and checks the whole programs file before anything
+// runs or is printed: 4 tab-separated fields a line; a name given once
+// and a trace directory listed once (a repeated program would count twice
+// in the median); SimGrid's times finite, within the seconds a record
+// holds (results.MinRecordSeconds to MaxRecordSeconds), or -. What is
+// refused is named by the file and line, its text escaped.
+func readPrograms(path string, data []byte) ([]assessProgram, error) {
+	var ps []assessProgram
+	names, dirs := map[string]int{}, map[string]int{}
+	for n, line := range strings.Split(string(data), "\n") {
+		at := fmt.Sprintf("--programs %s:%d", path, n+1)
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			return nil, opts.Badf("%s: want 4 tab-separated fields (name, trace directory, SimGrid calibrated s, SimGrid default s), got %d", at, len(f))
+		}
+		p := assessProgram{line: n + 1, name: f[0], dir: f[1], simgrid: [2]float64{math.NaN(), math.NaN()}}
+		if p.name == "" || p.dir == "" {
+			return nil, opts.Badf("%s: an empty name or trace directory; want name, trace directory, SimGrid calibrated s, SimGrid default s", at)
+		}
+		if prev, ok := names[p.name]; ok {
+			return nil, opts.Badf("%s: program %q is listed again (first at line %d); list each program once", at, results.Printable(p.name), prev)
+		}
+		names[p.name] = p.line
+		if prev, ok := dirs[filepath.Clean(p.dir)]; ok {
+			return nil, opts.Badf("%s: trace directory %q is listed again (first at line %d); list each program once", at, results.Printable(p.dir), prev)
+		}
+		dirs[filepath.Clean(p.dir)] = p.line
+		for i, which := range []string{"calibrated", "default"} {
+			if f[2+i] == "-" {
+				continue
+			}
+			v, err := strconv.ParseFloat(f[2+i], 64)
+			if err != nil || !(v >= results.MinRecordSeconds && v <= results.MaxRecordSeconds) {
+				return nil, opts.Badf("%s: SimGrid %s time %q: want seconds from %g to %g, or -", at, which, results.Printable(f[2+i]), results.MinRecordSeconds, results.MaxRecordSeconds)
+			}
+			p.simgrid[i] = v
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return nil, opts.Badf("--programs %s lists no program", path)
+	}
+	return ps, nil
+}
+
 // Run replays every program and prints the table; the assertions that
-// fail are the error (a runtime failure).
+// fail are the error (a runtime failure). The programs file is read and
+// checked whole first: a bad line is refused before anything is printed.
 func (c AssessConfig) Run(w io.Writer) error {
 	// a FIFO named here would block the read; the list is a few lines
 	data, err := results.ReadRegularFile(c.Programs, 1<<20)
 	if err != nil {
 		return opts.Badf("--programs %s: %v", c.Programs, err)
+	}
+	programs, err := readPrograms(c.Programs, data)
+	if err != nil {
+		return err
 	}
 	// a model the replay cannot use is left out with a note, not the end
 	// of the assessment
@@ -175,7 +238,7 @@ func (c AssessConfig) Run(w io.Writer) error {
 		one.Models, one.Calibration = Files{m}, ""
 		s, _ := ParseScale(c.Scale)
 		if _, _, err := one.loadModels(s); err != nil {
-			fmt.Fprintf(w, "note: left out: %v\n", err)
+			fmt.Fprintf(w, "note: left out: %s\n", results.Printable(err.Error()))
 			continue
 		}
 		usable = append(usable, m)
@@ -185,36 +248,17 @@ func (c AssessConfig) Run(w io.Writer) error {
 	}
 	c.Models = usable
 	var ps []ProgramFigures
-	for n, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, "\t")
-		if len(f) != 4 {
-			return opts.Badf("%s:%d: want 4 tab-separated fields (name, trace directory, SimGrid calibrated s, SimGrid default s), got %d", c.Programs, n+1, len(f))
-		}
+	for _, p := range programs {
 		cfg := c.Config
-		cfg.Dir = f[1]
+		cfg.Dir = p.dir
 		o, err := cfg.Run()
 		if err != nil {
 			return err
 		}
-		pf := FiguresOf(f[0], o)
-		for i, dst := range []*float64{&pf.SimGridCal, &pf.SimGridDefault} {
-			if f[2+i] == "-" {
-				continue
-			}
-			v, err := strconv.ParseFloat(f[2+i], 64)
-			if err != nil || !(v > 0) {
-				return opts.Badf("%s:%d: SimGrid time %q: want seconds > 0 or -", c.Programs, n+1, f[2+i])
-			}
-			*dst = v
-		}
+		// the name reaches the terminal in the table and the failures
+		pf := FiguresOf(results.Printable(p.name), o)
+		pf.SimGridCal, pf.SimGridDefault = p.simgrid[0], p.simgrid[1]
 		ps = append(ps, pf)
-	}
-	if len(ps) == 0 {
-		return opts.Badf("--programs %s lists no program", c.Programs)
 	}
 	if fails := Assess(ps, c.Tol, w); len(fails) > 0 {
 		return fmt.Errorf("ground truth: %s", strings.Join(fails, "; "))

@@ -118,6 +118,27 @@ func TestTraceReplayBadInput(t *testing.T) {
 	if err := syscall.Mkfifo(fifoPNG, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// programs files of replay assess, each refused whole before a
+	// replay runs or anything is printed
+	programs := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good2 := filepath.Join(dir, "good2")
+	writeTrace(t, good2, 3, false)
+	progTwice := programs("twice.tsv", "ring\t"+good+"\t1.5\t-\nring\t"+good2+"\t1.5\t-\n")
+	progDirTwice := programs("dirtwice.tsv", "ring\t"+good+"\t1.5\t-\nring2\t"+good+"/\t1.5\t-\n")
+	progHuge := programs("huge.tsv", "ring\t"+good+"\t1e308\t-\n")
+	progTiny := programs("tiny.tsv", "# a comment\nring\t"+good+"\t-\t1e-300\n")
+	progNaN := programs("nan.tsv", "ring\t"+good+"\tNaN\t-\n")
+	progInf := programs("inf.tsv", "ring\t"+good+"\t1.5\t+Inf\n")
+	progEmptyDir := programs("nodir.tsv", "ring\t\t1.5\t-\n")
+	progNone := programs("none.tsv", "# nothing\n\n")
+	// a bad time after a good line: refused before the first replays
+	progLate := programs("late.tsv", "ring\t"+good+"\t1.5\t-\nstar\t"+good2+"\t-1\t-\n")
 
 	for _, tc := range []struct {
 		name string
@@ -140,6 +161,15 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay negative model", []string{"replay", good, "--model", neg}, "negative time"},
 		{"replay logp of a negative latency", []string{"replay", good, "--model", logpNeg}, "the logp model's L is -1.5e-05 s: a fit that prices messages in negative time cannot be replayed"},
 		{"replay bad scale", []string{"replay", good, "--model", hock, "--scale", "bandwidth"}, "--scale bandwidth"},
+		{"assess program twice", []string{"replay", "assess", "--model", hock, "--programs", progTwice}, "--programs " + progTwice + ":2: program \"ring\" is listed again (first at line 1); list each program once"},
+		{"assess trace directory twice", []string{"replay", "assess", "--model", hock, "--programs", progDirTwice}, "--programs " + progDirTwice + ":2: trace directory \"" + good + "/\" is listed again (first at line 1)"},
+		{"assess SimGrid time of 1e308 s", []string{"replay", "assess", "--model", hock, "--programs", progHuge}, "--programs " + progHuge + ":1: SimGrid calibrated time \"1e308\": want seconds from 1e-12 to 1e+09, or -"},
+		{"assess SimGrid time of 1e-300 s", []string{"replay", "assess", "--model", hock, "--programs", progTiny}, "--programs " + progTiny + ":2: SimGrid default time \"1e-300\": want seconds from 1e-12 to 1e+09, or -"},
+		{"assess SimGrid time NaN", []string{"replay", "assess", "--model", hock, "--programs", progNaN}, "--programs " + progNaN + ":1: SimGrid calibrated time \"NaN\""},
+		{"assess SimGrid time infinite", []string{"replay", "assess", "--model", hock, "--programs", progInf}, "--programs " + progInf + ":1: SimGrid default time \"+Inf\""},
+		{"assess program without a trace directory", []string{"replay", "assess", "--model", hock, "--programs", progEmptyDir}, "--programs " + progEmptyDir + ":1: an empty name or trace directory"},
+		{"assess no program", []string{"replay", "assess", "--model", hock, "--programs", progNone}, "--programs " + progNone + " lists no program"},
+		{"assess bad line after a good one", []string{"replay", "assess", "--model", hock, "--programs", progLate}, "--programs " + progLate + ":2: SimGrid calibrated time \"-1\""},
 		{"replay calibration a file", []string{"replay", good, "--calibration", hock}, "--calibration " + hock + ": " + hock + " is not a directory (want a run directory holding records.jsonl)"},
 		// A model or a what-if given twice would be priced twice (or the
 		// second factor would silently win).
@@ -294,6 +324,25 @@ func TestReplayRuns(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "replay", good, "--model", hock, "--model", other)
 	if code != 0 || !strings.Contains(stdout, "hockney-2") {
 		t.Errorf("two hockney.json: exit %d, no row hockney-2:\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestReplayAssessEscapes: a program's name from the programs file
+// reaches the terminal escaped (an ESC would start a terminal's control
+// sequence), as every string commcost reads from a file does.
+func TestReplayAssessEscapes(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "tr")
+	writeTrace(t, tr, 3, false)
+	hock := filepath.Join(dir, "hockney.json")
+	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	list := filepath.Join(dir, "programs.tsv")
+	if err := os.WriteFile(list, []byte("ring\x1b[2J\u202e\t"+tr+"\t-\t-\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stdout, stderr := runCLI(t, "replay", "assess", "--model", hock, "--programs", list)
+	if strings.ContainsAny(stdout+stderr, "\x1b\u202e") || !strings.Contains(stdout, `ring\x1b[2J\u202e`) {
+		t.Errorf("stdout %q, stderr %q: want the name escaped as ring\\x1b[2J\\u202e, no raw control", stdout, stderr)
 	}
 }
 
