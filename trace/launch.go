@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -151,18 +152,26 @@ func (l Launch) Run(stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	_, statErr := os.Stat(dir)
+	// --out and its missing parents are created, as every --out is; a
+	// run that writes nothing leaves none of them behind
+	created := missingDirs(dir)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return opts.Badf("--out %s: %v", l.Out, err)
 	}
-	if os.IsNotExist(statErr) {
-		// a run that writes nothing leaves no directory behind
-		defer func() {
-			if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
-				os.Remove(dir)
+	defer func() {
+		for _, d := range created {
+			ents, err := os.ReadDir(d)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // another rank removed it
 			}
-		}()
-	}
+			if err != nil || len(ents) > 0 {
+				return
+			}
+			if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return
+			}
+		}
+	}()
 	cmd := exec.Command(prog, l.Args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	env := os.Environ()
@@ -301,9 +310,30 @@ func removeStale(dir string, size int) error {
 	return nil
 }
 
-// findByPID returns the rank file whose header names pid, or "".
+// missingDirs lists dir and its ancestors that do not exist, deepest
+// first: what MkdirAll(dir) creates.
+func missingDirs(dir string) []string {
+	var ds []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			return ds
+		}
+		ds = append(ds, d)
+		if filepath.Dir(d) == d {
+			return ds
+		}
+	}
+}
+
+// findByPID returns the rank file whose header names pid, or "". A
+// directory that is gone is no file: the launch's other ranks remove the
+// --out they created when their programs wrote nothing, perhaps before
+// this rank's program has ended.
 func findByPID(dir string, pid int) (string, error) {
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
 	if err != nil {
 		return "", err
 	}

@@ -127,22 +127,41 @@ func TestLaunchOfNoMPIProgram(t *testing.T) {
 	tmp := t.TempDir()
 	lib, _ := tracetest.BuildLibrary(t, tmp, "trace/testdata/calls.c")
 	marker := filepath.Join(tmp, "ran")
+	// --out under parents that do not exist: created, and removed with
+	// them when nothing was written
+	deep := filepath.Join(tmp, "new", "parent", "out")
 	for _, tc := range []struct {
 		name, lib, want string
 		runs            bool
+		out, script     string // default tmp/out, touch marker
 	}{
-		{"the library, a program without MPI", lib, "wrote no trace", true},
-		{"a text file as the library", filepath.Join("testdata", "calls.c"), "is not an ELF shared library", false},
+		{"the library, a program without MPI", lib, "wrote no trace", true, "", ""},
+		{"a text file as the library", filepath.Join("testdata", "calls.c"), "is not an ELF shared library", false, "", ""},
+		{"a program without MPI, --out's parents missing", lib, "wrote no trace into " + deep, true, deep, ""},
+		// Another rank of the launch whose program wrote nothing removes
+		// the --out it created, perhaps while this rank's still runs.
+		{"a program without MPI, --out removed by another rank", lib, "wrote no trace into " + deep, true, deep,
+			"touch " + marker + " && rmdir " + deep},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			os.Remove(marker)
-			l := Launch{Out: filepath.Join(tmp, "out"), Lib: tc.lib, Program: "sh", Args: []string{"-c", "touch " + marker}}
+			out, script := filepath.Join(tmp, "out"), "touch "+marker
+			if tc.out != "" {
+				out = tc.out
+			}
+			if tc.script != "" {
+				script = tc.script
+			}
+			l := Launch{Out: out, Lib: tc.lib, Program: "sh", Args: []string{"-c", script}}
 			err := l.Run(io.Discard, io.Discard)
 			if err == nil || !opts.IsBadInput(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want bad input holding %q", err, tc.want)
 			}
 			if _, serr := os.Stat(marker); (serr == nil) != tc.runs {
 				t.Errorf("the program ran: %v, want %v", serr == nil, tc.runs)
+			}
+			if _, serr := os.Stat(filepath.Join(tmp, "new")); tc.out != "" && !os.IsNotExist(serr) {
+				t.Errorf("%s left behind (%v)", filepath.Join(tmp, "new"), serr)
 			}
 		})
 	}
