@@ -54,8 +54,8 @@
 //
 //	off  size  field
 //	0    1     op (Op)
-//	1    1     flags (Flag*)
-//	2    2     reserved
+//	1    1     flags (Flag*; other bits are refused)
+//	2    2     reserved, 0 (other values are refused)
 //	4    4     comm: the rank's local communicator index (CommDef), -1 unknown
 //	8    4     peer: destination, source or root as a world rank (Peer* when not a rank)
 //	12   4     tag
@@ -101,8 +101,12 @@
 // that found a message: its size); Bcast and the reductions carry their
 // buffer's size in both; Wait*, Start, Cancel, Request_free, Barrier,
 // Ibarrier, the communicator calls, Finalize, definitions and flushes
-// carry 0 in both; a poll run counts at least 1 call and receives 0; the
-// end receives 0.
+// carry 0 in both; a poll run counts at least 1 call, as many as its
+// per-kind counts in peer, tag, peer2 and tag2 together, and receives 0;
+// the end receives 0. No byte count of any op exceeds MaxCallBytes (128
+// GiB less 64 B, 2^31-1 elements of 64 bytes), and a receive's status
+// (bytes received of Recv, Probe, Iprobe, Sendrecv, Sendrecv_replace and
+// a completion) MaxStatusBytes (2^31-1, MPI_Get_count's int).
 package trace
 
 import (
@@ -149,6 +153,9 @@ const (
 	FlagInPlace   = 0x04
 	FlagLocalPeer = 0x08
 	FlagTrue      = 0x10
+	// FlagsDefined are the bits the library sets; the reader refuses an
+	// event with any other, as it refuses nonzero reserved bytes.
+	FlagsDefined = FlagAnySource | FlagAnyTag | FlagInPlace | FlagLocalPeer | FlagTrue
 )
 
 // castagnoli is CRC-32C's table.
@@ -177,10 +184,18 @@ const (
 
 	// MaxCount is the largest count of an MPI call's buffer (an int).
 	MaxCount = 1<<31 - 1
-	// MaxCallBytes is the most bytes one buffer argument describes: the
-	// library records count x MPI_Type_size, and the size is an int too
-	// (a larger datatype's is MPI_UNDEFINED, recorded as a negative size).
-	MaxCallBytes = MaxCount * MaxCount
+	// MaxTypeBytes bounds the size of one element of a call's buffer as
+	// the reader accepts it: twice MPI's largest predefined type
+	// (MPI_C_LONG_DOUBLE_COMPLEX, 32 bytes).
+	MaxTypeBytes = 64
+	// MaxCallBytes is the most bytes one buffer argument describes as
+	// the reader accepts it, in bytes sent and (but for a status's count)
+	// bytes received of every op: MaxCount elements of MaxTypeBytes, 128
+	// GiB less 64 B. The library records count x MPI_Type_size, both ints,
+	// so 2^62 could be written, but no rank holds a buffer of more than
+	// 128 GiB; a larger count is a corrupt or crafted field, which a
+	// replay would price as transfers of hours no run made.
+	MaxCallBytes = MaxCount * MaxTypeBytes
 	// MaxStatusBytes is the most bytes a receive's status reports: the
 	// library records MPI_Get_count with MPI_BYTE, an int, and -1 for
 	// MPI_UNDEFINED (a message of more bytes).

@@ -294,6 +294,16 @@ func (d *decoder) decode() (*Rank, error) {
 				d.off += int64(i * EventBytes)
 				return nil, d.fail("corrupt", len(rk.Events), "an event follows the end record")
 			}
+			// The library sets only the defined flags and writes the
+			// reserved bytes 0: other bits are a damaged or foreign event.
+			if bad := e.Flags &^ FlagsDefined; bad != 0 {
+				d.off += int64(i * EventBytes)
+				return nil, d.fail("corrupt", len(rk.Events), "%s with flags %#02x (offset 1 of the event): bits %#02x are undefined; the library sets only %#02x (any source, any tag, in place, local peer, true)", e.Op, e.Flags, bad, FlagsDefined)
+			}
+			if r := le.Uint16(b[2:]); r != 0 {
+				d.off += int64(i * EventBytes)
+				return nil, d.fail("corrupt", len(rk.Events), "%s with %#04x in its reserved bytes (offset 2 of the event), which the library writes 0", e.Op, r)
+			}
 			if e.Op == OpEnd {
 				ended = true
 			}
@@ -595,13 +605,14 @@ func sameOrigin(a, b *Rank) error {
 
 // payloadFault says what of a call's tags and sizes no MPI call can carry
 // (as the library records them), or "" when all can: a send's tag is at
-// least 0, a receive's too or MPI_ANY_TAG; a buffer holds at most
-// MaxCallBytes, and a status reports at most MaxStatusBytes.
+// least 0, a receive's too or MPI_ANY_TAG; every op's bytes sent (offset
+// 24 of the event) and bytes received (offset 32) are at most
+// MaxCallBytes, and a status's bytes received at most MaxStatusBytes.
+// The counts that are no sizes (a poll run's calls, the end's events) are
+// checked by fieldFault and the end's count of the file.
 func (e *Event) payloadFault() string {
 	const sendTags = "a send's tag is at least 0"
 	const recvTags = "a receive's tag is at least 0, or MPI_ANY_TAG (-1)"
-	bufBytes := fmt.Sprintf("one buffer of an MPI call holds at most %d bytes (%d elements of at most %d bytes)", int64(MaxCallBytes), MaxCount, MaxCount)
-	statusBytes := fmt.Sprintf("a receive's status reports at most %d bytes (MPI_Get_count's int), or -1 for a larger message", MaxStatusBytes)
 	o := e.Op
 	sends := o.Sends() || o == OpSendInit || o == OpSsendInit
 	recvs := o == OpRecv || o == OpIrecv || o == OpRecvInit || o == OpProbe || o == OpIprobe
@@ -613,18 +624,22 @@ func (e *Event) payloadFault() string {
 	case (o == OpSendrecv || o == OpSendrecvReplace) && e.Tag2 < 0 && e.Tag2 != TagAny:
 		return fmt.Sprintf("%s with receive tag %d: %s", o, e.Tag2, recvTags)
 	}
-	switch o {
-	case OpBcast, OpReduce, OpAllreduce, OpScan, OpExscan, OpIbcast, OpIreduce, OpIallreduce:
-		if e.Bytes > MaxCallBytes || e.Bytes2 > MaxCallBytes {
-			return fmt.Sprintf("%s of %d bytes sent, %d received: %s", o, e.Bytes, e.Bytes2, bufBytes)
-		}
+	if o == OpPollRun || o == OpEnd {
 		return ""
 	}
-	if (sends || o == OpRecv || o == OpIrecv || o == OpRecvInit) && e.Bytes > MaxCallBytes {
-		return fmt.Sprintf("%s of %d bytes: %s", o, e.Bytes, bufBytes)
+	bufBytes := fmt.Sprintf("one buffer of an MPI call holds at most %d bytes (%d elements of at most %d bytes)", int64(MaxCallBytes), MaxCount, MaxTypeBytes)
+	if e.Bytes > MaxCallBytes {
+		return fmt.Sprintf("%s of %d bytes sent (the field at offset 24 of the event): %s", o, e.Bytes, bufBytes)
 	}
-	if (o == OpRecv || o == OpProbe || o == OpIprobe || o == OpSendrecv || o == OpSendrecvReplace || o == OpComplete) && e.Bytes2 > MaxStatusBytes {
-		return fmt.Sprintf("%s that received %d bytes: %s", o, e.Bytes2, statusBytes)
+	switch o {
+	case OpRecv, OpProbe, OpIprobe, OpSendrecv, OpSendrecvReplace, OpComplete:
+		if e.Bytes2 > MaxStatusBytes {
+			return fmt.Sprintf("%s of %d bytes received (the field at offset 32 of the event): a receive's status reports at most %d bytes (MPI_Get_count's int), or -1 for a larger message", o, e.Bytes2, MaxStatusBytes)
+		}
+	default:
+		if e.Bytes2 > MaxCallBytes {
+			return fmt.Sprintf("%s of %d bytes received (the field at offset 32 of the event): %s", o, e.Bytes2, bufBytes)
+		}
 	}
 	return ""
 }
@@ -648,7 +663,7 @@ func eagerLimitOK(b int64) bool { return b == -1 || b >= 0 && b <= MaxEagerBytes
 //	Wait*, Start, Cancel, Request_free,     Bytes = Bytes2 = 0
 //	Barrier, Ibarrier, communicator calls,
 //	Finalize, definitions, flushes
-//	(polls that found nothing)              Bytes >= 1 (the calls), Bytes2 = 0
+//	(polls that found nothing)              Bytes >= 1 (the calls, Peer+Tag+Peer2+Tag2), Bytes2 = 0
 //	(end)                                   Bytes2 = 0
 //
 // A bit flipped in a count that the op leaves 0 is refused here even
@@ -691,6 +706,10 @@ func (e *Event) fieldFault() string {
 	case OpPollRun:
 		if e.Bytes < 1 || e.Bytes2 != 0 {
 			return fmt.Sprintf("%s with %d calls and %d bytes received: a run counts at least 1 call and receives nothing", o, e.Bytes, e.Bytes2)
+		}
+		// its calls by kind: Test, Testany, Testsome or Testall, Iprobe
+		if n := int64(e.Peer) + int64(e.Tag) + int64(e.Peer2) + int64(e.Tag2); e.Peer < 0 || e.Tag < 0 || e.Peer2 < 0 || e.Tag2 < 0 || n != e.Bytes {
+			return fmt.Sprintf("%s with %d calls, by kind %d, %d, %d and %d: the library counts each call once by its kind (peer, tag, peer2, tag2)", o, e.Bytes, e.Peer, e.Tag, e.Peer2, e.Tag2)
 		}
 	case OpEnd:
 		if e.Bytes2 != 0 {

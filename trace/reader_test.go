@@ -210,12 +210,48 @@ func TestRefusals(t *testing.T) {
 			le.PutUint32(b[firstEvent+7*EventBytes+12:], uint32(0xfffffffe))
 			return resum(b)
 		})},
-		{"send beyond one buffer", "corrupt", "Send of 4611686014132420610 bytes: one buffer of an MPI call holds at most 4611686014132420609 bytes", mod(func(b []byte) []byte {
+		{"send beyond one buffer", "corrupt", "offset 528 (event 6): Send of 137438953409 bytes sent (the field at offset 24 of the event): one buffer of an MPI call holds at most 137438953408 bytes (2147483647 elements of at most 64 bytes)", mod(func(b []byte) []byte {
 			le.PutUint64(b[firstEvent+6*EventBytes+24:], MaxCallBytes+1)
 			return resum(b)
 		})},
-		{"send of 1e18 bytes received", "corrupt", "(complete) that received 1000000000000000000 bytes: a receive's status reports at most 2147483647 bytes", mod(func(b []byte) []byte {
+		{"send of 2^40 bytes", "corrupt", "offset 528 (event 6): Send of 1099511627776 bytes sent (the field at offset 24 of the event): one buffer of an MPI call holds at most 137438953408 bytes", mod(func(b []byte) []byte {
+			le.PutUint64(b[firstEvent+6*EventBytes+24:], 1<<40)
+			return resum(b)
+		})},
+		{"allreduce of 2^40 bytes", "corrupt", "offset 528 (event 6): Allreduce of 1099511627776 bytes sent (the field at offset 24 of the event): one buffer of an MPI call holds at most 137438953408 bytes", mod(func(b []byte) []byte {
+			b[firstEvent+6*EventBytes] = byte(OpAllreduce)
+			le.PutUint64(b[firstEvent+6*EventBytes+24:], 1<<40)
+			le.PutUint64(b[firstEvent+6*EventBytes+32:], 1<<40)
+			return resum(b)
+		})},
+		{"gather of 2^40 bytes received", "corrupt", "offset 528 (event 6): Gather of 1099511627776 bytes received (the field at offset 32 of the event): one buffer of an MPI call holds at most 137438953408 bytes", mod(func(b []byte) []byte {
+			b[firstEvent+6*EventBytes] = byte(OpGather)
+			le.PutUint64(b[firstEvent+6*EventBytes+32:], 1<<40)
+			return resum(b)
+		})},
+		{"send of 1e18 bytes received", "corrupt", "offset 720 (event 9): (complete) of 1000000000000000000 bytes received (the field at offset 32 of the event): a receive's status reports at most 2147483647 bytes", mod(func(b []byte) []byte {
 			le.PutUint64(b[firstEvent+9*EventBytes+32:], 1e18)
+			return resum(b)
+		})},
+		// Flags and reserved bytes the library never sets.
+		{"undefined flags", "corrupt", "offset 528 (event 6): Send with flags 0xff (offset 1 of the event): bits 0xe0 are undefined; the library sets only 0x1f", mod(func(b []byte) []byte {
+			b[firstEvent+6*EventBytes+1] = 0xff
+			return resum(b)
+		})},
+		{"one undefined flag on a completion", "corrupt", "offset 720 (event 9): (complete) with flags 0x48 (offset 1 of the event): bits 0x40 are undefined", mod(func(b []byte) []byte {
+			b[firstEvent+9*EventBytes+1] |= 0x40
+			return resum(b)
+		})},
+		{"reserved bytes", "corrupt", "offset 528 (event 6): Send with 0x0100 in its reserved bytes (offset 2 of the event), which the library writes 0", mod(func(b []byte) []byte {
+			b[firstEvent+6*EventBytes+3] = 1
+			return resum(b)
+		})},
+		{"reserved bytes of a definition", "corrupt", "offset 144 (event 0): (comm def) with 0x0001 in its reserved bytes", mod(func(b []byte) []byte {
+			b[firstEvent+2] = 1
+			return resum(b)
+		})},
+		{"flags of the end record", "corrupt", "(event 11): (end) with flags 0x80", mod(func(b []byte) []byte {
+			b[firstEvent+(events-1)*EventBytes+1] = 0x80
 			return resum(b)
 		})},
 		// Byte counts the op contradicts (fieldFault), each as the
@@ -336,6 +372,9 @@ func TestFieldRules(t *testing.T) {
 		{"Gather as written", Event{Op: OpGather, Peer: 0, Bytes: 8, Bytes2: 16}, ""},
 		{"poll run as written", Event{Op: OpPollRun, Comm: -1, Bytes: 3, Peer: 3}, ""},
 		{"poll run of no calls", Event{Op: OpPollRun, Comm: -1, Peer: 3}, "(polls that found nothing) with 0 calls and 0 bytes received"},
+		{"poll run of 2^40 calls", Event{Op: OpPollRun, Comm: -1, Bytes: 1 << 40, Peer: 3}, "(polls that found nothing) with 1099511627776 calls, by kind 3, 0, 0 and 0: the library counts each call once by its kind"},
+		{"poll run of a negative kind", Event{Op: OpPollRun, Comm: -1, Bytes: 1, Peer: 2, Tag2: -1}, "with 1 calls, by kind 2, 0, 0 and -1"},
+		{"poll run by every kind", Event{Op: OpPollRun, Comm: -1, Bytes: 10, Peer: 1, Tag: 2, Peer2: 3, Tag2: 4}, ""},
 		{"flush that receives", Event{Op: OpFlush, Bytes2: 1}, "(trace flush) with 0 bytes sent, 1 received"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -345,7 +384,7 @@ func TestFieldRules(t *testing.T) {
 			if e.Peer == 0 && e.Op != OpBcast && e.Op != OpGather {
 				e.Peer = PeerNone
 			}
-			if e.Peer2 == 0 {
+			if e.Peer2 == 0 && e.Op != OpPollRun { // a poll run's counts are 0 or more
 				e.Peer2 = PeerNone
 			}
 			e.T0, e.T1 = t0, t1
@@ -368,6 +407,45 @@ func TestFieldRules(t *testing.T) {
 				t.Errorf("err = %v, want %q after %q", err, tc.want, at)
 			}
 		})
+	}
+}
+
+// TestByteBounds: for every op, bytes sent and bytes received beyond
+// what one buffer (or a status) holds are refused at the event, naming
+// the field, whatever else the op's rules say about the count.
+func TestByteBounds(t *testing.T) {
+	for o := Op(1); o < opLimit; o++ {
+		if o == OpEnd { // its count is the file's events (TestRefusals)
+			continue
+		}
+		for _, f := range []struct {
+			field string
+			ev    Event
+			want  string
+		}{
+			{"bytes sent", Event{Op: o, Bytes: MaxCallBytes + 1}, "bytes sent"},
+			{"bytes sent 2^40", Event{Op: o, Bytes: 1 << 40}, "bytes sent"},
+			{"bytes received", Event{Op: o, Bytes2: MaxCallBytes + 1}, "received"},
+		} {
+			e := f.ev
+			e.Peer, e.Peer2, e.T0, e.T1 = PeerNone, PeerNone, 100, 200
+			want := f.want
+			if o == OpPollRun && f.field != "bytes received" {
+				want = "calls, by kind"
+			}
+			var b bytes.Buffer
+			w := NewWriter(&b, Header{Rank: 0, Size: 2, Host: "h", EagerShmBytes: -1, EagerNetBytes: -1})
+			w.Write(e)
+			w.Write(Event{Op: OpFinalize, Peer: PeerNone, Peer2: PeerNone, T0: 1000, T1: 1000})
+			if err := w.Close(1000); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Decode(bytes.NewReader(b.Bytes()), "dir/rank-0.cct")
+			at := fmt.Sprintf("dir/rank-0.cct: offset %d (event 5): %s ", EventOffset(5), o)
+			if err == nil || !strings.HasPrefix(err.Error(), at) || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s of %s: err = %v, want %q after %q", f.field, o, err, want, at)
+			}
+		}
 	}
 }
 
