@@ -22,6 +22,16 @@ import sys
 
 COLUMN = {"textbook": "hypercube", "mesh1d": "mesh1d", "mesh2d": "mesh2d"}
 
+# A record's bounds, as the Go reader checks them (results.CheckValues and
+# the aggregate bench's parameter check): a time other than 0 is within
+# [results.MinRecordSeconds, results.MaxRecordSeconds], a message size within
+# [0, mpi.MaxCount] bytes (one MPI call's C int count), a rank count within
+# [1, results.MaxRecordRanks]. Within them the fit's weights 1/y^2 and the
+# table's terms stay finite.
+MIN_SECONDS, MAX_SECONDS = 1e-12, 1e9
+MAX_BYTES = 2**31 - 1
+MAX_RANKS = 1 << 24
+
 
 def cost(op, topo, p, m):
     """(a, b) with the table's time a t_s + b t_w m for t_h = 0; the 2-D
@@ -59,6 +69,8 @@ def fit(points):
         say += w * a * y
         sby += w * b * y
     det = saa * sbb - sab * sab
+    if not det > 1e-9 * saa * sbb:
+        return None  # one size and p, or proportional points: t_s and t_w are not separable
     ts = (say * sbb - sby * sab) / det
     tw = (saa * sby - sab * say) / det
     res = [((y - a * ts - b * tw) / y) for a, b, y in points]
@@ -72,11 +84,27 @@ def refuse(msg):
     sys.exit(2)
 
 
+def number(v):
+    """v as a float when it is a JSON number (not a string, a bool or null)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError(f"{json.dumps(v)} is not a number")
+    return float(v)
+
+
+def count(path, n, field, v, lo, hi, unit):
+    """Refuse field unless v is a JSON integer from lo to hi (an integral
+    float such as 8.0 passes, as the Go reader reads it)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v == int(v) and lo <= v <= hi):
+        refuse(f"{path} line {n}: {field} {json.dumps(v)}: want an integer from {lo} to {hi} {unit}")
+    return int(v)
+
+
 def read_records(path):
     """The aggregate records of a JSON Lines file; a file that is not a
-    regular file (a FIFO would block), a line that is not a record, or a
-    median or CI that is not a positive finite time is refused, naming the
-    line."""
+    regular file (a FIFO would block), a line that is not a record, a
+    median or CI outside [MIN_SECONDS, MAX_SECONDS], or a size, rank count
+    or shift that is not an integer within its bound is refused, naming the
+    line and the field."""
     if not os.path.isfile(path):
         what = "missing" if not os.path.exists(path) else "not a regular file"
         refuse(f"RECORDS.jsonl {path!r}: {what} (want a JSON Lines file of commcost aggregate records)")
@@ -89,13 +117,19 @@ def read_records(path):
                 r = json.loads(line)
                 if r.get("bench") != "aggregate":
                     continue
-                y, lo, hi = float(r["median"]), float(r["ci95"][0]), float(r["ci95"][1])
-                r["params"]["op"], r["params"]["bytes"], int(r["ranks"])
+                y, lo, hi = number(r["median"]), number(r["ci95"][0]), number(r["ci95"][1])
+                pr = r["params"]
+                pr["op"], pr["bytes"], r["ranks"], pr.get("q")
             except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
                 why = e.msg if isinstance(e, json.JSONDecodeError) else f"{type(e).__name__} {e}"
                 refuse(f"{path} line {n}: not a commcost aggregate record ({why})")
-            if not all(math.isfinite(v) and v > 0 for v in (y, lo, hi)) or not lo <= y <= hi:
-                refuse(f"{path} line {n}: median {y} with ci95 [{lo}, {hi}]: want positive finite times with the median inside its CI")
+            if not all(MIN_SECONDS <= v <= MAX_SECONDS for v in (y, lo, hi)) or not lo <= y <= hi:
+                refuse(f"{path} line {n}: median {y} with ci95 [{lo}, {hi}]: want times from {MIN_SECONDS:g} to {MAX_SECONDS:g} s with the median inside its CI")
+            pr["bytes"] = count(path, n, "params.bytes", pr["bytes"], 0, MAX_BYTES, "bytes")
+            r["ranks"] = count(path, n, "ranks", r["ranks"], 1, MAX_RANKS, "ranks")
+            if pr.get("q") is not None:
+                pr["q"] = count(path, n, "params.q", pr["q"], 0, r["ranks"] - 1, "(below ranks)")
+            r["median"], r["ci95"] = y, [lo, hi]
             recs.append(r)
     if not recs:
         refuse(f"{path}: no aggregate records (run 'commcost aggregate --impl textbook,mesh1d,mesh2d --out FILE')")
@@ -120,7 +154,7 @@ def main():
             if pr.get("impl") != impl or pr["op"] not in ("bcast", "allgather", "scatter", "alltoall", "qshift"):
                 continue
             p = r["ranks"]
-            if pr["op"] == "qshift" and worst_q(impl, p) is not None and pr["q"] != worst_q(impl, p):
+            if pr["op"] == "qshift" and worst_q(impl, p) is not None and pr.get("q") != worst_q(impl, p):
                 continue
             sel.append(r)
         if not sel:
@@ -130,11 +164,15 @@ def main():
         for r in sel:
             a, b = cost(r["params"]["op"], COLUMN[impl], r["ranks"], r["params"]["bytes"])
             pts.append((a, b, r["median"]))
-        ts, tw, rse = fit(pts)
+        fitted = fit(pts)
+        if fitted is None:
+            refuse(f"{files[0]}: the {impl} records cannot separate t_s from t_w (want the table's operations at two or more sizes or rank counts)")
+        ts, tw, rse = fitted
         others = []
         for topo in ("hypercube", "mesh1d", "mesh2d"):
             alt = [cost(r["params"]["op"], topo, r["ranks"], r["params"]["bytes"]) + (r["median"],) for r in sel]
-            others.append(f"{topo} {fit(alt)[2] * 100:.0f}%")
+            f = fit(alt)
+            others.append(f"{topo} {f[2] * 100:.0f}%" if f else f"{topo} (no fit)")
         print(f"\n{impl} records (the {COLUMN[impl]} column's algorithm), t_s = {ts * 1e6:.3g} us, "
               f"t_w = {tw * 1e9:.3g} ns/B fitted to its own column (relative RSE {rse * 100:.0f}%; "
               f"each column fitted to these records: {', '.join(others)}); "
@@ -148,7 +186,7 @@ def main():
         for r in sorted(sel, key=lambda r: (r["params"]["op"], r["ranks"], r["params"]["bytes"])):
             pr = r["params"]
             y = r["median"]
-            cells = [pr["op"] + (f" q={pr['q']}" if pr["op"] == "qshift" else ""), str(r["ranks"]), str(pr["bytes"]),
+            cells = [pr["op"] + (f" q={pr.get('q')}" if pr["op"] == "qshift" and pr.get("q") is not None else ""), str(r["ranks"]), str(pr["bytes"]),
                      f"{y * 1e6:.1f} [{r['ci95'][0] * 1e6:.1f}, {r['ci95'][1] * 1e6:.1f}]"]
             for topo in ("hypercube", "mesh1d", "mesh2d"):
                 a, b = cost(pr["op"], topo, r["ranks"], pr["bytes"])

@@ -4,12 +4,16 @@
 package scripts_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/commcost/commcost/mpi"
+	"github.com/commcost/commcost/results"
 )
 
 // script runs bash with args in the repository root (this directory's
@@ -354,6 +358,26 @@ func TestScriptsHelp(t *testing.T) {
 	}
 }
 
+// TestPaper003MeshBounds: the table script's record bounds are the Go
+// reader's, so a file one accepts the other does not refuse, and back.
+func TestPaper003MeshBounds(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	out, err := exec.Command("python3", "-c", "import sys; sys.path.insert(0, '.'); import paper003_mesh as m; print(m.MIN_SECONDS, m.MAX_SECONDS, m.MAX_BYTES, m.MAX_RANKS)").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var minS, maxS float64
+	var maxB, maxR int64
+	if _, err := fmt.Sscan(string(out), &minS, &maxS, &maxB, &maxR); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	if minS != results.MinRecordSeconds || maxS != results.MaxRecordSeconds || maxB != mpi.MaxCount || maxR != results.MaxRecordRanks {
+		t.Errorf("script bounds %v %v %v %v, Go's %v %v %v %v", minS, maxS, maxB, maxR, results.MinRecordSeconds, results.MaxRecordSeconds, mpi.MaxCount, results.MaxRecordRanks)
+	}
+}
+
 // TestPaper003MeshRefuses: the table script refuses what it cannot read
 // with one line and exit 2 (no Python traceback, no blocking on a FIFO, no
 // silent empty output), and prints its usage for --help.
@@ -380,6 +404,13 @@ func TestPaper003MeshRefuses(t *testing.T) {
 		{"FIFO", fifo, "fifo.jsonl': not a regular file"},
 		{"not JSON", write("junk.jsonl", "junk\n"), "junk.jsonl line 1: not a commcost aggregate record"},
 		{"NaN median", write("nan.jsonl", agg+`"median":NaN,"ci95":[1e-6,2e-6]}`+"\n"), "nan.jsonl line 1: median nan"},
+		{"median below 1 ps", write("tiny.jsonl", agg+`"median":1e-300,"ci95":[1e-300,1e-300]}`+"\n"), "tiny.jsonl line 1: median 1e-300 with ci95 [1e-300, 1e-300]: want times from 1e-12 to 1e+09 s"},
+		{"bytes a string", write("strbytes.jsonl", strings.Replace(agg, `"bytes":8`, `"bytes":"8"`, 1)+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), `strbytes.jsonl line 1: params.bytes "8": want an integer from 0 to 2147483647 bytes`},
+		{"negative bytes", write("negbytes.jsonl", strings.Replace(agg, `"bytes":8`, `"bytes":-8`, 1)+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "negbytes.jsonl line 1: params.bytes -8: want an integer from 0 to 2147483647 bytes"},
+		{"ranks beyond the bound", write("ranks.jsonl", strings.Replace(agg, `"ranks":4`, `"ranks":1e9`, 1)+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "ranks.jsonl line 1: ranks 1000000000.0: want an integer from 1 to 16777216 ranks"},
+		{"median a string", write("strmedian.jsonl", agg+`"median":"1e-6","ci95":[1e-6,1e-6]}`+"\n"), "strmedian.jsonl line 1: not a commcost aggregate record (TypeError"},
+		{"one size, no fit", write("one.jsonl", agg+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "one.jsonl: the textbook records cannot separate t_s from t_w"},
+		{"qshift without q", write("noq.jsonl", strings.Replace(strings.Replace(agg, "bcast", "qshift", 1), "textbook", "mesh1d", 1)+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "no records of the table's operations"},
 		{"no aggregate records", write("pp.jsonl", `{"bench":"pingpong"}`+"\n"), "pp.jsonl: no aggregate records"},
 		{"no table operation", write("reduce.jsonl", strings.Replace(agg, "bcast", "reduce", 1)+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "no records of the table's operations"},
 	} {
