@@ -145,12 +145,12 @@ func (c BarnesHutConfig) Check(p int) error {
 		return fmt.Errorf("time steps = %d: must be >= 1", d.Steps)
 	case d.Measured < 0 || d.Measured > d.Steps:
 		return fmt.Errorf("measured steps = %d: must be in 0..%d (the steps)", d.Measured, d.Steps)
-	case !(d.Dt > 0) || math.IsInf(d.Dt, 0):
-		return fmt.Errorf("time step dt = %v: must be positive", d.Dt)
-	case d.Eps < 0 || math.IsInf(d.Eps, 0) || math.IsNaN(d.Eps):
-		return fmt.Errorf("softening eps = %v: must be >= 0", d.Eps)
-	case !(d.CellsPerBody > 0):
-		return fmt.Errorf("cells per body = %v: must be positive", d.CellsPerBody)
+	case !(d.Dt > 0 && d.Dt <= MaxDt):
+		return fmt.Errorf("time step dt = %v: must be in (0, %g]", d.Dt, MaxDt)
+	case !(d.Eps > 0 && d.Eps <= MaxEps):
+		return fmt.Errorf("softening eps = %v: must be in (0, %g]", d.Eps, MaxEps)
+	case !(d.CellsPerBody > 0 && d.CellsPerBody <= MaxCellsPerBody):
+		return fmt.Errorf("cells per body = %v: must be in (0, %d]", d.CellsPerBody, MaxCellsPerBody)
 	case d.Sample < 0:
 		return fmt.Errorf("force sample = %d: must be >= 0", d.Sample)
 	}
@@ -178,6 +178,24 @@ func (c BarnesHutConfig) Check(p int) error {
 // DefaultCellsPerBody is CellsPerBody's default.
 const DefaultCellsPerBody = 2
 
+// The ranges of the simulation's physical parameters, in the Plummer
+// model's units (total mass 1, scale radius 9 pi / 16, about 1.77, and so
+// a dynamical time rsc^1.5, about 2.4):
+//   - the time step dt is in (0, MaxDt]: 40 of SPLASH-2's 0.025; a step
+//     near a dynamical time no longer follows an orbit;
+//   - the softening eps is in (0, MaxEps] (0 in a BarnesHutConfig is its
+//     default): 20 of SPLASH-2's 0.05; near the scale radius it smooths
+//     the model's gravity away;
+//   - the cells per body are in (0, MaxCellsPerBody]: the whole tree has
+//     about 0.5 cells per body, so a rank's pool of 1024 N / P cells
+//     holds the whole tree for up to 2048 ranks; the bound keeps the
+//     pools within a fixed multiple of the bodies' memory.
+const (
+	MaxDt           = 1.0
+	MaxEps          = 1.0
+	MaxCellsPerBody = 1024
+)
+
 // CellsTooMany reports whether the cells per body, not N, keep a run on
 // p ranks out of the cell references: no N fits with them, or N would fit
 // with the default.
@@ -197,8 +215,13 @@ func (c BarnesHutConfig) CellsTooMany(p int) bool {
 // MaxCellsPerBody is the largest cells per body (to 6 digits, rounded
 // down) whose variables for N bodies on p ranks the cell references
 // address, 0 if none does: each rank's pool, ceil(c N / p) + 16, may hold
-// at most q = floor((2G-1 - N - 2) / p) - 16 cells.
+// at most q = floor((2G-1 - N - 2) / p) - 16 cells. It is at most the
+// range's bound, the package's MaxCellsPerBody.
 func (c BarnesHutConfig) MaxCellsPerBody(p int) float64 {
+	return min(c.maxCellsPerBody(p), MaxCellsPerBody)
+}
+
+func (c BarnesHutConfig) maxCellsPerBody(p int) float64 {
 	d := c.withDefaults()
 	q := (int64(math.MaxInt32)-int64(d.Bodies)-2)/int64(p) - 16
 	if q < 1 {

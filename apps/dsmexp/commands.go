@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -431,9 +430,9 @@ type BarnesHutSweep struct {
 	Theta        float64   `flag:"theta" default:"1" usage:"opening criterion theta in (0, 2]: a cell of side s at distance d is used whole when s < theta d"`
 	Steps        int       `flag:"steps" default:"7" usage:"time steps simulated"`
 	Measured     int       `flag:"measured" default:"5" usage:"the last this many steps are measured (paper: 5 of 7; all of fewer --steps)"`
-	Dt           float64   `flag:"dt" default:"0.025" usage:"time step (model units; SPLASH-2 default)"`
-	Eps          float64   `flag:"eps" default:"0.05" usage:"softening length (model units; SPLASH-2 default)"`
-	CellsPerBody float64   `flag:"cells-per-body" default:"2" usage:"cell variables per body in each rank's pool (raise if a run says the pool is used up)"`
+	Dt           float64   `flag:"dt" default:"0.025" usage:"time step in (0, 1] (model units; SPLASH-2 default)"`
+	Eps          float64   `flag:"eps" default:"0.05" usage:"softening length in (0, 1] (model units; SPLASH-2 default)"`
+	CellsPerBody float64   `flag:"cells-per-body" default:"2" usage:"cell variables per body in each rank's pool, in (0, 1024] (raise if a run says the pool is used up)"`
 	Sample       int       `flag:"sample" default:"64" usage:"bodies whose tree forces are checked against direct summation"`
 	Reps         int       `flag:"reps" default:"1" usage:"measured repetitions per strategy and point (each simulates anew)"`
 	Given        opts.Given
@@ -464,7 +463,6 @@ func (e *BarnesHutSweep) Validate() error {
 			return err
 		}
 	}
-	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch {
 	case !(e.Theta > 0 && e.Theta <= 2):
 		return opts.Field("Theta", e.Theta, "must be in (0, 2], e.g. 1 (SPLASH-2's default) or 0.5")
@@ -472,12 +470,12 @@ func (e *BarnesHutSweep) Validate() error {
 		return patterns.CheckCount("Steps", e.Steps, 1, "time steps")
 	case e.Measured < 1 || e.Measured > e.Steps && e.Given.Has("Measured"):
 		return opts.Field("Measured", e.Measured, "must be an integer in 1..{Steps} (%d)", e.Steps)
-	case !(e.Dt > 0) || !finite(e.Dt):
-		return opts.Field("Dt", e.Dt, "must be a positive number")
-	case !(e.Eps >= 0) || !finite(e.Eps):
-		return opts.Field("Eps", e.Eps, "must be a number >= 0")
-	case !(e.CellsPerBody > 0) || !finite(e.CellsPerBody):
-		return opts.Field("CellsPerBody", e.CellsPerBody, "must be a positive number, e.g. 2")
+	case !(e.Dt > 0 && e.Dt <= apps.MaxDt):
+		return opts.Field("Dt", e.Dt, "must be in (0, %g] model time units (a dynamical time is about 2.4), e.g. 0.025 (SPLASH-2's)", apps.MaxDt)
+	case !(e.Eps > 0 && e.Eps <= apps.MaxEps):
+		return opts.Field("Eps", e.Eps, "must be in (0, %g] model length units (the Plummer scale radius is about 1.77), e.g. 0.05 (SPLASH-2's)", apps.MaxEps)
+	case !(e.CellsPerBody > 0 && e.CellsPerBody <= apps.MaxCellsPerBody):
+		return opts.Field("CellsPerBody", e.CellsPerBody, "must be a number in (0, %d], e.g. 2", apps.MaxCellsPerBody)
 	case e.Sample < 0:
 		return opts.Field("Sample", e.Sample, "must not be negative (an integer >= 0)")
 	}

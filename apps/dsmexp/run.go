@@ -55,8 +55,10 @@ func (b BarnesHutPoints) Check(cfg apps.BarnesHutConfig, p int) error {
 		c := cfg
 		c.Bodies = n
 		if err := c.Check(p); err != nil {
-			if c.CellsTooMany(p) {
-				// The pools of cells, not N, overflow the references.
+			if c.CellsPerBody <= apps.MaxCellsPerBody && c.CellsTooMany(p) {
+				// The pools of cells, not N, overflow the references
+				// (a cells per body beyond its range is Check's own
+				// refusal).
 				flag := cmp.Or(b.CellsFlag, fmt.Sprintf("--cells-per-body %v", cfg.CellsPerBody))
 				return fmt.Errorf("%s: barneshut on %d ranks: N = %d bodies with that many cells each do not fit the cell references (int32); want --cells-per-body <= %s for N = %d on %d ranks", flag, p, n, apps.FormatCells(c.MaxCellsPerBody(p)), n, p)
 			}

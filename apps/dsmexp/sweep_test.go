@@ -125,11 +125,12 @@ func TestBarnesHutPoints(t *testing.T) {
 		n, p  int
 		msg   string
 	}{
-		{1e12, 2000, 4, "--cells-per-body 1e+12: barneshut on 4 ranks: N = 2000 bodies with that many cells each do not fit the cell references (int32); want --cells-per-body <= 1073740 for N = 2000 on 4 ranks"},
+		{1000, 3000000, 4, "--cells-per-body 1000: barneshut on 4 ranks: N = 3000000 bodies with that many cells each do not fit the cell references (int32); want --cells-per-body <= 714.827 for N = 3000000 on 4 ranks"},
 		{30, 100000000, 4, "want --cells-per-body <= 20.4748 for N = 100000000"},
-		// Beyond int64 the pool saturates instead of wrapping negative.
-		{1e300, 64, 4, "want --cells-per-body <= 33554400 for N = 64 on 4 ranks"},
-		{1e18, 64, 4, "want --cells-per-body <= 33554400 for N = 64 on 4 ranks"},
+		// Beyond the range's bound the range is the refusal (and its
+		// bound the largest accepted where the references allow more).
+		{1e12, 2000, 4, "barneshut on 4 ranks: cells per body = 1e+12: must be in (0, 1024]"},
+		{1e300, 64, 4, "barneshut on 4 ranks: cells per body = 1e+300: must be in (0, 1024]"},
 	} {
 		c := cfg
 		c.CellsPerBody = tt.cells

@@ -66,8 +66,8 @@ func TestDSMBadInput(t *testing.T) {
 		{"check vars beyond memory", append([]string{"dsm", "check", "--vars", "1000000000000"}, local...), "--vars 1000000000000: dsm check's 1000000000000 variables of 4 16-byte slots"},
 		{"check slots beyond memory", append([]string{"dsm", "check", "--slots", "1000000000000"}, local...), "--slots 1000000000000: dsm check's 16 variables of 1000000000000 16-byte slots"},
 		{"overhead batches beyond the count bound", append([]string{"dsm", "overhead", "--batches", "100000000000"}, local...), "--batches 100000000000: must be at most 1048576 batches"},
-		{"barneshut cells beyond the cell references", append([]string{"dsm", "barneshut", "--np", "4", "--cells-per-body", "1e12"}, local...), "--cells-per-body 1e12: barneshut on 4 ranks: N = 2000 bodies with that many cells each do not fit the cell references (int32); want --cells-per-body <= 1073740 for N = 2000 on 4 ranks"},
-		{"barneshut cells beyond memory", append([]string{"dsm", "barneshut", "--np", "4", "--cells-per-body", "1e5"}, local...), "--cells-per-body 1e5 with --np 4: barneshut's 2000 bodies and 200000064 cells"},
+		{"barneshut cells beyond the cell references", append([]string{"dsm", "barneshut", "--np", "4", "--bodies", "3000000", "--cells-per-body", "1000"}, local...), "--cells-per-body 1000: barneshut on 4 ranks: N = 3000000 bodies with that many cells each do not fit the cell references (int32); want --cells-per-body <= 714.827 for N = 3000000 on 4 ranks"},
+		{"barneshut cells beyond memory", append([]string{"dsm", "barneshut", "--np", "4", "--bodies", "200000", "--cells-per-body", "1000"}, local...), "--cells-per-body 1000 with --np 4: barneshut's 200000 bodies and 200000064 cells"},
 		{"barrier", append([]string{"dsm", "check", "--barrier", "butterfly"}, local...), "--barrier butterfly"},
 		// Figures: a run that cannot give one two points, and a figure's
 		// name taken by the user's file, are refused before measuring.
