@@ -112,8 +112,11 @@ func (s StoreFlags) minMemory(bytes int, format string, args ...any) error {
 // figures over the mesh need one world per mesh size) and the figures
 // drawn from its records.
 type SweepFlags struct {
-	Meshes MeshList `flag:"meshes" value:"list" usage:"local backend: run one world per mesh in this comma list (e.g. 4x4,8x8,16x16,32x32), in place of --np and --mesh"`
+	Meshes MeshList `flag:"meshes" value:"list" usage:"local backend: run one world per mesh in this comma list (e.g. 4x4,8x8,16x16,32x32), in place of --np and --mesh (a --np some mesh does not hold is refused)"`
 	Plot   string   `flag:"plot" value:"DIR" usage:"draw the paper's figures from this run's records as PNG files into DIR (created if missing)"`
+	// Set holds the flags given on the command line (filled by
+	// opts.Binding.Finish): a --np beside --meshes is refused, not ignored.
+	Set opts.Given
 }
 
 // check validates the sweep against the launch and the store flags.
@@ -128,6 +131,13 @@ func (w SweepFlags) check(l job.Launch, s StoreFlags) error {
 		for _, m := range w.Meshes {
 			if m.Size() > job.MaxLocalRanks {
 				return opts.Field("Meshes", "", "%s has %d processors; the local backend takes 1 to %d ranks", m, m.Size(), job.MaxLocalRanks)
+			}
+		}
+		// Each world's rank count is its mesh's: a --np that some mesh
+		// does not hold would be silently ignored.
+		for _, m := range w.Meshes {
+			if w.Set.Has("NP") && m.Size() != l.NP {
+				return opts.Conflict("Meshes", "NP", "the local backend runs each world of {Meshes} on its mesh's ranks (%s has %d, not %d): leave out {NP}", m, m.Size(), l.NP)
 			}
 		}
 	} else if err := s.checkNP(l); err != nil {
