@@ -77,8 +77,8 @@ func PlotFormat(path string) (string, error) {
 }
 
 // CheckPlotPath refuses a plot file SavePlot cannot write (an unknown
-// extension, a missing directory, a directory, FIFO, device or link in
-// its place), before
+// extension, a missing directory or one of the kernel's filesystems, a
+// directory, FIFO, device or link in its place), before
 // anything is measured or fitted; the error is the reason alone.
 func CheckPlotPath(path string) error {
 	if _, err := PlotFormat(path); err != nil {
@@ -87,6 +87,9 @@ func CheckPlotPath(path string) error {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("directory %s does not exist", dir)
+	}
+	if kfs := fskind.KernelPath(dir); kfs != "" {
+		return fmt.Errorf("directory %s is on the kernel's %s filesystem, not a place for data", dir, kfs)
 	}
 	// The plot is renamed over path: a FIFO, device, socket or link
 	// there would be replaced by a regular file, not written into.

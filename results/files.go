@@ -48,7 +48,7 @@ func OpenRegular(path string) (*os.File, error) {
 		f.Close()
 		return nil, &NotRegularError{Path: path, Mode: st.Mode()}
 	}
-	if fs := kernelFS(f.Fd()); fs != "" {
+	if fs := fskind.KernelFD(f.Fd()); fs != "" {
 		f.Close()
 		return nil, fmt.Errorf("%s is a file of the kernel's %s filesystem, not data a program wrote (a read of some waits forever)", path, fs)
 	}

@@ -323,6 +323,35 @@ func TestReadersRefuseNonRegularFiles(t *testing.T) {
 	}
 }
 
+// TestAppendRefusesKernelFS: a new records file on one of the kernel's
+// filesystems (/dev's devtmpfs takes one as any tmpfs would) is refused
+// before it is created; /tmp stays a place for records.
+func TestAppendRefusesKernelFS(t *testing.T) {
+	for _, tc := range []struct{ name, path, want string }{
+		{"new file on devtmpfs", "/dev/commcost-hostile.jsonl", "a file of the kernel's devtmpfs filesystem"},
+		{"new file on proc", "/proc/self/commcost.jsonl", "a file of the kernel's proc filesystem"},
+		{"new file on sysfs", "/sys/kernel/commcost.jsonl", "a file of the kernel's sysfs filesystem"},
+		{"new file in a temporary directory", filepath.Join(t.TempDir(), "r.jsonl"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := AppendJSONL(tc.path)
+			if err == nil {
+				w.Close()
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			if _, serr := os.Stat(tc.path); tc.want != "" && serr == nil {
+				os.Remove(tc.path)
+				t.Errorf("%s was created", tc.path)
+			}
+		})
+	}
+}
+
 // TestReadBoundsLines: a line longer than the bound is refused before it
 // is read whole (a file that is one endless line); lines up to it are read.
 func TestReadBoundsLines(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"unicode"
 
+	"github.com/commcost/commcost/internal/fskind"
 	"github.com/commcost/commcost/internal/sysmem"
 )
 
@@ -305,6 +306,11 @@ func openAppend(path string) (*os.File, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("results: cannot write %s: %w", path, &NotRegularError{Path: path, Mode: st.Mode()})
 	}
+	// Checked before the open creates anything: /dev's devtmpfs takes a
+	// new file as any tmpfs would, and /proc or /sys refuse it obscurely.
+	if kfs := fskind.KernelPath(path); kfs != "" {
+		return nil, fmt.Errorf("results: cannot write %s: a file of the kernel's %s filesystem, not a records file", path, kfs)
+	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY|openNonblock, 0o644)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
@@ -320,7 +326,7 @@ func openAppend(path string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("results: cannot write %s: %w", path, err)
 	}
-	if fs := kernelFS(f.Fd()); fs != "" {
+	if fs := fskind.KernelFD(f.Fd()); fs != "" {
 		f.Close()
 		return nil, fmt.Errorf("results: cannot write %s: a file of the kernel's %s filesystem, not a records file (a write there sets a kernel parameter)", path, fs)
 	}

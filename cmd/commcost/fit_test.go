@@ -287,6 +287,8 @@ func TestFitBadInput(t *testing.T) {
 		{"plot extension", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "x.txt")}, "--plot"},
 		{"plot dir missing", []string{"fit", "hockney", pp, "--plot", filepath.Join(dir, "no", "x.png")}, "does not exist"},
 		{"plot a FIFO", []string{"fit", "hockney", pp, "--plot", fifoPNG}, "--plot " + fifoPNG + ": is a named pipe (FIFO), not a regular file"},
+		{"plot on devtmpfs", []string{"fit", "hockney", pp, "--plot", "/dev/commcost-fit.png"}, "--plot /dev/commcost-fit.png: directory /dev is on the kernel's devtmpfs filesystem, not a place for data"},
+		{"plot on proc", []string{"fit", "hockney", pp, "--plot", "/proc/self/fit.png"}, "directory /proc/self is on the kernel's proc filesystem"},
 		{"extra argument", []string{"fit", "hockney", pp, "more"}, "got 3 argument(s)"},
 		{"max-segments", []string{"fit", "piecewise", pp, "--max-segments", "0"}, "--max-segments 0"},
 		{"predict no args", []string{"predict", mjson}, "predict wants MODEL.json and PATTERN"},

@@ -128,6 +128,8 @@ func TestBadInput(t *testing.T) {
 		{"out missing dir", []string{"pingpong", "--backend", "local", "--sizes", "8", "--out", filepath.Join(dir, "nodir", "x.jsonl")}, "--out", false},
 		{"out unwritable", []string{"pingpong", "--backend", "local", "--sizes", "8", "--out", readOnly}, "--out", isRoot},
 		{"out is a directory", []string{"pingpong", "--backend", "local", "--sizes", "8", "--out", dir}, "--out", false},
+		{"out on devtmpfs", []string{"pingpong", "--backend", "local", "--sizes", "8", "--out", "/dev/commcost-records.jsonl"}, "--out /dev/commcost-records.jsonl: results: cannot write /dev/commcost-records.jsonl: a file of the kernel's devtmpfs filesystem, not a records file", false},
+		{"out on proc", []string{"pingpong", "--backend", "local", "--sizes", "8", "--out", "/proc/self/x.jsonl"}, "a file of the kernel's proc filesystem, not a records file", false},
 		{"pingpong 1 rank", []string{"pingpong", "--backend", "local", "--np", "1", "--sizes", "8", "--out", filepath.Join(dir, "one.jsonl")}, "exactly 2 ranks, got 1", false},
 		{"pingpong 3 ranks", []string{"pingpong", "--backend", "local", "--np", "3", "--sizes", "8", "--out", filepath.Join(dir, "three.jsonl")}, "exactly 2 ranks, got 3", false},
 		{"bandwidth 3 ranks", []string{"bandwidth", "--backend", "local", "--np", "3", "--sizes", "8"}, "exactly 2 ranks, got 3", false},

@@ -147,6 +147,8 @@ func TestTraceReplayBadInput(t *testing.T) {
 	}{
 		{"trace no program", []string{"trace", "--out", out}, "no program to trace"},
 		{"trace out a file", []string{"trace", "--out", hock, "--lib", notLib, "--", "true"}, "--out " + hock + ": " + hock + " is a regular file; --out names a directory (new or existing) for the trace files"},
+		{"trace out on devtmpfs", []string{"trace", "--out", "/dev/trx", "--lib", notLib, "--", "true"}, "--out /dev/trx: /dev/trx is on the kernel's devtmpfs filesystem, not a place for data; --out names a directory (new or existing) for the trace files"},
+		{"trace out on proc", []string{"trace", "--out", "/proc/self", "--lib", notLib, "--", "true"}, "--out /proc/self: /proc/self is on the kernel's proc filesystem, not a place for data"},
 		{"trace no such program", []string{"trace", "--out", out, "--lib", notLib, "--", "./no-such-program"}, "./no-such-program: no such program"},
 		{"trace no library", []string{"trace", "--out", out, "--lib", filepath.Join(dir, "none.so"), "--", "true"}, "--lib " + filepath.Join(dir, "none.so")},
 		{"trace library not a shared object", []string{"trace", "--out", out, "--lib", notLib, "--", "true"}, "--lib " + notLib + ": " + notLib + " is not an ELF shared library"},
@@ -189,6 +191,9 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay torn", []string{"replay", torn, "--model", hock, "--out", filepath.Join(dir, "r.jsonl")}, "torn"},
 		{"export no model", []string{"export", "simgrid", filepath.Join(dir, "nomodel.json"), "--out", out}, "nomodel.json"},
 		{"export hosts", []string{"export", "simgrid", hock, "--hosts", "0", "--out", out}, "--hosts 0"},
+		{"export out on devtmpfs", []string{"export", "simgrid", hock, "--out", "/dev"}, "--out /dev: /dev is on the kernel's devtmpfs filesystem, not a place for data; --out names a directory (new or existing) for platform.xml"},
+		{"export out on sysfs", []string{"export", "simgrid", hock, "--out", "/sys/kernel"}, "--out /sys/kernel: /sys/kernel is on the kernel's sysfs filesystem, not a place for data"},
+		{"export out on proc", []string{"export", "simgrid", hock, "--out", "/proc/self"}, "--out /proc/self: /proc/self is on the kernel's proc filesystem, not a place for data"},
 		{"export a billion hosts", []string{"export", "simgrid", hock, "--hosts", "1000000000", "--out", out}, "--hosts 1000000000: want 1 to 65536 hosts"},
 		{"export trilinear", []string{"export", "simgrid", tri, "--out", out}, "cannot be exported"},
 		{"export eager of int64", []string{"export", "simgrid", hock, "--hosts", "5", "--eager", "9223372036854775807", "--out", out},

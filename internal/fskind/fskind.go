@@ -3,7 +3,11 @@
 // directory.
 package fskind
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+)
 
 // Name names the type bits of mode, with its article ("a directory"); a
 // regular file is "a regular file".
@@ -27,4 +31,20 @@ func Name(m fs.FileMode) string {
 		return "an irregular file"
 	}
 	return "not a regular file"
+}
+
+// Nearest is path itself when it exists (symbolic links followed), else
+// the nearest directory above it that does: where path would be created.
+func Nearest(path string) string {
+	p := filepath.Clean(path)
+	for {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		up := filepath.Dir(p)
+		if up == p {
+			return p
+		}
+		p = up
+	}
 }
