@@ -16,7 +16,7 @@ import (
 type Launch struct {
 	Backend string  `flag:"backend" default:"native" usage:"native (system MPI, under mpirun) or local (goroutine ranks; not a network measurement)"`
 	NP      int     `flag:"np" default:"2" usage:"ranks for --backend local"`
-	Timeout float64 `flag:"timeout" default:"60" usage:"seconds a measurement point may go without progress (and beyond its --max-time budget) before the rank that waits ends the job: a hung or stopped peer"`
+	Timeout float64 `flag:"timeout" default:"60" usage:"seconds (5 to 1e9) a measurement point, or the start-up, may go without progress (and beyond its --max-time budget) before the rank that waits ends the job: a hung or stopped peer"`
 }
 
 // Validate checks the backend, the local rank count and the timeout.

@@ -44,11 +44,25 @@ func CheckBackend(backend string, np int) error {
 // than MPI start-up on a few hundred nodes.
 const DefaultTimeoutSec = 60.0
 
-// MaxTimeoutSec bounds --timeout (opts.MaxSeconds).
-const MaxTimeoutSec = opts.MaxSeconds
+// MinTimeoutSec and MaxTimeoutSec bound --timeout. The watchdog watches
+// start-up too (MPI_Init and the same-command check, World), so a timeout
+// shorter than a start-up aborts MPI inside MPI_Init, where Open MPI's
+// launcher has been seen to hang instead of ending the job; 5 s is well
+// above a start-up on a few nodes (under 0.5 s for 2 ranks on one host),
+// and the default covers a few hundred. The top is opts.MaxSeconds.
+const (
+	MinTimeoutSec = 5.0
+	MaxTimeoutSec = opts.MaxSeconds
+)
 
-// CheckTimeout validates a timeout in seconds (the field Timeout).
-func CheckTimeout(sec float64) error { return opts.CheckSeconds("Timeout", sec) }
+// CheckTimeout validates a timeout in seconds (the field Timeout): a
+// number from MinTimeoutSec to MaxTimeoutSec.
+func CheckTimeout(sec float64) error {
+	if !(sec >= MinTimeoutSec && sec <= MaxTimeoutSec) {
+		return opts.Field("Timeout", sec, "must be a number of seconds from %g to %g (about 32 years); the watchdog also watches MPI start-up, which a shorter timeout would abort", MinTimeoutSec, float64(MaxTimeoutSec))
+	}
+	return nil
+}
 
 // invocation is what the current run was asked to do: its arguments, for
 // the check that every rank runs the same command, and the watchdog's

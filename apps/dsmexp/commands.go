@@ -78,7 +78,7 @@ const Examples = `Examples:
 `
 
 // timeoutUsage is --timeout's help: a dsm run has no --max-time budget.
-const timeoutUsage = "seconds a run may go without progress (an ended phase or repetition) before the rank that waits ends the job: a hung or stopped peer"
+const timeoutUsage = "seconds (5 to 1e9) a run, or its start-up, may go without progress (an ended phase or repetition) before the rank that waits ends the job: a hung or stopped peer"
 
 // names joins strategy names for a default.
 func names(extra ...string) string { return strings.Join(append(extra, divalib.Evaluated()...), ",") }
