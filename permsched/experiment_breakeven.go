@@ -56,7 +56,7 @@ type CostModel struct {
 // is the number of times a schedule is used. As for `commcost fit`, an
 // input without the records one of the fits needs is an error that is
 // model.ErrNoRecords; records too few or too alike to determine a fit
-// (model.ErrIllConditioned, fewer than three permutation sizes) are not.
+// (fewer than three permutation sizes) are model.ErrIllConditioned.
 func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 	if reuse < 1 {
 		reuse = 1
@@ -82,7 +82,7 @@ func FitCostModel(recs []results.Record, reuse float64) (*CostModel, error) {
 		return nil, missingRecords(perm1Need)
 	}
 	if len(pRows) < 3 {
-		return nil, fmt.Errorf("%s; the input has %d", perm1Need, len(pRows))
+		return nil, tooFewRecords(fmt.Sprintf("%s; the input has %d", perm1Need, len(pRows)))
 	}
 	f, err := fitRelative([]string{"tau_s", "phi_s_per_B"}, pRows, pY)
 	if err != nil {
@@ -612,9 +612,12 @@ func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error)
 	if errors.As(err, &np) {
 		return nil, nil, opts.Field("In", strings.Join(b.In, ","), "%v", err)
 	}
+	if errors.Is(err, model.ErrIllConditioned) {
+		// The records are there but too few or too alike to determine the
+		// constants: the files', as `commcost fit` reports it.
+		return nil, nil, opts.Field("In", strings.Join(b.In, ","), "%v", err)
+	}
 	if err != nil {
-		// The records are there but determine no model: a failure of the
-		// fit, as `commcost fit` reports it, not bad input.
 		return nil, nil, fmt.Errorf("--in %s: %w", strings.Join(b.In, ","), err)
 	}
 	return cm, recs, nil
@@ -629,6 +632,16 @@ func (m missingRecords) Error() string { return string(m) }
 
 // Is reports model.ErrNoRecords.
 func (missingRecords) Is(target error) bool { return target == model.ErrNoRecords }
+
+// tooFewRecords is a break-even fit's error for an input with the records
+// of a fit but too few of them to determine it: it is
+// model.ErrIllConditioned, as `commcost fit` on one message size.
+type tooFewRecords string
+
+func (m tooFewRecords) Error() string { return string(m) }
+
+// Is reports model.ErrIllConditioned.
+func (tooFewRecords) Is(target error) bool { return target == model.ErrIllConditioned }
 
 // recordLine is the 1-based line of the k-th record of the records file
 // at path: the k-th line that is not blank, as results.ReadJSONL counts

@@ -166,9 +166,8 @@ func TestSchedRecordContradictionsRefused(t *testing.T) {
 }
 
 // TestBreakevenFitStatus: as for `commcost fit`, a break-even input
-// without the records a fit needs is bad input (exit status 2), while
-// records that are there but cannot determine the model (too few
-// permutation sizes) are a failure of the fit (status 1).
+// without the records a fit needs, or with too few of them to determine
+// it (two permutation sizes), is bad input (exit status 2).
 func TestBreakevenFitStatus(t *testing.T) {
 	perm1 := func(sizes ...int) string {
 		var b strings.Builder
@@ -190,7 +189,8 @@ func TestBreakevenFitStatus(t *testing.T) {
 		want       string
 	}{
 		{"no records at all", "", true, "need sched.perm1 records at three or more message sizes"},
-		{"perm1 at two sizes", perm1(16, 64), false, "the input has 2"},
+		{"perm1 at two sizes", perm1(16, 64), true, "the input has 2"},
+		{"perm1 at one size twice", perm1(16, 16, 16), true, "rank-deficient"},
 		{"perm1 but no exchanges of LP", perm1(16, 64, 256), true, "the input has no sched.comm records of LP"},
 	}
 	for _, tc := range tests {

@@ -219,8 +219,10 @@ func (f *FitCommand) splitVolumes() ([]float64, error) {
 // model's JSON, to stdout, and the plot; everything is computed before
 // anything is written, so a failure leaves neither a partial table nor a
 // plot. Findings about the records (a split without an interior optimum)
-// go to stderr. Records without the needed pattern are bad input; a design
-// that cannot determine the model is a failure of the fit.
+// go to stderr. Records without the needed pattern, and records too few
+// or too alike to determine the model (model.ErrIllConditioned: one
+// message size, one rank count), are bad input: fit measures nothing, so
+// what it cannot determine is the file's, and more measurements fix it.
 func (f *FitCommand) Run(recs []results.Record, stdout, stderr io.Writer) error {
 	opt, hold, err := f.options()
 	if err != nil {
@@ -229,7 +231,7 @@ func (f *FitCommand) Run(recs []results.Record, stdout, stderr io.Writer) error 
 	volumes, _ := f.splitVolumes()
 	m, err := model.Fit(f.Kind, recs, opt)
 	if err != nil {
-		if errors.Is(err, model.ErrNoRecords) || errors.Is(err, model.ErrBadRecord) {
+		if errors.Is(err, model.ErrNoRecords) || errors.Is(err, model.ErrBadRecord) || errors.Is(err, model.ErrIllConditioned) {
 			return opts.Badf("FILE %s: %v", f.Path, err)
 		}
 		return fmt.Errorf("fit %s: %w", f.Kind, err)

@@ -29,8 +29,8 @@ ignored), fits on per-point medians with relative weights by QR least
 squares, and prints parameters with standard errors and 95% confidence
 intervals, the fit quality and held-out validation; --format json prints the
 model in the form 'commcost predict' reads. Records without the needed
-pattern exit with status 2; a design that cannot determine the model (too
-few levels, ill-conditioned) exits with status 1 and names what is missing.
+pattern, and records that cannot determine the model (too few levels,
+ill-conditioned), exit with status 2 naming what is missing.
 A flag the model does not read (say --op for hockney) is refused.
 
 MODEL is one of:

@@ -318,8 +318,8 @@ func TestFitBadInput(t *testing.T) {
 	}
 }
 
-// TestFitRefusesIllConditioned: a design with one level of r exits 1
-// and names the missing levels.
+// TestFitRefusesIllConditioned: a design with one level of r is the
+// file's: exit 2, naming the file and the missing levels.
 func TestFitRefusesIllConditioned(t *testing.T) {
 	dir := t.TempDir()
 	var oneR []results.Record
@@ -331,7 +331,7 @@ func TestFitRefusesIllConditioned(t *testing.T) {
 	file := filepath.Join(dir, "r1.jsonl")
 	writeJSONL(t, file, oneR)
 	code, out, errs := runCLI(t, "fit", "trilinear", file)
-	if code != 1 || out != "" || !strings.Contains(errs, "r has 1 level(s) (r = 1)") {
+	if code != 2 || out != "" || !strings.Contains(errs, "r has 1 level(s) (r = 1)") || !strings.Contains(errs, file) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errs)
 	}
 }
