@@ -11,12 +11,23 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
+// MissingParamError is a record or instance of Bench without the
+// parameter Key a model reads; it is ErrBadRecord.
+type MissingParamError struct{ Bench, Key string }
+
+func (e *MissingParamError) Error() string {
+	return fmt.Sprintf("%v: %s record has no parameter %q", ErrBadRecord, e.Bench, e.Key)
+}
+
+// Is reports ErrBadRecord.
+func (e *MissingParamError) Is(target error) bool { return target == ErrBadRecord }
+
 // numParam returns params[key] as a finite float64. Records decoded from
 // JSON carry float64; records built in Go may carry ints.
 func numParam(params results.Params, key, bench string) (float64, error) {
 	v, ok := params[key]
 	if !ok {
-		return 0, fmt.Errorf("%w: %s record has no parameter %q", ErrBadRecord, bench, key)
+		return 0, &MissingParamError{Bench: bench, Key: key}
 	}
 	var f float64
 	switch x := v.(type) {

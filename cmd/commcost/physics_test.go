@@ -157,6 +157,9 @@ func TestPhysicalSense(t *testing.T) {
 		{"pattern hockney does not describe", []string{"predict", hj, "kkaccess", "k=4", "l=1024", "r=1", "op=read"},
 			`PATTERN kkaccess k=4 l=1024 r=1 op=read: pattern not described by this model: hockney predicts pingpong, roundtrip, not "kkaccess"`},
 		{"unknown key", []string{"predict", hj, "pingpong", "bytes=8", "foo=3"}, `pingpong has no parameter "foo"`},
+		// A parameter the model reads and the instance lacks is asked for
+		// in the form predict takes, not as a record's defect.
+		{"parameter missing", []string{"predict", hj, "pingpong"}, "PATTERN pingpong: the hockney model needs bytes=VALUE for pingpong; usage: commcost predict MODEL.json pingpong bytes=VALUE"},
 		{"misspelt key", []string{"predict", hj, "pingpong", "byte=8"}, `pingpong has no parameter "byte"`},
 		{"model without parameters", []string{"predict", empty, "pingpong", "bytes=8"}, "t_s is missing"},
 		{"model missing a parameter", []string{"predict", noTw, "pingpong", "bytes=8"}, "t_w is missing"},

@@ -85,15 +85,20 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	// The instance is checked by the code that checks the pattern's
 	// flags and records (patterns.CheckParams), strictly: a key the
 	// pattern does not have is refused, not ignored.
-	typed := typedInstance(pos[2:])
+	typed := strings.TrimSpace("PATTERN " + opts.Echo(pattern) + " " + typedInstance(pos[2:]))
 	if err := checkInstance(pattern, params, pos[2:]); err != nil {
-		return opts.Badf("PATTERN %s %s: %v", pattern, typed, err)
+		return opts.Badf("%s: %v", typed, err)
 	}
 	in := model.Instance{Pattern: pattern, Params: params, Ranks: ranks}
 	v, err := model.PredictChecked(m, in)
 	if err != nil {
+		var missing *model.MissingParamError
+		if errors.As(err, &missing) {
+			return opts.Badf("%s: the %s model needs %s=VALUE for %s; usage: commcost predict MODEL.json %s %s=VALUE [key=value ...]",
+				typed, m.Kind(), missing.Key, pattern, pattern, missing.Key)
+		}
 		if errors.Is(err, model.ErrUnsupportedPattern) || errors.Is(err, model.ErrBadRecord) {
-			return opts.Badf("PATTERN %s %s: %v", pattern, typed, err)
+			return opts.Badf("%s: %v", typed, err)
 		}
 		if errors.Is(err, model.ErrUnphysical) {
 			// The model cannot predict the instance: the file, as in
