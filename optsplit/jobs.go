@@ -117,9 +117,12 @@ func (j *OptimizeJob) Ranks(p int) error {
 }
 
 // Load fits the model of Fit on rank 0 (FitOptimum), warning on warn of a
-// torn last line. A file that cannot be read, or holds no kkaccess records
-// of Op, is bad input naming Fit; records that cannot determine the model
-// are a finding about them, returned as FitOptimum's error.
+// torn last line. A file that cannot be read, holds no kkaccess records
+// of Op, or too few or too alike to determine the model (as `commcost
+// fit`), is bad input naming Fit; a model without an optimum is a finding
+// about the records, returned as FitOptimum's error, and so is a
+// model that predicts no time at a point it plans (PlanSplit): both before
+// any output is opened.
 func (j *OptimizeJob) Load(c mpi.Comm, warn io.Writer) error {
 	if j.Fit == "" || c.Rank() != 0 {
 		return nil
@@ -129,9 +132,13 @@ func (j *OptimizeJob) Load(c mpi.Comm, warn io.Writer) error {
 		return err
 	}
 	j.fitted, err = FitOptimum(recs, j.Op, int(j.D))
-	if errors.Is(err, model.ErrNoRecords) || errors.Is(err, model.ErrBadRecord) {
+	if errors.Is(err, model.ErrNoRecords) || errors.Is(err, model.ErrBadRecord) || errors.Is(err, model.ErrIllConditioned) {
 		return opts.Field("Fit", j.Fit, "%v (measure them with: commcost kkaccess --op %s --out FILE)", err, j.Op)
 	}
+	if err != nil {
+		return err
+	}
+	_, _, _, err = PlanSplit(j.fitted, int(j.D), j.K, j.Distinct, c.Size())
 	return err
 }
 

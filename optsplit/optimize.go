@@ -59,6 +59,33 @@ type OptimizeResult struct {
 	Ranks   int // of the communicator
 }
 
+// PlanSplit is the model's optimal split of dataBytes and the points
+// measured around it (Around ks, Distinct on ranks ranks when distinct),
+// with the k Distinct dropped. A model that predicts no positive time at a
+// planned point describes no access there, and is refused.
+func PlanSplit(m *model.Trilinear, dataBytes int, ks []int, distinct bool, ranks int) (*model.Split, []Point, []int, error) {
+	if m == nil {
+		return nil, nil, nil, fmt.Errorf("optimize: no model (give a calibration grid or a fitted model)")
+	}
+	s, err := model.BestSplit(m, float64(dataBytes), MaxPackets)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	around := Around(ks, s.K0, s.KInt, dataBytes)
+	var dropped []int
+	if distinct {
+		around, dropped = Distinct(around, ranks)
+	}
+	points := make([]Point, len(around))
+	for i, k := range around {
+		points[i] = Point{DataBytes: dataBytes, K: k, L: PacketBytes(dataBytes, k)}
+		if t := m.Time(float64(k), float64(points[i].L), 1); !(t > 0) {
+			return s, nil, dropped, fmt.Errorf("optimize: the trilinear model predicts T(k=%d, l=%d, 1) = %.3g s, not a time: it does not describe these accesses (calibrate over k and l around D = %d bytes)", k, points[i].L, t, dataBytes)
+		}
+	}
+	return s, points, dropped, nil
+}
+
 // Optimize runs the recipe on the ranks of c with the plain k-k-access
 // (patterns.KKAccess): the calibration cells become "kkaccess" records,
 // then k packets of round(D/k) bytes are accessed at r = 1 for every k of
@@ -85,28 +112,9 @@ func Optimize(c mpi.Comm, cfg OptimizeConfig, emit func(results.Record) error) (
 			return kk.Record(m, cfg.Meta), nil
 		},
 		Plan: func(m *model.Trilinear) ([]Point, error) {
-			if m == nil {
-				return nil, fmt.Errorf("optimize: no model (give a calibration grid or a fitted model)")
-			}
-			s, err := model.BestSplit(m, float64(cfg.DataBytes), MaxPackets)
-			if err != nil {
-				return nil, err
-			}
-			out.Split = s
-			ks := Around(cfg.Ks, s.K0, s.KInt, cfg.DataBytes)
-			if cfg.Distinct {
-				ks, out.Dropped = Distinct(ks, c.Size())
-			}
-			points := make([]Point, len(ks))
-			for i, k := range ks {
-				points[i] = Point{DataBytes: cfg.DataBytes, K: k, L: PacketBytes(cfg.DataBytes, k)}
-				// A prediction is a time: a fit that predicts none at a
-				// planned split describes no access there.
-				if t := m.Time(float64(k), float64(points[i].L), 1); !(t > 0) {
-					return nil, fmt.Errorf("optimize: the trilinear model predicts T(k=%d, l=%d, 1) = %.3g s, not a time: it does not describe these accesses (calibrate over k and l around D = %d bytes)", k, points[i].L, t, cfg.DataBytes)
-				}
-			}
-			return points, nil
+			s, points, dropped, err := PlanSplit(m, cfg.DataBytes, cfg.Ks, cfg.Distinct, c.Size())
+			out.Split, out.Dropped = s, dropped
+			return points, err
 		},
 		Measure: func(p Point) (results.Record, error) {
 			kk := access(p.K, p.L, 1, cfg.Distinct)

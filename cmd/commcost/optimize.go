@@ -35,8 +35,9 @@ func runOptimize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// Rank 0's model from --fit is fitted with the rank check, so that bad
-	// records stop the run before any output is opened; records that
-	// cannot determine the model are a finding (exit 1) naming the file.
+	// records stop the run before any output is opened; a model without
+	// an optimum, or one predicting no time, is a finding (exit 1) naming
+	// the file.
 	ranks := func(c mpi.Comm) error {
 		if err := job.CheckRanks(func(p int) error { return b.Err(j.Ranks(p)) })(c); err != nil {
 			return err
