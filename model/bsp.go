@@ -19,7 +19,10 @@ type BSP struct {
 	L Param `json:"L"`
 	// Benches lists the patterns the fit used.
 	Benches []string `json:"benches"`
-	Fit     Quality  `json:"quality"`
+	// Impl is the implementation of the aggregate records the fit read
+	// ("" without any): one per fit, as for the superstep models.
+	Impl string  `json:"impl,omitempty"`
+	Fit  Quality `json:"quality"`
 }
 
 var bspPatterns = []string{"alltoall", "pairwise", "rowcontention", "kkaccess", "aggregate", "pingpong"}
@@ -29,10 +32,10 @@ func init() {
 		Name:           "bsp",
 		Summary:        "BSP g h + L on h-relations (paper 000, section 2.2)",
 		Benches:        bspPatterns,
-		Options:        []Option{OptWeighting, OptTrim, OptSizeRange},
+		Options:        []Option{OptWeighting, OptTrim, OptSizeRange, OptImpl},
 		Fit:            func(r []results.Record, o Options) (Model, error) { return FitBSP(r, o) },
 		New:            func() Model { return &BSP{} },
-		ProgramOptions: &Options{},
+		ProgramOptions: &Options{Impl: "textbook"},
 		Size: func(r results.Record) (float64, bool) {
 			h, err := HRelationBytes(InstanceOf(r))
 			return h, err == nil
@@ -106,6 +109,14 @@ func FitBSP(recs []results.Record, opt Options) (*BSP, error) {
 			return nil, err
 		}
 	}
+	// The aggregate records of one implementation (--impl, or the only
+	// one present), as every superstep model reads them: textbook and
+	// mesh rounds of one op are different h-relations' costs, and a fit
+	// of both is of neither.
+	sel, impl, err := selectAggregateImpl(sel, opt)
+	if err != nil {
+		return nil, err
+	}
 	// One point per distinct instance: group by bench and all parameters.
 	groups := map[string][]results.Record{}
 	var keys []string
@@ -163,7 +174,7 @@ func FitBSP(recs []results.Record, opt Options) (*BSP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bsp: %w", err)
 	}
-	b := &BSP{G: tr.fit.param(0, "s/B"), L: tr.fit.param(1, "s"), Fit: tr.fit.quality(effectiveWeighting(opt, note), tr.trimmed)}
+	b := &BSP{G: tr.fit.param(0, "s/B"), L: tr.fit.param(1, "s"), Impl: impl, Fit: tr.fit.quality(effectiveWeighting(opt, note), tr.trimmed)}
 	for k := range benches {
 		b.Benches = append(b.Benches, k)
 	}

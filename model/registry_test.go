@@ -83,7 +83,7 @@ func TestFitRefusesUnreadOptions(t *testing.T) {
 		want string // "" = accepted
 	}{
 		{"op on hockney", "hockney", Options{Op: "read"}, "models that do: trilinear, trilinear-piecewise"},
-		{"impl on hockney", "hockney", Options{Impl: "mpi"}, "models that do: bspstar, c3, cgm, qsm, twolevel"},
+		{"impl on hockney", "hockney", Options{Impl: "mpi"}, "models that do: bsp, bspstar, c3, cgm, qsm, twolevel"},
 		{"segments on hockney", "hockney", Options{MaxSegments: 2}, "models that do: piecewise, trilinear-piecewise"},
 		{"packet bytes on hockney", "hockney", Options{PacketBytes: 8}, "logp, postal"},
 		{"segments on piecewise", "piecewise", Options{MaxSegments: 2}, ""},

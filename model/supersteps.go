@@ -341,19 +341,9 @@ func superstepPoints(recs []results.Record, kind string, benches []string, opt O
 	if err != nil {
 		return nil, nil, err
 	}
-	var agg, rest []results.Record
-	for _, r := range sel {
-		if r.Bench == "aggregate" {
-			agg = append(agg, r)
-		} else {
-			rest = append(rest, r)
-		}
-	}
-	if len(agg) > 0 {
-		if agg, _, err = selectImpl(agg, opt); err != nil {
-			return nil, nil, err
-		}
-		rest = append(rest, agg...)
+	rest, _, err := selectAggregateImpl(sel, opt)
+	if err != nil {
+		return nil, nil, err
 	}
 	groups := map[string][]results.Record{}
 	var keys []string

@@ -157,6 +157,29 @@ func selectImpl(recs []results.Record, opt Options) ([]results.Record, string, e
 	return selectByParam(recs, "aggregate", "impl", "impls", opt.Impl, "--impl mpi, textbook, mesh1d or mesh2d")
 }
 
+// selectAggregateImpl is selectImpl of the aggregate records among recs,
+// keeping the records of other benches as they are: the selection of the
+// kinds that read aggregate records beside others (bsp, the superstep
+// models). impl is "" without aggregate records.
+func selectAggregateImpl(recs []results.Record, opt Options) ([]results.Record, string, error) {
+	var agg, rest []results.Record
+	for _, r := range recs {
+		if r.Bench == "aggregate" {
+			agg = append(agg, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	if len(agg) == 0 {
+		return rest, "", nil
+	}
+	agg, impl, err := selectImpl(agg, opt)
+	if err != nil {
+		return nil, "", err
+	}
+	return append(rest, agg...), impl, nil
+}
+
 // FitTwoLevel fits t_s, t_w and t_w p/c to "aggregate" records.
 func FitTwoLevel(recs []results.Record, opt Options) (*TwoLevel, error) {
 	sel, err := selectRecords(recs, "twolevel", "aggregate")
