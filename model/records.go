@@ -58,8 +58,9 @@ func numParam(params results.Params, key, bench string) (float64, error) {
 }
 
 // selectRecords keeps the records whose bench is one of benches and checks
-// them: a positive finite median in the expected unit. It is an error when
-// none is left, naming what was wanted and what was found.
+// them: a positive finite median in the expected unit, and one backend
+// (oneBackend). It is an error when none is left, naming what was wanted
+// and what was found.
 func selectRecords(recs []results.Record, kind string, benches ...string) ([]results.Record, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%w: %s needs %s records", ErrNoRecords, kind, strings.Join(benches, " or "))
@@ -89,7 +90,34 @@ func selectRecords(recs []results.Record, kind string, benches ...string) ([]res
 		return nil, fmt.Errorf("%w: %s needs %s records; the input has %s",
 			ErrNoRecords, kind, strings.Join(benches, " or "), strings.Join(got, ", "))
 	}
+	if err := oneBackend(out, kind); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// oneBackend refuses records of several backends (meta backend: native
+// MPI, the in-process local one, a replay): they time different
+// transports, and one fit of both describes neither. A record that names
+// no backend (a hand-made one) is not compared.
+func oneBackend(recs []results.Record, kind string) error {
+	first := -1
+	for i, r := range recs {
+		b := r.Meta.Backend
+		if b == "" {
+			continue
+		}
+		if first < 0 {
+			first = i
+			continue
+		}
+		if a := recs[first].Meta.Backend; b != a {
+			return fmt.Errorf("%w: %s: the records mix backends %q (%s %s) and %q (%s %s): they time different transports, and one fit of both describes neither; fit the records of one backend",
+				ErrBadRecord, kind, results.Printable(a), recs[first].Bench, paramString(recs[first].Params),
+				results.Printable(b), r.Bench, paramString(r.Params))
+		}
+	}
+	return nil
 }
 
 // checkRecord validates the fields every fit reads.

@@ -253,6 +253,25 @@ func TestFitBadInput(t *testing.T) {
 	mjson := filepath.Join(dir, "m.json")
 	_, out, _ := runCLI(t, "fit", "hockney", pp, "--format", "json")
 	os.WriteFile(mjson, []byte(out), 0o644)
+	// Native and local ping-pongs in one file; aggregate records of two
+	// implementations in another.
+	backends := synthetic("hockney")
+	for i := range backends {
+		backends[i].Meta.Backend = "native"
+		if i%2 == 1 {
+			backends[i].Meta.Backend = "local"
+		}
+	}
+	mixedBackends := filepath.Join(dir, "backends.jsonl")
+	writeJSONL(t, mixedBackends, backends)
+	impls := synthetic("bsp")
+	for i := range impls {
+		if i%2 == 1 {
+			impls[i].Params["impl"] = "textbook"
+		}
+	}
+	mixedImpls := filepath.Join(dir, "impls.jsonl")
+	writeJSONL(t, mixedImpls, impls)
 	plot := filepath.Join(dir, "never.png")
 	fifoPNG := filepath.Join(dir, "fifo.png")
 	if err := syscall.Mkfifo(fifoPNG, 0o644); err != nil {
@@ -278,6 +297,8 @@ func TestFitBadInput(t *testing.T) {
 		{"max-bytes zero", []string{"fit", "hockney", pp, "--max-bytes", "0"}, "--max-bytes 0: want a size > 0"},
 		{"op", []string{"fit", "trilinear", kk, "--op", "rmw"}, "--op rmw"},
 		{"impl", []string{"fit", "twolevel", kk, "--impl", "nccl"}, "--impl nccl"},
+		{"hockney mixed backends", []string{"fit", "hockney", mixedBackends}, `hockney: the records mix backends "native" (pingpong bytes=1) and "local" (pingpong bytes=2)`},
+		{"bsp mixed impls", []string{"fit", "bsp", mixedImpls}, `aggregate records mix impls "mpi", "textbook"; choose one (--impl`},
 		{"split on hockney", []string{"fit", "hockney", pp, "--split", "1000"}, "--split applies to trilinear, not hockney"},
 		{"op on hockney", []string{"fit", "hockney", pp, "--op", "read"}, "--op applies to trilinear, trilinear-piecewise, not hockney"},
 		{"hop-s on trilinear", []string{"fit", "trilinear", kk, "--hop-s", "1e-6"}, "--hop-s applies to twolevel, not trilinear"},
