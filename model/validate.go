@@ -446,6 +446,9 @@ func Unmarshal(data []byte) (Model, *Validation, error) {
 	if err := checkMagnitudes(m.Params()); err != nil {
 		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
+	if err := checkMessageSigns(m); err != nil {
+		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+	}
 	if err := checkParamsAgree(env.Params, m.Params()); err != nil {
 		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
@@ -497,6 +500,86 @@ func checkMagnitudes(ps []Param) error {
 		}
 		if math.Abs(p.Value) > bound {
 			return fmt.Errorf("parameter %s = %v %s is beyond %g in absolute value: no machine has it (a corrupt or hand-edited file)", p.Name, p.Value, p.Unit, bound)
+		}
+	}
+	return nil
+}
+
+// maxMessageBytes is the largest message MPI sends in one call (a count
+// of bytes is an int): the sizes a point-to-point model prices are 0 to
+// it.
+const maxMessageBytes = 1<<31 - 1
+
+// checkMessageSigns refuses a point-to-point model (hockney, piecewise,
+// loggp, logp, postal) that prices some message of 0 to maxMessageBytes
+// bytes in negative time in one of its parts, as replay and export
+// simgrid do: hockney's t_s + t_w m and every piecewise segment's line
+// over the sizes it prices (the first from 0 bytes, the last to the
+// largest message); LogGP's latency and wire time L + (m-1) G, gap g +
+// (m-1) G and overheads o + O m; LogP's L, o and g; postal's lambda.
+// Every reader of a model file (predict, compare --models, app table and
+// the programs' --model, replay, export simgrid) prices messages with
+// it, and a negative price hides in their sums. A per-byte term fitted
+// a hair below 0 (-1e-27 s/B, rounding) that no message size makes
+// negative passes.
+func checkMessageSigns(m Model) error {
+	// line checks the price a + b x(m) of messages of lo and hi bytes,
+	// the ends of the sizes it prices (x(m) = m, or m - 1 for G's term).
+	line := func(what string, a, b Param, x func(float64) float64, lo, hi float64) error {
+		for _, m := range []float64{lo, hi} {
+			if v := a.Value + b.Value*x(m); v < 0 {
+				return fmt.Errorf("%s (%s = %g %s, %s = %g %s) is %.4g s for a %s-byte message: %s cannot be used (refit, e.g. over another size range with --min-bytes and --max-bytes)",
+					what, a.Name, a.Value, a.Unit, b.Name, b.Value, b.Unit, v, results.FormatCount(m), NegativeTimeFit)
+			}
+		}
+		return nil
+	}
+	bytes := func(m float64) float64 { return m }
+	sPrime := func(m float64) float64 { return max(m-1, 0) }
+	switch t := m.(type) {
+	case *Hockney:
+		return line("t_s + t_w m", t.Ts, t.Tw, bytes, 0, maxMessageBytes)
+	case *Piecewise:
+		for i, sg := range t.Segments {
+			lo, hi := sg.FromBytes, float64(maxMessageBytes)
+			if i == 0 {
+				lo = 0
+			}
+			if i+1 < len(t.Segments) {
+				hi = t.Segments[i+1].FromBytes
+			}
+			if err := line(fmt.Sprintf("segment %d's t_s + t_w m", i+1), sg.Ts, sg.Tw, bytes, lo, max(lo, hi)); err != nil {
+				return err
+			}
+		}
+	case *LogGP:
+		for _, l := range []struct {
+			what string
+			a, b Param
+			x    func(float64) float64
+		}{{"the wire time L + (m-1) G", t.L, t.BG, sPrime}, {"the gap g + (m-1) G", t.G, t.BG, sPrime},
+			{"the send overhead o_s + O_s m", t.Os, t.OsB, bytes}, {"the receive overhead o_r + O_r m", t.Or, t.OrB, bytes}} {
+			if err := line(l.what, l.a, l.b, l.x, 0, maxMessageBytes); err != nil {
+				return err
+			}
+		}
+	case *LogP:
+		return nonNegative(t.L, t.O, t.G)
+	case *Postal:
+		return nonNegative(t.Lambda)
+	}
+	return nil
+}
+
+// nonNegative refuses the first of ps below 0, a time no message takes.
+func nonNegative(ps ...Param) error {
+	for _, p := range ps {
+		if p.Value < 0 {
+			unit := ""
+			if p.Unit != "" {
+				unit = " " + p.Unit
+			}
+			return fmt.Errorf("%s = %g%s is negative: %s cannot be used", p.Name, p.Value, unit, NegativeTimeFit)
 		}
 	}
 	return nil

@@ -27,6 +27,15 @@ func writeModel(t *testing.T, path string, m model.Model) {
 	}
 }
 
+// negativeHockney writes a hockney model file whose t_w is negative (a
+// fit that prices large messages in negative time) and returns its path.
+func negativeHockney(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "negative-tw.json")
+	writeModel(t, path, &model.Hockney{Ts: fixed("t_s", "s", 20e-6), Tw: fixed("t_w", "s/B", -1e-9)})
+	return path
+}
+
 // modelFile writes m as 'commcost fit --format json' does and returns
 // the path.
 func modelFile(t *testing.T, path string, m model.Model) string {
@@ -273,6 +282,7 @@ func TestAppBadInput(t *testing.T) {
 	if err := os.WriteFile(notJSON, []byte("not a model"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	negTw := negativeHockney(t, dir)
 	app := func(name string, args ...string) []string {
 		return append(append([]string{"app", name}, args...), "--backend", "local", "--np", "4", "--out", out, "--model", rd)
 	}
@@ -329,6 +339,7 @@ func TestAppBadInput(t *testing.T) {
 		{"table of no records", []string{"app", "table", notJSON}, "FILE " + notJSON},
 		{"table with a model twice", []string{"app", "table", notJSON, "--model", hock, "--model", hock}, "--model " + hock + ": is given twice; give each model once"},
 		{"table with a model through a link", []string{"app", "table", notJSON, "--model", hock, "--model", hockLink}, "--model " + hockLink + ": is the same file as " + hock + "; give each model once"},
+		{"table with a negative t_w", []string{"app", "table", notJSON, "--model", negTw}, "--model " + negTw + ": model JSON: hockney: t_s + t_w m (t_s = 2e-05 s, t_w = -1e-09 s/B) is -2.147 s for a 2147483647-byte message: a fit that prices messages in negative time cannot be used"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

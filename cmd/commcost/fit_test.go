@@ -314,6 +314,7 @@ func TestFitBadInput(t *testing.T) {
 		{"max-segments", []string{"fit", "piecewise", pp, "--max-segments", "0"}, "--max-segments 0"},
 		{"predict no args", []string{"predict", mjson}, "predict wants MODEL.json and PATTERN"},
 		{"predict bad model", []string{"predict", pp, "pingpong", "bytes=8"}, "MODEL.json " + pp},
+		{"predict negative t_w", []string{"predict", negativeHockney(t, dir), "pingpong", "bytes=8"}, "MODEL.json " + filepath.Join(dir, "negative-tw.json") + ": model JSON: hockney: t_s + t_w m (t_s = 2e-05 s, t_w = -1e-09 s/B) is -2.147 s"},
 		{"predict bad pair", []string{"predict", mjson, "pingpong", "bytes"}, `"bytes" is not key=value`},
 		{"predict duplicate", []string{"predict", mjson, "pingpong", "bytes=1", "bytes=2"}, "bytes given twice"},
 		{"predict pattern", []string{"predict", mjson, "kkaccess", "bytes=8"}, "PATTERN kkaccess"},

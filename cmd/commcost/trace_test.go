@@ -161,7 +161,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay model missing", []string{"replay", good, "--model", filepath.Join(dir, "nomodel.json")}, "nomodel.json"},
 		{"replay no point-to-point", []string{"replay", good, "--model", tri}, "prices no point-to-point message"},
 		{"replay negative model", []string{"replay", good, "--model", neg}, "negative time"},
-		{"replay logp of a negative latency", []string{"replay", good, "--model", logpNeg}, "the logp model's L is -1.5e-05 s: a fit that prices messages in negative time cannot be replayed"},
+		{"replay logp of a negative latency", []string{"replay", good, "--model", logpNeg}, "--model " + logpNeg + ": model JSON: logp: L = -1.5e-05 s is negative: a fit that prices messages in negative time cannot be used"},
 		{"replay bad scale", []string{"replay", good, "--model", hock, "--scale", "bandwidth"}, "--scale bandwidth"},
 		{"assess program twice", []string{"replay", "assess", "--model", hock, "--programs", progTwice}, "--programs " + progTwice + ":2: program \"ring\" is listed again (first at line 1); list each program once"},
 		{"assess trace directory twice", []string{"replay", "assess", "--model", hock, "--programs", progDirTwice}, "--programs " + progDirTwice + ":2: trace directory \"" + good + "/\" is listed again (first at line 1)"},
