@@ -53,13 +53,13 @@ const MaxVarBytes = 1<<31 - 1 - headerBytes
 
 func init() {
 	for bench, specs := range dsmParams {
-		check := func(p results.Params) error { return CheckRecordParams(specs, p) }
+		check := func(p results.Params) error { return CheckRecordParams(bench, specs, p) }
 		if bench == BenchCheck {
 			check = func(p results.Params) error {
 				if err := checkWorkloadName(p); err != nil {
 					return err
 				}
-				return CheckRecordParams(specs, p)
+				return CheckRecordParams(bench, specs, p)
 			}
 		}
 		if bench == BenchMatSquare {
@@ -67,7 +67,7 @@ func init() {
 				if err := checkSquareBlock(p); err != nil {
 					return err
 				}
-				return CheckRecordParams(specs, p)
+				return CheckRecordParams(bench, specs, p)
 			}
 		}
 		results.RegisterParamCheck(bench, check)
@@ -87,11 +87,15 @@ func checkSquareBlock(p results.Params) error {
 	return nil
 }
 
-// CheckRecordParams checks a dsm record's parameters against specs and
-// its mesh (ROWSxCOLS with both at least 1) for the benches of this
-// package and apps/dsmexp's.
-func CheckRecordParams(specs []patterns.ParamSpec, p results.Params) error {
+// CheckRecordParams checks a dsm record's parameters against specs, with
+// no parameter specs do not name (patterns.UnknownParams), and its mesh
+// (ROWSxCOLS with both at least 1) for the benches of this package and
+// apps/dsmexp's.
+func CheckRecordParams(bench string, specs []patterns.ParamSpec, p results.Params) error {
 	if err := patterns.CheckSpecs(specs, p); err != nil {
+		return err
+	}
+	if err := patterns.UnknownParams(bench, p, specs); err != nil {
 		return err
 	}
 	if s, ok := p["mesh"].(string); ok {

@@ -37,7 +37,12 @@ var optimizeSpecs = []patterns.ParamSpec{
 }
 
 func init() {
-	results.RegisterParamCheck(BenchOptimize, func(p results.Params) error { return patterns.CheckSpecs(optimizeSpecs, p) })
+	results.RegisterParamCheck(BenchOptimize, func(p results.Params) error {
+		if err := patterns.CheckSpecs(optimizeSpecs, p); err != nil {
+			return err
+		}
+		return patterns.UnknownParams(BenchOptimize, p, optimizeSpecs)
+	})
 	results.RegisterRecordCheck(BenchOptimize, checkOptimizeRecord)
 }
 

@@ -150,7 +150,7 @@ var benchParams = map[string][]ParamSpec{
 // pattern's RegisterBench (from its file's init) comes after them.
 var checksRegistered = func() bool {
 	for bench := range benchParams {
-		results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
+		results.RegisterParamCheck(bench, func(p results.Params) error { return recordParams(bench, p) })
 		results.RegisterRecordCheck(bench, func(r *results.Record) error { return checkRecord(bench, r) })
 		results.RegisterItemCheck(bench, func(it results.WorkItem) error { return checkItem(bench, it) })
 	}
@@ -358,7 +358,7 @@ func RegisterBench(bench string, specs ...ParamSpec) {
 		panic("patterns: bench registered twice: " + bench)
 	}
 	benchParams[bench] = specs
-	results.RegisterParamCheck(bench, func(p results.Params) error { return CheckParams(bench, p, false) })
+	results.RegisterParamCheck(bench, func(p results.Params) error { return recordParams(bench, p) })
 	results.RegisterRecordCheck(bench, func(r *results.Record) error { return checkRecord(bench, r) })
 	results.RegisterItemCheck(bench, func(it results.WorkItem) error { return checkItem(bench, it) })
 }
@@ -388,8 +388,8 @@ func SpecsOf(bench string) []ParamSpec { return benchParams[bench] }
 // CheckParams checks the parameters of an instance of bench: each known
 // parameter must be of its kind and within its range. With strict, an
 // unknown parameter is an error too (an instance typed by a user, where a
-// misspelt key would otherwise be ignored); records are read leniently,
-// since newer writers may add parameters. A bench without specs passes.
+// misspelt key would otherwise be ignored); records are checked by
+// recordParams, which refuses one too. A bench without specs passes.
 func CheckParams(bench string, p results.Params, strict bool) error {
 	specs, ok := benchParams[bench]
 	if !ok {
@@ -410,11 +410,42 @@ func CheckParams(bench string, p results.Params, strict bool) error {
 	return nil
 }
 
+// recordParams is the parameter check of bench's records and workload
+// items (results.RegisterParamCheck): CheckParams, and no parameter its
+// specs do not name (UnknownParams).
+func recordParams(bench string, p results.Params) error {
+	if err := CheckParams(bench, p, false); err != nil {
+		return err
+	}
+	return UnknownParams(bench, p, benchParams[bench])
+}
+
+// UnknownParams refuses the first parameter of p (in key order) that no
+// spec of specs names: a record or a workload item of bench carries the
+// parameters its writer writes, and a key no writer writes (a misspelt
+// or hand-added one) would be shown, grouped by and compared as if it
+// were one. The readers of records apply it through their benches'
+// registered checks, so fit, compare, report, sched breakeven and app
+// table refuse such a record as predict refuses such an instance.
+func UnknownParams(bench string, p results.Params, specs ...[]ParamSpec) error {
+	var all []ParamSpec
+	for _, s := range specs {
+		all = append(all, s...)
+	}
+	for _, k := range sortedKeys(p) {
+		if !slices.ContainsFunc(all, func(s ParamSpec) bool { return s.Key == k }) {
+			return fmt.Errorf("%s = %s: %s records have no parameter %s (theirs: %s)", results.Printable(k), show(p[k]), bench, results.Printable(k), keyList(all))
+		}
+	}
+	return nil
+}
+
 // CheckSpecs checks p against specs, for the benches of other packages
 // (permsched, divalib, apps), which register it with
 // results.RegisterParamCheck: every parameter of specs must be present
-// unless Optional, and within its range; parameters specs does not name
-// pass (newer writers may add some).
+// unless Optional, and within its range. Parameters specs does not name
+// are the caller's to refuse (UnknownParams): an application record's
+// program adds its own.
 func CheckSpecs(specs []ParamSpec, p results.Params) error {
 	for _, s := range specs {
 		v, ok := p[s.Key]

@@ -67,7 +67,12 @@ var (
 
 func init() {
 	for bench, specs := range schedParams {
-		results.RegisterParamCheck(bench, func(p results.Params) error { return patterns.CheckSpecs(specs, p) })
+		results.RegisterParamCheck(bench, func(p results.Params) error {
+			if err := patterns.CheckSpecs(specs, p); err != nil {
+				return err
+			}
+			return patterns.UnknownParams(bench, p, specs)
+		})
 		results.RegisterRecordCheck(bench, func(r *results.Record) error { return checkRecord(bench, r) })
 	}
 }

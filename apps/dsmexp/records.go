@@ -154,7 +154,7 @@ var MaxBodies = apps.BarnesHutConfig{CellsPerBody: math.SmallestNonzeroFloat64}.
 
 func init() {
 	for bench, specs := range dsmexpParams {
-		results.RegisterParamCheck(bench, func(p results.Params) error { return divalib.CheckRecordParams(specs, p) })
+		results.RegisterParamCheck(bench, func(p results.Params) error { return divalib.CheckRecordParams(bench, specs, p) })
 		results.RegisterRecordCheck(bench, checkRecord)
 	}
 	results.RegisterFileCheck(CheckRatios)
