@@ -225,6 +225,12 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"command beyond the element bound", `"meta":{}`, `"meta":{"command":[` + manyItems(`"x"`, MaxRecordElements+1) + `]}`, "the array meta.command at byte"},
 		{"ranks per host beyond the element bound", `"meta":{}`, `"meta":{"ranks_per_host":[` + manyItems("1", MaxRecordElements+1) + `]}`, "the array meta.ranks_per_host at byte"},
 		{"an unknown field's array beyond the bound", `"meta":{}`, `"meta":{},"extra":{"list":[` + manyItems("0", MaxRecordElements+1) + `]}`, "the array extra.list at byte"},
+		// A member no record has is refused by name, not read as absent.
+		{"an unknown top-level key", `"meta":{}`, `"meta":{},"note":"rerun"`, "line 2: field note: no field of a record (its fields: schema, bench, params,"},
+		{"a misspelt top-level key", `"meta":{}`, `"meta":{},"sampels":[1e-6,2e-6,3e-6]`, "line 2: field sampels: no field of a record"},
+		{"an unknown meta key", `"meta":{}`, `"meta":{"backend":"native","colour":"red"}`, "line 2: field meta.colour: no field of a record's meta (its fields: commit,"},
+		{"an unknown meta key holding null", `"meta":{}`, `"meta":{"launch_id":null}`, "line 2: field meta.launch_id: no field of a record's meta"},
+		{"an unknown workload item key", `"meta":{}`, `"meta":{},"workload":[{"count":1,"bench":"b","params":{"a":1},"weight":2}]`, "line 2: field workload[].weight: no field of a workload item (its fields: count, bench, params, ranks, view)"},
 		{"workload params beyond the member bound", `"meta":{}`, `"meta":{},"workload":[{"count":1,"bench":"b","params":{"a":1` + manyKeys(MaxRecordElements) + `}}]`,
 			"the object workload[].params at byte"},
 	}

@@ -501,8 +501,9 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e
 func (e *LineError) Unwrap() error { return e.Err }
 
 // ReadJSONL reads records written by JSONLWriter. Blank lines are skipped;
-// unknown fields are ignored (they come from newer writers of the same
-// schema version). Every line must be a record with a schema version between
+// a member no record has (at the top, in meta or in a workload item) is
+// refused by name (recordUnknown), and so is a parameter its bench's
+// registered check does not name. Every line must be a record with a schema version between
 // 1 and SchemaVersion, a bench and a unit, parameters that are JSON
 // scalars and statistics a measurement can have (Record.CheckValues), on a
 // line of at most MaxLineBytes.
@@ -740,11 +741,71 @@ func newValueCheck(kind, starts string, ask func(path []string, elem int, lit []
 
 // nullCheck asks recordNull about every null of a line; typeCheck asks
 // recordTypeMismatch about every value but null (which the decoder takes
-// anywhere).
+// anywhere); unknownCheck asks recordUnknown about every value.
 var (
-	nullCheck = newValueCheck("null", "n", recordNull)
-	typeCheck = newValueCheck("type", `"{[-0123456789tf`, recordTypeMismatch)
+	nullCheck    = newValueCheck("null", "n", recordNull)
+	typeCheck    = newValueCheck("type", `"{[-0123456789tf`, recordTypeMismatch)
+	unknownCheck = newValueCheck("unknown", `"{[-0123456789tfn`, recordUnknown)
 )
+
+// recordUnknown says why the member at path is none of a record's: its
+// object is a record, its meta or a workload item (a struct of the
+// record's types) and has no field of that name, as encoding/json
+// matches names. Members of params, derived and counters (maps) and
+// array elements are known.
+func recordUnknown(path []string, elem int, _ []byte) string {
+	if elem > 0 || len(path) == 0 {
+		return ""
+	}
+	parent, ok := jsonFieldType(recordType, path[:len(path)-1])
+	if !ok {
+		return ""
+	}
+	for parent.Kind() == reflect.Pointer {
+		parent = parent.Elem()
+	}
+	if parent.Kind() != reflect.Struct {
+		return ""
+	}
+	if _, ok := jsonMember(parent, path[len(path)-1]); ok {
+		return ""
+	}
+	return "no field of " + structFields(parent) + "; a misspelt or hand-added key would be read as absent"
+}
+
+// structFields names struct t of a record and its JSON fields for a
+// message: "a record (its fields: schema, bench, ...)", "a record's meta
+// (its fields: commit, ...)".
+func structFields(t reflect.Type) string {
+	var names []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+				walk(f.Type)
+				continue
+			}
+			if tag == "-" || !f.IsExported() {
+				continue
+			}
+			if tag == "" {
+				tag = f.Name
+			}
+			names = append(names, tag)
+		}
+	}
+	walk(t)
+	what := "a record"
+	switch t {
+	case reflect.TypeFor[Meta]():
+		what = "a record's meta"
+	case reflect.TypeFor[WorkItem]():
+		what = "a workload item"
+	}
+	return fmt.Sprintf("%s (its fields: %s)", what, strings.Join(names, ", "))
+}
 
 // scanLine is scanBounds that also, with check non-nil, asks check about
 // the values of the line it starts.
@@ -969,6 +1030,8 @@ func boundError(b *lineBound) error {
 			elem = fmt.Sprintf(" (element %d)", b.elems)
 		}
 		return fmt.Errorf("field %s: %s is not %s%s", b.field, b.value, b.want, elem)
+	case "unknown":
+		return fmt.Errorf("field %s: %s", b.field, b.want)
 	case "string":
 		return fmt.Errorf("%w: a string longer than %s at byte %d (a record's names and parameters are short)", ErrTooLarge, byteCount(MaxStringBytes), b.at+1)
 	case "nesting":
@@ -987,8 +1050,15 @@ func parseRecordLine(line []byte) (Record, error) {
 	if b := scanLine(line, MaxStringBytes, MaxRecordElements, nullCheck); b != nil {
 		return Record{}, boundError(b)
 	}
+	// A member no record has (a misspelt "bench", a hand-added note, a
+	// meta key of another tool) is refused by name: read as absent, a
+	// misspelt field would be taken for the zero value in silence.
+	if b := scanLine(line, MaxStringBytes, MaxRecordElements, unknownCheck); b != nil {
+		return Record{}, boundError(b)
+	}
 	var rec Record
 	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rec); err != nil {
 		// The decoder names a map's value or an array's element by the
 		// map or the array ("field counters"); the line's values, checked

@@ -59,7 +59,7 @@ func TestNullNumbersRefused(t *testing.T) {
 		{"samples null: no samples", func(m map[string]any) { m["samples"] = nil }, ""},
 		{"derived null: none", func(m map[string]any) { m["derived"] = nil }, ""},
 		{"ranks_per_host null: none", func(m map[string]any) { m["meta"].(map[string]any)["ranks_per_host"] = nil }, ""},
-		{"an unknown member null", func(m map[string]any) { m["note"] = nil }, ""},
+		{"an unknown member null", func(m map[string]any) { m["note"] = nil }, "field note: no field of a record"},
 		{"a string of null", func(m map[string]any) { m["meta"].(map[string]any)["binding"] = "null,null" }, ""},
 	}
 	for _, tc := range tests {

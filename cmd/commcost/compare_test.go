@@ -210,6 +210,9 @@ func TestCompareBadInput(t *testing.T) {
 	writeJSONL(t, good, compareRecords(1, 1, []int{8}, "Open MPI", ""))
 	other := filepath.Join(dir, "other.jsonl")
 	writeJSONL(t, other, []results.Record{{Schema: 1, Bench: "bandwidth", Ranks: 2, Unit: "B/s", Params: results.Params{"bytes": 8, "window": 64, "iters": 100}, Summary: results.Summarize([]float64{1})}})
+	foo := filepath.Join(dir, "foo.jsonl")
+	writeJSONL(t, foo, []results.Record{{Schema: 1, Bench: "bandwidth", Ranks: 2, Unit: "B/s", Params: results.Params{"bytes": 8, "window": 64, "iters": 100}, Summary: results.Summarize([]float64{1})}})
+	editLine(t, foo, 1, `"params":{`, `"params":{"foo":"x",`)
 	garbage := filepath.Join(dir, "garbage.jsonl")
 	os.WriteFile(garbage, []byte("this is not JSON\n"), 0o644)
 	newer := filepath.Join(dir, "newer.jsonl")
@@ -237,6 +240,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"no bench in common", []string{"compare", good, other}, "no bench in common"},
 		{"not JSON Lines", []string{"compare", good, garbage}, "input " + garbage},
 		{"newer schema", []string{"compare", good, newer}, "upgrade commcost"},
+		{"a parameter the bench has not", []string{"compare", good, foo}, "input " + foo + ": results: " + foo + `: line 1: record bandwidth: impossible parameter foo = "x": bandwidth records have no parameter foo (theirs: bytes, window, iters)`},
 		{"no records", []string{"compare", good, empty}, "holds no records"},
 		{"missing file", []string{"compare", good, filepath.Join(dir, "none.jsonl")}, "none.jsonl"},
 		{"label twice", []string{"compare", "x=" + good, "x=" + other}, `label "x" used twice`},

@@ -108,6 +108,24 @@ func synthetic(kind string) []results.Record {
 	return recs
 }
 
+// editLine replaces from by to in line n (1-based) of the file at path:
+// a record no writer writes, which the writers refuse to.
+func editLine(t *testing.T, path string, n int, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if n > len(lines) || !strings.Contains(lines[n-1], from) {
+		t.Fatalf("%s: line %d has no %q", path, n, from)
+	}
+	lines[n-1] = strings.Replace(lines[n-1], from, to, 1)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func writeJSONL(t *testing.T, path string, recs []results.Record) {
 	t.Helper()
 	var buf bytes.Buffer
@@ -272,6 +290,10 @@ func TestFitBadInput(t *testing.T) {
 	}
 	mixedImpls := filepath.Join(dir, "impls.jsonl")
 	writeJSONL(t, mixedImpls, impls)
+	// A ping-pong record with a parameter no ping-pong has, on line 3.
+	foo := filepath.Join(dir, "foo.jsonl")
+	writeJSONL(t, foo, synthetic("hockney"))
+	editLine(t, foo, 3, `"params":{`, `"params":{"foo":1,`)
 	plot := filepath.Join(dir, "never.png")
 	fifoPNG := filepath.Join(dir, "fifo.png")
 	if err := syscall.Mkfifo(fifoPNG, 0o644); err != nil {
@@ -288,6 +310,7 @@ func TestFitBadInput(t *testing.T) {
 		{"not JSON Lines", []string{"fit", "hockney", garbage}, "FILE " + garbage},
 		{"wrong pattern", []string{"fit", "hockney", kk, "--plot", plot}, "needs pingpong or roundtrip records; the input has kkaccess"},
 		{"negative median", []string{"fit", "hockney", nan}, "median -1"},
+		{"a parameter pingpong has not", []string{"fit", "hockney", foo}, foo + ": line 3: record pingpong: impossible parameter foo = 1: pingpong records have no parameter foo (theirs: bytes, iters)"},
 		{"format", []string{"fit", "hockney", pp, "--format", "xml"}, "--format xml"},
 		{"weighting", []string{"fit", "hockney", pp, "--weighting", "sqrt"}, "--weighting sqrt"},
 		{"holdout", []string{"fit", "hockney", pp, "--holdout", "every:1"}, "--holdout every:1"},

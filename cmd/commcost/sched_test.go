@@ -188,6 +188,12 @@ func TestSchedBadInput(t *testing.T) {
 		return fmt.Sprintf(`{"schema":1,"bench":"sched.perm1","params":{"bytes":%d},"ranks":8,"unit":"s","n":1,"min":%g,"median":%g,"mean":%g,"max":%g,"p90":%g,"p99":%g,"ci95":[%g,%g],"stop":"max-reps"}`+"\n", b, v, v, v, v, v, v, v, v)
 	}
 	negPhi := write("negphi.jsonl", perm1At(16, 3e-5)+perm1At(1024, 2.5e-5)+perm1At(8192, 1e-5))
+	// A permutation's record with a generator (which only the exchanges
+	// have), one with an unknown top-level key and one with an unknown
+	// meta key.
+	perm1Gen := write("perm1gen.jsonl", perm1At(16, 3e-5)+strings.Replace(perm1At(1024, 4e-5), `"bytes":1024`, `"bytes":1024,"gen":"uniform"`, 1))
+	perm1Note := write("perm1note.jsonl", strings.Replace(perm1At(16, 3e-5), `"stop"`, `"note":"rerun","stop"`, 1))
+	perm1Meta := write("perm1meta.jsonl", strings.Replace(perm1At(16, 3e-5), `"stop":"max-reps"`, `"stop":"max-reps","meta":{"backend":"native","host":"a"}`, 1))
 	local := []string{"--backend", "local", "--np", "4", "--warmup", "0", "--min-reps", "2", "--max-reps", "2"}
 	tests := []struct {
 		name string
@@ -223,6 +229,9 @@ func TestSchedBadInput(t *testing.T) {
 		{"breakeven in empty", []string{"sched", "breakeven", "--in", good}, "--in"},
 		{"breakeven in with d", []string{"sched", "breakeven", "--in", good, "--d", "4"}, "exclude"},
 		{"breakeven without LP", append([]string{"sched", "breakeven", "--methods", "CGM"}, local...), "--methods"},
+		{"breakeven in of a perm1 with a generator", []string{"sched", "breakeven", "--in", perm1Gen}, perm1Gen + ": line 2: record sched.perm1: impossible parameter gen = \"uniform\": sched.perm1 records have no parameter gen (theirs: bytes)"},
+		{"breakeven in of an unknown key", []string{"sched", "breakeven", "--in", perm1Note}, perm1Note + ": line 1: field note: no field of a record"},
+		{"breakeven in of an unknown meta key", []string{"sched", "breakeven", "--in", perm1Meta}, perm1Meta + ": line 1: field meta.host: no field of a record's meta"},
 		{"breakeven in of one rank", []string{"sched", "breakeven", "--in", oneRank}, "--in " + oneRank + ": line 1: sched.perm1 has ranks = 1; want 2..65536"},
 		{"breakeven in of 1e6 ranks", []string{"sched", "breakeven", "--in", manyRanks}, "--in " + manyRanks + ": line 2: sched.perm1 has ranks = 1000000; want 2..65536"},
 		{"breakeven reuse", []string{"sched", "breakeven", "--reuse", "0.5"}, "--reuse"},
