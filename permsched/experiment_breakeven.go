@@ -574,15 +574,19 @@ func (b Breakeven) CheckRanks(n int) error {
 // cannot use are bad input naming In.
 func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error) {
 	var recs []results.Record
-	var files []string // files[i] is the file of recs[i]
-	var first []int    // first[i] is the index of files[i]'s first record
+	var files []string            // files[i] is the file of recs[i]
+	var first []int               // first[i] is the index of files[i]'s first record
+	set := results.NewRecordSet() // a record read twice would count as two runs
 	for _, p := range b.In {
-		r, torn, err := results.ReadRecordsFile(p)
+		r, lines, torn, err := results.ReadRecordsFileLines(p, results.ReadFactor)
 		if err != nil {
 			return nil, nil, opts.Item("In", p, "%v (want a JSON Lines file of commcost records)", err)
 		}
 		if torn != nil && warn != nil {
 			warn(fmt.Sprintf("%v; using the %d complete records before it", torn, len(r)))
+		}
+		if err := set.Add(p, r, lines); err != nil {
+			return nil, nil, opts.Item("In", p, "%v", err)
 		}
 		for range r {
 			files, first = append(files, p), append(first, len(recs))

@@ -122,6 +122,14 @@ func readInputs(args []string) ([]Input, []string, error) {
 	if err := results.DistinctFiles(files); err != nil {
 		return nil, nil, opts.Badf("%v", err)
 	}
+	// A copy of one file under another name, or a record pasted from
+	// one into another, is the same comparison of a run with itself.
+	set := results.NewRecordSet()
+	for _, in := range inputs {
+		if err := set.Add(in.File, in.Records, in.Lines); err != nil {
+			return nil, nil, opts.Badf("input %v", err)
+		}
+	}
 	return inputs, warnings, nil
 }
 

@@ -31,6 +31,8 @@ type Input struct {
 	// File is the file read: Path, or a run directory's records.jsonl.
 	File    string
 	Records []results.Record
+	// Lines are the records' lines in File (Records[i] is on Lines[i]).
+	Lines []int
 }
 
 // DefaultAlpha is the significance level of CompareRuns: benchstat's.
@@ -596,7 +598,7 @@ func ReadInput(arg string) (in Input, truncated bool, err error) {
 	}
 	// The one reader of every command that analyses records: a torn last
 	// line (a crash in the middle of an append) costs that record only.
-	recs, torn, err := results.ReadRecordsFileDemand(file, CompareReadFactor)
+	recs, lines, torn, err := results.ReadRecordsFileLines(file, CompareReadFactor)
 	switch {
 	case err != nil:
 		return Input{}, false, err
@@ -610,7 +612,7 @@ func ReadInput(arg string) (in Input, truncated bool, err error) {
 	// A label reaches every output, the CSV header among them, whose
 	// writer escapes nothing: control characters are escaped here.
 	label = results.Printable(label)
-	return Input{Label: label, Named: named, Path: path, File: file, Records: recs}, torn != nil, nil
+	return Input{Label: label, Named: named, Path: path, File: file, Records: recs, Lines: lines}, torn != nil, nil
 }
 
 // DisambiguateLabels relabels inputs whose default labels (not given as

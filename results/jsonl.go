@@ -521,20 +521,30 @@ func ReadJSONL(r io.Reader) ([]Record, error) {
 
 // readJSONL is ReadJSONL with lines of at most maxLine bytes.
 func readJSONL(r io.Reader, maxLine int) ([]Record, error) {
-	var recs []Record
-	var lines []int // recs[i] is on line lines[i]
-	err := scanJSONL(r, maxLine, func(rec Record, line int) {
+	recs, _, err := readJSONLLines(r, maxLine)
+	return recs, err
+}
+
+// readJSONLLines is readJSONL that also returns the line of each record:
+// recs[i] is on line lines[i].
+func readJSONLLines(r io.Reader, maxLine int) (recs []Record, lines []int, err error) {
+	err = scanJSONL(r, maxLine, func(rec Record, line int) {
 		recs = append(recs, rec)
 		lines = append(lines, line)
 	})
 	if err != nil && !errors.Is(err, ErrTruncated) {
-		return nil, err
+		return nil, nil, err
 	}
-	// The checks across records (RegisterFileCheck) need them all.
+	// The checks across records (RegisterFileCheck) need them all; so
+	// does a line that repeats another (RecordSet).
 	if i, ferr := CheckFile(recs); ferr != nil {
-		return nil, &LineError{Line: lines[i], Err: ferr}
+		return nil, nil, &LineError{Line: lines[i], Err: ferr}
 	}
-	return recs, err
+	if derr := NewRecordSet().Add("", recs, lines); derr != nil {
+		d := derr.(*DuplicateError)
+		return nil, nil, &LineError{Line: d.Line, Err: fmt.Errorf("the same record as line %d (%s %s, every field alike, its meta and samples too): a record read twice would count as two runs; remove the copy", d.FirstLine, d.Bench, paramString(d.Params))}
+	}
+	return recs, lines, err
 }
 
 // scanJSONL reads r line by line with ReadJSONL's checks of each line
@@ -617,24 +627,26 @@ func isJSONPrefix(line []byte) bool {
 // path must be a regular file (OpenRegular): a FIFO or a device is refused
 // instead of read until a writer or an end that may never come.
 func ReadJSONLFile(path string) ([]Record, error) {
-	return readJSONLFile(path, ReadFactor)
+	recs, _, err := readJSONLFile(path, ReadFactor)
+	return recs, err
 }
 
-// readJSONLFile is ReadJSONLFile with the read demand's factor.
-func readJSONLFile(path string, factor float64) ([]Record, error) {
+// readJSONLFile is ReadJSONLFile with the read demand's factor, and the
+// line of each record.
+func readJSONLFile(path string, factor float64) ([]Record, []int, error) {
 	f, err := OpenRegular(path)
 	if err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		return nil, nil, fmt.Errorf("results: %w", err)
 	}
 	defer f.Close()
 	if err := checkReadDemand(f, path, factor); err != nil {
-		return nil, fmt.Errorf("results: %w", err)
+		return nil, nil, fmt.Errorf("results: %w", err)
 	}
-	recs, err := ReadJSONL(f)
+	recs, lines, err := readJSONLLines(f, MaxLineBytes)
 	if err != nil {
 		err = fmt.Errorf("results: %s: %w", path, err)
 	}
-	return recs, err
+	return recs, lines, err
 }
 
 // ReadRecordsFile is the one reader of the commands that analyse records
@@ -657,16 +669,24 @@ func ReadRecordsFile(path string) (recs []Record, torn, err error) {
 // refused before it is read when that is beyond what the process may
 // take.
 func ReadRecordsFileDemand(path string, factor float64) (recs []Record, torn, err error) {
-	recs, err = readJSONLFile(path, max(factor, ReadFactor))
+	recs, _, torn, err = ReadRecordsFileLines(path, factor)
+	return recs, torn, err
+}
+
+// ReadRecordsFileLines is ReadRecordsFileDemand that also returns the
+// line of each record (recs[i] is on line lines[i]), for the readers that
+// merge the records of several files (RecordSet).
+func ReadRecordsFileLines(path string, factor float64) (recs []Record, lines []int, torn, err error) {
+	recs, lines, err = readJSONLFile(path, max(factor, ReadFactor))
 	if errors.Is(err, ErrTruncated) && len(recs) > 0 {
-		return recs, err, nil
+		return recs, lines, err, nil
 	}
 	if err != nil {
 		// A file whose only line is cut off holds no record to keep: it
 		// is refused like any file that is not a records file.
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return recs, nil, nil
+	return recs, lines, nil, nil
 }
 
 // MaxStringBytes bounds one string of a record read (a name, a parameter

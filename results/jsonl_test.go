@@ -88,6 +88,9 @@ func TestJSONLWriterStampsSchemaAndRefusesBadRecords(t *testing.T) {
 
 func TestReadJSONLErrors(t *testing.T) {
 	good := strings.TrimSuffix(string(writeJSONL(t, testRecords()[:1])), "\n")
+	// Another record: a file holds each record once (the same line twice
+	// is one run read twice).
+	good2 := strings.TrimSuffix(string(writeJSONL(t, testRecords()[1:2])), "\n")
 	tests := []struct {
 		name      string
 		input     string
@@ -97,10 +100,12 @@ func TestReadJSONLErrors(t *testing.T) {
 		wantText  string
 	}{
 		{"empty input", "", 0, 0, false, ""},
-		{"blank lines skipped", "\n" + good + "\n\n" + good + "\n", 2, 0, false, ""},
-		{"unterminated but complete", good + "\n" + good, 2, 0, false, ""},
+		{"blank lines skipped", "\n" + good + "\n\n" + good2 + "\n", 2, 0, false, ""},
+		{"the same record twice", good + "\n" + good2 + "\n\n" + good + "\n", 0, 4, false, "line 4: the same record as line 1 (pingpong bytes=8, every field alike, its meta and samples too): a record read twice would count as two runs"},
+		{"the same record twice, the copy unterminated", good + "\n" + good, 0, 2, false, "the same record as line 1"},
+		{"unterminated but complete", good + "\n" + good2, 2, 0, false, ""},
 		{"CRLF", good + "\r\n", 1, 0, false, ""},
-		{"truncated last line", good + "\n" + good + "\n" + good[:len(good)/2], 2, 3, true, "truncated"},
+		{"truncated last line", good + "\n" + good2 + "\n" + good[:len(good)/2], 2, 3, true, "truncated"},
 		{"bad middle line", good + "\n{\"bench\":\n" + good + "\n", 0, 2, false, "line 2"},
 		{"bad terminated last line", good + "\n" + good[:len(good)/2] + "\n", 0, 2, false, "not a JSON record"},
 		{"newer schema", strings.Replace(good, `"schema":1`, `"schema":2`, 1) + "\n", 0, 1, false, "newer"},

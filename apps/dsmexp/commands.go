@@ -573,13 +573,17 @@ func (p *Plot) Validate() error {
 func (p *Plot) Run(io IO) error {
 	io = io.withDefaults()
 	var recs []results.Record
+	set := results.NewRecordSet() // a record read twice would count as two runs
 	for _, f := range p.Files {
-		rs, torn, err := results.ReadRecordsFile(f)
+		rs, lines, torn, err := results.ReadRecordsFileLines(f, results.ReadFactor)
 		if err != nil {
 			return opts.Badf("dsm plot %s: %v (want a JSON Lines file of commcost records)", opts.Echo(f), err)
 		}
 		if torn != nil {
 			fmt.Fprintf(io.Stderr, "commcost: warning: %s; using the %d complete records before it\n", opts.Echo(torn.Error()), len(rs))
+		}
+		if err := set.Add(f, rs, lines); err != nil {
+			return opts.Badf("dsm plot: %s", opts.Echo(err.Error()))
 		}
 		recs = append(recs, rs...)
 	}

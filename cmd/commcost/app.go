@@ -334,16 +334,14 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 	if err := results.DistinctFiles(pos); err != nil {
 		return opts.Badf("FILE: %v", err)
 	}
+	all, err := readRecordsFiles("FILE", pos, stderr)
+	if err != nil {
+		return err
+	}
 	var recs []results.Record
-	for _, path := range pos {
-		rs, err := readRecordsFile("FILE", path, stderr)
-		if err != nil {
-			return err
-		}
-		for _, r := range rs {
-			if r.Bench == apps.Bench {
-				recs = append(recs, r)
-			}
+	for _, r := range all {
+		if r.Bench == apps.Bench {
+			recs = append(recs, r)
 		}
 	}
 	if len(recs) == 0 {

@@ -283,6 +283,22 @@ func TestAppBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	negTw := negativeHockney(t, dir)
+	// A run's records, a copy of its file and a file with a line twice:
+	// each would count one run as two.
+	run := filepath.Join(dir, "run.jsonl")
+	writeJSONL(t, run, synthetic("hockney")[:3])
+	runCopy := filepath.Join(dir, "run-copy.jsonl")
+	data, err := os.ReadFile(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(runCopy, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	twice := filepath.Join(dir, "twice.jsonl")
+	if err := os.WriteFile(twice, append(data, strings.SplitAfter(string(data), "\n")[1]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	app := func(name string, args ...string) []string {
 		return append(append([]string{"app", name}, args...), "--backend", "local", "--np", "4", "--out", out, "--model", rd)
 	}
@@ -339,6 +355,8 @@ func TestAppBadInput(t *testing.T) {
 		{"table of no records", []string{"app", "table", notJSON}, "FILE " + notJSON},
 		{"table with a model twice", []string{"app", "table", notJSON, "--model", hock, "--model", hock}, "--model " + hock + ": is given twice; give each model once"},
 		{"table with a model through a link", []string{"app", "table", notJSON, "--model", hock, "--model", hockLink}, "--model " + hockLink + ": is the same file as " + hock + "; give each model once"},
+		{"table of a file and its copy", []string{"app", "table", run, runCopy}, "FILE: " + runCopy + " line 1 is the same record as " + run + " line 1 (pingpong bytes=1, every field alike, its meta and samples too): a record read twice would count as two runs"},
+		{"table of a line twice", []string{"app", "table", twice}, "FILE " + twice + ": results: " + twice + ": line 4: the same record as line 2 (pingpong bytes=2"},
 		{"table with a negative t_w", []string{"app", "table", notJSON, "--model", negTw}, "--model " + negTw + ": model JSON: hockney: t_s + t_w m (t_s = 2e-05 s, t_w = -1e-09 s/B) is -2.147 s for a 2147483647-byte message: a fit that prices messages in negative time cannot be used"},
 	}
 	for _, tt := range tests {

@@ -231,6 +231,10 @@ func TestCompareBadInput(t *testing.T) {
 	model := filepath.Join(dir, "model.json")
 	os.WriteFile(model, []byte(`{"model":"nonsense"}`), 0o644)
 	negTw := negativeHockney(t, dir)
+	goodCopy := filepath.Join(dir, "good-copy.jsonl")
+	if data, err := os.ReadFile(good); err != nil || os.WriteFile(goodCopy, data, 0o644) != nil {
+		t.Fatal("copying good.jsonl")
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -248,6 +252,7 @@ func TestCompareBadInput(t *testing.T) {
 		// however it is spelt.
 		{"same file twice", []string{"compare", good, good}, good + " is given twice: its records would count as two runs"},
 		{"same file under two labels", []string{"compare", "a=" + good, "b=" + good}, good + " is given twice"},
+		{"a copy of the file", []string{"compare", good, goodCopy}, "input " + goodCopy + " line 1 is the same record as " + good + " line 1 (pingpong bytes=8, every field alike"},
 		{"same file through a link", []string{"compare", good, link}, good + " and " + link + " are the same file"},
 		{"run directory and its records", []string{"compare", runDir, filepath.Join(runDir, "records.jsonl")}, "records.jsonl is given twice"},
 		{"same file with by", []string{"compare", "--by", "mpi_library", good, link}, "are the same file"},

@@ -294,6 +294,12 @@ func TestFitBadInput(t *testing.T) {
 	foo := filepath.Join(dir, "foo.jsonl")
 	writeJSONL(t, foo, synthetic("hockney"))
 	editLine(t, foo, 3, `"params":{`, `"params":{"foo":1,`)
+	// A ping-pong file whose line 2 is pasted again at its end.
+	twice := filepath.Join(dir, "twice.jsonl")
+	writeJSONL(t, twice, synthetic("hockney"))
+	if data, err := os.ReadFile(twice); err != nil || os.WriteFile(twice, append(data, strings.SplitAfter(string(data), "\n")[1]...), 0o644) != nil {
+		t.Fatal("appending line 2")
+	}
 	plot := filepath.Join(dir, "never.png")
 	fifoPNG := filepath.Join(dir, "fifo.png")
 	if err := syscall.Mkfifo(fifoPNG, 0o644); err != nil {
@@ -310,6 +316,7 @@ func TestFitBadInput(t *testing.T) {
 		{"not JSON Lines", []string{"fit", "hockney", garbage}, "FILE " + garbage},
 		{"wrong pattern", []string{"fit", "hockney", kk, "--plot", plot}, "needs pingpong or roundtrip records; the input has kkaccess"},
 		{"negative median", []string{"fit", "hockney", nan}, "median -1"},
+		{"a line twice", []string{"fit", "hockney", twice}, twice + ": line 24: the same record as line 2 (pingpong bytes=2, every field alike, its meta and samples too): a record read twice would count as two runs"},
 		{"a parameter pingpong has not", []string{"fit", "hockney", foo}, foo + ": line 3: record pingpong: impossible parameter foo = 1: pingpong records have no parameter foo (theirs: bytes, iters)"},
 		{"format", []string{"fit", "hockney", pp, "--format", "xml"}, "--format xml"},
 		{"weighting", []string{"fit", "hockney", pp, "--weighting", "sqrt"}, "--weighting sqrt"},

@@ -22,12 +22,39 @@ func readRecordsFile(what, path string, stderr io.Writer) ([]results.Record, err
 // readRecordsFileDemand is readRecordsFile for a command that takes
 // factor times the file's size at its peak (results.ReadRecordsFileDemand).
 func readRecordsFileDemand(what, path string, factor float64, stderr io.Writer) ([]results.Record, error) {
-	recs, torn, err := results.ReadRecordsFileDemand(path, factor)
+	recs, _, err := readRecordsFileLines(what, path, factor, stderr)
+	return recs, err
+}
+
+// readRecordsFileLines is readRecordsFileDemand with the line of each
+// record (recs[i] is on line lines[i]).
+func readRecordsFileLines(what, path string, factor float64, stderr io.Writer) ([]results.Record, []int, error) {
+	recs, lines, torn, err := results.ReadRecordsFileLines(path, factor)
 	if err != nil {
-		return nil, opts.Badf("%s %s: %v (want a JSON Lines file of commcost records)", what, path, err)
+		return nil, nil, opts.Badf("%s %s: %v (want a JSON Lines file of commcost records)", what, path, err)
 	}
 	if torn != nil {
 		fmt.Fprintln(stderr, "commcost: warning:", cli.Printable(fmt.Sprintf("%v; using the %d complete records before it", torn, len(recs))))
 	}
-	return recs, nil
+	return recs, lines, nil
+}
+
+// readRecordsFiles reads the records files that what names and merges
+// them, refusing a record read twice (results.RecordSet: a copy of one
+// file given beside it, a line pasted from another) as bad input naming
+// both files and lines: it would count as two runs.
+func readRecordsFiles(what string, paths []string, stderr io.Writer) ([]results.Record, error) {
+	var all []results.Record
+	set := results.NewRecordSet()
+	for _, path := range paths {
+		recs, lines, err := readRecordsFileLines(what, path, results.ReadFactor, stderr)
+		if err != nil {
+			return nil, err
+		}
+		if err := set.Add(path, recs, lines); err != nil {
+			return nil, opts.Badf("%s: %v", what, err)
+		}
+		all = append(all, recs...)
+	}
+	return all, nil
 }

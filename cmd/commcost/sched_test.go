@@ -191,6 +191,7 @@ func TestSchedBadInput(t *testing.T) {
 	// A permutation's record with a generator (which only the exchanges
 	// have), one with an unknown top-level key and one with an unknown
 	// meta key.
+	negPhiCopy := write("negphi-copy.jsonl", perm1At(16, 3e-5)+perm1At(1024, 2.5e-5)+perm1At(8192, 1e-5))
 	perm1Gen := write("perm1gen.jsonl", perm1At(16, 3e-5)+strings.Replace(perm1At(1024, 4e-5), `"bytes":1024`, `"bytes":1024,"gen":"uniform"`, 1))
 	perm1Note := write("perm1note.jsonl", strings.Replace(perm1At(16, 3e-5), `"stop"`, `"note":"rerun","stop"`, 1))
 	perm1Meta := write("perm1meta.jsonl", strings.Replace(perm1At(16, 3e-5), `"stop":"max-reps"`, `"stop":"max-reps","meta":{"backend":"native","host":"a"}`, 1))
@@ -229,6 +230,7 @@ func TestSchedBadInput(t *testing.T) {
 		{"breakeven in empty", []string{"sched", "breakeven", "--in", good}, "--in"},
 		{"breakeven in with d", []string{"sched", "breakeven", "--in", good, "--d", "4"}, "exclude"},
 		{"breakeven without LP", append([]string{"sched", "breakeven", "--methods", "CGM"}, local...), "--methods"},
+		{"breakeven in of a file and its copy", []string{"sched", "breakeven", "--in", negPhi + "," + negPhiCopy}, "--in " + negPhiCopy + ": " + negPhiCopy + " line 1 is the same record as " + negPhi + " line 1 (sched.perm1 bytes=16"},
 		{"breakeven in of a perm1 with a generator", []string{"sched", "breakeven", "--in", perm1Gen}, perm1Gen + ": line 2: record sched.perm1: impossible parameter gen = \"uniform\": sched.perm1 records have no parameter gen (theirs: bytes)"},
 		{"breakeven in of an unknown key", []string{"sched", "breakeven", "--in", perm1Note}, perm1Note + ": line 1: field note: no field of a record"},
 		{"breakeven in of an unknown meta key", []string{"sched", "breakeven", "--in", perm1Meta}, perm1Meta + ": line 1: field meta.host: no field of a record's meta"},
