@@ -576,7 +576,7 @@ func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error)
 	var recs []results.Record
 	var files []string            // files[i] is the file of recs[i]
 	var first []int               // first[i] is the index of files[i]'s first record
-	set := results.NewRecordSet() // a record read twice would count as two runs
+	set := results.NewRecordSet() // a record read twice would be counted again
 	for _, p := range b.In {
 		r, lines, torn, err := results.ReadRecordsFileLines(p, results.ReadFactor)
 		if err != nil {

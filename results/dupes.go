@@ -12,7 +12,7 @@ import (
 // sched breakeven across their files) would count such a record as a
 // second run, measured again, when it is one run read twice. Records are
 // the same when every field is (bench, params, statistics, samples,
-// derived values, meta with its launch, date and command): two runs
+// derived values, meta with its launch, date and command): separate runs
 // differ at least in their date or their samples. The set keeps a digest
 // of each record, not the record.
 type RecordSet struct {

@@ -573,7 +573,7 @@ func (p *Plot) Validate() error {
 func (p *Plot) Run(io IO) error {
 	io = io.withDefaults()
 	var recs []results.Record
-	set := results.NewRecordSet() // a record read twice would count as two runs
+	set := results.NewRecordSet() // a record read twice would be counted again
 	for _, f := range p.Files {
 		rs, lines, torn, err := results.ReadRecordsFileLines(f, results.ReadFactor)
 		if err != nil {

@@ -42,7 +42,7 @@ func readRecordsFileLines(what, path string, factor float64, stderr io.Writer) (
 // readRecordsFiles reads the records files that what names and merges
 // them, refusing a record read twice (results.RecordSet: a copy of one
 // file given beside it, a line pasted from another) as bad input naming
-// both files and lines: it would count as two runs.
+// both files and lines: it would be counted again, as if measured again.
 func readRecordsFiles(what string, paths []string, stderr io.Writer) ([]results.Record, error) {
 	var all []results.Record
 	set := results.NewRecordSet()
