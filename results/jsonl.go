@@ -1089,6 +1089,11 @@ func parseRecordLine(line []byte) (Record, error) {
 				return Record{}, fmt.Errorf("not a JSON record: %w", boundError(b))
 			}
 		}
+		if errors.Is(err, io.ErrUnexpectedEOF) && string(bytes.TrimSpace(line)) == "{" {
+			// An indented document (a model file of `fit --format json`)
+			// opens its object alone on a line and closes it lines later.
+			return Record{}, errors.New("not a JSON record: the line opens an object and nothing more; a JSON document over several lines (such as a model file from 'commcost fit --format json') is not JSON Lines, which holds one record per line")
+		}
 		return Record{}, fmt.Errorf("not a JSON record: %w", JSONFieldError(err))
 	}
 	// One object per line: anything after it means two records were glued

@@ -115,6 +115,8 @@ func TestReadJSONLErrors(t *testing.T) {
 		{"two objects on a line", good + good + "\n", 0, 1, false, "extra data"},
 		{"array param", strings.Replace(good, `{"bytes":8}`, `{"bytes":[8]}`, 1) + "\n", 0, 1, false, "array"},
 		{"not an object", "[1,2]\n", 0, 1, false, "not a JSON record"},
+		// A model file of `fit --format json` is one indented document.
+		{"an indented document", "{\n  \"model\": \"hockney\",\n  \"params\": {}\n}\n", 0, 1, false, "line 1: not a JSON record: the line opens an object and nothing more; a JSON document over several lines (such as a model file from 'commcost fit --format json') is not JSON Lines"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
