@@ -267,6 +267,12 @@ func (f *FitCommand) Run(recs []results.Record, stdout, stderr io.Writer) error 
 		if err := writeFitJSON(&out, m, val, splits); err != nil {
 			return err
 		}
+		// The file is for predict, replay and the other readers: a fit
+		// they would refuse (a negative latency from records that do not
+		// follow the model) is not written as if usable.
+		if _, _, err := model.Unmarshal(out.Bytes()); err != nil {
+			return opts.Badf("FILE %s: the %s fit cannot be a model file, whose readers would refuse it: %v (fit the sizes that follow the model: --min-bytes, --max-bytes)", f.Path, f.Kind, err)
+		}
 	default:
 		fr := &Fit{Source: filepath.Base(f.Path), Model: m, Validation: val, ValidationNote: valNote,
 			Records: recs, Splits: splits, HopSec: f.HopSec}

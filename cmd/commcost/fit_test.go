@@ -300,6 +300,14 @@ func TestFitBadInput(t *testing.T) {
 	if data, err := os.ReadFile(twice); err != nil || os.WriteFile(twice, append(data, strings.SplitAfter(string(data), "\n")[1]...), 0o644) != nil {
 		t.Fatal("appending line 2")
 	}
+	// Ping-pongs that fit a negative latency: t = 1 ns/B m - 5 us from
+	// 10 KiB up, every time positive.
+	var negative []results.Record
+	for _, m := range []int{10 << 10, 40 << 10, 160 << 10, 640 << 10} {
+		negative = append(negative, synthRec("pingpong", results.Params{"bytes": m}, 2, 1e-9*float64(m)-5e-6))
+	}
+	negTS := filepath.Join(dir, "negts.jsonl")
+	writeJSONL(t, negTS, negative)
 	plot := filepath.Join(dir, "never.png")
 	fifoPNG := filepath.Join(dir, "fifo.png")
 	if err := syscall.Mkfifo(fifoPNG, 0o644); err != nil {
@@ -316,6 +324,8 @@ func TestFitBadInput(t *testing.T) {
 		{"not JSON Lines", []string{"fit", "hockney", garbage}, "FILE " + garbage},
 		{"wrong pattern", []string{"fit", "hockney", kk, "--plot", plot}, "needs pingpong or roundtrip records; the input has kkaccess"},
 		{"negative median", []string{"fit", "hockney", nan}, "median -1"},
+		// A fit every model reader refuses is not written as a model file.
+		{"json of a negative latency", []string{"fit", "hockney", negTS, "--format", "json"}, "FILE " + negTS + ": the hockney fit cannot be a model file, whose readers would refuse it: model JSON: hockney: "},
 		{"a line twice", []string{"fit", "hockney", twice}, twice + ": line 24: the same record as line 2 (pingpong bytes=2, every field alike, its meta and samples too): a record read twice would count as two runs"},
 		{"a parameter pingpong has not", []string{"fit", "hockney", foo}, foo + ": line 3: record pingpong: impossible parameter foo = 1: pingpong records have no parameter foo (theirs: bytes, iters)"},
 		{"format", []string{"fit", "hockney", pp, "--format", "xml"}, "--format xml"},
