@@ -190,7 +190,6 @@ func TestBreakevenFitStatus(t *testing.T) {
 	}{
 		{"no records at all", "", true, "need sched.perm1 records at three or more message sizes"},
 		{"perm1 at two sizes", perm1(16, 64), true, "the input has 2"},
-		{"perm1 at one size twice", perm1(16, 16, 16), true, "rank-deficient"},
 		{"perm1 but no exchanges of LP", perm1(16, 64, 256), true, "the input has no sched.comm records of LP"},
 	}
 	for _, tc := range tests {

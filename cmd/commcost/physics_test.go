@@ -197,15 +197,14 @@ func TestPhysicalSense(t *testing.T) {
 		{"fit: workload negative count on line 3", []string{"fit", "hockney", wlCount}, "line 3: record app: workload item 2: workload item pingpong has count -1"},
 		{"fit: workload unknown op on line 3", []string{"fit", "hockney", wlOp}, `line 3: record app: workload item 2: workload item kkaccess: impossible parameter op = "rmw"`},
 	}
-	// A model whose parameters predict no time is a model file that
-	// cannot predict the instance (exit 2, as replay and export simgrid
-	// refuse it), not a number to print.
+	// A model whose parameters price a message in negative time is a
+	// model file every reader refuses (exit 2), not a number to print.
 	usage = append(usage, struct {
 		name string
 		args []string
 		want string
 	}{"negative prediction", []string{"predict", negative, "pingpong", "bytes=64K"},
-		"MODEL.json " + negative + ": prediction is not physical: hockney predicts -0.000"})
+		"MODEL.json " + negative + ": model JSON: hockney: t_s + t_w m (t_s = -0.001 s, t_w = "})
 	for _, tc := range usage {
 		t.Run(tc.name, func(t *testing.T) { checkUsageError(t, dir, tc.args, tc.want) })
 	}

@@ -106,11 +106,13 @@ func TestSchedTrace(t *testing.T) {
 }
 
 // TestSchedCommBreakeven runs experiment 2 on goroutine ranks into a file,
-// then experiment 3 from that file.
+// then experiment 3 from that file. The sizes reach 64 KiB so that phi's
+// share of a permutation's time stands above goroutine ranks' noise: at
+// 8 KiB and below a loaded machine fitted phi below 0.
 func TestSchedCommBreakeven(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "comm.jsonl")
 	code, stdout, stderr := runCLI(t, "sched", "comm", "--backend", "local", "--np", "6", "--d", "2,3,5",
-		"--sizes", "16,1K,8K", "--warmup", "0", "--min-reps", "2", "--max-reps", "2", "--out", out, "--quiet")
+		"--sizes", "16,8K,64K", "--warmup", "0", "--min-reps", "2", "--max-reps", "2", "--out", out, "--quiet")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
