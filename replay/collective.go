@@ -1,6 +1,10 @@
 package replay
 
-import "github.com/commcost/commcost/trace"
+import (
+	"math/bits"
+
+	"github.com/commcost/commcost/trace"
+)
 
 // CollectiveModel prices whole collective calls. Replay decomposes every
 // collective into the point-to-point messages of a classic algorithm
@@ -199,6 +203,78 @@ func Decompose(op trace.Op, me, p, root int, sent, recvd int64) [][]Xfer {
 		}
 	}
 	return rs
+}
+
+// Xfers is the number of messages in Decompose(op, me, p, root, sent,
+// recvd), counted without building them: what lowering a collective costs,
+// known before it is lowered. TestDecompose holds the two together.
+func Xfers(op trace.Op, me, p, root int, sent, recvd int64) int {
+	if p <= 1 {
+		return 0
+	}
+	vr := (me - root + p) % p
+	doublings := bits.Len(uint(p - 1)) // distances 1, 2, 4, ... below p
+	switch op {
+	case trace.OpBarrier, trace.OpIbarrier:
+		return 2 * doublings
+	case trace.OpBcast, trace.OpIbcast, trace.OpScatter, trace.OpScatterv:
+		n, mask := 0, 1
+		for ; mask < p; mask <<= 1 {
+			if vr&mask != 0 {
+				n++
+				break
+			}
+		}
+		for mask >>= 1; mask > 0; mask >>= 1 {
+			if vr+mask < p {
+				n++
+			}
+		}
+		return n
+	case trace.OpReduce, trace.OpIreduce, trace.OpGather, trace.OpGatherv:
+		n := 0
+		for mask := 1; mask < p; mask <<= 1 {
+			if vr&mask != 0 {
+				return n + 1
+			}
+			if vr|mask < p {
+				n++
+			}
+		}
+		return n
+	case trace.OpAllgather, trace.OpAllgatherv, trace.OpIallgather, trace.OpReduceScatter, trace.OpReduceScatterBlock:
+		return 2 * (p - 1)
+	case trace.OpAllreduce, trace.OpIallreduce:
+		if sent > AllreduceRingBytes {
+			return 2 * (2*p - 2)
+		}
+		pof2 := 1 << (bits.Len(uint(p)) - 1)
+		rem := p - pof2
+		if me < 2*rem {
+			if me%2 == 0 {
+				return 2 // it hands its data to me+1 and gets the result back
+			}
+			return 2 + 2*(bits.Len(uint(pof2))-1)
+		}
+		return 2 * (bits.Len(uint(pof2)) - 1)
+	case trace.OpAlltoall, trace.OpAlltoallv, trace.OpIalltoall:
+		if sent/int64(p) <= BruckBlockBytes {
+			return 2 * doublings
+		}
+		return 2 * (p - 1)
+	case trace.OpScan, trace.OpExscan:
+		n := 0
+		for mask := 1; mask < p; mask <<= 1 {
+			if me+mask < p {
+				n++
+			}
+			if me-mask >= 0 {
+				n++
+			}
+		}
+		return n
+	}
+	return 0
 }
 
 // The algorithms' switch points, MPICH's defaults (Thakur et al. 2005):

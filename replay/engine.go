@@ -182,24 +182,24 @@ func (e *engine) transfer(i int32, start float64) {
 func (e *engine) step(r int32, rs *rankState, o *op) bool {
 	switch o.kind {
 	case kPostSend:
-		m := &e.msgs[o.arg]
+		m := &e.msgs[o.arg()]
 		m.sendT = rs.t
 		m.flags |= fSendPosted
 		if !m.rdv {
-			e.transfer(o.arg, rs.t)
-			rs.t += e.cfg.pricer.SendCPU(float64(e.prog.Msgs[o.arg].bytes))
+			e.transfer(o.arg(), rs.t)
+			rs.t += e.cfg.pricer.SendCPU(float64(e.prog.Msgs[o.arg()].bytes))
 		} else if m.flags&fRecvPosted != 0 {
-			e.transfer(o.arg, math.Max(m.sendT, m.recvT))
+			e.transfer(o.arg(), math.Max(m.sendT, m.recvT))
 		}
 	case kPostRecv:
-		m := &e.msgs[o.arg]
+		m := &e.msgs[o.arg()]
 		m.recvT = rs.t
 		m.flags |= fRecvPosted
 		if m.rdv && m.flags&fSendPosted != 0 {
-			e.transfer(o.arg, math.Max(m.sendT, m.recvT))
+			e.transfer(o.arg(), math.Max(m.sendT, m.recvT))
 		}
 	case kWaitSend:
-		m := &e.msgs[o.arg]
+		m := &e.msgs[o.arg()]
 		if !m.rdv {
 			return true // an eager send is complete once its overhead is spent
 		}
@@ -209,31 +209,31 @@ func (e *engine) step(r int32, rs *rankState, o *op) bool {
 		}
 		rs.t = math.Max(rs.t, m.sendDone)
 	case kWaitRecv:
-		m := &e.msgs[o.arg]
+		m := &e.msgs[o.arg()]
 		if m.flags&fArrival == 0 {
 			m.waitR = r
 			return false
 		}
-		b := float64(e.prog.Msgs[o.arg].bytes)
+		b := float64(e.prog.Msgs[o.arg()].bytes)
 		start := math.Max(m.arrive, rs.nicR)
 		rs.nicR = start + e.cfg.pricer.Gap(b)
 		rs.t = math.Max(rs.t, start) + e.cfg.pricer.RecvCPU(b)
 	case kDelay:
-		rs.t += o.dur
+		rs.t += o.dur()
 	case kColl:
-		c := &e.colls[o.arg]
+		c := &e.colls[o.arg()]
 		if !c.released {
 			if contains(c.waiters, r) {
 				return false // woken before the last member came
 			}
 			c.arrived++
 			c.maxT = math.Max(c.maxT, rs.t)
-			if c.arrived < e.prog.Colls[o.arg].members {
+			if c.arrived < e.prog.Colls[o.arg()].members {
 				c.waiters = append(c.waiters, r)
 				return false
 			}
 			c.released = true
-			c.endT = c.maxT + e.prog.Colls[o.arg].sec
+			c.endT = c.maxT + e.prog.Colls[o.arg()].sec
 			for _, w := range c.waiters {
 				e.wake(w)
 			}
@@ -264,7 +264,7 @@ func (e *engine) deadlock() error {
 		c := e.prog.Calls[r][o.call]
 		what := "a collective's other members"
 		if o.kind == kWaitSend || o.kind == kWaitRecv {
-			mm := e.prog.Msgs[o.arg]
+			mm := e.prog.Msgs[o.arg()]
 			what = fmt.Sprintf("the %d-byte message from rank %d to rank %d", mm.bytes, mm.src, mm.dst)
 			if o.kind == kWaitSend {
 				what += " to be received (a rendezvous send; the run may have sent it eagerly: see --eager)"

@@ -2,8 +2,12 @@ package replay
 
 import (
 	"fmt"
+	"math"
+	"unsafe"
 
+	"github.com/commcost/commcost/internal/sysmem"
 	"github.com/commcost/commcost/opts"
+	"github.com/commcost/commcost/results"
 	"github.com/commcost/commcost/trace"
 )
 
@@ -22,14 +26,26 @@ const (
 
 // op is one engine operation of a rank. gap is the compute time before it
 // (the trace's time since the previous call, on the first op of a call);
-// call indexes the rank's calls, for the breakdown.
+// call indexes the rank's calls, for the breakdown. v is the op's one
+// operand: a delay's seconds (the float's bits), else the index of its
+// message or collective instance; one word keeps an op at 24 bytes, and a
+// decomposed collective lowers into two ops per message.
 type op struct {
-	kind kind
-	arg  int32
-	call int32
 	gap  float64
-	dur  float64
+	v    uint64
+	call int32
+	kind kind
 }
+
+func argOp(k kind, arg int32) op { return op{kind: k, v: uint64(uint32(arg))} }
+func delayOp(dur float64) op     { return op{kind: kDelay, v: math.Float64bits(dur)} }
+
+// arg is the message or collective instance of a post, wait or
+// collective op.
+func (o *op) arg() int32 { return int32(uint32(o.v)) }
+
+// dur is a delay's seconds.
+func (o *op) dur() float64 { return math.Float64frombits(o.v) }
 
 // call is one MPI call of the trace as replay accounts it.
 type call struct {
@@ -62,21 +78,22 @@ type Program struct {
 	Events int
 }
 
-// posting is a send or receive as one rank posted it, before matching.
+// posting is a send or receive as one rank posted it, before matching
+// (48 bytes: a decomposed collective posts one per message and member).
 type posting struct {
 	rank  int32
 	event int32 // index in the rank's events
 	peer  int32 // world rank
 	tag   int32
-	comm  uint64
 	bytes int64
+	op    int32  // index of the post op in the rank's ops, patched with the message
+	wait  int32  // index of the wait op, -1 while none, -2 cancelled
+	next  int32  // the next posting of the same request handle (then of the same envelope), -1 none
+	ci    uint32 // the communicator's number (with the collective context): key, envelope
 	send  bool
 	sync  bool
-	used  bool   // matched
-	op    int    // index of the post op in the rank's ops, patched with the message
-	wait  int    // index of the wait op, -1 while none
-	next  int32  // the next posting of the same request handle (then of the same envelope), -1 none
-	ci    uint32 // the communicator's number (with the collective context) for key
+	used  bool // matched
+	coll  bool // a step of a decomposed collective
 }
 
 // reqQueues are the postings of each request handle not yet completed, in
@@ -104,7 +121,7 @@ func (q reqQueues) pop(posts []posting, h uint64) (int, bool) {
 
 type envelope struct {
 	src, dst, tag int32
-	comm          uint64
+	ci            uint32
 }
 
 // collContext marks the messages of decomposed collectives, which MPI
@@ -129,6 +146,155 @@ type lowerer struct {
 	lastComm  uint64
 	lastCI    uint32
 	lastOK    bool
+	opCap     []int64 // per rank, its ops at most (demandOf)
+}
+
+func (l *lowerer) callCap(rk *trace.Rank) int {
+	n := 0
+	for i := range rk.Events {
+		if rk.Events[i].Op.Call() {
+			n++
+		}
+	}
+	return n
+}
+
+// demand is what lowering a trace makes at most: its postings, per rank
+// its engine ops, its calls, and the postings of decomposed collectives
+// by op (for the refusal).
+type demand struct {
+	posts, calls int64
+	ops          []int64
+	collPosts    map[trace.Op]int64
+	collCalls    map[trace.Op]int64
+}
+
+// demandOf counts, in one pass over the events and without building
+// anything, the postings and ops lowerRank makes at most: a blocking send
+// or receive posts once and waits once, a non-blocking one or a Start
+// posts, a completion waits, a Sendrecv does both twice, a decomposed
+// collective posts and waits once per message of its algorithm (Xfers:
+// p-1 of each per member for a large all-to-all, so p(p-1) per call), and
+// every other call is one op.
+func demandOf(t *trace.Trace, cm CollectiveModel) demand {
+	d := demand{ops: make([]int64, len(t.Ranks)), collPosts: map[trace.Op]int64{}, collCalls: map[trace.Op]int64{}}
+	for r, rk := range t.Ranks {
+		var ops int64
+		for i := range rk.Events {
+			e := &rk.Events[i]
+			switch o := e.Op; {
+			case o == trace.OpComplete:
+				ops++
+			case !o.Call():
+			case o == trace.OpSend || o == trace.OpSsend || o == trace.OpBsend || o == trace.OpRsend || o == trace.OpRecv:
+				d.calls++
+				ops, d.posts = ops+2, d.posts+1
+			case o.Sends() || o == trace.OpIrecv || o == trace.OpStart:
+				d.calls++
+				ops, d.posts = ops+1, d.posts+1
+			case o == trace.OpSendrecv || o == trace.OpSendrecvReplace:
+				d.calls++
+				ops, d.posts = ops+4, d.posts+2
+			case o.Collective():
+				d.calls++
+				x := int64(collXfers(rk, e, cm))
+				ops, d.posts = ops+max(2*x, 1), d.posts+x
+				if x > 0 {
+					d.collPosts[o] += x
+					d.collCalls[o]++
+				}
+			default:
+				d.calls++
+				ops++
+			}
+		}
+		d.ops[r] = ops
+	}
+	return d
+}
+
+// collXfers is the number of messages collective e of rk lowers into: 0
+// when cm prices it whole or lowerRank refuses it.
+func collXfers(rk *trace.Rank, e *trace.Event, cm CollectiveModel) int {
+	_, members, ok := commID(rk, e.Comm)
+	if !ok {
+		return 0
+	}
+	me, root := -1, 0
+	for k, m := range members {
+		if m == int32(rk.Header.Rank) {
+			me = k
+		}
+		if e.Peer >= 0 && m == e.Peer {
+			root = k
+		}
+	}
+	if me < 0 {
+		return 0
+	}
+	if cm != nil {
+		if _, ok := cm.PriceCollective(e.Op, len(members), e.Bytes); ok {
+			return 0
+		}
+	}
+	return Xfers(e.Op, me, len(members), root, e.Bytes, max(e.Bytes2, 0))
+}
+
+// Memory per unit of a lowered program and its replay: a posting, an op,
+// a call, and per message (at most half the postings) its matched pair,
+// its engine state and its share of the matching's queues and maps.
+var (
+	postingBytes = float64(unsafe.Sizeof(posting{}))
+	opBytes      = float64(unsafe.Sizeof(op{}))
+	callBytes    = float64(unsafe.Sizeof(call{}))
+	messageBytes = float64(unsafe.Sizeof(message{})+unsafe.Sizeof(msgState{})) + 32
+)
+
+// availableMemory is what this process may still allocate (a variable for
+// tests).
+var availableMemory = sysmem.Available
+
+// bytes is the memory of the lowered program and its replay.
+func (d demand) bytes() float64 {
+	var ops int64
+	for _, n := range d.ops {
+		ops += n
+	}
+	return float64(d.posts)*postingBytes + float64(ops)*opBytes + float64(d.calls)*callBytes + float64(d.posts/2)*messageBytes
+}
+
+// check refuses, as bad input before anything is built, a lowered program
+// larger than this process may take (the trace read already, its lowering
+// is counted against what is left), or with more messages than an op's
+// index reaches. The refusal names the collectives that decompose into
+// most messages, the usual cause: a file of a few MB can hold 2^20 of
+// them.
+func (d demand) check(t *trace.Trace) error {
+	need := d.bytes()
+	avail, src, ok := availableMemory()
+	tooMany := d.posts > math.MaxInt32
+	for _, n := range d.ops {
+		tooMany = tooMany || n > math.MaxInt32
+	}
+	if !tooMany && (!ok || need <= float64(avail)) {
+		return nil
+	}
+	why := fmt.Sprintf("%d point-to-point messages", d.posts/2)
+	var worst trace.Op
+	for o, n := range d.collPosts {
+		if worst == 0 || n > d.collPosts[worst] || n == d.collPosts[worst] && o < worst {
+			worst = o
+		}
+	}
+	if worst != 0 {
+		why += fmt.Sprintf(" (of them %d from its %d MPI_%s calls on %d ranks, decomposed into their algorithm's messages)",
+			d.collPosts[worst]/2, d.collCalls[worst]/int64(len(t.Ranks)), worst, len(t.Ranks))
+	}
+	if tooMany {
+		return opts.Badf("%v: the trace lowers into %s, more than the %d replay indexes", results.ErrTooLarge, why, math.MaxInt32)
+	}
+	return opts.Badf("%v: the trace lowers into %s, which need about %s of memory, more than this process may take (%s)",
+		results.ErrTooLarge, why, sysmem.Format(need), sysmem.Allows(need, avail, src))
 }
 
 // Lower turns a trace into a Program: it resolves the requests' completions
@@ -139,11 +305,15 @@ type lowerer struct {
 // left unmatched is bad input naming its file, rank and event.
 func Lower(t *trace.Trace, cm CollectiveModel) (*Program, error) {
 	l := &lowerer{t: t, cm: cm, prog: &Program{}, colls: map[[2]uint64]int32{}, commIndex: map[uint64]uint32{}}
-	total := 0
-	for _, rk := range t.Ranks {
-		total += len(rk.Events)
+	d := demandOf(t, cm)
+	if err := d.check(t); err != nil {
+		return nil, err
 	}
-	l.posts = make([]posting, 0, total) // at most about one per event: no regrowth of the largest slice
+	// every slice at its final size: a regrown slice holds its old and new
+	// arrays at once, and a trace of collectives lowers into many more
+	// postings than it has events
+	l.posts = make([]posting, 0, d.posts)
+	l.opCap = d.ops
 	for r, rk := range t.Ranks {
 		if err := l.lowerRank(int32(r), rk); err != nil {
 			return nil, err
@@ -188,8 +358,8 @@ func (l *lowerer) post(rk *trace.Rank, ev int, peer, tag int32, comm uint64, byt
 		l.posts = append(l.posts, posting{})
 	}
 	p := &l.posts[pi]
-	*p = posting{rank: l.rank, event: int32(ev), peer: peer, tag: tag, comm: comm, bytes: bytes, send: send, sync: sync, wait: -1, ci: l.number(comm)}
-	l.posts[pi].op = l.emit(op{kind: k, arg: int32(pi)})
+	*p = posting{rank: l.rank, event: int32(ev), peer: peer, tag: tag, bytes: bytes, send: send, sync: sync, wait: -1, ci: l.number(comm), coll: comm&collContext != 0}
+	l.posts[pi].op = int32(l.emit(argOp(k, int32(pi))))
 	return pi
 }
 
@@ -198,7 +368,7 @@ func (l *lowerer) wait(pi int) {
 	if l.posts[pi].send {
 		k = kWaitSend
 	}
-	l.posts[pi].wait = l.emit(op{kind: k, arg: int32(pi)})
+	l.posts[pi].wait = int32(l.emit(argOp(k, int32(pi))))
 }
 
 func bad(rk *trace.Rank, ev int, format string, args ...any) error {
@@ -214,8 +384,8 @@ func commID(rk *trace.Rank, c int32) (uint64, []int32, bool) {
 
 func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 	l.rank, l.gap, l.curCal = r, 0, -1
-	l.ops = make([]op, 0, len(rk.Events)+len(rk.Events)/4)
-	l.calls = make([]call, 0, len(rk.Events))
+	l.ops = make([]op, 0, l.opCap[r])
+	l.calls = make([]call, 0, l.callCap(rk))
 	first := len(l.posts)
 	l.seq = map[uint64]uint64{}
 	pending := reqQueues{}                 // request handle -> postings not yet completed
@@ -246,13 +416,13 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 		}
 		switch o := e.Op; {
 		case o == trace.OpFinalize:
-			l.emit(op2(kEnd))
+			l.emit(op{kind: kEnd})
 		case o == trace.OpSend || o == trace.OpSsend || o == trace.OpBsend || o == trace.OpRsend:
 			if err := needComm(); err != nil {
 				return err
 			}
 			if e.Peer == trace.PeerNull {
-				l.emit(op{kind: kDelay, dur: dur})
+				l.emit(delayOp(dur))
 				break
 			}
 			l.wait(l.post(rk, i, e.Peer, e.Tag, cid, e.Bytes, true, o == trace.OpSsend))
@@ -261,7 +431,7 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 				return err
 			}
 			if e.Peer == trace.PeerNull {
-				l.emit(op{kind: kDelay, dur: dur})
+				l.emit(delayOp(dur))
 				break
 			}
 			l.wait(l.post(rk, i, e.Peer, e.Tag, cid, e.Bytes2, false, false))
@@ -270,7 +440,7 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 				return err
 			}
 			if e.Peer == trace.PeerNull {
-				l.emit(op{kind: kDelay, dur: dur})
+				l.emit(delayOp(dur))
 				break
 			}
 			send := o != trace.OpIrecv
@@ -281,14 +451,14 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 				return err
 			}
 			persistent[e.Req] = *e
-			l.emit(op{kind: kDelay, dur: dur})
+			l.emit(delayOp(dur))
 		case o == trace.OpStart:
 			in, ok := persistent[e.Req]
 			if !ok {
 				return bad(rk, i, "Start of request %#x, which no Send_init or Recv_init created", e.Req)
 			}
 			if in.Peer == trace.PeerNull {
-				l.emit(op{kind: kDelay, dur: dur})
+				l.emit(delayOp(dur))
 				break
 			}
 			icid, _, _ := commID(rk, in.Comm)
@@ -296,7 +466,7 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 			inflight.push(l.posts, e.Req, pi)
 		case o == trace.OpRequestFree:
 			delete(persistent, e.Req)
-			l.emit(op{kind: kDelay, dur: dur})
+			l.emit(delayOp(dur))
 		case o == trace.OpWait || o == trace.OpWaitall || o == trace.OpWaitany || o == trace.OpWaitsome ||
 			o == trace.OpTest || o == trace.OpTestall || o == trace.OpTestany || o == trace.OpTestsome:
 			n := len(l.ops)
@@ -305,10 +475,10 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 				return err
 			}
 			if len(l.ops) == n { // nothing modelled completed: a poll's time is waiting, re-derived where it completes
-				l.emit(op{kind: kDelay})
+				l.emit(delayOp(0))
 			}
 		case o == trace.OpPollRun || o == trace.OpProbe || o == trace.OpIprobe:
-			l.emit(op{kind: kDelay})
+			l.emit(delayOp(0))
 		case o == trace.OpSendrecv || o == trace.OpSendrecvReplace:
 			if err := needComm(); err != nil {
 				return err
@@ -324,7 +494,7 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 				l.wait(pi)
 			}
 			if len(ps) == 0 {
-				l.emit(op{kind: kDelay, dur: dur})
+				l.emit(delayOp(dur))
 			}
 		case o.Collective():
 			if err := needComm(); err != nil {
@@ -337,7 +507,7 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 			// no posting of its handle and completes at once
 		default:
 			// communicator management and other local calls: their measured time
-			l.emit(op{kind: kDelay, dur: dur})
+			l.emit(delayOp(dur))
 		}
 	}
 	if len(l.ops) == 0 || l.ops[len(l.ops)-1].kind != kEnd {
@@ -345,7 +515,9 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 	}
 	for pi := first; pi < len(l.posts); pi++ {
 		if p := &l.posts[pi]; !p.send && p.wait < 0 {
-			l.ops[p.op] = op{kind: kDelay, call: l.ops[p.op].call, gap: l.ops[p.op].gap} // never completed: not a message
+			o := delayOp(0) // never completed: not a message
+			o.call, o.gap = l.ops[p.op].call, l.ops[p.op].gap
+			l.ops[p.op] = o
 		}
 	}
 	l.prog.Ranks = append(l.prog.Ranks, l.ops)
@@ -397,8 +569,6 @@ func (l *lowerer) completions(rk *trace.Rank, i int, last int64, pending, inflig
 	return i, last, nil
 }
 
-func op2(k kind) op { return op{kind: k} }
-
 // actualSource translates a completion's source, a rank of the posting's
 // communicator, to a world rank.
 func (l *lowerer) actualSource(rk *trace.Rank, ev int, p *posting, c *trace.Event) (int32, error) {
@@ -442,7 +612,7 @@ func (l *lowerer) collective(rk *trace.Rank, ev int, e *trace.Event, cid uint64,
 				inst = int32(len(l.prog.Colls) - 1)
 				l.colls[key] = inst
 			}
-			l.emit(op{kind: kColl, arg: inst})
+			l.emit(argOp(kColl, inst))
 			return nil
 		}
 	}
@@ -456,7 +626,7 @@ func (l *lowerer) collective(rk *trace.Rank, ev int, e *trace.Event, cid uint64,
 	}
 	rounds := Decompose(e.Op, me, p, root, e.Bytes, max(e.Bytes2, 0))
 	if len(rounds) == 0 {
-		l.emit(op{kind: kDelay})
+		l.emit(delayOp(0))
 		return nil
 	}
 	// One tag for every step: the messages between two members follow in
@@ -514,7 +684,7 @@ func (l *lowerer) match() error {
 		if packed {
 			q, ok = fast[k]
 		} else {
-			q, ok = slow[envelope{src, dst, tag, p.comm}]
+			q, ok = slow[envelope{src, dst, tag, p.ci}]
 		}
 		if ok || !create {
 			if !ok {
@@ -527,7 +697,7 @@ func (l *lowerer) match() error {
 		if packed {
 			fast[k] = q
 		} else {
-			slow[envelope{src, dst, tag, p.comm}] = q
+			slow[envelope{src, dst, tag, p.ci}] = q
 		}
 		return q
 	}
@@ -584,7 +754,7 @@ func (l *lowerer) match() error {
 // each member's own totals.
 func (l *lowerer) truncated(si, ri int) error {
 	s, r := &l.posts[si], &l.posts[ri]
-	if s.comm&collContext != 0 || r.bytes < 0 || r.bytes >= s.bytes {
+	if s.coll || r.bytes < 0 || r.bytes >= s.bytes {
 		return nil
 	}
 	srk, rrk := l.t.Ranks[s.rank], l.t.Ranks[r.rank]
@@ -595,9 +765,9 @@ func (l *lowerer) truncated(si, ri int) error {
 
 func (l *lowerer) patch(p *posting, mi int32) {
 	ops := l.prog.Ranks[p.rank]
-	ops[p.op].arg = mi
+	ops[p.op].v = uint64(uint32(mi))
 	if p.wait >= 0 {
-		ops[p.wait].arg = mi
+		ops[p.wait].v = uint64(uint32(mi))
 	}
 }
 
@@ -606,7 +776,7 @@ func (l *lowerer) unmatched(pi int, what, why string) error {
 	rk := l.t.Ranks[p.rank]
 	e := rk.Events[p.event]
 	ctx := "point-to-point"
-	if p.comm&collContext != 0 {
+	if p.coll {
 		ctx = "a step of the collective's algorithm"
 	}
 	dir := "to"

@@ -218,44 +218,52 @@ func TestScale(t *testing.T) {
 // naming the file, the rank and the event.
 func TestBadTraces(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		make func() *trace.Trace
-		want string
+		name  string
+		make  func() *trace.Trace
+		want  string
+		avail int64 // what the process may take, when not what it may
 	}{
 		{"unmatched send", func() *trace.Trace {
 			b := newBuilder(2)
 			b.send(0, 1, 9, 64, 0)
 			return b.finish()
-		}, "synthetic/rank-0.cct: rank 0, event 0: Send of 64 bytes to rank 1 (tag 9, point-to-point) has no matching receive in rank 1's trace"},
+		}, "synthetic/rank-0.cct: rank 0, event 0: Send of 64 bytes to rank 1 (tag 9, point-to-point) has no matching receive in rank 1's trace", 0},
 		{"unmatched receive", func() *trace.Trace {
 			b := newBuilder(2)
 			b.recv(1, 0, 9, 64, 0)
 			return b.finish()
-		}, "rank-1.cct: rank 1, event 0: Recv of 64 bytes from rank 0 (tag 9, point-to-point) has no matching send in rank 0's trace"},
+		}, "rank-1.cct: rank 1, event 0: Recv of 64 bytes from rank 0 (tag 9, point-to-point) has no matching send in rank 0's trace", 0},
 		{"tag mismatch", func() *trace.Trace {
 			b := newBuilder(2)
 			b.send(0, 1, 1, 64, 0)
 			b.recv(1, 0, 2, 64, 0)
 			return b.finish()
-		}, "no matching receive"},
+		}, "no matching receive", 0},
 		{"receive smaller than its send", func() *trace.Trace {
 			b := newBuilder(2)
 			b.send(0, 1, 0, 8, 0)
 			b.recv(1, 0, 0, 4, 0)
 			return b.finish()
-		}, "synthetic/rank-1.cct: offset 144 (event 0): Recv of 4 bytes from rank 0 (tag 0) matches the Send of 8 bytes at synthetic/rank-0.cct: offset 144 (event 0): a receive holds at least the bytes of its matched send (a real run fails with MPI_ERR_TRUNCATE)"},
+		}, "synthetic/rank-1.cct: offset 144 (event 0): Recv of 4 bytes from rank 0 (tag 0) matches the Send of 8 bytes at synthetic/rank-0.cct: offset 144 (event 0): a receive holds at least the bytes of its matched send (a real run fails with MPI_ERR_TRUNCATE)", 0},
 		{"no finalize", func() *trace.Trace {
 			b := newBuilder(1)
 			b.call(0, 0, 10, trace.Event{Op: trace.OpBarrier})
 			return b.t
-		}, "rank 0, event 0: the trace has no MPI_Finalize"},
+		}, "rank 0, event 0: the trace has no MPI_Finalize", 0},
 		{"start without init", func() *trace.Trace {
 			b := newBuilder(1)
 			b.call(0, 0, 10, trace.Event{Op: trace.OpStart, Req: 77})
 			return b.finish()
-		}, "Start of request 0x4d, which no Send_init or Recv_init created"},
+		}, "Start of request 0x4d, which no Send_init or Recv_init created", 0},
+		{"collectives decomposing beyond memory", func() *trace.Trace {
+			return alltoalls(16, 10, 16<<16)
+		}, "too large: the trace lowers into 2400 point-to-point messages (of them 2400 from its 10 MPI_Alltoall calls on 16 ranks, decomposed into their algorithm's messages), which need about", 100 << 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.avail > 0 {
+				defer func(f func() (int64, string, bool)) { availableMemory = f }(availableMemory)
+				availableMemory = func() (int64, string, bool) { return tc.avail, "a test's limit", true }
+			}
 			_, err := Lower(tc.make(), nil)
 			if err == nil || !opts.IsBadInput(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want bad input with %q", err, tc.want)
@@ -289,7 +297,9 @@ func TestDeadlock(t *testing.T) {
 // and a broadcast or reduction touches every member once.
 func TestDecompose(t *testing.T) {
 	ops := []trace.Op{trace.OpBarrier, trace.OpBcast, trace.OpReduce, trace.OpAllreduce, trace.OpGather, trace.OpScatter,
-		trace.OpAllgather, trace.OpAlltoall, trace.OpReduceScatter, trace.OpScan}
+		trace.OpAllgather, trace.OpAlltoall, trace.OpReduceScatter, trace.OpScan, trace.OpExscan, trace.OpIbarrier, trace.OpIbcast,
+		trace.OpIreduce, trace.OpIallreduce, trace.OpGatherv, trace.OpScatterv, trace.OpAllgatherv, trace.OpIallgather,
+		trace.OpAlltoallv, trace.OpIalltoall, trace.OpReduceScatterBlock}
 	for p := 2; p <= 13; p++ {
 		for _, op := range ops {
 			for _, m := range []int64{8, 1 << 20} {
@@ -305,7 +315,13 @@ func TestDecompose(t *testing.T) {
 				recvs := make([]int, p)
 				for me := 0; me < p; me++ {
 					sent, recvd := m, m
-					switch op {
+					base := map[trace.Op]trace.Op{trace.OpAlltoallv: trace.OpAlltoall, trace.OpIalltoall: trace.OpAlltoall,
+						trace.OpReduceScatterBlock: trace.OpReduceScatter, trace.OpGatherv: trace.OpGather, trace.OpScatterv: trace.OpScatter,
+						trace.OpAllgatherv: trace.OpAllgather, trace.OpIallgather: trace.OpAllgather}[op]
+					if base == 0 {
+						base = op
+					}
+					switch base {
 					case trace.OpAlltoall, trace.OpReduceScatter:
 						sent, recvd = m*int64(p), m*int64(p)
 					case trace.OpGather:
@@ -319,7 +335,9 @@ func TestDecompose(t *testing.T) {
 					case trace.OpAllgather:
 						recvd = m * int64(p)
 					}
+					n := 0
 					for _, rd := range Decompose(op, me, p, root, sent, recvd) {
+						n += len(rd)
 						for _, x := range rd {
 							if x.Send {
 								count[pair{me, x.Peer, x.Bytes}]++
@@ -329,13 +347,16 @@ func TestDecompose(t *testing.T) {
 							}
 						}
 					}
+					if x := Xfers(op, me, p, root, sent, recvd); x != n {
+						t.Fatalf("%s p=%d m=%d root=%d member %d: Xfers counts %d messages, Decompose makes %d", op, p, m, root, me, x, n)
+					}
 				}
 				for k, v := range count {
 					if v != 0 {
 						t.Fatalf("%s p=%d m=%d root=%d: %d unmatched %d-byte messages %d -> %d", op, p, m, root, v, k.bytes, k.a, k.b)
 					}
 				}
-				if op == trace.OpBcast || op == trace.OpScatter {
+				if op == trace.OpBcast || op == trace.OpScatter || op == trace.OpIbcast || op == trace.OpScatterv {
 					for me, n := range recvs {
 						if want := boolInt(me != root); n != want {
 							t.Fatalf("%s p=%d: member %d receives %d times, want %d", op, p, me, n, want)
@@ -407,6 +428,38 @@ func TestCalibrationLeavesOutUnusableKinds(t *testing.T) {
 	for _, p := range pricers {
 		if p.Name == "loggp" {
 			t.Error("loggp kept")
+		}
+	}
+}
+
+// alltoalls is n MPI_Alltoall calls of bytes per member on p ranks.
+func alltoalls(p, n int, bytes int64) *trace.Trace {
+	b := newBuilder(p)
+	for i := 0; i < n; i++ {
+		for r := 0; r < p; r++ {
+			b.call(r, 1000, 5000, trace.Event{Op: trace.OpAlltoall, Peer: trace.PeerNone, Bytes: bytes, Bytes2: bytes})
+		}
+	}
+	return b.finish()
+}
+
+// TestLowerDemand: the lowering's count before it lowers bounds what it
+// builds (every slice at its final size), and a trace of collectives
+// within the limit lowers.
+func TestLowerDemand(t *testing.T) {
+	for _, tr := range []*trace.Trace{alltoalls(16, 10, 16<<16), alltoalls(13, 3, 13*64), ring(5, 400)} {
+		d := demandOf(tr, nil)
+		prog, err := Lower(tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(prog.Msgs)) > d.posts/2 {
+			t.Errorf("%d messages, the demand counted %d postings", len(prog.Msgs), d.posts)
+		}
+		for r, ops := range prog.Ranks {
+			if int64(len(ops)) > d.ops[r] || cap(ops) != int(d.ops[r]) {
+				t.Errorf("rank %d: %d ops (capacity %d), the demand counted %d", r, len(ops), cap(ops), d.ops[r])
+			}
 		}
 	}
 }
