@@ -460,6 +460,12 @@ func (rk *Rank) check(d *decoder) error {
 		if why := e.fieldFault(); why != "" {
 			return bad(i, "%s", why)
 		}
+		if why := e.peerFault(); why != "" {
+			return bad(i, "%s", why)
+		}
+	}
+	if err := rk.checkRequests(bad); err != nil {
+		return err
 	}
 	for ci, c := range rk.Comms {
 		if len(c.Members) != int(declared[ci]) {
@@ -642,6 +648,153 @@ func (e *Event) payloadFault() string {
 		}
 	}
 	return ""
+}
+
+// peerFault says why a completed receive's source is none the library
+// writes, or "": a Recv, Probe, Sendrecv's receive and an Iprobe that
+// found a message record the source of their status, a rank or
+// MPI_PROC_NULL, never MPI_ANY_SOURCE (which only a posted receive,
+// Irecv or Recv_init, carries until its completion names the source).
+func (e *Event) peerFault() string {
+	src, field := e.Peer, "peer, the field at offset 8"
+	switch e.Op {
+	case OpRecv, OpProbe:
+	case OpIprobe:
+		if e.Flags&FlagTrue == 0 {
+			return ""
+		}
+	case OpSendrecv, OpSendrecvReplace:
+		src, field = e.Peer2, "peer2, the field at offset 16"
+	default:
+		return ""
+	}
+	if src == PeerAny {
+		return fmt.Sprintf("%s completed from MPI_ANY_SOURCE (%d, %s): a completed receive records its status's actual source", e.Op, src, field)
+	}
+	return ""
+}
+
+// checkRequests verifies the requests' events as the library writes them
+// (cctrace.c):
+//
+//   - a Wait* or Test* call's req (offset 40) counts the requests it
+//     completed: Wait 1, or 0 on MPI_REQUEST_NULL; Test and Testany 1 when
+//     they found one (FlagTrue), else 0; Waitall and Testall all of the call's
+//     requests (its tag, offset 12) when they completed, Waitsome and
+//     Testsome at most those;
+//   - completions follow only such a call (flushes may fall between),
+//     one per completed request that is not MPI_REQUEST_NULL: exactly req
+//     after a Wait, at most req after the others;
+//   - a receive posted to a rank (Irecv, or Start of a Recv_init) holds a
+//     request of its own until it completes or is freed: no other call
+//     posts on its handle meanwhile, and it takes no handle a pending
+//     call holds. Sends may share one (Open MPI hands its one completed
+//     request to every send that completed at once).
+//
+// A completion of a handle no traced call created is read: the calls the
+// library does not wrap (MPI_Igatherv, MPI_Imrecv, MPI-IO, persistent
+// collectives) make such requests.
+func (rk *Rank) checkRequests(bad func(int, string, ...any) error) error {
+	type state struct {
+		pending int  // postings not yet completed
+		recv    bool // the one pending posting is a receive to a rank
+	}
+	reqs := map[uint64]state{}
+	recvInit := map[uint64]bool{} // persistent requests: a receive's?
+	owed, exact, caller := int64(0), false, -1
+	settle := func(i int) error {
+		if exact && owed > 0 {
+			return bad(caller, "%s with req %d (the field at offset 40) is followed by %d fewer completions: the library writes one completion per request a Wait completed", rk.Events[caller].Op, rk.Events[caller].Req, owed)
+		}
+		owed, exact, caller = 0, false, -1
+		return nil
+	}
+	post := func(i int, h uint64, recv bool) error {
+		st := reqs[h]
+		if st.recv || recv && st.pending > 0 {
+			held := "send"
+			if st.recv {
+				held = "receive"
+			}
+			return bad(i, "%s on request %#x (req, the field at offset 40) while a %s on that handle is pending: a pending receive's request is its own", rk.Events[i].Op, h, held)
+		}
+		reqs[h] = state{pending: st.pending + 1, recv: recv}
+		return nil
+	}
+	for i := range rk.Events {
+		e := &rk.Events[i]
+		switch o := e.Op; {
+		case o == OpFlush:
+			continue
+		case o == OpComplete:
+			if caller < 0 || owed == 0 {
+				return bad(i, "a completion of request %#x where no Wait or Test call completed one more (the library writes completions after the call, as many as its req counts)", e.Req)
+			}
+			owed--
+			if st := reqs[e.Req]; st.pending > 1 {
+				reqs[e.Req] = state{pending: st.pending - 1}
+			} else {
+				delete(reqs, e.Req)
+			}
+			continue
+		}
+		if err := settle(i); err != nil {
+			return err
+		}
+		switch o := e.Op; o {
+		case OpIsend, OpIssend, OpIbsend, OpIrsend, OpIrecv:
+			if e.Peer != PeerNull {
+				if err := post(i, e.Req, o == OpIrecv); err != nil {
+					return err
+				}
+			}
+		case OpSendInit, OpSsendInit, OpRecvInit:
+			if e.Peer != PeerNull {
+				recvInit[e.Req] = o == OpRecvInit
+			}
+		case OpStart:
+			if recv, ok := recvInit[e.Req]; ok {
+				if err := post(i, e.Req, recv); err != nil {
+					return err
+				}
+			}
+		case OpRequestFree:
+			delete(reqs, e.Req)
+			delete(recvInit, e.Req)
+		case OpWait, OpTest, OpTestany, OpWaitany, OpWaitall, OpTestall, OpWaitsome, OpTestsome:
+			if why := e.countFault(); why != "" {
+				return bad(i, "%s", why)
+			}
+			owed, exact, caller = int64(e.Req), o == OpWait, i
+		}
+	}
+	return settle(len(rk.Events))
+}
+
+// countFault says why a Wait* or Test* call's counts (req at offset 40,
+// the requests completed; tag at offset 12, the call's requests) are none
+// the library writes, or "".
+func (e *Event) countFault() string {
+	found := e.Flags&FlagTrue != 0
+	n, req := int64(e.Tag), e.Req
+	var ok bool
+	want := ""
+	switch e.Op {
+	case OpWait:
+		ok, want = req <= 1, "1, or 0 on MPI_REQUEST_NULL"
+	case OpTest, OpTestany, OpWaitany:
+		ok, want = found && req == 1 || !found && req == 0, "1 when it completed a request (FlagTrue), else 0"
+	case OpWaitall, OpTestall:
+		ok, want = n >= 0 && (found && req == uint64(n) || !found && req == 0), "the call's requests (its tag) when it completed them (FlagTrue), else 0"
+	case OpWaitsome, OpTestsome:
+		ok, want = n >= 0 && (found && req >= 1 && req <= uint64(n) || !found && req == 0), "1 to the call's requests (its tag) when it completed some (FlagTrue), else 0"
+	default:
+		return ""
+	}
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf("%s with req %d and tag %d (the fields at offsets 40 and 12): req counts the requests it completed; the library records %s", e.Op, req, e.Tag, want)
 }
 
 // eagerLimitOK reports whether a header's eager limit is -1 (unknown) or

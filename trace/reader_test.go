@@ -328,54 +328,91 @@ func TestFieldRules(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		ev   Event
-		want string // "" when the event is read
+		want string  // "" when the event is read
+		more []Event // written after ev
+		at   int     // the refused event, after the 5 definitions: 0 for ev
 	}{
-		{"Send as written", Event{Op: OpSend, Peer: 1, Bytes: 800}, ""},
-		{"Send that receives", Event{Op: OpSend, Peer: 1, Bytes: 800, Bytes2: 8}, "Send with 8 bytes received: a send receives nothing"},
-		{"Isend that receives", Event{Op: OpIsend, Peer: 1, Bytes: 800, Bytes2: 1 << 20, Req: 5}, "Isend with 1048576 bytes received"},
-		{"Ssend that receives", Event{Op: OpSsend, Peer: 1, Bytes2: 1}, "Ssend with 1 bytes received"},
-		{"Bsend that receives", Event{Op: OpBsend, Peer: 1, Bytes2: 1}, "Bsend with 1 bytes received"},
-		{"Rsend that receives", Event{Op: OpRsend, Peer: 1, Bytes2: 1}, "Rsend with 1 bytes received"},
-		{"Issend that receives", Event{Op: OpIssend, Peer: 1, Bytes2: 1}, "Issend with 1 bytes received"},
-		{"Ibsend that receives", Event{Op: OpIbsend, Peer: 1, Bytes2: 1}, "Ibsend with 1 bytes received"},
-		{"Irsend that receives", Event{Op: OpIrsend, Peer: 1, Bytes2: 1}, "Irsend with 1 bytes received"},
-		{"Send_init that receives", Event{Op: OpSendInit, Peer: 1, Bytes2: 1}, "Send_init with 1 bytes received"},
-		{"Ssend_init that receives", Event{Op: OpSsendInit, Peer: 1, Bytes2: 1}, "Ssend_init with 1 bytes received"},
-		{"Recv as written", Event{Op: OpRecv, Peer: 1, Bytes: 1024, Bytes2: 800}, ""},
-		{"Recv of an undefined count", Event{Op: OpRecv, Peer: 1, Bytes: 1024, Bytes2: -1}, ""},
-		{"Recv beyond its buffer", Event{Op: OpRecv, Peer: 1, Bytes: 800, Bytes2: 800 + 1<<20}, "Recv received 1049376 bytes into a buffer of 800"},
-		{"Sendrecv_replace beyond its buffer", Event{Op: OpSendrecvReplace, Peer: 1, Peer2: 1, Bytes: 8, Bytes2: 16}, "Sendrecv_replace received 16 bytes into a buffer of 8"},
-		{"Sendrecv as written", Event{Op: OpSendrecv, Peer: 1, Peer2: 1, Bytes: 8, Bytes2: 16}, ""},
-		{"Irecv as written", Event{Op: OpIrecv, Peer: 1, Bytes: 1024, Req: 7}, ""},
-		{"Irecv that received", Event{Op: OpIrecv, Peer: 1, Bytes: 1024, Bytes2: 4, Req: 7}, "Irecv with 4 bytes received: a posted receive's size is its completion's"},
-		{"Recv_init that received", Event{Op: OpRecvInit, Peer: 1, Bytes: 1024, Bytes2: 4, Req: 7}, "Recv_init with 4 bytes received"},
-		{"Probe as written", Event{Op: OpProbe, Peer: 1, Flags: FlagTrue, Bytes2: 64}, ""},
-		{"Probe that sends", Event{Op: OpProbe, Peer: 1, Flags: FlagTrue, Bytes: 1 << 20, Bytes2: 64}, "Probe with 1048576 bytes sent: it sends nothing"},
-		{"Iprobe that found", Event{Op: OpIprobe, Peer: 1, Flags: FlagTrue, Bytes2: 64}, ""},
-		{"Iprobe that found nothing", Event{Op: OpIprobe, Peer: 1, Bytes: 1}, ""},
-		{"Iprobe that found and sends", Event{Op: OpIprobe, Peer: 1, Flags: FlagTrue, Bytes: 1, Bytes2: 64}, "Iprobe with 1 bytes sent: the library records 0 there"},
-		{"Iprobe that found nothing but a size", Event{Op: OpIprobe, Peer: 1, Bytes: 1, Bytes2: 64}, "Iprobe with 64 bytes received: only a probe that found a message"},
-		{"Test that found", Event{Op: OpTest, Comm: -1, Tag: 1, Flags: FlagTrue, Req: 1}, ""},
-		{"Test that found nothing", Event{Op: OpTest, Comm: -1, Tag: 1, Bytes: 1}, ""},
-		{"Test that found nothing, 0 polls", Event{Op: OpTest, Comm: -1, Tag: 1}, "Test with 0 bytes sent: the library records 1 there"},
-		{"Testall that receives", Event{Op: OpTestall, Comm: -1, Tag: 2, Flags: FlagTrue, Bytes2: 8}, "Testall with 8 bytes received"},
-		{"Testany that sends", Event{Op: OpTestany, Comm: -1, Tag: 2, Flags: FlagTrue, Bytes: 8}, "Testany with 8 bytes sent"},
-		{"Testsome that sends", Event{Op: OpTestsome, Comm: -1, Tag: 2, Flags: FlagTrue, Bytes: 8}, "Testsome with 8 bytes sent"},
-		{"Wait that receives", Event{Op: OpWait, Bytes2: 8}, "Wait with 0 bytes sent, 8 received: it moves no data"},
-		{"Waitall that sends", Event{Op: OpWaitall, Comm: -1, Bytes: 8}, "Waitall with 8 bytes sent, 0 received"},
-		{"Start that sends", Event{Op: OpStart, Bytes: 8, Req: 3}, "Start with 8 bytes sent, 0 received"},
-		{"Barrier that sends", Event{Op: OpBarrier, Bytes: 8}, "Barrier with 8 bytes sent, 0 received"},
-		{"Comm_dup that receives", Event{Op: OpCommDup, Peer2: PeerNone, Bytes2: 8}, "Comm_dup with 0 bytes sent, 8 received"},
-		{"Bcast as written", Event{Op: OpBcast, Peer: 0, Bytes: 12, Bytes2: 12}, ""},
-		{"Bcast of two sizes", Event{Op: OpBcast, Peer: 0, Bytes: 12, Bytes2: 12 + 1<<20}, "Bcast of 12 bytes sent, 1048588 received: its one buffer's size is both"},
-		{"Allreduce of two sizes", Event{Op: OpAllreduce, Bytes: 1<<20 + 8, Bytes2: 8}, "Allreduce of 1048584 bytes sent, 8 received"},
-		{"Gather as written", Event{Op: OpGather, Peer: 0, Bytes: 8, Bytes2: 16}, ""},
-		{"poll run as written", Event{Op: OpPollRun, Comm: -1, Bytes: 3, Peer: 3}, ""},
-		{"poll run of no calls", Event{Op: OpPollRun, Comm: -1, Peer: 3}, "(polls that found nothing) with 0 calls and 0 bytes received"},
-		{"poll run of 2^40 calls", Event{Op: OpPollRun, Comm: -1, Bytes: 1 << 40, Peer: 3}, "(polls that found nothing) with 1099511627776 calls, by kind 3, 0, 0 and 0: the library counts each call once by its kind"},
-		{"poll run of a negative kind", Event{Op: OpPollRun, Comm: -1, Bytes: 1, Peer: 2, Tag2: -1}, "with 1 calls, by kind 2, 0, 0 and -1"},
-		{"poll run by every kind", Event{Op: OpPollRun, Comm: -1, Bytes: 10, Peer: 1, Tag: 2, Peer2: 3, Tag2: 4}, ""},
-		{"flush that receives", Event{Op: OpFlush, Bytes2: 1}, "(trace flush) with 0 bytes sent, 1 received"},
+		{"Send as written", Event{Op: OpSend, Peer: 1, Bytes: 800}, "", nil, 0},
+		{"Send that receives", Event{Op: OpSend, Peer: 1, Bytes: 800, Bytes2: 8}, "Send with 8 bytes received: a send receives nothing", nil, 0},
+		{"Isend that receives", Event{Op: OpIsend, Peer: 1, Bytes: 800, Bytes2: 1 << 20, Req: 5}, "Isend with 1048576 bytes received", nil, 0},
+		{"Ssend that receives", Event{Op: OpSsend, Peer: 1, Bytes2: 1}, "Ssend with 1 bytes received", nil, 0},
+		{"Bsend that receives", Event{Op: OpBsend, Peer: 1, Bytes2: 1}, "Bsend with 1 bytes received", nil, 0},
+		{"Rsend that receives", Event{Op: OpRsend, Peer: 1, Bytes2: 1}, "Rsend with 1 bytes received", nil, 0},
+		{"Issend that receives", Event{Op: OpIssend, Peer: 1, Bytes2: 1}, "Issend with 1 bytes received", nil, 0},
+		{"Ibsend that receives", Event{Op: OpIbsend, Peer: 1, Bytes2: 1}, "Ibsend with 1 bytes received", nil, 0},
+		{"Irsend that receives", Event{Op: OpIrsend, Peer: 1, Bytes2: 1}, "Irsend with 1 bytes received", nil, 0},
+		{"Send_init that receives", Event{Op: OpSendInit, Peer: 1, Bytes2: 1}, "Send_init with 1 bytes received", nil, 0},
+		{"Ssend_init that receives", Event{Op: OpSsendInit, Peer: 1, Bytes2: 1}, "Ssend_init with 1 bytes received", nil, 0},
+		{"Recv as written", Event{Op: OpRecv, Peer: 1, Bytes: 1024, Bytes2: 800}, "", nil, 0},
+		{"Recv of an undefined count", Event{Op: OpRecv, Peer: 1, Bytes: 1024, Bytes2: -1}, "", nil, 0},
+		{"Recv beyond its buffer", Event{Op: OpRecv, Peer: 1, Bytes: 800, Bytes2: 800 + 1<<20}, "Recv received 1049376 bytes into a buffer of 800", nil, 0},
+		{"Sendrecv_replace beyond its buffer", Event{Op: OpSendrecvReplace, Peer: 1, Peer2: 1, Bytes: 8, Bytes2: 16}, "Sendrecv_replace received 16 bytes into a buffer of 8", nil, 0},
+		{"Sendrecv as written", Event{Op: OpSendrecv, Peer: 1, Peer2: 1, Bytes: 8, Bytes2: 16}, "", nil, 0},
+		{"Irecv as written", Event{Op: OpIrecv, Peer: 1, Bytes: 1024, Req: 7}, "", nil, 0},
+		{"Irecv that received", Event{Op: OpIrecv, Peer: 1, Bytes: 1024, Bytes2: 4, Req: 7}, "Irecv with 4 bytes received: a posted receive's size is its completion's", nil, 0},
+		{"Recv_init that received", Event{Op: OpRecvInit, Peer: 1, Bytes: 1024, Bytes2: 4, Req: 7}, "Recv_init with 4 bytes received", nil, 0},
+		{"Probe as written", Event{Op: OpProbe, Peer: 1, Flags: FlagTrue, Bytes2: 64}, "", nil, 0},
+		{"Probe that sends", Event{Op: OpProbe, Peer: 1, Flags: FlagTrue, Bytes: 1 << 20, Bytes2: 64}, "Probe with 1048576 bytes sent: it sends nothing", nil, 0},
+		{"Iprobe that found", Event{Op: OpIprobe, Peer: 1, Flags: FlagTrue, Bytes2: 64}, "", nil, 0},
+		{"Iprobe that found nothing", Event{Op: OpIprobe, Peer: 1, Bytes: 1}, "", nil, 0},
+		{"Iprobe that found and sends", Event{Op: OpIprobe, Peer: 1, Flags: FlagTrue, Bytes: 1, Bytes2: 64}, "Iprobe with 1 bytes sent: the library records 0 there", nil, 0},
+		{"Iprobe that found nothing but a size", Event{Op: OpIprobe, Peer: 1, Bytes: 1, Bytes2: 64}, "Iprobe with 64 bytes received: only a probe that found a message", nil, 0},
+		{"Test that found", Event{Op: OpTest, Comm: -1, Tag: 1, Flags: FlagTrue, Req: 1}, "", nil, 0},
+		{"Test that found nothing", Event{Op: OpTest, Comm: -1, Tag: 1, Bytes: 1}, "", nil, 0},
+		{"Test that found nothing, 0 polls", Event{Op: OpTest, Comm: -1, Tag: 1}, "Test with 0 bytes sent: the library records 1 there", nil, 0},
+		{"Testall that receives", Event{Op: OpTestall, Comm: -1, Tag: 2, Flags: FlagTrue, Bytes2: 8}, "Testall with 8 bytes received", nil, 0},
+		{"Testany that sends", Event{Op: OpTestany, Comm: -1, Tag: 2, Flags: FlagTrue, Bytes: 8}, "Testany with 8 bytes sent", nil, 0},
+		{"Testsome that sends", Event{Op: OpTestsome, Comm: -1, Tag: 2, Flags: FlagTrue, Bytes: 8}, "Testsome with 8 bytes sent", nil, 0},
+		{"Wait that receives", Event{Op: OpWait, Bytes2: 8}, "Wait with 0 bytes sent, 8 received: it moves no data", nil, 0},
+		{"Waitall that sends", Event{Op: OpWaitall, Comm: -1, Bytes: 8}, "Waitall with 8 bytes sent, 0 received", nil, 0},
+		{"Start that sends", Event{Op: OpStart, Bytes: 8, Req: 3}, "Start with 8 bytes sent, 0 received", nil, 0},
+		{"Barrier that sends", Event{Op: OpBarrier, Bytes: 8}, "Barrier with 8 bytes sent, 0 received", nil, 0},
+		{"Comm_dup that receives", Event{Op: OpCommDup, Peer2: PeerNone, Bytes2: 8}, "Comm_dup with 0 bytes sent, 8 received", nil, 0},
+		{"Bcast as written", Event{Op: OpBcast, Peer: 0, Bytes: 12, Bytes2: 12}, "", nil, 0},
+		{"Bcast of two sizes", Event{Op: OpBcast, Peer: 0, Bytes: 12, Bytes2: 12 + 1<<20}, "Bcast of 12 bytes sent, 1048588 received: its one buffer's size is both", nil, 0},
+		{"Allreduce of two sizes", Event{Op: OpAllreduce, Bytes: 1<<20 + 8, Bytes2: 8}, "Allreduce of 1048584 bytes sent, 8 received", nil, 0},
+		{"Gather as written", Event{Op: OpGather, Peer: 0, Bytes: 8, Bytes2: 16}, "", nil, 0},
+		{"poll run as written", Event{Op: OpPollRun, Comm: -1, Bytes: 3, Peer: 3}, "", nil, 0},
+		{"poll run of no calls", Event{Op: OpPollRun, Comm: -1, Peer: 3}, "(polls that found nothing) with 0 calls and 0 bytes received", nil, 0},
+		{"poll run of 2^40 calls", Event{Op: OpPollRun, Comm: -1, Bytes: 1 << 40, Peer: 3}, "(polls that found nothing) with 1099511627776 calls, by kind 3, 0, 0 and 0: the library counts each call once by its kind", nil, 0},
+		{"poll run of a negative kind", Event{Op: OpPollRun, Comm: -1, Bytes: 1, Peer: 2, Tag2: -1}, "with 1 calls, by kind 2, 0, 0 and -1", nil, 0},
+		{"poll run by every kind", Event{Op: OpPollRun, Comm: -1, Bytes: 10, Peer: 1, Tag: 2, Peer2: 3, Tag2: 4}, "", nil, 0},
+		{"flush that receives", Event{Op: OpFlush, Bytes2: 1}, "(trace flush) with 0 bytes sent, 1 received", nil, 0},
+		// completed receives name their source
+		{"Recv from MPI_ANY_SOURCE", Event{Op: OpRecv, Peer: PeerAny, Flags: FlagAnySource, Bytes: 8, Bytes2: 8}, "Recv completed from MPI_ANY_SOURCE (-2, peer, the field at offset 8): a completed receive records its status's actual source", nil, 0},
+		{"Recv from MPI_PROC_NULL", Event{Op: OpRecv, Peer: PeerNull, Bytes: 8}, "", nil, 0},
+		{"Sendrecv from MPI_ANY_SOURCE", Event{Op: OpSendrecv, Peer: 1, Peer2: PeerAny, Flags: FlagAnySource, Bytes: 8, Bytes2: 8}, "Sendrecv completed from MPI_ANY_SOURCE (-2, peer2, the field at offset 16)", nil, 0},
+		{"Probe from MPI_ANY_SOURCE", Event{Op: OpProbe, Peer: PeerAny, Flags: FlagTrue | FlagAnySource, Bytes2: 8}, "Probe completed from MPI_ANY_SOURCE", nil, 0},
+		{"Iprobe that found, from MPI_ANY_SOURCE", Event{Op: OpIprobe, Peer: PeerAny, Flags: FlagTrue | FlagAnySource, Bytes2: 8}, "Iprobe completed from MPI_ANY_SOURCE", nil, 0},
+		{"Iprobe of MPI_ANY_SOURCE that found nothing", Event{Op: OpIprobe, Peer: PeerAny, Flags: FlagAnySource, Bytes: 1}, "", nil, 0},
+		{"Irecv from MPI_ANY_SOURCE", Event{Op: OpIrecv, Peer: PeerAny, Flags: FlagAnySource, Bytes: 8, Req: 0xabc}, "", nil, 0},
+		// requests and their completions, as cctrace.c writes them
+		{"Wait of MPI_REQUEST_NULL", Event{Op: OpWait}, "", nil, 0},
+		{"Wait with its completion", Event{Op: OpWait, Req: 1}, "", []Event{Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}}, 0},
+		{"Wait with a handle for its count", Event{Op: OpWait, Req: 0xdead}, "Wait with req 57005 and tag 0 (the fields at offsets 40 and 12): req counts the requests it completed; the library records 1, or 0 on MPI_REQUEST_NULL", []Event{{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xdead}}, 0},
+		{"Wait without its completion", Event{Op: OpWait, Req: 1}, "Wait with req 1 (the field at offset 40) is followed by 1 fewer completions", nil, 0},
+		{"Wait with two completions", Event{Op: OpWait, Req: 1}, "a completion of request 0xabc where no Wait or Test call completed one more", []Event{Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}, Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}}, 2},
+		{"completion after a Send", Event{Op: OpSend, Peer: 1, Bytes: 8}, "a completion of request 0xabc where no Wait or Test call", []Event{Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}}, 1},
+		{"Waitall with null entries", Event{Op: OpWaitall, Comm: -1, Tag: 3, Req: 3, Flags: FlagTrue}, "", []Event{Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}, {Op: OpFlush}, Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}}, 0},
+		{"Waitall beyond its requests", Event{Op: OpWaitall, Comm: -1, Tag: 1, Req: 1, Flags: FlagTrue}, "where no Wait or Test call completed one more", []Event{Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}, Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}}, 2},
+		{"Waitall counting other than its requests", Event{Op: OpWaitall, Comm: -1, Tag: 2, Req: 5, Flags: FlagTrue}, "Waitall with req 5 and tag 2", nil, 0},
+		{"Test that found MPI_REQUEST_NULL", Event{Op: OpTest, Comm: -1, Tag: 1, Flags: FlagTrue, Req: 1}, "", nil, 0},
+		{"Test that found two", Event{Op: OpTest, Comm: -1, Tag: 1, Flags: FlagTrue, Req: 2}, "Test with req 2 and tag 1", nil, 0},
+		{"Testall that found nothing but counts", Event{Op: OpTestall, Comm: -1, Tag: 2, Bytes: 1, Req: 2}, "Testall with req 2 and tag 2", nil, 0},
+		{"Waitany as written", Event{Op: OpWaitany, Comm: -1, Tag: 4, Flags: FlagTrue, Req: 1}, "", []Event{Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}}, 0},
+		{"Waitany of only null requests", Event{Op: OpWaitany, Comm: -1, Tag: 4}, "", nil, 0},
+		{"Waitsome as written", Event{Op: OpWaitsome, Comm: -1, Tag: 4, Flags: FlagTrue, Req: 2}, "", []Event{Event{Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabc}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 0xabd}}, 0},
+		{"Waitsome beyond its requests", Event{Op: OpWaitsome, Comm: -1, Tag: 2, Flags: FlagTrue, Req: 3}, "Waitsome with req 3 and tag 2", nil, 0},
+		{"Testsome that found nothing", Event{Op: OpTestsome, Comm: -1, Tag: 2, Bytes: 1}, "", nil, 0},
+		{"completion of a request no traced call made", Event{Op: OpWait, Req: 1}, "", []Event{{Op: OpComplete, Flags: FlagLocalPeer, Req: 0x5eed}}, 0},
+		{"Isends sharing a completed request", Event{Op: OpIsend, Peer: 1, Bytes: 8, Req: 7}, "", []Event{{Op: OpIsend, Peer: 1, Bytes: 8, Req: 7}}, 0},
+		{"Irecvs from MPI_PROC_NULL sharing a request", Event{Op: OpIrecv, Peer: PeerNull, Bytes: 8, Req: 7}, "", []Event{{Op: OpIrecv, Peer: PeerNull, Bytes: 8, Req: 7}}, 0},
+		{"Irecv on a pending receive's handle", Event{Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}, "Irecv on request 0x7 (req, the field at offset 40) while a receive on that handle is pending: a pending receive's request is its own", []Event{{Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}}, 1},
+		{"Irecv on a pending send's handle", Event{Op: OpIsend, Peer: 1, Bytes: 8, Req: 7}, "Irecv on request 0x7 (req, the field at offset 40) while a send on that handle is pending", []Event{{Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}}, 1},
+		{"Irecv on a completed receive's handle", Event{Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}, "", []Event{{Op: OpWait, Req: 1}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 7}, {Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}}, 0},
+		{"Irecv on a freed receive's handle", Event{Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}, "", []Event{{Op: OpRequestFree, Req: 7}, {Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}}, 0},
+		{"Start of a persistent receive on a pending handle", Event{Op: OpRecvInit, Peer: 1, Bytes: 8, Req: 7}, "Start on request 0x7 (req, the field at offset 40) while a receive on that handle is pending", []Event{{Op: OpStart, Req: 7}, {Op: OpStart, Req: 7}}, 2},
+		{"persistent receive started twice in turn", Event{Op: OpRecvInit, Peer: 1, Bytes: 8, Req: 7}, "", []Event{{Op: OpStart, Req: 7}, {Op: OpWait, Req: 1}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 7}, {Op: OpStart, Req: 7}, {Op: OpWait, Req: 1}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 7}}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -389,6 +426,16 @@ func TestFieldRules(t *testing.T) {
 			}
 			e.T0, e.T1 = t0, t1
 			w.Write(e)
+			for k, m := range tc.more {
+				if m.Op != OpComplete && m.Op != OpFlush {
+					if m.Peer == 0 {
+						m.Peer = PeerNone
+					}
+					m.Peer2 = PeerNone
+				}
+				m.T0, m.T1 = t1+int64(k), t1+int64(k)
+				w.Write(m)
+			}
 			w.Write(Event{Op: OpFinalize, Peer: PeerNone, Peer2: PeerNone, T0: 1000, T1: 1000})
 			if err := w.Close(1000); err != nil {
 				t.Fatal(err)
@@ -401,7 +448,7 @@ func TestFieldRules(t *testing.T) {
 				return
 			}
 			// the event follows the 5 definitions of a world of 2 and self
-			at := fmt.Sprintf("dir/rank-0.cct: offset %d (event 5): ", EventOffset(5))
+			at := fmt.Sprintf("dir/rank-0.cct: offset %d (event %d): ", EventOffset(5+tc.at), 5+tc.at)
 			var fe *FormatError
 			if !errors.As(err, &fe) || fe.Kind != "corrupt" || !strings.HasPrefix(err.Error(), at) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want %q after %q", err, tc.want, at)

@@ -55,6 +55,30 @@ func writeTraceRecv(t *testing.T, dir string, p int, recv int64, skip ...int) {
 	}
 }
 
+// writeTraceWith writes a trace directory of p ranks whose rank r makes
+// calls(r) (times from 1000 ns on), then MPI_Finalize.
+func writeTraceWith(t *testing.T, dir string, p int, calls func(r int) []trace.Event) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for r := 0; r < p; r++ {
+		var b bytes.Buffer
+		w := trace.NewWriter(&b, trace.Header{Rank: r, Size: p, Host: "h", EagerShmBytes: 4096, EagerNetBytes: -1})
+		for k, e := range calls(r) {
+			e.T0, e.T1 = int64(1000+100*k), int64(1050+100*k)
+			w.Write(e)
+		}
+		w.Write(trace.Event{Op: trace.OpFinalize, Peer: trace.PeerNone, Peer2: trace.PeerNone, T0: 5000, T1: 5000})
+		if err := w.Close(5000); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, trace.RankFile(r)), b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func containsInt(xs []int, x int) bool {
 	for _, v := range xs {
 		if v == x {
@@ -90,6 +114,28 @@ func TestTraceReplayBadInput(t *testing.T) {
 		filepath.Join(small, trace.RankFile(0)) + ": offset 464 (event 5): a receive holds at least the bytes of its matched send (a real run fails with MPI_ERR_TRUNCATE)"
 	missing := filepath.Join(dir, "missing")
 	writeTrace(t, missing, 3, false, 1)
+	// rank 1 receives rank 0's 64 bytes by recv(r): events the library
+	// never writes
+	pair := func(name string, send []trace.Event, recv trace.Event) string {
+		d := filepath.Join(dir, name)
+		writeTraceWith(t, d, 2, func(r int) []trace.Event {
+			if r == 0 {
+				return send
+			}
+			return []trace.Event{recv}
+		})
+		return d
+	}
+	isend := trace.Event{Op: trace.OpIsend, Peer: 1, Tag: 4, Peer2: trace.PeerNone, Bytes: 64, Req: 7}
+	recv := trace.Event{Op: trace.OpRecv, Peer: 0, Tag: 4, Peer2: trace.PeerNone, Bytes: 64, Bytes2: 64}
+	done := trace.Event{Op: trace.OpComplete, Flags: trace.FlagLocalPeer, Peer: trace.PeerNone, Peer2: trace.PeerNone, Req: 7}
+	send := trace.Event{Op: trace.OpSend, Peer: 1, Tag: 4, Peer2: trace.PeerNone, Bytes: 64}
+	anySrc := pair("anysrc", []trace.Event{send}, trace.Event{Op: trace.OpRecv, Flags: trace.FlagAnySource, Peer: trace.PeerAny, Tag: 4, Peer2: trace.PeerNone, Bytes: 64, Bytes2: 64})
+	anySrcWhy := "DIR " + anySrc + ": " + filepath.Join(anySrc, trace.RankFile(1)) + ": offset 464 (event 5): Recv completed from MPI_ANY_SOURCE (-2, peer, the field at offset 8): a completed receive records its status's actual source"
+	waitHandle := pair("waithandle", []trace.Event{isend, {Op: trace.OpWait, Peer: trace.PeerNone, Peer2: trace.PeerNone, Req: 7}, done}, recv)
+	waitHandleWhy := "DIR " + waitHandle + ": " + filepath.Join(waitHandle, trace.RankFile(0)) + ": offset 528 (event 6): Wait with req 7 and tag 0 (the fields at offsets 40 and 12): req counts the requests it completed; the library records 1, or 0 on MPI_REQUEST_NULL"
+	strayDone := pair("straydone", []trace.Event{send, {Op: trace.OpWait, Peer: trace.PeerNone, Peer2: trace.PeerNone}, done}, recv)
+	strayDoneWhy := "DIR " + strayDone + ": " + filepath.Join(strayDone, trace.RankFile(0)) + ": offset 592 (event 7): a completion of request 0x7 where no Wait or Test call completed one more"
 	torn := filepath.Join(dir, "torn")
 	writeTrace(t, torn, 2, false)
 	data, _ := os.ReadFile(filepath.Join(torn, trace.RankFile(1)))
@@ -187,6 +233,11 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay unmatched", []string{"replay", unmatched, "--model", hock}, "DIR " + unmatched + ": " + unmatched + "/rank-0.cct: rank 0, event 5: Send of 64 bytes to rank 1 (tag 4, point-to-point) has no matching receive"},
 		{"replay receive smaller than its send", []string{"replay", small, "--model", hock}, truncate},
 		{"export tit receive smaller than its send", []string{"export", "tit", small}, truncate},
+		{"replay receive completed from MPI_ANY_SOURCE", []string{"replay", anySrc, "--model", hock}, anySrcWhy},
+		{"export tit receive completed from MPI_ANY_SOURCE", []string{"export", "tit", anySrc}, anySrcWhy},
+		{"replay Wait counting a handle", []string{"replay", waitHandle, "--model", hock}, waitHandleWhy},
+		{"export tit Wait counting a handle", []string{"export", "tit", waitHandle}, waitHandleWhy},
+		{"replay completion after a Wait of MPI_REQUEST_NULL", []string{"replay", strayDone, "--model", hock}, strayDoneWhy},
 		{"replay rank missing", []string{"replay", missing, "--model", hock}, "rank 1 of 3 is missing"},
 		{"replay torn", []string{"replay", torn, "--model", hock, "--out", filepath.Join(dir, "r.jsonl")}, "torn"},
 		{"export no model", []string{"export", "simgrid", filepath.Join(dir, "nomodel.json"), "--out", out}, "nomodel.json"},
