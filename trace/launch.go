@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -68,9 +69,14 @@ func (l Launch) Validate() error {
 	return nil
 }
 
-// sharedObject refuses a file the dynamic loader cannot preload: not a
-// regular file, or not an ELF shared object (ET_DYN). ld.so would only
-// warn and run the program untraced to its end.
+// sharedObject refuses a file the dynamic loader cannot preload as the
+// tracing library: not a regular file, not an ELF shared object (ET_DYN),
+// an executable (a position-independent one is ET_DYN too, but names a
+// program interpreter, PT_INTERP: ld.so ignores it with a warning), or a
+// library that does not wrap MPI (it must define MPI_Init and MPI_Finalize
+// and take PMPI_Init from the MPI library, as cctrace.c does; libmpi
+// itself defines PMPI_Init). Any of them would let the program run
+// untraced to its end.
 func sharedObject(path string) error {
 	f, err := results.OpenRegular(path)
 	if err != nil {
@@ -87,6 +93,31 @@ func sharedObject(path string) error {
 	}
 	if order.Uint16(h[16:]) != 3 { // ET_DYN
 		return fmt.Errorf("%s is an ELF file but not a shared library (build it with make build)", path)
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return fmt.Errorf("%s is not an ELF shared library: %v (build it with make build)", path, err)
+	}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is an executable (it names a program interpreter), not a shared library: the loader would ignore it and run the program untraced (build commcost's tracing library with make build)", path)
+		}
+	}
+	syms, _ := ef.DynamicSymbols()
+	defined := map[string]bool{}
+	imported := map[string]bool{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC && s.Section != elf.SHN_UNDEF {
+			continue
+		}
+		if s.Section == elf.SHN_UNDEF {
+			imported[s.Name] = true
+		} else {
+			defined[s.Name] = true
+		}
+	}
+	if !defined["MPI_Init"] || !defined["MPI_Finalize"] || !imported["PMPI_Init"] {
+		return fmt.Errorf("%s is a shared library but not commcost's tracing library: it does not define MPI_Init and MPI_Finalize over the MPI's PMPI_Init (build %s with make build)", path, LibraryName)
 	}
 	return nil
 }

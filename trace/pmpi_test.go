@@ -130,6 +130,18 @@ func TestLaunchOfNoMPIProgram(t *testing.T) {
 	// --out under parents that do not exist: created, and removed with
 	// them when nothing was written
 	deep := filepath.Join(tmp, "new", "parent", "out")
+	// a shared library that wraps no MPI call
+	plain := filepath.Join(tmp, "plain.so")
+	if err := os.WriteFile(filepath.Join(tmp, "plain.c"), []byte("int plain(void) { return 1; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cc", "-shared", "-fPIC", "-o", plain, filepath.Join(tmp, "plain.c")).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, lib, want string
 		runs            bool
@@ -137,6 +149,10 @@ func TestLaunchOfNoMPIProgram(t *testing.T) {
 	}{
 		{"the library, a program without MPI", lib, "wrote no trace", true, "", ""},
 		{"a text file as the library", filepath.Join("testdata", "calls.c"), "is not an ELF shared library", false, "", ""},
+		// a position-independent executable is ET_DYN like a library; ld.so
+		// ignores it with a warning
+		{"a program as the library", sh, "not a shared library", false, "", ""},
+		{"a shared library wrapping no MPI call", plain, plain + " is a shared library but not commcost's tracing library: it does not define MPI_Init and MPI_Finalize over the MPI's PMPI_Init", false, "", ""},
 		{"a program without MPI, --out's parents missing", lib, "wrote no trace into " + deep, true, deep, ""},
 		// Another rank of the launch whose program wrote nothing removes
 		// the --out it created, perhaps while this rank's still runs.
