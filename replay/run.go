@@ -139,6 +139,9 @@ func (c Config) loadModels(s Scale) ([]*Pricer, []string, error) {
 		if err != nil {
 			return nil, nil, opts.Badf("--calibration %s: %v", c.Calibration, err)
 		}
+		if err := nativeCalibration(c.Calibration, recs); err != nil {
+			return nil, nil, err
+		}
 		// A kind whose fit fails, or whose fitted overheads are negative
 		// (measured data can give them), is left out with its reason;
 		// the trace is replayed under the others.
@@ -162,6 +165,23 @@ func (c Config) loadModels(s Scale) ([]*Pricer, []string, error) {
 		return out, why, nil
 	}
 	return out, nil, nil
+}
+
+// nativeCalibration refuses a calibration measured on the local backend:
+// its ranks are goroutines of one process exchanging through memory, not
+// MPI processes on a network, so its fits would price a traced MPI
+// program's messages at a cost it never paid.
+func nativeCalibration(dir string, recs []results.Record) error {
+	local := 0
+	for _, r := range recs {
+		if r.Meta.Backend == "local" {
+			local++
+		}
+	}
+	if local == 0 {
+		return nil
+	}
+	return opts.Badf("--calibration %s: %d of its %d records were measured with --backend local (goroutine ranks in one process, not a network); a traced MPI program is predicted from a calibration measured under mpirun (the native backend): run the calibration with mpirun -np N commcost suite", dir, local, len(recs))
 }
 
 // Run replays the trace under every model.

@@ -134,6 +134,18 @@ func TestTraceReplayBadInput(t *testing.T) {
 	anySrcWhy := "DIR " + anySrc + ": " + filepath.Join(anySrc, trace.RankFile(1)) + ": offset 464 (event 5): Recv completed from MPI_ANY_SOURCE (-2, peer, the field at offset 8): a completed receive records its status's actual source"
 	waitHandle := pair("waithandle", []trace.Event{isend, {Op: trace.OpWait, Peer: trace.PeerNone, Peer2: trace.PeerNone, Req: 7}, done}, recv)
 	waitHandleWhy := "DIR " + waitHandle + ": " + filepath.Join(waitHandle, trace.RankFile(0)) + ": offset 528 (event 6): Wait with req 7 and tag 0 (the fields at offsets 40 and 12): req counts the requests it completed; the library records 1, or 0 on MPI_REQUEST_NULL"
+	// a calibration run directory measured with --backend local
+	calLocal := filepath.Join(dir, "cal-local")
+	if err := os.MkdirAll(calLocal, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	calRecs, err := os.ReadFile(filepath.Join("..", "..", "replay", "testdata", "negloggp", "records.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(calLocal, "records.jsonl"), bytes.ReplaceAll(calRecs, []byte(`"backend":"native"`), []byte(`"backend":"local"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	strayDone := pair("straydone", []trace.Event{send, {Op: trace.OpWait, Peer: trace.PeerNone, Peer2: trace.PeerNone}, done}, recv)
 	strayDoneWhy := "DIR " + strayDone + ": " + filepath.Join(strayDone, trace.RankFile(0)) + ": offset 592 (event 7): a completion of request 0x7 where no Wait or Test call completed one more"
 	torn := filepath.Join(dir, "torn")
@@ -218,6 +230,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"assess program without a trace directory", []string{"replay", "assess", "--model", hock, "--programs", progEmptyDir}, "--programs " + progEmptyDir + ":1: an empty name or trace directory"},
 		{"assess no program", []string{"replay", "assess", "--model", hock, "--programs", progNone}, "--programs " + progNone + " lists no program"},
 		{"assess bad line after a good one", []string{"replay", "assess", "--model", hock, "--programs", progLate}, "--programs " + progLate + ":2: SimGrid calibrated time \"-1\""},
+		{"replay calibration of the local backend", []string{"replay", good, "--calibration", calLocal}, "--calibration " + calLocal + ": 30 of its 30 records were measured with --backend local (goroutine ranks in one process, not a network); a traced MPI program is predicted from a calibration measured under mpirun"},
 		{"replay calibration a file", []string{"replay", good, "--calibration", hock}, "--calibration " + hock + ": " + hock + " is not a directory (want a run directory holding records.jsonl)"},
 		// A model or a what-if given twice would be priced twice (or the
 		// second factor would silently win).
