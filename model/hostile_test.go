@@ -318,8 +318,15 @@ func TestUnmarshalRefusesNegativeTimes(t *testing.T) {
 	}{
 		{"hockney as fitted", hockney(1.5e-6, 4e-11), ""},
 		{"hockney negative t_w", hockney(1.5e-6, -4e-11),
-			"model JSON: hockney: t_s + t_w m (t_s = 1.5e-06 s, t_w = -4e-11 s/B) is -0.0859 s for a 2147483647-byte message: a fit that prices messages in negative time cannot be used"},
-		{"hockney negative t_s", hockney(-1e-7, 4e-11), "model JSON: hockney: t_s + t_w m (t_s = -1e-07 s, t_w = 4e-11 s/B) is -1e-07 s for a 0-byte message"},
+			"model JSON: hockney: t_w = -4e-11 s/B is negative: a message would cost less the longer it is, and a fit that prices messages in negative time cannot be used"},
+		{"hockney negative t_w within its sizes", &Hockney{Ts: p("t_s", "s", 1e-3), Tw: p("t_w", "s/B", -1e-12), MinBytes: 65536, MaxBytes: 1 << 21},
+			"model JSON: hockney: t_w = -1e-12 s/B is negative"},
+		{"hockney negative t_s", hockney(-1e-7, 4e-11), "model JSON: hockney: t_s + t_w m (t_s = -1e-07 s, t_w = 4e-11 s/B) is -9.968e-08 s for a 8-byte message"},
+		{"hockney negative t_s, no fitted sizes", &Hockney{Ts: p("t_s", "s", -1e-7), Tw: p("t_w", "s/B", 4e-11)},
+			"model JSON: hockney: t_s + t_w m (t_s = -1e-07 s, t_w = 4e-11 s/B) is -1e-07 s for a 0-byte message"},
+		// A fit from 64 KiB up on a shaped link: its line meets the axis
+		// below 0 and prices every size it was fitted to above 0.
+		{"hockney negative t_s from 64 KiB up", &Hockney{Ts: p("t_s", "s", -8.75e-4), Tw: p("t_w", "s/B", 4.19e-8), MinBytes: 65536, MaxBytes: 1 << 21}, ""},
 		// A slope fitted a hair below 0 that no message size makes a
 		// negative time (rounding in a fit's solve) passes.
 		{"hockney t_w of rounding", hockney(1.5e-6, -1e-27), ""},

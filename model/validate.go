@@ -505,6 +505,10 @@ func checkMagnitudes(ps []Param) error {
 	return nil
 }
 
+// perByteRounding is how far below 0 a per-byte term may be fitted by
+// rounding: what it takes from the largest message, in seconds.
+const perByteRounding = 1e-12
+
 // maxMessageBytes is the largest message MPI sends in one call (a count
 // of bytes is an int): the sizes a point-to-point model prices are 0 to
 // it.
@@ -513,7 +517,8 @@ const maxMessageBytes = 1<<31 - 1
 // checkMessageSigns refuses a point-to-point model (hockney, piecewise,
 // loggp, logp, postal) that prices some message of 0 to maxMessageBytes
 // bytes in negative time in one of its parts, as replay and export
-// simgrid do: hockney's t_s + t_w m and every piecewise segment's line
+// simgrid do: hockney's t_w, and t_s + t_w m over its fitted sizes
+// (all sizes when the file names none); every piecewise segment's line
 // over the sizes it prices (the first from 0 bytes, the last to the
 // largest message); LogGP's latency and wire time L + (m-1) G, gap g +
 // (m-1) G and overheads o + O m; LogP's L, o and g; postal's lambda.
@@ -538,7 +543,19 @@ func checkMessageSigns(m Model) error {
 	sPrime := func(m float64) float64 { return max(m-1, 0) }
 	switch t := m.(type) {
 	case *Hockney:
-		return line("t_s + t_w m", t.Ts, t.Tw, bytes, 0, maxMessageBytes)
+		// A time per byte below 0 makes a longer message cheaper, at any
+		// size; the line itself is checked over the sizes it was fitted
+		// to when the file says which: a fit from 64 KiB up on a shaped
+		// link meets the axis below 0 (t_s < 0) and prices its sizes
+		// right, and a prediction outside them is PredictChecked's.
+		if t.Tw.Value*maxMessageBytes < -perByteRounding {
+			return fmt.Errorf("t_w = %.4g %s is negative: a message would cost less the longer it is, and %s cannot be used", t.Tw.Value, t.Tw.Unit, NegativeTimeFit)
+		}
+		lo, hi := 0.0, float64(maxMessageBytes)
+		if t.MaxBytes > 0 {
+			lo, hi = t.MinBytes, t.MaxBytes
+		}
+		return line("t_s + t_w m", t.Ts, t.Tw, bytes, lo, hi)
 	case *Piecewise:
 		for i, sg := range t.Segments {
 			lo, hi := sg.FromBytes, float64(maxMessageBytes)

@@ -46,7 +46,7 @@ func TestAppMPBadInput(t *testing.T) {
 		{"kind prices no phase", local("4", "cannon", "--n", "16", "--kinds", "trilinear"), "--kinds trilinear: trilinear is not fitted to a message-passing program's calibration, so it would price none of its phases; accepted: a list of bsp, "},
 		{"kinds with one pricing no phase", local("4", "gauss", "--n", "16", "--kinds", "hockney,c3"), "--kinds c3: c3 is not fitted to a message-passing program's calibration"},
 		{"model file missing", local("4", "cannon", "--model", filepath.Join(dir, "none.json")), "--model"},
-		{"model with a negative t_w", local("4", "cannon", "--model", negTw), "--model " + negTw + ": model JSON: hockney: t_s + t_w m (t_s = 2e-05 s, t_w = -1e-09 s/B) is -2.147 s"},
+		{"model with a negative t_w", local("4", "cannon", "--model", negTw), "--model " + negTw + ": model JSON: hockney: t_w = -1e-09 s/B is negative: a message would cost less the longer it is"},
 		{"calibration and model", local("4", "cannon", "--model", hock, "--calibration", hock), "--calibration and --model"},
 		{"calibration time with model", local("4", "gauss", "--n", "16", "--model", hock, "--cal-max-time", "1"), "--cal-max-time times the calibration measured now; with --model none is measured"},
 		{"calibration time with calibration records", local("4", "gauss", "--n", "16", "--calibration", hock, "--cal-max-time", "1"), "--cal-max-time times the calibration measured now; with --calibration none is measured"},

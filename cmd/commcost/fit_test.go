@@ -300,14 +300,14 @@ func TestFitBadInput(t *testing.T) {
 	if data, err := os.ReadFile(twice); err != nil || os.WriteFile(twice, append(data, strings.SplitAfter(string(data), "\n")[1]...), 0o644) != nil {
 		t.Fatal("appending line 2")
 	}
-	// Ping-pongs that fit a negative latency: t = 1 ns/B m - 5 us from
-	// 10 KiB up, every time positive.
+	// Ping-pongs that fit a negative time per byte: t = 1 ms - 1 ns/B m
+	// from 10 KiB up, every time positive.
 	var negative []results.Record
 	for _, m := range []int{10 << 10, 40 << 10, 160 << 10, 640 << 10} {
-		negative = append(negative, synthRec("pingpong", results.Params{"bytes": m}, 2, 1e-9*float64(m)-5e-6))
+		negative = append(negative, synthRec("pingpong", results.Params{"bytes": m}, 2, 1e-3-1e-9*float64(m)))
 	}
-	negTS := filepath.Join(dir, "negts.jsonl")
-	writeJSONL(t, negTS, negative)
+	negTW := filepath.Join(dir, "negtw.jsonl")
+	writeJSONL(t, negTW, negative)
 	plot := filepath.Join(dir, "never.png")
 	fifoPNG := filepath.Join(dir, "fifo.png")
 	if err := syscall.Mkfifo(fifoPNG, 0o644); err != nil {
@@ -325,7 +325,7 @@ func TestFitBadInput(t *testing.T) {
 		{"wrong pattern", []string{"fit", "hockney", kk, "--plot", plot}, "needs pingpong or roundtrip records; the input has kkaccess"},
 		{"negative median", []string{"fit", "hockney", nan}, "median -1"},
 		// A fit every model reader refuses is not written as a model file.
-		{"json of a negative latency", []string{"fit", "hockney", negTS, "--format", "json"}, "FILE " + negTS + ": the hockney fit cannot be a model file, whose readers would refuse it: model JSON: hockney: "},
+		{"json of a negative time per byte", []string{"fit", "hockney", negTW, "--format", "json"}, "FILE " + negTW + ": the hockney fit cannot be a model file, whose readers would refuse it: model JSON: hockney: t_w = -1e-09 s/B is negative"},
 		{"a line twice", []string{"fit", "hockney", twice}, twice + ": line 24: the same record as line 2 (pingpong bytes=2, every field alike, its meta and samples too): a record read twice would count as two runs"},
 		{"a parameter pingpong has not", []string{"fit", "hockney", foo}, foo + ": line 3: record pingpong: impossible parameter foo = 1: pingpong records have no parameter foo (theirs: bytes, iters)"},
 		{"format", []string{"fit", "hockney", pp, "--format", "xml"}, "--format xml"},
@@ -354,7 +354,7 @@ func TestFitBadInput(t *testing.T) {
 		{"max-segments", []string{"fit", "piecewise", pp, "--max-segments", "0"}, "--max-segments 0"},
 		{"predict no args", []string{"predict", mjson}, "predict wants MODEL.json and PATTERN"},
 		{"predict bad model", []string{"predict", pp, "pingpong", "bytes=8"}, "MODEL.json " + pp},
-		{"predict negative t_w", []string{"predict", negativeHockney(t, dir), "pingpong", "bytes=8"}, "MODEL.json " + filepath.Join(dir, "negative-tw.json") + ": model JSON: hockney: t_s + t_w m (t_s = 2e-05 s, t_w = -1e-09 s/B) is -2.147 s"},
+		{"predict negative t_w", []string{"predict", negativeHockney(t, dir), "pingpong", "bytes=8"}, "MODEL.json " + filepath.Join(dir, "negative-tw.json") + ": model JSON: hockney: t_w = -1e-09 s/B is negative: a message would cost less the longer it is"},
 		{"predict bad pair", []string{"predict", mjson, "pingpong", "bytes"}, `"bytes" is not key=value`},
 		{"predict duplicate", []string{"predict", mjson, "pingpong", "bytes=1", "bytes=2"}, "bytes given twice"},
 		{"predict pattern", []string{"predict", mjson, "kkaccess", "bytes=8"}, "PATTERN kkaccess"},
