@@ -455,7 +455,7 @@ func (l *lowerer) lowerRank(r int32, rk *trace.Rank) error {
 		case o == trace.OpStart:
 			in, ok := persistent[e.Req]
 			if !ok {
-				return bad(rk, i, "Start of request %#x, which no Send_init or Recv_init created", e.Req)
+				return bad(rk, i, "Start of request %#x, which no traced Send_init, Ssend_init, Bsend_init, Rsend_init or Recv_init created (persistent collectives are not traced)", e.Req)
 			}
 			if in.Peer == trace.PeerNull {
 				l.emit(delayOp(dur))

@@ -254,7 +254,7 @@ func TestBadTraces(t *testing.T) {
 			b := newBuilder(1)
 			b.call(0, 0, 10, trace.Event{Op: trace.OpStart, Req: 77})
 			return b.finish()
-		}, "Start of request 0x4d, which no Send_init or Recv_init created", 0},
+		}, "Start of request 0x4d, which no traced Send_init, Ssend_init, Bsend_init, Rsend_init or Recv_init created", 0},
 		{"collectives decomposing beyond memory", func() *trace.Trace {
 			return alltoalls(16, 10, 16<<16)
 		}, "too large: the trace lowers into 2400 point-to-point messages (of them 2400 from its 10 MPI_Alltoall calls on 16 ranks, decomposed into their algorithm's messages), which need about", 100 << 10},

@@ -595,6 +595,11 @@ NONBLOCKING_SEND(MPI_Ibsend, CCT_IBSEND)
 NONBLOCKING_SEND(MPI_Irsend, CCT_IRSEND)
 NONBLOCKING_SEND(MPI_Send_init, CCT_SEND_INIT)
 NONBLOCKING_SEND(MPI_Ssend_init, CCT_SSEND_INIT)
+/* Buffered and ready persistent sends match and complete as a standard
+ * one whose receive is posted (a ready send's contract): recorded as
+ * Send_init, so their Starts are replayed, not refused as unknown. */
+NONBLOCKING_SEND(MPI_Bsend_init, CCT_SEND_INIT)
+NONBLOCKING_SEND(MPI_Rsend_init, CCT_SEND_INIT)
 
 #define RECV_POST(NAME, OP)                                                                          \
 	int NAME(void *b, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,          \

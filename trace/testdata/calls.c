@@ -42,19 +42,32 @@ int main(int argc, char **argv)
 	MPI_Comm_size(half, &hs);
 	MPI_Reduce(buf, rbuf, 5, MPI_DOUBLE, MPI_SUM, 0, half);
 	if (hs > 1) {
-		/* persistent: half-rank 0 sends twice to half-rank 1 */
-		MPI_Request p;
-		if (hr == 0)
-			MPI_Send_init(buf, 4, MPI_CHAR, 1, 9, half, &p);
-		else if (hr == 1)
-			MPI_Recv_init(rbuf, 4, MPI_CHAR, 0, 9, half, &p);
+		/* persistent: half-rank 0 sends twice to half-rank 1, by a
+		 * standard and a buffered persistent send */
+		MPI_Request p[2];
+		static char bsend[2 * (4 + MPI_BSEND_OVERHEAD)];
+		if (hr == 0) {
+			MPI_Buffer_attach(bsend, sizeof bsend);
+			MPI_Send_init(buf, 4, MPI_CHAR, 1, 9, half, &p[0]);
+			MPI_Bsend_init(buf, 4, MPI_CHAR, 1, 9, half, &p[1]);
+		} else if (hr == 1) {
+			MPI_Recv_init(rbuf, 4, MPI_CHAR, 0, 9, half, &p[0]);
+			MPI_Recv_init(rbuf, 4, MPI_CHAR, 0, 9, half, &p[1]);
+		}
 		if (hr <= 1)
 			for (int k = 0; k < 2; k++) {
-				MPI_Start(&p);
-				MPI_Wait(&p, MPI_STATUS_IGNORE);
+				MPI_Start(&p[k]);
+				MPI_Wait(&p[k], MPI_STATUS_IGNORE);
 			}
-		if (hr <= 1)
-			MPI_Request_free(&p);
+		if (hr <= 1) {
+			MPI_Request_free(&p[0]);
+			MPI_Request_free(&p[1]);
+		}
+		if (hr == 0) {
+			void *b;
+			int n;
+			MPI_Buffer_detach(&b, &n);
+		}
 	}
 	MPI_Comm_free(&half);
 	/* a ring topology and its one-dimensional sub-grid */
