@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,6 +119,24 @@ func oneBackend(recs []results.Record, kind string) error {
 		}
 	}
 	return nil
+}
+
+// FitBackend is the meta backend of the records m, a fit of kind, was
+// fitted from (the records of the benches it read, of which oneBackend
+// let one backend through), or "" when none names one (hand-made
+// records): what MarshalMeta records in the model file.
+func FitBackend(kind string, m Model, recs []results.Record) string {
+	k, _ := Lookup(kind)
+	benches := k.Benches
+	if u, ok := m.(FittedBencher); ok {
+		benches = u.FittedBenches()
+	}
+	for _, r := range recs {
+		if r.Meta.Backend != "" && slices.Contains(benches, r.Bench) {
+			return r.Meta.Backend
+		}
+	}
+	return ""
 }
 
 // checkRecord validates the fields every fit reads.

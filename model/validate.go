@@ -372,12 +372,14 @@ func Compare(m Model, recs []results.Record) []Comparison {
 	return out
 }
 
-// envelope is the JSON form of a model: its kind, the parameters (what a
-// reader reads and may edit), the model body (what predicts) and the
-// optional validation. Unmarshal refuses a file whose parameters and body
-// disagree, so that an edit of the parameters is never ignored silently.
+// envelope is the JSON form of a model: its kind, the backend of the
+// records it was fitted from, the parameters (what a reader reads and may
+// edit), the model body (what predicts) and the optional validation.
+// Unmarshal refuses a file whose parameters and body disagree, so that an
+// edit of the parameters is never ignored silently.
 type envelope struct {
 	Model      string          `json:"model"`
+	Backend    string          `json:"backend,omitempty"`
 	Params     []Param         `json:"params,omitempty"`
 	Fit        json.RawMessage `json:"fit"`
 	Validation *Validation     `json:"validation,omitempty"`
@@ -396,9 +398,24 @@ func newModel(kind string) (Model, error) {
 	return nil, fmt.Errorf("unknown model %q (want one of %s)", kind, strings.Join(names, ", "))
 }
 
+// FileMeta is what a model file records about the fit beside the model.
+// Backend is the meta backend of the records it was fitted from ("native"
+// for MPI under mpirun, "local" for goroutine ranks exchanging through
+// memory), "" when they name none (hand-made records) or the file predates
+// the field. Readers that price an MPI program's messages (replay, export
+// simgrid) refuse a fit of local records; the others read it alike.
+type FileMeta struct {
+	Backend string
+}
+
 // Marshal encodes a model (and optionally its validation) as JSON, the
 // form `commcost fit --format json` prints and `commcost predict` reads.
 func Marshal(m Model, v *Validation) ([]byte, error) {
+	return MarshalMeta(m, v, FileMeta{})
+}
+
+// MarshalMeta is Marshal with the fit's FileMeta written beside the model.
+func MarshalMeta(m Model, v *Validation, meta FileMeta) ([]byte, error) {
 	if err := checkFinite(reflect.ValueOf(m), m.Kind()); err != nil {
 		return nil, err
 	}
@@ -411,59 +428,77 @@ func Marshal(m Model, v *Validation) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.MarshalIndent(envelope{Model: m.Kind(), Params: m.Params(), Fit: body, Validation: v}, "", "  ")
+	return json.MarshalIndent(envelope{Model: m.Kind(), Backend: meta.Backend, Params: m.Params(), Fit: body, Validation: v}, "", "  ")
 }
 
 // Unmarshal decodes what Marshal wrote and checks the model is usable:
 // finite parameters and the structure Predict relies on.
 func Unmarshal(data []byte) (Model, *Validation, error) {
+	m, v, _, err := UnmarshalMeta(data)
+	return m, v, err
+}
+
+// UnmarshalMeta is Unmarshal that also returns the file's FileMeta (zero
+// for a file written before it was recorded).
+func UnmarshalMeta(data []byte) (Model, *Validation, FileMeta, error) {
+	m, v, env, err := unmarshal(data)
+	if err != nil {
+		return nil, nil, FileMeta{}, err
+	}
+	// the backend is shown in messages, like a record's (results.Printable)
+	return m, v, FileMeta{Backend: results.Printable(env.Backend)}, nil
+}
+
+// unmarshal decodes and checks a model file (Unmarshal), returning its
+// envelope too.
+func unmarshal(data []byte) (Model, *Validation, envelope, error) {
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %w", results.JSONFieldError(err))
+		return nil, nil, env, fmt.Errorf("model JSON: %w", results.JSONFieldError(err))
 	}
 	if env.Model == "" {
-		return nil, nil, errors.New(`model JSON: no "model" field (want the output of commcost fit --format json)`)
+		return nil, nil, env, errors.New(`model JSON: no "model" field (want the output of commcost fit --format json)`)
 	}
 	m, err := newModel(env.Model)
 	if err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %w", err)
+		return nil, nil, env, fmt.Errorf("model JSON: %w", err)
 	}
 	if len(env.Fit) == 0 {
-		return nil, nil, fmt.Errorf(`model JSON: %s has no "fit" body`, env.Model)
+		return nil, nil, env, fmt.Errorf(`model JSON: %s has no "fit" body`, env.Model)
 	}
 	if err := json.Unmarshal(env.Fit, m); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %s body: %w", env.Model, results.JSONFieldError(err))
+		return nil, nil, env, fmt.Errorf("model JSON: %s body: %w", env.Model, results.JSONFieldError(err))
 	}
 	if err := checkUsable(m); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+		return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
 	if err := checkPresent(reflect.TypeOf(m), env.Fit, ""); err != nil {
 		if errors.As(err, new(intervalError)) {
-			return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+			return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 		}
-		return nil, nil, fmt.Errorf("model JSON: %s: %w (a parameter left out would predict as if it were 0; use the output of commcost fit --format json)", env.Model, err)
+		return nil, nil, env, fmt.Errorf("model JSON: %s: %w (a parameter left out would predict as if it were 0; use the output of commcost fit --format json)", env.Model, err)
 	}
 	if err := checkMagnitudes(m.Params()); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+		return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
 	if err := checkMessageSigns(m); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+		return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
 	if err := checkParamsAgree(env.Params, m.Params()); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+		return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
 	// The metadata beside the parameters, read and shown by the commands
 	// that read the file, in the JSON names of the file.
 	if err := checkMetadata(reflect.ValueOf(m), "fit", "fit"); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+		return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
 	if err := checkMetadata(reflect.ValueOf(env.Params), "params", "params"); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+		return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
 	if err := checkMetadata(reflect.ValueOf(env.Validation), "validation", "validation"); err != nil {
-		return nil, nil, fmt.Errorf("model JSON: %s: %w", env.Model, err)
+		return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
-	return m, env.Validation, nil
+	return m, env.Validation, env, nil
 }
 
 // MaxModelFileBytes bounds a model file: the largest fits (piecewise and
@@ -475,11 +510,17 @@ const MaxModelFileBytes = 16 << 20
 // larger than MaxModelFileBytes. The CLI reads every --model and
 // MODEL.json through it.
 func ReadFile(path string) (Model, *Validation, error) {
+	m, v, _, err := ReadFileMeta(path)
+	return m, v, err
+}
+
+// ReadFileMeta is ReadFile that also returns the file's FileMeta.
+func ReadFileMeta(path string) (Model, *Validation, FileMeta, error) {
 	data, err := results.ReadRegularFile(path, MaxModelFileBytes)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, FileMeta{}, err
 	}
-	return Unmarshal(data)
+	return UnmarshalMeta(data)
 }
 
 // Bounds on a model parameter's magnitude: a time (unit s, or s per

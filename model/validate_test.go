@@ -401,3 +401,53 @@ func TestPredictChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestMarshalBackend: the backend of the records a model was fitted from
+// survives MarshalMeta and UnmarshalMeta (replay refuses a fit of the
+// local backend by it), and a file without it, as written before it was
+// recorded, reads with none.
+func TestMarshalBackend(t *testing.T) {
+	recs := hockneyRecords(2e-6, 1e-9, 0.01, 3, "pingpong")
+	for i := range recs {
+		recs[i].Meta.Backend = "local"
+	}
+	// a record of a bench hockney does not read names no backend of its
+	recs = append(recs, rec("barrier", nil, 4, 1e-5))
+	recs[len(recs)-1].Meta.Backend = "native"
+	m, err := Fit("hockney", recs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := FitBackend("hockney", m, recs); b != "local" {
+		t.Fatalf("FitBackend = %q, want local", b)
+	}
+	if b := FitBackend("hockney", m, hockneyRecords(2e-6, 1e-9, 0.01, 3, "pingpong")); b != "" {
+		t.Fatalf("FitBackend of records naming none = %q, want none", b)
+	}
+	data, err := MarshalMeta(m, nil, FileMeta{Backend: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"backend": "local"`) {
+		t.Fatalf("no backend written:\n%s", data)
+	}
+	back, _, meta, err := UnmarshalMeta(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Backend != "local" || back.Kind() != "hockney" {
+		t.Fatalf("round trip: kind %s, meta %+v", back.Kind(), meta)
+	}
+	// a file of an older commcost: no backend key
+	old := `{"model": "hockney", "fit": {"t_s": {"name": "t_s", "unit": "s", "value": 2e-6}, "t_w": {"name": "t_w", "unit": "s/B", "value": 1e-9}, "min_bytes": 0, "max_bytes": 0}}`
+	if _, _, meta, err := UnmarshalMeta([]byte(old)); err != nil || meta != (FileMeta{}) {
+		t.Fatalf("older file: meta %+v, err %v", meta, err)
+	}
+	if _, _, err := Unmarshal([]byte(old)); err != nil {
+		t.Fatalf("older file: %v", err)
+	}
+	// a model without FileMeta writes no backend key
+	if data, err := Marshal(m, nil); err != nil || strings.Contains(string(data), "backend") {
+		t.Fatalf("Marshal wrote a backend (err %v):\n%s", err, data)
+	}
+}
