@@ -264,7 +264,10 @@ func (f *FitCommand) Run(recs []results.Record, stdout, stderr io.Writer) error 
 	var out bytes.Buffer
 	switch f.Format {
 	case "json":
-		if err := writeFitJSON(&out, m, val, splits); err != nil {
+		// The records' backend goes into the file: replay and export
+		// simgrid refuse a fit of goroutine ranks (--backend local).
+		meta := model.FileMeta{Backend: model.FitBackend(f.Kind, m, recs)}
+		if err := writeFitJSON(&out, m, val, meta, splits); err != nil {
 			return err
 		}
 		// The file is for predict, replay and the other readers: a fit
@@ -290,10 +293,10 @@ func (f *FitCommand) Run(recs []results.Record, stdout, stderr io.Writer) error 
 	return err
 }
 
-// writeFitJSON prints model.Marshal's form, with the optimal splits added
+// writeFitJSON prints model.MarshalMeta's form, with the optimal splits added
 // under "splits" (model.Unmarshal ignores the extra key).
-func writeFitJSON(w io.Writer, m model.Model, val *model.Validation, splits []*model.Split) error {
-	data, err := model.Marshal(m, val)
+func writeFitJSON(w io.Writer, m model.Model, val *model.Validation, meta model.FileMeta, splits []*model.Split) error {
+	data, err := model.MarshalMeta(m, val, meta)
 	if err != nil {
 		return err
 	}

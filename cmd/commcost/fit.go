@@ -28,9 +28,11 @@ Reads the records of FILE.jsonl the model is fitted from (other benches are
 ignored), fits on per-point medians with relative weights by QR least
 squares, and prints parameters with standard errors and 95% confidence
 intervals, the fit quality and held-out validation; --format json prints the
-model in the form 'commcost predict' reads. Records without the needed
-pattern, and records that cannot determine the model (too few levels,
-ill-conditioned), exit with status 2 naming what is missing.
+model in the form 'commcost predict' reads, with the records' backend
+("backend": native or local; replay and export simgrid refuse local).
+Records without the needed pattern, and records that cannot determine the
+model (too few levels, ill-conditioned), exit with status 2 naming what is
+missing.
 A flag the model does not read (say --op for hockney) is refused.
 
 MODEL is one of:
