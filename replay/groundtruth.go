@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -238,6 +239,9 @@ func (c AssessConfig) Run(w io.Writer) error {
 		one.Models, one.Calibration = Files{m}, ""
 		s, _ := ParseScale(c.Scale)
 		if _, _, err := one.loadModels(s); err != nil {
+			if errors.As(err, new(LocalBackendError)) {
+				return err // the wrong file given, not a fit replay cannot use
+			}
 			fmt.Fprintf(w, "note: left out: %s\n", results.Printable(err.Error()))
 			continue
 		}

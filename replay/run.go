@@ -114,9 +114,12 @@ func (c Config) loadModels(s Scale) ([]*Pricer, []string, error) {
 	used := map[string]int{}
 	for _, f := range c.Models {
 		// model.ReadFile refuses a FIFO or a directory before reading
-		m, _, err := model.ReadFile(f)
+		m, _, meta, err := model.ReadFileMeta(f)
 		if err != nil {
 			return nil, nil, opts.Badf("--model %s: %v", f, err)
+		}
+		if err := NativeModel("--model", f, meta); err != nil {
+			return nil, nil, err
 		}
 		// Two files of one name (a/hockney.json, b/hockney.json) are two
 		// rows: the second is hockney-2, as app table labels them.
@@ -181,7 +184,32 @@ func nativeCalibration(dir string, recs []results.Record) error {
 	if local == 0 {
 		return nil
 	}
-	return opts.Badf("--calibration %s: %d of its %d records were measured with --backend local (goroutine ranks in one process, not a network); a traced MPI program is predicted from a calibration measured under mpirun (the native backend): run the calibration with mpirun -np N commcost suite", dir, local, len(recs))
+	return localBackend("--calibration %s: %d of its %d records were", "a calibration measured under mpirun (the native backend): run the calibration with mpirun -np N commcost suite", dir, local, len(recs))
+}
+
+// NativeModel refuses a model file fitted to records of the local
+// backend (model.FileMeta), for nativeCalibration's reason; name is the
+// flag or argument that gave path. A file that records no backend (hand
+// made, or older than the field) is not refused.
+func NativeModel(name, path string, meta model.FileMeta) error {
+	if meta.Backend != "local" {
+		return nil
+	}
+	return localBackend("%s %s: it was fitted to records", "a model fitted to records measured under mpirun (the native backend): refit it to the records of mpirun -np N commcost suite", name, path)
+}
+
+// LocalBackendError is the refusal of a calibration or model file of the
+// local backend: bad input, and in replay assess not a model to leave out
+// with a note but the end of the run.
+type LocalBackendError struct{ error }
+
+func (e LocalBackendError) Unwrap() error { return e.error }
+
+// localBackend is the refusal of nativeCalibration and NativeModel: what
+// (a format, with args) says whose records, want what a traced MPI program
+// is predicted from instead.
+func localBackend(what, want string, args ...any) error {
+	return LocalBackendError{opts.Badf(what+" measured with --backend local (goroutine ranks in one process, not a network); a traced MPI program is predicted from "+want, args...)}
 }
 
 // Run replays the trace under every model.

@@ -134,9 +134,13 @@ func HostName(i int) string { return fmt.Sprintf("host-%d", i) }
 // Run reads the model and writes the files.
 func (e Export) Run() error {
 	// model.ReadFile refuses a FIFO or a directory before reading
-	m, _, err := model.ReadFile(e.Model)
+	m, _, meta, err := model.ReadFileMeta(e.Model)
 	if err != nil {
 		return opts.Badf("MODEL.json %s: %v", e.Model, err)
+	}
+	// SMPI's platform prices the simulated MPI program's messages
+	if err := replay.NativeModel("MODEL.json", e.Model, meta); err != nil {
+		return err
 	}
 	c, err := Calibrate(m)
 	if err != nil {

@@ -146,6 +146,21 @@ func TestTraceReplayBadInput(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(calLocal, "records.jsonl"), bytes.ReplaceAll(calRecs, []byte(`"backend":"native"`), []byte(`"backend":"local"`)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// a model fitted to them by fit --format json, which records their
+	// backend; predict reads it (goroutine ranks predicted by a model of
+	// goroutine ranks), replay and export simgrid refuse it
+	code, fitOut, errs := runCLI(t, "fit", "hockney", filepath.Join(calLocal, "records.jsonl"), "--format", "json")
+	if code != 0 {
+		t.Fatalf("fit of the local records: exit %d: %s", code, errs)
+	}
+	hockLocal := filepath.Join(dir, "hockney-local.json")
+	if err := os.WriteFile(hockLocal, []byte(fitOut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "predict", hockLocal, "pingpong", "bytes=64"); code != 0 {
+		t.Fatalf("predict with a fit of local records: exit %d: %s", code, errs)
+	}
+	localModel := hockLocal + ": it was fitted to records measured with --backend local (goroutine ranks in one process, not a network); a traced MPI program is predicted from a model fitted to records measured under mpirun"
 	strayDone := pair("straydone", []trace.Event{send, {Op: trace.OpWait, Peer: trace.PeerNone, Peer2: trace.PeerNone}, done}, recv)
 	strayDoneWhy := "DIR " + strayDone + ": " + filepath.Join(strayDone, trace.RankFile(0)) + ": offset 592 (event 7): a completion of request 0x7 where no Wait or Test call completed one more"
 	torn := filepath.Join(dir, "torn")
@@ -196,6 +211,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 	progEmptyDir := programs("nodir.tsv", "ring\t\t1.5\t-\n")
 	progNone := programs("none.tsv", "# nothing\n\n")
 	// a bad time after a good line: refused before the first replays
+	progOK := programs("ok.tsv", "ring\t"+good+"\t1.5\t-\n")
 	progLate := programs("late.tsv", "ring\t"+good+"\t1.5\t-\nstar\t"+good2+"\t-1\t-\n")
 
 	for _, tc := range []struct {
@@ -231,6 +247,9 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"assess no program", []string{"replay", "assess", "--model", hock, "--programs", progNone}, "--programs " + progNone + " lists no program"},
 		{"assess bad line after a good one", []string{"replay", "assess", "--model", hock, "--programs", progLate}, "--programs " + progLate + ":2: SimGrid calibrated time \"-1\""},
 		{"replay calibration of the local backend", []string{"replay", good, "--calibration", calLocal}, "--calibration " + calLocal + ": 30 of its 30 records were measured with --backend local (goroutine ranks in one process, not a network); a traced MPI program is predicted from a calibration measured under mpirun"},
+		{"replay model of the local backend", []string{"replay", good, "--model", hock, "--model", hockLocal}, "--model " + localModel},
+		// not left out with a note, as a fit replay cannot price with is
+		{"assess model of the local backend", []string{"replay", "assess", "--model", hock, "--model", hockLocal, "--programs", progOK}, "--model " + localModel},
 		{"replay calibration a file", []string{"replay", good, "--calibration", hock}, "--calibration " + hock + ": " + hock + " is not a directory (want a run directory holding records.jsonl)"},
 		// A model or a what-if given twice would be priced twice (or the
 		// second factor would silently win).
@@ -255,6 +274,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"replay torn", []string{"replay", torn, "--model", hock, "--out", filepath.Join(dir, "r.jsonl")}, "torn"},
 		{"export no model", []string{"export", "simgrid", filepath.Join(dir, "nomodel.json"), "--out", out}, "nomodel.json"},
 		{"export hosts", []string{"export", "simgrid", hock, "--hosts", "0", "--out", out}, "--hosts 0"},
+		{"export model of the local backend", []string{"export", "simgrid", hockLocal, "--out", out}, "MODEL.json " + localModel},
 		{"export out on devtmpfs", []string{"export", "simgrid", hock, "--out", "/dev"}, "--out /dev: /dev is on the kernel's devtmpfs filesystem, not a place for data; --out names a directory (new or existing) for platform.xml"},
 		{"export out on sysfs", []string{"export", "simgrid", hock, "--out", "/sys/kernel"}, "--out /sys/kernel: /sys/kernel is on the kernel's sysfs filesystem, not a place for data"},
 		{"export out on proc", []string{"export", "simgrid", hock, "--out", "/proc/self"}, "--out /proc/self: /proc/self is on the kernel's proc filesystem, not a place for data"},
