@@ -261,21 +261,23 @@ func (f *FitCommand) Run(recs []results.Record, stdout, stderr io.Writer) error 
 			splits = append(splits, s)
 		}
 	}
+	// The records' backend goes into the file: replay and export simgrid
+	// refuse a fit of goroutine ranks (--backend local).
+	var file bytes.Buffer
+	meta := model.FileMeta{Backend: model.FitBackend(f.Kind, m, recs)}
+	if err := writeFitJSON(&file, m, val, meta, splits); err != nil {
+		return err
+	}
+	// A fit every reader of its file would refuse (a negative time per
+	// byte from records that do not follow the model) is reported as
+	// such in either format, not as a model with predictions below 0.
+	if _, _, err := model.Unmarshal(file.Bytes()); err != nil {
+		return opts.Badf("FILE %s: the %s fit cannot be a model file, whose readers would refuse it: %v (fit the sizes that follow the model: --min-bytes, --max-bytes)", f.Path, f.Kind, err)
+	}
 	var out bytes.Buffer
 	switch f.Format {
 	case "json":
-		// The records' backend goes into the file: replay and export
-		// simgrid refuse a fit of goroutine ranks (--backend local).
-		meta := model.FileMeta{Backend: model.FitBackend(f.Kind, m, recs)}
-		if err := writeFitJSON(&out, m, val, meta, splits); err != nil {
-			return err
-		}
-		// The file is for predict, replay and the other readers: a fit
-		// they would refuse (a negative latency from records that do not
-		// follow the model) is not written as if usable.
-		if _, _, err := model.Unmarshal(out.Bytes()); err != nil {
-			return opts.Badf("FILE %s: the %s fit cannot be a model file, whose readers would refuse it: %v (fit the sizes that follow the model: --min-bytes, --max-bytes)", f.Path, f.Kind, err)
-		}
+		out = file
 	default:
 		fr := &Fit{Source: filepath.Base(f.Path), Model: m, Validation: val, ValidationNote: valNote,
 			Records: recs, Splits: splits, HopSec: f.HopSec}

@@ -326,6 +326,7 @@ func TestFitBadInput(t *testing.T) {
 		{"negative median", []string{"fit", "hockney", nan}, "median -1"},
 		// A fit every model reader refuses is not written as a model file.
 		{"json of a negative time per byte", []string{"fit", "hockney", negTW, "--format", "json"}, "FILE " + negTW + ": the hockney fit cannot be a model file, whose readers would refuse it: model JSON: hockney: t_w = -1e-09 s/B is negative"},
+		{"table of a negative time per byte", []string{"fit", "hockney", negTW}, "FILE " + negTW + ": the hockney fit cannot be a model file, whose readers would refuse it: model JSON: hockney: t_w = -1e-09 s/B is negative"},
 		{"a line twice", []string{"fit", "hockney", twice}, twice + ": line 24: the same record as line 2 (pingpong bytes=2, every field alike, its meta and samples too): a record read twice would count as two runs"},
 		{"a parameter pingpong has not", []string{"fit", "hockney", foo}, foo + ": line 3: record pingpong: impossible parameter foo = 1: pingpong records have no parameter foo (theirs: bytes, iters)"},
 		{"format", []string{"fit", "hockney", pp, "--format", "xml"}, "--format xml"},
