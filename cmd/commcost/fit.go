@@ -32,7 +32,9 @@ model in the form 'commcost predict' reads, with the records' backend
 ("backend": native or local; replay and export simgrid refuse local).
 Records without the needed pattern, and records that cannot determine the
 model (too few levels, ill-conditioned), exit with status 2 naming what is
-missing.
+missing, and so does a fit the readers of its model file would refuse (a
+negative time per byte: the records do not follow the model), in either
+format.
 A flag the model does not read (say --op for hockney) is refused.
 
 MODEL is one of:
