@@ -231,6 +231,19 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"an unknown meta key", `"meta":{}`, `"meta":{"backend":"native","colour":"red"}`, "line 2: field meta.colour: no field of a record's meta (its fields: commit,"},
 		{"an unknown meta key holding null", `"meta":{}`, `"meta":{"launch_id":null}`, "line 2: field meta.launch_id: no field of a record's meta"},
 		{"an unknown workload item key", `"meta":{}`, `"meta":{},"workload":[{"count":1,"bench":"b","params":{"a":1},"weight":2}]`, "line 2: field workload[].weight: no field of a workload item (its fields: count, bench, params, ranks, view)"},
+		// Keys are matched exactly and once: the decoder would take
+		// "MEDIAN" for median, and the last of two medians.
+		{"a key in upper case beside its field", `"meta":{}`, `"meta":{},"MEDIAN":2.5e-6`, `line 2: field MEDIAN: no field of a record: keys are case-sensitive, and the field is "median"`},
+		{"a key in mixed case alone", `"median":2e-6`, `"Median":2e-6`, `field Median: no field of a record: keys are case-sensitive, and the field is "median"`},
+		{"a meta key in another case", `"meta":{}`, `"meta":{"Backend":"local"}`, `line 2: field meta.Backend: no field of a record's meta: keys are case-sensitive, and the field is "backend"`},
+		{"a derived object in another case", `"meta":{}`, `"meta":{},"Derived":{"round_trip_s":1}`, `field Derived: no field of a record: keys are case-sensitive, and the field is "derived"`},
+		{"a workload key in another case", `"meta":{}`, `"meta":{},"workload":[{"count":1,"bench":"b","params":{"a":1},"Count":2}]`, `field workload[].Count: no field of a workload item: keys are case-sensitive, and the field is "count"`},
+		{"median given twice", `"median":2e-6`, `"median":2e-6,"median":2.5e-6`, "line 2: field median: the key is given twice in one object (again at byte 105)"},
+		{"a key given twice, once escaped", `"median":2e-6`, `"median":2e-6,"\u006dedian":2.5e-6`, "field median: the key is given twice in one object"},
+		{"a meta key given twice", `"meta":{}`, `"meta":{"backend":"native","backend":"local"}`, "line 2: field meta.backend: the key is given twice in one object"},
+		{"a param given twice", `"params":{"bytes":8}`, `"params":{"bytes":8,"bytes":16}`, "line 2: field params.bytes: the key is given twice in one object"},
+		{"a derived key given twice", `"meta":{}`, `"meta":{},"derived":{"a_s":1,"a_s":2}`, "field derived.a_s: the key is given twice"},
+		{"the same key in two objects", `"meta":{}`, `"meta":{"seed":1},"derived":{"seed":1}`, ""},
 		{"workload params beyond the member bound", `"meta":{}`, `"meta":{},"workload":[{"count":1,"bench":"b","params":{"a":1` + manyKeys(MaxRecordElements) + `}}]`,
 			"the object workload[].params at byte"},
 	}

@@ -749,6 +749,10 @@ type valueCheck struct {
 	starts [256]bool
 	stops  [256]bool // jsonStructural and starts: the bytes the scan stops at
 	ask    func(path []string, elem int, lit []byte) string
+	// dupKeys also refuses a member name given twice in one object (a
+	// lineBound of kind "duplicate"): the decoder keeps the last value
+	// of a key given twice, overriding the first in silence.
+	dupKeys bool
 }
 
 func newValueCheck(kind, starts string, ask func(path []string, elem int, lit []byte) string) *valueCheck {
@@ -765,14 +769,20 @@ func newValueCheck(kind, starts string, ask func(path []string, elem int, lit []
 var (
 	nullCheck    = newValueCheck("null", "n", recordNull)
 	typeCheck    = newValueCheck("type", `"{[-0123456789tf`, recordTypeMismatch)
-	unknownCheck = newValueCheck("unknown", `"{[-0123456789tfn`, recordUnknown)
+	unknownCheck = func() *valueCheck {
+		c := newValueCheck("unknown", `"{[-0123456789tfn`, recordUnknown)
+		c.dupKeys = true
+		return c
+	}()
 )
 
 // recordUnknown says why the member at path is none of a record's: its
 // object is a record, its meta or a workload item (a struct of the
-// record's types) and has no field of that name, as encoding/json
-// matches names. Members of params, derived and counters (maps) and
-// array elements are known.
+// record's types) and has no field of exactly that name. encoding/json
+// would match "MEDIAN" or "Median" to median, so that a case variant
+// beside the field overrides it; the writers spell every key as the
+// field's JSON name. Members of params, derived and counters (maps,
+// whose keys the benches choose) and array elements are known.
 func recordUnknown(path []string, elem int, _ []byte) string {
 	if elem > 0 || len(path) == 0 {
 		return ""
@@ -787,8 +797,13 @@ func recordUnknown(path []string, elem int, _ []byte) string {
 	if parent.Kind() != reflect.Struct {
 		return ""
 	}
-	if _, ok := jsonMember(parent, path[len(path)-1]); ok {
+	name := path[len(path)-1]
+	if _, ok := jsonMember(parent, name); ok {
 		return ""
+	}
+	if exact, ok := jsonMemberFold(parent, name); ok {
+		what, _, _ := strings.Cut(structFields(parent), " (")
+		return fmt.Sprintf("no field of %s: keys are case-sensitive, and the field is %q (a key in another case would override it in silence)", what, exact)
 	}
 	return "no field of " + structFields(parent) + "; a misspelt or hand-added key would be read as absent"
 }
@@ -838,6 +853,7 @@ func scanLine(line []byte, maxString, maxElems int, check *valueCheck) *lineBoun
 		key            []byte // an object's latest member name
 		expectKey      bool
 		parentIsObject bool
+		keys           map[string]struct{} // an object's member names so far (check.dupKeys)
 	}
 	var stack []frame
 	field := func() string {
@@ -858,11 +874,10 @@ func scanLine(line []byte, maxString, maxElems int, check *valueCheck) *lineBoun
 	// asks asks check about the value at offset i with text lit; the
 	// value stands where the innermost open bracket's current element
 	// or member is.
-	asks := func(i int, lit []byte) *lineBound {
-		if len(stack) == 0 {
-			return nil
-		}
-		path := make([]string, 0, len(stack))
+	// framePath is where the innermost open bracket stands: member
+	// names, "[]" for an array's element.
+	framePath := func() []string {
+		path := make([]string, 0, len(stack)+1)
 		for k := 1; k < len(stack); k++ {
 			if stack[k].parentIsObject {
 				path = append(path, string(stack[k].name))
@@ -870,6 +885,13 @@ func scanLine(line []byte, maxString, maxElems int, check *valueCheck) *lineBoun
 				path = append(path, "[]")
 			}
 		}
+		return path
+	}
+	asks := func(i int, lit []byte) *lineBound {
+		if len(stack) == 0 {
+			return nil
+		}
+		path := framePath()
 		top, elem := &stack[len(stack)-1], 0
 		if top.array {
 			path, elem = append(path, "[]"), top.commas+1
@@ -934,8 +956,20 @@ func scanLine(line []byte, maxString, maxElems int, check *valueCheck) *lineBoun
 				return &lineBound{kind: "string", at: start}
 			}
 			if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].expectKey {
-				stack[n-1].key = line[start+1 : min(j, len(line))]
-				stack[n-1].expectKey = false
+				f := &stack[n-1]
+				f.key = line[start+1 : min(j, len(line))]
+				f.expectKey = false
+				if check != nil && check.dupKeys {
+					k := memberName(f.key)
+					if _, dup := f.keys[k]; dup {
+						path := append(framePath(), k)
+						return &lineBound{kind: "duplicate", field: nullField(path), at: start}
+					}
+					if f.keys == nil {
+						f.keys = map[string]struct{}{}
+					}
+					f.keys[k] = struct{}{}
+				}
 			} else if check != nil && check.starts['"'] {
 				if b := asks(start, line[start:min(j+1, len(line))]); b != nil {
 					return b
@@ -989,6 +1023,21 @@ func scanLine(line []byte, maxString, maxElems int, check *valueCheck) *lineBoun
 		}
 	}
 	return nil
+}
+
+// memberName is the name a member's key (its text between the quotes)
+// decodes to: "a" and "\u0061" are one key to the decoder.
+func memberName(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw)
+	}
+	var s string
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	if json.Unmarshal(q, &s) != nil {
+		return string(raw) // no JSON string: the decoder refuses the line
+	}
+	return s
 }
 
 // isLiteralByte reports whether c may continue a JSON literal (a number,
@@ -1052,6 +1101,8 @@ func boundError(b *lineBound) error {
 		return fmt.Errorf("field %s: %s is not %s%s", b.field, b.value, b.want, elem)
 	case "unknown":
 		return fmt.Errorf("field %s: %s", b.field, b.want)
+	case "duplicate":
+		return fmt.Errorf("field %s: the key is given twice in one object (again at byte %d); a record names each key once, and a reader would keep one of the values in silence", b.field, b.at+1)
 	case "string":
 		return fmt.Errorf("%w: a string longer than %s at byte %d (a record's names and parameters are short)", ErrTooLarge, byteCount(MaxStringBytes), b.at+1)
 	case "nesting":
@@ -1377,8 +1428,8 @@ func isNumberKind(k reflect.Kind) bool {
 }
 
 // jsonFieldType is the Go type encoding/json decodes the value at path
-// (member names matched as the decoder matches them, case-insensitively,
-// through embedded structs; "[]" for an element) into, and false where
+// (member names matched exactly, through embedded structs, as
+// recordUnknown requires them; "[]" for an element) into, and false where
 // the path leaves the type (an unknown member, an interface value).
 func jsonFieldType(t reflect.Type, path []string) (reflect.Type, bool) {
 	for _, seg := range path {
@@ -1406,9 +1457,23 @@ func jsonFieldType(t reflect.Type, path []string) (reflect.Type, bool) {
 	return t, true
 }
 
-// jsonMember is the type of struct t's field whose JSON name is name
-// (case-insensitively), looking into embedded structs without a name.
+// jsonMember is the type of struct t's field whose JSON name is name,
+// looking into embedded structs without a name.
 func jsonMember(t reflect.Type, name string) (reflect.Type, bool) {
+	ft, _, ok := jsonMemberMatch(t, name, false)
+	return ft, ok
+}
+
+// jsonMemberFold is the JSON name of struct t's field that name matches
+// case-insensitively, as encoding/json matches it.
+func jsonMemberFold(t reflect.Type, name string) (string, bool) {
+	_, tag, ok := jsonMemberMatch(t, name, true)
+	return tag, ok
+}
+
+// jsonMemberMatch is jsonMember, or with fold jsonMemberFold: the field's
+// type and JSON name.
+func jsonMemberMatch(t reflect.Type, name string, fold bool) (reflect.Type, string, bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -1416,19 +1481,19 @@ func jsonMember(t reflect.Type, name string) (reflect.Type, bool) {
 			continue
 		}
 		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
-			if ft, ok := jsonMember(f.Type, name); ok {
-				return ft, true
+			if ft, ftag, ok := jsonMemberMatch(f.Type, name, fold); ok {
+				return ft, ftag, true
 			}
 			continue
 		}
 		if tag == "" {
 			tag = f.Name
 		}
-		if strings.EqualFold(tag, name) {
-			return f.Type, true
+		if tag == name || fold && strings.EqualFold(tag, name) {
+			return f.Type, tag, true
 		}
 	}
-	return nil, false
+	return nil, "", false
 }
 
 // nullField names path for a message: "samples", "derived.x_s",
