@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,9 +40,21 @@ func TestUnmarshalRefusesWhatWouldMislead(t *testing.T) {
 		{"t_s per byte", `"unit": "s",`, `"unit": "s/B",`, `fit.t_s.unit = "s/B": t_s is read in s`, 0},
 		{"t_s in microseconds", `"unit": "s",`, `"unit": "us",`, `fit.t_s.unit = "us": t_s is read in s`, 0},
 		{"t_w of 1 s/B", `4e-11`, `1`, "fit.t_w.value = 1 s/B: a time per byte beyond 0.1 s/B (a rate below 10 bytes a second) is no machine's", 0},
-		{"t_w of 1 with its unit left out", `"value": 4e-11`, `"value": 1, "unit": ""`, "fit.t_w.value = 1 s/B: a time per byte beyond 0.1 s/B", 0},
+		{"t_w of 1 with its unit left out", `"unit": "s/B",
+      "value": 4e-11`, `"unit": "",
+      "value": 1`, "fit.t_w.value = 1 s/B: a time per byte beyond 0.1 s/B", 0},
 		{"t_w of 1 ms/B", `4e-11`, `0.001`, "", 0},
 		{"units left out", `"unit": "s/B",`, ``, "", 0},
+		// Keys match exactly and once: the decoder would take "Fit" for
+		// fit and keep the last of two values.
+		{"an extra top-level key", `"model": "hockney",`, `"model": "hockney", "extra": 1,`, "model JSON: field extra: no such key here (the keys here: model, backend, params, fit, validation)", 0},
+		{"a top-level key in another case", `"model": "hockney",`, `"model": "hockney", "Backend": "local",`, `model JSON: field Backend: keys are case-sensitive, and the field is "backend"`, 0},
+		{"a top-level key given twice", `"model": "hockney",`, `"model": "hockney", "model": "logp",`, "model JSON: field model: the key is given twice in one object", 0},
+		{"a body key in another case", `"min_bytes": 8`, `"min_bytes": 8, "MIN_BYTES": 64`, `model JSON: hockney: field fit.MIN_BYTES: keys are case-sensitive, and the field is "min_bytes"`, 0},
+		{"a body key given twice", `"min_bytes": 8`, `"min_bytes": 8, "min_bytes": 64`, "model JSON: field fit.min_bytes: the key is given twice in one object", 0},
+		{"an unknown body key", `"min_bytes": 8`, `"min_bytes": 8, "min_size": 8`, "model JSON: hockney: field fit.min_size: no such key here (the keys here: t_s, t_w, min_bytes, max_bytes, quality)", 0},
+		{"an unknown key in a listed parameter", `"value": 0.0000015`, `"value": 0.0000015, "valeu": 2`, "model JSON: field params[0].valeu: no such key here (the keys here: name, unit, value, se, ci95, fixed)", 1},
+		{"a parameter's value given twice", `"value": 0.0000015`, `"value": 0.0000015, "value": 0.0000025`, "field params[0].value: the key is given twice in one object", 1},
 	}
 	checkEdits(t, string(good), tests)
 }
@@ -66,6 +79,7 @@ func checkEdits(t *testing.T, good string, tests []modelEdit) {
 				}
 				data = strings.Replace(data, tc.from, tc.to, cmp.Or(tc.n, -1))
 			}
+			data = dropUnused(t, data)
 			_, _, err := Unmarshal([]byte(data))
 			switch {
 			case tc.want == "" && err != nil:
@@ -75,6 +89,26 @@ func checkEdits(t *testing.T, good string, tests []modelEdit) {
 			}
 		})
 	}
+}
+
+// dropUnused removes the top-level member "unused" that an edit renamed
+// a member to, leaving that member out: the reader refuses a key no
+// model file has.
+func dropUnused(t *testing.T, data string) string {
+	t.Helper()
+	if !strings.Contains(data, `"unused"`) {
+		return data
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(data), &top); err != nil {
+		t.Fatal(err)
+	}
+	delete(top, "unused")
+	out, err := json.MarshalIndent(top, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 // TestReadFileRefusesNonRegular: a model file that is a FIFO, a device or
@@ -162,6 +196,8 @@ func TestUnmarshalRefusesImpossibleMetadata(t *testing.T) {
 		{"min above max", `"min_bytes": 8`, `"min_bytes": 1000000000`, "fit.min_bytes = 1e+09 is above fit.max_bytes = 1.048576e+06", 0},
 		{"max beyond a record's bytes", `"max_bytes": 1048576`, `"max_bytes": 1e30`, "fit.max_bytes = 1e+30: a size is 0 to 1e+19 bytes", 0},
 		{"negative min", `"min_bytes": 8`, `"min_bytes": -8`, "fit.min_bytes = -8: a size is 0 to 1e+19 bytes", 0},
+		{"fractional min", `"min_bytes": 8`, `"min_bytes": 1.5`, "fit.min_bytes = 1.5: a size is a whole number of bytes", 0},
+		{"fractional max", `"max_bytes": 1048576`, `"max_bytes": 1048576.25`, "fit.max_bytes = 1.04857625e+06: a size is a whole number of bytes", 0},
 		{"negative point count", `"n": 5`, `"n": -5`, "fit.quality.n = -5: a count is >= 0", 0},
 		{"more dof than points", `"dof": 3`, `"dof": 30`, "fit.quality.dof = 30 is above fit.quality.n = 5", 0},
 		{"reversed interval", `0.0000013`, `0.0000019`, "fit.t_s.ci95 = [1.9e-06, 1.7e-06]: the 95% interval's low end is above its high end", 0},
@@ -228,10 +264,11 @@ func TestUnmarshalRefusesInconsistentIntervals(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEdits(t, string(good), []modelEdit{
-		{"ci95 left out", `"ci95": [
+		{"ci95 left out", `,
+      "ci95": [
         0.0000015,
         0.0000015
-      ]`, `"unused": 0`, "", 0},
+      ]`, ``, "", 0},
 		{"ci_zero_value", `"ci95": [
         0.0000015,
         0.0000015

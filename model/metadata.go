@@ -20,8 +20,8 @@ import (
 //     condition numbers are >= 0;
 //   - counts (points, degrees of freedom, levels, grid sides) are >= 0, and
 //     rank counts at most results.MaxRecordRanks;
-//   - sizes in bytes (*_bytes, l_levels, breakpoints) are in
-//     0..results.MaxRecordBytes, what a record's bytes may be;
+//   - sizes in bytes (*_bytes, l_levels, breakpoints) are whole numbers
+//     in 0..results.MaxRecordBytes, what a record's bytes may be;
 //   - an adjusted R^2 (adj_r2) is at most 1;
 //   - ranges are in order: min_bytes <= max_bytes, from_bytes <= to_bytes,
 //     a 95% interval's ends, dof <= n, the validation's median <= p95 <=
@@ -189,6 +189,9 @@ func checkNumber(name string, v reflect.Value, path string) error {
 		if strings.HasSuffix(name, "_bytes") || byteNames[name] {
 			if !(f >= 0 && f <= results.MaxRecordBytes) {
 				return bad(f, fmt.Sprintf("a size is 0 to %g bytes", float64(results.MaxRecordBytes)))
+			}
+			if f != math.Trunc(f) {
+				return bad(f, "a size is a whole number of bytes, as the records' sizes a fit reads")
 			}
 		}
 		if name == "adj_r2" && f > 1+1e-9 {

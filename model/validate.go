@@ -456,6 +456,9 @@ func unmarshal(data []byte) (Model, *Validation, envelope, error) {
 	if err := json.Unmarshal(data, &env); err != nil {
 		return nil, nil, env, fmt.Errorf("model JSON: %w", results.JSONFieldError(err))
 	}
+	if err := results.CheckJSONKeys(data, reflect.TypeFor[envelope](), ""); err != nil {
+		return nil, nil, env, fmt.Errorf("model JSON: %w", err)
+	}
 	if env.Model == "" {
 		return nil, nil, env, errors.New(`model JSON: no "model" field (want the output of commcost fit --format json)`)
 	}
@@ -468,6 +471,9 @@ func unmarshal(data []byte) (Model, *Validation, envelope, error) {
 	}
 	if err := json.Unmarshal(env.Fit, m); err != nil {
 		return nil, nil, env, fmt.Errorf("model JSON: %s body: %w", env.Model, results.JSONFieldError(err))
+	}
+	if err := results.CheckJSONKeys(env.Fit, reflect.TypeOf(m), "fit"); err != nil {
+		return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)
 	}
 	if err := checkUsable(m); err != nil {
 		return nil, nil, env, fmt.Errorf("model JSON: %s: %w", env.Model, err)

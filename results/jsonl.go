@@ -812,6 +812,19 @@ func recordUnknown(path []string, elem int, _ []byte) string {
 // message: "a record (its fields: schema, bench, ...)", "a record's meta
 // (its fields: commit, ...)".
 func structFields(t reflect.Type) string {
+	what := "a record"
+	switch t {
+	case reflect.TypeFor[Meta]():
+		what = "a record's meta"
+	case reflect.TypeFor[WorkItem]():
+		what = "a workload item"
+	}
+	return fmt.Sprintf("%s (its fields: %s)", what, strings.Join(jsonFieldNames(t), ", "))
+}
+
+// jsonFieldNames are the JSON names of struct t's fields, those of
+// embedded structs without a name in their place.
+func jsonFieldNames(t reflect.Type) []string {
 	var names []string
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
@@ -832,14 +845,7 @@ func structFields(t reflect.Type) string {
 		}
 	}
 	walk(t)
-	what := "a record"
-	switch t {
-	case reflect.TypeFor[Meta]():
-		what = "a record's meta"
-	case reflect.TypeFor[WorkItem]():
-		what = "a workload item"
-	}
-	return fmt.Sprintf("%s (its fields: %s)", what, strings.Join(names, ", "))
+	return names
 }
 
 // scanLine is scanBounds that also, with check non-nil, asks check about
