@@ -55,6 +55,12 @@ func TestUnmarshalRefusesWhatWouldMislead(t *testing.T) {
 		{"an unknown body key", `"min_bytes": 8`, `"min_bytes": 8, "min_size": 8`, "model JSON: hockney: field fit.min_size: no such key here (the keys here: t_s, t_w, min_bytes, max_bytes, quality)", 0},
 		{"an unknown key in a listed parameter", `"value": 0.0000015`, `"value": 0.0000015, "valeu": 2`, "model JSON: field params[0].valeu: no such key here (the keys here: name, unit, value, se, ci95, fixed)", 1},
 		{"a parameter's value given twice", `"value": 0.0000015`, `"value": 0.0000015, "value": 0.0000025`, "field params[0].value: the key is given twice in one object", 1},
+		// The backend is one a fit writes, in its case: another would pass
+		// the readers that refuse a fit of local records.
+		{"backend Local", `"model": "hockney",`, `"model": "hockney", "backend": "Local",`, `model JSON: field backend "Local" is none commcost writes; accepted (exact case): native, local, replay, none, or the key left out`, 0},
+		{"backend made up", `"model": "hockney",`, `"model": "hockney", "backend": "quantum",`, `field backend "quantum" is none commcost writes`, 0},
+		{"backend local", `"model": "hockney",`, `"model": "hockney", "backend": "local",`, "", 0},
+		{"backend native", `"model": "hockney",`, `"model": "hockney", "backend": "native",`, "", 0},
 	}
 	checkEdits(t, string(good), tests)
 }

@@ -462,6 +462,12 @@ func unmarshal(data []byte) (Model, *Validation, envelope, error) {
 	if env.Model == "" {
 		return nil, nil, env, errors.New(`model JSON: no "model" field (want the output of commcost fit --format json)`)
 	}
+	// A fit writes its records' backend, which the records' reader has
+	// checked; any other value would slip past the readers that refuse
+	// a fit of local records.
+	if err := results.CheckBackend(env.Backend); err != nil {
+		return nil, nil, env, fmt.Errorf("model JSON: field %w", err)
+	}
 	m, err := newModel(env.Model)
 	if err != nil {
 		return nil, nil, env, fmt.Errorf("model JSON: %w", err)

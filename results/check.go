@@ -70,9 +70,9 @@ const (
 //   - params, derived and counters hold at most MaxRecordKeys entries
 //     each, and a counter is within MaxRecordValue in absolute value (a
 //     counter may be negative: an N-body run's energy);
-//   - the metadata is one of a launch (Meta.check: ranks per host from
-//     1 to MaxRecordRanks, one per host; cores, GOMAXPROCS and the load
-//     average not negative), and ranks is at most the launch's ranks,
+//   - the metadata is one of a launch (Meta.check: a backend of
+//     Backends, ranks per host from 1 to MaxRecordRanks, one per host;
+//     cores, GOMAXPROCS and the load average not negative), and ranks is at most the launch's ranks,
 //     the sum of ranks per host (checkLaunch);
 //   - ranks is at most MaxRecordRanks, and the bench's record check
 //     (RegisterRecordCheck) accepts the record.
@@ -352,11 +352,15 @@ func (r *Record) checkLaunch() error {
 	return nil
 }
 
-// check refuses metadata no launch has: a host with fewer than one rank
+// check refuses metadata no launch has: a backend commcost does not
+// write (CheckBackend), a host with fewer than one rank
 // or more than MaxRecordRanks, ranks per host that are not parallel to
 // the hosts, a host name longer than any system allows, a negative core
 // count, GOMAXPROCS or load average.
 func (m *Meta) check() error {
+	if err := CheckBackend(m.Backend); err != nil {
+		return fmt.Errorf("meta %w", err)
+	}
 	for i, n := range m.RanksPerHost {
 		if n < 1 || n > MaxRecordRanks {
 			return fmt.Errorf("meta ranks_per_host[%d] = %d: a host runs 1 to %d ranks", i, n, MaxRecordRanks)
@@ -391,6 +395,23 @@ func (m *Meta) check() error {
 		}
 	}
 	return nil
+}
+
+// Backends are the values of meta.backend commcost writes: "native"
+// (MPI under mpirun or srun), "local" (goroutine ranks exchanging
+// through memory), "replay" (a trace's replay) and "none" (no MPI: sched
+// count, sched breakeven --in). Records made by hand may leave it out.
+var Backends = []string{"native", "local", "replay", "none"}
+
+// CheckBackend refuses a backend none of Backends (exactly; "" is one
+// left out): the readers that refuse local records or fits (replay,
+// export simgrid) compare the value, and "Local" or a made-up name would
+// pass them.
+func CheckBackend(b string) error {
+	if b == "" || slices.Contains(Backends, b) {
+		return nil
+	}
+	return fmt.Errorf("backend \"%s\" is none commcost writes; accepted (exact case): %s, or the key left out", Printable(clip(b, 40)), strings.Join(Backends, ", "))
 }
 
 // maxCommitLen bounds meta.commit: git describe's longest forms are a

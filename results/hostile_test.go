@@ -243,6 +243,13 @@ func TestReadRefusesImpossibleRecords(t *testing.T) {
 		{"a meta key given twice", `"meta":{}`, `"meta":{"backend":"native","backend":"local"}`, "line 2: field meta.backend: the key is given twice in one object"},
 		{"a param given twice", `"params":{"bytes":8}`, `"params":{"bytes":8,"bytes":16}`, "line 2: field params.bytes: the key is given twice in one object"},
 		{"a derived key given twice", `"meta":{}`, `"meta":{},"derived":{"a_s":1,"a_s":2}`, "field derived.a_s: the key is given twice"},
+		// meta.backend is one commcost writes, in its case: the readers
+		// that refuse local records compare it exactly.
+		{"backend Local", `"meta":{}`, `"meta":{"backend":"Local"}`, `line 2: record pingpong bytes=8: meta backend "Local" is none commcost writes; accepted (exact case): native, local, replay, none, or the key left out`},
+		{"backend made up", `"meta":{}`, `"meta":{"backend":"quantum"}`, `meta backend "quantum" is none commcost writes`},
+		{"backend local", `"meta":{}`, `"meta":{"backend":"local"}`, ""},
+		{"backend replay", `"meta":{}`, `"meta":{"backend":"replay"}`, ""},
+		{"backend none", `"meta":{}`, `"meta":{"backend":"none"}`, ""},
 		{"the same key in two objects", `"meta":{}`, `"meta":{"seed":1},"derived":{"seed":1}`, ""},
 		{"workload params beyond the member bound", `"meta":{}`, `"meta":{},"workload":[{"count":1,"bench":"b","params":{"a":1` + manyKeys(MaxRecordElements) + `}}]`,
 			"the object workload[].params at byte"},
