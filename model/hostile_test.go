@@ -373,6 +373,11 @@ func TestUnmarshalRefusesNegativeTimes(t *testing.T) {
 		{"loggp O_s of rounding", loggp(func(m *LogGP) { m.OsB.Value = -1.5e-27 }), ""},
 		{"logp negative g", &LogP{L: p("L", "s", 1e-6), O: p("o", "s", 5e-7), G: p("g", "s", -5e-7), PacketBytes: 64}, "model JSON: logp: g = -5e-07 s is negative: a fit that prices messages in negative time cannot be used"},
 		{"postal negative lambda", &Postal{Lambda: p("lambda", "units", -2), Unit: p("unit", "s", 5e-7), PacketBytes: 64}, "model JSON: postal: lambda = -2 units is negative"},
+		// lambda = 2 + L/o: below 2 is the negative LogP latency a logp
+		// file is refused for.
+		{"postal lambda below 1 (L < -o)", &Postal{Lambda: p("lambda", "units", 0.465), Unit: p("unit", "s", 1.9e-6), PacketBytes: 1}, "model JSON: postal: lambda = 0.465 units is below 2: lambda is 2 + L/o, so its LogP latency L = (lambda - 2) unit = -2.916e-06 s is negative"},
+		{"postal lambda 1.5", &Postal{Lambda: p("lambda", "units", 1.5), Unit: p("unit", "s", 1e-6), PacketBytes: 64}, "lambda = 1.5 units is below 2"},
+		{"postal lambda 2 (L = 0)", &Postal{Lambda: p("lambda", "units", 2), Unit: p("unit", "s", 1e-6), PacketBytes: 64}, ""},
 		{"piecewise as fitted", pw(seg(8, 4096, 1e-6, 4e-10), seg(8192, 1<<20, 3e-6, 1e-10)), ""},
 		// A later segment's intercept may be negative where its line is
 		// positive over every size it prices.

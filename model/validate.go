@@ -574,7 +574,8 @@ const maxMessageBytes = 1<<31 - 1
 // (all sizes when the file names none); every piecewise segment's line
 // over the sizes it prices (the first from 0 bytes, the last to the
 // largest message); LogGP's latency and wire time L + (m-1) G, gap g +
-// (m-1) G and overheads o + O m; LogP's L, o and g; postal's lambda.
+// (m-1) G and overheads o + O m; LogP's L, o and g; postal's lambda,
+// at least 2 (2 + L/o: its LogP's L >= 0).
 // Every reader of a model file (predict, compare --models, app table and
 // the programs' --model, replay, export simgrid) prices messages with
 // it, and a negative price hides in their sums. A per-byte term fitted
@@ -636,7 +637,14 @@ func checkMessageSigns(m Model) error {
 	case *LogP:
 		return nonNegative(t.L, t.O, t.G)
 	case *Postal:
-		return nonNegative(t.Lambda)
+		if err := nonNegative(t.Lambda); err != nil {
+			return err
+		}
+		// lambda = 2 + L/o (PostalFromLogP): below 2 is a LogP latency
+		// below 0, which a logp file is refused for.
+		if t.Lambda.Value < 2 {
+			return fmt.Errorf("lambda = %g %s is below 2: lambda is 2 + L/o, so its LogP latency L = (lambda - 2) unit = %.4g s is negative, and %s cannot be used", t.Lambda.Value, t.Lambda.Unit, (t.Lambda.Value-2)*t.Unit.Value, NegativeTimeFit)
+		}
 	}
 	return nil
 }
