@@ -24,7 +24,7 @@ func synthRec(bench string, params results.Params, ranks int, y float64) results
 	return results.Record{
 		Bench: bench, Params: params, Ranks: ranks, Unit: "s",
 		Summary: results.Summary{N: 5, Min: y * 0.99, Median: y, Mean: y, Max: y * 1.01, P90: y, P99: y, CI95: [2]float64{y * 0.99, y * 1.01}},
-		Meta:    results.Meta{Backend: "synthetic"},
+		Meta:    results.Meta{Backend: "native"},
 	}
 }
 
@@ -51,8 +51,11 @@ func synthetic(kind string) []results.Record {
 			}
 			recs = append(recs, synthRec("pingpong", results.Params{"bytes": m}, 2, noise(y)))
 		}
-	case "loggp":
+	case "loggp", "loggp-negative-L":
 		L, os, or, g, G := 1.5e-6, 0.4e-6, 0.6e-6, 0.5e-6, 0.1e-9
+		if kind == "loggp-negative-L" {
+			L = -0.3e-6 // the overheads exceed half the round trip
+		}
 		rt := func(s float64) float64 { return 2 * (os + L + math.Max(s-1, 0)*G + or) }
 		for _, s := range pow2(0, 16) {
 			p1 := rt(s)
@@ -308,6 +311,34 @@ func TestFitBadInput(t *testing.T) {
 	}
 	negTW := filepath.Join(dir, "negtw.jsonl")
 	writeJSONL(t, negTW, negative)
+	// Keys in another case or given twice, which the decoder would take
+	// for the field and override it with; a backend no run writes.
+	upper := filepath.Join(dir, "upper.jsonl")
+	writeJSONL(t, upper, synthetic("hockney"))
+	editLine(t, upper, 2, `"median":`, `"MEDIAN":1e-3,"median":`)
+	twiceKey := filepath.Join(dir, "twicekey.jsonl")
+	writeJSONL(t, twiceKey, synthetic("hockney"))
+	editLine(t, twiceKey, 2, `"median":`, `"median":1e-3,"median":`)
+	bkLocal := filepath.Join(dir, "bklocal.jsonl")
+	writeJSONL(t, bkLocal, synthetic("hockney"))
+	editLine(t, bkLocal, 1, `"backend":"native"`, `"backend":"Local"`)
+	// Model files edited by hand: an extra key, a backend in another
+	// case, a fractional size.
+	editModel := func(name, from, to string) string {
+		path := filepath.Join(dir, name)
+		if !strings.Contains(out, from) {
+			t.Fatalf("model file has no %q", from)
+		}
+		os.WriteFile(path, []byte(strings.Replace(out, from, to, 1)), 0o644)
+		return path
+	}
+	mExtra := editModel("extra.json", `"model": "hockney",`, `"model": "hockney", "extra": 1,`)
+	mLocal := editModel("Local.json", `"backend": "native"`, `"backend": "Local"`)
+	mFrac := editModel("frac.json", `"min_bytes": 1,`, `"min_bytes": 1.5,`)
+	// prtt records whose LogGP latency is negative: logp refuses them,
+	// and postal, derived from the same LogP, too.
+	negL := filepath.Join(dir, "negl.jsonl")
+	writeJSONL(t, negL, synthetic("loggp-negative-L"))
 	plot := filepath.Join(dir, "never.png")
 	fifoPNG := filepath.Join(dir, "fifo.png")
 	if err := syscall.Mkfifo(fifoPNG, 0o644); err != nil {
@@ -329,6 +360,14 @@ func TestFitBadInput(t *testing.T) {
 		{"table of a negative time per byte", []string{"fit", "hockney", negTW}, "FILE " + negTW + ": the hockney fit cannot be a model file, whose readers would refuse it: model JSON: hockney: t_w = -1e-09 s/B is negative"},
 		{"a line twice", []string{"fit", "hockney", twice}, twice + ": line 24: the same record as line 2 (pingpong bytes=2, every field alike, its meta and samples too): a record read twice would count as two runs"},
 		{"a parameter pingpong has not", []string{"fit", "hockney", foo}, foo + ": line 3: record pingpong: impossible parameter foo = 1: pingpong records have no parameter foo (theirs: bytes, iters)"},
+		{"a key in another case", []string{"fit", "hockney", upper}, upper + `: line 2: field MEDIAN: no field of a record: keys are case-sensitive, and the field is "median"`},
+		{"a key given twice", []string{"fit", "hockney", twiceKey}, twiceKey + ": line 2: field median: the key is given twice in one object"},
+		{"a backend no run writes", []string{"fit", "hockney", bkLocal}, bkLocal + `: line 1: record pingpong bytes=1: meta backend "Local" is none commcost writes; accepted (exact case): native, local, replay, none, or the key left out`},
+		{"logp json of a negative L", []string{"fit", "logp", negL, "--format", "json"}, "the logp fit cannot be a model file, whose readers would refuse it: model JSON: logp: L = "},
+		{"postal json of a negative L", []string{"fit", "postal", negL, "--format", "json"}, "FILE " + negL + ": the postal fit cannot be a model file, whose readers would refuse it: model JSON: postal: lambda = 1.4"},
+		{"predict a model with an extra key", []string{"predict", mExtra, "pingpong", "bytes=8"}, "MODEL.json " + mExtra + ": model JSON: field extra: no such key here (the keys here: model, backend, params, fit, validation)"},
+		{"predict a model of backend Local", []string{"predict", mLocal, "pingpong", "bytes=8"}, `MODEL.json ` + mLocal + `: model JSON: field backend "Local" is none commcost writes; accepted (exact case): native, local, replay, none`},
+		{"predict a model of a fractional size", []string{"predict", mFrac, "pingpong", "bytes=8"}, "fit.min_bytes = 1.5: a size is a whole number of bytes"},
 		{"format", []string{"fit", "hockney", pp, "--format", "xml"}, "--format xml"},
 		{"weighting", []string{"fit", "hockney", pp, "--weighting", "sqrt"}, "--weighting sqrt"},
 		{"holdout", []string{"fit", "hockney", pp, "--holdout", "every:1"}, "--holdout every:1"},
