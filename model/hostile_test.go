@@ -47,7 +47,7 @@ func TestUnmarshalRefusesWhatWouldMislead(t *testing.T) {
 		{"units left out", `"unit": "s/B",`, ``, "", 0},
 		// Keys match exactly and once: the decoder would take "Fit" for
 		// fit and keep the last of two values.
-		{"an extra top-level key", `"model": "hockney",`, `"model": "hockney", "extra": 1,`, "model JSON: field extra: no such key here (the keys here: model, backend, params, fit, validation)", 0},
+		{"an extra top-level key", `"model": "hockney",`, `"model": "hockney", "extra": 1,`, "model JSON: field extra: no such key here (the keys here: model, backend, params, fit, validation, splits)", 0},
 		{"a top-level key in another case", `"model": "hockney",`, `"model": "hockney", "Backend": "local",`, `model JSON: field Backend: keys are case-sensitive, and the field is "backend"`, 0},
 		{"a top-level key given twice", `"model": "hockney",`, `"model": "hockney", "model": "logp",`, "model JSON: field model: the key is given twice in one object", 0},
 		{"a body key in another case", `"min_bytes": 8`, `"min_bytes": 8, "MIN_BYTES": 64`, `model JSON: hockney: field fit.MIN_BYTES: keys are case-sensitive, and the field is "min_bytes"`, 0},

@@ -383,6 +383,10 @@ type envelope struct {
 	Params     []Param         `json:"params,omitempty"`
 	Fit        json.RawMessage `json:"fit"`
 	Validation *Validation     `json:"validation,omitempty"`
+	// Splits are the optimal splits fit trilinear --split adds to the
+	// file (report.writeFitJSON), for people: no reader predicts from
+	// them.
+	Splits []Split `json:"splits,omitempty"`
 }
 
 // newModel returns an empty model of a registered kind (fitted or

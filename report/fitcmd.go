@@ -296,7 +296,7 @@ func (f *FitCommand) Run(recs []results.Record, stdout, stderr io.Writer) error 
 }
 
 // writeFitJSON prints model.MarshalMeta's form, with the optimal splits added
-// under "splits" (model.Unmarshal ignores the extra key).
+// under "splits" (which model.Unmarshal reads past).
 func writeFitJSON(w io.Writer, m model.Model, val *model.Validation, meta model.FileMeta, splits []*model.Split) error {
 	data, err := model.MarshalMeta(m, val, meta)
 	if err != nil {

@@ -230,6 +230,25 @@ func TestFitJSONAndPredict(t *testing.T) {
 	}
 }
 
+// TestFitSplitJSONReads: the optimal splits fit trilinear --split adds
+// to its model file are a key the model reader knows, so the file reads.
+func TestFitSplitJSONReads(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "kk.jsonl")
+	writeJSONL(t, file, synthetic("trilinear"))
+	code, out, errs := runCLI(t, "fit", "trilinear", file, "--split", "10000", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"splits"`) {
+		t.Fatalf("exit %d, no splits in the file?\n%s\n%s", code, errs, out)
+	}
+	mfile := filepath.Join(dir, "tri.json")
+	if err := os.WriteFile(mfile, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI(t, "predict", mfile, "kkaccess", "k=1", "l=0", "r=1", "op=read"); code != 0 {
+		t.Fatalf("predict exit %d: %s", code, errs)
+	}
+}
+
 func TestFitPlot(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "pp.jsonl")
@@ -365,7 +384,7 @@ func TestFitBadInput(t *testing.T) {
 		{"a backend no run writes", []string{"fit", "hockney", bkLocal}, bkLocal + `: line 1: record pingpong bytes=1: meta backend "Local" is none commcost writes; accepted (exact case): native, local, replay, none, or the key left out`},
 		{"logp json of a negative L", []string{"fit", "logp", negL, "--format", "json"}, "the logp fit cannot be a model file, whose readers would refuse it: model JSON: logp: L = "},
 		{"postal json of a negative L", []string{"fit", "postal", negL, "--format", "json"}, "FILE " + negL + ": the postal fit cannot be a model file, whose readers would refuse it: model JSON: postal: lambda = 1.4"},
-		{"predict a model with an extra key", []string{"predict", mExtra, "pingpong", "bytes=8"}, "MODEL.json " + mExtra + ": model JSON: field extra: no such key here (the keys here: model, backend, params, fit, validation)"},
+		{"predict a model with an extra key", []string{"predict", mExtra, "pingpong", "bytes=8"}, "MODEL.json " + mExtra + ": model JSON: field extra: no such key here (the keys here: model, backend, params, fit, validation, splits)"},
 		{"predict a model of backend Local", []string{"predict", mLocal, "pingpong", "bytes=8"}, `MODEL.json ` + mLocal + `: model JSON: field backend "Local" is none commcost writes; accepted (exact case): native, local, replay, none`},
 		{"predict a model of a fractional size", []string{"predict", mFrac, "pingpong", "bytes=8"}, "fit.min_bytes = 1.5: a size is a whole number of bytes"},
 		{"format", []string{"fit", "hockney", pp, "--format", "xml"}, "--format xml"},
