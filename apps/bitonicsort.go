@@ -224,6 +224,17 @@ func (st *sortState) crossingBitonic(s globalvar.Store, c mpi.Comm) error {
 	return nil
 }
 
+// accessBounds is the workload of the sort on p ranks (accessBounder)
+// where none and where all of its accesses cross (crossingBitonic): 1 +
+// steps reads and steps + 1 writes of n keys.
+func (b BitonicSort) accessBounds(p int) (lo, hi map[string][]results.WorkItem) {
+	d, steps := b.N*IntBytes, log2(p)*(log2(p)+1)/2
+	ws := func(reads, writes int) map[string][]results.WorkItem {
+		return map[string][]results.WorkItem{PhaseBitonic: append(b.Access.items(reads, d, 1, opRead, p), b.Access.items(writes, d, 1, opWrite, p)...)}
+	}
+	return ws(0, 0), ws(1+steps, steps+1)
+}
+
 // Run puts the input into A_i (untimed), runs the program and checks the
 // result in the store.
 func (b BitonicSort) Run(env Env) (Outcome, error) {

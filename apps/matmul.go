@@ -262,6 +262,18 @@ func (m MatMul) Run(env Env) (Outcome, error) {
 	return out, nil
 }
 
+// accessBounds is the workload of "mm" on p ranks (accessBounder) where
+// the fewest and where all of its accesses cross: a rank reads A_i and
+// the p blocks B_j, each on its own home, so at least p - 1 of them cross
+// and at most all p + 1; it writes C_i once, which may stay on it.
+func (m MatMul) accessBounds(p int) (lo, hi map[string][]results.WorkItem) {
+	d := m.subBytes(p)
+	ws := func(reads, writes int) map[string][]results.WorkItem {
+		return map[string][]results.WorkItem{PhaseMM: append(m.Access.items(reads, d, 1, opRead, p), m.Access.items(writes, d, 1, opWrite, p)...)}
+	}
+	return ws(max(p-1, 0), 0), ws(p+1, 1)
+}
+
 func init() {
 	RegisterProgram(Program{Name: "matmul", Paper: "000 sec. 6.1", OverStore: true,
 		Summary: "C = A B by p+2 submatrix accesses, with and without the sync of line (*)",

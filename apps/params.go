@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/patterns"
 	"github.com/commcost/commcost/results"
 )
@@ -139,5 +140,29 @@ func checkPredKey(k string) error {
 	if name == "" || derivedName(name) != name {
 		return fmt.Errorf("derived %s: a prediction's key is pred_NAME_s (seconds) or pred_err_NAME (its relative error), NAME a model's name of letters, digits, '-' and '_'", results.Printable(k))
 	}
+	if !isModelName(name) {
+		return fmt.Errorf("derived %s: %q names no model; a prediction's NAME is a model kind (%s), maybe with -N or its file's name after it", results.Printable(k), name, strings.Join(model.Kinds(), ", "))
+	}
 	return nil
+}
+
+// isModelName reports whether name is a predictor's name as the writers
+// spell it in a derived key: a model kind (model.Kinds), the kind-N of a
+// further predictor of one kind (report.Predictors), or the kind with its
+// file's base name in brackets (appexp.NameModels), the brackets and what
+// is no letter, digit, '-' or '_' made '_' (derivedName).
+func isModelName(name string) bool {
+	for _, kind := range model.Kinds() {
+		rest, ok := strings.CutPrefix(name, kind)
+		if !ok {
+			continue
+		}
+		if rest == "" || strings.HasPrefix(rest, "__") {
+			return true
+		}
+		if n, ok := strings.CutPrefix(rest, "-"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package apps
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -26,7 +27,10 @@ var storeWorkloads = map[string]bool{"matmul": true, "samplesort": true, "bitoni
 //     rank count other than those, or an empty workload where the phase
 //     moves data, contradicts the parameters;
 //   - a program over global variables (storeWorkloads) writes at least one
-//     item for each communication phase, each on the record's ranks;
+//     item for each communication phase, each on the record's ranks, every
+//     count a whole number; one whose accesses the parameters fix
+//     (accessBounder: matmul, bitonic) writes the items of its phase with
+//     counts between those of its fewest and its most crossing accesses;
 //   - Barnes-Hut and every phase that is not a communication phase write
 //     none.
 //
@@ -55,6 +59,42 @@ func checkWorkload(r *results.Record) error {
 			if it.Ranks != r.Ranks {
 				return fmt.Errorf("%s: workload item %d (%s) has ranks = %d, but a run on %d ranks states its accesses on %d ranks", name, i+1, it.Bench, it.Ranks, r.Ranks, r.Ranks)
 			}
+			if it.Count != math.Trunc(it.Count) {
+				return fmt.Errorf("%s: phase %s: workload item %d (%s {%s}) has count %v, but a run counts whole k-k-accesses", name, phase, i+1, it.Bench, results.ParamList(it.Params), it.Count)
+			}
+		}
+		if b, ok := app.(accessBounder); ok {
+			lo, hi := b.accessBounds(r.Ranks)
+			return boundedWorkload(name, phase, r.Ranks, r.Workload, lo[phase], hi[phase])
+		}
+	}
+	return nil
+}
+
+// accessBounder is a program over global variables whose parameters fix
+// its accesses, so that only the store decides which of them cross the
+// network: accessBounds is the workload of a run on p ranks where the
+// fewest cross (lo) and where all do (hi), item by item of one shape.
+type accessBounder interface {
+	accessBounds(p int) (lo, hi map[string][]results.WorkItem)
+}
+
+// boundedWorkload reports the first item of got that is not of the shape
+// of hi's item at its place, or whose count is outside lo's to hi's.
+func boundedWorkload(name, phase string, p int, got, lo, hi []results.WorkItem) error {
+	if len(got) != len(hi) {
+		return sameWorkload(name, phase, p, got, hi)
+	}
+	for i, g := range got {
+		shape := g
+		shape.Count = hi[i].Count // the counts are checked below
+		if err := sameWorkload(name, phase, p, []results.WorkItem{shape}, hi[i:i+1]); err != nil {
+			return fmt.Errorf("%s: phase %s: workload item %d is %s {%s} on %d ranks, but a run of these parameters on %d ranks states %s {%s} on %d ranks there",
+				name, phase, i+1, g.Bench, results.ParamList(g.Params), g.Ranks, p, hi[i].Bench, results.ParamList(hi[i].Params), hi[i].Ranks)
+		}
+		if g.Count < lo[i].Count || g.Count > hi[i].Count {
+			return fmt.Errorf("%s: phase %s: workload item %d (%s {%s}) has count %v, but a run of these parameters on %d ranks counts %v to %v k-k-accesses there",
+				name, phase, i+1, g.Bench, results.ParamList(g.Params), g.Count, p, lo[i].Count, hi[i].Count)
 		}
 	}
 	return nil

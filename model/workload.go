@@ -69,23 +69,38 @@ func PredictWorkloadView(m Model, w []results.WorkItem) (float64, string, error)
 func predictItems(m Model, w []results.WorkItem) (float64, error) {
 	var sum float64
 	for i, it := range w {
-		if err := it.Validate(); err != nil {
-			return 0, fmt.Errorf("workload item %d: %w", i+1, err)
-		}
-		if it.Count == 0 {
-			continue
-		}
-		if !slices.Contains(m.Patterns(), it.Bench) {
-			return 0, fmt.Errorf("workload item %d: %w", i+1, unsupported(m.Kind(), it.Bench, m.Patterns()))
-		}
-		// A negative time is a fit outside its physical range (e.g.
-		// LogGP's L below zero on noisy round trips), not a prediction:
-		// PredictChecked says so (ErrUnphysical) with the parameters.
-		v, err := PredictChecked(m, InstanceOfItem(it))
+		v, err := PredictItem(m, it)
 		if err != nil {
+			if it.Validate() != nil || !slices.Contains(m.Patterns(), it.Bench) {
+				return 0, fmt.Errorf("workload item %d: %w", i+1, err)
+			}
 			return 0, fmt.Errorf("workload item %d (%s %s): %w", i+1, it.Bench, paramString(it.Params), err)
 		}
-		sum += it.Count * v
+		sum += v
 	}
 	return sum, nil
+}
+
+// PredictItem is one workload item's share of PredictWorkload, Count
+// times the model's time of its instance (0 for a count of 0), its error
+// naming no item: a caller that predicts items one by one names the item
+// itself, by its place in the whole workload.
+func PredictItem(m Model, it results.WorkItem) (float64, error) {
+	if err := it.Validate(); err != nil {
+		return 0, err
+	}
+	if it.Count == 0 {
+		return 0, nil
+	}
+	if !slices.Contains(m.Patterns(), it.Bench) {
+		return 0, unsupported(m.Kind(), it.Bench, m.Patterns())
+	}
+	// A negative time is a fit outside its physical range (e.g. LogGP's
+	// L below zero on noisy round trips), not a prediction:
+	// PredictChecked says so (ErrUnphysical) with the parameters.
+	v, err := PredictChecked(m, InstanceOfItem(it))
+	if err != nil {
+		return 0, err
+	}
+	return it.Count * v, nil
 }

@@ -152,7 +152,7 @@ func (pr Predictor) predictView(items []results.WorkItem) (sum float64, fellBack
 		var err error
 		for _, m := range pr.Models {
 			var v float64
-			v, err = model.PredictWorkload(m, []results.WorkItem{it})
+			v, err = model.PredictItem(m, it)
 			if !errors.Is(err, model.ErrUnsupportedPattern) {
 				return v, err
 			}
@@ -173,10 +173,10 @@ func (pr Predictor) predictView(items []results.WorkItem) (sum float64, fellBack
 			}
 		}
 		if errors.Is(err, model.ErrUnsupportedPattern) {
-			return 0, 0, fmt.Errorf("workload item %d (%s %v): no model of %s describes it: %w", i+1, it.Bench, it.Params, pr.Name, err)
+			return 0, 0, fmt.Errorf("workload item %d (%s {%s}): no model of %s describes it: %w", i+1, it.Bench, results.ParamList(it.Params), pr.Name, err)
 		}
 		if err != nil {
-			return 0, 0, fmt.Errorf("workload item %d: %w", i+1, err)
+			return 0, 0, fmt.Errorf("workload item %d (%s {%s}): %w", i+1, it.Bench, results.ParamList(it.Params), err)
 		}
 		sum += v
 	}

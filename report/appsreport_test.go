@@ -61,6 +61,11 @@ func TestRepredict(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := Repredict(recs, prs)
+	// The write is the phase's only item: the note names it once, by its
+	// place in the phase's workload, and its parameters as a record does.
+	if len(notes) > 0 && (strings.Count(notes[0], "workload item") != 1 || !strings.Contains(notes[0], "workload item 1 (kkaccess {k=2 l=1024 op=write r=1}): no model of trilinear describes it")) {
+		t.Errorf("note %q, want the item named once, as workload item 1 (kkaccess {k=2 l=1024 op=write r=1})", notes[0])
+	}
 	if len(notes) != 2 || !strings.Contains(notes[0], "trilinear") ||
 		!strings.Contains(notes[1], "on 4 ranks: no workload (the run states no communication for this phase), so no model predicts it and the tables leave it out") {
 		t.Errorf("notes %q, want one on the write phase and one on the phase without a workload", notes)
