@@ -102,21 +102,11 @@ func selectRecords(recs []results.Record, kind string, benches ...string) ([]res
 // transports, and one fit of both describes neither. A record that names
 // no backend (a hand-made one) is not compared.
 func oneBackend(recs []results.Record, kind string) error {
-	first := -1
-	for i, r := range recs {
-		b := r.Meta.Backend
-		if b == "" {
-			continue
-		}
-		if first < 0 {
-			first = i
-			continue
-		}
-		if a := recs[first].Meta.Backend; b != a {
-			return fmt.Errorf("%w: %s: the records mix backends %q (%s %s) and %q (%s %s): they time different transports, and one fit of both describes neither; fit the records of one backend",
-				ErrBadRecord, kind, results.Printable(a), recs[first].Bench, paramString(recs[first].Params),
-				results.Printable(b), r.Bench, paramString(r.Params))
-		}
+	if i, j, mixed := results.MixedBackends(recs); mixed {
+		a, b := recs[i], recs[j]
+		return fmt.Errorf("%w: %s: the records mix backends %q (%s %s) and %q (%s %s): they time different transports, and one fit of both describes neither; fit the records of one backend",
+			ErrBadRecord, kind, results.Printable(a.Meta.Backend), a.Bench, paramString(a.Params),
+			results.Printable(b.Meta.Backend), b.Bench, paramString(b.Params))
 	}
 	return nil
 }

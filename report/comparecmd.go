@@ -144,6 +144,9 @@ func compareRuns(out *bytes.Buffer, args []string, by string, f OutputFormat, al
 	if err != nil {
 		return nil, nil, err
 	}
+	if w := backendMixNote(inputs); w != "" {
+		warnings = append(warnings, w)
+	}
 	var spreads []LaunchSpread
 	if by != "" {
 		if by == "launch" {
@@ -263,4 +266,26 @@ func writePlots(dir string, plots []PlotFile) error {
 		}
 	}
 	return nil
+}
+
+// backendMixNote is a warning when the inputs' records mix backends
+// (results.MixedBackends), naming the input of each: a native run against
+// a local one is a comparison a user may want (what the transport costs),
+// but its ratios compare MPI with goroutine ranks in one process, not two
+// runs of one setup, so compare says so rather than refusing.
+func backendMixNote(inputs []Input) string {
+	var all []results.Record
+	var from []string
+	for _, in := range inputs {
+		all = append(all, in.Records...)
+		for range in.Records {
+			from = append(from, in.Path)
+		}
+	}
+	i, j, mixed := results.MixedBackends(all)
+	if !mixed {
+		return ""
+	}
+	return fmt.Sprintf("the inputs mix backends: %s has %q records and %s %q ones; their ratios compare the transports (MPI against goroutine ranks exchanging through memory), not two runs of one setup",
+		opts.Echo(from[i]), results.Printable(all[i].Meta.Backend), opts.Echo(from[j]), results.Printable(all[j].Meta.Backend))
 }

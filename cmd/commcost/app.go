@@ -347,6 +347,12 @@ func runAppTable(args []string, stdout, stderr io.Writer) error {
 	if len(recs) == 0 {
 		return opts.Badf("FILE %s: no application records (bench %q)", strings.Join(pos, ", "), apps.Bench)
 	}
+	// A native and a local run of one configuration would be two rows
+	// under one label and one mean error of both: they time different
+	// transports, so a table of both describes neither.
+	if mix := results.BackendMix(recs); mix != "" {
+		return opts.Badf("FILE %s: the records mix %s: they time different transports; give app table the records of one backend", strings.Join(pos, ", "), mix)
+	}
 	var notes []string
 	if len(preds) > 0 {
 		notes = report.Repredict(recs, preds)

@@ -302,6 +302,18 @@ func TestAppBadInput(t *testing.T) {
 	app := func(name string, args ...string) []string {
 		return append(append([]string{"app", name}, args...), "--backend", "local", "--np", "4", "--out", out, "--model", rd)
 	}
+	// One gauss phase measured natively and on the local backend: a table
+	// of both would list it twice under one label.
+	gaussOn := func(backend string) string {
+		path := filepath.Join(dir, "gauss-"+backend+".jsonl")
+		line := `{"schema":1,"bench":"app","params":{"app":"gauss","phase":"xbcast","kind":"comm","matrix":"dd","n":64,"variant":"async"},"ranks":2,"unit":"s","n":1,` +
+			`"min":4e-4,"median":4e-4,"max":4e-4,"ci95":[4e-4,4e-4],` + workloadJSON(t, &apps.Gauss{N: 64, Matrix: "dd"}, 2, "xbcast") + `"meta":{"backend":"` + backend + `"}}` + "\n"
+		if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	gaussNative, gaussLocal := gaussOn("native"), gaussOn("local")
 	tests := []struct {
 		name string
 		args []string
@@ -357,6 +369,8 @@ func TestAppBadInput(t *testing.T) {
 		{"table with a model through a link", []string{"app", "table", notJSON, "--model", hock, "--model", hockLink}, "--model " + hockLink + ": is the same file as " + hock + "; give each model once"},
 		{"table of a file and its copy", []string{"app", "table", run, runCopy}, "FILE: " + runCopy + " line 1 is the same record as " + run + " line 1 (pingpong bytes=1, every field alike, its meta and samples too): a record read twice would count as two runs"},
 		{"table of a line twice", []string{"app", "table", twice}, "FILE " + twice + ": results: " + twice + ": line 4: the same record as line 2 (pingpong bytes=2"},
+		{"table_mixed_backends", []string{"app", "table", gaussNative, gaussLocal},
+			"commcost: FILE " + gaussNative + ", " + gaussLocal + `: the records mix backends "native" (app app=gauss kind=comm matrix=dd n=64 phase=xbcast variant=async) and "local" (app app=gauss kind=comm matrix=dd n=64 phase=xbcast variant=async): they time different transports; give app table the records of one backend`},
 		{"table with a negative t_w", []string{"app", "table", notJSON, "--model", negTw}, "--model " + negTw + ": model JSON: hockney: t_w = -1e-09 s/B is negative: a message would cost less the longer it is"},
 	}
 	for _, tt := range tests {

@@ -185,6 +185,40 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// TestCompareBackendMix: compare compares a native run with a local one,
+// which may be meant (what the transport costs), but says on stderr that
+// the inputs mix backends, naming the input of each; inputs of one
+// backend get no such warning.
+func TestCompareBackendMix(t *testing.T) {
+	dir := t.TempDir()
+	local := compareRecords(3, 0.06, []int{8, 64}, "commcost mpi/local", "")
+	for i := range local {
+		local[i].Meta.Backend = "local"
+	}
+	fa, fb, fc := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "c.jsonl")
+	writeJSONL(t, fa, compareRecords(1, 1, []int{8, 64}, "Open MPI", ""))
+	writeJSONL(t, fb, compareRecords(2, 1, []int{8, 64}, "Open MPI", ""))
+	writeJSONL(t, fc, local)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // "" no warning of a mix
+	}{
+		{"one backend", []string{"compare", fa, fb}, ""},
+		{"native_and_local", []string{"compare", fa, fc}, "commcost: warning: the inputs mix backends: " + fa + ` has "native" records and ` + fc + ` "local" ones; their ratios compare the transports`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, tc.args...)
+			if code != 0 || !strings.Contains(out, "pingpong") {
+				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+			}
+			if tc.want == "" && strings.Contains(errs, "mix backends") || tc.want != "" && !strings.Contains(errs, tc.want) {
+				t.Errorf("stderr %q, want %q", errs, tc.want)
+			}
+		})
+	}
+}
+
 // TestCompareTruncated: an interrupted input is used without its last
 // line, with a warning on stderr.
 func TestCompareTruncated(t *testing.T) {
