@@ -593,6 +593,11 @@ func (b *Breakeven) Fit(warn func(string)) (*CostModel, []results.Record, error)
 		}
 		recs = append(recs, r...)
 	}
+	// The CGM column adds each exchange's scheduling time, derived from a
+	// sched.schedule record: check it against that record, across files.
+	if i, err := CheckSchedTimes(recs, true); err != nil {
+		return nil, nil, opts.Item("In", files[i], "line %d: %v", recordLine(files[i], i-first[i]), err)
+	}
 	cm, err := FitCostModel(recs, b.Reuse)
 	var fe *FitRecordError
 	if errors.As(err, &fe) {

@@ -198,6 +198,29 @@ func TestSchedBadInput(t *testing.T) {
 	perm1Note := write("perm1note.jsonl", strings.Replace(perm1At(16, 3e-5), `"stop"`, `"note":"rerun","stop"`, 1))
 	perm1Meta := write("perm1meta.jsonl", strings.Replace(perm1At(16, 3e-5), `"stop":"max-reps"`, `"stop":"max-reps","meta":{"backend":"native","host":"a"}`, 1))
 	local := []string{"--backend", "local", "--np", "4", "--warmup", "0", "--min-reps", "2", "--max-reps", "2"}
+	// A sched comm file of one matrix (schedule and exchange records): its
+	// CGM exchange given a scheduling time of 1 s, which its schedule
+	// record, beside it or in another file, measured as 51 us.
+	comm, _, err := results.ReadRecordsFile(filepath.Join("testdata", "sched_comm_d2.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schedules, exchanges []results.Record
+	for _, r := range comm {
+		if r.Bench == "sched.comm" && r.Params["scheduler"] == "CGM" {
+			r.Derived = map[string]float64{"sched_s": 1, "sched_over_comm": 1 / r.Median}
+		}
+		if r.Bench == "sched.schedule" {
+			schedules = append(schedules, r)
+		} else {
+			exchanges = append(exchanges, r)
+		}
+	}
+	schedLie := filepath.Join(dir, "schedlie.jsonl")
+	writeJSONL(t, schedLie, append(append([]results.Record{}, schedules...), exchanges...))
+	schedOnly, commOnly := filepath.Join(dir, "schedonly.jsonl"), filepath.Join(dir, "commonly.jsonl")
+	writeJSONL(t, schedOnly, schedules)
+	writeJSONL(t, commOnly, exchanges)
 	tests := []struct {
 		name string
 		args []string
@@ -238,6 +261,12 @@ func TestSchedBadInput(t *testing.T) {
 		{"breakeven in of an unknown meta key", []string{"sched", "breakeven", "--in", perm1Meta}, perm1Meta + ": line 1: field meta.host: no field of a record's meta"},
 		{"breakeven in of one rank", []string{"sched", "breakeven", "--in", oneRank}, "--in " + oneRank + ": line 1: sched.perm1 has ranks = 1; want 2..65536"},
 		{"breakeven in of 1e6 ranks", []string{"sched", "breakeven", "--in", manyRanks}, "--in " + manyRanks + ": line 2: sched.perm1 has ranks = 1000000; want 2..65536"},
+		{"breakeven_sched_s_lie", []string{"sched", "breakeven", "--in", schedLie},
+			"--in " + schedLie + ": results: " + schedLie + ": line 4: record sched.comm bytes=16 d=2 gen=fig7 matrix=0 scheduler=CGM: derived sched_s = 1 disagrees with the median 5.0629999999999425e-05 of the sched.schedule record of its matrix, d and scheduler"},
+		{"breakeven_sched_s_lie_across_files", []string{"sched", "breakeven", "--in", schedOnly + "," + commOnly},
+			"--in " + commOnly + ": line 2: record sched.comm bytes=16 d=2 gen=fig7 matrix=0 scheduler=CGM: derived sched_s = 1 disagrees with the median"},
+		{"breakeven_sched_s_unbacked", []string{"sched", "breakeven", "--in", commOnly},
+			"--in " + commOnly + ": line 1: record sched.comm bytes=16 d=2 gen=fig7 matrix=0 scheduler=LP: derived sched_s = 5.0639499999997895e-05 has no sched.schedule record of its matrix, d and scheduler on 8 ranks to be the median of"},
 		{"breakeven reuse", []string{"sched", "breakeven", "--reuse", "0.5"}, "--reuse"},
 		{"breakeven in of a negative bandwidth", []string{"sched", "breakeven", "--in", negPhi},
 			"--in " + negPhi + ": break-even: the sched.perm1 records fit phi = -2.264e-09 s/B ± 2e-10 (a bandwidth of -4.42e+08 B/s), which is not positive: these records do not determine a cost model"},
