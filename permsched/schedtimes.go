@@ -7,7 +7,9 @@ import (
 	"github.com/commcost/commcost/results"
 )
 
-func init() { results.RegisterFileCheck(func(recs []results.Record) (int, error) { return CheckSchedTimes(recs, false) }) }
+func init() {
+	results.RegisterFileCheck(func(recs []results.Record) (int, error) { return CheckSchedTimes(recs, false) })
+}
 
 // CheckSchedTimes ties every exchange record's scheduling time (derived
 // sched_s of sched.comm) to what `sched comm` derives it from: the median
