@@ -573,6 +573,8 @@ func (p *Plot) Validate() error {
 func (p *Plot) Run(io IO) error {
 	io = io.withDefaults()
 	var recs []results.Record
+	var from []string             // from[i] is the file of recs[i]
+	var at []int                  // at[i] is its line
 	set := results.NewRecordSet() // a record read twice would be counted again
 	for _, f := range p.Files {
 		rs, lines, torn, err := results.ReadRecordsFileLines(f, results.ReadFactor)
@@ -586,6 +588,18 @@ func (p *Plot) Run(io IO) error {
 			return opts.Badf("dsm plot: %s", opts.Echo(err.Error()))
 		}
 		recs = append(recs, rs...)
+		for k := range rs {
+			from, at = append(from, f), append(at, lines[k])
+		}
+	}
+	if !slices.ContainsFunc(recs, func(r results.Record) bool { return isDSMBench(r.Bench) }) {
+		return opts.Badf("dsm plot %s: no %s, %s or %s records; dsm plot plots those (the --out files of dsm matsquare, bitonic and barneshut)",
+			opts.Echo(strings.Join(p.Files, ", ")), BenchMatSquare, BenchBitonic, BenchBarnesHut)
+	}
+	// A ratio to hand-optimised is checked against the hand record
+	// wherever it is among the files, and refused without one.
+	if i, err := CheckMergedRatios(recs); err != nil {
+		return opts.Badf("dsm plot %s: line %d: %s", opts.Echo(from[i]), at[i], results.Printable(err.Error()))
 	}
 	// The tables are printed once the figures are drawn: records that
 	// draw none are bad input, refused with nothing on stdout.

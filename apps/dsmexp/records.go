@@ -273,6 +273,31 @@ func checkDerived(r *results.Record) error {
 	return nil
 }
 
+// checkRatioBounds refuses a ratio to hand-optimised that no hand record
+// could give, seen from the record alone (the hand record may be in
+// another file, or missing): congestion_ratio is the record's congestion
+// bytes over the hand version's, a whole number of at least one byte, and
+// time_ratio its median over the hand version's, a time a record holds
+// (results.MinRecordSeconds to MaxRecordSeconds).
+func checkRatioBounds(r *results.Record) error {
+	if v, ok := r.Derived[KeyCongestionRatio]; ok && v > 0 {
+		cb, has := r.Counters[KeyCongestionBytes]
+		if !has {
+			return fmt.Errorf("derived %s = %v without the counter %s it is the ratio of", KeyCongestionRatio, v, KeyCongestionBytes)
+		}
+		if h := cb / v; !(h >= 1-1e-9) || math.Abs(h-math.Round(h)) > 1e-6*h {
+			return fmt.Errorf("derived %s = %v with %s = %v: the hand-optimised version's congestion would be %.6g bytes; want %s / a whole number of bytes >= 1, at most %v",
+				KeyCongestionRatio, v, KeyCongestionBytes, cb, h, KeyCongestionBytes, cb)
+		}
+	}
+	if v, ok := r.Derived[KeyTimeRatio]; ok && v > 0 {
+		if h := r.Median / v; !(h >= results.MinRecordSeconds && h <= results.MaxRecordSeconds) {
+			return fmt.Errorf("derived %s = %v with the median %v: the hand-optimised version's median would be %.6g s; want one from %g to %g s", KeyTimeRatio, v, r.Median, h, results.MinRecordSeconds, results.MaxRecordSeconds)
+		}
+	}
+	return nil
+}
+
 // presentKeys lists which of keys m has ("none" for none).
 func presentKeys(m map[string]float64, keys ...string) string {
 	var have []string
@@ -289,17 +314,28 @@ func presentKeys(m map[string]float64, keys ...string) string {
 
 // CheckRatios is the check of the ratios to hand-optimised that the
 // records of one file store (KeyTimeRatio, KeyCongestionRatio): each is
-// positive, and where the file holds the hand record of the same point
+// positive and one a hand record could give (checkRatioBounds), and where the file holds the hand record of the same point
 // (bench, ranks and parameters but the strategy), it is the ratio of the
 // two records' medians, or congestion bytes, as the writer computed it.
 // A stored ratio the medians on screen contradict is refused rather than
 // plotted. It returns the index of the first record refused.
-func CheckRatios(recs []results.Record) (int, error) {
+func CheckRatios(recs []results.Record) (int, error) { return checkRatios(recs, false) }
+
+// CheckMergedRatios is CheckRatios of the records of several files, which
+// also refuses a ratio whose hand record none of them holds: `dsm plot`
+// shows the ratios, and one with nothing to be the ratio to would be
+// shown on trust.
+func CheckMergedRatios(recs []results.Record) (int, error) { return checkRatios(recs, true) }
+
+func checkRatios(recs []results.Record, need bool) (int, error) {
 	var hands map[string][]*results.Record
 	for i := range recs {
 		r := &recs[i]
 		if !isDSMBench(r.Bench) {
 			continue
+		}
+		if err := checkRatioBounds(r); err != nil {
+			return i, fmt.Errorf("record %s strategy=%v: %w", r.Bench, r.Params["strategy"], err)
 		}
 		for _, key := range []string{KeyTimeRatio, KeyCongestionRatio} {
 			v, ok := r.Derived[key]
@@ -313,6 +349,9 @@ func CheckRatios(recs []results.Record) (int, error) {
 				hands = handRecords(recs)
 			}
 			hs := hands[pointKey(r)]
+			if len(hs) == 0 && need {
+				return i, fmt.Errorf("record %s strategy=%v: derived %s = %v, but no input holds the hand-optimised record of its point to be the ratio to; give the file its run wrote whole", r.Bench, r.Params["strategy"], key, v)
+			}
 			if len(hs) == 0 {
 				continue
 			}
@@ -323,7 +362,7 @@ func CheckRatios(recs []results.Record) (int, error) {
 				return want > 0 && math.Abs(v-want) <= 1e-9*want
 			})
 			if !agrees {
-				return i, fmt.Errorf("record %s strategy=%v: derived %s = %v disagrees with the hand-optimised record of the same point in the file (%v from their %s)",
+				return i, fmt.Errorf("record %s strategy=%v: derived %s = %v disagrees with the hand-optimised record of the same point (%v from their %s)",
 					r.Bench, r.Params["strategy"], key, v, ratioTo(key, r, hs[0]), map[string]string{KeyTimeRatio: "medians", KeyCongestionRatio: "congestion bytes"}[key])
 			}
 		}

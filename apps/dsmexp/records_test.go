@@ -44,11 +44,11 @@ func TestRecordsCheckedOnRead(t *testing.T) {
 		{"congestion ratio -3", func(_, fh *results.Record, _ *[]results.Record) { fh.Derived[KeyCongestionRatio] = -3 },
 			"line 2: record dsm-bitonic: derived congestion_ratio = -3 is not positive"},
 		{"time ratio 123456", func(_, fh *results.Record, _ *[]results.Record) { fh.Derived[KeyTimeRatio] = 123456 },
-			"line 2: record dsm-bitonic strategy=fixed-home: derived time_ratio = 123456 disagrees with the hand-optimised record of the same point in the file (1.5 from their medians)"},
+			"line 2: record dsm-bitonic strategy=fixed-home: derived time_ratio = 123456 disagrees with the hand-optimised record of the same point (1.5 from their medians)"},
 		{"time ratio 1e300 of hand itself", func(hand, _ *results.Record, _ *[]results.Record) { hand.Derived[KeyTimeRatio] = 1e300 },
-			"line 1: record dsm-bitonic strategy=hand: derived time_ratio = 1e+300 disagrees"},
+			"line 1: record dsm-bitonic strategy=hand: derived time_ratio = 1e+300 with the median 0.002: the hand-optimised version's median would be 2e-303 s"},
 		{"congestion ratio beside the counters", func(_, fh *results.Record, _ *[]results.Record) { fh.Derived[KeyCongestionRatio] = 2 },
-			"derived congestion_ratio = 2 disagrees with the hand-optimised record of the same point in the file (2.5 from their congestion bytes)"},
+			"derived congestion_ratio = 2 disagrees with the hand-optimised record of the same point (2.5 from their congestion bytes)"},
 		{"verified 0", func(_, fh *results.Record, _ *[]results.Record) { fh.Counters[KeyVerified] = 0 },
 			"line 2: record dsm-bitonic keys=4096 mesh=2x2 strategy=fixed-home: counters verified = 0"},
 		{"a negative phase time", func(_, fh *results.Record, _ *[]results.Record) { fh.Derived["exchange_s"] = -1 },
@@ -69,6 +69,25 @@ func TestRecordsCheckedOnRead(t *testing.T) {
 			hand.Params["keys"], fh.Params["keys"] = MaxKeys, MaxKeys
 		}, ""},
 		{"no hand record: the ratio stands", func(_, _ *results.Record, recs *[]results.Record) { *recs = (*recs)[1:] }, ""},
+		// Without the hand record a ratio is still one a hand record
+		// could give: a whole number of congestion bytes from 1 up, a
+		// median a record holds.
+		{"nohand_congestion_above_counters", func(_, fh *results.Record, recs *[]results.Record) {
+			fh.Derived[KeyCongestionRatio] = 1e9
+			*recs = (*recs)[1:]
+		}, "line 1: record dsm-bitonic strategy=fixed-home: derived congestion_ratio = 1e+09 with congestion_bytes = 2500: the hand-optimised version's congestion would be 2.5e-06 bytes; want congestion_bytes / a whole number of bytes >= 1, at most 2500"},
+		{"nohand_congestion_fraction", func(_, fh *results.Record, recs *[]results.Record) {
+			fh.Derived[KeyCongestionRatio] = 3
+			*recs = (*recs)[1:]
+		}, "the hand-optimised version's congestion would be 833.333 bytes"},
+		{"nohand_time_ratio_1e12", func(_, fh *results.Record, recs *[]results.Record) {
+			fh.Derived[KeyTimeRatio] = 1e12
+			*recs = (*recs)[1:]
+		}, "derived time_ratio = 1e+12 with the median 0.003: the hand-optimised version's median would be 3e-15 s; want one from 1e-12 to 1e+09 s"},
+		{"nohand_time_ratio_1e-15", func(_, fh *results.Record, recs *[]results.Record) {
+			fh.Derived[KeyTimeRatio] = 1e-15
+			*recs = (*recs)[1:]
+		}, "the hand-optimised version's median would be 3e+12 s"},
 		{"a second run's hand record", func(_, _ *results.Record, recs *[]results.Record) {
 			other := rec(Hand, 0.004, 1000)
 			other.Derived[KeyTimeRatio] = 1
