@@ -284,7 +284,9 @@ func (b *BarnesHut) Name() string { return "barneshut" }
 
 func (b *BarnesHut) Params() results.Params {
 	d := b.withDefaults()
-	return results.Params{"bodies": d.Bodies, "theta": d.Theta, "steps": d.Steps, "measured_steps": d.Measured}
+	// dt and eps change the orbits, so runs of two time steps or
+	// softenings are two points, not one (compare, report).
+	return results.Params{"bodies": d.Bodies, "theta": d.Theta, "steps": d.Steps, "measured_steps": d.Measured, "dt": d.Dt, "eps": d.Eps}
 }
 
 // Check reports a configuration that cannot run on p ranks.

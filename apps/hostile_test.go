@@ -179,6 +179,8 @@ func TestAppRecordParamsChecked(t *testing.T) {
 		{"an unknown program", `{"app":"x","phase":"p","kind":"comm","n":64}`, `app = "x": the programs are barneshut, bitonic, bitonic-ms, cannon`},
 		{"measured steps beyond the steps", `{"app":"barneshut","phase":"force","kind":"comm","bodies":64,"theta":1,"steps":7,"measured_steps":1000}`, "measured steps = 1000: must be in 0..7"},
 		{"Barnes-Hut as run", `{"app":"barneshut","phase":"force","kind":"comm","bodies":64,"theta":1,"steps":7,"measured_steps":5}`, ""},
+		{"Barnes-Hut with its dt and eps", `{"app":"barneshut","phase":"force","kind":"comm","bodies":64,"theta":1,"steps":7,"measured_steps":5,"dt":1,"eps":0.001}`, ""},
+		{"bh_app_dt_beyond", `{"app":"barneshut","phase":"force","kind":"comm","bodies":64,"theta":1,"steps":7,"measured_steps":5,"dt":2,"eps":0.05}`, "barneshut: dt = 2: must be in (0, 1]"},
 		{"a block the grid does not make", `{"app":"checkerboard","phase":"rowbcast","kind":"comm","n":8,"variant":"sync","grid":"2x2","block_bytes":1}`, "block_bytes = 1, but a run of these parameters on 4 ranks records block_bytes = 128"},
 		{"a grid of 8 places", `{"app":"checkerboard","phase":"rowbcast","kind":"comm","n":8,"variant":"sync","grid":"2x4","block_bytes":64}`, "--grid 2x4: a 2x4 grid has 8 places, but there are 4 ranks"},
 		{"a grid that is no grid", `{"app":"checkerboard","phase":"rowbcast","kind":"comm","n":8,"variant":"sync","grid":"two"}`, `grid "two": want ROWSxCOLS`},

@@ -94,15 +94,20 @@ var BarnesHutSpecs = []patterns.ParamSpec{
 	{Key: "theta", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: 2},
 	{Key: "steps", Kind: patterns.ParamInt, Min: 1, NoMax: true},
 	{Key: "measured_steps", Kind: patterns.ParamInt, Min: 1, NoMax: true},
+	// The time step and softening, which records before them leave out
+	// (such a record names a run of the defaults, or of unknown ones).
+	{Key: "dt", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: MaxDt, Optional: true},
+	{Key: "eps", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: MaxEps, Optional: true},
 }
 
 // BarnesHutOf is the configuration a Barnes-Hut record's parameters name
 // (checked by BarnesHutSpecs). The record does not hold the cells per
 // body; the smallest is taken, so that only N itself can keep the cell
-// references from addressing the pool.
+// references from addressing the pool. A record without dt or eps (one
+// written before they were recorded) leaves them 0, the defaults.
 func BarnesHutOf(p results.Params) BarnesHutConfig {
 	return BarnesHutConfig{Bodies: intOf(p, "bodies"), Theta: floatOf(p, "theta"), Steps: intOf(p, "steps"),
-		Measured: intOf(p, "measured_steps"), CellsPerBody: math.SmallestNonzeroFloat64}
+		Measured: intOf(p, "measured_steps"), Dt: floatOf(p, "dt"), Eps: floatOf(p, "eps"), CellsPerBody: math.SmallestNonzeroFloat64}
 }
 
 // checkAppParams is the parameter check of an application record r on
@@ -130,6 +135,9 @@ func checkAppParams(r *results.Record) error {
 	derived := app.Params()
 	for _, k := range slices.Sorted(maps.Keys(derived)) {
 		v, ok := r.Params[k]
+		if !ok && optionalSpec(ar.specs, k) {
+			continue // a record written before the program recorded k
+		}
 		if !ok {
 			return fmt.Errorf("%s: parameter %s is missing (a run of these parameters records %s = %v)", name, k, k, derived[k])
 		}
@@ -199,6 +207,11 @@ func sameParam(a, b any) bool {
 		return okx && oky && x == y
 	}
 	return a == b
+}
+
+// optionalSpec reports whether specs make key an optional parameter.
+func optionalSpec(specs []patterns.ParamSpec, key string) bool {
+	return slices.ContainsFunc(specs, func(s patterns.ParamSpec) bool { return s.Key == key && s.Optional })
 }
 
 // intOf and floatOf read a parameter CheckSpecs has bounded (an integer

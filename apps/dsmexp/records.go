@@ -139,7 +139,9 @@ var dsmexpParams = map[string][]patterns.ParamSpec{
 		{Key: "bodies", Kind: patterns.ParamInt, Min: 1, Max: float64(MaxBodies)},
 		{Key: "theta", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: 2, Optional: true},
 		{Key: "steps", Kind: patterns.ParamInt, Min: 1, Max: patterns.MaxCount, Optional: true},
-		{Key: "measured_steps", Kind: patterns.ParamInt, Min: 0, Max: patterns.MaxCount, Optional: true}},
+		{Key: "measured_steps", Kind: patterns.ParamInt, Min: 0, Max: patterns.MaxCount, Optional: true},
+		{Key: "dt", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: apps.MaxDt, Optional: true},
+		{Key: "eps", Kind: patterns.ParamReal, Min: 0, MinOpen: true, Max: apps.MaxEps, Optional: true}},
 }
 
 // MaxKeys is the most keys per rank a bitonic run takes
@@ -176,7 +178,7 @@ func checkRecord(r *results.Record) error {
 		return nil
 	}
 	for _, s := range apps.BarnesHutSpecs {
-		if _, ok := r.Params[s.Key]; !ok {
+		if _, ok := r.Params[s.Key]; !ok && !s.Optional {
 			return nil
 		}
 	}

@@ -151,6 +151,11 @@ func TestSizeParamsBoundedOnRead(t *testing.T) {
 		{"measured steps beyond the steps", bh(`2000,"theta":1,"steps":7,"measured_steps":1000`),
 			"on ranks = 4 no run has these parameters; its own check says: measured steps = 1000: must be in 0..7"},
 		{"no measured step", bh(`2000,"theta":1,"steps":7,"measured_steps":0`), "measured_steps = 0: must be positive"},
+		// The time step and softening, which older records leave out.
+		{"a run's dt and eps", bh(`2000,"theta":1,"steps":7,"measured_steps":5,"dt":1,"eps":1e-300`), ""},
+		{"bh_dt_beyond", bh(`2000,"theta":1,"steps":7,"measured_steps":5,"dt":5,"eps":0.05`), "impossible parameter dt = 5: must be in (0, 1]"},
+		{"bh_eps_zero", bh(`2000,"theta":1,"steps":7,"measured_steps":5,"dt":0.025,"eps":0`), "impossible parameter eps = 0: must be in (0, 1]"},
+		{"bh_dt_text", bh(`2000,"dt":"fast"`), `impossible parameter dt = "fast"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
