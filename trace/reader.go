@@ -689,7 +689,9 @@ func (e *Event) peerFault() string {
 //     request of its own until it completes or is freed: no other call
 //     posts on its handle meanwhile, and it takes no handle a pending
 //     call holds. Sends may share one (Open MPI hands its one completed
-//     request to every send that completed at once).
+//     request to every send that completed at once), but a persistent
+//     send's Start needs its request inactive: not Started again before
+//     a completion of the last Start.
 //
 // A completion of a handle no traced call created is read: the calls the
 // library does not wrap (MPI_Igatherv, MPI_Imrecv, MPI-IO, persistent
@@ -754,6 +756,12 @@ func (rk *Rank) checkRequests(bad func(int, string, ...any) error) error {
 			}
 		case OpStart:
 			if recv, ok := recvInit[e.Req]; ok {
+				// A persistent request is its own handle until freed, so
+				// a send's posting still pending there is this request's
+				// last Start, which MPI_Start may not restart.
+				if !recv && reqs[e.Req].pending > 0 {
+					return bad(i, "%s on request %#x (req, the field at offset 40) while the persistent send's previous Start is still active: MPI_Start takes an inactive request (a Wait or Test completes it first)", o, e.Req)
+				}
 				if err := post(i, e.Req, recv); err != nil {
 					return err
 				}

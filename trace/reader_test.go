@@ -412,6 +412,9 @@ func TestFieldRules(t *testing.T) {
 		{"Irecv on a completed receive's handle", Event{Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}, "", []Event{{Op: OpWait, Req: 1}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 7}, {Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}}, 0},
 		{"Irecv on a freed receive's handle", Event{Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}, "", []Event{{Op: OpRequestFree, Req: 7}, {Op: OpIrecv, Peer: 1, Bytes: 8, Req: 7}}, 0},
 		{"Start of a persistent receive on a pending handle", Event{Op: OpRecvInit, Peer: 1, Bytes: 8, Req: 7}, "Start on request 0x7 (req, the field at offset 40) while a receive on that handle is pending", []Event{{Op: OpStart, Req: 7}, {Op: OpStart, Req: 7}}, 2},
+		{"persistent_send_started_while_active", Event{Op: OpSendInit, Peer: 1, Bytes: 8, Req: 5}, "Start on request 0x5 (req, the field at offset 40) while the persistent send's previous Start is still active: MPI_Start takes an inactive request", []Event{{Op: OpStart, Req: 5}, {Op: OpStart, Req: 5}}, 2},
+		{"persistent_ssend_started_while_active", Event{Op: OpSsendInit, Peer: 1, Bytes: 8, Req: 5}, "while the persistent send's previous Start is still active", []Event{{Op: OpStart, Req: 5}, {Op: OpWait, Req: 1}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 5}, {Op: OpStart, Req: 5}, {Op: OpStart, Req: 5}}, 5},
+		{"persistent send started twice in turn", Event{Op: OpSendInit, Peer: 1, Bytes: 8, Req: 5}, "", []Event{{Op: OpStart, Req: 5}, {Op: OpWait, Req: 1}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 5}, {Op: OpStart, Req: 5}, {Op: OpWait, Req: 1}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 5}}, 0},
 		{"persistent receive started twice in turn", Event{Op: OpRecvInit, Peer: 1, Bytes: 8, Req: 7}, "", []Event{{Op: OpStart, Req: 7}, {Op: OpWait, Req: 1}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 7}, {Op: OpStart, Req: 7}, {Op: OpWait, Req: 1}, {Op: OpComplete, Flags: FlagLocalPeer, Req: 7}}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
