@@ -271,8 +271,8 @@ func writePlots(dir string, plots []PlotFile) error {
 // backendMixNote is a warning when the inputs' records mix backends
 // (results.MixedBackends), naming the input of each: a native run against
 // a local one is a comparison a user may want (what the transport costs),
-// but its ratios compare MPI with goroutine ranks in one process, not two
-// runs of one setup, so compare says so rather than refusing.
+// but its ratios compare MPI with goroutine ranks in one process rather
+// than one setup with itself, so compare says so rather than refusing.
 func backendMixNote(inputs []Input) string {
 	var all []results.Record
 	var from []string
