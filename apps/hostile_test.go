@@ -163,9 +163,10 @@ func TestStoreSizeCheckedUpFront(t *testing.T) {
 // name its program, phase and kind; app table printed a missing phase as
 // <nil>.
 func TestAppRecordParamsChecked(t *testing.T) {
-	line := func(params string) string {
-		return withWorkload(`{"schema":1,"bench":"app","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n")
+	raw := func(params string) string {
+		return `{"schema":1,"bench":"app","params":` + params + `,"ranks":4,"unit":"s","n":1,"min":1e-3,"median":1e-3,"max":1e-3,"ci95":[1e-3,1e-3],"meta":{}}` + "\n"
 	}
+	line := func(params string) string { return withWorkload(raw(params)) }
 	tests := []struct{ name, params, want string }{
 		{"whole", `{"app":"matmul","phase":"mm","kind":"comm","n":64,"k":4,"l":64,"sync":false}`, ""},
 		{"no phase", `{"app":"matmul","kind":"comm"}`, "impossible parameter phase is missing"},
@@ -226,7 +227,7 @@ func TestAppRecordParamsChecked(t *testing.T) {
 	}
 	// A workload item names a point some model prices: a pattern's or a
 	// chain shift, of a known bench.
-	mg := line(`{"app":"multigrid","phase":"exchange","kind":"comm","n":7,"iters":2,"variant":"async","cycles":1,"plane_bytes":392}`)
+	mg := raw(`{"app":"multigrid","phase":"exchange","kind":"comm","n":7,"iters":2,"variant":"async","cycles":1,"plane_bytes":392}`)
 	for _, tc := range []struct{ name, item, want string }{
 		{"the chain shift and messages a run writes", `{"count":2,"bench":"chainshift","params":{"bytes":392},"ranks":4,"view":"contention"},{"count":2,"bench":"pingpong","params":{"bytes":392},"view":"p2p"}`, ""},
 		{"wl_bench_unk", `{"count":2,"bench":"nosuch","params":{"bytes":72},"ranks":4}`, `workload item 1: bench "nosuch" is no pattern or workload point of this commcost`},
