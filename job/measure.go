@@ -15,8 +15,12 @@ import (
 // --timeout of every subcommand that starts ranks.
 type Launch struct {
 	Backend string  `flag:"backend" default:"native" usage:"native (system MPI, under mpirun) or local (goroutine ranks; not a network measurement)"`
-	NP      int     `flag:"np" default:"2" usage:"ranks for --backend local"`
+	NP      int     `flag:"np" default:"2" usage:"ranks for --backend local (the native backend runs the world mpirun -np starts: a --np that differs is refused)"`
 	Timeout float64 `flag:"timeout" default:"60" usage:"seconds (5 to 1e9) a measurement point, or the start-up, may go without progress (and beyond its --max-time budget) before the rank that waits ends the job: a hung or stopped peer"`
+	// Asked holds the flags given on the command line (filled by
+	// opts.Binding.Finish): a --np given with the native backend must
+	// match the world mpirun started, not be silently ignored.
+	Asked opts.Given
 }
 
 // Validate checks the backend, the local rank count and the timeout.
@@ -29,8 +33,32 @@ func (l Launch) Validate() error {
 
 // World runs fn on the launch's ranks (World), with its timeout.
 func (l Launch) World(fn func(c mpi.Comm) error) error {
+	return l.WorldOf(l.NP, fn)
+}
+
+// WorldOf is World with np local ranks in place of NP (a sweep's world of
+// its own mesh size). On the native backend the world is the launcher's:
+// a --np given that differs from its size is refused on every rank.
+func (l Launch) WorldOf(np int, fn func(c mpi.Comm) error) error {
 	SetTimeout(l.Timeout)
-	return World(l.Backend, l.NP, fn)
+	return World(l.Backend, np, func(c mpi.Comm) error {
+		if l.Backend == Native && l.Asked.Has("NP") {
+			if err := Agree(c, CheckNativeNP(l.NP, c)); err != nil {
+				return err
+			}
+		}
+		return fn(c)
+	})
+}
+
+// CheckNativeNP refuses a --np np that disagrees with the size of the
+// native backend's world, which the launcher sets (--np sets the ranks
+// of the local backend only).
+func CheckNativeNP(np int, c mpi.Comm) error {
+	if np == c.Size() {
+		return nil
+	}
+	return opts.Badf("--np %d: the native backend runs on the world the launcher started, here %s; --np sets the ranks of --backend local only: leave it out, or start %d ranks with mpirun -np %d", np, RanksText(c), np, np)
 }
 
 // Measure is the skeleton of a measuring subcommand: start the ranks,

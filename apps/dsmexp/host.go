@@ -47,8 +47,7 @@ type jobHost struct {
 }
 
 func (h *jobHost) Launch(p int, fn func(c mpi.Comm) error) error {
-	job.SetTimeout(h.run.launch.Timeout)
-	return job.World(h.run.launch.Backend, p, fn)
+	return h.run.launch.WorldOf(p, fn)
 }
 
 func (h *jobHost) Agree(c mpi.Comm, err error) error { return job.Agree(c, err) }

@@ -25,14 +25,15 @@ const infoFieldLen = 256
 func runInfo(args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("info", stderr)
 	backend := fs.String("backend", job.Native, "native (system MPI) or local (goroutine ranks)")
-	np := fs.Int("np", 2, "ranks for --backend local")
+	np := fs.Int("np", 2, "ranks for --backend local (the native backend runs the world mpirun -np starts: a --np that differs is refused)")
 	if err := cli.Parse(fs, args, false); err != nil {
 		return err
 	}
 	if *backend == job.Local && (*np < 1 || *np > 4096) {
 		return opts.Badf("--np %d: the local backend takes 1 to 4096 ranks", *np)
 	}
-	return job.World(*backend, *np, func(c mpi.Comm) error {
+	launch := job.Launch{Backend: *backend, NP: *np, Timeout: job.DefaultTimeoutSec, Asked: opts.Given{"NP": cli.Given(fs)["np"]}}
+	return launch.World(func(c mpi.Comm) error {
 		meta, err := job.NewMeta(c)
 		if err != nil {
 			return err

@@ -246,3 +246,45 @@ func TestMPIRunOneRankFails(t *testing.T) {
 		t.Errorf("exit %d after %.1f s, want a failure naming MPI_ERR_TRUNCATE within a minute\n%s%s", r.code, took.Seconds(), r.stdout, r.stderr)
 	}
 }
+
+// TestMPIRunNPDisagrees: with the native backend a --np that differs from
+// the world the launcher started is refused on every subcommand that has
+// --np, with one message naming both, instead of running on the world's
+// ranks and writing records of another rank count.
+func TestMPIRunNPDisagrees(t *testing.T) {
+	bin := commcostBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.jsonl")
+	for _, tc := range []struct {
+		name string
+		np   int // 0: without a launcher
+		args []string
+		want string
+	}{
+		{"dsm check singleton", 0, []string{"dsm", "check", "--np", "4", "--out", out}, "--np 4: the native backend runs on the world the launcher started, here 1 rank(s) without a launcher"},
+		{"dsm matsquare singleton", 0, []string{"dsm", "matsquare", "--np", "4", "--out", out}, "--np 4: the native backend"},
+		{"reducelocal singleton", 0, []string{"reducelocal", "--np", "4", "--sizes", "8", "--out", out}, "--np 4: the native backend"},
+		{"info singleton", 0, []string{"info", "--np", "3"}, "--np 3: the native backend"},
+		{"dsm check under mpirun", 2, []string{"dsm", "check", "--np", "4", "--out", out}, "--np 4: the native backend runs on the world the launcher started, here mpirun -np 2; --np sets the ranks of --backend local only"},
+		{"pingpong under mpirun", 2, []string{"pingpong", "--np", "4", "--sizes", "8", "--out", out}, "here mpirun -np 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r cmdResult
+			if tc.np == 0 {
+				r = runCmd(t, exec.Command(bin, tc.args...))
+			} else {
+				r = underMPI(t, tc.np, bin, tc.args...)
+			}
+			if r.code != 2 || strings.Count(r.stderr, "commcost: ") != 1 || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant one message with %q", r.code, r.stderr, tc.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s was written", out)
+			}
+		})
+	}
+	// A --np equal to the world's size is what the launcher did: accepted.
+	if r := underMPI(t, 2, bin, "reducelocal", "--np", "2", "--sizes", "8", "--max-time", "0.1", "--out", out); r.code != 0 {
+		t.Errorf("--np 2 under mpirun -np 2: exit %d\n%s", r.code, r.stderr)
+	}
+}
