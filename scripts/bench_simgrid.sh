@@ -21,6 +21,9 @@ set -euo pipefail
 # --help prints the comment above (the script's usage) and exits 0.
 case "${1:-}" in -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ $# -eq 0 ] || { echo "bench_simgrid: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set NP, LAUNCHER, OSU_SRC or WORK in the environment" >&2; exit 2; }
+# shellcheck source=scripts/userpaths.sh
+. "$(dirname "$0")/userpaths.sh"
+from_caller OSU_SRC WORK
 cd "$(dirname "$0")/.."
 # shellcheck source=mpi.sh
 . scripts/mpi.sh

@@ -18,6 +18,9 @@ set -euo pipefail
 # --help prints the comment above (the script's usage) and exits 0.
 case "${1:-}" in -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 [ $# -eq 0 ] || { echo "bench_trace: takes no arguments (got '$(printf '%s' "$*" | LC_ALL=C tr -c '[:print:]' '?')'): set REPS or BENCH_NO_FAIL in the environment" >&2; exit 2; }
+# shellcheck source=scripts/userpaths.sh
+. "$(dirname "$0")/userpaths.sh"
+from_caller OSU_SRC
 cd "$(dirname "$0")/.."
 # shellcheck source=mpi.sh
 . scripts/mpi.sh

@@ -20,6 +20,8 @@
 # 1.05; the script exits 1 when a cell misses it (BENCH_NO_FAIL=1: report
 # only). --cells selects cells by a regular expression on their names.
 set -euo pipefail
+# shellcheck source=scripts/userpaths.sh
+. "$(dirname "$0")/userpaths.sh"
 cd "$(dirname "$0")/.."
 rounds=7 np=2 filter=. tsv=results/bench/patterns_vs_c.tsv
 # Settings are shown with control characters as '?'.
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
 	--rounds) rounds=$2; shift 2 ;;
 	--np) np=$2; shift 2 ;;
 	--cells) filter=$2; shift 2 ;;
-	--tsv) tsv=$2; shift 2 ;;
+	--tsv) tsv=$2; from_caller tsv; shift 2 ;;
 	-h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) usage "unknown option '$(printable "$1")'" ;;
 	esac
@@ -44,7 +46,7 @@ done
 # core (more only oversubscribe this machine).
 max_np=$((16 * $(nproc)))
 [[ "$np" =~ ^[1-9][0-9]{0,6}$ && $np -ge 2 && $np -le $max_np ]] || { echo "bench_vs_c: --np '$(printable "$np")': want an integer from 2 to $max_np (16 ranks per core of this machine's $(nproc))" >&2; exit 2; }
-[ -n "$tsv" ] && [ ! -d "$tsv" ] || { echo "bench_vs_c: --tsv '$(printable "$tsv")': want a file to append rows to" >&2; exit 2; }
+why=$(rows_file_problem "$tsv") || { echo "bench_vs_c: --tsv '$(printable "$tsv")': $(printable "$why")" >&2; exit 2; }
 if [ "$(id -u)" = 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi

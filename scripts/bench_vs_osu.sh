@@ -49,6 +49,9 @@
 # maximum over ranks) and the spreads.
 # Rows go to results/bench/osu6_vs_commcost.tsv (or --tsv6 FILE).
 set -euo pipefail
+# shellcheck source=scripts/userpaths.sh
+. "$(dirname "$0")/userpaths.sh"
+from_caller OSU_DIR OSU_SRC OSU6_SRC
 cd "$(dirname "$0")/.."
 launches=7 maxtime=1 tsv=results/bench/pt2pt_vs_osu.tsv skip_missing=
 nps="2 4" benches=. tsv6=results/bench/osu6_vs_commcost.tsv
@@ -62,11 +65,11 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--launches) launches=$2; shift 2 ;;
 	--max-time) maxtime=$2; shift 2 ;;
-	--tsv) tsv=$2; shift 2 ;;
+	--tsv) tsv=$2; from_caller tsv; shift 2 ;;
 	--skip-missing) skip_missing=1; shift ;;
 	--np) nps=$2; shift 2 ;;
 	--benches) benches=$2; shift 2 ;;
-	--tsv6) tsv6=$2; shift 2 ;;
+	--tsv6) tsv6=$2; from_caller tsv6; shift 2 ;;
 	-h | --help) sed -n '2,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) usage "unknown option '$(printable "$1")'" ;;
 	esac
@@ -145,7 +148,7 @@ if [ -n "$benches" ]; then
 fi
 [ "$matched" = 1 ] || { echo "bench_vs_osu: --benches '$(printable "$benches")': want a regular expression matching some of the benchmarks $names (e.g. 'bcast|reduce')" >&2; exit 2; }
 for f in "--tsv=$tsv" "--tsv6=$tsv6"; do
-	[ -n "${f#*=}" ] && [ ! -d "${f#*=}" ] || { echo "bench_vs_osu: ${f%%=*} '$(printable "${f#*=}")': want a file to append rows to" >&2; exit 2; }
+	why=$(rows_file_problem "${f#*=}") || { echo "bench_vs_osu: ${f%%=*} '$(printable "${f#*=}")': $(printable "$why")" >&2; exit 2; }
 done
 launcher=$(mpi_launcher "$impl") || { echo "$0: no $(mpi_name "$impl") launcher; run scripts/setup.sh" >&2; exit 1; }
 mpicc=$(mpi_cc "$impl") || { echo "$0: no $(mpi_name "$impl") mpicc; run scripts/setup.sh" >&2; exit 1; }

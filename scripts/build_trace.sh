@@ -7,6 +7,10 @@
 set -euo pipefail
 # --help prints the comment above (the script's usage) and exits 0.
 case "${1:-}" in -h | --help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+# shellcheck source=scripts/userpaths.sh
+. "$(dirname "$0")/userpaths.sh"
+# OUT is the caller's path (the default is the checkout's).
+[ $# -ne 1 ] || [[ $1 == -* ]] || { out=$1 && from_caller out && set -- "$out"; }
 cd "$(dirname "$0")/.."
 # shellcheck source=mpi.sh
 . scripts/mpi.sh

@@ -21,6 +21,8 @@
 # the fit reports to DIR/forced_np<N>.txt. Open MPI only (MPICH forces
 # algorithms with MPIR_CVAR_<OP>_INTRA_ALGORITHM; not run here).
 set -euo pipefail
+# shellcheck source=scripts/userpaths.sh
+. "$(dirname "$0")/userpaths.sh"
 cd "$(dirname "$0")/.."
 nps="2 4" ops="allreduce bcast reduce allgather alltoall reduce_scatter_block barrier"
 sizes=4,1K,16K,64K,256K,1M maxtime=0.5 out=results/bench/forced
@@ -37,7 +39,7 @@ while [ $# -gt 0 ]; do
 	--ops) ops=$2; shift 2 ;;
 	--sizes) sizes=$2; shift 2 ;;
 	--max-time) maxtime=$2; shift 2 ;;
-	--out) out=$2; shift 2 ;;
+	--out) out=$2; from_caller out; shift 2 ;;
 	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) usage "unknown option '$(printable "$1")'" ;;
 	esac

@@ -60,6 +60,17 @@ type refusal struct {
 	want   string
 }
 
+// fromDir is the arguments of bash running scripts/NAME with args from
+// dir, as a user in dir would: relative paths in args are dir's.
+func fromDir(t *testing.T, dir, name string, args ...string) []string {
+	t.Helper()
+	path, err := filepath.Abs(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"-c", `cd "$1" && shift && exec bash "$@"`, "bash", dir, path}, args...)
+}
+
 // refuse runs each refusal; each must end before anything is installed,
 // built or launched, so a row takes a fraction of a second.
 func refuse(t *testing.T, tests []refusal) {
@@ -171,7 +182,29 @@ func TestHelperScriptsRefuseBadInput(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(full, "mine"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The caller's directory, for the paths the scripts take relative to
+	// it (not to the checkout they cd to): sub is a directory, file a file.
+	caller := t.TempDir()
+	if err := os.Mkdir(filepath.Join(caller, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(caller, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	refuse(t, []refusal{
+		{"build_trace.sh OUT relative to the caller", nil, fromDir(t, caller, "build_trace.sh", "file/x.so"), "build_trace.sh: OUT '" + caller + "/file/x.so'", "not a directory"},
+		{"bench_vs_c.sh --tsv relative to the caller", nil, fromDir(t, caller, "bench_vs_c.sh", "--tsv", "sub", "--cells", "nosuch"), "bench_vs_c: --tsv '" + caller + "/sub'", "not a directory"},
+		{"bench_vs_osu.sh --tsv relative to the caller", []string{"OSU_DIR=" + dir}, fromDir(t, caller, "bench_vs_osu.sh", "--tsv", "sub", "--benches", "^latency$"), "bench_vs_osu: --tsv '" + caller + "/sub'", "not a directory"},
+		{"bench_vs_osu.sh --tsv6 relative to the caller", []string{"OSU_DIR=" + dir}, fromDir(t, caller, "bench_vs_osu.sh", "--tsv6", "sub", "--benches", "^latency$"), "bench_vs_osu: --tsv6 '" + caller + "/sub'", "not a directory"},
+		{"forced_alg.sh --out relative to the caller", []string{"MPI=mpich"}, fromDir(t, caller, "forced_alg.sh", "--out", "file"), "forced_alg: --out '" + caller + "/file'", "want a directory"},
+		// An output that is not a file to append to is refused before
+		// measuring; the later refusal (--cells, OSU_DIR) keeps a script
+		// that lacks the check from measuring here.
+		{"bench_vs_c.sh --tsv a device", nil, []string{"scripts/bench_vs_c.sh", "--tsv", "/dev/full", "--cells", "nosuch"}, "bench_vs_c: --tsv '/dev/full'", "not a regular file"},
+		{"bench_vs_c.sh --tsv new in /dev", nil, []string{"scripts/bench_vs_c.sh", "--tsv", "/dev/x.tsv", "--cells", "nosuch"}, "bench_vs_c: --tsv '/dev/x.tsv'", "not one of the kernel's /dev"},
+		{"bench_vs_c.sh --tsv in a missing read-only tree", nil, []string{"scripts/bench_vs_c.sh", "--tsv", "/proc/nope/x.tsv", "--cells", "nosuch"}, "bench_vs_c: --tsv '/proc/nope/x.tsv'", "want a file to append rows to"},
+		{"bench_vs_osu.sh --tsv a device", []string{"OSU_DIR=" + dir}, []string{"scripts/bench_vs_osu.sh", "--tsv", "/dev/full", "--benches", "^latency$"}, "bench_vs_osu: --tsv '/dev/full'", "not a regular file"},
+		{"bench_vs_osu.sh --tsv6 a device", []string{"OSU_DIR=" + dir}, []string{"scripts/bench_vs_osu.sh", "--tsv6", "/dev/null", "--benches", "^latency$"}, "bench_vs_osu: --tsv6 '/dev/null'", "not a regular file"},
 		{"bench_vs_osu.sh --benches unknown", nil, []string{"scripts/bench_vs_osu.sh", "--benches", "nosuch"}, "bench_vs_osu: --benches 'nosuch'", "matching some of the benchmarks latency bandwidth barrier"},
 		{"bench_vs_osu.sh --benches empty", nil, []string{"scripts/bench_vs_osu.sh", "--benches", ""}, "bench_vs_osu: --benches ''", "matching some of the benchmarks"},
 		{"bench_vs_osu.sh --benches a comma list", nil, []string{"scripts/bench_vs_osu.sh", "--benches", "bcast,reduce"}, "bench_vs_osu: --benches 'bcast,reduce'", "(e.g. 'bcast|reduce')"},
@@ -199,7 +232,7 @@ func TestHelperScriptsRefuseBadInput(t *testing.T) {
 		{"forced_alg.sh --sizes twice", nil, []string{"scripts/forced_alg.sh", "--sizes", "8,1K,8"}, "forced_alg: --sizes '8,1K,8'", "each once"},
 		{"forced_alg.sh --sizes beyond one call", nil, []string{"scripts/forced_alg.sh", "--sizes", "4G"}, "forced_alg: --sizes '4G'", "at most 2G less 1 bytes"},
 		{"forced_alg.sh --sizes a word", nil, []string{"scripts/forced_alg.sh", "--sizes", "big"}, "forced_alg: --sizes 'big'", "a comma list of sizes"},
-		{"forced_alg.sh --out a file", nil, []string{"scripts/forced_alg.sh", "--out", "scripts/run.sh"}, "forced_alg: --out 'scripts/run.sh'", "want a directory"},
+		{"forced_alg.sh --out a file", nil, []string{"scripts/forced_alg.sh", "--out", "scripts/run.sh"}, "forced_alg: --out '/", "/scripts/run.sh': want a directory"},
 		{"forced_alg.sh --out empty", nil, []string{"scripts/forced_alg.sh", "--out", ""}, "forced_alg: --out ''", "want a directory"},
 		{"forced_alg.sh --np without a value", nil, []string{"scripts/forced_alg.sh", "--np"}, "forced_alg: --np needs a value", "usage:"},
 		{"forced_alg.sh unknown option", nil, []string{"scripts/forced_alg.sh", "--bogus"}, "forced_alg: unknown option '--bogus'", "usage:"},
@@ -221,7 +254,7 @@ func TestHelperScriptsRefuseBadInput(t *testing.T) {
 		{"test_batch.sh two arguments", nil, []string{"scripts/test_batch.sh", "a", "b"}, "test_batch: one argument at most (BINARY), got 2", "usage:"},
 		{"test_batch.sh unknown option", nil, []string{"scripts/test_batch.sh", "--bogus"}, "test_batch: unknown option '--bogus'", "usage:"},
 		{"test_batch.sh --inside outside a cluster", []string{"SLURM_CONF="}, []string{"scripts/test_batch.sh", "--inside"}, "test_batch: --inside runs inside scripts/slurmcluster.sh", "no SLURM_CONF"},
-		{"test_batch.sh TEST_BATCH_LOGS a file", []string{"TEST_BATCH_LOGS=scripts/run.sh"}, []string{"scripts/test_batch.sh"}, "test_batch: TEST_BATCH_LOGS='scripts/run.sh'", "is not a directory"},
+		{"test_batch.sh TEST_BATCH_LOGS a file", []string{"TEST_BATCH_LOGS=scripts/run.sh"}, []string{"scripts/test_batch.sh"}, "test_batch: TEST_BATCH_LOGS='/", "is not a directory"},
 		{"bench_simgrid.sh LAUNCHER of spaces", []string{"LAUNCHER=  "}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='  '", "want the whole launch prefix"},
 		{"bench_simgrid.sh LAUNCHER not found", []string{"LAUNCHER=no-such-launcher -x"}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: LAUNCHER='no-such-launcher -x'", "a launcher on PATH"},
 		{"bench_simgrid.sh OSU_SRC missing", []string{"OSU_SRC=" + filepath.Join(dir, "nope")}, []string{"scripts/bench_simgrid.sh"}, "bench_simgrid: OSU_SRC=", "holds no OSU 6.1 sources"},

@@ -18,6 +18,10 @@
 set -euo pipefail
 # --help prints the comment above (the script's usage) and exits 0.
 case "${1:-}" in -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+# shellcheck source=scripts/userpaths.sh
+. "$(dirname "$0")/userpaths.sh"
+from_caller TEST_BATCH_LOGS
+[ $# -ne 1 ] || [[ $1 == -* ]] || { bin=$1 && from_caller bin && set -- "$bin"; }
 cd "$(dirname "$0")/.."
 say() { printf 'test_batch: %s\n' "$*" >&2; }
 
