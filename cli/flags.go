@@ -85,6 +85,10 @@ func PrintDefaults(fs *flag.FlagSet) {
 // with -h or --help (flag.ErrHelp).
 func Parse(fs *flag.FlagSet, args []string, allowArgs bool) error {
 	out := fs.Output()
+	if bareH(fs, args) {
+		fs.Usage()
+		return flag.ErrHelp
+	}
 	var buf bytes.Buffer
 	fs.SetOutput(&buf)
 	err := fs.Parse(args)
@@ -102,8 +106,38 @@ func Parse(fs *flag.FlagSet, args []string, allowArgs bool) error {
 	return nil
 }
 
+// bareH reports whether args ask for help through -h or --h where fs has a
+// flag named h (kaccess's hot spots): one with no value after it (the last
+// argument, or followed by another flag) is the help every subcommand
+// gives for -h, as --h N stays the flag.
+func bareH(fs *flag.FlagSet, args []string) bool {
+	if fs.Lookup("h") == nil {
+		return false
+	}
+	for i, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a != "-h" && a != "--h" {
+			continue
+		}
+		if i+1 == len(args) || isFlag(args[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isFlag reports whether a looks like a flag (-x, --name), not a value
+// such as -1 or -.5.
+func isFlag(a string) bool {
+	name := strings.TrimLeft(a, "-")
+	return len(a) > len(name) && name != "" && (unicode.IsLetter(rune(name[0])))
+}
+
 // HelpFlag is the flag that prints fs's usage: -h, or --help where a
-// flag of fs is named h (kaccess's hot-spot fraction), which -h then sets.
+// flag of fs is named h (kaccess's hot-spot fraction), which -h N sets
+// (a bare -h prints the usage there too: bareH).
 func HelpFlag(fs *flag.FlagSet) string {
 	if fs.Lookup("h") != nil {
 		return "--help"
