@@ -9,6 +9,7 @@ import (
 	"github.com/commcost/commcost/emulate"
 	"github.com/commcost/commcost/model"
 	"github.com/commcost/commcost/report"
+	"github.com/commcost/commcost/results"
 )
 
 // WriteOptimizeReport prints an Optimize result as rank 0 has it: the model
@@ -26,7 +27,7 @@ func WriteOptimizeReport(w io.Writer, res *OptimizeResult, source string) error 
 	us := func(sec float64) string { return num(sec) + " us" }
 	nsB := func(secPerB float64) string { v, _ := report.Value(secPerB, "s/B"); return v + " ns/B" }
 	fmt.Fprintf(w, "optimal split of D = %d bytes%s at r = 1, op %s, %d ranks (paper 000, section 7)\n", d, ints, res.Op, res.Ranks)
-	fmt.Fprintf(w, "model: trilinear fit of %s, %d (k, l, r) points, RSE %s\n", source, tr.Fit.N, report.Pct(tr.Fit.RSE))
+	fmt.Fprintf(w, "model: trilinear fit of %s, %d (k, l, r) points, RSE %s\n", results.Printable(source), tr.Fit.N, report.Pct(tr.Fit.RSE))
 	fmt.Fprintf(w, "  T(k, l, 1) = a3 kl + a2 l + a1 k + a0: a3 = %s, a2 = %s, a1 = %s, a0 = %s\n", nsB(s.A3), nsB(s.A2), us(s.A1), us(s.A0))
 	if s.Boundary {
 		fmt.Fprintf(w, "  no interior optimum (k0 = sqrt(a2/a1 D) needs a1 > 0 and a2 > 0): T(D/l, l, 1) is monotone in k,\n")

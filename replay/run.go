@@ -335,7 +335,7 @@ func (o *Outcome) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	mpiMax, mpiMean := stats(o.Measured.Ranks, func(r trace.RankSummary) float64 { return r.MPISec })
 	wallMax, wallMean := stats(o.Measured.Ranks, func(r trace.RankSummary) float64 { return r.WallSec })
-	fmt.Fprintf(tw, "replay of %s: %d ranks, %d events", o.Dir, o.Ranks, o.Events)
+	fmt.Fprintf(tw, "replay of %s: %d ranks, %d events", results.Printable(o.Dir), o.Ranks, o.Events)
 	if len(o.Scale) > 0 {
 		fmt.Fprintf(tw, ", what-if %s (errors are against the measured run)", o.Scale)
 	}
@@ -345,7 +345,9 @@ func (o *Outcome) Write(w io.Writer) error {
 	for _, p := range o.Predictions {
 		pMax, pMean := maxMean(p.Result.MPISec)
 		wMax, wMean := maxMean(p.Result.WallSec)
-		name := p.Model
+		// The model's name comes from its file's: escaped, so a newline or
+		// an escape sequence in it cannot break the table.
+		name := results.Printable(p.Model)
 		if p.Best {
 			name += " (best)"
 		}
@@ -358,7 +360,7 @@ func (o *Outcome) Write(w io.Writer) error {
 	}
 	fmt.Fprintln(tw)
 	if len(o.Predictions) > 0 {
-		fmt.Fprintf(tw, "eager limit: %s\n\n", o.Predictions[0].EagerFrom)
+		fmt.Fprintf(tw, "eager limit: %s\n\n", results.Printable(o.Predictions[0].EagerFrom))
 	}
 	measured := map[trace.Op]float64{}
 	for _, c := range o.Measured.Calls {
@@ -373,7 +375,7 @@ func (o *Outcome) Write(w io.Writer) error {
 	sort.Slice(ops, func(i, j int) bool { return measured[ops[i]] > measured[ops[j]] })
 	fmt.Fprint(tw, "call (s over all ranks)\tmeasured\t")
 	for _, p := range o.Predictions {
-		fmt.Fprintf(tw, "%s\t", p.Model)
+		fmt.Fprintf(tw, "%s\t", results.Printable(p.Model))
 	}
 	fmt.Fprintln(tw)
 	for _, op := range ops {

@@ -84,7 +84,7 @@ func KindsReading(o TableOption) []string {
 // points, and the fit's notes.
 func WriteFit(w io.Writer, f *Fit) error {
 	kind := f.Model.Kind()
-	fmt.Fprintf(w, "%s fit of %s\n", kind, f.Source)
+	fmt.Fprintf(w, "%s fit of %s\n", kind, results.Printable(f.Source))
 	kt, ok := tablesByKind[kind]
 	if !ok || !kt.replacesParams {
 		if err := Table(w, []string{"parameter", "value", "SE", "95% CI", "unit"}, paramRows(f.Model.Params())); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/commcost/commcost/opts"
 	"github.com/commcost/commcost/report"
+	"github.com/commcost/commcost/results"
 )
 
 // RankSummary is one rank's time: WallSec from the origin (after MPI_Init)
@@ -159,7 +160,7 @@ func Summarize(t *Trace) *Summary {
 // its heatmap in shades.
 func (s *Summary) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "trace %s: %d ranks\n\n", s.Dir, len(s.Ranks))
+	fmt.Fprintf(tw, "trace %s: %d ranks\n\n", results.Printable(s.Dir), len(s.Ranks))
 	fmt.Fprintln(tw, "rank\twall s\tMPI s\tcompute s\tMPI %\ttrace writes s\tcalls\t")
 	for _, r := range s.Ranks {
 		pct := 0.0

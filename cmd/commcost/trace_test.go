@@ -494,3 +494,33 @@ func TestExportEager(t *testing.T) {
 		})
 	}
 }
+
+// TestNamesEscapedInOutput: the names of the user's files and directories
+// that head a table or name its column reach the terminal escaped, as in
+// messages: a newline in a model file's name would split the replay
+// table's row, an ESC start a terminal's control sequence.
+func TestNamesEscapedInOutput(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "tr\x1b[2Jx")
+	writeTrace(t, tr, 3, false)
+	hock := filepath.Join(dir, "a\nb.json")
+	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	recs := filepath.Join(dir, "p\x1b[2J.jsonl")
+	if code, _, errs := runCLI(t, "pingpong", "--backend", "local", "--sizes", "8,1K,64K", "--max-time", "0.05", "--out", recs, "--quiet"); code != 0 {
+		t.Fatalf("pingpong: %s", errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", tr, "--model", hock}, `replay of ` + dir + `/tr\x1b[2Jx`},
+		{[]string{"replay", tr, "--model", hock}, `a\nb (best)`},
+		{[]string{"trace", "summary", tr}, `trace ` + dir + `/tr\x1b[2Jx`},
+		{[]string{"fit", "hockney", recs}, `hockney fit of p\x1b[2J.jsonl`},
+	} {
+		_, stdout, stderr := runCLI(t, tc.args...)
+		if strings.ContainsAny(stdout, "\x1b") || strings.Contains(stdout, "a\nb") || !strings.Contains(stdout, tc.want) {
+			t.Errorf("%q: want %q escaped in stdout:\n%s%s", tc.args, tc.want, stdout, stderr)
+		}
+	}
+}
