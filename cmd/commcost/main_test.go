@@ -133,6 +133,7 @@ func TestBadInput(t *testing.T) {
 		{"timeout beyond the bound", []string{"bandwidth", "--backend", "local", "--sizes", "8", "--timeout", "1e10"}, "--timeout 1e10: must be a number of seconds from 5 to 1e+09", false},
 		{"timeout NaN", []string{"app", "gauss", "--backend", "local", "--np", "2", "--timeout", "NaN"}, "--timeout NaN: must be a number of seconds from 5", false},
 		{"out on devtmpfs", []string{"pingpong", "--backend", "local", "--sizes", "8", "--out", "/dev/commcost-records.jsonl"}, "--out /dev/commcost-records.jsonl: results: cannot write /dev/commcost-records.jsonl: a file of the kernel's devtmpfs filesystem, not a records file", false},
+		{"out under /sys on a tmpfs", []string{"pingpong", "--backend", "local", "--sizes", "8", "--out", "/sys/fs/cgroup/commcost-records.jsonl"}, "--out /sys/fs/cgroup/commcost-records.jsonl: results: cannot write /sys/fs/cgroup/commcost-records.jsonl: a file of the kernel's", false},
 		{"out on proc", []string{"pingpong", "--backend", "local", "--sizes", "8", "--out", "/proc/self/x.jsonl"}, "a file of the kernel's proc filesystem, not a records file", false},
 		{"pingpong 1 rank", []string{"pingpong", "--backend", "local", "--np", "1", "--sizes", "8", "--out", filepath.Join(dir, "one.jsonl")}, "exactly 2 ranks, got 1", false},
 		{"pingpong 3 ranks", []string{"pingpong", "--backend", "local", "--np", "3", "--sizes", "8", "--out", filepath.Join(dir, "three.jsonl")}, "exactly 2 ranks, got 3", false},

@@ -3,6 +3,7 @@ package fskind
 import (
 	"bufio"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,19 +36,47 @@ var kernelMagics = map[int64]string{
 }
 
 // KernelFD names the filesystem of the open file fd when it is one of the
-// kernel's interfaces (/proc, /sys, /dev and their kin), "" otherwise.
+// kernel's interfaces (/proc, /sys, /dev and their kin) or lies under
+// their directories (kernelTree), "" otherwise.
 func KernelFD(fd uintptr) string {
 	var sfs syscall.Statfs_t
 	var st syscall.Stat_t
 	if syscall.Fstatfs(int(fd), &sfs) != nil || syscall.Fstat(int(fd), &st) != nil {
 		return ""
 	}
-	return kernelName(int64(sfs.Type), st.Dev)
+	if name := kernelName(int64(sfs.Type), st.Dev); name != "" {
+		return name
+	}
+	target, err := os.Readlink("/proc/self/fd/" + strconv.FormatUint(uint64(fd), 10))
+	if err != nil {
+		return ""
+	}
+	return kernelTree(target)
+}
+
+// kernelTree names the kernel interface under whose directory the
+// resolved absolute path p lies (/proc, /sys, /dev but /dev/shm), whatever
+// filesystem is mounted there: a container may mount a tmpfs at
+// /sys/fs/cgroup, whose files are still the kernel's, not data.
+func kernelTree(p string) string {
+	under := func(dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+	switch {
+	case under("/proc"):
+		return "proc"
+	case under("/sys"):
+		return "sysfs"
+	case under("/dev/shm"):
+		return ""
+	case under("/dev"):
+		return "devtmpfs"
+	}
+	return ""
 }
 
 // KernelPath names the kernel interface filesystem path is on, as
 // KernelFD; a path that does not exist is judged by the nearest directory
-// above it that does (where it would be created).
+// above it that does (where it would be created). A place under /proc,
+// /sys or /dev (but /dev/shm) counts whatever is mounted there.
 func KernelPath(path string) string {
 	p := Nearest(path)
 	var sfs syscall.Statfs_t
@@ -55,7 +84,18 @@ func KernelPath(path string) string {
 	if syscall.Statfs(p, &sfs) != nil || syscall.Stat(p, &st) != nil {
 		return ""
 	}
-	return kernelName(int64(sfs.Type), st.Dev)
+	if name := kernelName(int64(sfs.Type), st.Dev); name != "" {
+		return name
+	}
+	// By place too, after symbolic links (/tmp/x -> /sys/fs/cgroup).
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return kernelTree(abs)
 }
 
 func kernelName(magic int64, dev uint64) string {

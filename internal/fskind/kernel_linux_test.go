@@ -42,3 +42,29 @@ func TestKernelPath(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelPathByPlace: under /sys, /proc and /dev a path is the kernel's
+// whatever is mounted there (a container's tmpfs at /sys/fs/cgroup), also
+// through a symbolic link.
+func TestKernelPathByPlace(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "cg")
+	if err := os.Symlink("/sys/fs/cgroup", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/sys/fs/cgroup/x.jsonl", filepath.Join(link, "x.jsonl"), "/sys/x/y.jsonl"} {
+		if _, err := os.Stat(Nearest(p)); err != nil {
+			continue
+		}
+		if got := KernelPath(p); got == "" {
+			t.Errorf("KernelPath(%s) = \"\", want the kernel's", p)
+		}
+	}
+	f, err := os.Open("/sys/fs/cgroup")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	if got := KernelFD(f.Fd()); got == "" {
+		t.Errorf("KernelFD(/sys/fs/cgroup) = \"\", want the kernel's")
+	}
+}
