@@ -109,6 +109,7 @@ def read_records(path):
         what = "missing" if not os.path.exists(path) else "not a regular file"
         refuse(f"RECORDS.jsonl {path!r}: {what} (want a JSON Lines file of commcost aggregate records)")
     recs = []
+    seen = {}  # a record's point (params and ranks) -> its line
     with open(path, encoding="utf-8", errors="replace") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -130,6 +131,11 @@ def read_records(path):
             if pr.get("q") is not None:
                 pr["q"] = count(path, n, "params.q", pr["q"], 0, r["ranks"] - 1, "(below ranks)")
             r["median"], r["ci95"] = y, [lo, hi]
+            # The same point twice would weigh it double in the fit.
+            key = (json.dumps(pr, sort_keys=True), r["ranks"])
+            if key in seen:
+                refuse(f"{path} lines {seen[key]} and {n}: the same record twice (params {json.dumps(pr, sort_keys=True)}, ranks {r['ranks']}): want each point once")
+            seen[key] = n
             recs.append(r)
     if not recs:
         refuse(f"{path}: no aggregate records (run 'commcost aggregate --impl textbook,mesh1d,mesh2d --out FILE')")
@@ -168,6 +174,11 @@ def main():
         if fitted is None:
             refuse(f"{files[0]}: the {impl} records cannot separate t_s from t_w (want the table's operations at two or more sizes or rank counts)")
         ts, tw, rse = fitted
+        if ts < 0 or tw < 0:
+            # A negative start-up or per-byte time is no machine's: the
+            # records do not follow the column's cost model.
+            refuse(f"{files[0]}: the {impl} records fit t_s = {ts * 1e6:.3g} us, t_w = {tw * 1e9:.3g} ns/B to the {COLUMN[impl]} column: "
+                   f"a negative parameter, so the records do not follow the model (want times that grow with the table's a t_s + b t_w m)")
         others = []
         for topo in ("hypercube", "mesh1d", "mesh2d"):
             alt = [cost(r["params"]["op"], topo, r["ranks"], r["params"]["bytes"]) + (r["median"],) for r in sel]

@@ -445,6 +445,10 @@ func TestPaper003MeshRefuses(t *testing.T) {
 		{"one size, no fit", write("one.jsonl", agg+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "one.jsonl: the textbook records cannot separate t_s from t_w"},
 		{"qshift without q", write("noq.jsonl", strings.Replace(strings.Replace(agg, "bcast", "qshift", 1), "textbook", "mesh1d", 1)+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "no records of the table's operations"},
 		{"no aggregate records", write("pp.jsonl", `{"bench":"pingpong"}`+"\n"), "pp.jsonl: no aggregate records"},
+		{"negative fit", write("neg.jsonl", strings.Replace(agg, `"bytes":8`, `"bytes":1000`, 1)+`"median":1e-7,"ci95":[9e-8,1.1e-7]}`+"\n"+
+			strings.Replace(agg, `"bytes":8`, `"bytes":2000`, 1)+`"median":1e-6,"ci95":[9e-7,1.1e-6]}`+"\n"+
+			strings.Replace(agg, `"bytes":8`, `"bytes":4000`, 1)+`"median":3e-6,"ci95":[2.7e-6,3.3e-6]}`+"\n"), "neg.jsonl: the textbook records fit t_s = -0.417 us, t_w = 0.467 ns/B to the hypercube column: a negative parameter"},
+		{"duplicated record", write("dup.jsonl", agg+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"+strings.Replace(agg, `"bytes":8`, `"bytes":64`, 1)+`"median":2e-6,"ci95":[2e-6,2e-6]}`+"\n"+agg+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "dup.jsonl lines 1 and 3: the same record twice"},
 		{"no table operation", write("reduce.jsonl", strings.Replace(agg, "bcast", "reduce", 1)+`"median":1e-6,"ci95":[1e-6,1e-6]}`+"\n"), "no records of the table's operations"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
