@@ -21,6 +21,10 @@ case $out in
 --cc) ;;
 -*) usage "unknown option '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')'" ;;
 *) [ ! -d "$out" ] || usage "OUT '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')' is a directory: name the library's file in it"
+	# The library replaces OUT by a move: an existing OUT must be a
+	# regular file, and none may be one of the kernel's (/dev/null).
+	[ ! -e "$out" ] || [ -f "$out" ] || usage "OUT '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')' is not a regular file (a device, FIFO or socket): name a library file"
+	! kernel_place "$out" || usage "OUT '$(printf '%s' "$out" | LC_ALL=C tr -c '[:print:]' '?')' is under /proc, /sys or /dev, the kernel's files: want a file in a directory of yours"
 	# OUT's directory is checked before compiling, so a bad one costs no
 	# build and leaves no half-written library.
 	d=$(dirname -- "$out")

@@ -84,6 +84,7 @@ done
 cc_sizes_ok "$sizes" || bad "--sizes '$(printable "$sizes")': want LO:HI (LO doubled up to HI) or a comma list of sizes, each once (e.g. 4,1K,16K), a size at most 2G less 1 bytes"
 awk -v t="$maxtime" 'BEGIN{exit !(t ~ /^([0-9]+\.?[0-9]*|\.[0-9]+)$/ && t + 0 > 0 && t + 0 <= 3600)}' || bad "--max-time '$(printable "$maxtime")': want a number of seconds > 0, at most 3600"
 [ -n "$out" ] && { [ ! -e "$out" ] || [ -d "$out" ]; } || bad "--out '$(printable "$out")': want a directory for the records and reports"
+! kernel_place "$out" || bad "--out '$(printable "$out")': under /proc, /sys or /dev, the kernel's files: want a directory of yours for the records and reports"
 if [ "$(id -u)" = 0 ]; then
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi

@@ -136,6 +136,7 @@ func TestHelperScriptsRefuseBadCounts(t *testing.T) {
 		{"forced_alg.sh --np 100000", nil, []string{"scripts/forced_alg.sh", "--np", "100000"}, "forced_alg: --np '100000'", "16 per core"},
 		{"forced_alg.sh --np of 20 digits", nil, []string{"scripts/forced_alg.sh", "--np", "99999999999999999999"}, "forced_alg: --np", "want rank counts"},
 		{"forced_alg.sh --np empty", nil, []string{"scripts/forced_alg.sh", "--np", ""}, "forced_alg: --np ''", "want rank counts"},
+		{"forced_alg.sh --out in /dev", nil, []string{"scripts/forced_alg.sh", "--out", "/dev/commcost-forced"}, "forced_alg: --out '/dev/commcost-forced': under /proc, /sys or /dev", "a directory of yours"},
 		{"forced_alg.sh --np twice", nil, []string{"scripts/forced_alg.sh", "--np", "2 2"}, "forced_alg: --np '2 2'", "each once"},
 		{"forced_alg.sh --max-time 0", nil, []string{"scripts/forced_alg.sh", "--max-time", "0"}, "forced_alg: --max-time '0'", "> 0, at most 3600"},
 		{"forced_alg.sh --max-time abc", nil, []string{"scripts/forced_alg.sh", "--max-time", "abc"}, "forced_alg: --max-time 'abc'", "want a number of seconds"},
@@ -244,6 +245,11 @@ func TestHelperScriptsRefuseBadInput(t *testing.T) {
 		{"check_benchstat.sh no Benchmark line", nil, []string{"scripts/check_benchstat.sh", "scripts/run.sh"}, "check_benchstat: 'scripts/run.sh' holds no Benchmark line", "want files of Go benchmark output"},
 		{"build_trace.sh OUT in a missing directory", nil, []string{"scripts/build_trace.sh", filepath.Join(dir, "nope", "x.so")}, "build_trace.sh: OUT", "its directory is missing"},
 		{"build_trace.sh OUT under a file", nil, []string{"scripts/build_trace.sh", "scripts/run.sh/x.so"}, "build_trace.sh: OUT", "not a directory"},
+		// The library is moved onto OUT: as root, onto /dev/null it would
+		// replace the device.
+		{"build_trace.sh OUT a device", nil, []string{"scripts/build_trace.sh", "/dev/null"}, "build_trace.sh: OUT '/dev/null' is not a regular file", "usage:"},
+		{"build_trace.sh OUT in /dev", nil, []string{"scripts/build_trace.sh", "/dev/commcost-x.so"}, "build_trace.sh: OUT '/dev/commcost-x.so' is under /proc, /sys or /dev", "usage:"},
+		{"build_trace.sh OUT in /sys", nil, []string{"scripts/build_trace.sh", "/sys/fs/cgroup/commcost-x.so"}, "build_trace.sh: OUT '/sys/fs/cgroup/commcost-x.so' is under /proc, /sys or /dev", "usage:"},
 		{"check_benchstat.sh a directory", nil, []string{"scripts/check_benchstat.sh", dir}, "check_benchstat: ", "not a file"},
 		{"check_benchstat.sh BENCHSTAT_VERSION of two words", []string{"BENCHSTAT_VERSION=v1 x"}, []string{"scripts/check_benchstat.sh"}, "check_benchstat: BENCHSTAT_VERSION='v1 x'", "want a module version"},
 		{"slurmcluster.sh unknown option", nil, []string{"scripts/slurmcluster.sh", "--bogus"}, "slurmcluster: unknown option '--bogus'", "--help"},

@@ -32,8 +32,20 @@ rows_file_problem() {
 		[ -d "$d" ] && [ -w "$d" ] || { echo "want a file to append rows to: '$d' is not a writable directory"; return 1; }
 	fi
 	real=$(realpath -- "$d") || { echo "want a file to append rows to: '$d' cannot be resolved"; return 1; }
+	! kernel_place "$real" || { echo "want a file to append rows to, not one of the kernel's $real"; return 1; }
+}
+
+# kernel_place PATH: succeeds when PATH, or the nearest existing directory
+# above it, resolves (symbolic links followed) under /proc, /sys or /dev
+# but /dev/shm: the kernel's files, where no output belongs (a move onto
+# /dev/null as root would replace the device).
+kernel_place() {
+	local d=$1 real
+	while [ ! -e "$d" ] && [ "$d" != / ] && [ "$d" != . ]; do d=$(dirname -- "$d"); done
+	real=$(realpath -- "$d" 2>/dev/null) || return 1
 	case $real in
-	/dev/shm | /dev/shm/*) ;;
-	/dev | /dev/* | /proc | /proc/* | /sys | /sys/*) echo "want a file to append rows to, not one of the kernel's $real"; return 1 ;;
+	/dev/shm | /dev/shm/*) return 1 ;;
+	/dev | /dev/* | /proc | /proc/* | /sys | /sys/*) return 0 ;;
 	esac
+	return 1
 }
