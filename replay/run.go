@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"github.com/commcost/commcost/job"
 	"io"
 	"math"
 	"path/filepath"
@@ -170,46 +171,53 @@ func (c Config) loadModels(s Scale) ([]*Pricer, []string, error) {
 	return out, nil, nil
 }
 
-// nativeCalibration refuses a calibration measured on the local backend:
-// its ranks are goroutines of one process exchanging through memory, not
-// MPI processes on a network, so its fits would price a traced MPI
-// program's messages at a cost it never paid.
+// nativeCalibration refuses a calibration whose records are not of the
+// native backend: the local backend's ranks are goroutines of one process
+// exchanging through memory, and "none" and "replay" time no MPI message
+// at all, so their fits would price a traced MPI program's messages at a
+// cost it never paid. Records without a backend (hand made) pass.
 func nativeCalibration(dir string, recs []results.Record) error {
-	local := 0
+	other, first := 0, ""
 	for _, r := range recs {
-		if r.Meta.Backend == "local" {
-			local++
+		if b := r.Meta.Backend; b != "" && b != job.Native {
+			if other++; first == "" {
+				first = b
+			}
 		}
 	}
-	if local == 0 {
+	if other == 0 {
 		return nil
 	}
-	return localBackend("--calibration %s: %d of its %d records were", "a calibration measured under mpirun (the native backend): run the calibration with mpirun -np N commcost suite", dir, local, len(recs))
+	return notNative(first, "--calibration %s: %d of its %d records were", "a calibration measured under mpirun (the native backend): run the calibration with mpirun -np N commcost suite", dir, other, len(recs))
 }
 
-// NativeModel refuses a model file fitted to records of the local
-// backend (model.FileMeta), for nativeCalibration's reason; name is the
-// flag or argument that gave path. A file that records no backend (hand
-// made, or older than the field) is not refused.
+// NativeModel refuses a model file fitted to records of a backend other
+// than native (model.FileMeta), for nativeCalibration's reason; name is
+// the flag or argument that gave path. A file that records no backend
+// (hand made, or older than the field) is not refused.
 func NativeModel(name, path string, meta model.FileMeta) error {
-	if meta.Backend != "local" {
+	if meta.Backend == "" || meta.Backend == job.Native {
 		return nil
 	}
-	return localBackend("%s %s: it was fitted to records", "a model fitted to records measured under mpirun (the native backend): refit it to the records of mpirun -np N commcost suite", name, path)
+	return notNative(meta.Backend, "%s %s: it was fitted to records", "a model fitted to records measured under mpirun (the native backend): refit it to the records of mpirun -np N commcost suite", name, path)
 }
 
-// LocalBackendError is the refusal of a calibration or model file of the
-// local backend: bad input, and in replay assess not a model to leave out
-// with a note but the end of the run.
+// LocalBackendError is the refusal of a calibration or model file of a
+// backend other than native: bad input, and in replay assess not a model
+// to leave out with a note but the end of the run.
 type LocalBackendError struct{ error }
 
 func (e LocalBackendError) Unwrap() error { return e.error }
 
-// localBackend is the refusal of nativeCalibration and NativeModel: what
-// (a format, with args) says whose records, want what a traced MPI program
-// is predicted from instead.
-func localBackend(what, want string, args ...any) error {
-	return LocalBackendError{opts.Badf(what+" measured with --backend local (goroutine ranks in one process, not a network); a traced MPI program is predicted from "+want, args...)}
+// notNative is the refusal of nativeCalibration and NativeModel for
+// records of backend: what (a format, with args) says whose records, want
+// what a traced MPI program is predicted from instead.
+func notNative(backend, what, want string, args ...any) error {
+	how := " measured with --backend local (goroutine ranks in one process, not a network)"
+	if backend != job.Local {
+		how = fmt.Sprintf(" of backend %q, which times no MPI message on a network", results.Printable(backend))
+	}
+	return LocalBackendError{opts.Badf(what+how+"; a traced MPI program is predicted from "+want, args...)}
 }
 
 // Run replays the trace under every model.

@@ -160,6 +160,11 @@ func TestTraceReplayBadInput(t *testing.T) {
 	if code, _, errs := runCLI(t, "predict", hockLocal, "pingpong", "bytes=64"); code != 0 {
 		t.Fatalf("predict with a fit of local records: exit %d: %s", code, errs)
 	}
+	// the same fit labelled with a backend that times no network message
+	hockNone := filepath.Join(dir, "hockney-none.json")
+	if err := os.WriteFile(hockNone, bytes.Replace([]byte(fitOut), []byte(`"backend": "local"`), []byte(`"backend": "none"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	localModel := hockLocal + ": it was fitted to records measured with --backend local (goroutine ranks in one process, not a network); a traced MPI program is predicted from a model fitted to records measured under mpirun"
 	strayDone := pair("straydone", []trace.Event{send, {Op: trace.OpWait, Peer: trace.PeerNone, Peer2: trace.PeerNone}, done}, recv)
 	strayDoneWhy := "DIR " + strayDone + ": " + filepath.Join(strayDone, trace.RankFile(0)) + ": offset 592 (event 7): a completion of request 0x7 where no Wait or Test call completed one more"
@@ -248,6 +253,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 		{"assess bad line after a good one", []string{"replay", "assess", "--model", hock, "--programs", progLate}, "--programs " + progLate + ":2: SimGrid calibrated time \"-1\""},
 		{"replay calibration of the local backend", []string{"replay", good, "--calibration", calLocal}, "--calibration " + calLocal + ": 30 of its 30 records were measured with --backend local (goroutine ranks in one process, not a network); a traced MPI program is predicted from a calibration measured under mpirun"},
 		{"replay model of the local backend", []string{"replay", good, "--model", hock, "--model", hockLocal}, "--model " + localModel},
+		{"replay model of backend none", []string{"replay", good, "--model", hockNone}, "--model " + hockNone + `: it was fitted to records of backend "none", which times no MPI message on a network`},
 		// not left out with a note, as a fit replay cannot price with is
 		{"assess model of the local backend", []string{"replay", "assess", "--model", hock, "--model", hockLocal, "--programs", progOK}, "--model " + localModel},
 		{"replay calibration a file", []string{"replay", good, "--calibration", hock}, "--calibration " + hock + ": " + hock + " is not a directory (want a run directory holding records.jsonl)"},
