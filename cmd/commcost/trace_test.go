@@ -178,7 +178,7 @@ func TestTraceReplayBadInput(t *testing.T) {
 	binary.LittleEndian.PutUint16(data[8:], trace.Version+1)
 	os.WriteFile(filepath.Join(newer, trace.RankFile(0)), data, 0o644)
 	hock := filepath.Join(dir, "hockney.json")
-	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	writeHockney(t, hock)
 	hockLink := filepath.Join(dir, "hockney-link.json")
 	if err := os.Symlink(hock, hockLink); err != nil {
 		t.Fatal(err)
@@ -315,7 +315,7 @@ func TestTraceReplayNonRegular(t *testing.T) {
 	good := filepath.Join(dir, "good")
 	writeTrace(t, good, 2, false)
 	hock := filepath.Join(dir, "hockney.json")
-	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	writeHockney(t, hock)
 	out := filepath.Join(dir, "out")
 	// Output names taken by directories: export refuses before writing.
 	taken := filepath.Join(dir, "taken")
@@ -396,7 +396,7 @@ func TestReplayRuns(t *testing.T) {
 	good := filepath.Join(dir, "good")
 	writeTrace(t, good, 3, false)
 	hock := filepath.Join(dir, "hockney.json")
-	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	writeHockney(t, hock)
 	recs := filepath.Join(dir, "r.jsonl")
 	code, stdout, stderr := runCLI(t, "replay", good, "--model", hock, "--out", recs)
 	if code != 0 {
@@ -430,7 +430,7 @@ func TestReplayAssessEscapes(t *testing.T) {
 	tr := filepath.Join(dir, "tr")
 	writeTrace(t, tr, 3, false)
 	hock := filepath.Join(dir, "hockney.json")
-	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	writeHockney(t, hock)
 	list := filepath.Join(dir, "programs.tsv")
 	if err := os.WriteFile(list, []byte("ring\x1b[2J\u202e\t"+tr+"\t-\t-\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -468,7 +468,7 @@ func TestExportEager(t *testing.T) {
 	tr := filepath.Join(dir, "tr")
 	writeTrace(t, tr, 2, false)
 	hock := filepath.Join(dir, "hockney.json")
-	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	writeHockney(t, hock)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -510,7 +510,7 @@ func TestNamesEscapedInOutput(t *testing.T) {
 	tr := filepath.Join(dir, "tr\x1b[2Jx")
 	writeTrace(t, tr, 3, false)
 	hock := filepath.Join(dir, "a\nb.json")
-	writeModelJSON(t, hock, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
+	writeHockney(t, hock)
 	recs := filepath.Join(dir, "p\x1b[2J.jsonl")
 	if code, _, errs := runCLI(t, "pingpong", "--backend", "local", "--sizes", "8,1K,64K", "--max-time", "0.05", "--out", recs, "--quiet"); code != 0 {
 		t.Fatalf("pingpong: %s", errs)
@@ -529,4 +529,11 @@ func TestNamesEscapedInOutput(t *testing.T) {
 			t.Errorf("%q: want %q escaped in stdout:\n%s%s", tc.args, tc.want, stdout, stderr)
 		}
 	}
+}
+
+// writeHockney writes the replay tests' model file at path: hockney with
+// t_s = 1 us and t_w = 1 ns/B.
+func writeHockney(t *testing.T, path string) {
+	t.Helper()
+	writeModelJSON(t, path, &model.Hockney{Ts: model.Param{Name: "t_s", Value: 1e-6}, Tw: model.Param{Name: "t_w", Value: 1e-9}})
 }
